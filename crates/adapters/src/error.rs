@@ -1,0 +1,35 @@
+//! `AdapterError`: what went wrong outside, with messages that say what to do.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AdapterError {
+    #[error("{} is not inside a git repository: run in a repository, pass --repo DIR, or use --workspace folder", .0.display())]
+    NotARepo(PathBuf),
+    #[error("unknown ref {rev:?} in {}: give a branch, tag or commit that exists (see `git branch -a`)", .repo.display())]
+    UnknownRef { repo: PathBuf, rev: String },
+    #[error("{branch:?} is not a valid branch name: {reason}")]
+    InvalidBranch { branch: String, reason: String },
+    #[error("branch {branch:?} already exists in {}: choose another --branch, or leave it out for ws-<nonce>", .repo.display())]
+    BranchExists { repo: PathBuf, branch: String },
+    #[error("workspace {} has changes; git refused to remove it", .0.display())]
+    Dirty(PathBuf),
+    #[error("tmux is not installed or cannot run ({0}): install it, e.g. `sudo apt-get install tmux`")]
+    TmuxMissing(String),
+    #[error("no session {0}")]
+    NoSession(String),
+    #[error("`{command}` failed: {stderr}")]
+    Command { command: String, stderr: String },
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl AdapterError {
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Self::Io { context: context.into(), source }
+    }
+}

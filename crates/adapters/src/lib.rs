@@ -1,0 +1,79 @@
+//! bosun's side effects, one trait each: `Workspaces` (directories and git worktrees) and
+//! `Sessions` (tmux on bosun's own socket). The real implementations run `git` and `tmux`; they
+//! carry out what the core decided and report what they saw, and decide nothing themselves.
+
+mod error;
+mod tmux;
+mod workspaces;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use bosun_core::{SessionName, SessionSeen, WorkspaceKind};
+
+pub use error::AdapterError;
+pub use tmux::Tmux;
+pub use workspaces::LocalWorkspaces;
+
+/// Directories and git worktrees that agents work in.
+pub trait Workspaces: Send + Sync {
+    /// The top-level directory of the git repository that contains `dir`.
+    /// `AdapterError::NotARepo` when there is none.
+    fn repo_root(&self, dir: &Path) -> Result<PathBuf, AdapterError>;
+    /// The full commit id `rev` names in `repo`. `AdapterError::UnknownRef` when it names none.
+    fn resolve_commit(&self, repo: &Path, rev: &str) -> Result<String, AdapterError>;
+    /// Whether `branch` is a valid, not yet existing branch name: `AdapterError::InvalidBranch`
+    /// or `AdapterError::BranchExists` otherwise.
+    fn check_new_branch(&self, repo: &Path, branch: &str) -> Result<(), AdapterError>;
+    /// Creates the workspace at `path`: an empty directory, or `git worktree add -b <branch>
+    /// <path> <base>`; then copies `settings_from` to `<path>/.claude/settings.local.json`.
+    /// Idempotent: a workspace already there as asked counts as created.
+    fn create(&self, path: &Path, kind: &WorkspaceKind, settings_from: Option<&Path>) -> Result<(), AdapterError>;
+    /// Whether the workspace holds changes, ignoring the files in `owned` (relative to `path`).
+    /// A folder counts as dirty when it holds anything; a worktree when `git status` shows
+    /// modified or untracked files. A missing directory is clean.
+    fn is_dirty(&self, path: &Path, kind: &WorkspaceKind, owned: &[PathBuf]) -> Result<bool, AdapterError>;
+    /// Commits on the worktree's branch not reachable from its base; 0 for a folder or a
+    /// branch that no longer exists.
+    fn commits_ahead(&self, kind: &WorkspaceKind) -> Result<u32, AdapterError>;
+    /// Deletes the files in `owned`, then removes the directory or worktree (`--force` only when
+    /// `force`; `AdapterError::Dirty` when git refuses because of changes), prunes the worktree
+    /// list, and deletes the branch when `delete_branch`. A directory already gone is fine.
+    fn remove(
+        &self,
+        path: &Path,
+        kind: &WorkspaceKind,
+        force: bool,
+        delete_branch: bool,
+        owned: &[PathBuf],
+    ) -> Result<(), AdapterError>;
+}
+
+/// What to start in a new session.
+#[derive(Clone, Copy, Debug)]
+pub struct SpawnSpec<'a> {
+    pub session: &'a SessionName,
+    pub cwd: &'a Path,
+    pub env: &'a BTreeMap<String, String>,
+    pub command: &'a [String],
+}
+
+/// Terminal sessions that agents run in: tmux on bosun's own socket.
+pub trait Sessions: Send + Sync {
+    /// `AdapterError::TmuxMissing` when tmux cannot be run.
+    fn check_available(&self) -> Result<(), AdapterError>;
+    /// Starts `command` in a new detached session and returns the pane's pid. A session of that
+    /// name that already exists counts as started (its pid is returned).
+    fn spawn(&self, spec: SpawnSpec<'_>) -> Result<Option<u32>, AdapterError>;
+    /// Types `text` literally, waits for it to settle, then presses Enter. Never sends Escape.
+    fn send_text(&self, session: &SessionName, text: &str) -> Result<(), AdapterError>;
+    /// The visible screen, with colour escapes when `colors`.
+    fn capture(&self, session: &SessionName, colors: bool) -> Result<String, AdapterError>;
+    /// Every session on the server, with its pane's pid and, once it has exited, its status.
+    /// No server running means no sessions.
+    fn list(&self) -> Result<Vec<SessionSeen>, AdapterError>;
+    /// Ends the session. A session already gone counts as killed.
+    fn kill(&self, session: &SessionName) -> Result<(), AdapterError>;
+    /// The command a terminal runs to attach to the session.
+    fn attach_command(&self, session: &SessionName) -> Vec<String>;
+}

@@ -1,0 +1,1 @@
+//! Real tmux sessions on bosun's own socket.

@@ -1,0 +1,1 @@
+//! Local workspaces: directories and git worktrees.

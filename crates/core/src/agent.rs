@@ -1,0 +1,120 @@
+//! The agent record, its session states (seed 002) and the messages sent to it.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{AgentId, MessageId, Name, SessionName, Timestamp, WorkspaceId};
+
+/// One agent process running in a session inside a workspace.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Agent {
+    pub id: AgentId,
+    pub name: Name,
+    pub workspace: WorkspaceId,
+    pub session: SessionName,
+    pub cwd: PathBuf,
+    pub command: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub state: SessionState,
+    pub created_at: Timestamp,
+    /// When the state last changed.
+    pub state_since: Timestamp,
+    pub pid: Option<u32>,
+    /// `bosun kill` was asked for; whatever ends the session now ends it as Killed.
+    pub kill_requested: bool,
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum SessionState {
+    Starting,
+    Running,
+    Idle,
+    Dead { reason: DeathReason },
+}
+
+impl SessionState {
+    pub fn is_dead(&self) -> bool {
+        matches!(self, Self::Dead { .. })
+    }
+
+    pub fn label(&self) -> String {
+        match self {
+            Self::Starting => "starting".into(),
+            Self::Running => "running".into(),
+            Self::Idle => "idle".into(),
+            Self::Dead { reason } => format!("dead({})", reason.label()),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum DeathReason {
+    /// Exited with status 0.
+    Completed,
+    /// Ended by `bosun kill`.
+    Killed,
+    /// Exited non-zero; a death by signal N is reported as 128 + N, as shells do.
+    Crashed { code: i32 },
+    /// Its session vanished without bosun seeing how.
+    Lost,
+    /// Never started: its workspace or session could not be created (see the agent's error).
+    FailedToStart,
+}
+
+impl DeathReason {
+    pub fn label(&self) -> String {
+        match self {
+            Self::Completed => "completed".into(),
+            Self::Killed => "killed".into(),
+            Self::Crashed { code } => format!("crashed:{code}"),
+            Self::Lost => "lost".into(),
+            Self::FailedToStart => "failed-to-start".into(),
+        }
+    }
+}
+
+/// How a session's process ended, as tmux reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExitStatus {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
+impl ExitStatus {
+    pub fn code(code: i32) -> Self {
+        Self { code: Some(code), signal: None }
+    }
+
+    /// What this exit means for an agent bosun did not kill.
+    pub fn reason(self) -> DeathReason {
+        match (self.code, self.signal) {
+            (_, Some(sig)) => DeathReason::Crashed { code: 128 + sig },
+            (Some(0), None) => DeathReason::Completed,
+            (Some(code), None) => DeathReason::Crashed { code },
+            (None, None) => DeathReason::Lost,
+        }
+    }
+}
+
+/// Text typed into an agent's session.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    pub id: MessageId,
+    pub agent: AgentId,
+    pub text: String,
+    pub state: MessageState,
+    pub at: Timestamp,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum MessageState {
+    Queued,
+    Delivered,
+    Failed { error: String },
+}

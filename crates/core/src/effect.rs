@@ -1,0 +1,46 @@
+//! `Effect`: what the core asks of the outside world. The daemon carries each out off the
+//! engine loop and feeds its outcome back as an `Input`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{AgentId, MessageId, SessionName, WorkspaceId, WorkspaceKind};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Effect {
+    /// Make the directory (or worktree) and copy the repo's Claude settings into it.
+    CreateWorkspace {
+        id: WorkspaceId,
+        path: PathBuf,
+        kind: WorkspaceKind,
+        settings_from: Option<PathBuf>,
+    },
+    /// Start the agent's command in a new session. Reports `SessionSpawned` or
+    /// `SessionSpawnFailed`; a session of that name that already runs counts as spawned.
+    SpawnSession {
+        agent: AgentId,
+        session: SessionName,
+        cwd: PathBuf,
+        env: BTreeMap<String, String>,
+        command: Vec<String>,
+    },
+    /// End the session; a session that is already gone counts as killed.
+    KillSession { agent: AgentId, session: SessionName },
+    /// Type the text literally, wait a moment, press Enter.
+    SendText { message: MessageId, session: SessionName, text: String },
+    /// Find out whether the workspace holds changes (files other than `owned`).
+    InspectWorkspace { id: WorkspaceId, path: PathBuf, kind: WorkspaceKind, owned: Vec<PathBuf> },
+    /// Remove the directory or worktree (forcibly only when `force`), delete the files bosun put
+    /// there first, and delete the branch only when `delete_branch`.
+    RemoveWorkspace {
+        id: WorkspaceId,
+        path: PathBuf,
+        kind: WorkspaceKind,
+        force: bool,
+        delete_branch: bool,
+        owned: Vec<PathBuf>,
+    },
+}

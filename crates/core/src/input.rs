@@ -1,0 +1,74 @@
+//! `Input`: everything that reaches the core — requests from the CLI, outcomes of effects,
+//! observations of the world — already resolved to exact ids by the daemon.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{AgentId, ExitStatus, MessageId, Name, Nonce, SessionName, WorkspaceId, WorkspaceKind};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Input {
+    StartAgent(AgentSpec),
+    KillAgent { agent: AgentId },
+    SendText { agent: AgentId, text: String },
+    RemoveWorkspace { id: WorkspaceId, force: bool, probe: WorkspaceProbe },
+    WorkspaceCreated { id: WorkspaceId },
+    WorkspaceCreateFailed { id: WorkspaceId, error: String },
+    SessionSpawned { agent: AgentId, pid: Option<u32> },
+    SessionSpawnFailed { agent: AgentId, error: String },
+    /// The session's process ended (tmux's pane-died hook, or found dead at reconcile).
+    SessionExited { session: SessionName, status: ExitStatus },
+    /// The session itself is gone (tmux's session-closed hook).
+    SessionClosed { session: SessionName },
+    SessionKilled { agent: AgentId },
+    TextDelivered { message: MessageId },
+    TextFailed { message: MessageId, error: String },
+    WorkspaceInspected { id: WorkspaceId, dirty: bool },
+    WorkspaceRemoved { id: WorkspaceId },
+    WorkspaceRemoveFailed { id: WorkspaceId, error: String, dirty: bool },
+    /// What the daemon found when it started: compared with the records, it adopts, buries
+    /// and resumes.
+    Reconcile(Reality),
+}
+
+/// A request to start an agent in a new workspace. The daemon has checked the repository, the
+/// ref and the branch, and drawn the nonce.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentSpec {
+    pub name: Name,
+    pub nonce: Nonce,
+    /// The directory that holds every workspace (`<state>/workspaces`).
+    pub workspaces_root: PathBuf,
+    pub kind: WorkspaceKind,
+    pub settings_from: Option<PathBuf>,
+    pub command: Vec<String>,
+    pub env: BTreeMap<String, String>,
+}
+
+/// What the daemon found out about a workspace before asking to remove it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkspaceProbe {
+    /// It holds uncommitted or untracked changes (besides bosun's own files).
+    pub dirty: bool,
+    /// Commits on its branch not reachable from the commit it started at.
+    pub commits_ahead: u32,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reality {
+    /// Every session on bosun's tmux server.
+    pub sessions: Vec<SessionSeen>,
+    /// Workspaces whose directory does not exist.
+    pub missing_dirs: Vec<WorkspaceId>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionSeen {
+    pub session: SessionName,
+    pub pid: Option<u32>,
+    /// Set when the pane's process has exited (the pane is kept by `remain-on-exit`).
+    pub exit: Option<ExitStatus>,
+}

@@ -1,0 +1,28 @@
+//! bosun's functional core: the records bosun keeps (workspaces, agents, messages), the facts it
+//! records about them (`Event`), the requests it makes of the world (`Effect`), what reaches it
+//! (`Input`), and the two pure functions that tie them together: `decide` and `apply`.
+//!
+//! Nothing here reads a clock, draws a random number or touches a file: the daemon supplies the
+//! time and the nonces, and carries out the effects.
+
+mod agent;
+mod decide;
+mod effect;
+mod event;
+mod id;
+mod input;
+mod reject;
+mod state;
+mod time;
+mod workspace;
+
+pub use agent::{Agent, DeathReason, ExitStatus, Message, MessageState, SessionState};
+pub use decide::{decide, Decision};
+pub use effect::Effect;
+pub use event::Event;
+pub use id::{AgentId, MessageId, Name, NameError, Nonce, SessionName, WorkspaceId};
+pub use input::{AgentSpec, Input, Reality, SessionSeen, WorkspaceProbe};
+pub use reject::Rejection;
+pub use state::{apply, State};
+pub use time::Timestamp;
+pub use workspace::{BranchKept, Workspace, WorkspaceKind, WorkspaceState};

@@ -1,0 +1,27 @@
+//! `Rejection`: why the core refused a request. Each message says what to do instead.
+
+use crate::{AgentId, WorkspaceId};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Rejection {
+    #[error("no agent matches {0:?}: see `bosun ls`")]
+    NoSuchAgent(String),
+    #[error("{query:?} matches several agents ({}): give more of the id", .matches.join(", "))]
+    AmbiguousAgent { query: String, matches: Vec<String> },
+    #[error("no workspace matches {0:?}: see `bosun workspace ls`")]
+    NoSuchWorkspace(String),
+    #[error("{query:?} matches several workspaces ({}): give more of the id", .matches.join(", "))]
+    AmbiguousWorkspace { query: String, matches: Vec<String> },
+    #[error("agent {id} is already {state}")]
+    AgentDead { id: AgentId, state: String },
+    #[error("{0} already exists: try again for a fresh id")]
+    AlreadyExists(String),
+    #[error("workspace {id} is in use by agent {agent}: stop it first with `bosun kill {agent}`")]
+    WorkspaceInUse { id: WorkspaceId, agent: AgentId },
+    #[error(
+        "workspace {0} has uncommitted changes: commit or copy them out, or pass --force to discard them"
+    )]
+    WorkspaceDirty(WorkspaceId),
+    #[error("workspace {id} is {state}: wait for it to finish")]
+    WorkspaceBusy { id: WorkspaceId, state: &'static str },
+}

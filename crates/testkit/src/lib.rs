@@ -1,0 +1,7 @@
+//! Test support: fakes for the adapter traits, and helpers that install (when missing) and drive
+//! the real things tests use — git repositories in temp dirs, tmux on a private socket, and the
+//! claudeless Claude Code simulator.
+
+pub mod fakes;
+pub mod repo;
+pub mod tools;
