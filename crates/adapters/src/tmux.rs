@@ -1,1 +1,259 @@
-//! Real tmux sessions on bosun's own socket.
+//! `Tmux`: the real `Sessions`, tmux on bosun's own socket. Every call runs
+//! `tmux -S <socket> -f <config> …`, so whichever call starts the server loads bosun's
+//! configuration (see `config`), and never touches the user's own tmux server.
+
+mod config;
+mod panes;
+
+use std::ffi::{OsStr, OsString};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use bosun_core::{SessionName, SessionSeen};
+
+use crate::{AdapterError, Sessions, SpawnSpec};
+
+/// How long `send_text` waits between typing the text and pressing Enter, so the program has
+/// taken in the text before the Enter arrives: `base`, plus `per_20_chars` for every 20
+/// characters, at most `max`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SettleDelay {
+    pub base: Duration,
+    pub per_20_chars: Duration,
+    pub max: Duration,
+}
+
+impl Default for SettleDelay {
+    fn default() -> Self {
+        Self { base: Duration::from_millis(50), per_20_chars: Duration::from_millis(1), max: Duration::from_millis(500) }
+    }
+}
+
+impl SettleDelay {
+    pub fn for_text(&self, text: &str) -> Duration {
+        let blocks = u32::try_from(text.chars().count() / 20).unwrap_or(u32::MAX);
+        self.base.saturating_add(self.per_20_chars.saturating_mul(blocks)).min(self.max)
+    }
+}
+
+/// tmux on one socket, started with one configuration file.
+#[derive(Clone, Debug)]
+pub struct Tmux {
+    program: PathBuf,
+    socket: PathBuf,
+    config: PathBuf,
+    settle: SettleDelay,
+}
+
+impl Tmux {
+    /// tmux (found on `PATH`) on `socket`, starting its server with the configuration at
+    /// `config` (see `write_config`).
+    pub fn new(socket: PathBuf, config: PathBuf) -> Self {
+        Self { program: PathBuf::from("tmux"), socket, config, settle: SettleDelay::default() }
+    }
+
+    /// Runs `program` instead of `tmux` from `PATH`.
+    pub fn with_program(mut self, program: impl Into<PathBuf>) -> Self {
+        self.program = program.into();
+        self
+    }
+
+    pub fn with_settle_delay(mut self, settle: SettleDelay) -> Self {
+        self.settle = settle;
+        self
+    }
+
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    pub fn config_path(&self) -> &Path {
+        &self.config
+    }
+
+    /// Writes the configuration file (see `config::render`; `hook_prefix` is a shell command
+    /// prefix, already quoted for `sh`, that the hooks call with their arguments appended), and
+    /// sources it into the server when one is already running, so it applies at once.
+    pub fn write_config(&self, hook_prefix: Option<&str>) -> Result<(), AdapterError> {
+        let text = config::render(hook_prefix)?;
+        let context = || format!("writing the tmux configuration {}", self.config.display());
+        if let Some(dir) = self.config.parent().filter(|d| !d.as_os_str().is_empty()) {
+            fs::create_dir_all(dir).map_err(|e| AdapterError::io(context(), e))?;
+        }
+        // Written beside and renamed, so a server starting meanwhile never reads half a file.
+        let mut partial = self.config.clone().into_os_string();
+        partial.push(".partial");
+        fs::write(&partial, text).map_err(|e| AdapterError::io(context(), e))?;
+        fs::rename(&partial, &self.config).map_err(|e| AdapterError::io(context(), e))?;
+        match self.run([OsStr::new("source-file"), self.config.as_os_str()]) {
+            Err(e) if no_server(&e) => Ok(()),
+            other => other.map(drop),
+        }
+    }
+
+    /// The pid of the first pane of `session`.
+    fn pane_pid(&self, session: &SessionName) -> Result<Option<u32>, AdapterError> {
+        let out = self.run(["list-panes", "-s", "-t", &exact(session), "-F", "#{pane_pid}"])?;
+        Ok(out.lines().next().and_then(|l| l.trim().parse().ok()))
+    }
+
+    /// Runs tmux with `args`; its stdout when it succeeds, `AdapterError::Command` with its
+    /// stderr when it fails.
+    fn run<I, S>(&self, args: I) -> Result<String, AdapterError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        let mut full = vec![OsString::from("-S"), self.socket.clone().into(), "-f".into(), self.config.clone().into()];
+        full.extend(args);
+        let output = self.exec(&full)?;
+        if output.status.success() {
+            Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+        } else {
+            let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+            let stderr = if stderr.is_empty() { output.status.to_string() } else { stderr };
+            Err(AdapterError::Command { command: self.display(&full), stderr })
+        }
+    }
+
+    /// Runs the tmux program with `args` as they are, outside any tmux the caller runs in.
+    fn exec(&self, args: &[OsString]) -> Result<Output, AdapterError> {
+        Command::new(&self.program)
+            .args(args)
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => {
+                    AdapterError::TmuxMissing(format!("{}: {e}", self.program.display()))
+                }
+                _ => AdapterError::io(format!("running {}", self.display(args)), e),
+            })
+    }
+
+    /// The command line for error messages, with long arguments (typed text) shortened.
+    fn display(&self, args: &[OsString]) -> String {
+        let mut line = self.program.display().to_string();
+        for arg in args {
+            let arg = arg.to_string_lossy();
+            let short: String = arg.chars().take(60).collect();
+            let short = if short.len() < arg.len() { format!("{short}…") } else { short };
+            line.push(' ');
+            if short.is_empty() || short.contains(char::is_whitespace) || short.contains(['\'', '"', '#', '$']) {
+                line.push('\'');
+                line.push_str(&short.replace('\'', r"'\''"));
+                line.push('\'');
+            } else {
+                line.push_str(&short);
+            }
+        }
+        line
+    }
+
+    /// A failure on a missing session or server as `AdapterError::NoSession`.
+    fn on_session<T>(&self, session: &SessionName, result: Result<T, AdapterError>) -> Result<T, AdapterError> {
+        result.map_err(|e| if no_server(&e) || no_session(&e) { AdapterError::NoSession(session.to_string()) } else { e })
+    }
+}
+
+impl Sessions for Tmux {
+    fn check_available(&self) -> Result<(), AdapterError> {
+        let output = self.exec(&["-V".into()])?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+            Err(AdapterError::TmuxMissing(format!("`{} -V` failed: {} {stderr}", self.program.display(), output.status)))
+        }
+    }
+
+    fn spawn(&self, spec: SpawnSpec<'_>) -> Result<Option<u32>, AdapterError> {
+        let mut args: Vec<OsString> = vec!["new-session".into(), "-d".into(), "-s".into(), spec.session.as_str().into()];
+        args.extend(["-c".into(), spec.cwd.as_os_str().to_owned()]);
+        for (key, value) in spec.env {
+            args.extend(["-e".into(), format!("{key}={value}").into()]);
+        }
+        args.extend(["-P", "-F", "#{pane_pid}", "--"].map(OsString::from));
+        args.extend(spec.command.iter().map(OsString::from));
+        match self.run(&args) {
+            Ok(out) => Ok(out.trim().parse().ok()),
+            Err(AdapterError::Command { stderr, .. }) if stderr.contains("duplicate session") => {
+                self.pane_pid(spec.session)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn send_text(&self, session: &SessionName, text: &str) -> Result<(), AdapterError> {
+        let target = exact_pane(session);
+        if !text.is_empty() {
+            self.on_session(session, self.run(["send-keys", "-t", &target, "-l", "--", text]))?;
+            std::thread::sleep(self.settle.for_text(text));
+        }
+        self.on_session(session, self.run(["send-keys", "-t", &target, "Enter"]))?;
+        Ok(())
+    }
+
+    fn capture(&self, session: &SessionName, colors: bool) -> Result<String, AdapterError> {
+        let target = exact_pane(session);
+        let mut args = vec!["capture-pane", "-p"];
+        if colors {
+            args.push("-e");
+        }
+        args.extend(["-t", target.as_str()]);
+        let screen = self.on_session(session, self.run(args))?;
+        Ok(panes::trim_trailing_blank_lines(&screen).to_owned())
+    }
+
+    fn list(&self) -> Result<Vec<SessionSeen>, AdapterError> {
+        match self.run(["list-panes", "-a", "-F", panes::LIST_FORMAT]) {
+            Ok(out) => Ok(panes::parse_list(&out)),
+            Err(e) if no_server(&e) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn kill(&self, session: &SessionName) -> Result<(), AdapterError> {
+        match self.run(["kill-session", "-t", &exact(session)]) {
+            Err(e) if no_server(&e) || no_session(&e) => Ok(()),
+            other => other.map(drop),
+        }
+    }
+
+    fn attach_command(&self, session: &SessionName) -> Vec<String> {
+        vec![
+            self.program.display().to_string(),
+            "-S".into(),
+            self.socket.display().to_string(),
+            "attach-session".into(),
+            "-t".into(),
+            exact(session),
+        ]
+    }
+}
+
+/// The session named exactly `session`, never one whose name merely starts with it.
+fn exact(session: &SessionName) -> String {
+    format!("={session}")
+}
+
+/// The current pane of the session named exactly `session`.
+fn exact_pane(session: &SessionName) -> String {
+    format!("={session}:")
+}
+
+/// tmux failed because no server runs on the socket (or the socket is missing or stale).
+fn no_server(err: &AdapterError) -> bool {
+    matches!(err, AdapterError::Command { stderr, .. }
+        if stderr.contains("no server running") || stderr.contains("error connecting to"))
+}
+
+/// tmux failed because the target session does not exist.
+fn no_session(err: &AdapterError) -> bool {
+    matches!(err, AdapterError::Command { stderr, .. }
+        if stderr.contains("can't find session") || stderr.contains("can't find pane") || stderr.contains("can't find window"))
+}

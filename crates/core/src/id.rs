@@ -27,6 +27,11 @@ impl Nonce {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The branch a worktree gets when none is asked for: `ws-<nonce>`.
+    pub fn default_branch(&self) -> String {
+        format!("ws-{}", self.0)
+    }
 }
 
 macro_rules! string_id {

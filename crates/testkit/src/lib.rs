@@ -3,5 +3,6 @@
 //! claudeless Claude Code simulator.
 
 pub mod fakes;
+pub mod poll;
 pub mod repo;
 pub mod tools;

@@ -1,0 +1,106 @@
+//! `TempRepo`: a throwaway git repository in a temp dir, for tests that drive real git. Its git
+//! commands read no system config, and its identity lives in the repository's own config, so
+//! tests work on a machine with no global git identity and never write the user's config.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+/// A git repository on branch `main` with one commit (a README), deleted when dropped.
+pub struct TempRepo {
+    /// Made under the system temp dir with symlinks resolved, so its path is the one git reports.
+    dir: tempfile::TempDir,
+}
+
+impl TempRepo {
+    pub fn new() -> Self {
+        let temp = fs::canonicalize(std::env::temp_dir()).expect("resolve the system temp dir");
+        let dir = tempfile::Builder::new()
+            .prefix("bosun-repo-")
+            .tempdir_in(temp)
+            .expect("create a temp dir for the repository");
+        let path = dir.path();
+        git_in(path, &["init", "-q", "-b", "main"]);
+        for (key, value) in [
+            ("user.name", "bosun test"),
+            ("user.email", "test@bosun.invalid"),
+            ("commit.gpgsign", "false"),
+            ("tag.gpgsign", "false"),
+        ] {
+            git_in(path, &["config", "--local", key, value]);
+        }
+        let repo = Self { dir };
+        repo.commit_file("README.md", "# test repository\n");
+        repo
+    }
+
+    /// The repository's top-level directory, symlinks resolved.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `name` (creating its directories), commits it, and returns the new commit's id.
+    pub fn commit_file(&self, name: &str, content: &str) -> String {
+        commit_file_in(self.path(), name, content)
+    }
+
+    /// Runs `git -C <repo> args…`, panicking with its stderr when it fails; returns its
+    /// stdout without the trailing newline.
+    pub fn git(&self, args: &[&str]) -> String {
+        git_in(self.path(), args)
+    }
+
+    /// The commit `HEAD` points at.
+    pub fn head(&self) -> String {
+        self.git(&["rev-parse", "HEAD"])
+    }
+}
+
+impl Default for TempRepo {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Runs `git -C <dir> args…` (in a repository or one of its worktrees) without system config and
+/// with C messages, panicking with its stderr when it fails; returns its stdout without the
+/// trailing newline.
+pub fn git_in(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("LC_ALL", "C")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .output()
+        .expect("run git");
+    assert!(
+        out.status.success(),
+        "`git -C {} {}` failed: {}",
+        dir.display(),
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .trim_end_matches('\n')
+        .to_owned()
+}
+
+/// Writes `name` under `dir` (a repository or a worktree), commits it there, and returns the
+/// new commit's id.
+pub fn commit_file_in(dir: &Path, name: &str, content: &str) -> String {
+    let file = dir.join(name);
+    if let Some(parent) = file.parent() {
+        fs::create_dir_all(parent).expect("create the file's directory");
+    }
+    fs::write(&file, content).expect("write the file");
+    git_in(dir, &["add", "--", name]);
+    git_in(
+        dir,
+        &["commit", "-q", "--no-verify", "-m", &format!("add {name}")],
+    );
+    git_in(dir, &["rev-parse", "HEAD"])
+}

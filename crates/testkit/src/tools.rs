@@ -1,0 +1,159 @@
+//! The real programs adapter tests drive — tmux and claudeless — found or, when missing,
+//! installed once per machine; and `TmuxServer`, a private tmux server that dies with its test.
+
+use std::env;
+use std::fs::{self, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use bosun_adapters::Tmux;
+use tempfile::TempDir;
+
+/// The claudeless version the tests are written against.
+pub const CLAUDELESS_VERSION: &str = "0.4.0";
+
+/// The path of the tmux binary, installing it with `apt-get` when it is missing.
+pub fn tmux() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        locked(|| {
+            if let Some(path) = on_path("tmux") {
+                return path;
+            }
+            if !run(Command::new("apt-get").args(["install", "-y", "tmux"])) {
+                run(Command::new("apt-get").arg("update"));
+                if !run(Command::new("apt-get").args(["install", "-y", "tmux"])) {
+                    panic!("tmux is missing and `apt-get install -y tmux` failed: install tmux and run the tests again");
+                }
+            }
+            on_path("tmux").unwrap_or_else(|| panic!("`apt-get install -y tmux` succeeded but tmux is not on PATH"))
+        })
+    })
+    .clone()
+}
+
+/// The path of the claudeless binary: `$CLAUDELESS_BIN`, else on `PATH`, else in
+/// `~/.cargo/bin`, else installed with `cargo install` (which takes minutes).
+pub fn claudeless() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        locked(|| {
+            if let Some(path) = find_claudeless() {
+                return path;
+            }
+            let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let installed = run(Command::new(cargo).args([
+                "install",
+                "--locked",
+                "claudeless",
+                "--version",
+                CLAUDELESS_VERSION,
+            ]));
+            if !installed {
+                panic!(
+                    "claudeless is missing and `cargo install --locked claudeless --version {CLAUDELESS_VERSION}` \
+                     failed: install it, or point $CLAUDELESS_BIN at it"
+                );
+            }
+            find_claudeless().unwrap_or_else(|| panic!("claudeless was installed but is not on PATH nor in ~/.cargo/bin"))
+        })
+    })
+    .clone()
+}
+
+fn find_claudeless() -> Option<PathBuf> {
+    let from_env = env::var_os("CLAUDELESS_BIN").map(PathBuf::from).filter(|p| p.is_file());
+    let in_cargo_home = || {
+        let home = env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
+        Some(home.join("bin").join("claudeless")).filter(|p| p.is_file())
+    };
+    from_env.or_else(|| on_path("claudeless")).or_else(in_cargo_home)
+}
+
+/// Runs `f` holding an exclusive lock shared by every test process on this machine, so only
+/// one of them installs anything and the others wait for it.
+fn locked<T>(f: impl FnOnce() -> T) -> T {
+    let path = env::temp_dir().join("bosun-testkit-tools.lock");
+    let file = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(false)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("cannot create the lock file {}: {e}", path.display()));
+    file.lock().unwrap_or_else(|e| panic!("cannot lock {}: {e}", path.display()));
+    let value = f();
+    drop(file);
+    value
+}
+
+/// `program` found in a directory of `$PATH`.
+fn on_path(program: &str) -> Option<PathBuf> {
+    let path = env::var_os("PATH")?;
+    env::split_paths(&path).map(|dir| dir.join(program)).find(|p| is_executable(p))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Runs an installer, its output going to the test's output; whether it succeeded.
+fn run(cmd: &mut Command) -> bool {
+    eprintln!("testkit: running {cmd:?}");
+    cmd.status().is_ok_and(|s| s.success())
+}
+
+/// A tmux server of its own for one test: a socket and configuration in a temp dir, and a
+/// `Tmux` on them (configured without hooks). Dropping it kills the server, also when the test
+/// panics.
+pub struct TmuxServer {
+    dir: TempDir,
+    tmux: Tmux,
+}
+
+impl TmuxServer {
+    pub fn new() -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("bosun-tmux-")
+            .tempdir()
+            .unwrap_or_else(|e| panic!("cannot create a temp dir: {e}"));
+        let tmux = Tmux::new(dir.path().join("tmux.sock"), dir.path().join("tmux.conf")).with_program(tmux());
+        tmux.write_config(None).unwrap_or_else(|e| panic!("cannot write the tmux configuration: {e}"));
+        Self { dir, tmux }
+    }
+
+    pub fn tmux(&self) -> &Tmux {
+        &self.tmux
+    }
+
+    /// The temp dir holding the socket; tests may keep their own files in it.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn socket(&self) -> &Path {
+        self.tmux.socket()
+    }
+}
+
+impl Default for TmuxServer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        // Nothing to do when no server ever started; errors cannot be reported from a drop.
+        let _ = Command::new(tmux())
+            .arg("-S")
+            .arg(self.tmux.socket())
+            .arg("kill-server")
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .output();
+    }
+}

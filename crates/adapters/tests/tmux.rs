@@ -1,0 +1,232 @@
+//! `Tmux` against real tmux, each test on a private server that dies with it, with claudeless as
+//! the agent where one is needed.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use bosun_adapters::{AdapterError, Sessions, SpawnSpec, Tmux};
+use bosun_core::{ExitStatus, SessionName, SessionSeen};
+use bosun_testkit::poll::{wait_for, wait_until};
+use bosun_testkit::tools::{claudeless, TmuxServer};
+
+const TIMEOUT: Duration = Duration::from_secs(10);
+const AGENT_TIMEOUT: Duration = Duration::from_secs(30);
+
+fn name(s: &str) -> SessionName {
+    SessionName::from_reported(s)
+}
+
+fn argv(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| (*a).to_owned()).collect()
+}
+
+fn spawn(tmux: &Tmux, session: &SessionName, cwd: &Path, env: &BTreeMap<String, String>, command: &[&str]) -> Option<u32> {
+    let command = argv(command);
+    tmux.spawn(SpawnSpec { session, cwd, env, command: &command }).expect("spawn")
+}
+
+fn seen(tmux: &Tmux, session: &SessionName) -> Option<SessionSeen> {
+    tmux.list().expect("list").into_iter().find(|s| &s.session == session)
+}
+
+/// The session's exit status, once tmux reports its process dead.
+fn wait_for_exit(tmux: &Tmux, session: &SessionName) -> ExitStatus {
+    wait_for(TIMEOUT, || seen(tmux, session).and_then(|s| s.exit))
+        .unwrap_or_else(|| panic!("{session} did not exit: {:?}", seen(tmux, session)))
+}
+
+fn read(path: &Path) -> String {
+    fs::read_to_string(path).unwrap_or_default()
+}
+
+#[test]
+fn spawn_returns_the_pid_and_list_shows_the_session_alive() {
+    let server = TmuxServer::new();
+    let tmux = server.tmux();
+    let s = name("alive");
+    let pid = spawn(tmux, &s, server.dir(), &BTreeMap::new(), &["sleep", "600"]).expect("a pid");
+    assert!(Path::new(&format!("/proc/{pid}")).exists(), "process {pid} is not running");
+    assert_eq!(seen(tmux, &s), Some(SessionSeen { session: s.clone(), pid: Some(pid), exit: None }));
+}
+
+#[test]
+fn an_exit_code_shows_in_list() {
+    let server = TmuxServer::new();
+    let s = name("exits");
+    spawn(server.tmux(), &s, server.dir(), &BTreeMap::new(), &["sh", "-c", "exit 3"]);
+    assert_eq!(wait_for_exit(server.tmux(), &s), ExitStatus { code: Some(3), signal: None });
+}
+
+#[test]
+fn a_killing_signal_shows_in_list() {
+    let server = TmuxServer::new();
+    let s = name("signalled");
+    spawn(server.tmux(), &s, server.dir(), &BTreeMap::new(), &["sh", "-c", "kill -9 $$"]);
+    assert_eq!(wait_for_exit(server.tmux(), &s), ExitStatus { code: None, signal: Some(9) });
+}
+
+#[test]
+fn spawn_is_idempotent_on_an_existing_name() {
+    let server = TmuxServer::new();
+    let tmux = server.tmux();
+    let s = name("twice");
+    let first = spawn(tmux, &s, server.dir(), &BTreeMap::new(), &["sleep", "600"]);
+    let second = spawn(tmux, &s, server.dir(), &BTreeMap::new(), &["sleep", "700"]);
+    assert!(first.is_some());
+    assert_eq!(first, second);
+    assert_eq!(tmux.list().expect("list").len(), 1);
+}
+
+#[test]
+fn env_and_cwd_reach_a_session_on_an_already_running_server() {
+    let server = TmuxServer::new();
+    let tmux = server.tmux();
+    spawn(tmux, &name("first"), server.dir(), &BTreeMap::new(), &["sleep", "600"]);
+    let cwd = server.dir().join("work");
+    fs::create_dir(&cwd).expect("mkdir");
+    let env = BTreeMap::from([("BOSUN_TEST_VALUE".to_owned(), "it's here".to_owned())]);
+    let script = r#"printf '%s' "$BOSUN_TEST_VALUE" > out.txt"#;
+    spawn(tmux, &name("second"), &cwd, &env, &["sh", "-c", script]);
+    let out = cwd.join("out.txt");
+    assert!(wait_until(TIMEOUT, || read(&out) == "it's here"), "out.txt holds {:?}", read(&out));
+}
+
+#[test]
+fn capture_trims_trailing_blank_lines_and_keeps_colours_when_asked() {
+    let server = TmuxServer::new();
+    let tmux = server.tmux();
+    let s = name("screen");
+    let script = r"printf 'plain\n\033[31mred\033[0m\n'; sleep 600";
+    spawn(tmux, &s, server.dir(), &BTreeMap::new(), &["sh", "-c", script]);
+    let screen = wait_for(TIMEOUT, || {
+        let screen = tmux.capture(&s, false).expect("capture");
+        screen.contains("red").then_some(screen)
+    })
+    .expect("the output appears");
+    assert_eq!(screen, "plain\nred");
+    let coloured = tmux.capture(&s, true).expect("capture with colours");
+    assert!(coloured.contains("\u{1b}[31mred"), "{coloured:?}");
+}
+
+#[test]
+fn send_text_prompts_claudeless_and_capture_shows_the_answer() {
+    let server = TmuxServer::new();
+    let tmux = server.tmux();
+    let dir = server.dir();
+    let scenario = dir.join("scenario.toml");
+    let scenario_text = "[claude]\ntrusted = true\n\n[[responses]]\non = { contains = \"ping\" }\nsay = \"pong\"\n";
+    fs::write(&scenario, scenario_text).expect("write scenario");
+    let config_dir = dir.join("claude");
+    fs::create_dir(&config_dir).expect("mkdir");
+    let env = BTreeMap::from([("CLAUDE_CONFIG_DIR".to_owned(), config_dir.display().to_string())]);
+    let program: PathBuf = claudeless();
+    let (program, scenario) = (program.display().to_string(), scenario.display().to_string());
+    let s = name("agent");
+    spawn(tmux, &s, dir, &env, &[&program, "--scenario", &scenario]);
+
+    let ready = wait_until(AGENT_TIMEOUT, || tmux.capture(&s, false).is_ok_and(|sc| sc.contains('❯')));
+    assert!(ready, "claudeless shows no input line:\n{}", tmux.capture(&s, false).unwrap_or_default());
+    tmux.send_text(&s, "say ping").expect("send_text");
+    let answered = wait_until(AGENT_TIMEOUT, || tmux.capture(&s, false).is_ok_and(|sc| sc.contains("pong")));
+    assert!(answered, "no answer on screen:\n{}", tmux.capture(&s, false).unwrap_or_default());
+}
+
+#[test]
+fn kill_removes_exactly_that_session_and_a_missing_one_is_ok() {
+    let server = TmuxServer::new();
+    let tmux = server.tmux();
+    let (short, long) = (name("job"), name("job-2"));
+    spawn(tmux, &long, server.dir(), &BTreeMap::new(), &["sleep", "600"]);
+    spawn(tmux, &short, server.dir(), &BTreeMap::new(), &["sleep", "600"]);
+    tmux.kill(&short).expect("kill");
+    assert!(seen(tmux, &short).is_none());
+    assert!(seen(tmux, &long).is_some(), "killing {short} also killed {long}");
+    tmux.kill(&short).expect("killing it again");
+    tmux.kill(&name("never-was")).expect("killing a missing session");
+    assert!(matches!(tmux.send_text(&short, "hi"), Err(AdapterError::NoSession(_))));
+    assert!(matches!(tmux.capture(&name("jo"), false), Err(AdapterError::NoSession(_))));
+}
+
+#[test]
+fn no_server_means_no_sessions() {
+    let server = TmuxServer::new();
+    let tmux = server.tmux();
+    assert_eq!(tmux.list().expect("list"), Vec::new());
+    tmux.kill(&name("any")).expect("kill without a server");
+    assert!(!server.socket().exists(), "a server was started");
+}
+
+#[test]
+fn check_available_fails_for_a_missing_program() {
+    let server = TmuxServer::new();
+    server.tmux().check_available().expect("tmux is available");
+    let missing = server.tmux().clone().with_program(server.dir().join("no-such-tmux"));
+    assert!(matches!(missing.check_available(), Err(AdapterError::TmuxMissing(_))));
+    assert!(matches!(missing.list(), Err(AdapterError::TmuxMissing(_))));
+}
+
+/// A hook prefix that appends its arguments, each in brackets, as one line to `log`. Its first
+/// argument holds a `#`, which tmux must not take for a format.
+fn logging_prefix(log: &Path) -> String {
+    format!(r#"sh -c 'printf "[%s]" "$@" >> {0}; echo >> {0}' hook 'a#b'"#, log.display())
+}
+
+#[test]
+fn hooks_set_on_a_running_server_report_an_exit_code_and_the_closing() {
+    let server = TmuxServer::new();
+    let tmux = server.tmux();
+    spawn(tmux, &name("before"), server.dir(), &BTreeMap::new(), &["sleep", "600"]);
+    let log = server.dir().join("hooks.log");
+    tmux.write_config(Some(&logging_prefix(&log))).expect("write_config");
+
+    let s = name("hooked");
+    spawn(tmux, &s, server.dir(), &BTreeMap::new(), &["sh", "-c", "exit 3"]);
+    let died = "[a#b][pane-died][hooked][3][]";
+    assert!(wait_until(TIMEOUT, || read(&log).lines().any(|l| l == died)), "hooks.log: {:?}", read(&log));
+    tmux.kill(&s).expect("kill");
+    let closed = "[a#b][session-closed][hooked]";
+    assert!(wait_until(TIMEOUT, || read(&log).lines().any(|l| l == closed)), "hooks.log: {:?}", read(&log));
+}
+
+#[test]
+fn hooks_configured_before_the_server_starts_report_a_signal() {
+    let server = TmuxServer::new();
+    let tmux = server.tmux();
+    let log = server.dir().join("hooks.log");
+    tmux.write_config(Some(&logging_prefix(&log))).expect("write_config");
+    spawn(tmux, &name("killed"), server.dir(), &BTreeMap::new(), &["sh", "-c", "kill -9 $$"]);
+    let died = "[a#b][pane-died][killed][][9]";
+    assert!(wait_until(TIMEOUT, || read(&log).lines().any(|l| l == died)), "hooks.log: {:?}", read(&log));
+}
+
+#[test]
+fn attach_command_targets_the_session_exactly_on_bosuns_socket() {
+    let server = TmuxServer::new();
+    let command = server.tmux().attach_command(&name("x"));
+    assert_eq!(command[1..], argv(&["-S", &server.socket().display().to_string(), "attach-session", "-t", "=x"]));
+}
+
+#[test]
+fn zz_debug_hooks() {
+  let hs: Vec<_> = (0..4).map(|_| std::thread::spawn(|| zz_once())).collect();
+  for h in hs { h.join().unwrap(); }
+}
+fn zz_once() {
+    for i in 0..40 {
+        let server = TmuxServer::new();
+        let tmux = server.tmux();
+        spawn(tmux, &name("before"), server.dir(), &BTreeMap::new(), &["sleep", "600"]);
+        let log = server.dir().join("hooks.log");
+        tmux.write_config(Some(&logging_prefix(&log))).expect("write_config");
+        let s = name("hooked");
+        spawn(tmux, &s, server.dir(), &BTreeMap::new(), &["sh", "-c", "exit 3"]);
+        let died = "[a#b][pane-died][hooked][3][]";
+        if !wait_until(Duration::from_secs(3), || read(&log).lines().any(|l| l == died)) {
+            let out = std::process::Command::new("tmux").arg("-S").arg(server.socket()).args(["show-hooks", "-gw"]).output().unwrap();
+            let out2 = std::process::Command::new("tmux").arg("-S").arg(server.socket()).args(["show-options", "-gw", "remain-on-exit"]).output().unwrap();
+            panic!("iteration {i}: {:?} {:?} {} {}", read(&log), tmux.list(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out2.stdout));
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! The command line, as clap parses it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// bosun runs AI coding agents unattended and in parallel: each in its own git worktree and tmux
+/// session, watched by a daemon that remembers everything across its own crashes.
+#[derive(Debug, Parser)]
+#[command(name = "bosun", version, propagate_version = true)]
+pub struct Cli {
+    /// State directory (database, sockets, workspaces) [default: $BOSUN_STATE_DIR, else
+    /// $XDG_STATE_HOME/bosun, else ~/.local/state/bosun]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Start agents
+    #[command(subcommand)]
+    Agent(AgentCommand),
+    /// List agents and workspaces with their state and age
+    Ls(JsonFlag),
+    /// Show everything bosun knows about an agent
+    Show {
+        /// Agent id (any unique prefix) or name
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print an agent's screen
+    Peek {
+        /// Agent id (any unique prefix) or name
+        id: String,
+        /// Keep the screen's colours [default: auto, on when stdout is a terminal]
+        #[arg(long, value_enum, default_value_t = Colors::Auto)]
+        colors: Colors,
+    },
+    /// Attach this terminal to an agent's tmux session (detach with Ctrl-b d)
+    Attach {
+        /// Agent id (any unique prefix) or name
+        id: String,
+    },
+    /// Type a message into an agent's session and press Enter
+    Send {
+        /// Agent id (any unique prefix) or name
+        id: String,
+        /// The text to send (several words are joined by spaces)
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+    },
+    /// Stop an agent (its workspace stays)
+    Kill {
+        /// Agent id (any unique prefix) or name
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Manage workspaces
+    #[command(subcommand)]
+    Workspace(WorkspaceCommand),
+    /// Manage the background daemon
+    #[command(subcommand)]
+    Daemon(DaemonCommand),
+    /// Entry point for hooks bosun installs (tmux); not for people
+    #[command(hide = true, subcommand)]
+    Hook(HookCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentCommand {
+    /// Start COMMAND in a fresh workspace and tmux session; prints the agent id, workspace path
+    /// and branch
+    #[command(after_help = "Example:\n  bosun agent start --name fix-login -- claude \"Fix the login bug\"")]
+    Start(StartArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    /// Repository to make the worktree from [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+    /// Kind of workspace
+    #[arg(long, value_enum, default_value_t = WorkspaceKindArg::Worktree)]
+    pub workspace: WorkspaceKindArg,
+    /// Branch to create for the worktree [default: ws-<nonce>]
+    #[arg(long)]
+    pub branch: Option<String>,
+    /// Where the branch starts [default: HEAD]
+    #[arg(long = "ref", value_name = "REF")]
+    pub base_ref: Option<String>,
+    /// Name of the agent and its workspace (letters, digits, '.', '_', '-') [default: the command's name]
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Extra environment for the agent (it also gets this shell's environment)
+    #[arg(long = "env", value_name = "KEY=VALUE")]
+    pub env: Vec<String>,
+    #[arg(long)]
+    pub json: bool,
+    /// The agent's command and its arguments
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum WorkspaceKindArg {
+    /// A git worktree on a new branch
+    Worktree,
+    /// An empty directory
+    Folder,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Colors {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Args)]
+pub struct JsonFlag {
+    /// Print JSON for scripts
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorkspaceCommand {
+    /// List workspaces
+    Ls(JsonFlag),
+    /// Remove a workspace; refused when it holds changes unless --force. Its branch is deleted
+    /// only when it holds no commits beyond where it started, else kept and reported.
+    Rm {
+        /// Workspace id (any unique prefix, or its nonce)
+        id: String,
+        /// Remove it even though it holds uncommitted changes (they are lost)
+        #[arg(long)]
+        force: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove every workspace no agent runs in and that holds no changes
+    Prune {
+        /// Only say what would be removed
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DaemonCommand {
+    /// Run the daemon in the foreground (logs to stderr)
+    Run {
+        #[arg(long, hide = true)]
+        detach: bool,
+    },
+    /// Start the daemon in the background (other commands do this when needed)
+    Start,
+    /// Stop the daemon; agents keep running and are adopted again at the next start
+    Stop,
+    /// Say whether the daemon runs, and its pid, version and counts (exit 3 when not running)
+    Status(JsonFlag),
+    /// Print the daemon's log
+    Logs {
+        /// Number of lines from the end
+        #[arg(short = 'n', long, default_value_t = 50)]
+        lines: usize,
+        /// Keep printing as the log grows
+        #[arg(short, long)]
+        follow: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookCommand {
+    #[command(subcommand)]
+    Tmux(TmuxHook),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TmuxHook {
+    PaneDied { session: String, status: String, signal: String },
+    SessionClosed { session: String },
+}

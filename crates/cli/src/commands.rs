@@ -1,0 +1,228 @@
+//! The commands that act on agents and workspaces.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::os::unix::process::CommandExt;
+use std::process::ExitCode;
+
+use anyhow::{anyhow, bail, Context, Result};
+use bosun_core::Name;
+use bosun_wire::{HookEvent, Request, Response, StartAgent, WorkspaceChoice};
+use serde::Serialize;
+
+use crate::args::{AgentCommand, Colors, Command, StartArgs, TmuxHook, WorkspaceCommand, WorkspaceKindArg};
+use crate::client::Client;
+use crate::render;
+
+pub fn run(client: &Client, command: Command) -> Result<()> {
+    match command {
+        Command::Agent(AgentCommand::Start(args)) => start(client, args),
+        Command::Ls(flag) => {
+            let Response::List(list) = client.request(Request::List)? else { bail!(unexpected()) };
+            if flag.json {
+                return print_json(&list);
+            }
+            if list.agents.is_empty() && list.workspaces.is_empty() {
+                println!("no agents yet: start one with `bosun agent start -- COMMAND`");
+                return Ok(());
+            }
+            println!("{}", render::agents_table(list.now, &list.agents, &list.workspaces));
+            println!();
+            println!("{}", render::workspaces_table(list.now, &list.workspaces));
+            Ok(())
+        }
+        Command::Show { id, json } => {
+            let Response::Agent(d) = client.request(Request::Show { agent: id })? else { bail!(unexpected()) };
+            if json {
+                return print_json(&d);
+            }
+            let a = &d.agent;
+            println!("agent      {} ({})", a.id, a.name);
+            println!("state      {} for {}", a.state.label(), render::age(d.now, a.state_since.as_millis()));
+            println!("started    {} ago", render::age(d.now, a.created_at.as_millis()));
+            println!("command    {}", a.command.join(" "));
+            println!("session    {}{}", a.session, a.pid.map(|p| format!(" (pid {p})")).unwrap_or_default());
+            match &d.workspace {
+                Some(w) => {
+                    println!("workspace  {} ({}, {})", w.id, w.kind.label(), w.state.label());
+                    println!("path       {}", w.path.display());
+                    if let Some(b) = w.branch() {
+                        println!("branch     {b}");
+                    }
+                }
+                None => println!("workspace  {} (removed)", a.workspace),
+            }
+            if let Some(e) = &a.error {
+                println!("error      {e}");
+            }
+            for m in &d.messages {
+                println!("message    {} {:?} {:?}", m.id, m.text, m.state);
+            }
+            Ok(())
+        }
+        Command::Peek { id, colors } => {
+            let colors = match colors {
+                Colors::Auto => std::io::stdout().is_terminal(),
+                Colors::Always => true,
+                Colors::Never => false,
+            };
+            let Response::Screen { text } = client.request(Request::Peek { agent: id, colors })? else {
+                bail!(unexpected())
+            };
+            println!("{text}");
+            Ok(())
+        }
+        Command::Attach { id } => {
+            let Response::Attach { argv } = client.request(Request::Attach { agent: id })? else { bail!(unexpected()) };
+            let (program, rest) = argv.split_first().context("the daemon gave no attach command")?;
+            let err = std::process::Command::new(program).args(rest).env_remove("TMUX").env_remove("TMUX_PANE").exec();
+            Err(anyhow!("cannot run {program}: {err}"))
+        }
+        Command::Send { id, text } => {
+            let Response::Sent { message } = client.request(Request::Send { agent: id, text: text.join(" ") })? else {
+                bail!(unexpected())
+            };
+            println!("delivered {message}");
+            Ok(())
+        }
+        Command::Kill { id, json } => {
+            let Response::Killed { agent, state } = client.request(Request::Kill { agent: id })? else {
+                bail!(unexpected())
+            };
+            if json {
+                return print_json(&serde_json::json!({ "agent": agent, "state": state }));
+            }
+            println!("{agent} {}", state.label());
+            Ok(())
+        }
+        Command::Workspace(cmd) => workspace(client, cmd),
+        Command::Daemon(_) | Command::Hook(_) => unreachable_command(),
+    }
+}
+
+fn start(client: &Client, args: StartArgs) -> Result<()> {
+    if let Some(name) = &args.name {
+        Name::parse(name)?;
+    }
+    let mut env: BTreeMap<String, String> = std::env::vars().collect();
+    for kv in &args.env {
+        let (k, v) = kv.split_once('=').with_context(|| format!("--env {kv:?} is not KEY=VALUE"))?;
+        env.insert(k.to_owned(), v.to_owned());
+    }
+    let repo = match &args.repo {
+        Some(r) => Some(std::fs::canonicalize(r).with_context(|| format!("--repo {}: no such directory", r.display()))?),
+        None => None,
+    };
+    let workspace = match args.workspace {
+        WorkspaceKindArg::Worktree => WorkspaceChoice::Worktree,
+        WorkspaceKindArg::Folder => {
+            if args.branch.is_some() || args.base_ref.is_some() {
+                bail!("--branch and --ref only apply to --workspace worktree");
+            }
+            WorkspaceChoice::Folder
+        }
+    };
+    let request = Request::StartAgent(StartAgent {
+        repo,
+        cwd: std::env::current_dir().context("cannot read the current directory")?,
+        workspace,
+        branch: args.branch,
+        base_ref: args.base_ref,
+        name: args.name,
+        command: args.command,
+        env,
+    });
+    let Response::Started(s) = client.request(request)? else { bail!(unexpected()) };
+    if args.json {
+        return print_json(&s);
+    }
+    println!("agent      {}", s.agent);
+    println!("workspace  {}", s.path.display());
+    if let Some(b) = &s.branch {
+        println!("branch     {b}");
+    }
+    Ok(())
+}
+
+fn workspace(client: &Client, cmd: WorkspaceCommand) -> Result<()> {
+    match cmd {
+        WorkspaceCommand::Ls(flag) => {
+            let Response::List(list) = client.request(Request::List)? else { bail!(unexpected()) };
+            if flag.json {
+                return print_json(&list.workspaces);
+            }
+            println!("{}", render::workspaces_table(list.now, &list.workspaces));
+            Ok(())
+        }
+        WorkspaceCommand::Rm { id, force, json } => {
+            let Response::Removed(r) = client.request(Request::WorkspaceRemove { workspace: id, force })? else {
+                bail!(unexpected())
+            };
+            if json {
+                return print_json(&r);
+            }
+            print_removed(&r);
+            Ok(())
+        }
+        WorkspaceCommand::Prune { dry_run, json } => {
+            let Response::Pruned(p) = client.request(Request::WorkspacePrune { dry_run })? else { bail!(unexpected()) };
+            if json {
+                return print_json(&p);
+            }
+            for r in &p.removed {
+                if dry_run {
+                    println!("would remove {}", r.workspace);
+                } else {
+                    print_removed(r);
+                }
+            }
+            for (id, why) in &p.skipped {
+                println!("kept {id}: {why}");
+            }
+            if p.removed.is_empty() {
+                println!("nothing to prune");
+            }
+            Ok(())
+        }
+    }
+}
+
+fn print_removed(r: &bosun_wire::Removed) {
+    println!("removed {} ({})", r.workspace, r.path.display());
+    if let Some(b) = &r.branch_deleted {
+        println!("deleted branch {b}");
+    }
+    if let Some(k) = &r.branch_kept {
+        println!(
+            "kept branch {} : it holds {} commit(s) not on its base (delete it with `git branch -D {}`)",
+            k.branch, k.commits, k.branch
+        );
+    }
+}
+
+/// Reports from tmux's hooks. Silent, and never starts a daemon: one that is down reconciles
+/// at its next start.
+pub fn hook(client: &Client, hook: TmuxHook) -> Result<ExitCode> {
+    let num = |s: &str| s.trim().parse::<i32>().ok();
+    let event = match hook {
+        TmuxHook::PaneDied { session, status, signal } => {
+            HookEvent::PaneDied { session, status: num(&status), signal: num(&signal) }
+        }
+        TmuxHook::SessionClosed { session } => HookEvent::SessionClosed { session },
+    };
+    client.request_if_running(Request::Hook(event))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn print_json<T: Serialize>(value: &T) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+fn unexpected() -> &'static str {
+    "the daemon gave an unexpected answer: are the CLI and daemon the same version? (`bosun daemon status`)"
+}
+
+fn unreachable_command() -> Result<()> {
+    bail!("internal error: command dispatched to the wrong handler")
+}

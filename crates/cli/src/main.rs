@@ -1,0 +1,40 @@
+//! The `bosun` binary: parses the command line, talks to the daemon (starting it when needed)
+//! and prints for people, or JSON for scripts.
+
+mod args;
+mod client;
+mod commands;
+mod daemon_cmd;
+mod render;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let quiet = matches!(cli.command, Command::Hook(_));
+    match run(cli) {
+        Ok(code) => code,
+        Err(_) if quiet => ExitCode::SUCCESS,
+        Err(e) => {
+            match client::wire_error(&e) {
+                Some(w) => eprintln!("bosun: {w}"),
+                None => eprintln!("bosun: {e:#}"),
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let dirs = bosun_wire::StateDir::resolve(cli.state_dir)?;
+    let client = client::Client::new(dirs);
+    match cli.command {
+        Command::Daemon(cmd) => daemon_cmd::run(&client, cmd),
+        Command::Hook(args::HookCommand::Tmux(hook)) => commands::hook(&client, hook),
+        other => commands::run(&client, other).map(|()| ExitCode::SUCCESS),
+    }
+}

@@ -1,0 +1,140 @@
+//! bosun's daemon: owns the state directory, the event store and bosun's tmux server; runs the
+//! engine loop around the pure core, carries out effects, serves the CLI over a Unix socket and,
+//! at start, reconciles what it remembers with what it finds.
+
+mod engine;
+mod executor;
+mod handler;
+mod pidlock;
+mod reconcile;
+mod server;
+mod store;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bosun_adapters::{LocalWorkspaces, Sessions, Tmux, Workspaces};
+use bosun_wire::StateDir;
+use tokio::net::UnixListener;
+use tokio::sync::Notify;
+
+pub use engine::{EngineError, EngineHandle};
+pub use pidlock::LockError;
+pub use store::{Store, StoreError};
+
+/// How the daemon is started.
+pub struct Options {
+    pub dirs: StateDir,
+    /// The `bosun` executable tmux hooks call back into.
+    pub exe: PathBuf,
+    /// Started in the background by the CLI: leave the terminal's session.
+    pub detach: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{context}: {source}")]
+    Io { context: String, source: std::io::Error },
+    #[error("{} exists and is not a socket: move it away", .0.display())]
+    NotASocket(PathBuf),
+}
+
+fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError {
+    let context = context.into();
+    move |source| DaemonError::Io { context, source }
+}
+
+/// Runs the daemon until it is asked to stop (request, SIGTERM or SIGINT).
+pub fn run(opts: Options) -> Result<(), DaemonError> {
+    if opts.detach {
+        let _ = nix::unistd::setsid();
+    }
+    let root = opts.dirs.root();
+    std::fs::create_dir_all(root).map_err(io(format!("cannot create {}", root.display())))?;
+    let _ = std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o700));
+    let _lock = pidlock::PidLock::acquire(&opts.dirs.pid_file())?;
+    let store = Store::open(&opts.dirs.db())?;
+    let state = store.load()?;
+    tracing::info!(version = bosun_wire::VERSION, pid = std::process::id(), events = store.count(), "daemon starting");
+
+    let tmux = Tmux::new(opts.dirs.tmux_socket(), opts.dirs.tmux_config());
+    let hook = format!("{} --state-dir {} hook tmux", shell_quote(&opts.exe), shell_quote(root));
+    if let Err(e) = tmux.write_config(Some(&hook)) {
+        tracing::warn!("cannot write tmux config: {e}");
+    }
+    let sessions: Arc<dyn Sessions> = Arc::new(tmux);
+    let workspaces: Arc<dyn Workspaces> = Arc::new(LocalWorkspaces);
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(io("cannot start the runtime"))?;
+    let executor = executor::Executor {
+        workspaces: workspaces.clone(),
+        sessions: sessions.clone(),
+        runtime: runtime.handle().clone(),
+    };
+    let (engine, thread) = engine::start(store, state, executor);
+    let result = runtime.block_on(async {
+        let listener = bind(&opts.dirs.socket())?;
+        reconcile::at_start(&engine, &*sessions, &*workspaces).await;
+        let ctx = Arc::new(handler::Context {
+            engine,
+            workspaces,
+            sessions,
+            dirs: opts.dirs.clone(),
+            started_at: engine::now().as_millis(),
+            shutdown: Arc::new(Notify::new()),
+        });
+        let shutdown = ctx.shutdown.clone();
+        tokio::spawn(async move {
+            signals().await;
+            shutdown.notify_one();
+        });
+        tracing::info!(socket = %opts.dirs.socket().display(), "daemon ready");
+        server::serve(listener, ctx).await;
+        Ok::<_, DaemonError>(())
+    });
+    let _ = std::fs::remove_file(opts.dirs.socket());
+    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    let _ = thread.join();
+    tracing::info!("daemon stopped");
+    result
+}
+
+/// Binds the socket, replacing a stale one (the pid lock proves no daemon owns it).
+fn bind(path: &Path) -> Result<UnixListener, DaemonError> {
+    use std::os::unix::fs::FileTypeExt;
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.file_type().is_socket() {
+            return Err(DaemonError::NotASocket(path.to_owned()));
+        }
+        std::fs::remove_file(path).map_err(io(format!("cannot remove stale socket {}", path.display())))?;
+    }
+    let listener = UnixListener::bind(path).map_err(io(format!("cannot listen on {}", path.display())))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .map_err(io(format!("cannot restrict {}", path.display())))?;
+    Ok(listener)
+}
+
+async fn signals() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}
+
+/// Quotes a path for `sh`.
+fn shell_quote(path: &Path) -> String {
+    format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
+}

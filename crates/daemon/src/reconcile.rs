@@ -1,0 +1,36 @@
+//! Reconciliation at start: looks at reality — the sessions on bosun's tmux server and the
+//! workspace directories on disk — and hands it to the core, which adopts, buries and resumes.
+
+use bosun_adapters::{Sessions, Workspaces};
+use bosun_core::{Input, Reality, WorkspaceState};
+
+use crate::engine::EngineHandle;
+
+pub async fn at_start(engine: &EngineHandle, sessions: &dyn Sessions, _workspaces: &dyn Workspaces) {
+    let Ok(dirs) = engine
+        .query(|s, _| {
+            s.workspaces
+                .values()
+                .filter(|w| !matches!(w.state, WorkspaceState::Creating | WorkspaceState::Removing { .. }))
+                .map(|w| (w.id.clone(), w.path.clone()))
+                .collect::<Vec<_>>()
+        })
+        .await
+    else {
+        return;
+    };
+    let sessions = match sessions.list() {
+        Ok(s) => s,
+        Err(e) => {
+            // Without a view of the sessions, burying agents would be a guess: leave them be.
+            tracing::error!("cannot list tmux sessions, skipping reconciliation: {e}");
+            return;
+        }
+    };
+    let missing_dirs = dirs.into_iter().filter(|(_, p)| !p.is_dir()).map(|(id, _)| id).collect();
+    let reality = Reality { sessions, missing_dirs };
+    tracing::info!(sessions = reality.sessions.len(), missing = reality.missing_dirs.len(), "reconciling");
+    if let Err(e) = engine.submit(Input::Reconcile(reality)).await {
+        tracing::error!("reconciliation failed: {e}");
+    }
+}

@@ -1,0 +1,59 @@
+//! The IPC server: a Unix socket (mode 0600) taking length-prefixed JSON frames, one task per
+//! connection. Requests from a CLI of another version are refused, except to see or stop.
+
+use std::sync::Arc;
+
+use bosun_wire::{decode, encode, Envelope, ErrorKind, Response, WireError, MAX_FRAME, VERSION};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{UnixListener, UnixStream};
+
+use crate::handler::{handle, Context};
+
+pub async fn serve(listener: UnixListener, ctx: Arc<Context>) {
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let ctx = ctx.clone();
+                    tokio::spawn(async move {
+                        if let Err(e) = connection(stream, ctx).await {
+                            tracing::debug!("connection ended: {e}");
+                        }
+                    });
+                }
+                Err(e) => tracing::warn!("accept failed: {e}"),
+            },
+            () = ctx.shutdown.notified() => return,
+        }
+    }
+}
+
+async fn connection(mut stream: UnixStream, ctx: Arc<Context>) -> std::io::Result<()> {
+    loop {
+        let len = match stream.read_u32().await {
+            Ok(n) => n as usize,
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        if len > MAX_FRAME {
+            return Err(std::io::Error::other("frame too large"));
+        }
+        let mut body = vec![0u8; len];
+        stream.read_exact(&mut body).await?;
+        let response = match decode::<Envelope>(&body) {
+            Err(e) => Response::Error(WireError::new(ErrorKind::BadRequest, format!("malformed request: {e}"))),
+            Ok(env) if env.version != VERSION && !env.request.version_independent() => {
+                Response::Error(WireError::new(
+                    ErrorKind::VersionMismatch,
+                    format!(
+                        "this bosun is {} but its daemon is {VERSION}: run `bosun daemon stop` (agents keep running) and try again",
+                        env.version
+                    ),
+                ))
+            }
+            Ok(env) => handle(&ctx, env.request).await,
+        };
+        let frame = encode(&response).map_err(std::io::Error::other)?;
+        stream.write_all(&frame).await?;
+    }
+}

@@ -1,0 +1,18 @@
+//! bosun's IPC protocol between the CLI and the daemon: typed requests and responses, their
+//! framing (a 4-byte big-endian length, then JSON), and the state directory layout both sides
+//! agree on.
+
+mod frame;
+mod paths;
+mod request;
+mod response;
+
+pub use frame::{decode, encode, read_frame, write_frame, FrameError, MAX_FRAME};
+pub use paths::{StateDir, StateDirError};
+pub use request::{Envelope, HookEvent, Request, StartAgent, WorkspaceChoice};
+pub use response::{
+    AgentDetail, DaemonStatus, ErrorKind, Listing, Pruned, Removed, Response, Started, WireError,
+};
+
+/// The version both sides must share; a CLI and a daemon that differ refuse to talk.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

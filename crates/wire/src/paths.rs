@@ -1,0 +1,74 @@
+//! The state directory: `$BOSUN_STATE_DIR`, else `$XDG_STATE_HOME/bosun`, else
+//! `~/.local/state/bosun`, and the files the daemon keeps in it.
+
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateDir {
+    root: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StateDirError {
+    #[error("cannot find a state directory: set BOSUN_STATE_DIR (or HOME)")]
+    NoHome,
+    #[error("state directory {0:?} must be an absolute path")]
+    Relative(PathBuf),
+    #[error("state directory {} is too long for a Unix socket path ({len} bytes, at most 100): choose a shorter BOSUN_STATE_DIR", .dir.display())]
+    TooLong { dir: PathBuf, len: usize },
+}
+
+impl StateDir {
+    /// The state directory from an explicit path or the environment.
+    pub fn resolve(explicit: Option<PathBuf>) -> Result<Self, StateDirError> {
+        let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let root = match explicit.or_else(|| env("BOSUN_STATE_DIR")) {
+            Some(p) => p,
+            None => match env("XDG_STATE_HOME") {
+                Some(x) => x.join("bosun"),
+                None => env("HOME").ok_or(StateDirError::NoHome)?.join(".local/state/bosun"),
+            },
+        };
+        Self::new(root)
+    }
+
+    pub fn new(root: PathBuf) -> Result<Self, StateDirError> {
+        if !root.is_absolute() {
+            return Err(StateDirError::Relative(root));
+        }
+        let dir = Self { root };
+        let len = dir.socket().as_os_str().len().max(dir.tmux_socket().as_os_str().len());
+        if len > 100 {
+            return Err(StateDirError::TooLong { dir: dir.root, len });
+        }
+        Ok(dir)
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+    pub fn db(&self) -> PathBuf {
+        self.root.join("bosun.db")
+    }
+    pub fn socket(&self) -> PathBuf {
+        self.root.join("bosun.sock")
+    }
+    pub fn pid_file(&self) -> PathBuf {
+        self.root.join("daemon.pid")
+    }
+    pub fn log(&self) -> PathBuf {
+        self.root.join("daemon.log")
+    }
+    pub fn tmux_socket(&self) -> PathBuf {
+        self.root.join("tmux.sock")
+    }
+    pub fn tmux_config(&self) -> PathBuf {
+        self.root.join("tmux.conf")
+    }
+    pub fn workspaces(&self) -> PathBuf {
+        self.root.join("workspaces")
+    }
+    pub fn agents(&self) -> PathBuf {
+        self.root.join("agents")
+    }
+}

@@ -1,0 +1,67 @@
+//! What the CLI (and the hooks bosun installs) ask of the daemon.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// Every request travels with the sender's version.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Envelope {
+    pub version: String,
+    pub request: Request,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Request {
+    Status,
+    Shutdown,
+    StartAgent(StartAgent),
+    List,
+    Show { agent: String },
+    Peek { agent: String, colors: bool },
+    Attach { agent: String },
+    Send { agent: String, text: String },
+    Kill { agent: String },
+    WorkspaceList,
+    WorkspaceRemove { workspace: String, force: bool },
+    WorkspacePrune { dry_run: bool },
+    Hook(HookEvent),
+}
+
+impl Request {
+    /// Requests any version may send: enough to see and stop a daemon of another version.
+    pub fn version_independent(&self) -> bool {
+        matches!(self, Self::Status | Self::Shutdown)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkspaceChoice {
+    Worktree,
+    Folder,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StartAgent {
+    /// `--repo`, made absolute by the CLI; else the CLI's working directory is used.
+    pub repo: Option<PathBuf>,
+    pub cwd: PathBuf,
+    pub workspace: WorkspaceChoice,
+    pub branch: Option<String>,
+    pub base_ref: Option<String>,
+    pub name: Option<String>,
+    pub command: Vec<String>,
+    /// The environment the agent runs with: the caller's, plus `--env` settings.
+    pub env: BTreeMap<String, String>,
+}
+
+/// Reports from the tmux hooks bosun installs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "hook", rename_all = "snake_case")]
+pub enum HookEvent {
+    PaneDied { session: String, status: Option<i32>, signal: Option<i32> },
+    SessionClosed { session: String },
+}

@@ -1,0 +1,113 @@
+//! What the daemon answers.
+
+use std::path::PathBuf;
+
+use bosun_core::{Agent, AgentId, BranchKept, Message, MessageId, SessionState, Workspace, WorkspaceId};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Response {
+    Ok,
+    Status(DaemonStatus),
+    Started(Started),
+    List(Listing),
+    Agent(Box<AgentDetail>),
+    Screen { text: String },
+    Attach { argv: Vec<String> },
+    Sent { message: MessageId },
+    Killed { agent: AgentId, state: SessionState },
+    Workspaces { workspaces: Vec<Workspace> },
+    Removed(Removed),
+    Pruned(Pruned),
+    Error(WireError),
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DaemonStatus {
+    pub version: String,
+    pub pid: u32,
+    pub state_dir: PathBuf,
+    pub started_at: u64,
+    pub agents: usize,
+    pub live_agents: usize,
+    pub workspaces: usize,
+    pub events: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Started {
+    pub agent: AgentId,
+    pub workspace: WorkspaceId,
+    pub path: PathBuf,
+    pub branch: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Listing {
+    pub now: u64,
+    pub agents: Vec<Agent>,
+    pub workspaces: Vec<Workspace>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct AgentDetail {
+    pub now: u64,
+    pub agent: Agent,
+    pub workspace: Option<Workspace>,
+    pub messages: Vec<Message>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Removed {
+    pub workspace: WorkspaceId,
+    pub path: PathBuf,
+    pub branch_deleted: Option<String>,
+    pub branch_kept: Option<BranchKept>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Pruned {
+    pub dry_run: bool,
+    pub removed: Vec<Removed>,
+    /// Workspaces left in place, with the reason.
+    pub skipped: Vec<(WorkspaceId, String)>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, thiserror::Error)]
+#[error("{message}")]
+pub struct WireError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The request is wrong: fix the arguments.
+    BadRequest,
+    NotFound,
+    /// The request conflicts with the current state (in use, dirty, already dead).
+    Conflict,
+    VersionMismatch,
+    /// Something outside failed (git, tmux, the disk).
+    Failed,
+}
+
+impl WireError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self { kind, message: message.into() }
+    }
+}
+
+impl From<bosun_core::Rejection> for WireError {
+    fn from(r: bosun_core::Rejection) -> Self {
+        use bosun_core::Rejection as R;
+        let kind = match r {
+            R::NoSuchAgent(_) | R::NoSuchWorkspace(_) => ErrorKind::NotFound,
+            R::AmbiguousAgent { .. } | R::AmbiguousWorkspace { .. } => ErrorKind::BadRequest,
+            _ => ErrorKind::Conflict,
+        };
+        Self::new(kind, r.to_string())
+    }
+}
