@@ -216,7 +216,8 @@ fn zz_debug_hooks() {
 fn zz_once() {
     for i in 0..40 {
         let server = TmuxServer::new();
-        let tmux = server.tmux();
+        let t2 = server.tmux().clone().with_program("/tmp/tx/tmuxv");
+        let tmux = &t2;
         spawn(tmux, &name("before"), server.dir(), &BTreeMap::new(), &["sleep", "600"]);
         let log = server.dir().join("hooks.log");
         tmux.write_config(Some(&logging_prefix(&log))).expect("write_config");
@@ -226,7 +227,7 @@ fn zz_once() {
         if !wait_until(Duration::from_secs(3), || read(&log).lines().any(|l| l == died)) {
             let out = std::process::Command::new("tmux").arg("-S").arg(server.socket()).args(["show-hooks", "-gw"]).output().unwrap();
             let out2 = std::process::Command::new("tmux").arg("-S").arg(server.socket()).args(["show-options", "-gw", "remain-on-exit"]).output().unwrap();
-            panic!("iteration {i}: {:?} {:?} {} {}", read(&log), tmux.list(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out2.stdout));
+            panic!("iteration {i}: {:?} {:?} {:?}", server.socket(), read(&log), tmux.list());
         }
     }
 }

@@ -76,8 +76,8 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
                     d.effect(Effect::KillSession { agent: a.id.clone(), session: a.session.clone() });
                 }
             }
-            // Spawned after it was declared dead (killed while starting): end it.
-            Some(a) if a.state.is_dead() => {
+            // Spawned after it was killed while starting: end it.
+            Some(a) if a.state.is_dead() && a.kill_requested => {
                 d.effect(Effect::KillSession { agent: a.id.clone(), session: a.session.clone() })
             }
             _ => {}
@@ -211,6 +211,10 @@ fn remove_workspace(
     };
     d.event(Event::WorkspaceRemoving { id: id.clone(), force, keep_branch: keep_branch.clone() });
     d.effect(remove(ws, force, keep_branch.is_none()));
+    // The sessions of its dead agents were kept for `peek`; they go with the workspace.
+    for a in state.agents.values().filter(|a| &a.workspace == id) {
+        d.effect(Effect::KillSession { agent: a.id.clone(), session: a.session.clone() });
+    }
     Ok(())
 }
 
