@@ -15,6 +15,11 @@ use bosun_core::{SessionName, SessionSeen};
 
 use crate::{AdapterError, Sessions, SpawnSpec};
 
+/// How often `list` makes the server reap its children when a pane reads dead without a status,
+/// and how long it waits each time before looking again.
+const REAP_ATTEMPTS: usize = 3;
+const REAP_WAIT: Duration = Duration::from_millis(30);
+
 /// How long `send_text` waits between typing the text and pressing Enter, so the program has
 /// taken in the text before the Enter arrives: `base`, plus `per_20_chars` for every 20
 /// characters, at most `max`.
@@ -27,14 +32,20 @@ pub struct SettleDelay {
 
 impl Default for SettleDelay {
     fn default() -> Self {
-        Self { base: Duration::from_millis(50), per_20_chars: Duration::from_millis(1), max: Duration::from_millis(500) }
+        Self {
+            base: Duration::from_millis(50),
+            per_20_chars: Duration::from_millis(1),
+            max: Duration::from_millis(500),
+        }
     }
 }
 
 impl SettleDelay {
     pub fn for_text(&self, text: &str) -> Duration {
         let blocks = u32::try_from(text.chars().count() / 20).unwrap_or(u32::MAX);
-        self.base.saturating_add(self.per_20_chars.saturating_mul(blocks)).min(self.max)
+        self.base
+            .saturating_add(self.per_20_chars.saturating_mul(blocks))
+            .min(self.max)
     }
 }
 
@@ -51,7 +62,12 @@ impl Tmux {
     /// tmux (found on `PATH`) on `socket`, starting its server with the configuration at
     /// `config` (see `write_config`).
     pub fn new(socket: PathBuf, config: PathBuf) -> Self {
-        Self { program: PathBuf::from("tmux"), socket, config, settle: SettleDelay::default() }
+        Self {
+            program: PathBuf::from("tmux"),
+            socket,
+            config,
+            settle: SettleDelay::default(),
+        }
     }
 
     /// Runs `program` instead of `tmux` from `PATH`.
@@ -93,6 +109,15 @@ impl Tmux {
         }
     }
 
+    /// One `list-panes` over every session; no server means no sessions.
+    fn list_once(&self) -> Result<Vec<SessionSeen>, AdapterError> {
+        match self.run(["list-panes", "-a", "-F", panes::LIST_FORMAT]) {
+            Ok(out) => Ok(panes::parse_list(&out)),
+            Err(e) if no_server(&e) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The pid of the first pane of `session`.
     fn pane_pid(&self, session: &SessionName) -> Result<Option<u32>, AdapterError> {
         let out = self.run(["list-panes", "-s", "-t", &exact(session), "-F", "#{pane_pid}"])?;
@@ -107,15 +132,27 @@ impl Tmux {
         S: AsRef<OsStr>,
     {
         let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
-        let mut full = vec![OsString::from("-S"), self.socket.clone().into(), "-f".into(), self.config.clone().into()];
+        let mut full = vec![
+            OsString::from("-S"),
+            self.socket.clone().into(),
+            "-f".into(),
+            self.config.clone().into(),
+        ];
         full.extend(args);
         let output = self.exec(&full)?;
         if output.status.success() {
             Ok(String::from_utf8_lossy(&output.stdout).into_owned())
         } else {
             let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
-            let stderr = if stderr.is_empty() { output.status.to_string() } else { stderr };
-            Err(AdapterError::Command { command: self.display(&full), stderr })
+            let stderr = if stderr.is_empty() {
+                output.status.to_string()
+            } else {
+                stderr
+            };
+            Err(AdapterError::Command {
+                command: self.display(&full),
+                stderr,
+            })
         }
     }
 
@@ -141,7 +178,11 @@ impl Tmux {
         for arg in args {
             let arg = arg.to_string_lossy();
             let short: String = arg.chars().take(60).collect();
-            let short = if short.len() < arg.len() { format!("{short}…") } else { short };
+            let short = if short.len() < arg.len() {
+                format!("{short}…")
+            } else {
+                short
+            };
             line.push(' ');
             if short.is_empty() || short.contains(char::is_whitespace) || short.contains(['\'', '"', '#', '$']) {
                 line.push('\'');
@@ -156,7 +197,13 @@ impl Tmux {
 
     /// A failure on a missing session or server as `AdapterError::NoSession`.
     fn on_session<T>(&self, session: &SessionName, result: Result<T, AdapterError>) -> Result<T, AdapterError> {
-        result.map_err(|e| if no_server(&e) || no_session(&e) { AdapterError::NoSession(session.to_string()) } else { e })
+        result.map_err(|e| {
+            if no_server(&e) || no_session(&e) {
+                AdapterError::NoSession(session.to_string())
+            } else {
+                e
+            }
+        })
     }
 }
 
@@ -167,12 +214,21 @@ impl Sessions for Tmux {
             Ok(())
         } else {
             let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
-            Err(AdapterError::TmuxMissing(format!("`{} -V` failed: {} {stderr}", self.program.display(), output.status)))
+            Err(AdapterError::TmuxMissing(format!(
+                "`{} -V` failed: {} {stderr}",
+                self.program.display(),
+                output.status
+            )))
         }
     }
 
     fn spawn(&self, spec: SpawnSpec<'_>) -> Result<Option<u32>, AdapterError> {
-        let mut args: Vec<OsString> = vec!["new-session".into(), "-d".into(), "-s".into(), spec.session.as_str().into()];
+        let mut args: Vec<OsString> = vec![
+            "new-session".into(),
+            "-d".into(),
+            "-s".into(),
+            spec.session.as_str().into(),
+        ];
         args.extend(["-c".into(), spec.cwd.as_os_str().to_owned()]);
         for (key, value) in spec.env {
             args.extend(["-e".into(), format!("{key}={value}").into()]);
@@ -210,11 +266,21 @@ impl Sessions for Tmux {
     }
 
     fn list(&self) -> Result<Vec<SessionSeen>, AdapterError> {
-        match self.run(["list-panes", "-a", "-F", panes::LIST_FORMAT]) {
-            Ok(out) => Ok(panes::parse_list(&out)),
-            Err(e) if no_server(&e) => Ok(Vec::new()),
-            Err(e) => Err(e),
+        let mut seen = self.list_once()?;
+        // tmux before 3.5 can miss the SIGCHLD of a pane's process: the pane then reads dead
+        // with no status, for good, and pane-died never fires (and for a moment after an exit,
+        // any version may show that). Any child of the server exiting makes it reap all of its
+        // children, which records the status and fires the hook; a background `run-shell` is
+        // such a child.
+        for _ in 0..REAP_ATTEMPTS {
+            if !seen.iter().any(panes::dead_without_status) {
+                break;
+            }
+            self.run(["run-shell", "-b", "true"])?;
+            std::thread::sleep(REAP_WAIT);
+            seen = self.list_once()?;
         }
+        Ok(seen)
     }
 
     fn kill(&self, session: &SessionName) -> Result<(), AdapterError> {
@@ -256,4 +322,17 @@ fn no_server(err: &AdapterError) -> bool {
 fn no_session(err: &AdapterError) -> bool {
     matches!(err, AdapterError::Command { stderr, .. }
         if stderr.contains("can't find session") || stderr.contains("can't find pane") || stderr.contains("can't find window"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settle_delay_grows_with_the_text_up_to_its_cap() {
+        let settle = SettleDelay::default();
+        assert_eq!(settle.for_text("hi"), Duration::from_millis(50));
+        assert_eq!(settle.for_text(&"x".repeat(200)), Duration::from_millis(60));
+        assert_eq!(settle.for_text(&"x".repeat(100_000)), Duration::from_millis(500));
+    }
 }

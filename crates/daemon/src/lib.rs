@@ -99,9 +99,9 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         });
         tracing::info!(socket = %opts.dirs.socket().display(), "daemon ready");
         server::serve(listener, ctx).await;
+        let _ = std::fs::remove_file(opts.dirs.socket());
         Ok::<_, DaemonError>(())
     });
-    let _ = std::fs::remove_file(opts.dirs.socket());
     runtime.shutdown_timeout(std::time::Duration::from_secs(5));
     let _ = thread.join();
     tracing::info!("daemon stopped");

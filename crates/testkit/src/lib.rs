@@ -2,6 +2,7 @@
 //! the real things tests use — git repositories in temp dirs, tmux on a private socket, and the
 //! claudeless Claude Code simulator.
 
+pub mod bosun;
 pub mod fakes;
 pub mod poll;
 pub mod repo;

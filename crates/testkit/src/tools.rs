@@ -24,7 +24,9 @@ pub fn tmux() -> PathBuf {
             if !run(Command::new("apt-get").args(["install", "-y", "tmux"])) {
                 run(Command::new("apt-get").arg("update"));
                 if !run(Command::new("apt-get").args(["install", "-y", "tmux"])) {
-                    panic!("tmux is missing and `apt-get install -y tmux` failed: install tmux and run the tests again");
+                    panic!(
+                        "tmux is missing and `apt-get install -y tmux` failed: install tmux and run the tests again"
+                    );
                 }
             }
             on_path("tmux").unwrap_or_else(|| panic!("`apt-get install -y tmux` succeeded but tmux is not on PATH"))
@@ -43,20 +45,16 @@ pub fn claudeless() -> PathBuf {
                 return path;
             }
             let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-            let installed = run(Command::new(cargo).args([
-                "install",
-                "--locked",
-                "claudeless",
-                "--version",
-                CLAUDELESS_VERSION,
-            ]));
+            let installed =
+                run(Command::new(cargo).args(["install", "--locked", "claudeless", "--version", CLAUDELESS_VERSION]));
             if !installed {
                 panic!(
                     "claudeless is missing and `cargo install --locked claudeless --version {CLAUDELESS_VERSION}` \
                      failed: install it, or point $CLAUDELESS_BIN at it"
                 );
             }
-            find_claudeless().unwrap_or_else(|| panic!("claudeless was installed but is not on PATH nor in ~/.cargo/bin"))
+            find_claudeless()
+                .unwrap_or_else(|| panic!("claudeless was installed but is not on PATH nor in ~/.cargo/bin"))
         })
     })
     .clone()
@@ -83,7 +81,8 @@ fn locked<T>(f: impl FnOnce() -> T) -> T {
         .truncate(false)
         .open(&path)
         .unwrap_or_else(|e| panic!("cannot create the lock file {}: {e}", path.display()));
-    file.lock().unwrap_or_else(|e| panic!("cannot lock {}: {e}", path.display()));
+    file.lock()
+        .unwrap_or_else(|e| panic!("cannot lock {}: {e}", path.display()));
     let value = f();
     drop(file);
     value
@@ -92,7 +91,9 @@ fn locked<T>(f: impl FnOnce() -> T) -> T {
 /// `program` found in a directory of `$PATH`.
 fn on_path(program: &str) -> Option<PathBuf> {
     let path = env::var_os("PATH")?;
-    env::split_paths(&path).map(|dir| dir.join(program)).find(|p| is_executable(p))
+    env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| is_executable(p))
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -121,7 +122,8 @@ impl TmuxServer {
             .tempdir()
             .unwrap_or_else(|e| panic!("cannot create a temp dir: {e}"));
         let tmux = Tmux::new(dir.path().join("tmux.sock"), dir.path().join("tmux.conf")).with_program(tmux());
-        tmux.write_config(None).unwrap_or_else(|e| panic!("cannot write the tmux configuration: {e}"));
+        tmux.write_config(None)
+            .unwrap_or_else(|e| panic!("cannot write the tmux configuration: {e}"));
         Self { dir, tmux }
     }
 

@@ -1,0 +1,132 @@
+//! The daemon's life: crash and restart, one per state directory, a private socket, stale
+//! sockets, and versions.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+
+use bosun_wire::{Envelope, ErrorKind, Request, Response};
+use support::*;
+
+#[test]
+fn a_daemon_killed_with_sigkill_comes_back_with_every_agent_and_adopts_the_live_one() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("chat"));
+    let live = bosun.start(repo.path(), &["--name", "live", "--", &cl, "--scenario", &sc]);
+    let done = bosun.start(repo.path(), &["--name", "done", "--", "true"]);
+    let vanished = bosun.start(repo.path(), &["--name", "vanished", "--", "sleep", "600"]);
+    bosun.wait_state(&live, "running");
+    bosun.wait_state(&done, "dead(completed)");
+    bosun.wait_state(&vanished, "running");
+    let pid = bosun.agent(&live).pid;
+
+    bosun.kill_daemon_hard();
+    // While bosun is down, one session disappears, and a start is acknowledged just before.
+    assert!(bosun.tmux(&["kill-session", "-t", &format!("bosun-{vanished}")]).status.success());
+
+    let list = bosun.list(); // starts a new daemon
+    assert_eq!(list.agents.len(), 3, "every agent is still listed");
+    let live_agent = bosun.agent(&live);
+    assert_eq!(live_agent.state.label(), "running");
+    assert_eq!(live_agent.pid, pid, "the same process, adopted, not restarted");
+    assert_eq!(bosun.agent(&done).state.label(), "dead(completed)");
+    assert_eq!(bosun.agent(&vanished).state.label(), "dead(lost)");
+
+    bosun.wait_screen(&live, "for shortcuts");
+    bosun.ok(repo.path(), &["send", &live, "ping"]);
+    bosun.wait_screen(&live, "pong");
+}
+
+#[test]
+fn a_start_acknowledged_just_before_a_crash_is_not_lost() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let id = bosun.start(repo.path(), &["--", "sleep", "600"]);
+    bosun.kill_daemon_hard();
+    let list = bosun.list();
+    assert!(list.agents.iter().any(|a| a.id.as_str() == id), "acknowledged agent listed after the crash");
+    bosun.wait_state(&id, "running");
+    assert_eq!(bosun.sessions(), vec![format!("bosun-{id}")], "started exactly once");
+}
+
+#[test]
+fn one_daemon_per_state_directory_with_a_private_socket() {
+    let bosun = bosun();
+    let dir = bosun.state_dir().to_owned();
+    let out = bosun.ok(&dir, &["daemon", "start"]);
+    assert!(out.contains("daemon started"), "{out}");
+    let mode = std::fs::metadata(dir.join("bosun.sock")).expect("socket").permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+
+    let err = bosun.fails(&dir, &["daemon", "run"]);
+    assert!(err.contains("already runs"), "{err}");
+    let out = bosun.ok(&dir, &["daemon", "start"]);
+    assert!(out.contains("already runs"), "{out}");
+}
+
+#[test]
+fn status_start_and_stop() {
+    let bosun = bosun();
+    let dir = bosun.state_dir().to_owned();
+    let out = bosun.run(&dir, &["daemon", "status"]);
+    assert_eq!(out.status.code(), Some(3), "not running");
+    bosun.ok(&dir, &["daemon", "start"]);
+    let status: serde_json::Value = serde_json::from_str(&bosun.ok(&dir, &["daemon", "status", "--json"])).unwrap();
+    assert_eq!(status["running"], true);
+    assert_eq!(status["daemon"]["version"], bosun_wire::VERSION);
+    let out = bosun.ok(&dir, &["daemon", "stop"]);
+    assert!(out.contains("daemon stopped"), "{out}");
+    assert_eq!(bosun.run(&dir, &["daemon", "status"]).status.code(), Some(3));
+    assert!(!dir.join("bosun.sock").exists(), "socket removed on stop");
+    let logs = bosun.ok(&dir, &["daemon", "logs"]);
+    assert!(logs.contains("daemon stopped"), "{logs}");
+}
+
+#[test]
+fn a_stale_socket_left_by_a_crashed_daemon_is_replaced() {
+    let bosun = bosun();
+    let dir = bosun.state_dir().to_owned();
+    drop(UnixListener::bind(dir.join("bosun.sock")).expect("bind"));
+    assert!(dir.join("bosun.sock").exists(), "a socket nobody listens on");
+    let out = bosun.ok(&dir, &["ls"]);
+    assert!(out.contains("no agents yet"), "{out}");
+}
+
+#[test]
+fn a_socket_path_taken_by_another_file_is_reported_and_left_alone() {
+    let bosun = bosun();
+    let dir = bosun.state_dir().to_owned();
+    std::fs::write(dir.join("bosun.sock"), "mine").unwrap();
+    let err = bosun.fails(&dir, &["ls"]);
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(err.contains("is not a socket"), "{err}");
+    assert_eq!(std::fs::read_to_string(dir.join("bosun.sock")).unwrap(), "mine");
+}
+
+#[test]
+fn a_cli_of_another_version_is_told_what_to_do() {
+    let bosun = bosun();
+    let dir = bosun.state_dir().to_owned();
+    bosun.ok(&dir, &["daemon", "start"]);
+    let ask = |request: Request| -> Response {
+        let mut s = UnixStream::connect(dir.join("bosun.sock")).unwrap();
+        let frame = bosun_wire::encode(&Envelope { version: "0.0.1-old".into(), request }).unwrap();
+        s.write_all(&frame).unwrap();
+        let mut len = [0u8; 4];
+        s.read_exact(&mut len).unwrap();
+        let mut body = vec![0u8; u32::from_be_bytes(len) as usize];
+        s.read_exact(&mut body).unwrap();
+        bosun_wire::decode(&body).unwrap()
+    };
+    match ask(Request::List) {
+        Response::Error(e) => {
+            assert_eq!(e.kind, ErrorKind::VersionMismatch);
+            assert!(e.message.contains("bosun daemon stop"), "{}", e.message);
+        }
+        other => panic!("expected a version mismatch, got {other:?}"),
+    }
+    assert!(matches!(ask(Request::Status), Response::Status(_)), "status works across versions");
+}

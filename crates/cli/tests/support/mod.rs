@@ -1,0 +1,37 @@
+//! Helpers shared by the CLI's black-box tests.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+pub use bosun_testkit::bosun::{Bosun, PATIENCE};
+pub use bosun_testkit::repo::TempRepo;
+
+pub fn bosun() -> Bosun {
+    Bosun::new(env!("CARGO_BIN_EXE_bosun"))
+}
+
+/// The path of `examples/scenarios/<name>.toml`.
+pub fn scenario(name: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/scenarios").join(format!("{name}.toml"));
+    p.canonicalize().expect("scenario exists").display().to_string()
+}
+
+pub fn claudeless() -> String {
+    bosun_testkit::tools::claudeless().display().to_string()
+}
+
+/// Every file named `name` under `dir`.
+pub fn find_files(dir: &Path, name: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return found };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() && !path.is_symlink() {
+            found.extend(find_files(&path, name));
+        } else if path.file_name().is_some_and(|n| n == name) {
+            found.push(path);
+        }
+    }
+    found
+}

@@ -1,0 +1,187 @@
+//! `Bosun`: one bosun under test, driven through its real binary, with a state directory, a
+//! Claude config directory and a tmux server of its own. Dropping it kills its daemon and its
+//! tmux server, even when the test panicked.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use bosun_core::Agent;
+use bosun_wire::{AgentDetail, Listing};
+use tempfile::TempDir;
+
+use crate::poll::wait_for;
+use crate::tools;
+
+/// How long tests wait for something bosun should do promptly.
+pub const PATIENCE: Duration = Duration::from_secs(20);
+
+pub struct Bosun {
+    bin: PathBuf,
+    state: TempDir,
+    claude: TempDir,
+    /// Replaces `PATH` for every command (to hide tmux, say).
+    path: Option<String>,
+}
+
+impl Bosun {
+    /// A fresh bosun using the binary at `bin` (`env!("CARGO_BIN_EXE_bosun")`).
+    pub fn new(bin: impl Into<PathBuf>) -> Self {
+        tools::tmux();
+        Self { bin: bin.into(), state: tempdir(), claude: tempdir(), path: None }
+    }
+
+    /// The same, with `PATH` set to `path` for bosun and everything it starts.
+    pub fn with_path(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+
+    pub fn state_dir(&self) -> &Path {
+        self.state.path()
+    }
+
+    pub fn claude_config(&self) -> &Path {
+        self.claude.path()
+    }
+
+    pub fn bin(&self) -> &Path {
+        &self.bin
+    }
+
+    /// `bosun ARGS` run in `cwd`, with this bosun's environment.
+    pub fn command(&self, cwd: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new(&self.bin);
+        cmd.args(args)
+            .current_dir(cwd)
+            .env("BOSUN_STATE_DIR", self.state.path())
+            .env("CLAUDE_CONFIG_DIR", self.claude.path())
+            .env_remove("TMUX")
+            .env_remove("BOSUN_LOG");
+        if let Some(p) = &self.path {
+            cmd.env("PATH", p);
+        }
+        cmd
+    }
+
+    pub fn run(&self, cwd: &Path, args: &[&str]) -> Output {
+        self.command(cwd, args).output().expect("run bosun")
+    }
+
+    /// Runs `bosun ARGS` and returns its stdout; panics, with its stderr, when it fails.
+    pub fn ok(&self, cwd: &Path, args: &[&str]) -> String {
+        let out = self.run(cwd, args);
+        assert!(
+            out.status.success(),
+            "bosun {args:?} failed ({}):\n{}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr),
+            self.log()
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs `bosun ARGS`, which must fail, and returns its stderr.
+    pub fn fails(&self, cwd: &Path, args: &[&str]) -> String {
+        let out = self.run(cwd, args);
+        assert!(!out.status.success(), "bosun {args:?} should have failed; stdout:\n{}", String::from_utf8_lossy(&out.stdout));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+
+    /// `bosun agent start --json ARGS`: the new agent's id.
+    pub fn start(&self, cwd: &Path, args: &[&str]) -> String {
+        let mut all = vec!["agent", "start", "--json"];
+        all.extend_from_slice(args);
+        let v: serde_json::Value = serde_json::from_str(&self.ok(cwd, &all)).expect("start prints JSON");
+        v["agent"].as_str().expect("agent id").to_owned()
+    }
+
+    pub fn list(&self) -> Listing {
+        serde_json::from_str(&self.ok(self.state_dir(), &["ls", "--json"])).expect("ls --json parses")
+    }
+
+    pub fn show(&self, id: &str) -> AgentDetail {
+        serde_json::from_str(&self.ok(self.state_dir(), &["show", id, "--json"])).expect("show --json parses")
+    }
+
+    pub fn agent(&self, id: &str) -> Agent {
+        self.show(id).agent
+    }
+
+    /// Waits until the agent's state label (`running`, `dead(crashed:3)`, …) is `label`.
+    pub fn wait_state(&self, id: &str, label: &str) -> Agent {
+        let mut last = String::new();
+        wait_for(PATIENCE, || {
+            let a = self.agent(id);
+            last = a.state.label();
+            (last == label).then_some(a)
+        })
+        .unwrap_or_else(|| panic!("agent {id} never became {label}; last {last}\n{}", self.log()))
+    }
+
+    /// Waits until `bosun peek` shows `text`, and returns the screen.
+    pub fn wait_screen(&self, id: &str, text: &str) -> String {
+        let mut last = String::new();
+        wait_for(PATIENCE, || {
+            last = self.ok(self.state_dir(), &["peek", id]);
+            last.contains(text).then(|| last.clone())
+        })
+        .unwrap_or_else(|| panic!("{text:?} never showed on {id}'s screen:\n{last}"))
+    }
+
+    /// The pid of the daemon that runs now (one holds the lock on `daemon.pid`).
+    pub fn daemon_pid(&self) -> Option<i32> {
+        let path = self.state.path().join("daemon.pid");
+        let file = std::fs::File::open(&path).ok()?;
+        if file.try_lock_shared().is_ok() {
+            return None;
+        }
+        let text = std::fs::read_to_string(self.state.path().join("daemon.pid")).ok()?;
+        text.trim().parse().ok()
+    }
+
+    /// Kills the daemon with SIGKILL and waits until it is gone.
+    pub fn kill_daemon_hard(&self) {
+        let pid = self.daemon_pid().expect("a running daemon");
+        assert!(Command::new("kill").args(["-9", &pid.to_string()]).status().expect("kill").success());
+        let gone = wait_for(PATIENCE, || (!Path::new(&format!("/proc/{pid}")).exists()).then_some(()));
+        assert!(gone.is_some(), "daemon {pid} survived SIGKILL");
+    }
+
+    /// `tmux -S <state>/tmux.sock ARGS`.
+    pub fn tmux(&self, args: &[&str]) -> Output {
+        Command::new(tools::tmux())
+            .arg("-S")
+            .arg(self.state.path().join("tmux.sock"))
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("run tmux")
+    }
+
+    /// Names of the sessions on this bosun's tmux server.
+    pub fn sessions(&self) -> Vec<String> {
+        let out = self.tmux(&["list-sessions", "-F", "#{session_name}"]);
+        String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect()
+    }
+
+    /// The daemon's log, for failure messages.
+    pub fn log(&self) -> String {
+        let log = std::fs::read_to_string(self.state.path().join("daemon.log")).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        format!("--- daemon log (tail) ---\n{}", lines[lines.len().saturating_sub(30)..].join("\n"))
+    }
+}
+
+impl Drop for Bosun {
+    fn drop(&mut self) {
+        if let Some(pid) = self.daemon_pid() {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+fn tempdir() -> TempDir {
+    tempfile::Builder::new().prefix("bosun-").tempdir_in("/tmp").expect("temp dir")
+}
