@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use bosun_core::{SessionName, SessionSeen, WorkspaceKind};
 
 pub use error::AdapterError;
-pub use tmux::Tmux;
+pub use tmux::{SettleDelay, Tmux};
 pub use workspaces::LocalWorkspaces;
 
 /// Directories and git worktrees that agents work in.

@@ -17,7 +17,10 @@ pub const CLAUDELESS_VERSION: &str = "0.4.0";
 pub fn tmux() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
-        locked(|| {
+        if let Some(path) = on_path("tmux") {
+            return path;
+        }
+        locked("tmux", || {
             if let Some(path) = on_path("tmux") {
                 return path;
             }
@@ -40,7 +43,10 @@ pub fn tmux() -> PathBuf {
 pub fn claudeless() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
-        locked(|| {
+        if let Some(path) = find_claudeless() {
+            return path;
+        }
+        locked("claudeless", || {
             if let Some(path) = find_claudeless() {
                 return path;
             }
@@ -71,10 +77,10 @@ fn find_claudeless() -> Option<PathBuf> {
     from_env.or_else(|| on_path("claudeless")).or_else(in_cargo_home)
 }
 
-/// Runs `f` holding an exclusive lock shared by every test process on this machine, so only
-/// one of them installs anything and the others wait for it.
-fn locked<T>(f: impl FnOnce() -> T) -> T {
-    let path = env::temp_dir().join("bosun-testkit-tools.lock");
+/// Runs `f` holding an exclusive lock on installing `tool`, shared by every test process on this
+/// machine, so only one of them installs it and the others wait, then find it installed.
+fn locked<T>(tool: &str, f: impl FnOnce() -> T) -> T {
+    let path = env::temp_dir().join(format!("bosun-testkit-install-{tool}.lock"));
     let file = OpenOptions::new()
         .create(true)
         .write(true)

@@ -1,0 +1,107 @@
+//! Bad input gets a one-line error that says what to do, a non-zero exit, and changes nothing.
+
+mod support;
+
+use std::path::Path;
+
+use support::*;
+
+/// Runs a start that must fail and checks that it left nothing behind.
+fn refused(bosun: &Bosun, repo: &TempRepo, cwd: &Path, args: &[&str]) -> String {
+    let branches = repo.git(&["branch", "--list"]);
+    let worktrees = repo.git(&["worktree", "list"]);
+    let mut all = vec!["agent", "start"];
+    all.extend_from_slice(args);
+    let err = bosun.fails(cwd, &all);
+    assert_eq!(err.trim().lines().count(), 1, "a one-line error: {err}");
+    assert_eq!(repo.git(&["branch", "--list"]), branches, "no branch created");
+    assert_eq!(repo.git(&["worktree", "list"]), worktrees, "no worktree created");
+    let workspaces = bosun.state_dir().join("workspaces");
+    let left: Vec<_> = std::fs::read_dir(&workspaces).map(|d| d.flatten().collect()).unwrap_or_default();
+    assert!(left.is_empty(), "no workspace directory: {left:?}");
+    if bosun.daemon_pid().is_some() {
+        let list = bosun.list();
+        assert!(list.agents.is_empty() && list.workspaces.is_empty(), "nothing recorded");
+    }
+    err
+}
+
+#[test]
+fn outside_a_git_repository() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let plain = tempfile::tempdir().unwrap();
+    let err = refused(&bosun, &repo, plain.path(), &["--", "true"]);
+    assert!(err.contains("not inside a git repository") && err.contains("--workspace folder"), "{err}");
+}
+
+#[test]
+fn an_unknown_ref() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let err = refused(&bosun, &repo, repo.path(), &["--ref", "no-such-branch", "--", "true"]);
+    assert!(err.contains("unknown ref \"no-such-branch\""), "{err}");
+}
+
+#[test]
+fn a_branch_that_exists_or_is_invalid() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let err = refused(&bosun, &repo, repo.path(), &["--branch", "main", "--", "true"]);
+    assert!(err.contains("already exists"), "{err}");
+    let err = refused(&bosun, &repo, repo.path(), &["--branch", "bad..name", "--", "true"]);
+    assert!(err.contains("not a valid branch name"), "{err}");
+}
+
+#[test]
+fn names_with_slashes_dots_spaces_or_control_characters() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    for (name, says) in [("a/b", "'/'"), ("..", "'..'"), ("a b", "whitespace"), ("a\u{1b}b", "control character")] {
+        let err = refused(&bosun, &repo, repo.path(), &["--name", name, "--", "true"]);
+        assert!(err.contains(says), "{name:?}: {err}");
+    }
+}
+
+#[test]
+fn a_missing_repo_directory_or_a_branch_for_a_folder() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let err = refused(&bosun, &repo, repo.path(), &["--repo", "/no/such/dir", "--", "true"]);
+    assert!(err.contains("no such directory"), "{err}");
+    let err = refused(&bosun, &repo, repo.path(), &["--workspace", "folder", "--branch", "x", "--", "true"]);
+    assert!(err.contains("only apply to --workspace worktree"), "{err}");
+}
+
+#[test]
+fn tmux_missing() {
+    // A PATH with git and a shell but no tmux, for the CLI and the daemon it starts.
+    let bin = tempfile::tempdir().unwrap();
+    for tool in ["git", "sh"] {
+        let path = which(tool);
+        std::os::unix::fs::symlink(path, bin.path().join(tool)).unwrap();
+    }
+    let bosun = bosun().with_path(bin.path().display().to_string());
+    let repo = TempRepo::new();
+    let err = refused(&bosun, &repo, repo.path(), &["--", "true"]);
+    assert!(err.contains("tmux is not installed") && err.contains("apt-get install tmux"), "{err}");
+}
+
+#[test]
+fn unknown_and_ambiguous_ids() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let err = bosun.fails(repo.path(), &["kill", "nosuchagent"]);
+    assert_eq!(err.trim(), "bosun: no agent matches \"nosuchagent\": see `bosun ls`");
+    let err = bosun.fails(repo.path(), &["workspace", "rm", "ws-nope"]);
+    assert!(err.contains("no workspace matches"), "{err}");
+    let a = bosun.start(repo.path(), &["--name", "twin", "--", "sleep", "600"]);
+    let b = bosun.start(repo.path(), &["--name", "twin", "--", "sleep", "600"]);
+    let err = bosun.fails(repo.path(), &["show", "twin"]);
+    assert!(err.contains("matches several agents") && err.contains(&a) && err.contains(&b), "{err}");
+}
+
+fn which(tool: &str) -> std::path::PathBuf {
+    let path = std::env::var("PATH").unwrap_or_default();
+    std::env::split_paths(&path).map(|d| d.join(tool)).find(|p| p.is_file()).expect("tool on PATH")
+}

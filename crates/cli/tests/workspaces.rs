@@ -1,0 +1,106 @@
+//! Workspaces through the CLI: removal that never loses work, prune, and folders.
+
+mod support;
+
+use bosun_testkit::repo::commit_file_in;
+use support::*;
+
+fn finished(bosun: &Bosun, repo: &TempRepo, args: &[&str]) -> (String, std::path::PathBuf) {
+    let id = bosun.start(repo.path(), args);
+    bosun.wait_state(&id, "dead(completed)");
+    let settled = bosun_testkit::poll::wait_for(PATIENCE, || {
+        let ws = bosun.show(&id).workspace?;
+        (!matches!(ws.state, bosun_core::WorkspaceState::InUse { .. })).then_some(ws)
+    })
+    .expect("workspace released");
+    (settled.id.to_string(), settled.path)
+}
+
+#[test]
+fn a_dirty_workspace_is_refused_without_force_and_removed_with_it() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (ws, path) = finished(&bosun, &repo, &["--", "sh", "-c", "echo work > result.txt"]);
+    let err = bosun.fails(repo.path(), &["workspace", "rm", &ws]);
+    assert!(err.contains("uncommitted changes") && err.contains("--force"), "{err}");
+    assert!(path.join("result.txt").exists(), "nothing removed");
+
+    let out = bosun.ok(repo.path(), &["workspace", "rm", &ws, "--force"]);
+    assert!(out.contains(&format!("removed {ws}")), "{out}");
+    assert!(!path.exists());
+    assert!(bosun.list().workspaces.is_empty());
+}
+
+#[test]
+fn a_branch_with_new_commits_is_kept_and_reported_and_a_clean_one_is_deleted() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (kept_ws, kept_path) = finished(&bosun, &repo, &["--branch", "keep-me", "--", "true"]);
+    commit_file_in(&kept_path, "work.txt", "done\n");
+    let (gone_ws, _) = finished(&bosun, &repo, &["--branch", "delete-me", "--", "true"]);
+
+    let out = bosun.ok(repo.path(), &["workspace", "rm", &kept_ws]);
+    assert!(out.contains("kept branch keep-me") && out.contains("1 commit"), "{out}");
+    let out = bosun.ok(repo.path(), &["workspace", "rm", &gone_ws]);
+    assert!(out.contains("deleted branch delete-me"), "{out}");
+    let branches = repo.git(&["branch", "--list"]);
+    assert!(branches.contains("keep-me") && !branches.contains("delete-me"), "{branches}");
+    assert!(!kept_path.exists(), "the worktree itself is removed");
+}
+
+#[test]
+fn a_workspace_in_use_is_refused() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let id = bosun.start(repo.path(), &["--", "sleep", "600"]);
+    bosun.wait_state(&id, "running");
+    let ws = bosun.show(&id).workspace.unwrap();
+    let err = bosun.fails(repo.path(), &["workspace", "rm", ws.id.as_str(), "--force"]);
+    assert!(err.contains("in use by agent") && err.contains(&format!("bosun kill {id}")), "{err}");
+    assert!(ws.path.exists());
+}
+
+#[test]
+fn prune_removes_clean_workspaces_and_keeps_dirty_and_busy_ones() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (clean, clean_path) = finished(&bosun, &repo, &["--", "true"]);
+    let (dirty, dirty_path) = finished(&bosun, &repo, &["--", "sh", "-c", "touch x"]);
+    let busy = bosun.start(repo.path(), &["--", "sleep", "600"]);
+    bosun.wait_state(&busy, "running");
+
+    let out = bosun.ok(repo.path(), &["workspace", "prune", "--dry-run"]);
+    assert!(out.contains(&format!("would remove {clean}")), "{out}");
+    assert!(clean_path.exists(), "dry run removes nothing");
+
+    let out = bosun.ok(repo.path(), &["workspace", "prune"]);
+    assert!(out.contains(&format!("removed {clean}")), "{out}");
+    assert!(out.contains(&format!("kept {dirty}: dirty")), "{out}");
+    assert!(!clean_path.exists() && dirty_path.exists());
+    assert_eq!(bosun.list().workspaces.len(), 2);
+}
+
+#[test]
+fn a_folder_workspace_is_an_empty_directory_outside_any_repository() {
+    let bosun = bosun();
+    let plain = tempfile::tempdir().unwrap();
+    let id = bosun.start(plain.path(), &["--workspace", "folder", "--", "sh", "-c", "ls -A > listing.txt"]);
+    bosun.wait_state(&id, "dead(completed)");
+    let ws = bosun.show(&id).workspace.unwrap();
+    assert_eq!(ws.kind, bosun_core::WorkspaceKind::Folder);
+    assert_eq!(std::fs::read_to_string(ws.path.join("listing.txt")).unwrap(), "listing.txt\n");
+    assert!(ws.path.starts_with(bosun.state_dir().join("workspaces")));
+}
+
+#[test]
+fn the_repositorys_claude_settings_are_copied_into_the_worktree() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    std::fs::create_dir_all(repo.path().join(".claude")).unwrap();
+    std::fs::write(repo.path().join(".claude/settings.json"), "{\"model\":\"test\"}").unwrap();
+    let (ws, path) = finished(&bosun, &repo, &["--", "true"]);
+    let copied = std::fs::read_to_string(path.join(".claude/settings.local.json")).unwrap();
+    assert_eq!(copied, "{\"model\":\"test\"}");
+    let out = bosun.ok(repo.path(), &["workspace", "rm", &ws]);
+    assert!(out.contains("removed"), "bosun's own copy does not make it dirty: {out}");
+}
