@@ -30,6 +30,9 @@ pub enum AdapterError {
 
 impl AdapterError {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        Self::Io { context: context.into(), source }
+        Self::Io {
+            context: context.into(),
+            source,
+        }
     }
 }

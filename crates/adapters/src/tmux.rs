@@ -256,13 +256,24 @@ impl Sessions for Tmux {
 
     fn capture(&self, session: &SessionName, colors: bool) -> Result<String, AdapterError> {
         let target = exact_pane(session);
+        // A dead pane's last output has scrolled into the history under tmux's "Pane is dead"
+        // line: capture the history too, so the end of a finished agent stays readable.
+        let dead = self.on_session(
+            session,
+            self.run(["display-message", "-p", "-t", target.as_str(), "#{pane_dead}"]),
+        )?;
         let mut args = vec!["capture-pane", "-p"];
         if colors {
             args.push("-e");
         }
+        if dead.trim() == "1" {
+            args.extend(["-S", "-"]);
+        }
         args.extend(["-t", target.as_str()]);
         let screen = self.on_session(session, self.run(args))?;
-        Ok(panes::trim_trailing_blank_lines(&screen).to_owned())
+        Ok(panes::trim_trailing_blank_lines(&screen)
+            .trim_start_matches('\n')
+            .to_owned())
     }
 
     fn list(&self) -> Result<Vec<SessionSeen>, AdapterError> {

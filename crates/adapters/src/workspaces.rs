@@ -4,16 +4,16 @@
 
 mod git;
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use bosun_core::WorkspaceKind;
 
 use crate::{AdapterError, Workspaces};
-use git::{
-    branch_exists, command_error, git, names_no_repo, output, run, stderr_text, stdout_line,
-};
+use git::{branch_exists, command_error, git, names_no_repo, output, run, stderr_text, stdout_line};
 
 /// Where `settings_from` is copied to, relative to the workspace.
 const SETTINGS_LOCAL: &str = ".claude/settings.local.json";
@@ -22,8 +22,31 @@ const SETTINGS_LOCAL: &str = ".claude/settings.local.json";
 const REFUSED_DIRTY: &str = "contains modified or untracked files";
 
 /// Workspaces on the local disk, made with the `git` found on `PATH`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct LocalWorkspaces;
+#[derive(Debug, Default)]
+pub struct LocalWorkspaces {
+    /// One lock per repository: concurrent `git worktree add` in one repository race on its
+    /// administrative files (`failed to read .git/worktrees/<x>/commondir`), so worktree
+    /// changes in a repository are made one at a time.
+    repo_locks: Mutex<BTreeMap<PathBuf, Arc<Mutex<()>>>>,
+}
+
+impl LocalWorkspaces {
+    pub const fn new() -> Self {
+        Self {
+            repo_locks: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// Runs `f` while holding `repo`'s lock.
+    fn serialized<T>(&self, repo: &Path, f: impl FnOnce() -> T) -> T {
+        let lock = {
+            let mut locks = self.repo_locks.lock().unwrap_or_else(PoisonError::into_inner);
+            locks.entry(repo.to_path_buf()).or_default().clone()
+        };
+        let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        f()
+    }
+}
 
 impl Workspaces for LocalWorkspaces {
     fn repo_root(&self, dir: &Path) -> Result<PathBuf, AdapterError> {
@@ -71,9 +94,7 @@ impl Workspaces for LocalWorkspaces {
         };
         if !out.status.success() {
             let stderr = stderr_text(&out);
-            return Err(invalid(
-                stderr.strip_prefix("fatal: ").unwrap_or(&stderr).to_owned(),
-            ));
+            return Err(invalid(stderr.strip_prefix("fatal: ").unwrap_or(&stderr).to_owned()));
         }
         // `--branch` expands shorthands such as `@{-1}`; only a name that stays itself is new.
         let expanded = stdout_line(&out);
@@ -89,36 +110,25 @@ impl Workspaces for LocalWorkspaces {
         Ok(())
     }
 
-    fn create(
-        &self,
-        path: &Path,
-        kind: &WorkspaceKind,
-        settings_from: Option<&Path>,
-    ) -> Result<(), AdapterError> {
+    fn create(&self, path: &Path, kind: &WorkspaceKind, settings_from: Option<&Path>) -> Result<(), AdapterError> {
         match kind {
             WorkspaceKind::Folder => create_dir_all(path)?,
-            WorkspaceKind::Worktree {
-                repo, branch, base, ..
-            } => create_worktree(repo, path, branch, base)?,
+            WorkspaceKind::Worktree { repo, branch, base, .. } => {
+                self.serialized(repo, || create_worktree(repo, path, branch, base))?
+            }
         }
         if let Some(from) = settings_from {
             let to = path.join(SETTINGS_LOCAL);
             if let Some(dir) = to.parent() {
                 create_dir_all(dir)?;
             }
-            fs::copy(from, &to).map_err(|e| {
-                AdapterError::io(format!("copying {} to {}", from.display(), to.display()), e)
-            })?;
+            fs::copy(from, &to)
+                .map_err(|e| AdapterError::io(format!("copying {} to {}", from.display(), to.display()), e))?;
         }
         Ok(())
     }
 
-    fn is_dirty(
-        &self,
-        path: &Path,
-        kind: &WorkspaceKind,
-        owned: &[PathBuf],
-    ) -> Result<bool, AdapterError> {
+    fn is_dirty(&self, path: &Path, kind: &WorkspaceKind, owned: &[PathBuf]) -> Result<bool, AdapterError> {
         if !exists(path)? {
             return Ok(false);
         }
@@ -135,10 +145,7 @@ impl Workspaces for LocalWorkspaces {
     }
 
     fn commits_ahead(&self, kind: &WorkspaceKind) -> Result<u32, AdapterError> {
-        let WorkspaceKind::Worktree {
-            repo, branch, base, ..
-        } = kind
-        else {
+        let WorkspaceKind::Worktree { repo, branch, base, .. } = kind else {
             return Ok(0);
         };
         if !branch_exists(repo, branch)? {
@@ -172,7 +179,7 @@ impl Workspaces for LocalWorkspaces {
         match kind {
             WorkspaceKind::Folder => remove_folder(path, force),
             WorkspaceKind::Worktree { repo, branch, .. } => {
-                remove_worktree(repo, path, force)?;
+                self.serialized(repo, || remove_worktree(repo, path, force))?;
                 if delete_branch {
                     let mut cmd = git(repo);
                     cmd.args(["branch", "-D", branch]);
@@ -190,9 +197,7 @@ impl Workspaces for LocalWorkspaces {
 
 /// `git worktree add`, tolerating a worktree already there and a branch left by a crash.
 fn create_worktree(repo: &Path, path: &Path, branch: &str, base: &str) -> Result<(), AdapterError> {
-    if exists(path)?
-        && worktree_on(repo, path)?.is_some_and(|b| b == format!("refs/heads/{branch}"))
-    {
+    if exists(path)? && worktree_on(repo, path)?.is_some_and(|b| b == format!("refs/heads/{branch}")) {
         return Ok(());
     }
     if let Some(parent) = path.parent() {
@@ -219,8 +224,7 @@ fn worktree_on(repo: &Path, path: &Path) -> Result<Option<String>, AdapterError>
     for field in out.split('\0') {
         if let Some(listed) = field.strip_prefix("worktree ") {
             current = (canonical(Path::new(listed)) == want).then(String::new);
-        } else if let (Some(found), Some(head)) = (current.as_mut(), field.strip_prefix("branch "))
-        {
+        } else if let (Some(found), Some(head)) = (current.as_mut(), field.strip_prefix("branch ")) {
             *found = head.to_owned();
         } else if field.is_empty() && current.is_some() {
             return Ok(current);
@@ -256,9 +260,7 @@ fn remove_folder(path: &Path, force: bool) -> Result<(), AdapterError> {
         return removed(fs::remove_dir_all(path), &[io::ErrorKind::NotFound], path).map(drop);
     }
     match fs::remove_dir(path) {
-        Err(e) if e.kind() == io::ErrorKind::DirectoryNotEmpty => {
-            Err(AdapterError::Dirty(path.to_path_buf()))
-        }
+        Err(e) if e.kind() == io::ErrorKind::DirectoryNotEmpty => Err(AdapterError::Dirty(path.to_path_buf())),
         result => removed(result, &[io::ErrorKind::NotFound], path).map(drop),
     }
 }
@@ -269,10 +271,7 @@ fn remove_owned(path: &Path, owned: &[PathBuf]) -> Result<(), AdapterError> {
     for file in owned {
         let full = path.join(file);
         removed(fs::remove_file(&full), &[NotFound], &full)?;
-        let dirs = file
-            .ancestors()
-            .skip(1)
-            .filter(|d| !d.as_os_str().is_empty());
+        let dirs = file.ancestors().skip(1).filter(|d| !d.as_os_str().is_empty());
         for dir in dirs {
             let full = path.join(dir);
             if !removed(fs::remove_dir(&full), &[NotFound, DirectoryNotEmpty], &full)? {
@@ -284,11 +283,7 @@ fn remove_owned(path: &Path, owned: &[PathBuf]) -> Result<(), AdapterError> {
 }
 
 /// Whether removing `what` did remove it; the error kinds in `fine` count as "it stays".
-fn removed(
-    result: io::Result<()>,
-    fine: &[io::ErrorKind],
-    what: &Path,
-) -> Result<bool, AdapterError> {
+fn removed(result: io::Result<()>, fine: &[io::ErrorKind], what: &Path) -> Result<bool, AdapterError> {
     match result {
         Ok(()) => Ok(true),
         Err(e) if fine.contains(&e.kind()) => Ok(false),
@@ -300,8 +295,7 @@ fn removed(
 /// directories that lead to them.
 fn folder_has_content(root: &Path, rel: &Path, owned: &[PathBuf]) -> Result<bool, AdapterError> {
     let dir = root.join(rel);
-    let entries = fs::read_dir(&dir)
-        .map_err(|e| AdapterError::io(format!("reading {}", dir.display()), e))?;
+    let entries = fs::read_dir(&dir).map_err(|e| AdapterError::io(format!("reading {}", dir.display()), e))?;
     for entry in entries {
         let entry = entry.map_err(|e| AdapterError::io(format!("reading {}", dir.display()), e))?;
         let name = rel.join(entry.file_name());

@@ -8,7 +8,7 @@ use bosun_core::WorkspaceKind;
 use bosun_testkit::repo::{commit_file_in, git_in, TempRepo};
 use tempfile::TempDir;
 
-const WS: LocalWorkspaces = LocalWorkspaces;
+static WS: LocalWorkspaces = LocalWorkspaces::new();
 
 fn settings_owned() -> Vec<PathBuf> {
     vec![PathBuf::from(".claude/settings.local.json")]
@@ -38,10 +38,7 @@ fn is_registered(repo: &TempRepo, path: &Path) -> bool {
     let path = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     repo.git(&["worktree", "list", "--porcelain"])
         .lines()
-        .any(|l| {
-            l.strip_prefix("worktree ")
-                .is_some_and(|p| Path::new(p) == path)
-        })
+        .any(|l| l.strip_prefix("worktree ").is_some_and(|p| Path::new(p) == path))
 }
 
 #[test]
@@ -60,10 +57,7 @@ fn worktree_create_puts_the_branch_at_base_and_the_files_in_path() {
     WS.create(&path, &kind, None).expect("create");
 
     assert_eq!(repo.git(&["rev-parse", "refs/heads/ws-abc"]), base);
-    assert_eq!(
-        git_in(&path, &["rev-parse", "--abbrev-ref", "HEAD"]),
-        "ws-abc"
-    );
+    assert_eq!(git_in(&path, &["rev-parse", "--abbrev-ref", "HEAD"]), "ws-abc");
     assert_eq!(
         fs::read_to_string(path.join("src/lib.rs")).expect("read"),
         "pub fn f() {}\n"
@@ -83,19 +77,12 @@ fn settings_are_copied_to_settings_local_and_do_not_make_the_worktree_dirty() {
     let (_state, path) = state_dir();
     let kind = worktree_kind(&repo, "ws-settings");
 
-    WS.create(
-        &path,
-        &kind,
-        Some(&repo.path().join(".claude/settings.json")),
-    )
-    .expect("create");
+    WS.create(&path, &kind, Some(&repo.path().join(".claude/settings.json")))
+        .expect("create");
 
-    let copied =
-        fs::read_to_string(path.join(".claude/settings.local.json")).expect("read the copy");
+    let copied = fs::read_to_string(path.join(".claude/settings.local.json")).expect("read the copy");
     assert_eq!(copied, "{\"permissions\": {}}\n");
-    assert!(!WS
-        .is_dirty(&path, &kind, &settings_owned())
-        .expect("is_dirty"));
+    assert!(!WS.is_dirty(&path, &kind, &settings_owned()).expect("is_dirty"));
     assert!(
         WS.is_dirty(&path, &kind, &[]).expect("is_dirty"),
         "the copy is untracked when not owned"
@@ -121,10 +108,7 @@ fn create_is_idempotent_and_recovers_a_branch_left_without_its_worktree() {
     repo.git(&["branch", "ws-crashed", &repo.head()]);
     WS.create(&other, &worktree_kind(&repo, "ws-crashed"), None)
         .expect("create over the branch");
-    assert_eq!(
-        git_in(&other, &["rev-parse", "--abbrev-ref", "HEAD"]),
-        "ws-crashed"
-    );
+    assert_eq!(git_in(&other, &["rev-parse", "--abbrev-ref", "HEAD"]), "ws-crashed");
     assert!(is_registered(&repo, &other));
 }
 
@@ -134,34 +118,19 @@ fn is_dirty_sees_modified_and_untracked_files() {
     let (_state, path) = state_dir();
     let kind = worktree_kind(&repo, "ws-dirty");
     WS.create(&path, &kind, None).expect("create");
-    assert!(
-        !WS.is_dirty(&path, &kind, &[]).expect("is_dirty"),
-        "fresh worktree"
-    );
+    assert!(!WS.is_dirty(&path, &kind, &[]).expect("is_dirty"), "fresh worktree");
 
     fs::write(path.join("README.md"), "changed\n").expect("write");
-    assert!(
-        WS.is_dirty(&path, &kind, &[]).expect("is_dirty"),
-        "modified file"
-    );
+    assert!(WS.is_dirty(&path, &kind, &[]).expect("is_dirty"), "modified file");
     git_in(&path, &["checkout", "--", "README.md"]);
-    assert!(
-        !WS.is_dirty(&path, &kind, &[]).expect("is_dirty"),
-        "restored"
-    );
+    assert!(!WS.is_dirty(&path, &kind, &[]).expect("is_dirty"), "restored");
 
     fs::create_dir_all(path.join("new/deep")).expect("mkdir");
     fs::write(path.join("new/deep/file.txt"), "untracked\n").expect("write");
-    assert!(
-        WS.is_dirty(&path, &kind, &[]).expect("is_dirty"),
-        "untracked file"
-    );
+    assert!(WS.is_dirty(&path, &kind, &[]).expect("is_dirty"), "untracked file");
 
     let (_gone_state, gone) = state_dir();
-    assert!(
-        !WS.is_dirty(&gone, &kind, &[]).expect("is_dirty"),
-        "missing directory"
-    );
+    assert!(!WS.is_dirty(&gone, &kind, &[]).expect("is_dirty"), "missing directory");
 }
 
 #[test]
@@ -192,12 +161,8 @@ fn remove_refuses_a_dirty_worktree_without_force_and_removes_it_with_force() {
     let (_state, path) = state_dir();
     let kind = worktree_kind(&repo, "ws-remove");
     let owned = settings_owned();
-    WS.create(
-        &path,
-        &kind,
-        Some(&repo.path().join(".claude/settings.json")),
-    )
-    .expect("create");
+    WS.create(&path, &kind, Some(&repo.path().join(".claude/settings.json")))
+        .expect("create");
     fs::write(path.join("README.md"), "agent's work\n").expect("write");
     fs::write(path.join("notes.txt"), "untracked work\n").expect("write");
 
@@ -214,8 +179,7 @@ fn remove_refuses_a_dirty_worktree_without_force_and_removes_it_with_force() {
     assert!(path.join(".claude/settings.local.json").is_file());
     assert!(is_registered(&repo, &path));
 
-    WS.remove(&path, &kind, true, false, &owned)
-        .expect("forced remove");
+    WS.remove(&path, &kind, true, false, &owned).expect("forced remove");
     assert!(!path.exists());
     assert!(!is_registered(&repo, &path));
 }
@@ -226,8 +190,7 @@ fn remove_of_a_clean_worktree_deletes_the_branch_only_when_asked() {
     let (_state, kept_path) = state_dir();
     let kept = worktree_kind(&repo, "ws-kept");
     WS.create(&kept_path, &kept, None).expect("create");
-    WS.remove(&kept_path, &kept, false, false, &[])
-        .expect("remove");
+    WS.remove(&kept_path, &kept, false, false, &[]).expect("remove");
     assert!(!kept_path.exists());
     assert!(!is_registered(&repo, &kept_path));
     assert!(branch_exists(&repo, "ws-kept"));
@@ -235,14 +198,12 @@ fn remove_of_a_clean_worktree_deletes_the_branch_only_when_asked() {
     let (_state2, gone_path) = state_dir();
     let gone = worktree_kind(&repo, "ws-gone");
     WS.create(&gone_path, &gone, None).expect("create");
-    WS.remove(&gone_path, &gone, false, true, &[])
-        .expect("remove");
+    WS.remove(&gone_path, &gone, false, true, &[]).expect("remove");
     assert!(!gone_path.exists());
     assert!(!branch_exists(&repo, "ws-gone"));
 
     // Already removed, branch already deleted: still fine.
-    WS.remove(&gone_path, &gone, false, true, &[])
-        .expect("remove again");
+    WS.remove(&gone_path, &gone, false, true, &[]).expect("remove again");
 }
 
 #[test]
@@ -255,8 +216,7 @@ fn folder_create_dirty_and_remove() {
     let owned = settings_owned();
 
     WS.create(&path, &kind, Some(&settings)).expect("create");
-    WS.create(&path, &kind, Some(&settings))
-        .expect("create again");
+    WS.create(&path, &kind, Some(&settings)).expect("create again");
     assert_eq!(
         fs::read_to_string(path.join(".claude/settings.local.json")).expect("read"),
         "{}\n"
@@ -297,8 +257,7 @@ fn folder_create_dirty_and_remove() {
 
     WS.create(&path, &kind, None).expect("create");
     fs::write(path.join("work.txt"), "work\n").expect("write");
-    WS.remove(&path, &kind, true, false, &owned)
-        .expect("forced remove");
+    WS.remove(&path, &kind, true, false, &owned).expect("forced remove");
     assert!(!path.exists());
     WS.remove(&path, &kind, false, false, &owned)
         .expect("a folder already gone");
@@ -309,8 +268,7 @@ fn repo_root_finds_the_top_level_and_rejects_a_non_repo_dir() {
     let repo = TempRepo::new();
     repo.commit_file("sub/dir/file.txt", "x\n");
     assert_eq!(
-        WS.repo_root(&repo.path().join("sub/dir"))
-            .expect("repo_root"),
+        WS.repo_root(&repo.path().join("sub/dir")).expect("repo_root"),
         repo.path()
     );
 
@@ -321,10 +279,7 @@ fn repo_root_finds_the_top_level_and_rejects_a_non_repo_dir() {
         "got {err:?}"
     );
     let missing = plain.path().join("missing");
-    assert!(matches!(
-        WS.repo_root(&missing),
-        Err(AdapterError::NotARepo(_))
-    ));
+    assert!(matches!(WS.repo_root(&missing), Err(AdapterError::NotARepo(_))));
 }
 
 #[test]
@@ -332,16 +287,9 @@ fn resolve_commit_gives_the_full_sha_or_unknown_ref() {
     let repo = TempRepo::new();
     let head = repo.head();
     repo.git(&["tag", "v1"]);
-    assert_eq!(
-        WS.resolve_commit(repo.path(), "main").expect("branch"),
-        head
-    );
+    assert_eq!(WS.resolve_commit(repo.path(), "main").expect("branch"), head);
     assert_eq!(WS.resolve_commit(repo.path(), "v1").expect("tag"), head);
-    assert_eq!(
-        WS.resolve_commit(repo.path(), &head[..8])
-            .expect("short sha"),
-        head
-    );
+    assert_eq!(WS.resolve_commit(repo.path(), &head[..8]).expect("short sha"), head);
 
     let err = WS.resolve_commit(repo.path(), "no-such-branch");
     assert!(

@@ -87,7 +87,10 @@ pub struct ExitStatus {
 
 impl ExitStatus {
     pub fn code(code: i32) -> Self {
-        Self { code: Some(code), signal: None }
+        Self {
+            code: Some(code),
+            signal: None,
+        }
     }
 
     /// What this exit means for an agent bosun did not kill.

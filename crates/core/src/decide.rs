@@ -2,9 +2,9 @@
 //! to carry out. Pure and total: the same state, input and time always give the same decision.
 
 use crate::{
-    Agent, AgentId, AgentSpec, BranchKept, DeathReason, Effect, Event, ExitStatus, Input, Message,
-    MessageState, Reality, Rejection, SessionName, SessionState, State, Timestamp, Workspace,
-    WorkspaceId, WorkspaceKind, WorkspaceProbe, WorkspaceState,
+    Agent, AgentId, AgentSpec, BranchKept, DeathReason, Effect, Event, ExitStatus, Input, Message, MessageState,
+    Reality, Rejection, SessionName, SessionSeen, SessionState, State, Timestamp, Workspace, WorkspaceId,
+    WorkspaceKind, WorkspaceProbe, WorkspaceState,
 };
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -31,7 +31,10 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
             if !a.kill_requested {
                 d.event(Event::AgentKillRequested { id: a.id.clone() });
             }
-            d.effect(Effect::KillSession { agent: a.id.clone(), session: a.session.clone() });
+            d.effect(Effect::KillSession {
+                agent: a.id.clone(),
+                session: a.session.clone(),
+            });
         }
         Input::SendText { agent, text } => {
             let a = live_agent(state, agent)?;
@@ -50,17 +53,30 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::RemoveWorkspace { id, force, probe } => remove_workspace(state, id, *force, *probe, &mut d)?,
         Input::WorkspaceCreated { id } => {
             if let Some(ws) = creating(state, id) {
-                d.event(Event::WorkspaceReady { id: ws.id.clone(), at: now });
+                d.event(Event::WorkspaceReady {
+                    id: ws.id.clone(),
+                    at: now,
+                });
                 if let Some(agent) = waiting_agent(state, id) {
-                    d.event(Event::WorkspaceInUse { id: ws.id.clone(), agent: agent.id.clone() });
+                    d.event(Event::WorkspaceInUse {
+                        id: ws.id.clone(),
+                        agent: agent.id.clone(),
+                    });
                     d.effect(spawn(agent));
                 }
             }
         }
         Input::WorkspaceCreateFailed { id, error } => {
             if creating(state, id).is_some() {
-                d.event(Event::WorkspaceCreateFailed { id: id.clone(), error: error.clone() });
-                for agent in state.agents.values().filter(|a| &a.workspace == id && !a.state.is_dead()) {
+                d.event(Event::WorkspaceCreateFailed {
+                    id: id.clone(),
+                    error: error.clone(),
+                });
+                for agent in state
+                    .agents
+                    .values()
+                    .filter(|a| &a.workspace == id && !a.state.is_dead())
+                {
                     let error = Some(format!("workspace could not be created: {error}"));
                     died(state, agent, DeathReason::FailedToStart, error, now, &mut d);
                 }
@@ -68,18 +84,26 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         }
         Input::SessionSpawned { agent, pid } => match state.agents.get(agent) {
             Some(a) if a.state == SessionState::Starting => {
-                d.event(Event::AgentRunning { id: a.id.clone(), pid: *pid, at: now });
+                d.event(Event::AgentRunning {
+                    id: a.id.clone(),
+                    pid: *pid,
+                    at: now,
+                });
                 for m in queued(state, &a.id) {
                     d.effect(send(a, m));
                 }
                 if a.kill_requested {
-                    d.effect(Effect::KillSession { agent: a.id.clone(), session: a.session.clone() });
+                    d.effect(Effect::KillSession {
+                        agent: a.id.clone(),
+                        session: a.session.clone(),
+                    });
                 }
             }
             // Spawned after it was killed while starting: end it.
-            Some(a) if a.state.is_dead() && a.kill_requested => {
-                d.effect(Effect::KillSession { agent: a.id.clone(), session: a.session.clone() })
-            }
+            Some(a) if a.state.is_dead() && a.kill_requested => d.effect(Effect::KillSession {
+                agent: a.id.clone(),
+                session: a.session.clone(),
+            }),
             _ => {}
         },
         Input::SessionSpawnFailed { agent, error } => {
@@ -95,7 +119,20 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         }
         Input::SessionClosed { session } => {
             if let Some(a) = live_session(state, session) {
-                died(state, a, death(a, ExitStatus { code: None, signal: None }), None, now, &mut d);
+                died(
+                    state,
+                    a,
+                    death(
+                        a,
+                        ExitStatus {
+                            code: None,
+                            signal: None,
+                        },
+                    ),
+                    None,
+                    now,
+                    &mut d,
+                );
             }
         }
         Input::SessionKilled { agent } => {
@@ -104,13 +141,24 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
             }
         }
         Input::TextDelivered { message } => {
-            if state.messages.get(message).is_some_and(|m| m.state == MessageState::Queued) {
+            if state
+                .messages
+                .get(message)
+                .is_some_and(|m| m.state == MessageState::Queued)
+            {
                 d.event(Event::MessageDelivered { id: *message });
             }
         }
         Input::TextFailed { message, error } => {
-            if state.messages.get(message).is_some_and(|m| m.state == MessageState::Queued) {
-                d.event(Event::MessageFailed { id: *message, error: error.clone() });
+            if state
+                .messages
+                .get(message)
+                .is_some_and(|m| m.state == MessageState::Queued)
+            {
+                d.event(Event::MessageFailed {
+                    id: *message,
+                    error: error.clone(),
+                });
             }
         }
         Input::WorkspaceInspected { id, dirty } => {
@@ -119,19 +167,61 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
                 _ => false,
             });
             if in_use_by_dead {
-                d.event(Event::WorkspaceReleased { id: id.clone(), dirty: *dirty });
+                d.event(Event::WorkspaceReleased {
+                    id: id.clone(),
+                    dirty: *dirty,
+                });
             }
         }
         Input::WorkspaceRemoved { id } => {
             if let Some(ws) = state.workspaces.get(id) {
                 if let WorkspaceState::Removing { keep_branch, .. } = &ws.state {
-                    d.event(Event::WorkspaceRemoved { id: id.clone(), branch_kept: keep_branch.clone() });
+                    d.event(Event::WorkspaceRemoved {
+                        id: id.clone(),
+                        branch_kept: keep_branch.clone(),
+                    });
                 }
             }
         }
         Input::WorkspaceRemoveFailed { id, error, dirty } => {
-            if state.workspaces.get(id).is_some_and(|ws| matches!(ws.state, WorkspaceState::Removing { .. })) {
-                d.event(Event::WorkspaceRemoveFailed { id: id.clone(), error: error.clone(), dirty: *dirty });
+            if state
+                .workspaces
+                .get(id)
+                .is_some_and(|ws| matches!(ws.state, WorkspaceState::Removing { .. }))
+            {
+                d.event(Event::WorkspaceRemoveFailed {
+                    id: id.clone(),
+                    error: error.clone(),
+                    dirty: *dirty,
+                });
+            }
+        }
+        Input::SessionsObserved { sessions, taken_at } => {
+            let judged = state
+                .agents
+                .values()
+                .filter(|a| matches!(a.state, SessionState::Running | SessionState::Idle) && a.state_since < *taken_at);
+            for agent in judged {
+                match sessions.iter().find(|s| s.session == agent.session) {
+                    Some(SessionSeen { exit: Some(status), .. }) => {
+                        died(state, agent, death(agent, *status), None, now, &mut d)
+                    }
+                    Some(_) => {}
+                    None => died(
+                        state,
+                        agent,
+                        death(
+                            agent,
+                            ExitStatus {
+                                code: None,
+                                signal: None,
+                            },
+                        ),
+                        None,
+                        now,
+                        &mut d,
+                    ),
+                }
             }
         }
         Input::Reconcile(reality) => reconcile(state, reality, now, &mut d),
@@ -191,29 +281,46 @@ fn remove_workspace(
     probe: WorkspaceProbe,
     d: &mut Decision,
 ) -> Result<(), Rejection> {
-    let ws = state.workspaces.get(id).ok_or_else(|| Rejection::NoSuchWorkspace(id.to_string()))?;
+    let ws = state
+        .workspaces
+        .get(id)
+        .ok_or_else(|| Rejection::NoSuchWorkspace(id.to_string()))?;
     match &ws.state {
         WorkspaceState::Creating | WorkspaceState::Removing { .. } => {
-            return Err(Rejection::WorkspaceBusy { id: id.clone(), state: ws.state.label() })
+            return Err(Rejection::WorkspaceBusy {
+                id: id.clone(),
+                state: ws.state.label(),
+            })
         }
         WorkspaceState::InUse { agent } => {
-            return Err(Rejection::WorkspaceInUse { id: id.clone(), agent: agent.clone() })
+            return Err(Rejection::WorkspaceInUse {
+                id: id.clone(),
+                agent: agent.clone(),
+            })
         }
         WorkspaceState::Dirty if !force => return Err(Rejection::WorkspaceDirty(id.clone())),
         _ if probe.dirty && !force => return Err(Rejection::WorkspaceDirty(id.clone())),
         _ => {}
     }
     let keep_branch = match (&ws.kind, probe.commits_ahead) {
-        (WorkspaceKind::Worktree { branch, .. }, n) if n > 0 => {
-            Some(BranchKept { branch: branch.clone(), commits: n })
-        }
+        (WorkspaceKind::Worktree { branch, .. }, n) if n > 0 => Some(BranchKept {
+            branch: branch.clone(),
+            commits: n,
+        }),
         _ => None,
     };
-    d.event(Event::WorkspaceRemoving { id: id.clone(), force, keep_branch: keep_branch.clone() });
+    d.event(Event::WorkspaceRemoving {
+        id: id.clone(),
+        force,
+        keep_branch: keep_branch.clone(),
+    });
     d.effect(remove(ws, force, keep_branch.is_none()));
     // The sessions of its dead agents were kept for `peek`; they go with the workspace.
     for a in state.agents.values().filter(|a| &a.workspace == id) {
-        d.effect(Effect::KillSession { agent: a.id.clone(), session: a.session.clone() });
+        d.effect(Effect::KillSession {
+            agent: a.id.clone(),
+            session: a.session.clone(),
+        });
     }
     Ok(())
 }
@@ -231,11 +338,9 @@ fn reconcile(state: &State, reality: &Reality, now: Timestamp, d: &mut Decision)
                 id: ws.id.clone(),
                 why: format!("its directory {} is gone", ws.path.display()),
             }),
-            WorkspaceState::InUse { agent } => {
-                // Interrupted between the agent's death and the check of its workspace.
-                if state.agents.get(agent).is_none_or(|a| a.state.is_dead()) {
-                    d.effect(inspect(ws));
-                }
+            // Interrupted between the agent's death and the check of its workspace.
+            WorkspaceState::InUse { agent } if state.agents.get(agent).is_none_or(|a| a.state.is_dead()) => {
+                d.effect(inspect(ws))
             }
             _ => {}
         }
@@ -244,36 +349,71 @@ fn reconcile(state: &State, reality: &Reality, now: Timestamp, d: &mut Decision)
         let seen = reality.sessions.iter().find(|s| s.session == agent.session);
         match (seen, &agent.state) {
             (Some(s), _) if s.exit.is_some() => {
-                let status = s.exit.unwrap_or(ExitStatus { code: None, signal: None });
+                let status = s.exit.unwrap_or(ExitStatus {
+                    code: None,
+                    signal: None,
+                });
                 died(state, agent, death(agent, status), None, now, d);
             }
             (Some(s), SessionState::Starting) => {
-                d.event(Event::AgentRunning { id: agent.id.clone(), pid: s.pid, at: now });
+                d.event(Event::AgentRunning {
+                    id: agent.id.clone(),
+                    pid: s.pid,
+                    at: now,
+                });
                 if agent.kill_requested {
-                    d.effect(Effect::KillSession { agent: agent.id.clone(), session: agent.session.clone() });
+                    d.effect(Effect::KillSession {
+                        agent: agent.id.clone(),
+                        session: agent.session.clone(),
+                    });
                 }
             }
             (Some(s), _) => {
-                d.event(Event::AgentAdopted { id: agent.id.clone(), pid: s.pid, at: now });
+                d.event(Event::AgentAdopted {
+                    id: agent.id.clone(),
+                    pid: s.pid,
+                    at: now,
+                });
                 if agent.kill_requested {
-                    d.effect(Effect::KillSession { agent: agent.id.clone(), session: agent.session.clone() });
+                    d.effect(Effect::KillSession {
+                        agent: agent.id.clone(),
+                        session: agent.session.clone(),
+                    });
                 }
             }
             (None, SessionState::Starting) if !agent.kill_requested => {
-                let ws_ready = state
-                    .workspaces
-                    .get(&agent.workspace)
-                    .is_some_and(|ws| ws.state == WorkspaceState::InUse { agent: agent.id.clone() });
+                let ws_ready = state.workspaces.get(&agent.workspace).is_some_and(|ws| {
+                    ws.state
+                        == WorkspaceState::InUse {
+                            agent: agent.id.clone(),
+                        }
+                });
                 if ws_ready {
                     d.effect(spawn(agent));
                 }
             }
-            (None, _) => died(state, agent, death(agent, ExitStatus { code: None, signal: None }), None, now, d),
+            (None, _) => died(
+                state,
+                agent,
+                death(
+                    agent,
+                    ExitStatus {
+                        code: None,
+                        signal: None,
+                    },
+                ),
+                None,
+                now,
+                d,
+            ),
         }
     }
     // A message whose delivery was under way may or may not have been typed: never type it twice.
     for m in state.messages.values().filter(|m| m.state == MessageState::Queued) {
-        let started = state.agents.get(&m.agent).is_some_and(|a| a.state != SessionState::Starting);
+        let started = state
+            .agents
+            .get(&m.agent)
+            .is_some_and(|a| a.state != SessionState::Starting);
         if started {
             d.event(Event::MessageFailed {
                 id: m.id,
@@ -285,12 +425,24 @@ fn reconcile(state: &State, reality: &Reality, now: Timestamp, d: &mut Decision)
 
 /// Records an agent's death, fails its undelivered messages and has its workspace checked.
 fn died(state: &State, agent: &Agent, reason: DeathReason, error: Option<String>, now: Timestamp, d: &mut Decision) {
-    d.event(Event::AgentDied { id: agent.id.clone(), reason, at: now, error });
+    d.event(Event::AgentDied {
+        id: agent.id.clone(),
+        reason,
+        at: now,
+        error,
+    });
     for m in queued(state, &agent.id) {
-        d.event(Event::MessageFailed { id: m.id, error: "the agent ended before it was delivered".into() });
+        d.event(Event::MessageFailed {
+            id: m.id,
+            error: "the agent ended before it was delivered".into(),
+        });
     }
     if let Some(ws) = state.workspaces.get(&agent.workspace) {
-        if ws.state == (WorkspaceState::InUse { agent: agent.id.clone() }) {
+        if ws.state
+            == (WorkspaceState::InUse {
+                agent: agent.id.clone(),
+            })
+        {
             d.effect(inspect(ws));
         }
     }
@@ -305,9 +457,15 @@ fn death(agent: &Agent, status: ExitStatus) -> DeathReason {
 }
 
 fn live_agent<'a>(state: &'a State, id: &AgentId) -> Result<&'a Agent, Rejection> {
-    let a = state.agents.get(id).ok_or_else(|| Rejection::NoSuchAgent(id.to_string()))?;
+    let a = state
+        .agents
+        .get(id)
+        .ok_or_else(|| Rejection::NoSuchAgent(id.to_string()))?;
     if a.state.is_dead() {
-        return Err(Rejection::AgentDead { id: a.id.clone(), state: a.state.label() });
+        return Err(Rejection::AgentDead {
+            id: a.id.clone(),
+            state: a.state.label(),
+        });
     }
     Ok(a)
 }
@@ -317,7 +475,10 @@ fn live_session<'a>(state: &'a State, session: &SessionName) -> Option<&'a Agent
 }
 
 fn creating<'a>(state: &'a State, id: &WorkspaceId) -> Option<&'a Workspace> {
-    state.workspaces.get(id).filter(|ws| ws.state == WorkspaceState::Creating)
+    state
+        .workspaces
+        .get(id)
+        .filter(|ws| ws.state == WorkspaceState::Creating)
 }
 
 fn waiting_agent<'a>(state: &'a State, ws: &WorkspaceId) -> Option<&'a Agent> {
@@ -328,7 +489,10 @@ fn waiting_agent<'a>(state: &'a State, ws: &WorkspaceId) -> Option<&'a Agent> {
 }
 
 fn queued<'a>(state: &'a State, agent: &'a AgentId) -> impl Iterator<Item = &'a Message> {
-    state.messages.values().filter(move |m| &m.agent == agent && m.state == MessageState::Queued)
+    state
+        .messages
+        .values()
+        .filter(move |m| &m.agent == agent && m.state == MessageState::Queued)
 }
 
 fn create(ws: &Workspace) -> Effect {
@@ -352,7 +516,12 @@ fn remove(ws: &Workspace, force: bool, delete_branch: bool) -> Effect {
 }
 
 fn inspect(ws: &Workspace) -> Effect {
-    Effect::InspectWorkspace { id: ws.id.clone(), path: ws.path.clone(), kind: ws.kind.clone(), owned: ws.owned_files() }
+    Effect::InspectWorkspace {
+        id: ws.id.clone(),
+        path: ws.path.clone(),
+        kind: ws.kind.clone(),
+        owned: ws.owned_files(),
+    }
 }
 
 fn spawn(agent: &Agent) -> Effect {
@@ -366,5 +535,9 @@ fn spawn(agent: &Agent) -> Effect {
 }
 
 fn send(agent: &Agent, m: &Message) -> Effect {
-    Effect::SendText { message: m.id, session: agent.session.clone(), text: m.text.clone() }
+    Effect::SendText {
+        message: m.id,
+        session: agent.session.clone(),
+        text: m.text.clone(),
+    }
 }

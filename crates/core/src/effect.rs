@@ -30,9 +30,18 @@ pub enum Effect {
     /// End the session; a session that is already gone counts as killed.
     KillSession { agent: AgentId, session: SessionName },
     /// Type the text literally, wait a moment, press Enter.
-    SendText { message: MessageId, session: SessionName, text: String },
+    SendText {
+        message: MessageId,
+        session: SessionName,
+        text: String,
+    },
     /// Find out whether the workspace holds changes (files other than `owned`).
-    InspectWorkspace { id: WorkspaceId, path: PathBuf, kind: WorkspaceKind, owned: Vec<PathBuf> },
+    InspectWorkspace {
+        id: WorkspaceId,
+        path: PathBuf,
+        kind: WorkspaceKind,
+        owned: Vec<PathBuf>,
+    },
     /// Remove the directory or worktree (forcibly only when `force`), delete the files bosun put
     /// there first, and delete the branch only when `delete_branch`.
     RemoveWorkspace {

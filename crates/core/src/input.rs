@@ -6,29 +6,76 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{AgentId, ExitStatus, MessageId, Name, Nonce, SessionName, WorkspaceId, WorkspaceKind};
+use crate::{AgentId, ExitStatus, MessageId, Name, Nonce, SessionName, Timestamp, WorkspaceId, WorkspaceKind};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Input {
     StartAgent(AgentSpec),
-    KillAgent { agent: AgentId },
-    SendText { agent: AgentId, text: String },
-    RemoveWorkspace { id: WorkspaceId, force: bool, probe: WorkspaceProbe },
-    WorkspaceCreated { id: WorkspaceId },
-    WorkspaceCreateFailed { id: WorkspaceId, error: String },
-    SessionSpawned { agent: AgentId, pid: Option<u32> },
-    SessionSpawnFailed { agent: AgentId, error: String },
+    KillAgent {
+        agent: AgentId,
+    },
+    SendText {
+        agent: AgentId,
+        text: String,
+    },
+    RemoveWorkspace {
+        id: WorkspaceId,
+        force: bool,
+        probe: WorkspaceProbe,
+    },
+    WorkspaceCreated {
+        id: WorkspaceId,
+    },
+    WorkspaceCreateFailed {
+        id: WorkspaceId,
+        error: String,
+    },
+    SessionSpawned {
+        agent: AgentId,
+        pid: Option<u32>,
+    },
+    SessionSpawnFailed {
+        agent: AgentId,
+        error: String,
+    },
     /// The session's process ended (tmux's pane-died hook, or found dead at reconcile).
-    SessionExited { session: SessionName, status: ExitStatus },
+    SessionExited {
+        session: SessionName,
+        status: ExitStatus,
+    },
     /// The session itself is gone (tmux's session-closed hook).
-    SessionClosed { session: SessionName },
-    SessionKilled { agent: AgentId },
-    TextDelivered { message: MessageId },
-    TextFailed { message: MessageId, error: String },
-    WorkspaceInspected { id: WorkspaceId, dirty: bool },
-    WorkspaceRemoved { id: WorkspaceId },
-    WorkspaceRemoveFailed { id: WorkspaceId, error: String, dirty: bool },
+    SessionClosed {
+        session: SessionName,
+    },
+    SessionKilled {
+        agent: AgentId,
+    },
+    TextDelivered {
+        message: MessageId,
+    },
+    TextFailed {
+        message: MessageId,
+        error: String,
+    },
+    WorkspaceInspected {
+        id: WorkspaceId,
+        dirty: bool,
+    },
+    WorkspaceRemoved {
+        id: WorkspaceId,
+    },
+    WorkspaceRemoveFailed {
+        id: WorkspaceId,
+        error: String,
+        dirty: bool,
+    },
+    /// The sessions on bosun's tmux server, listed at `taken_at`: the fallback that catches a
+    /// death no hook reported. Agents that started running after `taken_at` are not judged by it.
+    SessionsObserved {
+        sessions: Vec<SessionSeen>,
+        taken_at: Timestamp,
+    },
     /// What the daemon found when it started: compared with the records, it adopts, buries
     /// and resumes.
     Reconcile(Reality),

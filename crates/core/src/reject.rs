@@ -18,9 +18,7 @@ pub enum Rejection {
     AlreadyExists(String),
     #[error("workspace {id} is in use by agent {agent}: stop it first with `bosun kill {agent}`")]
     WorkspaceInUse { id: WorkspaceId, agent: AgentId },
-    #[error(
-        "workspace {0} has uncommitted changes: commit or copy them out, or pass --force to discard them"
-    )]
+    #[error("workspace {0} has uncommitted changes: commit or copy them out, or pass --force to discard them")]
     WorkspaceDirty(WorkspaceId),
     #[error("workspace {id} is {state}: wait for it to finish")]
     WorkspaceBusy { id: WorkspaceId, state: &'static str },

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    Agent, AgentId, Event, Message, MessageId, MessageState, Rejection, SessionName, SessionState,
-    Workspace, WorkspaceId, WorkspaceState,
+    Agent, AgentId, Event, Message, MessageId, MessageState, Rejection, SessionName, SessionState, Workspace,
+    WorkspaceId, WorkspaceState,
 };
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,9 +27,7 @@ pub fn apply(state: &mut State, event: &Event) {
         Event::WorkspaceCreateFailed { id, .. } | Event::WorkspaceRemoved { id, .. } => {
             state.workspaces.remove(id);
         }
-        Event::WorkspaceInUse { id, agent } => {
-            set_ws(state, id, WorkspaceState::InUse { agent: agent.clone() })
-        }
+        Event::WorkspaceInUse { id, agent } => set_ws(state, id, WorkspaceState::InUse { agent: agent.clone() }),
         Event::WorkspaceReleased { id, dirty } => set_ws(state, id, released(*dirty)),
         Event::WorkspaceStale { id, why } => {
             if let Some(ws) = state.workspaces.get_mut(id) {
@@ -40,7 +38,10 @@ pub fn apply(state: &mut State, event: &Event) {
         Event::WorkspaceRemoving { id, force, keep_branch } => set_ws(
             state,
             id,
-            WorkspaceState::Removing { force: *force, keep_branch: keep_branch.clone() },
+            WorkspaceState::Removing {
+                force: *force,
+                keep_branch: keep_branch.clone(),
+            },
         ),
         Event::WorkspaceRemoveFailed { id, error, dirty } => {
             if let Some(ws) = state.workspaces.get_mut(id) {
@@ -78,9 +79,7 @@ pub fn apply(state: &mut State, event: &Event) {
             state.messages.insert(message.id, message.clone());
         }
         Event::MessageDelivered { id } => set_msg(state, *id, MessageState::Delivered),
-        Event::MessageFailed { id, error } => {
-            set_msg(state, *id, MessageState::Failed { error: error.clone() })
-        }
+        Event::MessageFailed { id, error } => set_msg(state, *id, MessageState::Failed { error: error.clone() }),
     }
 }
 

@@ -59,13 +59,18 @@ impl WorkspaceKind {
 pub enum WorkspaceState {
     Creating,
     Ready,
-    InUse { agent: AgentId },
+    InUse {
+        agent: AgentId,
+    },
     /// Holds changes that removing it would lose.
     Dirty,
     /// Its directory or branch is gone.
     Stale,
     /// Being removed; `keep_branch` is set when its branch holds commits and must stay.
-    Removing { force: bool, keep_branch: Option<BranchKept> },
+    Removing {
+        force: bool,
+        keep_branch: Option<BranchKept>,
+    },
 }
 
 impl WorkspaceState {

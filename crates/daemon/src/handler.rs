@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use bosun_adapters::{AdapterError, Sessions, Workspaces};
 use bosun_core::{
-    AgentId, AgentSpec, Input, Name, Nonce, Rejection, SessionName, SessionState, State, WorkspaceId,
-    WorkspaceKind, WorkspaceProbe, WorkspaceState,
+    AgentId, AgentSpec, Input, Name, Nonce, Rejection, SessionName, SessionState, State, WorkspaceId, WorkspaceKind,
+    WorkspaceProbe, WorkspaceState,
 };
 use bosun_wire::{
-    AgentDetail, DaemonStatus, ErrorKind, HookEvent, Listing, Pruned, Removed, Request, Response, StartAgent,
-    StateDir, Started, WireError, WorkspaceChoice,
+    AgentDetail, DaemonStatus, ErrorKind, HookEvent, Listing, Pruned, Removed, Request, Response, StartAgent, Started,
+    StateDir, WireError, WorkspaceChoice,
 };
 use tokio::sync::{broadcast, Notify};
 
@@ -77,12 +77,19 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         }
         Request::Attach { agent } => {
             let session = session_of(ctx, agent).await?;
-            Ok(Response::Attach { argv: ctx.sessions.attach_command(&session) })
+            Ok(Response::Attach {
+                argv: ctx.sessions.attach_command(&session),
+            })
         }
         Request::Send { agent, text } => send(ctx, agent, text).await,
         Request::Kill { agent } => kill(ctx, agent).await,
         Request::WorkspaceList => {
-            query(ctx, |s| Ok(Response::Workspaces { workspaces: s.workspaces.values().cloned().collect() })).await
+            query(ctx, |s| {
+                Ok(Response::Workspaces {
+                    workspaces: s.workspaces.values().cloned().collect(),
+                })
+            })
+            .await
         }
         Request::WorkspaceRemove { workspace, force } => {
             let id = query(ctx, move |s| Ok(s.find_workspace(&workspace)?.id.clone())).await?;
@@ -91,13 +98,17 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         Request::WorkspacePrune { dry_run } => prune(ctx, dry_run).await,
         Request::Hook(hook) => {
             ctx.engine.submit_nowait(match hook {
-                HookEvent::PaneDied { session, status, signal } => Input::SessionExited {
+                HookEvent::PaneDied {
+                    session,
+                    status,
+                    signal,
+                } => Input::SessionExited {
                     session: SessionName::from_reported(&session),
                     status: bosun_core::ExitStatus { code: status, signal },
                 },
-                HookEvent::SessionClosed { session } => {
-                    Input::SessionClosed { session: SessionName::from_reported(&session) }
-                }
+                HookEvent::SessionClosed { session } => Input::SessionClosed {
+                    session: SessionName::from_reported(&session),
+                },
             });
             Ok(Response::Ok)
         }
@@ -124,12 +135,17 @@ async fn status(ctx: &Arc<Context>) -> Answer {
 }
 
 async fn start_agent(ctx: &Arc<Context>, req: StartAgent) -> Answer {
-    let program = req.command.first().ok_or_else(|| {
-        bad("no command to run: give it after `--`, e.g. `bosun agent start -- claude`")
-    })?;
+    let program = req
+        .command
+        .first()
+        .ok_or_else(|| bad("no command to run: give it after `--`, e.g. `bosun agent start -- claude`"))?;
     let name = match &req.name {
         Some(n) => Name::parse(n).map_err(|e| bad(e.to_string()))?,
-        None => Name::derive(&Path::new(program).file_name().map_or("agent".into(), |f| f.to_string_lossy())),
+        None => Name::derive(
+            &Path::new(program)
+                .file_name()
+                .map_or("agent".into(), |f| f.to_string_lossy()),
+        ),
     };
     let nonce = Nonce::from_bits(fastrand::u64(..));
     let root = ctx.dirs.workspaces();
@@ -170,7 +186,15 @@ fn prepare(
             let base = workspaces.resolve_commit(&repo, &base_ref)?;
             let branch = req.branch.unwrap_or_else(|| nonce.default_branch());
             workspaces.check_new_branch(&repo, &branch)?;
-            (WorkspaceKind::Worktree { repo: repo.clone(), branch, base_ref, base }, repo)
+            (
+                WorkspaceKind::Worktree {
+                    repo: repo.clone(),
+                    branch,
+                    base_ref,
+                    base,
+                },
+                repo,
+            )
         }
         WorkspaceChoice::Folder => (WorkspaceKind::Folder, source),
     };
@@ -192,7 +216,11 @@ fn prepare(
 async fn send(ctx: &Arc<Context>, agent: String, text: String) -> Answer {
     let id = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
     let rx = ctx.engine.subscribe();
-    let events = ctx.engine.submit(Input::SendText { agent: id, text }).await.map_err(engine_error)?;
+    let events = ctx
+        .engine
+        .submit(Input::SendText { agent: id, text })
+        .await
+        .map_err(engine_error)?;
     let message = events
         .iter()
         .find_map(|e| match e {
@@ -202,9 +230,10 @@ async fn send(ctx: &Arc<Context>, agent: String, text: String) -> Answer {
         .ok_or_else(|| WireError::new(ErrorKind::Failed, "the message was not queued"))?;
     wait_state(ctx, rx, move |s| match s.messages.get(&message).map(|m| &m.state) {
         Some(bosun_core::MessageState::Delivered) => Some(Ok(Response::Sent { message })),
-        Some(bosun_core::MessageState::Failed { error }) => {
-            Some(Err(WireError::new(ErrorKind::Failed, format!("message not delivered: {error}"))))
-        }
+        Some(bosun_core::MessageState::Failed { error }) => Some(Err(WireError::new(
+            ErrorKind::Failed,
+            format!("message not delivered: {error}"),
+        ))),
         _ => None,
     })
     .await?
@@ -213,17 +242,29 @@ async fn send(ctx: &Arc<Context>, agent: String, text: String) -> Answer {
 async fn kill(ctx: &Arc<Context>, agent: String) -> Answer {
     let id = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
     let rx = ctx.engine.subscribe();
-    ctx.engine.submit(Input::KillAgent { agent: id.clone() }).await.map_err(engine_error)?;
+    ctx.engine
+        .submit(Input::KillAgent { agent: id.clone() })
+        .await
+        .map_err(engine_error)?;
     wait_state(ctx, rx, move |s| {
         let a = s.agents.get(&id)?;
-        a.state.is_dead().then(|| Response::Killed { agent: a.id.clone(), state: a.state.clone() })
+        a.state.is_dead().then(|| Response::Killed {
+            agent: a.id.clone(),
+            state: a.state.clone(),
+        })
     })
     .await
 }
 
 async fn remove_workspace(ctx: &Arc<Context>, id: WorkspaceId, force: bool) -> Result<Removed, WireError> {
     let wid = id.clone();
-    let ws = query(ctx, move |s| Ok(s.workspaces.get(&wid).cloned().ok_or(Rejection::NoSuchWorkspace(wid.to_string()))?)).await?;
+    let ws = query(ctx, move |s| {
+        Ok(s.workspaces
+            .get(&wid)
+            .cloned()
+            .ok_or(Rejection::NoSuchWorkspace(wid.to_string()))?)
+    })
+    .await?;
     let workspaces = ctx.workspaces.clone();
     let w = ws.clone();
     let probe = blocking(move || {
@@ -234,19 +275,32 @@ async fn remove_workspace(ctx: &Arc<Context>, id: WorkspaceId, force: bool) -> R
     })
     .await?;
     let rx = ctx.engine.subscribe();
-    ctx.engine.submit(Input::RemoveWorkspace { id: id.clone(), force, probe }).await.map_err(engine_error)?;
+    ctx.engine
+        .submit(Input::RemoveWorkspace {
+            id: id.clone(),
+            force,
+            probe,
+        })
+        .await
+        .map_err(engine_error)?;
     let removed = Removed {
         workspace: id.clone(),
         path: ws.path.clone(),
         branch_deleted: ws.branch().filter(|_| probe.commits_ahead == 0).map(str::to_owned),
         branch_kept: None,
     };
-    let kept = ws.branch().filter(|_| probe.commits_ahead > 0).map(|b| bosun_core::BranchKept {
-        branch: b.to_owned(),
-        commits: probe.commits_ahead,
-    });
+    let kept = ws
+        .branch()
+        .filter(|_| probe.commits_ahead > 0)
+        .map(|b| bosun_core::BranchKept {
+            branch: b.to_owned(),
+            commits: probe.commits_ahead,
+        });
     wait_state(ctx, rx, move |s| match s.workspaces.get(&id) {
-        None => Some(Ok(Removed { branch_kept: kept.clone(), ..removed.clone() })),
+        None => Some(Ok(Removed {
+            branch_kept: kept.clone(),
+            ..removed.clone()
+        })),
         Some(w) if !matches!(w.state, WorkspaceState::Removing { .. }) => Some(Err(WireError::new(
             ErrorKind::Failed,
             format!("could not remove {id}: {}", w.error.clone().unwrap_or_default()),
@@ -262,15 +316,23 @@ async fn prune(ctx: &Arc<Context>, dry_run: bool) -> Answer {
             .workspaces
             .values()
             .filter(|w| !s.prunable().contains(&w.id))
-            .map(|w| (w.id.clone(), format!("{}", w.state.label())))
+            .map(|w| (w.id.clone(), w.state.label().to_owned()))
             .collect::<Vec<_>>();
         Ok((s.prunable(), skipped))
     })
     .await?;
-    let mut out = Pruned { dry_run, ..Pruned::default() };
+    let mut out = Pruned {
+        dry_run,
+        ..Pruned::default()
+    };
     for id in candidates {
         if dry_run {
-            out.removed.push(Removed { workspace: id, path: Default::default(), branch_deleted: None, branch_kept: None });
+            out.removed.push(Removed {
+                workspace: id,
+                path: Default::default(),
+                branch_deleted: None,
+                branch_kept: None,
+            });
             continue;
         }
         match remove_workspace(ctx, id.clone(), false).await {
@@ -286,7 +348,10 @@ async fn session_of(ctx: &Arc<Context>, agent: String) -> Result<SessionName, Wi
     query(ctx, move |s| {
         let a = s.find_agent(&agent)?;
         if a.state == SessionState::Starting {
-            return Err(WireError::new(ErrorKind::Conflict, format!("agent {} is still starting: try again", a.id)));
+            return Err(WireError::new(
+                ErrorKind::Conflict,
+                format!("agent {} is still starting: try again", a.id),
+            ));
         }
         Ok(a.session.clone())
     })
@@ -307,7 +372,12 @@ async fn wait_state<T: Send + 'static>(
             return Ok(t);
         }
         match tokio::time::timeout_at(deadline, rx.recv()).await {
-            Err(_) => return Err(WireError::new(ErrorKind::Failed, "timed out waiting for the outcome; see `bosun daemon logs`")),
+            Err(_) => {
+                return Err(WireError::new(
+                    ErrorKind::Failed,
+                    "timed out waiting for the outcome; see `bosun daemon logs`",
+                ))
+            }
             Ok(Err(broadcast::error::RecvError::Closed)) => return Err(engine_error(EngineError::Stopped)),
             Ok(_) => {}
         }

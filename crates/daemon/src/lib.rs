@@ -9,6 +9,7 @@ mod pidlock;
 mod reconcile;
 mod server;
 mod store;
+mod watch;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -60,7 +61,12 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     let _lock = pidlock::PidLock::acquire(&opts.dirs.pid_file())?;
     let store = Store::open(&opts.dirs.db())?;
     let state = store.load()?;
-    tracing::info!(version = bosun_wire::VERSION, pid = std::process::id(), events = store.count(), "daemon starting");
+    tracing::info!(
+        version = bosun_wire::VERSION,
+        pid = std::process::id(),
+        events = store.count(),
+        "daemon starting"
+    );
 
     let tmux = Tmux::new(opts.dirs.tmux_socket(), opts.dirs.tmux_config());
     let hook = format!("{} --state-dir {} hook tmux", shell_quote(&opts.exe), shell_quote(root));
@@ -68,7 +74,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         tracing::warn!("cannot write tmux config: {e}");
     }
     let sessions: Arc<dyn Sessions> = Arc::new(tmux);
-    let workspaces: Arc<dyn Workspaces> = Arc::new(LocalWorkspaces);
+    let workspaces: Arc<dyn Workspaces> = Arc::new(LocalWorkspaces::new());
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -92,6 +98,11 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
             started_at: engine::now().as_millis(),
             shutdown: Arc::new(Notify::new()),
         });
+        tokio::spawn(watch::sessions(
+            ctx.engine.clone(),
+            ctx.sessions.clone(),
+            watch::INTERVAL,
+        ));
         let shutdown = ctx.shutdown.clone();
         tokio::spawn(async move {
             signals().await;

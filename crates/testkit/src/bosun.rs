@@ -28,7 +28,12 @@ impl Bosun {
     /// A fresh bosun using the binary at `bin` (`env!("CARGO_BIN_EXE_bosun")`).
     pub fn new(bin: impl Into<PathBuf>) -> Self {
         tools::tmux();
-        Self { bin: bin.into(), state: tempdir(), claude: tempdir(), path: None }
+        Self {
+            bin: bin.into(),
+            state: tempdir(),
+            claude: tempdir(),
+            path: None,
+        }
     }
 
     /// The same, with `PATH` set to `path` for bosun and everything it starts.
@@ -84,7 +89,11 @@ impl Bosun {
     /// Runs `bosun ARGS`, which must fail, and returns its stderr.
     pub fn fails(&self, cwd: &Path, args: &[&str]) -> String {
         let out = self.run(cwd, args);
-        assert!(!out.status.success(), "bosun {args:?} should have failed; stdout:\n{}", String::from_utf8_lossy(&out.stdout));
+        assert!(
+            !out.status.success(),
+            "bosun {args:?} should have failed; stdout:\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
         String::from_utf8_lossy(&out.stderr).into_owned()
     }
 
@@ -113,8 +122,8 @@ impl Bosun {
         let mut last = String::new();
         wait_for(PATIENCE, || {
             let a = self.agent(id);
-            last = a.state.label();
-            (last == label).then_some(a)
+            last = format!("{} {}", a.state.label(), a.error.as_deref().unwrap_or(""));
+            (a.state.label() == label).then_some(a)
         })
         .unwrap_or_else(|| panic!("agent {id} never became {label}; last {last}\n{}", self.log()))
     }
@@ -143,8 +152,14 @@ impl Bosun {
     /// Kills the daemon with SIGKILL and waits until it is gone.
     pub fn kill_daemon_hard(&self) {
         let pid = self.daemon_pid().expect("a running daemon");
-        assert!(Command::new("kill").args(["-9", &pid.to_string()]).status().expect("kill").success());
-        let gone = wait_for(PATIENCE, || (!Path::new(&format!("/proc/{pid}")).exists()).then_some(()));
+        assert!(Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .expect("kill")
+            .success());
+        let gone = wait_for(PATIENCE, || {
+            (!Path::new(&format!("/proc/{pid}")).exists()).then_some(())
+        });
         assert!(gone.is_some(), "daemon {pid} survived SIGKILL");
     }
 
@@ -162,14 +177,20 @@ impl Bosun {
     /// Names of the sessions on this bosun's tmux server.
     pub fn sessions(&self) -> Vec<String> {
         let out = self.tmux(&["list-sessions", "-F", "#{session_name}"]);
-        String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect()
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect()
     }
 
     /// The daemon's log, for failure messages.
     pub fn log(&self) -> String {
         let log = std::fs::read_to_string(self.state.path().join("daemon.log")).unwrap_or_default();
         let lines: Vec<&str> = log.lines().collect();
-        format!("--- daemon log (tail) ---\n{}", lines[lines.len().saturating_sub(30)..].join("\n"))
+        format!(
+            "--- daemon log (tail) ---\n{}",
+            lines[lines.len().saturating_sub(30)..].join("\n")
+        )
     }
 }
 
@@ -183,5 +204,8 @@ impl Drop for Bosun {
 }
 
 fn tempdir() -> TempDir {
-    tempfile::Builder::new().prefix("bosun-").tempdir_in("/tmp").expect("temp dir")
+    tempfile::Builder::new()
+        .prefix("bosun-")
+        .tempdir_in("/tmp")
+        .expect("temp dir")
 }

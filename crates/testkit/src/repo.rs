@@ -84,9 +84,7 @@ pub fn git_in(dir: &Path, args: &[&str]) -> String {
         args.join(" "),
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout)
-        .trim_end_matches('\n')
-        .to_owned()
+    String::from_utf8_lossy(&out.stdout).trim_end_matches('\n').to_owned()
 }
 
 /// Writes `name` under `dir` (a repository or a worktree), commits it there, and returns the
@@ -98,9 +96,6 @@ pub fn commit_file_in(dir: &Path, name: &str, content: &str) -> String {
     }
     fs::write(&file, content).expect("write the file");
     git_in(dir, &["add", "--", name]);
-    git_in(
-        dir,
-        &["commit", "-q", "--no-verify", "-m", &format!("add {name}")],
-    );
+    git_in(dir, &["commit", "-q", "--no-verify", "-m", &format!("add {name}")]);
     git_in(dir, &["rev-parse", "HEAD"])
 }

@@ -8,20 +8,12 @@ use std::process::{Command, Output, Stdio};
 use crate::AdapterError;
 
 /// Variables that would point git at another repository than the one `-C` names.
-const FOREIGN_REPO_ENV: [&str; 4] = [
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_COMMON_DIR",
-];
+const FOREIGN_REPO_ENV: [&str; 4] = ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR"];
 
 /// `git -C <dir>` with C messages, and without any repository the caller's environment names.
 pub(super) fn git(dir: &Path) -> Command {
     let mut cmd = Command::new("git");
-    cmd.arg("-C")
-        .arg(dir)
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null());
+    cmd.arg("-C").arg(dir).env("LC_ALL", "C").stdin(Stdio::null());
     for var in FOREIGN_REPO_ENV {
         cmd.env_remove(var);
     }
@@ -70,10 +62,7 @@ pub(super) fn command_error(cmd: &Command, stderr: String) -> AdapterError {
 
 fn describe(cmd: &Command) -> String {
     let words = std::iter::once(cmd.get_program()).chain(cmd.get_args());
-    words
-        .map(OsStr::to_string_lossy)
-        .collect::<Vec<_>>()
-        .join(" ")
+    words.map(OsStr::to_string_lossy).collect::<Vec<_>>().join(" ")
 }
 
 /// The first line of stdout: a path or a commit id git printed.

@@ -1,6 +1,6 @@
 //! Helpers shared by the CLI's black-box tests.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use std::path::{Path, PathBuf};
 
@@ -13,7 +13,9 @@ pub fn bosun() -> Bosun {
 
 /// The path of `examples/scenarios/<name>.toml`.
 pub fn scenario(name: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/scenarios").join(format!("{name}.toml"));
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/scenarios")
+        .join(format!("{name}.toml"));
     p.canonicalize().expect("scenario exists").display().to_string()
 }
 
@@ -24,7 +26,9 @@ pub fn claudeless() -> String {
 /// Every file named `name` under `dir`.
 pub fn find_files(dir: &Path, name: &str) -> Vec<PathBuf> {
     let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else { return found };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() && !path.is_symlink() {
