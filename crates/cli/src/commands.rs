@@ -1,7 +1,7 @@
 //! The commands that act on agents and workspaces.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::os::unix::process::CommandExt;
 use std::process::ExitCode;
 
@@ -252,8 +252,15 @@ pub fn hook(client: &Client, hook: TmuxHook) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// JSON for scripts: indented on a terminal, compact (and faster) into a pipe.
 pub fn print_json<T: Serialize>(value: &T) -> Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
+    let mut out = std::io::stdout().lock();
+    if out.is_terminal() {
+        serde_json::to_writer_pretty(&mut out, value)?;
+    } else {
+        serde_json::to_writer(&mut out, value)?;
+    }
+    writeln!(out)?;
     Ok(())
 }
 

@@ -1,6 +1,7 @@
 //! Formatting for people: tables, ages and states. Scripts use `--json` instead.
 
-use bosun_core::{Agent, Workspace};
+use bosun_core::Workspace;
+use bosun_wire::AgentSummary;
 
 /// "5s", "3m", "2h", "4d".
 pub fn age(now_ms: u64, then_ms: u64) -> String {
@@ -41,7 +42,7 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
-pub fn agents_table(now: u64, agents: &[Agent], workspaces: &[Workspace]) -> String {
+pub fn agents_table(now: u64, agents: &[AgentSummary], workspaces: &[Workspace]) -> String {
     let rows: Vec<Vec<String>> = agents
         .iter()
         .map(|a| {

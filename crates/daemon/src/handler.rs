@@ -50,7 +50,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             query(ctx, move |s| {
                 Ok(Response::List(Listing {
                     now,
-                    agents: s.agents.values().cloned().collect(),
+                    agents: s.agents.values().map(Into::into).collect(),
                     workspaces: s.workspaces.values().cloned().collect(),
                 }))
             })

@@ -10,7 +10,9 @@ mod response;
 pub use frame::{decode, encode, read_frame, write_frame, FrameError, MAX_FRAME};
 pub use paths::{StateDir, StateDirError};
 pub use request::{Envelope, HookEvent, Request, StartAgent, WorkspaceChoice};
-pub use response::{AgentDetail, DaemonStatus, ErrorKind, Listing, Pruned, Removed, Response, Started, WireError};
+pub use response::{
+    AgentDetail, AgentSummary, DaemonStatus, ErrorKind, Listing, Pruned, Removed, Response, Started, WireError,
+};
 
 /// The version both sides must share; a CLI and a daemon that differ refuse to talk.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

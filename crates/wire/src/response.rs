@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use bosun_core::{Agent, AgentId, BranchKept, Message, MessageId, SessionState, Workspace, WorkspaceId};
+use bosun_core::{
+    Agent, AgentId, BranchKept, Message, MessageId, Name, SessionName, SessionState, Timestamp, Workspace, WorkspaceId,
+};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -46,8 +48,40 @@ pub struct Started {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Listing {
     pub now: u64,
-    pub agents: Vec<Agent>,
+    pub agents: Vec<AgentSummary>,
     pub workspaces: Vec<Workspace>,
+}
+
+/// An agent as `bosun ls` lists it: everything but its environment (`bosun show` has that).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct AgentSummary {
+    pub id: AgentId,
+    pub name: Name,
+    pub workspace: WorkspaceId,
+    pub session: SessionName,
+    pub command: Vec<String>,
+    pub state: SessionState,
+    pub created_at: Timestamp,
+    pub state_since: Timestamp,
+    pub pid: Option<u32>,
+    pub error: Option<String>,
+}
+
+impl From<&Agent> for AgentSummary {
+    fn from(a: &Agent) -> Self {
+        Self {
+            id: a.id.clone(),
+            name: a.name.clone(),
+            workspace: a.workspace.clone(),
+            session: a.session.clone(),
+            command: a.command.clone(),
+            state: a.state.clone(),
+            created_at: a.created_at,
+            state_since: a.state_since,
+            pid: a.pid,
+            error: a.error.clone(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
