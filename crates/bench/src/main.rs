@@ -31,8 +31,8 @@ fn main() {
 
     println!();
     println!(
-        "{:<58} {:>9} {:>9} {:>9}  {:<10} {}",
-        "figure", "median", "p90", "max", "target", "peer (oj)"
+        "{:<58} {:>9} {:>9} {:>9}  {:<10} peer (oj)",
+        "figure", "median", "p90", "max", "target"
     );
     row(
         "agent process running after `bosun agent start` (n=20)",
