@@ -154,6 +154,9 @@ fn a_daemon_that_cannot_start_is_reported_with_its_reason_and_log() {
     std::fs::create_dir(dir.join("bosun.db")).unwrap(); // the database path is taken by a directory
     let err = bosun.fails(&dir, &["ls"]);
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-    assert!(err.contains("the daemon did not start") && err.contains("daemon.log"), "{err}");
+    assert!(
+        err.contains("the daemon did not start") && err.contains("daemon.log"),
+        "{err}"
+    );
     assert!(err.contains("event store"), "the reason is given: {err}");
 }

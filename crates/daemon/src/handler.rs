@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use bosun_adapters::{AdapterError, Sessions, Workspaces};
 use bosun_core::{
-    AgentId, AgentSpec, Input, Name, Nonce, Rejection, SessionName, SessionState, State, WorkspaceId, WorkspaceKind,
+    AgentId, AgentSpec, Input, Name, Nonce, SessionName, SessionState, State, WorkspaceId, WorkspaceKind,
     WorkspaceProbe, WorkspaceState,
 };
 use bosun_wire::{
@@ -258,24 +258,18 @@ async fn kill(ctx: &Arc<Context>, agent: String) -> Answer {
 
 async fn remove_workspace(ctx: &Arc<Context>, id: WorkspaceId, force: bool) -> Result<Removed, WireError> {
     let wid = id.clone();
-    let ws = query(ctx, move |s| {
-        Ok(s.workspaces
-            .get(&wid)
-            .cloned()
-            .ok_or(Rejection::NoSuchWorkspace(wid.to_string()))?)
-    })
-    .await?;
-    let workspaces = ctx.workspaces.clone();
-    let w = ws.clone();
+    let ws = query(ctx, move |s| Ok(s.find_workspace(wid.as_str())?.clone())).await?;
+    let (workspaces, w) = (ctx.workspaces.clone(), ws.clone());
     let probe = blocking(move || {
-        Ok::<_, AdapterError>(WorkspaceProbe {
+        Ok(WorkspaceProbe {
             dirty: workspaces.is_dirty(&w.path, &w.kind, &w.owned_files())?,
             commits_ahead: workspaces.commits_ahead(&w.kind)?,
         })
     })
     .await?;
     let rx = ctx.engine.subscribe();
-    ctx.engine
+    let events = ctx
+        .engine
         .submit(Input::RemoveWorkspace {
             id: id.clone(),
             force,
@@ -283,24 +277,19 @@ async fn remove_workspace(ctx: &Arc<Context>, id: WorkspaceId, force: bool) -> R
         })
         .await
         .map_err(engine_error)?;
+    // The core decided the branch's fate; report what it decided.
+    let branch_kept = events.iter().find_map(|e| match e {
+        bosun_core::Event::WorkspaceRemoving { keep_branch, .. } => keep_branch.clone(),
+        _ => None,
+    });
     let removed = Removed {
         workspace: id.clone(),
         path: ws.path.clone(),
-        branch_deleted: ws.branch().filter(|_| probe.commits_ahead == 0).map(str::to_owned),
-        branch_kept: None,
+        branch_deleted: ws.branch().filter(|_| branch_kept.is_none()).map(str::to_owned),
+        branch_kept,
     };
-    let kept = ws
-        .branch()
-        .filter(|_| probe.commits_ahead > 0)
-        .map(|b| bosun_core::BranchKept {
-            branch: b.to_owned(),
-            commits: probe.commits_ahead,
-        });
     wait_state(ctx, rx, move |s| match s.workspaces.get(&id) {
-        None => Some(Ok(Removed {
-            branch_kept: kept.clone(),
-            ..removed.clone()
-        })),
+        None => Some(Ok(removed.clone())),
         Some(w) if !matches!(w.state, WorkspaceState::Removing { .. }) => Some(Err(WireError::new(
             ErrorKind::Failed,
             format!("could not remove {id}: {}", w.error.clone().unwrap_or_default()),
@@ -312,24 +301,25 @@ async fn remove_workspace(ctx: &Arc<Context>, id: WorkspaceId, force: bool) -> R
 
 async fn prune(ctx: &Arc<Context>, dry_run: bool) -> Answer {
     let (candidates, mut skipped) = query(ctx, |s: &State| {
-        let skipped = s
-            .workspaces
-            .values()
-            .filter(|w| !s.prunable().contains(&w.id))
+        let prunable = s.prunable();
+        let (take, keep): (Vec<_>, Vec<_>) = s.workspaces.values().partition(|w| prunable.contains(&w.id));
+        let take: Vec<_> = take.into_iter().map(|w| (w.id.clone(), w.path.clone())).collect();
+        let keep: Vec<_> = keep
+            .into_iter()
             .map(|w| (w.id.clone(), w.state.label().to_owned()))
-            .collect::<Vec<_>>();
-        Ok((s.prunable(), skipped))
+            .collect();
+        Ok((take, keep))
     })
     .await?;
     let mut out = Pruned {
         dry_run,
         ..Pruned::default()
     };
-    for id in candidates {
+    for (id, path) in candidates {
         if dry_run {
             out.removed.push(Removed {
                 workspace: id,
-                path: Default::default(),
+                path,
                 branch_deleted: None,
                 branch_kept: None,
             });

@@ -89,7 +89,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     let (engine, thread) = engine::start(store, state, executor);
     let result = runtime.block_on(async {
         let listener = bind(&opts.dirs.socket())?;
-        reconcile::at_start(&engine, &*sessions, &*workspaces).await;
+        reconcile::at_start(&engine, &*sessions).await;
         let ctx = Arc::new(handler::Context {
             engine,
             workspaces,

@@ -1,12 +1,12 @@
 //! Reconciliation at start: looks at reality — the sessions on bosun's tmux server and the
 //! workspace directories on disk — and hands it to the core, which adopts, buries and resumes.
 
-use bosun_adapters::{Sessions, Workspaces};
+use bosun_adapters::Sessions;
 use bosun_core::{Input, Reality, WorkspaceState};
 
 use crate::engine::EngineHandle;
 
-pub async fn at_start(engine: &EngineHandle, sessions: &dyn Sessions, _workspaces: &dyn Workspaces) {
+pub async fn at_start(engine: &EngineHandle, sessions: &dyn Sessions) {
     let Ok(dirs) = engine
         .query(|s, _| {
             s.workspaces
