@@ -16,11 +16,12 @@ const LISTINGS: usize = 50;
 
 fn main() {
     let bin = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(sibling_bosun);
-    assert!(
-        bin.is_file(),
-        "no bosun binary at {}: build it with `cargo build --release -p bosun-cli`",
-        bin.display()
-    );
+    let bin = bin.canonicalize().unwrap_or_else(|_| {
+        panic!(
+            "no bosun binary at {}: build it with `cargo build --release -p bosun-cli`",
+            bin.display()
+        )
+    });
     let claudeless = bosun_testkit::tools::claudeless();
     let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/scenarios/chat.toml");
     let scenario = scenario.canonicalize().expect("chat scenario");

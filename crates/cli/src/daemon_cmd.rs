@@ -41,6 +41,10 @@ pub fn run(client: &Client, cmd: DaemonCommand) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         DaemonCommand::Stop => {
+            let live = match client.request_if_running(Request::Status)? {
+                Some(Response::Status(s)) => s.live_agents,
+                _ => 0,
+            };
             if client.request_if_running(Request::Shutdown)?.is_none() {
                 println!("the daemon does not run");
                 return Ok(ExitCode::SUCCESS);
@@ -55,7 +59,10 @@ pub fn run(client: &Client, cmd: DaemonCommand) -> Result<ExitCode> {
                 }
                 std::thread::sleep(Duration::from_millis(10));
             }
-            println!("daemon stopped (agents keep running in tmux)");
+            match live {
+                0 => println!("daemon stopped"),
+                n => println!("daemon stopped; {n} agent(s) keep running in tmux and are adopted at the next start"),
+            }
             Ok(ExitCode::SUCCESS)
         }
         DaemonCommand::Status(flag) => match client.request_if_running(Request::Status)? {
