@@ -86,6 +86,12 @@ pub struct ExitStatus {
 }
 
 impl ExitStatus {
+    /// The process is gone and nothing says how it ended.
+    pub const UNKNOWN: Self = Self {
+        code: None,
+        signal: None,
+    };
+
     pub fn code(code: i32) -> Self {
         Self {
             code: Some(code),

@@ -119,20 +119,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         }
         Input::SessionClosed { session } => {
             if let Some(a) = live_session(state, session) {
-                died(
-                    state,
-                    a,
-                    death(
-                        a,
-                        ExitStatus {
-                            code: None,
-                            signal: None,
-                        },
-                    ),
-                    None,
-                    now,
-                    &mut d,
-                );
+                died(state, a, death(a, ExitStatus::UNKNOWN), None, now, &mut d);
             }
         }
         Input::SessionKilled { agent } => {
@@ -207,20 +194,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
                         died(state, agent, death(agent, *status), None, now, &mut d)
                     }
                     Some(_) => {}
-                    None => died(
-                        state,
-                        agent,
-                        death(
-                            agent,
-                            ExitStatus {
-                                code: None,
-                                signal: None,
-                            },
-                        ),
-                        None,
-                        now,
-                        &mut d,
-                    ),
+                    None => died(state, agent, death(agent, ExitStatus::UNKNOWN), None, now, &mut d),
                 }
             }
         }
@@ -348,12 +322,8 @@ fn reconcile(state: &State, reality: &Reality, now: Timestamp, d: &mut Decision)
     for agent in state.agents.values().filter(|a| !a.state.is_dead()) {
         let seen = reality.sessions.iter().find(|s| s.session == agent.session);
         match (seen, &agent.state) {
-            (Some(s), _) if s.exit.is_some() => {
-                let status = s.exit.unwrap_or(ExitStatus {
-                    code: None,
-                    signal: None,
-                });
-                died(state, agent, death(agent, status), None, now, d);
+            (Some(SessionSeen { exit: Some(status), .. }), _) => {
+                died(state, agent, death(agent, *status), None, now, d)
             }
             (Some(s), SessionState::Starting) => {
                 d.event(Event::AgentRunning {
@@ -392,20 +362,7 @@ fn reconcile(state: &State, reality: &Reality, now: Timestamp, d: &mut Decision)
                     d.effect(spawn(agent));
                 }
             }
-            (None, _) => died(
-                state,
-                agent,
-                death(
-                    agent,
-                    ExitStatus {
-                        code: None,
-                        signal: None,
-                    },
-                ),
-                None,
-                now,
-                d,
-            ),
+            (None, _) => died(state, agent, death(agent, ExitStatus::UNKNOWN), None, now, d),
         }
     }
     // A message whose delivery was under way may or may not have been typed: never type it twice.
