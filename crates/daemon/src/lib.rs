@@ -2,8 +2,8 @@
 //! engine loop around the pure core, carries out effects, serves the CLI over a Unix socket and,
 //! at start, reconciles what it remembers with what it finds.
 
-mod engine;
-mod executor;
+pub mod engine;
+pub mod executor;
 mod handler;
 mod pidlock;
 mod reconcile;

@@ -1,1 +1,172 @@
+//! Fakes for the adapter traits: in-memory workspaces and sessions that record what was asked
+//! of them, for tests of the daemon that need no git and no tmux.
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use bosun_adapters::{AdapterError, Sessions, SpawnSpec, Workspaces};
+use bosun_core::{ExitStatus, SessionName, SessionSeen, WorkspaceKind};
+
+/// Workspaces that exist only in memory. Every path is a repository whose every ref resolves.
+#[derive(Debug, Default)]
+pub struct FakeWorkspaces {
+    inner: Mutex<FakeWorkspacesState>,
+}
+
+#[derive(Debug, Default)]
+pub struct FakeWorkspacesState {
+    pub created: BTreeSet<PathBuf>,
+    pub removed: Vec<PathBuf>,
+    pub dirty: BTreeSet<PathBuf>,
+    pub deleted_branches: Vec<String>,
+    /// When set, `create` fails with this message.
+    pub fail_create: Option<String>,
+}
+
+impl FakeWorkspaces {
+    pub fn state(&self) -> MutexGuard<'_, FakeWorkspacesState> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Workspaces for FakeWorkspaces {
+    fn repo_root(&self, dir: &Path) -> Result<PathBuf, AdapterError> {
+        Ok(dir.to_owned())
+    }
+    fn resolve_commit(&self, _repo: &Path, rev: &str) -> Result<String, AdapterError> {
+        Ok(format!("commit-of-{rev}"))
+    }
+    fn check_new_branch(&self, _repo: &Path, _branch: &str) -> Result<(), AdapterError> {
+        Ok(())
+    }
+    fn create(&self, path: &Path, _kind: &WorkspaceKind, _settings: Option<&Path>) -> Result<(), AdapterError> {
+        let mut s = self.state();
+        if let Some(msg) = &s.fail_create {
+            return Err(AdapterError::Command {
+                command: "fake create".into(),
+                stderr: msg.clone(),
+            });
+        }
+        s.created.insert(path.to_owned());
+        Ok(())
+    }
+    fn is_dirty(&self, path: &Path, _kind: &WorkspaceKind, _owned: &[PathBuf]) -> Result<bool, AdapterError> {
+        Ok(self.state().dirty.contains(path))
+    }
+    fn commits_ahead(&self, _kind: &WorkspaceKind) -> Result<u32, AdapterError> {
+        Ok(0)
+    }
+    fn remove(
+        &self,
+        path: &Path,
+        kind: &WorkspaceKind,
+        force: bool,
+        delete_branch: bool,
+        _owned: &[PathBuf],
+    ) -> Result<(), AdapterError> {
+        let mut s = self.state();
+        if !force && s.dirty.contains(path) {
+            return Err(AdapterError::Dirty(path.to_owned()));
+        }
+        s.created.remove(path);
+        s.removed.push(path.to_owned());
+        if let (true, Some(b)) = (delete_branch, kind.branch()) {
+            s.deleted_branches.push(b.to_owned());
+        }
+        Ok(())
+    }
+}
+
+/// Sessions that exist only in memory; a test ends one with `exit`.
+#[derive(Debug, Default)]
+pub struct FakeSessions {
+    inner: Mutex<FakeSessionsState>,
+}
+
+#[derive(Debug, Default)]
+pub struct FakeSessionsState {
+    pub sessions: BTreeMap<SessionName, FakeSession>,
+    pub next_pid: u32,
+    /// Sessions spawned, in order, counting repeats.
+    pub spawns: Vec<SessionName>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct FakeSession {
+    pub pid: u32,
+    pub command: Vec<String>,
+    pub typed: Vec<String>,
+    pub exit: Option<ExitStatus>,
+}
+
+impl FakeSessions {
+    pub fn state(&self) -> MutexGuard<'_, FakeSessionsState> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The session's process ends with `status` (its pane stays, as with `remain-on-exit`).
+    pub fn exit(&self, session: &SessionName, status: ExitStatus) {
+        if let Some(s) = self.state().sessions.get_mut(session) {
+            s.exit = Some(status);
+        }
+    }
+}
+
+impl Sessions for FakeSessions {
+    fn check_available(&self) -> Result<(), AdapterError> {
+        Ok(())
+    }
+    fn spawn(&self, spec: SpawnSpec<'_>) -> Result<Option<u32>, AdapterError> {
+        let mut s = self.state();
+        s.spawns.push(spec.session.clone());
+        if let Some(existing) = s.sessions.get(spec.session) {
+            return Ok(Some(existing.pid));
+        }
+        s.next_pid += 1;
+        let pid = 1000 + s.next_pid;
+        let session = FakeSession {
+            pid,
+            command: spec.command.to_vec(),
+            ..FakeSession::default()
+        };
+        s.sessions.insert(spec.session.clone(), session);
+        Ok(Some(pid))
+    }
+    fn send_text(&self, session: &SessionName, text: &str) -> Result<(), AdapterError> {
+        match self.state().sessions.get_mut(session) {
+            Some(s) if s.exit.is_none() => {
+                s.typed.push(text.to_owned());
+                Ok(())
+            }
+            _ => Err(AdapterError::NoSession(session.to_string())),
+        }
+    }
+    fn capture(&self, session: &SessionName, _colors: bool) -> Result<String, AdapterError> {
+        let s = self.state();
+        let sess = s
+            .sessions
+            .get(session)
+            .ok_or_else(|| AdapterError::NoSession(session.to_string()))?;
+        Ok(sess.typed.join("\n"))
+    }
+    fn list(&self) -> Result<Vec<SessionSeen>, AdapterError> {
+        Ok(self
+            .state()
+            .sessions
+            .iter()
+            .map(|(name, s)| SessionSeen {
+                session: name.clone(),
+                pid: Some(s.pid),
+                exit: s.exit,
+            })
+            .collect())
+    }
+    fn kill(&self, session: &SessionName) -> Result<(), AdapterError> {
+        self.state().sessions.remove(session);
+        Ok(())
+    }
+    fn attach_command(&self, session: &SessionName) -> Vec<String> {
+        vec!["fake-attach".into(), session.to_string()]
+    }
+}
