@@ -30,9 +30,6 @@ pub enum AdapterError {
 
 impl AdapterError {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        Self::Io {
-            context: context.into(),
-            source,
-        }
+        Self::Io { context: context.into(), source }
     }
 }

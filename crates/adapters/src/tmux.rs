@@ -43,9 +43,7 @@ impl Default for SettleDelay {
 impl SettleDelay {
     pub fn for_text(&self, text: &str) -> Duration {
         let blocks = u32::try_from(text.chars().count() / 20).unwrap_or(u32::MAX);
-        self.base
-            .saturating_add(self.per_20_chars.saturating_mul(blocks))
-            .min(self.max)
+        self.base.saturating_add(self.per_20_chars.saturating_mul(blocks)).min(self.max)
     }
 }
 
@@ -62,12 +60,7 @@ impl Tmux {
     /// tmux (found on `PATH`) on `socket`, starting its server with the configuration at
     /// `config` (see `write_config`).
     pub fn new(socket: PathBuf, config: PathBuf) -> Self {
-        Self {
-            program: PathBuf::from("tmux"),
-            socket,
-            config,
-            settle: SettleDelay::default(),
-        }
+        Self { program: PathBuf::from("tmux"), socket, config, settle: SettleDelay::default() }
     }
 
     /// Runs `program` instead of `tmux` from `PATH`.
@@ -132,27 +125,15 @@ impl Tmux {
         S: AsRef<OsStr>,
     {
         let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
-        let mut full = vec![
-            OsString::from("-S"),
-            self.socket.clone().into(),
-            "-f".into(),
-            self.config.clone().into(),
-        ];
+        let mut full = vec![OsString::from("-S"), self.socket.clone().into(), "-f".into(), self.config.clone().into()];
         full.extend(args);
         let output = self.exec(&full)?;
         if output.status.success() {
             Ok(String::from_utf8_lossy(&output.stdout).into_owned())
         } else {
             let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
-            let stderr = if stderr.is_empty() {
-                output.status.to_string()
-            } else {
-                stderr
-            };
-            Err(AdapterError::Command {
-                command: self.display(&full),
-                stderr,
-            })
+            let stderr = if stderr.is_empty() { output.status.to_string() } else { stderr };
+            Err(AdapterError::Command { command: self.display(&full), stderr })
         }
     }
 
@@ -178,11 +159,7 @@ impl Tmux {
         for arg in args {
             let arg = arg.to_string_lossy();
             let short: String = arg.chars().take(60).collect();
-            let short = if short.len() < arg.len() {
-                format!("{short}…")
-            } else {
-                short
-            };
+            let short = if short.len() < arg.len() { format!("{short}…") } else { short };
             line.push(' ');
             if short.is_empty() || short.contains(char::is_whitespace) || short.contains(['\'', '"', '#', '$']) {
                 line.push('\'');
@@ -197,13 +174,15 @@ impl Tmux {
 
     /// A failure on a missing session or server as `AdapterError::NoSession`.
     fn on_session<T>(&self, session: &SessionName, result: Result<T, AdapterError>) -> Result<T, AdapterError> {
-        result.map_err(|e| {
-            if no_server(&e) || no_session(&e) {
-                AdapterError::NoSession(session.to_string())
-            } else {
-                e
-            }
-        })
+        result.map_err(
+            |e| {
+                if no_server(&e) || no_session(&e) {
+                    AdapterError::NoSession(session.to_string())
+                } else {
+                    e
+                }
+            },
+        )
     }
 }
 
@@ -223,12 +202,8 @@ impl Sessions for Tmux {
     }
 
     fn spawn(&self, spec: SpawnSpec<'_>) -> Result<Option<u32>, AdapterError> {
-        let mut args: Vec<OsString> = vec![
-            "new-session".into(),
-            "-d".into(),
-            "-s".into(),
-            spec.session.as_str().into(),
-        ];
+        let mut args: Vec<OsString> =
+            vec!["new-session".into(), "-d".into(), "-s".into(), spec.session.as_str().into()];
         args.extend(["-c".into(), spec.cwd.as_os_str().to_owned()]);
         for (key, value) in spec.env {
             args.extend(["-e".into(), format!("{key}={value}").into()]);
@@ -258,10 +233,8 @@ impl Sessions for Tmux {
         let target = exact_pane(session);
         // A dead pane's last output has scrolled into the history under tmux's "Pane is dead"
         // line: capture the history too, so the end of a finished agent stays readable.
-        let dead = self.on_session(
-            session,
-            self.run(["display-message", "-p", "-t", target.as_str(), "#{pane_dead}"]),
-        )?;
+        let dead =
+            self.on_session(session, self.run(["display-message", "-p", "-t", target.as_str(), "#{pane_dead}"]))?;
         let mut args = vec!["capture-pane", "-p"];
         if colors {
             args.push("-e");
@@ -271,9 +244,7 @@ impl Sessions for Tmux {
         }
         args.extend(["-t", target.as_str()]);
         let screen = self.on_session(session, self.run(args))?;
-        Ok(panes::trim_trailing_blank_lines(&screen)
-            .trim_start_matches('\n')
-            .to_owned())
+        Ok(panes::trim_trailing_blank_lines(&screen).trim_start_matches('\n').to_owned())
     }
 
     fn list(&self) -> Result<Vec<SessionSeen>, AdapterError> {

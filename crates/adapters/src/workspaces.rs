@@ -32,9 +32,7 @@ pub struct LocalWorkspaces {
 
 impl LocalWorkspaces {
     pub const fn new() -> Self {
-        Self {
-            repo_locks: Mutex::new(BTreeMap::new()),
-        }
+        Self { repo_locks: Mutex::new(BTreeMap::new()) }
     }
 
     /// Runs `f` while holding `repo`'s lock.
@@ -65,18 +63,14 @@ impl Workspaces for LocalWorkspaces {
 
     fn resolve_commit(&self, repo: &Path, rev: &str) -> Result<String, AdapterError> {
         let mut cmd = git(repo);
-        cmd.args(["rev-parse", "--verify", "--quiet"])
-            .arg(format!("{rev}^{{commit}}"));
+        cmd.args(["rev-parse", "--verify", "--quiet"]).arg(format!("{rev}^{{commit}}"));
         let out = output(&mut cmd)?;
         if out.status.success() {
             return Ok(stdout_line(&out));
         }
         let stderr = stderr_text(&out);
         if stderr.is_empty() {
-            return Err(AdapterError::UnknownRef {
-                repo: repo.to_path_buf(),
-                rev: rev.to_owned(),
-            });
+            return Err(AdapterError::UnknownRef { repo: repo.to_path_buf(), rev: rev.to_owned() });
         }
         if names_no_repo(&stderr) {
             return Err(AdapterError::NotARepo(repo.to_path_buf()));
@@ -88,10 +82,7 @@ impl Workspaces for LocalWorkspaces {
         let mut cmd = git(repo);
         cmd.args(["check-ref-format", "--branch", branch]);
         let out = output(&mut cmd)?;
-        let invalid = |reason: String| AdapterError::InvalidBranch {
-            branch: branch.to_owned(),
-            reason,
-        };
+        let invalid = |reason: String| AdapterError::InvalidBranch { branch: branch.to_owned(), reason };
         if !out.status.success() {
             let stderr = stderr_text(&out);
             return Err(invalid(stderr.strip_prefix("fatal: ").unwrap_or(&stderr).to_owned()));
@@ -102,10 +93,7 @@ impl Workspaces for LocalWorkspaces {
             return Err(invalid(format!("git reads it as {expanded:?}")));
         }
         if branch_exists(repo, branch)? {
-            return Err(AdapterError::BranchExists {
-                repo: repo.to_path_buf(),
-                branch: branch.to_owned(),
-            });
+            return Err(AdapterError::BranchExists { repo: repo.to_path_buf(), branch: branch.to_owned() });
         }
         Ok(())
     }
@@ -152,13 +140,10 @@ impl Workspaces for LocalWorkspaces {
             return Ok(0);
         }
         let mut cmd = git(repo);
-        cmd.args(["rev-list", "--count"])
-            .arg(format!("{base}..refs/heads/{branch}"));
+        cmd.args(["rev-list", "--count"]).arg(format!("{base}..refs/heads/{branch}"));
         let out = run(&mut cmd)?;
         let count = out.trim();
-        count
-            .parse()
-            .map_err(|_| command_error(&cmd, format!("unexpected output {count:?}")))
+        count.parse().map_err(|_| command_error(&cmd, format!("unexpected output {count:?}")))
     }
 
     fn remove(
@@ -299,16 +284,11 @@ fn folder_has_content(root: &Path, rel: &Path, owned: &[PathBuf]) -> Result<bool
     for entry in entries {
         let entry = entry.map_err(|e| AdapterError::io(format!("reading {}", dir.display()), e))?;
         let name = rel.join(entry.file_name());
-        let is_dir = entry
-            .file_type()
-            .map_err(|e| AdapterError::io(format!("reading {}", entry.path().display()), e))?
-            .is_dir();
+        let is_dir =
+            entry.file_type().map_err(|e| AdapterError::io(format!("reading {}", entry.path().display()), e))?.is_dir();
         let holds_owned = owned.iter().any(|o| o.starts_with(&name) && o != &name);
-        let clean = if is_dir {
-            holds_owned && !folder_has_content(root, &name, owned)?
-        } else {
-            owned.contains(&name)
-        };
+        let clean =
+            if is_dir { holds_owned && !folder_has_content(root, &name, owned)? } else { owned.contains(&name) };
         if !clean {
             return Ok(true);
         }
@@ -330,8 +310,7 @@ fn status_paths(out: &str) -> impl Iterator<Item = &str> {
 }
 
 fn exists(path: &Path) -> Result<bool, AdapterError> {
-    path.try_exists()
-        .map_err(|e| AdapterError::io(format!("looking at {}", path.display()), e))
+    path.try_exists().map_err(|e| AdapterError::io(format!("looking at {}", path.display()), e))
 }
 
 fn create_dir_all(dir: &Path) -> Result<(), AdapterError> {

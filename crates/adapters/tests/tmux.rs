@@ -30,13 +30,7 @@ fn spawn(
     command: &[&str],
 ) -> Option<u32> {
     let command = argv(command);
-    tmux.spawn(SpawnSpec {
-        session,
-        cwd,
-        env,
-        command: &command,
-    })
-    .expect("spawn")
+    tmux.spawn(SpawnSpec { session, cwd, env, command: &command }).expect("spawn")
 }
 
 fn seen(tmux: &Tmux, session: &SessionName) -> Option<SessionSeen> {
@@ -70,58 +64,24 @@ fn spawn_returns_the_pid_and_list_shows_the_session_alive() {
     let tmux = server.tmux();
     let s = name("alive");
     let pid = spawn(tmux, &s, server.dir(), &BTreeMap::new(), &["sleep", "600"]).expect("a pid");
-    assert!(
-        Path::new(&format!("/proc/{pid}")).exists(),
-        "process {pid} is not running"
-    );
-    assert_eq!(
-        seen(tmux, &s),
-        Some(SessionSeen {
-            session: s.clone(),
-            pid: Some(pid),
-            exit: None
-        })
-    );
+    assert!(Path::new(&format!("/proc/{pid}")).exists(), "process {pid} is not running");
+    assert_eq!(seen(tmux, &s), Some(SessionSeen { session: s.clone(), pid: Some(pid), exit: None }));
 }
 
 #[test]
 fn an_exit_code_shows_in_list() {
     let server = TmuxServer::new();
     let s = name("exits");
-    spawn(
-        server.tmux(),
-        &s,
-        server.dir(),
-        &BTreeMap::new(),
-        &["sh", "-c", "exit 3"],
-    );
-    assert_eq!(
-        wait_for_exit(server.tmux(), &s),
-        ExitStatus {
-            code: Some(3),
-            signal: None
-        }
-    );
+    spawn(server.tmux(), &s, server.dir(), &BTreeMap::new(), &["sh", "-c", "exit 3"]);
+    assert_eq!(wait_for_exit(server.tmux(), &s), ExitStatus { code: Some(3), signal: None });
 }
 
 #[test]
 fn a_killing_signal_shows_in_list() {
     let server = TmuxServer::new();
     let s = name("signalled");
-    spawn(
-        server.tmux(),
-        &s,
-        server.dir(),
-        &BTreeMap::new(),
-        &["sh", "-c", "kill -9 $$"],
-    );
-    assert_eq!(
-        wait_for_exit(server.tmux(), &s),
-        ExitStatus {
-            code: None,
-            signal: Some(9)
-        }
-    );
+    spawn(server.tmux(), &s, server.dir(), &BTreeMap::new(), &["sh", "-c", "kill -9 $$"]);
+    assert_eq!(wait_for_exit(server.tmux(), &s), ExitStatus { code: None, signal: Some(9) });
 }
 
 #[test]
@@ -147,11 +107,7 @@ fn env_and_cwd_reach_a_session_on_an_already_running_server() {
     let script = r#"printf '%s' "$BOSUN_TEST_VALUE" > out.txt"#;
     spawn(tmux, &name("second"), &cwd, &env, &["sh", "-c", script]);
     let out = cwd.join("out.txt");
-    assert!(
-        wait_until(TIMEOUT, || read(&out) == "it's here"),
-        "out.txt holds {:?}",
-        read(&out)
-    );
+    assert!(wait_until(TIMEOUT, || read(&out) == "it's here"), "out.txt holds {:?}", read(&out));
 }
 
 #[test]
@@ -187,23 +143,11 @@ fn send_text_prompts_claudeless_and_capture_shows_the_answer() {
     let s = name("agent");
     spawn(tmux, &s, dir, &env, &[&program, "--scenario", &scenario]);
 
-    let ready = wait_until(AGENT_TIMEOUT, || {
-        tmux.capture(&s, false).is_ok_and(|sc| sc.contains('❯'))
-    });
-    assert!(
-        ready,
-        "claudeless shows no input line:\n{}",
-        tmux.capture(&s, false).unwrap_or_default()
-    );
+    let ready = wait_until(AGENT_TIMEOUT, || tmux.capture(&s, false).is_ok_and(|sc| sc.contains('❯')));
+    assert!(ready, "claudeless shows no input line:\n{}", tmux.capture(&s, false).unwrap_or_default());
     tmux.send_text(&s, "say ping").expect("send_text");
-    let answered = wait_until(AGENT_TIMEOUT, || {
-        tmux.capture(&s, false).is_ok_and(|sc| sc.contains("pong"))
-    });
-    assert!(
-        answered,
-        "no answer on screen:\n{}",
-        tmux.capture(&s, false).unwrap_or_default()
-    );
+    let answered = wait_until(AGENT_TIMEOUT, || tmux.capture(&s, false).is_ok_and(|sc| sc.contains("pong")));
+    assert!(answered, "no answer on screen:\n{}", tmux.capture(&s, false).unwrap_or_default());
 }
 
 #[test]
@@ -219,10 +163,7 @@ fn kill_removes_exactly_that_session_and_a_missing_one_is_ok() {
     tmux.kill(&short).expect("killing it again");
     tmux.kill(&name("never-was")).expect("killing a missing session");
     assert!(matches!(tmux.send_text(&short, "hi"), Err(AdapterError::NoSession(_))));
-    assert!(matches!(
-        tmux.capture(&name("jo"), false),
-        Err(AdapterError::NoSession(_))
-    ));
+    assert!(matches!(tmux.capture(&name("jo"), false), Err(AdapterError::NoSession(_))));
 }
 
 #[test]
@@ -246,10 +187,7 @@ fn check_available_fails_for_a_missing_program() {
 /// A hook prefix that appends its arguments, each in brackets, as one line to `log`. Its first
 /// argument holds a `#`, which tmux must not take for a format.
 fn logging_prefix(log: &Path) -> String {
-    format!(
-        r#"sh -c 'printf "[%s]" "$@" >> {0}; echo >> {0}' hook 'a#b'"#,
-        log.display()
-    )
+    format!(r#"sh -c 'printf "[%s]" "$@" >> {0}; echo >> {0}' hook 'a#b'"#, log.display())
 }
 
 #[test]
@@ -273,13 +211,7 @@ fn hooks_configured_before_the_server_starts_report_a_signal() {
     let tmux = server.tmux();
     let log = server.dir().join("hooks.log");
     tmux.write_config(Some(&logging_prefix(&log))).expect("write_config");
-    spawn(
-        tmux,
-        &name("killed"),
-        server.dir(),
-        &BTreeMap::new(),
-        &["sh", "-c", "kill -9 $$"],
-    );
+    spawn(tmux, &name("killed"), server.dir(), &BTreeMap::new(), &["sh", "-c", "kill -9 $$"]);
     wait_for_hook(tmux, &log, "[a#b][pane-died][killed][][9]");
 }
 
@@ -287,14 +219,5 @@ fn hooks_configured_before_the_server_starts_report_a_signal() {
 fn attach_command_targets_the_session_exactly_on_bosuns_socket() {
     let server = TmuxServer::new();
     let command = server.tmux().attach_command(&name("x"));
-    assert_eq!(
-        command[1..],
-        argv(&[
-            "-S",
-            &server.socket().display().to_string(),
-            "attach-session",
-            "-t",
-            "=x"
-        ])
-    );
+    assert_eq!(command[1..], argv(&["-S", &server.socket().display().to_string(), "attach-session", "-t", "=x"]));
 }

@@ -58,15 +58,9 @@ fn worktree_create_puts_the_branch_at_base_and_the_files_in_path() {
 
     assert_eq!(repo.git(&["rev-parse", "refs/heads/ws-abc"]), base);
     assert_eq!(git_in(&path, &["rev-parse", "--abbrev-ref", "HEAD"]), "ws-abc");
-    assert_eq!(
-        fs::read_to_string(path.join("src/lib.rs")).expect("read"),
-        "pub fn f() {}\n"
-    );
+    assert_eq!(fs::read_to_string(path.join("src/lib.rs")).expect("read"), "pub fn f() {}\n");
     assert!(path.join("README.md").is_file());
-    assert!(
-        !path.join("later.txt").exists(),
-        "the worktree holds the base, not the repo's HEAD"
-    );
+    assert!(!path.join("later.txt").exists(), "the worktree holds the base, not the repo's HEAD");
     assert!(is_registered(&repo, &path));
 }
 
@@ -77,16 +71,12 @@ fn settings_are_copied_to_settings_local_and_do_not_make_the_worktree_dirty() {
     let (_state, path) = state_dir();
     let kind = worktree_kind(&repo, "ws-settings");
 
-    WS.create(&path, &kind, Some(&repo.path().join(".claude/settings.json")))
-        .expect("create");
+    WS.create(&path, &kind, Some(&repo.path().join(".claude/settings.json"))).expect("create");
 
     let copied = fs::read_to_string(path.join(".claude/settings.local.json")).expect("read the copy");
     assert_eq!(copied, "{\"permissions\": {}}\n");
     assert!(!WS.is_dirty(&path, &kind, &settings_owned()).expect("is_dirty"));
-    assert!(
-        WS.is_dirty(&path, &kind, &[]).expect("is_dirty"),
-        "the copy is untracked when not owned"
-    );
+    assert!(WS.is_dirty(&path, &kind, &[]).expect("is_dirty"), "the copy is untracked when not owned");
 }
 
 #[test]
@@ -98,16 +88,12 @@ fn create_is_idempotent_and_recovers_a_branch_left_without_its_worktree() {
     WS.create(&path, &kind, None).expect("first create");
     fs::write(path.join("work.txt"), "in progress\n").expect("write");
     WS.create(&path, &kind, None).expect("second create");
-    assert_eq!(
-        fs::read_to_string(path.join("work.txt")).expect("read"),
-        "in progress\n"
-    );
+    assert_eq!(fs::read_to_string(path.join("work.txt")).expect("read"), "in progress\n");
 
     // A crash after the branch was made but before the worktree was.
     let (_other_state, other) = state_dir();
     repo.git(&["branch", "ws-crashed", &repo.head()]);
-    WS.create(&other, &worktree_kind(&repo, "ws-crashed"), None)
-        .expect("create over the branch");
+    WS.create(&other, &worktree_kind(&repo, "ws-crashed"), None).expect("create over the branch");
     assert_eq!(git_in(&other, &["rev-parse", "--abbrev-ref", "HEAD"]), "ws-crashed");
     assert!(is_registered(&repo, &other));
 }
@@ -146,11 +132,7 @@ fn commits_ahead_counts_commits_made_in_the_worktree() {
     repo.commit_file("on-main.txt", "not on the branch\n");
     assert_eq!(WS.commits_ahead(&kind).expect("commits_ahead"), 2);
 
-    assert_eq!(
-        WS.commits_ahead(&worktree_kind(&repo, "ws-never-made"))
-            .expect("missing branch"),
-        0
-    );
+    assert_eq!(WS.commits_ahead(&worktree_kind(&repo, "ws-never-made")).expect("missing branch"), 0);
     assert_eq!(WS.commits_ahead(&WorkspaceKind::Folder).expect("folder"), 0);
 }
 
@@ -161,20 +143,13 @@ fn remove_refuses_a_dirty_worktree_without_force_and_removes_it_with_force() {
     let (_state, path) = state_dir();
     let kind = worktree_kind(&repo, "ws-remove");
     let owned = settings_owned();
-    WS.create(&path, &kind, Some(&repo.path().join(".claude/settings.json")))
-        .expect("create");
+    WS.create(&path, &kind, Some(&repo.path().join(".claude/settings.json"))).expect("create");
     fs::write(path.join("README.md"), "agent's work\n").expect("write");
     fs::write(path.join("notes.txt"), "untracked work\n").expect("write");
 
     let refused = WS.remove(&path, &kind, false, false, &owned);
-    assert!(
-        matches!(&refused, Err(AdapterError::Dirty(p)) if p == &path),
-        "got {refused:?}"
-    );
-    assert_eq!(
-        fs::read_to_string(path.join("README.md")).expect("read"),
-        "agent's work\n"
-    );
+    assert!(matches!(&refused, Err(AdapterError::Dirty(p)) if p == &path), "got {refused:?}");
+    assert_eq!(fs::read_to_string(path.join("README.md")).expect("read"), "agent's work\n");
     assert!(path.join("notes.txt").is_file());
     assert!(path.join(".claude/settings.local.json").is_file());
     assert!(is_registered(&repo, &path));
@@ -217,67 +192,41 @@ fn folder_create_dirty_and_remove() {
 
     WS.create(&path, &kind, Some(&settings)).expect("create");
     WS.create(&path, &kind, Some(&settings)).expect("create again");
-    assert_eq!(
-        fs::read_to_string(path.join(".claude/settings.local.json")).expect("read"),
-        "{}\n"
-    );
-    assert!(
-        !WS.is_dirty(&path, &kind, &owned).expect("is_dirty"),
-        "only bosun's file"
-    );
-    assert!(
-        WS.is_dirty(&path, &kind, &[]).expect("is_dirty"),
-        "the settings file when not owned"
-    );
+    assert_eq!(fs::read_to_string(path.join(".claude/settings.local.json")).expect("read"), "{}\n");
+    assert!(!WS.is_dirty(&path, &kind, &owned).expect("is_dirty"), "only bosun's file");
+    assert!(WS.is_dirty(&path, &kind, &[]).expect("is_dirty"), "the settings file when not owned");
 
     fs::create_dir(path.join("empty")).expect("mkdir");
-    assert!(
-        WS.is_dirty(&path, &kind, &owned).expect("is_dirty"),
-        "an empty directory of its own"
-    );
+    assert!(WS.is_dirty(&path, &kind, &owned).expect("is_dirty"), "an empty directory of its own");
     fs::remove_dir(path.join("empty")).expect("rmdir");
     fs::write(path.join(".claude/agent.json"), "{}\n").expect("write");
-    assert!(
-        WS.is_dirty(&path, &kind, &owned).expect("is_dirty"),
-        "a file beside the owned one"
-    );
+    assert!(WS.is_dirty(&path, &kind, &owned).expect("is_dirty"), "a file beside the owned one");
 
     let refused = WS.remove(&path, &kind, false, false, &owned);
-    assert!(
-        matches!(&refused, Err(AdapterError::Dirty(p)) if p == &path),
-        "got {refused:?}"
-    );
+    assert!(matches!(&refused, Err(AdapterError::Dirty(p)) if p == &path), "got {refused:?}");
     assert!(path.join(".claude/agent.json").is_file());
     assert!(path.join(".claude/settings.local.json").is_file());
 
     fs::remove_file(path.join(".claude/agent.json")).expect("rm");
-    WS.remove(&path, &kind, false, false, &owned)
-        .expect("remove the clean folder");
+    WS.remove(&path, &kind, false, false, &owned).expect("remove the clean folder");
     assert!(!path.exists());
 
     WS.create(&path, &kind, None).expect("create");
     fs::write(path.join("work.txt"), "work\n").expect("write");
     WS.remove(&path, &kind, true, false, &owned).expect("forced remove");
     assert!(!path.exists());
-    WS.remove(&path, &kind, false, false, &owned)
-        .expect("a folder already gone");
+    WS.remove(&path, &kind, false, false, &owned).expect("a folder already gone");
 }
 
 #[test]
 fn repo_root_finds_the_top_level_and_rejects_a_non_repo_dir() {
     let repo = TempRepo::new();
     repo.commit_file("sub/dir/file.txt", "x\n");
-    assert_eq!(
-        WS.repo_root(&repo.path().join("sub/dir")).expect("repo_root"),
-        repo.path()
-    );
+    assert_eq!(WS.repo_root(&repo.path().join("sub/dir")).expect("repo_root"), repo.path());
 
     let plain = tempfile::tempdir().expect("temp dir");
     let err = WS.repo_root(plain.path());
-    assert!(
-        matches!(&err, Err(AdapterError::NotARepo(p)) if p == plain.path()),
-        "got {err:?}"
-    );
+    assert!(matches!(&err, Err(AdapterError::NotARepo(p)) if p == plain.path()), "got {err:?}");
     let missing = plain.path().join("missing");
     assert!(matches!(WS.repo_root(&missing), Err(AdapterError::NotARepo(_))));
 }
@@ -292,17 +241,13 @@ fn resolve_commit_gives_the_full_sha_or_unknown_ref() {
     assert_eq!(WS.resolve_commit(repo.path(), &head[..8]).expect("short sha"), head);
 
     let err = WS.resolve_commit(repo.path(), "no-such-branch");
-    assert!(
-        matches!(&err, Err(AdapterError::UnknownRef { rev, .. }) if rev == "no-such-branch"),
-        "got {err:?}"
-    );
+    assert!(matches!(&err, Err(AdapterError::UnknownRef { rev, .. }) if rev == "no-such-branch"), "got {err:?}");
 }
 
 #[test]
 fn check_new_branch_rejects_invalid_and_existing_names() {
     let repo = TempRepo::new();
-    WS.check_new_branch(repo.path(), "ws-fresh/one")
-        .expect("a valid new name");
+    WS.check_new_branch(repo.path(), "ws-fresh/one").expect("a valid new name");
 
     for bad in ["a..b", "-dash", "ends.lock", "has space", "@{-1}"] {
         let err = WS.check_new_branch(repo.path(), bad);
@@ -313,8 +258,5 @@ fn check_new_branch_rejects_invalid_and_existing_names() {
     }
 
     let err = WS.check_new_branch(repo.path(), "main");
-    assert!(
-        matches!(&err, Err(AdapterError::BranchExists { branch, .. }) if branch == "main"),
-        "got {err:?}"
-    );
+    assert!(matches!(&err, Err(AdapterError::BranchExists { branch, .. }) if branch == "main"), "got {err:?}");
 }

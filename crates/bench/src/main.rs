@@ -17,10 +17,7 @@ const LISTINGS: usize = 50;
 fn main() {
     let bin = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(sibling_bosun);
     let bin = bin.canonicalize().unwrap_or_else(|_| {
-        panic!(
-            "no bosun binary at {}: build it with `cargo build --release -p bosun-cli`",
-            bin.display()
-        )
+        panic!("no bosun binary at {}: build it with `cargo build --release -p bosun-cli`", bin.display())
     });
     let claudeless = bosun_testkit::tools::claudeless();
     let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/scenarios/chat.toml");
@@ -31,34 +28,11 @@ fn main() {
     let listing = measure_listing(&bin);
 
     println!();
-    println!(
-        "{:<58} {:>9} {:>9} {:>9}  {:<10} peer (oj)",
-        "figure", "median", "p90", "max", "target"
-    );
-    row(
-        "agent process running after `bosun agent start` (n=20)",
-        &starts.running,
-        "< 50 ms",
-        "34 ms",
-    );
-    row(
-        "state known (Running) after `bosun agent start` (n=20)",
-        &starts.known,
-        "< 200 ms",
-        "5.75 s",
-    );
-    row(
-        "`bosun agent start` returns, start durable (n=20)",
-        &starts.acked,
-        "< 100 ms",
-        "509 ms",
-    );
-    row(
-        &format!("`bosun ls --json` with {RECORDED} agents recorded (n={LISTINGS})"),
-        &listing,
-        "< 5 ms",
-        "4-6 ms",
-    );
+    println!("{:<58} {:>9} {:>9} {:>9}  {:<10} peer (oj)", "figure", "median", "p90", "max", "target");
+    row("agent process running after `bosun agent start` (n=20)", &starts.running, "< 50 ms", "34 ms");
+    row("state known (Running) after `bosun agent start` (n=20)", &starts.known, "< 200 ms", "5.75 s");
+    row("`bosun agent start` returns, start durable (n=20)", &starts.acked, "< 100 ms", "509 ms");
+    row(&format!("`bosun ls --json` with {RECORDED} agents recorded (n={LISTINGS})"), &listing, "< 5 ms", "4-6 ms");
 }
 
 struct Starts {
@@ -74,11 +48,7 @@ fn measure_starts(bin: &Path, claudeless: &Path, scenario: &Path) -> Starts {
     let bosun = Bosun::new(bin);
     let repo = TempRepo::new();
     bosun.ok(repo.path(), &["daemon", "start"]);
-    let mut out = Starts {
-        acked: vec![],
-        running: vec![],
-        known: vec![],
-    };
+    let mut out = Starts { acked: vec![], running: vec![], known: vec![] };
     let script = format!(
         "date +%s%N > .bosun-bench-started; exec '{}' --scenario '{}'",
         claudeless.display(),
@@ -92,11 +62,7 @@ fn measure_starts(bin: &Path, claudeless: &Path, scenario: &Path) -> Starts {
             .output()
             .expect("start");
         let acked = t0.elapsed();
-        assert!(
-            output.status.success(),
-            "start failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        assert!(output.status.success(), "start failed: {}", String::from_utf8_lossy(&output.stderr));
         let started: serde_json::Value = serde_json::from_slice(&output.stdout).expect("start --json");
         let id = started["agent"].as_str().expect("id").to_owned();
         let marker = PathBuf::from(started["path"].as_str().expect("path")).join(".bosun-bench-started");
@@ -104,8 +70,7 @@ fn measure_starts(bin: &Path, claudeless: &Path, scenario: &Path) -> Starts {
         let began: u128 = wait(|| std::fs::read_to_string(&marker).ok()?.trim().parse().ok());
         out.acked.push(acked);
         out.known.push(known);
-        out.running
-            .push(Duration::from_nanos(began.saturating_sub(wall0) as u64));
+        out.running.push(Duration::from_nanos(began.saturating_sub(wall0) as u64));
         bosun.ok(repo.path(), &["kill", &id]);
     }
     out
@@ -126,10 +91,7 @@ fn measure_listing(bin: &Path) -> Vec<Duration> {
             let t0 = Instant::now();
             let out = bosun.command(repo.path(), &["ls", "--json"]).output().expect("ls");
             let elapsed = t0.elapsed();
-            assert!(
-                out.status.success() && out.stdout.len() > RECORDED * 100,
-                "ls --json lists them all"
-            );
+            assert!(out.status.success() && out.stdout.len() > RECORDED * 100, "ls --json lists them all");
             elapsed
         })
         .collect()
@@ -141,10 +103,7 @@ fn running(state: &Path, id: &str) -> bool {
     let Ok(mut s) = UnixStream::connect(state.join("bosun.sock")) else {
         return false;
     };
-    let request = Envelope {
-        version: bosun_wire::VERSION.into(),
-        request: Request::Show { agent: id.into() },
-    };
+    let request = Envelope { version: bosun_wire::VERSION.into(), request: Request::Show { agent: id.into() } };
     if write_frame(&mut s, &request).is_err() {
         return false;
     }

@@ -184,12 +184,6 @@ pub enum HookCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum TmuxHook {
-    PaneDied {
-        session: String,
-        status: String,
-        signal: String,
-    },
-    SessionClosed {
-        session: String,
-    },
+    PaneDied { session: String, status: String, signal: String },
+    SessionClosed { session: String },
 }

@@ -29,8 +29,7 @@ impl Client {
             Some(s) => s,
             None => {
                 self.start_daemon()?;
-                self.connect()
-                    .context("the daemon started but does not accept connections")?
+                self.connect().context("the daemon started but does not accept connections")?
             }
         };
         exchange(stream, request)
@@ -81,10 +80,7 @@ impl Client {
                 );
             }
             if Instant::now() > deadline {
-                bail!(
-                    "the daemon did not start within {START_DEADLINE:?}; its log is {}",
-                    log_path.display()
-                );
+                bail!("the daemon did not start within {START_DEADLINE:?}; its log is {}", log_path.display());
             }
             std::thread::sleep(Duration::from_millis(2));
         }
@@ -92,10 +88,7 @@ impl Client {
 }
 
 fn exchange(mut stream: UnixStream, request: Request) -> Result<Response> {
-    let envelope = Envelope {
-        version: VERSION.to_owned(),
-        request,
-    };
+    let envelope = Envelope { version: VERSION.to_owned(), request };
     write_frame(&mut stream, &envelope).context("cannot send the request to the daemon")?;
     let response: Response = read_frame(&mut stream).context("the daemon did not answer (see `bosun daemon logs`)")?;
     match response {
@@ -111,9 +104,5 @@ pub fn wire_error(err: &anyhow::Error) -> Option<&WireError> {
 
 fn last_line(path: &std::path::Path) -> Option<String> {
     let file = std::fs::File::open(path).ok()?;
-    BufReader::new(file)
-        .lines()
-        .map_while(Result::ok)
-        .filter(|l| !l.trim().is_empty())
-        .last()
+    BufReader::new(file).lines().map_while(Result::ok).filter(|l| !l.trim().is_empty()).last()
 }

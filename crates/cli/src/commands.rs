@@ -18,9 +18,7 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
     match command {
         Command::Agent(AgentCommand::Start(args)) => start(client, args),
         Command::Ls(flag) => {
-            let Response::List(list) = client.request(Request::List)? else {
-                bail!(unexpected())
-            };
+            let Response::List(list) = client.request(Request::List)? else { bail!(unexpected()) };
             if flag.json {
                 return print_json(&list);
             }
@@ -34,26 +32,16 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             Ok(())
         }
         Command::Show { id, json } => {
-            let Response::Agent(d) = client.request(Request::Show { agent: id })? else {
-                bail!(unexpected())
-            };
+            let Response::Agent(d) = client.request(Request::Show { agent: id })? else { bail!(unexpected()) };
             if json {
                 return print_json(&d);
             }
             let a = &d.agent;
             println!("agent      {} ({})", a.id, a.name);
-            println!(
-                "state      {} for {}",
-                a.state.label(),
-                render::age(d.now, a.state_since.as_millis())
-            );
+            println!("state      {} for {}", a.state.label(), render::age(d.now, a.state_since.as_millis()));
             println!("started    {} ago", render::age(d.now, a.created_at.as_millis()));
             println!("command    {}", a.command.join(" "));
-            println!(
-                "session    {}{}",
-                a.session,
-                a.pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
-            );
+            println!("session    {}{}", a.session, a.pid.map(|p| format!(" (pid {p})")).unwrap_or_default());
             match &d.workspace {
                 Some(w) => {
                     println!("workspace  {} ({}, {})", w.id, w.kind.label(), w.state.label());
@@ -85,23 +73,13 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             Ok(())
         }
         Command::Attach { id } => {
-            let Response::Attach { argv } = client.request(Request::Attach { agent: id })? else {
-                bail!(unexpected())
-            };
+            let Response::Attach { argv } = client.request(Request::Attach { agent: id })? else { bail!(unexpected()) };
             let (program, rest) = argv.split_first().context("the daemon gave no attach command")?;
-            let err = std::process::Command::new(program)
-                .args(rest)
-                .env_remove("TMUX")
-                .env_remove("TMUX_PANE")
-                .exec();
+            let err = std::process::Command::new(program).args(rest).env_remove("TMUX").env_remove("TMUX_PANE").exec();
             Err(anyhow!("cannot run {program}: {err}"))
         }
         Command::Send { id, text } => {
-            let Response::Sent { message } = client.request(Request::Send {
-                agent: id,
-                text: text.join(" "),
-            })?
-            else {
+            let Response::Sent { message } = client.request(Request::Send { agent: id, text: text.join(" ") })? else {
                 bail!(unexpected())
             };
             println!("delivered {message}");
@@ -128,9 +106,7 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
     }
     let mut env: BTreeMap<String, String> = std::env::vars().collect();
     for kv in &args.env {
-        let (k, v) = kv
-            .split_once('=')
-            .with_context(|| format!("--env {kv:?} is not KEY=VALUE"))?;
+        let (k, v) = kv.split_once('=').with_context(|| format!("--env {kv:?} is not KEY=VALUE"))?;
         env.insert(k.to_owned(), v.to_owned());
     }
     let repo = match &args.repo {
@@ -158,9 +134,7 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
         command: args.command,
         env,
     });
-    let Response::Started(s) = client.request(request)? else {
-        bail!(unexpected())
-    };
+    let Response::Started(s) = client.request(request)? else { bail!(unexpected()) };
     if args.json {
         return print_json(&s);
     }
@@ -175,9 +149,7 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
 fn workspace(client: &Client, cmd: WorkspaceCommand) -> Result<()> {
     match cmd {
         WorkspaceCommand::Ls(flag) => {
-            let Response::List(list) = client.request(Request::List)? else {
-                bail!(unexpected())
-            };
+            let Response::List(list) = client.request(Request::List)? else { bail!(unexpected()) };
             if flag.json {
                 return print_json(&list.workspaces);
             }
@@ -195,9 +167,7 @@ fn workspace(client: &Client, cmd: WorkspaceCommand) -> Result<()> {
             Ok(())
         }
         WorkspaceCommand::Prune { dry_run, json } => {
-            let Response::Pruned(p) = client.request(Request::WorkspacePrune { dry_run })? else {
-                bail!(unexpected())
-            };
+            let Response::Pruned(p) = client.request(Request::WorkspacePrune { dry_run })? else { bail!(unexpected()) };
             if json {
                 return print_json(&p);
             }
@@ -237,15 +207,9 @@ fn print_removed(r: &bosun_wire::Removed) {
 pub fn hook(client: &Client, hook: TmuxHook) -> Result<ExitCode> {
     let num = |s: &str| s.trim().parse::<i32>().ok();
     let event = match hook {
-        TmuxHook::PaneDied {
-            session,
-            status,
-            signal,
-        } => HookEvent::PaneDied {
-            session,
-            status: num(&status),
-            signal: num(&signal),
-        },
+        TmuxHook::PaneDied { session, status, signal } => {
+            HookEvent::PaneDied { session, status: num(&status), signal: num(&signal) }
+        }
         TmuxHook::SessionClosed { session } => HookEvent::SessionClosed { session },
     };
     client.request_if_running(Request::Hook(event))?;

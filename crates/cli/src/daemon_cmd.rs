@@ -19,16 +19,9 @@ pub fn run(client: &Client, cmd: DaemonCommand) -> Result<ExitCode> {
         DaemonCommand::Run { detach } => {
             let filter = tracing_subscriber::EnvFilter::try_from_env("BOSUN_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-            tracing_subscriber::fmt()
-                .with_env_filter(filter)
-                .with_writer(std::io::stderr)
-                .init();
+            tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
             let exe = std::env::current_exe().context("cannot find the bosun executable")?;
-            bosun_daemon::run(bosun_daemon::Options {
-                dirs: client.dirs.clone(),
-                exe,
-                detach,
-            })?;
+            bosun_daemon::run(bosun_daemon::Options { dirs: client.dirs.clone(), exe, detach })?;
             Ok(ExitCode::SUCCESS)
         }
         DaemonCommand::Start => {
@@ -52,10 +45,7 @@ pub fn run(client: &Client, cmd: DaemonCommand) -> Result<ExitCode> {
             let deadline = Instant::now() + Duration::from_secs(15);
             while client.connect().is_some() {
                 if Instant::now() > deadline {
-                    bail!(
-                        "the daemon did not stop within 15s; see {}",
-                        client.dirs.log().display()
-                    );
+                    bail!("the daemon did not stop within 15s; see {}", client.dirs.log().display());
                 }
                 std::thread::sleep(Duration::from_millis(10));
             }

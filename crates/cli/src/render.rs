@@ -96,10 +96,7 @@ mod tests {
 
     #[test]
     fn tables_align_columns() {
-        let t = table(
-            &["A", "BB"],
-            &[vec!["long".into(), "x".into()], vec!["s".into(), "yy".into()]],
-        );
+        let t = table(&["A", "BB"], &[vec!["long".into(), "x".into()], vec!["s".into(), "yy".into()]]);
         assert_eq!(t, "A     BB\nlong  x\ns     yy");
     }
 }

@@ -9,38 +9,16 @@ fn an_agent_writes_a_file_through_a_tool_call_into_its_worktree_and_nowhere_else
     let bosun = bosun();
     let repo = TempRepo::new();
     let (cl, sc) = (claudeless(), scenario("writer"));
-    let id = bosun.start(
-        repo.path(),
-        &[
-            "--name",
-            "writer",
-            "--",
-            &cl,
-            "--scenario",
-            &sc,
-            "-p",
-            "write the notes",
-        ],
-    );
+    let id = bosun.start(repo.path(), &["--name", "writer", "--", &cl, "--scenario", &sc, "-p", "write the notes"]);
     bosun.wait_state(&id, "dead(completed)");
 
     let detail = bosun.show(&id);
     let ws = detail.workspace.expect("workspace");
     let notes = std::fs::read_to_string(ws.path.join("NOTES.md")).expect("NOTES.md in the worktree");
     assert!(notes.starts_with("# Plan"), "{notes}");
-    assert!(
-        find_files(repo.path(), "NOTES.md").is_empty(),
-        "nothing in the repository's own checkout"
-    );
-    assert_eq!(
-        find_files(bosun.state_dir(), "NOTES.md"),
-        vec![ws.path.join("NOTES.md")]
-    );
-    assert_eq!(
-        repo.git(&["status", "--porcelain"]),
-        "",
-        "the main checkout is untouched"
-    );
+    assert!(find_files(repo.path(), "NOTES.md").is_empty(), "nothing in the repository's own checkout");
+    assert_eq!(find_files(bosun.state_dir(), "NOTES.md"), vec![ws.path.join("NOTES.md")]);
+    assert_eq!(repo.git(&["status", "--porcelain"]), "", "the main checkout is untouched");
     assert_eq!(ws.state.label(), "dirty", "the new file makes the workspace dirty");
 }
 
@@ -86,12 +64,7 @@ fn a_command_that_exits_with_3_gives_crashed_3() {
     let repo = TempRepo::new();
     let id = bosun.start(repo.path(), &["--", "sh", "-c", "exit 3"]);
     let agent = bosun.wait_state(&id, "dead(crashed:3)");
-    assert_eq!(
-        agent.state,
-        bosun_core::SessionState::Dead {
-            reason: bosun_core::DeathReason::Crashed { code: 3 }
-        }
-    );
+    assert_eq!(agent.state, bosun_core::SessionState::Dead { reason: bosun_core::DeathReason::Crashed { code: 3 } });
 }
 
 #[test]
@@ -112,10 +85,7 @@ fn a_command_that_exits_0_completes_and_its_clean_workspace_is_ready() {
     bosun.wait_state(&id, "dead(completed)");
     let ok = support::PATIENCE;
     let ready = bosun_testkit::poll::wait_until(ok, || {
-        bosun
-            .show(&id)
-            .workspace
-            .is_some_and(|w| w.state == bosun_core::WorkspaceState::Ready)
+        bosun.show(&id).workspace.is_some_and(|w| w.state == bosun_core::WorkspaceState::Ready)
     });
     assert!(ready, "workspace not ready: {:?}", bosun.show(&id).workspace);
 }
@@ -138,20 +108,14 @@ fn the_agent_gets_the_callers_environment_and_extra_env() {
     bosun.wait_state(&id, "dead(completed)");
     let path = bosun.show(&id).workspace.expect("workspace").path.join("env.txt");
     let text = std::fs::read_to_string(path).expect("env.txt");
-    assert_eq!(
-        text.trim(),
-        format!("hello there/{id}/{}", bosun.claude_config().display())
-    );
+    assert_eq!(text.trim(), format!("hello there/{id}/{}", bosun.claude_config().display()));
 }
 
 #[test]
 fn ls_and_show_report_agents_and_workspaces_by_unique_prefix() {
     let bosun = bosun();
     let repo = TempRepo::new();
-    let id = bosun.start(
-        repo.path(),
-        &["--name", "lister", "--branch", "feature/x", "--", "sleep", "600"],
-    );
+    let id = bosun.start(repo.path(), &["--name", "lister", "--branch", "feature/x", "--", "sleep", "600"]);
     bosun.wait_state(&id, "running");
     let text = bosun.ok(repo.path(), &["ls"]);
     assert!(

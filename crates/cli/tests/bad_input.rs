@@ -17,9 +17,7 @@ fn refused(bosun: &Bosun, repo: &TempRepo, cwd: &Path, args: &[&str]) -> String 
     assert_eq!(repo.git(&["branch", "--list"]), branches, "no branch created");
     assert_eq!(repo.git(&["worktree", "list"]), worktrees, "no worktree created");
     let workspaces = bosun.state_dir().join("workspaces");
-    let left: Vec<_> = std::fs::read_dir(&workspaces)
-        .map(|d| d.flatten().collect())
-        .unwrap_or_default();
+    let left: Vec<_> = std::fs::read_dir(&workspaces).map(|d| d.flatten().collect()).unwrap_or_default();
     assert!(left.is_empty(), "no workspace directory: {left:?}");
     if bosun.daemon_pid().is_some() {
         let list = bosun.list();
@@ -34,10 +32,7 @@ fn outside_a_git_repository() {
     let repo = TempRepo::new();
     let plain = tempfile::tempdir().unwrap();
     let err = refused(&bosun, &repo, plain.path(), &["--", "true"]);
-    assert!(
-        err.contains("not inside a git repository") && err.contains("--workspace folder"),
-        "{err}"
-    );
+    assert!(err.contains("not inside a git repository") && err.contains("--workspace folder"), "{err}");
 }
 
 #[test]
@@ -62,12 +57,7 @@ fn a_branch_that_exists_or_is_invalid() {
 fn names_with_slashes_dots_spaces_or_control_characters() {
     let bosun = bosun();
     let repo = TempRepo::new();
-    for (name, says) in [
-        ("a/b", "'/'"),
-        ("..", "'..'"),
-        ("a b", "whitespace"),
-        ("a\u{1b}b", "control character"),
-    ] {
+    for (name, says) in [("a/b", "'/'"), ("..", "'..'"), ("a b", "whitespace"), ("a\u{1b}b", "control character")] {
         let err = refused(&bosun, &repo, repo.path(), &["--name", name, "--", "true"]);
         assert!(err.contains(says), "{name:?}: {err}");
     }
@@ -79,12 +69,7 @@ fn a_missing_repo_directory_or_a_branch_for_a_folder() {
     let repo = TempRepo::new();
     let err = refused(&bosun, &repo, repo.path(), &["--repo", "/no/such/dir", "--", "true"]);
     assert!(err.contains("no such directory"), "{err}");
-    let err = refused(
-        &bosun,
-        &repo,
-        repo.path(),
-        &["--workspace", "folder", "--branch", "x", "--", "true"],
-    );
+    let err = refused(&bosun, &repo, repo.path(), &["--workspace", "folder", "--branch", "x", "--", "true"]);
     assert!(err.contains("only apply to --workspace worktree"), "{err}");
 }
 
@@ -99,10 +84,7 @@ fn tmux_missing() {
     let bosun = bosun().with_path(bin.path().display().to_string());
     let repo = TempRepo::new();
     let err = refused(&bosun, &repo, repo.path(), &["--", "true"]);
-    assert!(
-        err.contains("tmux is not installed") && err.contains("apt-get install tmux"),
-        "{err}"
-    );
+    assert!(err.contains("tmux is not installed") && err.contains("apt-get install tmux"), "{err}");
 }
 
 #[test]
@@ -116,16 +98,10 @@ fn unknown_and_ambiguous_ids() {
     let a = bosun.start(repo.path(), &["--name", "twin", "--", "sleep", "600"]);
     let b = bosun.start(repo.path(), &["--name", "twin", "--", "sleep", "600"]);
     let err = bosun.fails(repo.path(), &["show", "twin"]);
-    assert!(
-        err.contains("matches several agents") && err.contains(&a) && err.contains(&b),
-        "{err}"
-    );
+    assert!(err.contains("matches several agents") && err.contains(&a) && err.contains(&b), "{err}");
 }
 
 fn which(tool: &str) -> std::path::PathBuf {
     let path = std::env::var("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join(tool))
-        .find(|p| p.is_file())
-        .expect("tool on PATH")
+    std::env::split_paths(&path).map(|d| d.join(tool)).find(|p| p.is_file()).expect("tool on PATH")
 }

@@ -25,10 +25,7 @@ fn a_daemon_killed_with_sigkill_comes_back_with_every_agent_and_adopts_the_live_
 
     bosun.kill_daemon_hard();
     // While bosun is down, one session disappears, and a start is acknowledged just before.
-    assert!(bosun
-        .tmux(&["kill-session", "-t", &format!("bosun-{vanished}")])
-        .status
-        .success());
+    assert!(bosun.tmux(&["kill-session", "-t", &format!("bosun-{vanished}")]).status.success());
 
     let list = bosun.list(); // starts a new daemon
     assert_eq!(list.agents.len(), 3, "every agent is still listed");
@@ -50,10 +47,7 @@ fn a_start_acknowledged_just_before_a_crash_is_not_lost() {
     let id = bosun.start(repo.path(), &["--", "sleep", "600"]);
     bosun.kill_daemon_hard();
     let list = bosun.list();
-    assert!(
-        list.agents.iter().any(|a| a.id.as_str() == id),
-        "acknowledged agent listed after the crash"
-    );
+    assert!(list.agents.iter().any(|a| a.id.as_str() == id), "acknowledged agent listed after the crash");
     bosun.wait_state(&id, "running");
     assert_eq!(bosun.sessions(), vec![format!("bosun-{id}")], "started exactly once");
 }
@@ -64,10 +58,7 @@ fn one_daemon_per_state_directory_with_a_private_socket() {
     let dir = bosun.state_dir().to_owned();
     let out = bosun.ok(&dir, &["daemon", "start"]);
     assert!(out.contains("daemon started"), "{out}");
-    let mode = std::fs::metadata(dir.join("bosun.sock"))
-        .expect("socket")
-        .permissions()
-        .mode();
+    let mode = std::fs::metadata(dir.join("bosun.sock")).expect("socket").permissions().mode();
     assert_eq!(mode & 0o777, 0o600);
 
     let err = bosun.fails(&dir, &["daemon", "run"]);
@@ -122,11 +113,7 @@ fn a_cli_of_another_version_is_told_what_to_do() {
     bosun.ok(&dir, &["daemon", "start"]);
     let ask = |request: Request| -> Response {
         let mut s = UnixStream::connect(dir.join("bosun.sock")).unwrap();
-        let frame = bosun_wire::encode(&Envelope {
-            version: "0.0.1-old".into(),
-            request,
-        })
-        .unwrap();
+        let frame = bosun_wire::encode(&Envelope { version: "0.0.1-old".into(), request }).unwrap();
         s.write_all(&frame).unwrap();
         let mut len = [0u8; 4];
         s.read_exact(&mut len).unwrap();
@@ -141,10 +128,7 @@ fn a_cli_of_another_version_is_told_what_to_do() {
         }
         other => panic!("expected a version mismatch, got {other:?}"),
     }
-    assert!(
-        matches!(ask(Request::Status), Response::Status(_)),
-        "status works across versions"
-    );
+    assert!(matches!(ask(Request::Status), Response::Status(_)), "status works across versions");
 }
 
 #[test]
@@ -154,9 +138,6 @@ fn a_daemon_that_cannot_start_is_reported_with_its_reason_and_log() {
     std::fs::create_dir(dir.join("bosun.db")).unwrap(); // the database path is taken by a directory
     let err = bosun.fails(&dir, &["ls"]);
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-    assert!(
-        err.contains("the daemon did not start") && err.contains("daemon.log"),
-        "{err}"
-    );
+    assert!(err.contains("the daemon did not start") && err.contains("daemon.log"), "{err}");
     assert!(err.contains("event store"), "the reason is given: {err}");
 }

@@ -44,10 +44,7 @@ fn a_branch_with_new_commits_is_kept_and_reported_and_a_clean_one_is_deleted() {
     let out = bosun.ok(repo.path(), &["workspace", "rm", &gone_ws]);
     assert!(out.contains("deleted branch delete-me"), "{out}");
     let branches = repo.git(&["branch", "--list"]);
-    assert!(
-        branches.contains("keep-me") && !branches.contains("delete-me"),
-        "{branches}"
-    );
+    assert!(branches.contains("keep-me") && !branches.contains("delete-me"), "{branches}");
     assert!(!kept_path.exists(), "the worktree itself is removed");
 }
 
@@ -59,10 +56,7 @@ fn a_workspace_in_use_is_refused() {
     bosun.wait_state(&id, "running");
     let ws = bosun.show(&id).workspace.unwrap();
     let err = bosun.fails(repo.path(), &["workspace", "rm", ws.id.as_str(), "--force"]);
-    assert!(
-        err.contains("in use by agent") && err.contains(&format!("bosun kill {id}")),
-        "{err}"
-    );
+    assert!(err.contains("in use by agent") && err.contains(&format!("bosun kill {id}")), "{err}");
     assert!(ws.path.exists());
 }
 
@@ -90,17 +84,11 @@ fn prune_removes_clean_workspaces_and_keeps_dirty_and_busy_ones() {
 fn a_folder_workspace_is_an_empty_directory_outside_any_repository() {
     let bosun = bosun();
     let plain = tempfile::tempdir().unwrap();
-    let id = bosun.start(
-        plain.path(),
-        &["--workspace", "folder", "--", "sh", "-c", "ls -A > listing.txt"],
-    );
+    let id = bosun.start(plain.path(), &["--workspace", "folder", "--", "sh", "-c", "ls -A > listing.txt"]);
     bosun.wait_state(&id, "dead(completed)");
     let ws = bosun.show(&id).workspace.unwrap();
     assert_eq!(ws.kind, bosun_core::WorkspaceKind::Folder);
-    assert_eq!(
-        std::fs::read_to_string(ws.path.join("listing.txt")).unwrap(),
-        "listing.txt\n"
-    );
+    assert_eq!(std::fs::read_to_string(ws.path.join("listing.txt")).unwrap(), "listing.txt\n");
     assert!(ws.path.starts_with(bosun.state_dir().join("workspaces")));
 }
 
@@ -114,8 +102,5 @@ fn the_repositorys_claude_settings_are_copied_into_the_worktree() {
     let copied = std::fs::read_to_string(path.join(".claude/settings.local.json")).unwrap();
     assert_eq!(copied, "{\"model\":\"test\"}");
     let out = bosun.ok(repo.path(), &["workspace", "rm", &ws]);
-    assert!(
-        out.contains("removed"),
-        "bosun's own copy does not make it dirty: {out}"
-    );
+    assert!(out.contains("removed"), "bosun's own copy does not make it dirty: {out}");
 }

@@ -87,16 +87,10 @@ pub struct ExitStatus {
 
 impl ExitStatus {
     /// The process is gone and nothing says how it ended.
-    pub const UNKNOWN: Self = Self {
-        code: None,
-        signal: None,
-    };
+    pub const UNKNOWN: Self = Self { code: None, signal: None };
 
     pub fn code(code: i32) -> Self {
-        Self {
-            code: Some(code),
-            signal: None,
-        }
+        Self { code: Some(code), signal: None }
     }
 
     /// What this exit means for an agent bosun did not kill.

@@ -31,10 +31,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
             if !a.kill_requested {
                 d.event(Event::AgentKillRequested { id: a.id.clone() });
             }
-            d.effect(Effect::KillSession {
-                agent: a.id.clone(),
-                session: a.session.clone(),
-            });
+            d.effect(Effect::KillSession { agent: a.id.clone(), session: a.session.clone() });
         }
         Input::SendText { agent, text } => {
             let a = live_agent(state, agent)?;
@@ -53,30 +50,17 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::RemoveWorkspace { id, force, probe } => remove_workspace(state, id, *force, *probe, &mut d)?,
         Input::WorkspaceCreated { id } => {
             if let Some(ws) = creating(state, id) {
-                d.event(Event::WorkspaceReady {
-                    id: ws.id.clone(),
-                    at: now,
-                });
+                d.event(Event::WorkspaceReady { id: ws.id.clone(), at: now });
                 if let Some(agent) = waiting_agent(state, id) {
-                    d.event(Event::WorkspaceInUse {
-                        id: ws.id.clone(),
-                        agent: agent.id.clone(),
-                    });
+                    d.event(Event::WorkspaceInUse { id: ws.id.clone(), agent: agent.id.clone() });
                     d.effect(spawn(agent));
                 }
             }
         }
         Input::WorkspaceCreateFailed { id, error } => {
             if creating(state, id).is_some() {
-                d.event(Event::WorkspaceCreateFailed {
-                    id: id.clone(),
-                    error: error.clone(),
-                });
-                for agent in state
-                    .agents
-                    .values()
-                    .filter(|a| &a.workspace == id && !a.state.is_dead())
-                {
+                d.event(Event::WorkspaceCreateFailed { id: id.clone(), error: error.clone() });
+                for agent in state.agents.values().filter(|a| &a.workspace == id && !a.state.is_dead()) {
                     let error = Some(format!("workspace could not be created: {error}"));
                     died(state, agent, DeathReason::FailedToStart, error, now, &mut d);
                 }
@@ -84,26 +68,18 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         }
         Input::SessionSpawned { agent, pid } => match state.agents.get(agent) {
             Some(a) if a.state == SessionState::Starting => {
-                d.event(Event::AgentRunning {
-                    id: a.id.clone(),
-                    pid: *pid,
-                    at: now,
-                });
+                d.event(Event::AgentRunning { id: a.id.clone(), pid: *pid, at: now });
                 for m in queued(state, &a.id) {
                     d.effect(send(a, m));
                 }
                 if a.kill_requested {
-                    d.effect(Effect::KillSession {
-                        agent: a.id.clone(),
-                        session: a.session.clone(),
-                    });
+                    d.effect(Effect::KillSession { agent: a.id.clone(), session: a.session.clone() });
                 }
             }
             // Spawned after it was killed while starting: end it.
-            Some(a) if a.state.is_dead() && a.kill_requested => d.effect(Effect::KillSession {
-                agent: a.id.clone(),
-                session: a.session.clone(),
-            }),
+            Some(a) if a.state.is_dead() && a.kill_requested => {
+                d.effect(Effect::KillSession { agent: a.id.clone(), session: a.session.clone() })
+            }
             _ => {}
         },
         Input::SessionSpawnFailed { agent, error } => {
@@ -128,24 +104,13 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
             }
         }
         Input::TextDelivered { message } => {
-            if state
-                .messages
-                .get(message)
-                .is_some_and(|m| m.state == MessageState::Queued)
-            {
+            if state.messages.get(message).is_some_and(|m| m.state == MessageState::Queued) {
                 d.event(Event::MessageDelivered { id: *message });
             }
         }
         Input::TextFailed { message, error } => {
-            if state
-                .messages
-                .get(message)
-                .is_some_and(|m| m.state == MessageState::Queued)
-            {
-                d.event(Event::MessageFailed {
-                    id: *message,
-                    error: error.clone(),
-                });
+            if state.messages.get(message).is_some_and(|m| m.state == MessageState::Queued) {
+                d.event(Event::MessageFailed { id: *message, error: error.clone() });
             }
         }
         Input::WorkspaceInspected { id, dirty } => {
@@ -154,33 +119,19 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
                 _ => false,
             });
             if in_use_by_dead {
-                d.event(Event::WorkspaceReleased {
-                    id: id.clone(),
-                    dirty: *dirty,
-                });
+                d.event(Event::WorkspaceReleased { id: id.clone(), dirty: *dirty });
             }
         }
         Input::WorkspaceRemoved { id } => {
             if let Some(ws) = state.workspaces.get(id) {
                 if let WorkspaceState::Removing { keep_branch, .. } = &ws.state {
-                    d.event(Event::WorkspaceRemoved {
-                        id: id.clone(),
-                        branch_kept: keep_branch.clone(),
-                    });
+                    d.event(Event::WorkspaceRemoved { id: id.clone(), branch_kept: keep_branch.clone() });
                 }
             }
         }
         Input::WorkspaceRemoveFailed { id, error, dirty } => {
-            if state
-                .workspaces
-                .get(id)
-                .is_some_and(|ws| matches!(ws.state, WorkspaceState::Removing { .. }))
-            {
-                d.event(Event::WorkspaceRemoveFailed {
-                    id: id.clone(),
-                    error: error.clone(),
-                    dirty: *dirty,
-                });
+            if state.workspaces.get(id).is_some_and(|ws| matches!(ws.state, WorkspaceState::Removing { .. })) {
+                d.event(Event::WorkspaceRemoveFailed { id: id.clone(), error: error.clone(), dirty: *dirty });
             }
         }
         Input::SessionsObserved { sessions, taken_at } => {
@@ -255,46 +206,27 @@ fn remove_workspace(
     probe: WorkspaceProbe,
     d: &mut Decision,
 ) -> Result<(), Rejection> {
-    let ws = state
-        .workspaces
-        .get(id)
-        .ok_or_else(|| Rejection::NoSuchWorkspace(id.to_string()))?;
+    let ws = state.workspaces.get(id).ok_or_else(|| Rejection::NoSuchWorkspace(id.to_string()))?;
     match &ws.state {
         WorkspaceState::Creating | WorkspaceState::Removing { .. } => {
-            return Err(Rejection::WorkspaceBusy {
-                id: id.clone(),
-                state: ws.state.label(),
-            })
+            return Err(Rejection::WorkspaceBusy { id: id.clone(), state: ws.state.label() })
         }
         WorkspaceState::InUse { agent } => {
-            return Err(Rejection::WorkspaceInUse {
-                id: id.clone(),
-                agent: agent.clone(),
-            })
+            return Err(Rejection::WorkspaceInUse { id: id.clone(), agent: agent.clone() })
         }
         WorkspaceState::Dirty if !force => return Err(Rejection::WorkspaceDirty(id.clone())),
         _ if probe.dirty && !force => return Err(Rejection::WorkspaceDirty(id.clone())),
         _ => {}
     }
     let keep_branch = match (&ws.kind, probe.commits_ahead) {
-        (WorkspaceKind::Worktree { branch, .. }, n) if n > 0 => Some(BranchKept {
-            branch: branch.clone(),
-            commits: n,
-        }),
+        (WorkspaceKind::Worktree { branch, .. }, n) if n > 0 => Some(BranchKept { branch: branch.clone(), commits: n }),
         _ => None,
     };
-    d.event(Event::WorkspaceRemoving {
-        id: id.clone(),
-        force,
-        keep_branch: keep_branch.clone(),
-    });
+    d.event(Event::WorkspaceRemoving { id: id.clone(), force, keep_branch: keep_branch.clone() });
     d.effect(remove(ws, force, keep_branch.is_none()));
     // The sessions of its dead agents were kept for `peek`; they go with the workspace.
     for a in state.agents.values().filter(|a| &a.workspace == id) {
-        d.effect(Effect::KillSession {
-            agent: a.id.clone(),
-            session: a.session.clone(),
-        });
+        d.effect(Effect::KillSession { agent: a.id.clone(), session: a.session.clone() });
     }
     Ok(())
 }
@@ -326,38 +258,22 @@ fn reconcile(state: &State, reality: &Reality, now: Timestamp, d: &mut Decision)
                 died(state, agent, death(agent, *status), None, now, d)
             }
             (Some(s), SessionState::Starting) => {
-                d.event(Event::AgentRunning {
-                    id: agent.id.clone(),
-                    pid: s.pid,
-                    at: now,
-                });
+                d.event(Event::AgentRunning { id: agent.id.clone(), pid: s.pid, at: now });
                 if agent.kill_requested {
-                    d.effect(Effect::KillSession {
-                        agent: agent.id.clone(),
-                        session: agent.session.clone(),
-                    });
+                    d.effect(Effect::KillSession { agent: agent.id.clone(), session: agent.session.clone() });
                 }
             }
             (Some(s), _) => {
-                d.event(Event::AgentAdopted {
-                    id: agent.id.clone(),
-                    pid: s.pid,
-                    at: now,
-                });
+                d.event(Event::AgentAdopted { id: agent.id.clone(), pid: s.pid, at: now });
                 if agent.kill_requested {
-                    d.effect(Effect::KillSession {
-                        agent: agent.id.clone(),
-                        session: agent.session.clone(),
-                    });
+                    d.effect(Effect::KillSession { agent: agent.id.clone(), session: agent.session.clone() });
                 }
             }
             (None, SessionState::Starting) if !agent.kill_requested => {
-                let ws_ready = state.workspaces.get(&agent.workspace).is_some_and(|ws| {
-                    ws.state
-                        == WorkspaceState::InUse {
-                            agent: agent.id.clone(),
-                        }
-                });
+                let ws_ready = state
+                    .workspaces
+                    .get(&agent.workspace)
+                    .is_some_and(|ws| ws.state == WorkspaceState::InUse { agent: agent.id.clone() });
                 if ws_ready {
                     d.effect(spawn(agent));
                 }
@@ -367,10 +283,7 @@ fn reconcile(state: &State, reality: &Reality, now: Timestamp, d: &mut Decision)
     }
     // A message whose delivery was under way may or may not have been typed: never type it twice.
     for m in state.messages.values().filter(|m| m.state == MessageState::Queued) {
-        let started = state
-            .agents
-            .get(&m.agent)
-            .is_some_and(|a| a.state != SessionState::Starting);
+        let started = state.agents.get(&m.agent).is_some_and(|a| a.state != SessionState::Starting);
         if started {
             d.event(Event::MessageFailed {
                 id: m.id,
@@ -382,24 +295,12 @@ fn reconcile(state: &State, reality: &Reality, now: Timestamp, d: &mut Decision)
 
 /// Records an agent's death, fails its undelivered messages and has its workspace checked.
 fn died(state: &State, agent: &Agent, reason: DeathReason, error: Option<String>, now: Timestamp, d: &mut Decision) {
-    d.event(Event::AgentDied {
-        id: agent.id.clone(),
-        reason,
-        at: now,
-        error,
-    });
+    d.event(Event::AgentDied { id: agent.id.clone(), reason, at: now, error });
     for m in queued(state, &agent.id) {
-        d.event(Event::MessageFailed {
-            id: m.id,
-            error: "the agent ended before it was delivered".into(),
-        });
+        d.event(Event::MessageFailed { id: m.id, error: "the agent ended before it was delivered".into() });
     }
     if let Some(ws) = state.workspaces.get(&agent.workspace) {
-        if ws.state
-            == (WorkspaceState::InUse {
-                agent: agent.id.clone(),
-            })
-        {
+        if ws.state == (WorkspaceState::InUse { agent: agent.id.clone() }) {
             d.effect(inspect(ws));
         }
     }
@@ -414,15 +315,9 @@ fn death(agent: &Agent, status: ExitStatus) -> DeathReason {
 }
 
 fn live_agent<'a>(state: &'a State, id: &AgentId) -> Result<&'a Agent, Rejection> {
-    let a = state
-        .agents
-        .get(id)
-        .ok_or_else(|| Rejection::NoSuchAgent(id.to_string()))?;
+    let a = state.agents.get(id).ok_or_else(|| Rejection::NoSuchAgent(id.to_string()))?;
     if a.state.is_dead() {
-        return Err(Rejection::AgentDead {
-            id: a.id.clone(),
-            state: a.state.label(),
-        });
+        return Err(Rejection::AgentDead { id: a.id.clone(), state: a.state.label() });
     }
     Ok(a)
 }
@@ -432,24 +327,15 @@ fn live_session<'a>(state: &'a State, session: &SessionName) -> Option<&'a Agent
 }
 
 fn creating<'a>(state: &'a State, id: &WorkspaceId) -> Option<&'a Workspace> {
-    state
-        .workspaces
-        .get(id)
-        .filter(|ws| ws.state == WorkspaceState::Creating)
+    state.workspaces.get(id).filter(|ws| ws.state == WorkspaceState::Creating)
 }
 
 fn waiting_agent<'a>(state: &'a State, ws: &WorkspaceId) -> Option<&'a Agent> {
-    state
-        .agents
-        .values()
-        .find(|a| &a.workspace == ws && a.state == SessionState::Starting && !a.kill_requested)
+    state.agents.values().find(|a| &a.workspace == ws && a.state == SessionState::Starting && !a.kill_requested)
 }
 
 fn queued<'a>(state: &'a State, agent: &'a AgentId) -> impl Iterator<Item = &'a Message> {
-    state
-        .messages
-        .values()
-        .filter(move |m| &m.agent == agent && m.state == MessageState::Queued)
+    state.messages.values().filter(move |m| &m.agent == agent && m.state == MessageState::Queued)
 }
 
 fn create(ws: &Workspace) -> Effect {
@@ -492,9 +378,5 @@ fn spawn(agent: &Agent) -> Effect {
 }
 
 fn send(agent: &Agent, m: &Message) -> Effect {
-    Effect::SendText {
-        message: m.id,
-        session: agent.session.clone(),
-        text: m.text.clone(),
-    }
+    Effect::SendText { message: m.id, session: agent.session.clone(), text: m.text.clone() }
 }

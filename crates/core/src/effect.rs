@@ -12,12 +12,7 @@ use crate::{AgentId, MessageId, SessionName, WorkspaceId, WorkspaceKind};
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Effect {
     /// Make the directory (or worktree) and copy the repo's Claude settings into it.
-    CreateWorkspace {
-        id: WorkspaceId,
-        path: PathBuf,
-        kind: WorkspaceKind,
-        settings_from: Option<PathBuf>,
-    },
+    CreateWorkspace { id: WorkspaceId, path: PathBuf, kind: WorkspaceKind, settings_from: Option<PathBuf> },
     /// Start the agent's command in a new session. Reports `SessionSpawned` or
     /// `SessionSpawnFailed`; a session of that name that already runs counts as spawned.
     SpawnSession {
@@ -30,18 +25,9 @@ pub enum Effect {
     /// End the session; a session that is already gone counts as killed.
     KillSession { agent: AgentId, session: SessionName },
     /// Type the text literally, wait a moment, press Enter.
-    SendText {
-        message: MessageId,
-        session: SessionName,
-        text: String,
-    },
+    SendText { message: MessageId, session: SessionName, text: String },
     /// Find out whether the workspace holds changes (files other than `owned`).
-    InspectWorkspace {
-        id: WorkspaceId,
-        path: PathBuf,
-        kind: WorkspaceKind,
-        owned: Vec<PathBuf>,
-    },
+    InspectWorkspace { id: WorkspaceId, path: PathBuf, kind: WorkspaceKind, owned: Vec<PathBuf> },
     /// Remove the directory or worktree (forcibly only when `force`), delete the files bosun put
     /// there first, and delete the branch only when `delete_branch`.
     RemoveWorkspace {

@@ -208,10 +208,7 @@ mod tests {
         assert!(matches!(Name::parse("-x"), Err(NameError::BadStart(_))));
         assert!(matches!(Name::parse(""), Err(NameError::Empty)));
         assert!(matches!(Name::parse(&"x".repeat(49)), Err(NameError::TooLong(_))));
-        assert_eq!(
-            Name::parse("fix-login_2.b").map(|n| n.0),
-            Ok("fix-login_2.b".to_owned())
-        );
+        assert_eq!(Name::parse("fix-login_2.b").map(|n| n.0), Ok("fix-login_2.b".to_owned()));
     }
 
     #[test]

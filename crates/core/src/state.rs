@@ -35,14 +35,9 @@ pub fn apply(state: &mut State, event: &Event) {
                 ws.error = Some(why.clone());
             }
         }
-        Event::WorkspaceRemoving { id, force, keep_branch } => set_ws(
-            state,
-            id,
-            WorkspaceState::Removing {
-                force: *force,
-                keep_branch: keep_branch.clone(),
-            },
-        ),
+        Event::WorkspaceRemoving { id, force, keep_branch } => {
+            set_ws(state, id, WorkspaceState::Removing { force: *force, keep_branch: keep_branch.clone() })
+        }
         Event::WorkspaceRemoveFailed { id, error, dirty } => {
             if let Some(ws) = state.workspaces.get_mut(id) {
                 ws.state = released(*dirty);
@@ -109,11 +104,8 @@ impl State {
         if let Some(a) = self.agents.values().find(|a| a.id.as_str() == query) {
             return Ok(a);
         }
-        let matches: Vec<&Agent> = self
-            .agents
-            .values()
-            .filter(|a| a.id.as_str().starts_with(query) || a.name.as_str() == query)
-            .collect();
+        let matches: Vec<&Agent> =
+            self.agents.values().filter(|a| a.id.as_str().starts_with(query) || a.name.as_str() == query).collect();
         match matches.as_slice() {
             [one] => Ok(one),
             [] => Err(Rejection::NoSuchAgent(query.to_owned())),

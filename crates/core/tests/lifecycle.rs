@@ -14,22 +14,13 @@ fn a_start_records_the_workspace_and_agent_then_creates_then_spawns() {
     let (a, w) = sim.start(1);
     assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Creating);
     assert_eq!(sim.state.agents[&a].state, SessionState::Starting);
-    assert_eq!(
-        sim.state.workspaces[&w].path.to_str(),
-        Some("/state/workspaces/ws-agent-10000000")
-    );
+    assert_eq!(sim.state.workspaces[&w].path.to_str(), Some("/state/workspaces/ws-agent-10000000"));
 
     let effects = sim.ok(Input::WorkspaceCreated { id: w.clone() });
     assert!(matches!(effects.as_slice(), [Effect::SpawnSession { agent, .. }] if agent == &a));
-    assert_eq!(
-        sim.state.workspaces[&w].state,
-        WorkspaceState::InUse { agent: a.clone() }
-    );
+    assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::InUse { agent: a.clone() });
 
-    sim.ok(Input::SessionSpawned {
-        agent: a.clone(),
-        pid: Some(42),
-    });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(42) });
     assert_eq!(sim.state.agents[&a].state, SessionState::Running);
     assert_eq!(sim.state.agents[&a].pid, Some(42));
 }
@@ -39,51 +30,21 @@ fn exit_codes_become_completed_or_crashed_and_the_workspace_is_checked() {
     let mut sim = Sim::new();
     let (a, w) = sim.running(1);
     let session = sim.state.agents[&a].session.clone();
-    let effects = sim.ok(Input::SessionExited {
-        session,
-        status: ExitStatus::code(3),
-    });
-    assert_eq!(
-        sim.state.agents[&a].state,
-        SessionState::Dead {
-            reason: DeathReason::Crashed { code: 3 }
-        }
-    );
+    let effects = sim.ok(Input::SessionExited { session, status: ExitStatus::code(3) });
+    assert_eq!(sim.state.agents[&a].state, SessionState::Dead { reason: DeathReason::Crashed { code: 3 } });
     assert!(matches!(effects.as_slice(), [Effect::InspectWorkspace { id, .. }] if id == &w));
-    sim.ok(Input::WorkspaceInspected {
-        id: w.clone(),
-        dirty: true,
-    });
+    sim.ok(Input::WorkspaceInspected { id: w.clone(), dirty: true });
     assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Dirty);
 
     let (b, _) = sim.running(2);
     let session = sim.state.agents[&b].session.clone();
-    sim.ok(Input::SessionExited {
-        session,
-        status: ExitStatus::code(0),
-    });
-    assert_eq!(
-        sim.state.agents[&b].state,
-        SessionState::Dead {
-            reason: DeathReason::Completed
-        }
-    );
+    sim.ok(Input::SessionExited { session, status: ExitStatus::code(0) });
+    assert_eq!(sim.state.agents[&b].state, SessionState::Dead { reason: DeathReason::Completed });
 
     let (c, _) = sim.running(3);
     let session = sim.state.agents[&c].session.clone();
-    sim.ok(Input::SessionExited {
-        session,
-        status: ExitStatus {
-            code: None,
-            signal: Some(9),
-        },
-    });
-    assert_eq!(
-        sim.state.agents[&c].state,
-        SessionState::Dead {
-            reason: DeathReason::Crashed { code: 137 }
-        }
-    );
+    sim.ok(Input::SessionExited { session, status: ExitStatus { code: None, signal: Some(9) } });
+    assert_eq!(sim.state.agents[&c].state, SessionState::Dead { reason: DeathReason::Crashed { code: 137 } });
 }
 
 #[test]
@@ -92,24 +53,10 @@ fn an_exit_reported_before_the_spawn_still_counts() {
     let (a, w) = sim.start(1);
     sim.ok(Input::WorkspaceCreated { id: w });
     let session = sim.state.agents[&a].session.clone();
-    sim.ok(Input::SessionExited {
-        session,
-        status: ExitStatus::code(3),
-    });
-    let effects = sim.ok(Input::SessionSpawned {
-        agent: a.clone(),
-        pid: Some(1),
-    });
-    assert!(
-        effects.is_empty(),
-        "a crashed agent's session is kept for peek: {effects:?}"
-    );
-    assert_eq!(
-        sim.state.agents[&a].state,
-        SessionState::Dead {
-            reason: DeathReason::Crashed { code: 3 }
-        }
-    );
+    sim.ok(Input::SessionExited { session, status: ExitStatus::code(3) });
+    let effects = sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(1) });
+    assert!(effects.is_empty(), "a crashed agent's session is kept for peek: {effects:?}");
+    assert_eq!(sim.state.agents[&a].state, SessionState::Dead { reason: DeathReason::Crashed { code: 3 } });
 }
 
 #[test]
@@ -120,21 +67,13 @@ fn kill_ends_as_killed_whatever_reports_the_end_first() {
     assert!(matches!(effects.as_slice(), [Effect::KillSession { .. }]));
     let session = sim.state.agents[&a].session.clone();
     sim.ok(Input::SessionClosed { session });
-    assert_eq!(
-        sim.state.agents[&a].state,
-        SessionState::Dead {
-            reason: DeathReason::Killed
-        }
-    );
+    assert_eq!(sim.state.agents[&a].state, SessionState::Dead { reason: DeathReason::Killed });
     sim.ok(Input::SessionKilled { agent: a.clone() });
     let deaths = sim.log.iter().filter(|e| matches!(e, Event::AgentDied { .. })).count();
     assert_eq!(deaths, 1, "one death, recorded once");
     assert_eq!(
         sim.feed(Input::KillAgent { agent: a }),
-        Err(Rejection::AgentDead {
-            id: sim.state.agents.keys().next().unwrap().clone(),
-            state: "dead(killed)".into()
-        })
+        Err(Rejection::AgentDead { id: sim.state.agents.keys().next().unwrap().clone(), state: "dead(killed)".into() })
     );
 }
 
@@ -144,12 +83,7 @@ fn a_session_spawned_after_its_agent_was_killed_is_killed_too() {
     let (a, w) = sim.start(1);
     sim.ok(Input::KillAgent { agent: a.clone() });
     sim.ok(Input::SessionKilled { agent: a.clone() });
-    assert_eq!(
-        sim.state.agents[&a].state,
-        SessionState::Dead {
-            reason: DeathReason::Killed
-        }
-    );
+    assert_eq!(sim.state.agents[&a].state, SessionState::Dead { reason: DeathReason::Killed });
     let effects = sim.ok(Input::WorkspaceCreated { id: w.clone() });
     assert!(effects.is_empty(), "no spawn for a killed agent: {effects:?}");
     assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Ready);
@@ -161,85 +95,39 @@ fn a_session_spawned_after_its_agent_was_killed_is_killed_too() {
 fn messages_wait_for_a_starting_agent_and_fail_when_it_dies() {
     let mut sim = Sim::new();
     let (a, w) = sim.start(1);
-    assert!(sim
-        .ok(Input::SendText {
-            agent: a.clone(),
-            text: "hello".into()
-        })
-        .is_empty());
+    assert!(sim.ok(Input::SendText { agent: a.clone(), text: "hello".into() }).is_empty());
     sim.ok(Input::WorkspaceCreated { id: w });
-    let effects = sim.ok(Input::SessionSpawned {
-        agent: a.clone(),
-        pid: None,
-    });
+    let effects = sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });
     assert!(matches!(effects.as_slice(), [Effect::SendText { text, .. }] if text == "hello"));
     let m = *sim.state.messages.keys().next().unwrap();
     sim.ok(Input::TextDelivered { message: m });
     assert_eq!(sim.state.messages[&m].state, MessageState::Delivered);
 
-    sim.ok(Input::SendText {
-        agent: a.clone(),
-        text: "two".into(),
-    });
+    sim.ok(Input::SendText { agent: a.clone(), text: "two".into() });
     let session = sim.state.agents[&a].session.clone();
-    sim.ok(Input::SessionExited {
-        session,
-        status: ExitStatus::code(0),
-    });
-    assert!(sim
-        .state
-        .messages
-        .values()
-        .any(|m| matches!(m.state, MessageState::Failed { .. })));
+    sim.ok(Input::SessionExited { session, status: ExitStatus::code(0) });
+    assert!(sim.state.messages.values().any(|m| matches!(m.state, MessageState::Failed { .. })));
 }
 
 #[test]
 fn a_dirty_workspace_is_refused_without_force_and_removed_with_it() {
     let mut sim = Sim::new();
     let (a, w) = sim.running(1);
-    let busy = sim.feed(Input::RemoveWorkspace {
-        id: w.clone(),
-        force: true,
-        probe: WorkspaceProbe::default(),
-    });
-    assert!(
-        matches!(busy, Err(Rejection::WorkspaceInUse { .. })),
-        "in use: {busy:?}"
-    );
+    let busy = sim.feed(Input::RemoveWorkspace { id: w.clone(), force: true, probe: WorkspaceProbe::default() });
+    assert!(matches!(busy, Err(Rejection::WorkspaceInUse { .. })), "in use: {busy:?}");
     sim.ok(Input::KillAgent { agent: a.clone() });
     sim.ok(Input::SessionKilled { agent: a });
-    sim.ok(Input::WorkspaceInspected {
-        id: w.clone(),
-        dirty: true,
-    });
-    let refused = sim.feed(Input::RemoveWorkspace {
-        id: w.clone(),
-        force: false,
-        probe: WorkspaceProbe::default(),
-    });
+    sim.ok(Input::WorkspaceInspected { id: w.clone(), dirty: true });
+    let refused = sim.feed(Input::RemoveWorkspace { id: w.clone(), force: false, probe: WorkspaceProbe::default() });
     assert_eq!(refused, Err(Rejection::WorkspaceDirty(w.clone())));
     assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Dirty);
 
-    let probe = WorkspaceProbe {
-        dirty: true,
-        commits_ahead: 2,
-    };
-    let effects = sim.ok(Input::RemoveWorkspace {
-        id: w.clone(),
-        force: true,
-        probe,
-    });
+    let probe = WorkspaceProbe { dirty: true, commits_ahead: 2 };
+    let effects = sim.ok(Input::RemoveWorkspace { id: w.clone(), force: true, probe });
     assert!(
         matches!(
             effects.as_slice(),
-            [
-                Effect::RemoveWorkspace {
-                    force: true,
-                    delete_branch: false,
-                    ..
-                },
-                Effect::KillSession { .. }
-            ]
+            [Effect::RemoveWorkspace { force: true, delete_branch: false, .. }, Effect::KillSession { .. }]
         ),
         "{effects:?}"
     );
@@ -257,11 +145,7 @@ fn reconcile_adopts_live_sessions_buries_vanished_ones_and_marks_missing_dirs_st
     let (exited, _) = sim.running(3);
     let (_, stale_ws) = sim.running(4);
     let (_, w5) = sim.start(5);
-    let seen = |a: &bosun_core::AgentId, exit| SessionSeen {
-        session: a.session(),
-        pid: Some(7),
-        exit,
-    };
+    let seen = |a: &bosun_core::AgentId, exit| SessionSeen { session: a.session(), pid: Some(7), exit };
     let reality = Reality {
         sessions: vec![
             seen(&live, None),
@@ -272,27 +156,12 @@ fn reconcile_adopts_live_sessions_buries_vanished_ones_and_marks_missing_dirs_st
     };
     let effects = sim.ok(Input::Reconcile(reality));
     assert_eq!(sim.state.agents[&live].state, SessionState::Running);
-    assert!(sim
-        .log
-        .iter()
-        .any(|e| matches!(e, Event::AgentAdopted { id, .. } if id == &live)));
-    assert_eq!(
-        sim.state.agents[&gone].state,
-        SessionState::Dead {
-            reason: DeathReason::Lost
-        }
-    );
-    assert_eq!(
-        sim.state.agents[&exited].state,
-        SessionState::Dead {
-            reason: DeathReason::Crashed { code: 4 }
-        }
-    );
+    assert!(sim.log.iter().any(|e| matches!(e, Event::AgentAdopted { id, .. } if id == &live)));
+    assert_eq!(sim.state.agents[&gone].state, SessionState::Dead { reason: DeathReason::Lost });
+    assert_eq!(sim.state.agents[&exited].state, SessionState::Dead { reason: DeathReason::Crashed { code: 4 } });
     assert_eq!(sim.state.workspaces[&stale_ws].state, WorkspaceState::Stale);
     assert!(
-        effects
-            .iter()
-            .any(|e| matches!(e, Effect::CreateWorkspace { id, .. } if id == &w5)),
+        effects.iter().any(|e| matches!(e, Effect::CreateWorkspace { id, .. } if id == &w5)),
         "an interrupted creation is resumed: {effects:?}"
     );
 }
@@ -302,15 +171,9 @@ fn ids_resolve_by_unique_prefix_or_name() {
     let mut sim = Sim::new();
     let (a, w) = sim.start(1);
     let (b, _) = sim.start(2);
-    assert_eq!(
-        sim.state.find_agent(&a.as_str()[..2]).map(|x| x.id.clone()),
-        Ok(a.clone())
-    );
+    assert_eq!(sim.state.find_agent(&a.as_str()[..2]).map(|x| x.id.clone()), Ok(a.clone()));
     assert_eq!(sim.state.find_agent(b.as_str()).map(|x| x.id.clone()), Ok(b.clone()));
-    assert!(matches!(
-        sim.state.find_agent("agent"),
-        Err(Rejection::AmbiguousAgent { .. })
-    ));
+    assert!(matches!(sim.state.find_agent("agent"), Err(Rejection::AmbiguousAgent { .. })));
     assert!(matches!(sim.state.find_agent("zz"), Err(Rejection::NoSuchAgent(_))));
     assert_eq!(sim.state.find_workspace(&w.as_str()[..12]).map(|x| x.id.clone()), Ok(w));
 }
@@ -324,34 +187,12 @@ fn a_death_no_hook_reported_is_caught_by_the_session_listing_but_a_newer_agent_i
     let taken_at = sim.clock;
     let (newer, _) = sim.running(4);
     let sessions = vec![
-        SessionSeen {
-            session: exited.session(),
-            pid: None,
-            exit: Some(ExitStatus::code(2)),
-        },
-        SessionSeen {
-            session: alive.session(),
-            pid: None,
-            exit: None,
-        },
+        SessionSeen { session: exited.session(), pid: None, exit: Some(ExitStatus::code(2)) },
+        SessionSeen { session: alive.session(), pid: None, exit: None },
     ];
     sim.ok(Input::SessionsObserved { sessions, taken_at });
-    assert_eq!(
-        sim.state.agents[&exited].state,
-        SessionState::Dead {
-            reason: DeathReason::Crashed { code: 2 }
-        }
-    );
-    assert_eq!(
-        sim.state.agents[&vanished].state,
-        SessionState::Dead {
-            reason: DeathReason::Lost
-        }
-    );
+    assert_eq!(sim.state.agents[&exited].state, SessionState::Dead { reason: DeathReason::Crashed { code: 2 } });
+    assert_eq!(sim.state.agents[&vanished].state, SessionState::Dead { reason: DeathReason::Lost });
     assert_eq!(sim.state.agents[&alive].state, SessionState::Running);
-    assert_eq!(
-        sim.state.agents[&newer].state,
-        SessionState::Running,
-        "started after the listing"
-    );
+    assert_eq!(sim.state.agents[&newer].state, SessionState::Running, "started after the listing");
 }

@@ -53,60 +53,30 @@ fn input(n: u64, step: &Step, state: &State) -> Input {
     let spec = spec(n);
     let agent = bosun_core::AgentId::new(&spec.nonce);
     let ws = bosun_core::WorkspaceId::new(&spec.name, &spec.nonce);
-    let message = state
-        .messages
-        .keys()
-        .next_back()
-        .copied()
-        .unwrap_or(bosun_core::MessageId(1));
+    let message = state.messages.keys().next_back().copied().unwrap_or(bosun_core::MessageId(1));
     match step.clone() {
         Step::Start => Input::StartAgent(spec),
         Step::Created => Input::WorkspaceCreated { id: ws },
-        Step::CreateFailed => Input::WorkspaceCreateFailed {
-            id: ws,
-            error: "boom".into(),
-        },
+        Step::CreateFailed => Input::WorkspaceCreateFailed { id: ws, error: "boom".into() },
         Step::Spawned => Input::SessionSpawned { agent, pid: Some(1) },
-        Step::Exited(code) => Input::SessionExited {
-            session: agent.session(),
-            status: ExitStatus::code(code),
-        },
-        Step::Closed => Input::SessionClosed {
-            session: agent.session(),
-        },
+        Step::Exited(code) => Input::SessionExited { session: agent.session(), status: ExitStatus::code(code) },
+        Step::Closed => Input::SessionClosed { session: agent.session() },
         Step::Kill => Input::KillAgent { agent },
         Step::Killed => Input::SessionKilled { agent },
         Step::Inspected(dirty) => Input::WorkspaceInspected { id: ws, dirty },
-        Step::Remove { dirty, ahead } => Input::RemoveWorkspace {
-            id: ws,
-            force: false,
-            probe: WorkspaceProbe {
-                dirty,
-                commits_ahead: ahead,
-            },
-        },
+        Step::Remove { dirty, ahead } => {
+            Input::RemoveWorkspace { id: ws, force: false, probe: WorkspaceProbe { dirty, commits_ahead: ahead } }
+        }
         Step::Removed => Input::WorkspaceRemoved { id: ws },
-        Step::RemoveFailed(dirty) => Input::WorkspaceRemoveFailed {
-            id: ws,
-            error: "no".into(),
-            dirty,
-        },
-        Step::Send => Input::SendText {
-            agent,
-            text: "go on".into(),
-        },
+        Step::RemoveFailed(dirty) => Input::WorkspaceRemoveFailed { id: ws, error: "no".into(), dirty },
+        Step::Send => Input::SendText { agent, text: "go on".into() },
         Step::Delivered => Input::TextDelivered { message },
-        Step::Observed => Input::SessionsObserved {
-            sessions: vec![],
-            taken_at: bosun_core::Timestamp::from_millis(u64::MAX),
-        },
+        Step::Observed => {
+            Input::SessionsObserved { sessions: vec![], taken_at: bosun_core::Timestamp::from_millis(u64::MAX) }
+        }
         Step::Reconcile { alive, missing } => Input::Reconcile(Reality {
             sessions: if alive {
-                vec![SessionSeen {
-                    session: agent.session(),
-                    pid: Some(9),
-                    exit: None,
-                }]
+                vec![SessionSeen { session: agent.session(), pid: Some(9), exit: None }]
             } else {
                 vec![]
             },

@@ -45,9 +45,7 @@ impl EngineHandle {
     /// Submits an input and waits until its events are durable and applied.
     pub async fn submit(&self, input: Input) -> Result<Vec<Event>, EngineError> {
         let (tx, rx) = oneshot::channel();
-        self.tx
-            .send(Msg::Input(Box::new(input), Some(tx)))
-            .map_err(|_| EngineError::Stopped)?;
+        self.tx.send(Msg::Input(Box::new(input), Some(tx))).map_err(|_| EngineError::Stopped)?;
         rx.await.map_err(|_| EngineError::Stopped)?
     }
 
@@ -78,9 +76,7 @@ impl EngineHandle {
 }
 
 pub fn now() -> Timestamp {
-    let ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
+    let ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     Timestamp::from_millis(ms)
 }
 
@@ -88,10 +84,7 @@ pub fn now() -> Timestamp {
 pub fn start(mut store: Store, mut state: State, sink: impl EffectSink) -> (EngineHandle, JoinHandle<()>) {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (events, _) = broadcast::channel(65536);
-    let handle = EngineHandle {
-        tx,
-        events: events.clone(),
-    };
+    let handle = EngineHandle { tx, events: events.clone() };
     // The loop holds only a weak sender, so dropping every outside handle stops it.
     let weak = handle.tx.downgrade();
     let thread = std::thread::spawn(move || {
@@ -100,10 +93,7 @@ pub fn start(mut store: Store, mut state: State, sink: impl EffectSink) -> (Engi
                 Msg::Query(q) => q(&state, store.count()),
                 Msg::Input(input, reply) => {
                     let Some(tx) = weak.upgrade() else { break };
-                    let engine = EngineHandle {
-                        tx,
-                        events: events.clone(),
-                    };
+                    let engine = EngineHandle { tx, events: events.clone() };
                     let outcome = step(&mut store, &mut state, &input, &events);
                     let effects = match outcome {
                         Ok((recorded, effects)) => {
@@ -140,9 +130,7 @@ fn step(
 ) -> Result<(Vec<Event>, Vec<Effect>), EngineError> {
     let at = now();
     let decision = decide(state, input, at)?;
-    store
-        .append(at, &decision.events)
-        .map_err(|e: StoreError| EngineError::Store(e.to_string()))?;
+    store.append(at, &decision.events).map_err(|e: StoreError| EngineError::Store(e.to_string()))?;
     for event in &decision.events {
         apply(state, event);
         tracing::debug!(?event, "applied");

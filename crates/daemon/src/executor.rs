@@ -33,37 +33,17 @@ impl Executor {
     /// Runs one effect and says how it went.
     pub fn run(&self, effect: Effect) -> Option<Input> {
         Some(match effect {
-            Effect::CreateWorkspace {
-                id,
-                path,
-                kind,
-                settings_from,
-            } => match self.workspaces.create(&path, &kind, settings_from.as_deref()) {
-                Ok(()) => Input::WorkspaceCreated { id },
-                Err(e) => Input::WorkspaceCreateFailed {
-                    id,
-                    error: e.to_string(),
-                },
-            },
-            Effect::SpawnSession {
-                agent,
-                session,
-                cwd,
-                env,
-                command,
-            } => {
-                let spec = SpawnSpec {
-                    session: &session,
-                    cwd: &cwd,
-                    env: &env,
-                    command: &command,
-                };
+            Effect::CreateWorkspace { id, path, kind, settings_from } => {
+                match self.workspaces.create(&path, &kind, settings_from.as_deref()) {
+                    Ok(()) => Input::WorkspaceCreated { id },
+                    Err(e) => Input::WorkspaceCreateFailed { id, error: e.to_string() },
+                }
+            }
+            Effect::SpawnSession { agent, session, cwd, env, command } => {
+                let spec = SpawnSpec { session: &session, cwd: &cwd, env: &env, command: &command };
                 match self.sessions.spawn(spec) {
                     Ok(pid) => Input::SessionSpawned { agent, pid },
-                    Err(e) => Input::SessionSpawnFailed {
-                        agent,
-                        error: e.to_string(),
-                    },
+                    Err(e) => Input::SessionSpawnFailed { agent, error: e.to_string() },
                 }
             }
             Effect::KillSession { agent, session } => match self.sessions.kill(&session) {
@@ -75,10 +55,7 @@ impl Executor {
             },
             Effect::SendText { message, session, text } => match self.sessions.send_text(&session, &text) {
                 Ok(()) => Input::TextDelivered { message },
-                Err(e) => Input::TextFailed {
-                    message,
-                    error: e.to_string(),
-                },
+                Err(e) => Input::TextFailed { message, error: e.to_string() },
             },
             Effect::InspectWorkspace { id, path, kind, owned } => {
                 // What cannot be checked counts as dirty: never lose work.
@@ -88,24 +65,15 @@ impl Executor {
                 });
                 Input::WorkspaceInspected { id, dirty }
             }
-            Effect::RemoveWorkspace {
-                id,
-                path,
-                kind,
-                force,
-                delete_branch,
-                owned,
-            } => match self.workspaces.remove(&path, &kind, force, delete_branch, &owned) {
-                Ok(()) => Input::WorkspaceRemoved { id },
-                Err(e) => {
-                    let dirty = matches!(e, AdapterError::Dirty(_));
-                    Input::WorkspaceRemoveFailed {
-                        id,
-                        error: e.to_string(),
-                        dirty,
+            Effect::RemoveWorkspace { id, path, kind, force, delete_branch, owned } => {
+                match self.workspaces.remove(&path, &kind, force, delete_branch, &owned) {
+                    Ok(()) => Input::WorkspaceRemoved { id },
+                    Err(e) => {
+                        let dirty = matches!(e, AdapterError::Dirty(_));
+                        Input::WorkspaceRemoveFailed { id, error: e.to_string(), dirty }
                     }
                 }
-            },
+            }
         })
     }
 }

@@ -77,19 +77,12 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         }
         Request::Attach { agent } => {
             let session = session_of(ctx, agent).await?;
-            Ok(Response::Attach {
-                argv: ctx.sessions.attach_command(&session),
-            })
+            Ok(Response::Attach { argv: ctx.sessions.attach_command(&session) })
         }
         Request::Send { agent, text } => send(ctx, agent, text).await,
         Request::Kill { agent } => kill(ctx, agent).await,
         Request::WorkspaceList => {
-            query(ctx, |s| {
-                Ok(Response::Workspaces {
-                    workspaces: s.workspaces.values().cloned().collect(),
-                })
-            })
-            .await
+            query(ctx, |s| Ok(Response::Workspaces { workspaces: s.workspaces.values().cloned().collect() })).await
         }
         Request::WorkspaceRemove { workspace, force } => {
             let id = query(ctx, move |s| Ok(s.find_workspace(&workspace)?.id.clone())).await?;
@@ -98,17 +91,13 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         Request::WorkspacePrune { dry_run } => prune(ctx, dry_run).await,
         Request::Hook(hook) => {
             ctx.engine.submit_nowait(match hook {
-                HookEvent::PaneDied {
-                    session,
-                    status,
-                    signal,
-                } => Input::SessionExited {
+                HookEvent::PaneDied { session, status, signal } => Input::SessionExited {
                     session: SessionName::from_reported(&session),
                     status: bosun_core::ExitStatus { code: status, signal },
                 },
-                HookEvent::SessionClosed { session } => Input::SessionClosed {
-                    session: SessionName::from_reported(&session),
-                },
+                HookEvent::SessionClosed { session } => {
+                    Input::SessionClosed { session: SessionName::from_reported(&session) }
+                }
             });
             Ok(Response::Ok)
         }
@@ -141,11 +130,7 @@ async fn start_agent(ctx: &Arc<Context>, req: StartAgent) -> Answer {
         .ok_or_else(|| bad("no command to run: give it after `--`, e.g. `bosun agent start -- claude`"))?;
     let name = match &req.name {
         Some(n) => Name::parse(n).map_err(|e| bad(e.to_string()))?,
-        None => Name::derive(
-            &Path::new(program)
-                .file_name()
-                .map_or("agent".into(), |f| f.to_string_lossy()),
-        ),
+        None => Name::derive(&Path::new(program).file_name().map_or("agent".into(), |f| f.to_string_lossy())),
     };
     let nonce = Nonce::from_bits(fastrand::u64(..));
     let root = ctx.dirs.workspaces();
@@ -186,15 +171,7 @@ fn prepare(
             let base = workspaces.resolve_commit(&repo, &base_ref)?;
             let branch = req.branch.unwrap_or_else(|| nonce.default_branch());
             workspaces.check_new_branch(&repo, &branch)?;
-            (
-                WorkspaceKind::Worktree {
-                    repo: repo.clone(),
-                    branch,
-                    base_ref,
-                    base,
-                },
-                repo,
-            )
+            (WorkspaceKind::Worktree { repo: repo.clone(), branch, base_ref, base }, repo)
         }
         WorkspaceChoice::Folder => (WorkspaceKind::Folder, source),
     };
@@ -216,11 +193,7 @@ fn prepare(
 async fn send(ctx: &Arc<Context>, agent: String, text: String) -> Answer {
     let id = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
     let rx = ctx.engine.subscribe();
-    let events = ctx
-        .engine
-        .submit(Input::SendText { agent: id, text })
-        .await
-        .map_err(engine_error)?;
+    let events = ctx.engine.submit(Input::SendText { agent: id, text }).await.map_err(engine_error)?;
     let message = events
         .iter()
         .find_map(|e| match e {
@@ -230,10 +203,9 @@ async fn send(ctx: &Arc<Context>, agent: String, text: String) -> Answer {
         .ok_or_else(|| WireError::new(ErrorKind::Failed, "the message was not queued"))?;
     wait_state(ctx, rx, move |s| match s.messages.get(&message).map(|m| &m.state) {
         Some(bosun_core::MessageState::Delivered) => Some(Ok(Response::Sent { message })),
-        Some(bosun_core::MessageState::Failed { error }) => Some(Err(WireError::new(
-            ErrorKind::Failed,
-            format!("message not delivered: {error}"),
-        ))),
+        Some(bosun_core::MessageState::Failed { error }) => {
+            Some(Err(WireError::new(ErrorKind::Failed, format!("message not delivered: {error}"))))
+        }
         _ => None,
     })
     .await?
@@ -242,16 +214,10 @@ async fn send(ctx: &Arc<Context>, agent: String, text: String) -> Answer {
 async fn kill(ctx: &Arc<Context>, agent: String) -> Answer {
     let id = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
     let rx = ctx.engine.subscribe();
-    ctx.engine
-        .submit(Input::KillAgent { agent: id.clone() })
-        .await
-        .map_err(engine_error)?;
+    ctx.engine.submit(Input::KillAgent { agent: id.clone() }).await.map_err(engine_error)?;
     wait_state(ctx, rx, move |s| {
         let a = s.agents.get(&id)?;
-        a.state.is_dead().then(|| Response::Killed {
-            agent: a.id.clone(),
-            state: a.state.clone(),
-        })
+        a.state.is_dead().then(|| Response::Killed { agent: a.id.clone(), state: a.state.clone() })
     })
     .await
 }
@@ -268,15 +234,8 @@ async fn remove_workspace(ctx: &Arc<Context>, id: WorkspaceId, force: bool) -> R
     })
     .await?;
     let rx = ctx.engine.subscribe();
-    let events = ctx
-        .engine
-        .submit(Input::RemoveWorkspace {
-            id: id.clone(),
-            force,
-            probe,
-        })
-        .await
-        .map_err(engine_error)?;
+    let events =
+        ctx.engine.submit(Input::RemoveWorkspace { id: id.clone(), force, probe }).await.map_err(engine_error)?;
     // The core decided the branch's fate; report what it decided.
     let branch_kept = events.iter().find_map(|e| match e {
         bosun_core::Event::WorkspaceRemoving { keep_branch, .. } => keep_branch.clone(),
@@ -304,25 +263,14 @@ async fn prune(ctx: &Arc<Context>, dry_run: bool) -> Answer {
         let prunable = s.prunable();
         let (take, keep): (Vec<_>, Vec<_>) = s.workspaces.values().partition(|w| prunable.contains(&w.id));
         let take: Vec<_> = take.into_iter().map(|w| (w.id.clone(), w.path.clone())).collect();
-        let keep: Vec<_> = keep
-            .into_iter()
-            .map(|w| (w.id.clone(), w.state.label().to_owned()))
-            .collect();
+        let keep: Vec<_> = keep.into_iter().map(|w| (w.id.clone(), w.state.label().to_owned())).collect();
         Ok((take, keep))
     })
     .await?;
-    let mut out = Pruned {
-        dry_run,
-        ..Pruned::default()
-    };
+    let mut out = Pruned { dry_run, ..Pruned::default() };
     for (id, path) in candidates {
         if dry_run {
-            out.removed.push(Removed {
-                workspace: id,
-                path,
-                branch_deleted: None,
-                branch_kept: None,
-            });
+            out.removed.push(Removed { workspace: id, path, branch_deleted: None, branch_kept: None });
             continue;
         }
         match remove_workspace(ctx, id.clone(), false).await {
@@ -338,10 +286,7 @@ async fn session_of(ctx: &Arc<Context>, agent: String) -> Result<SessionName, Wi
     query(ctx, move |s| {
         let a = s.find_agent(&agent)?;
         if a.state == SessionState::Starting {
-            return Err(WireError::new(
-                ErrorKind::Conflict,
-                format!("agent {} is still starting: try again", a.id),
-            ));
+            return Err(WireError::new(ErrorKind::Conflict, format!("agent {} is still starting: try again", a.id)));
         }
         Ok(a.session.clone())
     })

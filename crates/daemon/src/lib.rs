@@ -61,12 +61,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     let _lock = pidlock::PidLock::acquire(&opts.dirs.pid_file())?;
     let store = Store::open(&opts.dirs.db())?;
     let state = store.load()?;
-    tracing::info!(
-        version = bosun_wire::VERSION,
-        pid = std::process::id(),
-        events = store.count(),
-        "daemon starting"
-    );
+    tracing::info!(version = bosun_wire::VERSION, pid = std::process::id(), events = store.count(), "daemon starting");
 
     let tmux = Tmux::new(opts.dirs.tmux_socket(), opts.dirs.tmux_config());
     let hook = format!("{} --state-dir {} hook tmux", shell_quote(&opts.exe), shell_quote(root));
@@ -98,11 +93,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
             started_at: engine::now().as_millis(),
             shutdown: Arc::new(Notify::new()),
         });
-        tokio::spawn(watch::sessions(
-            ctx.engine.clone(),
-            ctx.sessions.clone(),
-            watch::INTERVAL,
-        ));
+        tokio::spawn(watch::sessions(ctx.engine.clone(), ctx.sessions.clone(), watch::INTERVAL));
         let shutdown = ctx.shutdown.clone();
         tokio::spawn(async move {
             signals().await;

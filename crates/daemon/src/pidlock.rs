@@ -19,25 +19,14 @@ pub enum LockError {
 
 impl PidLock {
     pub fn acquire(path: &Path) -> Result<Self, LockError> {
-        let io = |source| LockError::Io {
-            path: path.display().to_string(),
-            source,
-        };
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(io)?;
+        let io = |source| LockError::Io { path: path.display().to_string(), source };
+        let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io)?;
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
                 let mut pid = String::new();
                 let _ = file.read_to_string(&mut pid);
-                return Err(LockError::Held {
-                    pid: pid.trim().to_owned(),
-                });
+                return Err(LockError::Held { pid: pid.trim().to_owned() });
             }
             Err(TryLockError::Error(e)) => return Err(io(e)),
         }

@@ -27,17 +27,9 @@ pub async fn at_start(engine: &EngineHandle, sessions: &dyn Sessions) {
             return;
         }
     };
-    let missing_dirs = dirs
-        .into_iter()
-        .filter(|(_, p)| !p.is_dir())
-        .map(|(id, _)| id)
-        .collect();
+    let missing_dirs = dirs.into_iter().filter(|(_, p)| !p.is_dir()).map(|(id, _)| id).collect();
     let reality = Reality { sessions, missing_dirs };
-    tracing::info!(
-        sessions = reality.sessions.len(),
-        missing = reality.missing_dirs.len(),
-        "reconciling"
-    );
+    tracing::info!(sessions = reality.sessions.len(), missing = reality.missing_dirs.len(), "reconciling");
     if let Err(e) = engine.submit(Input::Reconcile(reality)).await {
         tracing::error!("reconciliation failed: {e}");
     }

@@ -34,10 +34,7 @@ impl Store {
              );",
         )?;
         let count: i64 = conn.query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))?;
-        Ok(Self {
-            conn,
-            count: count as u64,
-        })
+        Ok(Self { conn, count: count as u64 })
     }
 
     /// Appends the events in one transaction; on return they are durable.
@@ -109,12 +106,6 @@ mod tests {
         assert_eq!(store.count(), 2);
         let mut back = Vec::new();
         store.for_each(|at, e| back.push((at, e))).unwrap();
-        assert_eq!(
-            back,
-            events
-                .into_iter()
-                .map(|e| (Timestamp::from_millis(5), e))
-                .collect::<Vec<_>>()
-        );
+        assert_eq!(back, events.into_iter().map(|e| (Timestamp::from_millis(5), e)).collect::<Vec<_>>());
     }
 }

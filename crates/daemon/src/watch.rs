@@ -20,11 +20,7 @@ pub async fn sessions(engine: EngineHandle, sessions: Arc<dyn Sessions>, interva
     loop {
         tick.tick().await;
         let live = engine
-            .query(|s, _| {
-                s.agents
-                    .values()
-                    .any(|a| matches!(a.state, SessionState::Running | SessionState::Idle))
-            })
+            .query(|s, _| s.agents.values().any(|a| matches!(a.state, SessionState::Running | SessionState::Idle)))
             .await;
         match live {
             Ok(true) => {}

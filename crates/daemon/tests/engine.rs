@@ -27,27 +27,13 @@ impl Rig {
     fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("bosun.db");
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let (sessions, workspaces) = (Arc::new(FakeSessions::default()), Arc::new(FakeWorkspaces::default()));
         let store = Store::open(&db).unwrap();
-        let executor = Executor {
-            workspaces: workspaces.clone(),
-            sessions: sessions.clone(),
-            runtime: runtime.handle().clone(),
-        };
+        let executor =
+            Executor { workspaces: workspaces.clone(), sessions: sessions.clone(), runtime: runtime.handle().clone() };
         let (engine, _thread) = engine::start(store, State::default(), executor);
-        Self {
-            _dir: dir,
-            db,
-            runtime,
-            sessions,
-            workspaces,
-            engine: Some(engine),
-        }
+        Self { _dir: dir, db, runtime, sessions, workspaces, engine: Some(engine) }
     }
 
     fn engine(&self) -> &EngineHandle {
@@ -93,67 +79,44 @@ fn spec(n: u64) -> AgentSpec {
 #[test]
 fn events_are_on_disk_before_the_caller_hears_of_them() {
     let rig = Rig::new();
-    let events = rig
-        .runtime
-        .block_on(rig.engine().submit(Input::StartAgent(spec(1))))
-        .unwrap();
+    let events = rig.runtime.block_on(rig.engine().submit(Input::StartAgent(spec(1)))).unwrap();
     assert_eq!(events.len(), 2, "{events:?}");
     let other_connection = Store::open(&rig.db).unwrap();
-    assert_eq!(
-        other_connection.count(),
-        2,
-        "both events readable from another connection at once"
-    );
+    // The effects that follow may have added more by now; the two acknowledged ones must be there.
+    assert!(other_connection.count() >= 2, "both events readable from another connection at once");
 }
 
 #[test]
 fn effects_are_carried_out_and_their_outcomes_fed_back() {
     let rig = Rig::new();
     let agent = AgentId::new(&spec(1).nonce);
-    rig.runtime
-        .block_on(rig.engine().submit(Input::StartAgent(spec(1))))
-        .unwrap();
+    rig.runtime.block_on(rig.engine().submit(Input::StartAgent(spec(1)))).unwrap();
     let s = rig.wait("running", |s| s.agents[&agent].state == SessionState::Running);
     assert_eq!(rig.sessions.state().spawns, vec![agent.session()], "spawned once");
     assert_eq!(rig.workspaces.state().created.len(), 1);
     assert_eq!(s.agents[&agent].pid, Some(1001));
 
     rig.sessions.exit(&agent.session(), ExitStatus::code(3));
-    let sessions = rig
-        .runtime
-        .block_on(async { bosun_adapters::Sessions::list(&*rig.sessions) })
-        .unwrap();
-    rig.engine().submit_nowait(Input::SessionsObserved {
-        sessions,
-        taken_at: engine::now(),
-    });
+    let sessions = rig.runtime.block_on(async { bosun_adapters::Sessions::list(&*rig.sessions) }).unwrap();
+    // Listed after the agent was seen running; at millisecond resolution the two instants may
+    // coincide, and the core only judges agents running strictly before the listing.
+    let running_since = s.agents[&agent].state_since.as_millis();
+    let taken_at = engine::now().max(bosun_core::Timestamp::from_millis(running_since + 1));
+    rig.engine().submit_nowait(Input::SessionsObserved { sessions, taken_at });
     let s = rig.wait("crashed and released", |s| {
         s.workspaces.values().all(|w| w.state == WorkspaceState::Ready) && s.agents[&agent].state.is_dead()
     });
-    assert_eq!(
-        s.agents[&agent].state,
-        SessionState::Dead {
-            reason: DeathReason::Crashed { code: 3 }
-        }
-    );
+    assert_eq!(s.agents[&agent].state, SessionState::Dead { reason: DeathReason::Crashed { code: 3 } });
 }
 
 #[test]
 fn the_log_rebuilds_the_state_the_engine_had() {
     let mut rig = Rig::new();
     let agent = AgentId::new(&spec(1).nonce);
-    rig.runtime
-        .block_on(rig.engine().submit(Input::StartAgent(spec(1))))
-        .unwrap();
-    rig.runtime
-        .block_on(rig.engine().submit(Input::StartAgent(spec(2))))
-        .unwrap();
-    rig.wait("both running", |s| {
-        s.agents.values().all(|a| a.state == SessionState::Running)
-    });
-    rig.runtime
-        .block_on(rig.engine().submit(Input::KillAgent { agent: agent.clone() }))
-        .unwrap();
+    rig.runtime.block_on(rig.engine().submit(Input::StartAgent(spec(1)))).unwrap();
+    rig.runtime.block_on(rig.engine().submit(Input::StartAgent(spec(2)))).unwrap();
+    rig.wait("both running", |s| s.agents.values().all(|a| a.state == SessionState::Running));
+    rig.runtime.block_on(rig.engine().submit(Input::KillAgent { agent: agent.clone() })).unwrap();
     let before = rig.wait("killed and released", |s| {
         s.agents[&agent].state.is_dead() && s.workspaces.values().any(|w| w.state == WorkspaceState::Ready)
     });

@@ -28,12 +28,7 @@ impl Bosun {
     /// A fresh bosun using the binary at `bin` (`env!("CARGO_BIN_EXE_bosun")`).
     pub fn new(bin: impl Into<PathBuf>) -> Self {
         tools::tmux();
-        Self {
-            bin: bin.into(),
-            state: tempdir(),
-            claude: tempdir(),
-            path: None,
-        }
+        Self { bin: bin.into(), state: tempdir(), claude: tempdir(), path: None }
     }
 
     /// The same, with `PATH` set to `path` for bosun and everything it starts.
@@ -152,14 +147,8 @@ impl Bosun {
     /// Kills the daemon with SIGKILL and waits until it is gone.
     pub fn kill_daemon_hard(&self) {
         let pid = self.daemon_pid().expect("a running daemon");
-        assert!(Command::new("kill")
-            .args(["-9", &pid.to_string()])
-            .status()
-            .expect("kill")
-            .success());
-        let gone = wait_for(PATIENCE, || {
-            (!Path::new(&format!("/proc/{pid}")).exists()).then_some(())
-        });
+        assert!(Command::new("kill").args(["-9", &pid.to_string()]).status().expect("kill").success());
+        let gone = wait_for(PATIENCE, || (!Path::new(&format!("/proc/{pid}")).exists()).then_some(()));
         assert!(gone.is_some(), "daemon {pid} survived SIGKILL");
     }
 
@@ -177,20 +166,14 @@ impl Bosun {
     /// Names of the sessions on this bosun's tmux server.
     pub fn sessions(&self) -> Vec<String> {
         let out = self.tmux(&["list-sessions", "-F", "#{session_name}"]);
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(str::to_owned)
-            .collect()
+        String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect()
     }
 
     /// The daemon's log, for failure messages.
     pub fn log(&self) -> String {
         let log = std::fs::read_to_string(self.state.path().join("daemon.log")).unwrap_or_default();
         let lines: Vec<&str> = log.lines().collect();
-        format!(
-            "--- daemon log (tail) ---\n{}",
-            lines[lines.len().saturating_sub(30)..].join("\n")
-        )
+        format!("--- daemon log (tail) ---\n{}", lines[lines.len().saturating_sub(30)..].join("\n"))
     }
 }
 
@@ -204,8 +187,5 @@ impl Drop for Bosun {
 }
 
 fn tempdir() -> TempDir {
-    tempfile::Builder::new()
-        .prefix("bosun-")
-        .tempdir_in("/tmp")
-        .expect("temp dir")
+    tempfile::Builder::new().prefix("bosun-").tempdir_in("/tmp").expect("temp dir")
 }

@@ -43,10 +43,7 @@ impl Workspaces for FakeWorkspaces {
     fn create(&self, path: &Path, _kind: &WorkspaceKind, _settings: Option<&Path>) -> Result<(), AdapterError> {
         let mut s = self.state();
         if let Some(msg) = &s.fail_create {
-            return Err(AdapterError::Command {
-                command: "fake create".into(),
-                stderr: msg.clone(),
-            });
+            return Err(AdapterError::Command { command: "fake create".into(), stderr: msg.clone() });
         }
         s.created.insert(path.to_owned());
         Ok(())
@@ -125,11 +122,7 @@ impl Sessions for FakeSessions {
         }
         s.next_pid += 1;
         let pid = 1000 + s.next_pid;
-        let session = FakeSession {
-            pid,
-            command: spec.command.to_vec(),
-            ..FakeSession::default()
-        };
+        let session = FakeSession { pid, command: spec.command.to_vec(), ..FakeSession::default() };
         s.sessions.insert(spec.session.clone(), session);
         Ok(Some(pid))
     }
@@ -144,10 +137,7 @@ impl Sessions for FakeSessions {
     }
     fn capture(&self, session: &SessionName, _colors: bool) -> Result<String, AdapterError> {
         let s = self.state();
-        let sess = s
-            .sessions
-            .get(session)
-            .ok_or_else(|| AdapterError::NoSession(session.to_string()))?;
+        let sess = s.sessions.get(session).ok_or_else(|| AdapterError::NoSession(session.to_string()))?;
         Ok(sess.typed.join("\n"))
     }
     fn list(&self) -> Result<Vec<SessionSeen>, AdapterError> {
@@ -155,11 +145,7 @@ impl Sessions for FakeSessions {
             .state()
             .sessions
             .iter()
-            .map(|(name, s)| SessionSeen {
-                session: name.clone(),
-                pid: Some(s.pid),
-                exit: s.exit,
-            })
+            .map(|(name, s)| SessionSeen { session: name.clone(), pid: Some(s.pid), exit: s.exit })
             .collect())
     }
     fn kill(&self, session: &SessionName) -> Result<(), AdapterError> {

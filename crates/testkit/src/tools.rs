@@ -87,8 +87,7 @@ fn locked<T>(tool: &str, f: impl FnOnce() -> T) -> T {
         .truncate(false)
         .open(&path)
         .unwrap_or_else(|e| panic!("cannot create the lock file {}: {e}", path.display()));
-    file.lock()
-        .unwrap_or_else(|e| panic!("cannot lock {}: {e}", path.display()));
+    file.lock().unwrap_or_else(|e| panic!("cannot lock {}: {e}", path.display()));
     let value = f();
     drop(file);
     value
@@ -97,9 +96,7 @@ fn locked<T>(tool: &str, f: impl FnOnce() -> T) -> T {
 /// `program` found in a directory of `$PATH`.
 fn on_path(program: &str) -> Option<PathBuf> {
     let path = env::var_os("PATH")?;
-    env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|p| is_executable(p))
+    env::split_paths(&path).map(|dir| dir.join(program)).find(|p| is_executable(p))
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -128,8 +125,7 @@ impl TmuxServer {
             .tempdir()
             .unwrap_or_else(|e| panic!("cannot create a temp dir: {e}"));
         let tmux = Tmux::new(dir.path().join("tmux.sock"), dir.path().join("tmux.conf")).with_program(tmux());
-        tmux.write_config(None)
-            .unwrap_or_else(|e| panic!("cannot write the tmux configuration: {e}"));
+        tmux.write_config(None).unwrap_or_else(|e| panic!("cannot write the tmux configuration: {e}"));
         Self { dir, tmux }
     }
 

@@ -62,12 +62,6 @@ pub struct StartAgent {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "hook", rename_all = "snake_case")]
 pub enum HookEvent {
-    PaneDied {
-        session: String,
-        status: Option<i32>,
-        signal: Option<i32>,
-    },
-    SessionClosed {
-        session: String,
-    },
+    PaneDied { session: String, status: Option<i32>, signal: Option<i32> },
+    SessionClosed { session: String },
 }

@@ -28,10 +28,7 @@ pub(super) fn render(hook_prefix: Option<&str>) -> Result<String, AdapterError> 
                 ));
             }
             let hooks = [
-                (
-                    "pane-died",
-                    "'#{session_name}' '#{pane_dead_status}' '#{pane_dead_signal}'",
-                ),
+                ("pane-died", "'#{session_name}' '#{pane_dead_status}' '#{pane_dead_signal}'"),
                 ("session-closed", "'#{hook_session_name}'"),
             ];
             for (hook, formats) in hooks {

@@ -23,11 +23,7 @@ pub(super) fn parse_list(out: &str) -> Vec<SessionSeen> {
         let code = number().and_then(|c| i32::try_from(c).ok());
         let signal = number().and_then(|s| i32::try_from(s).ok());
         let exit = dead.then_some(ExitStatus { code, signal });
-        seen.push(SessionSeen {
-            session: SessionName::from_reported(name),
-            pid,
-            exit,
-        });
+        seen.push(SessionSeen { session: SessionName::from_reported(name), pid, exit });
     }
     seen
 }
@@ -51,24 +47,9 @@ mod tests {
         let out = "a\t10\t0\t\t\nb\t11\t1\t3\t\nc\t12\t1\t\t9\na\t13\t0\t\t\n";
         let seen = parse_list(out);
         assert_eq!(seen.len(), 3);
-        assert_eq!(
-            (seen[0].session.as_str(), seen[0].pid, seen[0].exit),
-            ("a", Some(10), None)
-        );
-        assert_eq!(
-            seen[1].exit,
-            Some(ExitStatus {
-                code: Some(3),
-                signal: None
-            })
-        );
-        assert_eq!(
-            seen[2].exit,
-            Some(ExitStatus {
-                code: None,
-                signal: Some(9)
-            })
-        );
+        assert_eq!((seen[0].session.as_str(), seen[0].pid, seen[0].exit), ("a", Some(10), None));
+        assert_eq!(seen[1].exit, Some(ExitStatus { code: Some(3), signal: None }));
+        assert_eq!(seen[2].exit, Some(ExitStatus { code: None, signal: Some(9) }));
     }
 
     #[test]

@@ -23,8 +23,7 @@ pub(super) fn git(dir: &Path) -> Command {
 /// Whether `refs/heads/<branch>` exists in `repo`.
 pub(super) fn branch_exists(repo: &Path, branch: &str) -> Result<bool, AdapterError> {
     let mut cmd = git(repo);
-    cmd.args(["show-ref", "--verify", "--quiet"])
-        .arg(format!("refs/heads/{branch}"));
+    cmd.args(["show-ref", "--verify", "--quiet"]).arg(format!("refs/heads/{branch}"));
     let out = output(&mut cmd)?;
     match out.status.code() {
         Some(0) => Ok(true),
@@ -40,8 +39,7 @@ pub(super) fn names_no_repo(stderr: &str) -> bool {
 
 /// Runs `cmd` to the end, whatever its exit status; only failing to start it is an error.
 pub(super) fn output(cmd: &mut Command) -> Result<Output, AdapterError> {
-    cmd.output()
-        .map_err(|e| AdapterError::io(format!("running `{}`", describe(cmd)), e))
+    cmd.output().map_err(|e| AdapterError::io(format!("running `{}`", describe(cmd)), e))
 }
 
 /// Runs `cmd` and returns its stdout; a non-zero exit is `AdapterError::Command`.
@@ -54,10 +52,7 @@ pub(super) fn run(cmd: &mut Command) -> Result<String, AdapterError> {
 }
 
 pub(super) fn command_error(cmd: &Command, stderr: String) -> AdapterError {
-    AdapterError::Command {
-        command: describe(cmd),
-        stderr,
-    }
+    AdapterError::Command { command: describe(cmd), stderr }
 }
 
 fn describe(cmd: &Command) -> String {
@@ -67,9 +62,7 @@ fn describe(cmd: &Command) -> String {
 
 /// The first line of stdout: a path or a commit id git printed.
 pub(super) fn stdout_line(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout)
-        .trim_end_matches(['\n', '\r'])
-        .to_owned()
+    String::from_utf8_lossy(&out.stdout).trim_end_matches(['\n', '\r']).to_owned()
 }
 
 pub(super) fn stderr_text(out: &Output) -> String {

@@ -13,9 +13,7 @@ pub fn bosun() -> Bosun {
 
 /// The path of `examples/scenarios/<name>.toml`.
 pub fn scenario(name: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/scenarios")
-        .join(format!("{name}.toml"));
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/scenarios").join(format!("{name}.toml"));
     p.canonicalize().expect("scenario exists").display().to_string()
 }
 

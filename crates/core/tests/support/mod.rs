@@ -19,11 +19,7 @@ pub struct Sim {
 
 impl Sim {
     pub fn new() -> Self {
-        Self {
-            state: State::default(),
-            log: Vec::new(),
-            clock: Timestamp::from_millis(1_000),
-        }
+        Self { state: State::default(), log: Vec::new(), clock: Timestamp::from_millis(1_000) }
     }
 
     /// Feeds one input; returns the effects, or the rejection.
@@ -53,10 +49,7 @@ impl Sim {
     pub fn running(&mut self, n: u64) -> (AgentId, WorkspaceId) {
         let (a, w) = self.start(n);
         self.ok(Input::WorkspaceCreated { id: w.clone() });
-        self.ok(Input::SessionSpawned {
-            agent: a.clone(),
-            pid: Some(100 + n as u32),
-        });
+        self.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(100 + n as u32) });
         (a, w)
     }
 }
