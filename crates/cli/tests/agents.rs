@@ -131,3 +131,36 @@ fn ls_and_show_report_agents_and_workspaces_by_unique_prefix() {
     let shown = bosun.ok(repo.path(), &["show", "lister"]);
     assert!(shown.contains(&id), "{shown}");
 }
+
+#[test]
+fn attach_puts_a_terminal_in_the_agents_session_even_from_inside_tmux() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("chat"));
+    let id = bosun.start(repo.path(), &["--", &cl, "--scenario", &sc, "say ping"]);
+    bosun.wait_screen(&id, "pong");
+
+    // A terminal of the user's own: a pane on another tmux server, where $TMUX is set.
+    let outer = bosun_testkit::tools::TmuxServer::new();
+    let socket = outer.socket().display().to_string();
+    let tmux = |args: &[&str]| {
+        std::process::Command::new(bosun_testkit::tools::tmux())
+            .args(["-S", &socket])
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("tmux")
+    };
+    let state = format!("BOSUN_STATE_DIR={}", bosun.state_dir().display());
+    let bin = bosun.bin().display().to_string();
+    let started =
+        tmux(&["new-session", "-d", "-s", "user", "-x", "120", "-y", "40", "-e", &state, &bin, "attach", &id]);
+    assert!(started.status.success(), "{}", String::from_utf8_lossy(&started.stderr));
+    let seen = bosun_testkit::poll::wait_for(PATIENCE, || {
+        let screen = String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", "user"]).stdout).into_owned();
+        screen.contains("pong").then_some(screen)
+    });
+    assert!(seen.is_some(), "the user's terminal shows the agent's screen");
+    let clients = bosun.tmux(&["list-clients", "-F", "#{session_name}"]);
+    assert_eq!(String::from_utf8_lossy(&clients.stdout).trim(), format!("bosun-{id}"), "one client, on the agent");
+}

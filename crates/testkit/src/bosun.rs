@@ -127,7 +127,9 @@ impl Bosun {
     pub fn wait_screen(&self, id: &str, text: &str) -> String {
         let mut last = String::new();
         wait_for(PATIENCE, || {
-            last = self.ok(self.state_dir(), &["peek", id]);
+            // Until the agent runs, peek says it is starting: keep polling.
+            let out = self.run(self.state_dir(), &["peek", id]);
+            last = String::from_utf8_lossy(if out.status.success() { &out.stdout } else { &out.stderr }).into_owned();
             last.contains(text).then(|| last.clone())
         })
         .unwrap_or_else(|| panic!("{text:?} never showed on {id}'s screen:\n{last}"))
