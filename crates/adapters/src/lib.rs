@@ -27,8 +27,15 @@ pub trait Workspaces: Send + Sync {
     fn check_new_branch(&self, repo: &Path, branch: &str) -> Result<(), AdapterError>;
     /// Creates the workspace at `path`: an empty directory, or `git worktree add -b <branch>
     /// <path> <base>`; then copies `settings_from` to `<path>/.claude/settings.local.json`.
-    /// Idempotent: a workspace already there as asked counts as created.
-    fn create(&self, path: &Path, kind: &WorkspaceKind, settings_from: Option<&Path>) -> Result<(), AdapterError>;
+    /// With `resume` (after a crash), a worktree already there as asked counts as created and a
+    /// branch already there is checked out rather than created.
+    fn create(
+        &self,
+        path: &Path,
+        kind: &WorkspaceKind,
+        settings_from: Option<&Path>,
+        resume: bool,
+    ) -> Result<(), AdapterError>;
     /// Whether the workspace holds changes, ignoring the files in `owned` (relative to `path`).
     /// A folder counts as dirty when it holds anything; a worktree when `git status` shows
     /// modified or untracked files. A missing directory is clean.

@@ -98,11 +98,17 @@ impl Workspaces for LocalWorkspaces {
         Ok(())
     }
 
-    fn create(&self, path: &Path, kind: &WorkspaceKind, settings_from: Option<&Path>) -> Result<(), AdapterError> {
+    fn create(
+        &self,
+        path: &Path,
+        kind: &WorkspaceKind,
+        settings_from: Option<&Path>,
+        resume: bool,
+    ) -> Result<(), AdapterError> {
         match kind {
             WorkspaceKind::Folder => create_dir_all(path)?,
             WorkspaceKind::Worktree { repo, branch, base, .. } => {
-                self.serialized(repo, || create_worktree(repo, path, branch, base))?
+                self.serialized(repo, || create_worktree(repo, path, branch, base, resume))?
             }
         }
         if let Some(from) = settings_from {
@@ -181,7 +187,15 @@ impl Workspaces for LocalWorkspaces {
 }
 
 /// `git worktree add`, tolerating a worktree already there and a branch left by a crash.
-fn create_worktree(repo: &Path, path: &Path, branch: &str, base: &str) -> Result<(), AdapterError> {
+fn create_worktree(repo: &Path, path: &Path, branch: &str, base: &str, resume: bool) -> Result<(), AdapterError> {
+    if !resume {
+        if let Some(parent) = path.parent() {
+            create_dir_all(parent)?;
+        }
+        let mut cmd = git(repo);
+        cmd.args(["worktree", "add", "-b", branch]).arg(path).arg(base);
+        return run(&mut cmd).map(drop);
+    }
     if exists(path)? && worktree_on(repo, path)?.is_some_and(|b| b == format!("refs/heads/{branch}")) {
         return Ok(());
     }

@@ -54,7 +54,7 @@ fn worktree_create_puts_the_branch_at_base_and_the_files_in_path() {
         base: base.clone(),
     };
 
-    WS.create(&path, &kind, None).expect("create");
+    WS.create(&path, &kind, None, false).expect("create");
 
     assert_eq!(repo.git(&["rev-parse", "refs/heads/ws-abc"]), base);
     assert_eq!(git_in(&path, &["rev-parse", "--abbrev-ref", "HEAD"]), "ws-abc");
@@ -71,7 +71,7 @@ fn settings_are_copied_to_settings_local_and_do_not_make_the_worktree_dirty() {
     let (_state, path) = state_dir();
     let kind = worktree_kind(&repo, "ws-settings");
 
-    WS.create(&path, &kind, Some(&repo.path().join(".claude/settings.json"))).expect("create");
+    WS.create(&path, &kind, Some(&repo.path().join(".claude/settings.json")), false).expect("create");
 
     let copied = fs::read_to_string(path.join(".claude/settings.local.json")).expect("read the copy");
     assert_eq!(copied, "{\"permissions\": {}}\n");
@@ -80,20 +80,23 @@ fn settings_are_copied_to_settings_local_and_do_not_make_the_worktree_dirty() {
 }
 
 #[test]
-fn create_is_idempotent_and_recovers_a_branch_left_without_its_worktree() {
+fn a_resumed_create_is_idempotent_and_recovers_a_branch_left_without_its_worktree() {
     let repo = TempRepo::new();
     let (_state, path) = state_dir();
     let kind = worktree_kind(&repo, "ws-again");
 
-    WS.create(&path, &kind, None).expect("first create");
+    WS.create(&path, &kind, None, false).expect("first create");
     fs::write(path.join("work.txt"), "in progress\n").expect("write");
-    WS.create(&path, &kind, None).expect("second create");
+    assert!(WS.create(&path, &kind, None, false).is_err(), "a fresh create never takes over");
+    WS.create(&path, &kind, None, true).expect("a resumed create finds it done");
     assert_eq!(fs::read_to_string(path.join("work.txt")).expect("read"), "in progress\n");
 
     // A crash after the branch was made but before the worktree was.
     let (_other_state, other) = state_dir();
     repo.git(&["branch", "ws-crashed", &repo.head()]);
-    WS.create(&other, &worktree_kind(&repo, "ws-crashed"), None).expect("create over the branch");
+    let crashed = worktree_kind(&repo, "ws-crashed");
+    assert!(WS.create(&other, &crashed, None, false).is_err(), "a fresh create never takes a branch over");
+    WS.create(&other, &crashed, None, true).expect("a resumed create takes over the branch");
     assert_eq!(git_in(&other, &["rev-parse", "--abbrev-ref", "HEAD"]), "ws-crashed");
     assert!(is_registered(&repo, &other));
 }
@@ -103,7 +106,7 @@ fn is_dirty_sees_modified_and_untracked_files() {
     let repo = TempRepo::new();
     let (_state, path) = state_dir();
     let kind = worktree_kind(&repo, "ws-dirty");
-    WS.create(&path, &kind, None).expect("create");
+    WS.create(&path, &kind, None, false).expect("create");
     assert!(!WS.is_dirty(&path, &kind, &[]).expect("is_dirty"), "fresh worktree");
 
     fs::write(path.join("README.md"), "changed\n").expect("write");
@@ -124,7 +127,7 @@ fn commits_ahead_counts_commits_made_in_the_worktree() {
     let repo = TempRepo::new();
     let (_state, path) = state_dir();
     let kind = worktree_kind(&repo, "ws-ahead");
-    WS.create(&path, &kind, None).expect("create");
+    WS.create(&path, &kind, None, false).expect("create");
     assert_eq!(WS.commits_ahead(&kind).expect("commits_ahead"), 0);
 
     commit_file_in(&path, "one.txt", "1\n");
@@ -143,7 +146,7 @@ fn remove_refuses_a_dirty_worktree_without_force_and_removes_it_with_force() {
     let (_state, path) = state_dir();
     let kind = worktree_kind(&repo, "ws-remove");
     let owned = settings_owned();
-    WS.create(&path, &kind, Some(&repo.path().join(".claude/settings.json"))).expect("create");
+    WS.create(&path, &kind, Some(&repo.path().join(".claude/settings.json")), false).expect("create");
     fs::write(path.join("README.md"), "agent's work\n").expect("write");
     fs::write(path.join("notes.txt"), "untracked work\n").expect("write");
 
@@ -164,7 +167,7 @@ fn remove_of_a_clean_worktree_deletes_the_branch_only_when_asked() {
     let repo = TempRepo::new();
     let (_state, kept_path) = state_dir();
     let kept = worktree_kind(&repo, "ws-kept");
-    WS.create(&kept_path, &kept, None).expect("create");
+    WS.create(&kept_path, &kept, None, false).expect("create");
     WS.remove(&kept_path, &kept, false, false, &[]).expect("remove");
     assert!(!kept_path.exists());
     assert!(!is_registered(&repo, &kept_path));
@@ -172,7 +175,7 @@ fn remove_of_a_clean_worktree_deletes_the_branch_only_when_asked() {
 
     let (_state2, gone_path) = state_dir();
     let gone = worktree_kind(&repo, "ws-gone");
-    WS.create(&gone_path, &gone, None).expect("create");
+    WS.create(&gone_path, &gone, None, false).expect("create");
     WS.remove(&gone_path, &gone, false, true, &[]).expect("remove");
     assert!(!gone_path.exists());
     assert!(!branch_exists(&repo, "ws-gone"));
@@ -190,8 +193,8 @@ fn folder_create_dirty_and_remove() {
     let kind = WorkspaceKind::Folder;
     let owned = settings_owned();
 
-    WS.create(&path, &kind, Some(&settings)).expect("create");
-    WS.create(&path, &kind, Some(&settings)).expect("create again");
+    WS.create(&path, &kind, Some(&settings), false).expect("create");
+    WS.create(&path, &kind, Some(&settings), false).expect("create again");
     assert_eq!(fs::read_to_string(path.join(".claude/settings.local.json")).expect("read"), "{}\n");
     assert!(!WS.is_dirty(&path, &kind, &owned).expect("is_dirty"), "only bosun's file");
     assert!(WS.is_dirty(&path, &kind, &[]).expect("is_dirty"), "the settings file when not owned");
@@ -211,7 +214,7 @@ fn folder_create_dirty_and_remove() {
     WS.remove(&path, &kind, false, false, &owned).expect("remove the clean folder");
     assert!(!path.exists());
 
-    WS.create(&path, &kind, None).expect("create");
+    WS.create(&path, &kind, None, false).expect("create");
     fs::write(path.join("work.txt"), "work\n").expect("write");
     WS.remove(&path, &kind, true, false, &owned).expect("forced remove");
     assert!(!path.exists());

@@ -43,6 +43,12 @@ impl Client {
         }
     }
 
+    /// Whether a daemon process holds the state directory's lock (it may not listen yet, or
+    /// any more).
+    pub fn daemon_alive(&self) -> bool {
+        std::fs::File::open(self.dirs.pid_file()).is_ok_and(|f| f.try_lock_shared().is_err())
+    }
+
     pub fn connect(&self) -> Option<UnixStream> {
         UnixStream::connect(self.dirs.socket()).ok()
     }
@@ -72,7 +78,8 @@ impl Client {
             if self.connect().is_some() {
                 return Ok(());
             }
-            if let Some(status) = child.try_wait()? {
+            // Our daemon exits at once when another command's daemon won the lock: wait for that one.
+            if let Some(status) = child.try_wait()?.filter(|_| !self.daemon_alive()) {
                 bail!(
                     "the daemon did not start ({status}): {}; its log is {}",
                     last_line(&log_path).unwrap_or_else(|| "no message".into()),

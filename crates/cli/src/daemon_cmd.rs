@@ -43,7 +43,8 @@ pub fn run(client: &Client, cmd: DaemonCommand) -> Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             let deadline = Instant::now() + Duration::from_secs(15);
-            while client.connect().is_some() {
+            // Gone once it no longer holds its lock: a new daemon can start at once.
+            while client.daemon_alive() {
                 if Instant::now() > deadline {
                     bail!("the daemon did not stop within 15s; see {}", client.dirs.log().display());
                 }

@@ -24,7 +24,7 @@ fn a_daemon_killed_with_sigkill_comes_back_with_every_agent_and_adopts_the_live_
     let pid = bosun.agent(&live).pid;
 
     bosun.kill_daemon_hard();
-    // While bosun is down, one session disappears, and a start is acknowledged just before.
+    // While bosun is down, one session disappears.
     assert!(bosun.tmux(&["kill-session", "-t", &format!("bosun-{vanished}")]).status.success());
 
     let list = bosun.list(); // starts a new daemon
@@ -140,4 +140,28 @@ fn a_daemon_that_cannot_start_is_reported_with_its_reason_and_log() {
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
     assert!(err.contains("the daemon did not start") && err.contains("daemon.log"), "{err}");
     assert!(err.contains("event store"), "the reason is given: {err}");
+}
+
+#[test]
+fn commands_racing_to_start_the_daemon_all_succeed() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let outputs: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..6).map(|_| s.spawn(|| bosun.run(repo.path(), &["ls"]))).collect();
+        handles.into_iter().map(|h| h.join().expect("ls")).collect()
+    });
+    for out in outputs {
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+#[test]
+fn stop_returns_once_the_daemon_has_let_go_so_the_next_command_can_start_one() {
+    let bosun = bosun();
+    let dir = bosun.state_dir().to_owned();
+    for _ in 0..3 {
+        bosun.ok(&dir, &["daemon", "start"]);
+        bosun.ok(&dir, &["daemon", "stop"]);
+        assert_eq!(bosun.daemon_pid(), None, "no daemon holds the lock after stop");
+    }
 }

@@ -21,6 +21,10 @@ pub struct Agent {
     pub created_at: Timestamp,
     /// When the state last changed.
     pub state_since: Timestamp,
+    /// How many events had been applied when the state last changed: an order that does not
+    /// depend on the clock.
+    #[serde(default)]
+    pub state_seq: u64,
     pub pid: Option<u32>,
     /// `bosun kill` was asked for; whatever ends the session now ends it as Killed.
     pub kill_requested: bool,

@@ -11,8 +11,15 @@ use crate::{AgentId, MessageId, SessionName, WorkspaceId, WorkspaceKind};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Effect {
-    /// Make the directory (or worktree) and copy the repo's Claude settings into it.
-    CreateWorkspace { id: WorkspaceId, path: PathBuf, kind: WorkspaceKind, settings_from: Option<PathBuf> },
+    /// Make the directory (or worktree) and copy the repo's Claude settings into it. `resume`
+    /// when a crash may have left part of it made: a branch already there is then taken over.
+    CreateWorkspace {
+        id: WorkspaceId,
+        path: PathBuf,
+        kind: WorkspaceKind,
+        settings_from: Option<PathBuf>,
+        resume: bool,
+    },
     /// Start the agent's command in a new session. Reports `SessionSpawned` or
     /// `SessionSpawnFailed`; a session of that name that already runs counts as spawned.
     SpawnSession {

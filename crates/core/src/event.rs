@@ -15,7 +15,7 @@ pub enum Event {
         id: WorkspaceId,
         at: Timestamp,
     },
-    /// Creation failed; nothing of it is left, so the record goes.
+    /// Creation failed; what part of it was made stays recorded, as Stale.
     WorkspaceCreateFailed {
         id: WorkspaceId,
         error: String,
@@ -62,6 +62,10 @@ pub enum Event {
     },
     AgentKillRequested {
         id: AgentId,
+    },
+    AgentKillFailed {
+        id: AgentId,
+        error: String,
     },
     AgentDied {
         id: AgentId,

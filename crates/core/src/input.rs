@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{AgentId, ExitStatus, MessageId, Name, Nonce, SessionName, Timestamp, WorkspaceId, WorkspaceKind};
+use crate::{AgentId, ExitStatus, MessageId, Name, Nonce, SessionName, WorkspaceId, WorkspaceKind};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -51,6 +51,10 @@ pub enum Input {
     SessionKilled {
         agent: AgentId,
     },
+    SessionKillFailed {
+        agent: AgentId,
+        error: String,
+    },
     TextDelivered {
         message: MessageId,
     },
@@ -58,9 +62,11 @@ pub enum Input {
         message: MessageId,
         error: String,
     },
+    /// Whether the workspace of an agent that ended holds changes; `None` when it could not be
+    /// checked.
     WorkspaceInspected {
         id: WorkspaceId,
-        dirty: bool,
+        dirty: Option<bool>,
     },
     WorkspaceRemoved {
         id: WorkspaceId,
@@ -70,11 +76,12 @@ pub enum Input {
         error: String,
         dirty: bool,
     },
-    /// The sessions on bosun's tmux server, listed at `taken_at`: the fallback that catches a
-    /// death no hook reported. Agents that started running after `taken_at` are not judged by it.
+    /// The sessions on bosun's tmux server, listed after `as_of` events had been applied: the
+    /// fallback that catches a death no hook reported. Agents that started running later are
+    /// not judged by it.
     SessionsObserved {
         sessions: Vec<SessionSeen>,
-        taken_at: Timestamp,
+        as_of: u64,
     },
     /// What the daemon found when it started: compared with the records, it adopts, buries
     /// and resumes.

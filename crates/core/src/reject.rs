@@ -20,6 +20,8 @@ pub enum Rejection {
     WorkspaceInUse { id: WorkspaceId, agent: AgentId },
     #[error("workspace {0} has uncommitted changes: commit or copy them out, or pass --force to discard them")]
     WorkspaceDirty(WorkspaceId),
+    #[error("branch {branch:?} belongs to workspace {workspace}: choose another --branch")]
+    BranchTaken { branch: String, workspace: WorkspaceId },
     #[error("workspace {id} is {state}: wait for it to finish")]
     WorkspaceBusy { id: WorkspaceId, state: &'static str },
 }

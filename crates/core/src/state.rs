@@ -11,6 +11,9 @@ use crate::{
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
+    /// How many events have been applied.
+    #[serde(default)]
+    pub seq: u64,
     pub workspaces: BTreeMap<WorkspaceId, Workspace>,
     pub agents: BTreeMap<AgentId, Agent>,
     pub messages: BTreeMap<MessageId, Message>,
@@ -19,13 +22,21 @@ pub struct State {
 /// Folds one event into the state. Never fails: an event about a record that is gone changes
 /// nothing.
 pub fn apply(state: &mut State, event: &Event) {
+    state.seq += 1;
+    let seq = state.seq;
     match event {
         Event::WorkspaceCreating { workspace } => {
             state.workspaces.insert(workspace.id.clone(), workspace.clone());
         }
         Event::WorkspaceReady { id, .. } => set_ws(state, id, WorkspaceState::Ready),
-        Event::WorkspaceCreateFailed { id, .. } | Event::WorkspaceRemoved { id, .. } => {
+        Event::WorkspaceRemoved { id, .. } => {
             state.workspaces.remove(id);
+        }
+        Event::WorkspaceCreateFailed { id, error } => {
+            if let Some(ws) = state.workspaces.get_mut(id) {
+                ws.state = WorkspaceState::Stale;
+                ws.error = Some(error.clone());
+            }
         }
         Event::WorkspaceInUse { id, agent } => set_ws(state, id, WorkspaceState::InUse { agent: agent.clone() }),
         Event::WorkspaceReleased { id, dirty } => set_ws(state, id, released(*dirty)),
@@ -52,8 +63,14 @@ pub fn apply(state: &mut State, event: &Event) {
                 if agent.state != SessionState::Running {
                     agent.state = SessionState::Running;
                     agent.state_since = *at;
+                    agent.state_seq = seq;
                 }
                 agent.pid = *pid;
+            }
+        }
+        Event::AgentKillFailed { id, error } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.error = Some(format!("kill failed: {error}"));
             }
         }
         Event::AgentKillRequested { id } => {
@@ -65,6 +82,7 @@ pub fn apply(state: &mut State, event: &Event) {
             if let Some(agent) = state.agents.get_mut(id) {
                 agent.state = SessionState::Dead { reason: reason.clone() };
                 agent.state_since = *at;
+                agent.state_seq = seq;
                 if error.is_some() {
                     agent.error = error.clone();
                 }

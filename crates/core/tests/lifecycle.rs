@@ -33,7 +33,7 @@ fn exit_codes_become_completed_or_crashed_and_the_workspace_is_checked() {
     let effects = sim.ok(Input::SessionExited { session, status: ExitStatus::code(3) });
     assert_eq!(sim.state.agents[&a].state, SessionState::Dead { reason: DeathReason::Crashed { code: 3 } });
     assert!(matches!(effects.as_slice(), [Effect::InspectWorkspace { id, .. }] if id == &w));
-    sim.ok(Input::WorkspaceInspected { id: w.clone(), dirty: true });
+    sim.ok(Input::WorkspaceInspected { id: w.clone(), dirty: Some(true) });
     assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Dirty);
 
     let (b, _) = sim.running(2);
@@ -117,7 +117,7 @@ fn a_dirty_workspace_is_refused_without_force_and_removed_with_it() {
     assert!(matches!(busy, Err(Rejection::WorkspaceInUse { .. })), "in use: {busy:?}");
     sim.ok(Input::KillAgent { agent: a.clone() });
     sim.ok(Input::SessionKilled { agent: a });
-    sim.ok(Input::WorkspaceInspected { id: w.clone(), dirty: true });
+    sim.ok(Input::WorkspaceInspected { id: w.clone(), dirty: Some(true) });
     let refused = sim.feed(Input::RemoveWorkspace { id: w.clone(), force: false, probe: WorkspaceProbe::default() });
     assert_eq!(refused, Err(Rejection::WorkspaceDirty(w.clone())));
     assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Dirty);
@@ -147,11 +147,7 @@ fn reconcile_adopts_live_sessions_buries_vanished_ones_and_marks_missing_dirs_st
     let (_, w5) = sim.start(5);
     let seen = |a: &bosun_core::AgentId, exit| SessionSeen { session: a.session(), pid: Some(7), exit };
     let reality = Reality {
-        sessions: vec![
-            seen(&live, None),
-            seen(&exited, Some(ExitStatus::code(4))),
-            seen(sim.state.agents.keys().nth(3).unwrap(), None),
-        ],
+        sessions: vec![seen(&live, None), seen(&exited, Some(ExitStatus::code(4)))],
         missing_dirs: vec![stale_ws.clone()],
     };
     let effects = sim.ok(Input::Reconcile(reality));
@@ -184,15 +180,59 @@ fn a_death_no_hook_reported_is_caught_by_the_session_listing_but_a_newer_agent_i
     let (exited, _) = sim.running(1);
     let (vanished, _) = sim.running(2);
     let (alive, _) = sim.running(3);
-    let taken_at = sim.clock;
+    let as_of = sim.state.seq;
     let (newer, _) = sim.running(4);
     let sessions = vec![
         SessionSeen { session: exited.session(), pid: None, exit: Some(ExitStatus::code(2)) },
         SessionSeen { session: alive.session(), pid: None, exit: None },
     ];
-    sim.ok(Input::SessionsObserved { sessions, taken_at });
+    sim.ok(Input::SessionsObserved { sessions, as_of });
     assert_eq!(sim.state.agents[&exited].state, SessionState::Dead { reason: DeathReason::Crashed { code: 2 } });
     assert_eq!(sim.state.agents[&vanished].state, SessionState::Dead { reason: DeathReason::Lost });
     assert_eq!(sim.state.agents[&alive].state, SessionState::Running);
     assert_eq!(sim.state.agents[&newer].state, SessionState::Running, "started after the listing");
+}
+
+#[test]
+fn messages_are_typed_one_at_a_time_in_order() {
+    let mut sim = Sim::new();
+    let (a, _) = sim.running(1);
+    let first = sim.ok(Input::SendText { agent: a.clone(), text: "one".into() });
+    let second = sim.ok(Input::SendText { agent: a.clone(), text: "two".into() });
+    assert!(matches!(first.as_slice(), [Effect::SendText { text, .. }] if text == "one"));
+    assert!(second.is_empty(), "waits for the first: {second:?}");
+    let m1 = *sim.state.messages.keys().next().unwrap();
+    let next = sim.ok(Input::TextDelivered { message: m1 });
+    assert!(matches!(next.as_slice(), [Effect::SendText { text, .. }] if text == "two"));
+}
+
+#[test]
+fn after_a_restart_a_possibly_typed_message_is_failed_and_the_next_one_sent() {
+    let mut sim = Sim::new();
+    let (running, _) = sim.running(1);
+    sim.ok(Input::SendText { agent: running.clone(), text: "maybe typed".into() });
+    sim.ok(Input::SendText { agent: running.clone(), text: "never typed".into() });
+    let (starting, w2) = sim.start(2);
+    sim.ok(Input::WorkspaceCreated { id: w2 });
+    sim.ok(Input::SendText { agent: starting.clone(), text: "waiting".into() });
+    let alive = |a: &bosun_core::AgentId| SessionSeen { session: a.session(), pid: Some(1), exit: None };
+    let effects =
+        sim.ok(Input::Reconcile(Reality { sessions: vec![alive(&running), alive(&starting)], missing_dirs: vec![] }));
+    let texts: Vec<&str> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::SendText { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, vec!["never typed", "waiting"]);
+    let failed: Vec<&str> = sim
+        .state
+        .messages
+        .values()
+        .filter(|m| matches!(m.state, MessageState::Failed { .. }))
+        .map(|m| m.text.as_str())
+        .collect();
+    assert_eq!(failed, vec!["maybe typed"]);
+    assert_eq!(sim.state.agents[&starting].state, SessionState::Running);
 }

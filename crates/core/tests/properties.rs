@@ -49,11 +49,13 @@ fn step() -> impl Strategy<Value = (u64, Step)> {
     (0..3u64, s)
 }
 
-fn input(n: u64, step: &Step, state: &State) -> Input {
+fn input(n: u64, step: &Step, sim: &Sim) -> Input {
+    let state = &sim.state;
     let spec = spec(n);
     let agent = bosun_core::AgentId::new(&spec.nonce);
     let ws = bosun_core::WorkspaceId::new(&spec.name, &spec.nonce);
-    let message = state.messages.keys().next_back().copied().unwrap_or(bosun_core::MessageId(1));
+    // The message being typed, if any: only what was sent can be delivered.
+    let message = sim.in_flight().first().copied().unwrap_or(bosun_core::MessageId(1));
     match step.clone() {
         Step::Start => Input::StartAgent(spec),
         Step::Created => Input::WorkspaceCreated { id: ws },
@@ -63,7 +65,7 @@ fn input(n: u64, step: &Step, state: &State) -> Input {
         Step::Closed => Input::SessionClosed { session: agent.session() },
         Step::Kill => Input::KillAgent { agent },
         Step::Killed => Input::SessionKilled { agent },
-        Step::Inspected(dirty) => Input::WorkspaceInspected { id: ws, dirty },
+        Step::Inspected(dirty) => Input::WorkspaceInspected { id: ws, dirty: Some(dirty) },
         Step::Remove { dirty, ahead } => {
             Input::RemoveWorkspace { id: ws, force: false, probe: WorkspaceProbe { dirty, commits_ahead: ahead } }
         }
@@ -71,9 +73,7 @@ fn input(n: u64, step: &Step, state: &State) -> Input {
         Step::RemoveFailed(dirty) => Input::WorkspaceRemoveFailed { id: ws, error: "no".into(), dirty },
         Step::Send => Input::SendText { agent, text: "go on".into() },
         Step::Delivered => Input::TextDelivered { message },
-        Step::Observed => {
-            Input::SessionsObserved { sessions: vec![], taken_at: bosun_core::Timestamp::from_millis(u64::MAX) }
-        }
+        Step::Observed => Input::SessionsObserved { sessions: vec![], as_of: state.seq },
         Step::Reconcile { alive, missing } => Input::Reconcile(Reality {
             sessions: if alive {
                 vec![SessionSeen { session: agent.session(), pid: Some(9), exit: None }]
@@ -93,12 +93,16 @@ proptest! {
     fn refolding_the_log_gives_the_same_state(steps in proptest::collection::vec(step(), 0..60)) {
         let mut sim = Sim::new();
         for (n, s) in &steps {
-            let i = input(*n, s, &sim.state);
+            let i = input(*n, s, &sim);
             let _ = sim.feed(i);
         }
+        // Through the log's encoding, as the store keeps it.
         let mut again = State::default();
         for e in &sim.log {
-            apply(&mut again, e);
+            let stored = serde_json::to_string(e).unwrap();
+            let back: Event = serde_json::from_str(&stored).unwrap();
+            prop_assert_eq!(&back, e);
+            apply(&mut again, &back);
         }
         prop_assert_eq!(again, sim.state);
     }
@@ -108,7 +112,7 @@ proptest! {
     fn a_dirty_workspace_is_never_removed(steps in proptest::collection::vec(step(), 0..60)) {
         let mut sim = Sim::new();
         for (n, s) in &steps {
-            let i = input(*n, s, &sim.state);
+            let i = input(*n, s, &sim);
             let before = sim.state.clone();
             let start = sim.log.len();
             let _ = sim.feed(i.clone());
@@ -128,7 +132,7 @@ proptest! {
         let mut sim = Sim::new();
         let mut dead = std::collections::BTreeSet::new();
         for (n, s) in &steps {
-            let i = input(*n, s, &sim.state);
+            let i = input(*n, s, &sim);
             let _ = sim.feed(i);
             for (id, a) in &sim.state.agents {
                 if dead.contains(id) {
@@ -136,6 +140,42 @@ proptest! {
                 }
                 if a.state.is_dead() {
                     dead.insert(id.clone());
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// At most one message is being typed into an agent at a time: two at once would interleave.
+    #[test]
+    fn one_message_in_flight_per_agent(steps in proptest::collection::vec(step(), 0..80)) {
+        let mut sim = Sim::new();
+        for (n, s) in &steps {
+            let i = input(*n, s, &sim);
+            let _ = sim.feed(i);
+            let mut per_agent = std::collections::BTreeMap::new();
+            for m in sim.in_flight() {
+                *per_agent.entry(sim.state.messages[&m].agent.clone()).or_insert(0) += 1;
+            }
+            prop_assert!(per_agent.values().all(|&k| k <= 1), "{:?}", per_agent);
+        }
+    }
+
+    /// A branch holding commits beyond its base is never deleted.
+    #[test]
+    fn a_branch_with_commits_is_never_deleted(steps in proptest::collection::vec(step(), 0..60)) {
+        let mut sim = Sim::new();
+        for (n, s) in &steps {
+            let i = input(*n, s, &sim);
+            if let Ok(effects) = sim.feed(i.clone()) {
+                for e in effects {
+                    if let bosun_core::Effect::RemoveWorkspace { delete_branch: true, .. } = e {
+                        let ahead = matches!(&i, Input::RemoveWorkspace { probe, .. } if probe.commits_ahead > 0);
+                        prop_assert!(!ahead, "deleted a branch with commits");
+                    }
                 }
             }
         }

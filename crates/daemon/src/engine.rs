@@ -27,6 +27,7 @@ type Query = Box<dyn FnOnce(&State, u64) + Send>;
 enum Msg {
     Input(Box<Input>, Option<Reply>),
     Query(Query),
+    Stop,
 }
 
 /// Carries out effects; the engine only hands them over.
@@ -69,6 +70,11 @@ impl EngineHandle {
         rx.await.map_err(|_| EngineError::Stopped)
     }
 
+    /// Stops the engine after the inputs already submitted; later ones are refused.
+    pub fn stop(&self) {
+        let _ = self.tx.send(Msg::Stop);
+    }
+
     /// Every event applied from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
         self.events.subscribe()
@@ -80,46 +86,66 @@ pub fn now() -> Timestamp {
     Timestamp::from_millis(ms)
 }
 
-/// Starts the engine thread. It stops when every handle is dropped.
-pub fn start(mut store: Store, mut state: State, sink: impl EffectSink) -> (EngineHandle, JoinHandle<()>) {
+/// Starts the engine thread. It stops on `EngineHandle::stop` or when every handle is dropped,
+/// and then, however it ends (a panic included), calls `on_exit`.
+pub fn start(
+    mut store: Store,
+    mut state: State,
+    sink: impl EffectSink,
+    on_exit: impl FnOnce() + Send + 'static,
+) -> (EngineHandle, JoinHandle<()>) {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (events, _) = broadcast::channel(65536);
     let handle = EngineHandle { tx, events: events.clone() };
     // The loop holds only a weak sender, so dropping every outside handle stops it.
     let weak = handle.tx.downgrade();
     let thread = std::thread::spawn(move || {
+        let _exit = OnExit(Some(on_exit));
         while let Some(msg) = rx.blocking_recv() {
-            match msg {
-                Msg::Query(q) => q(&state, store.count()),
-                Msg::Input(input, reply) => {
-                    let Some(tx) = weak.upgrade() else { break };
-                    let engine = EngineHandle { tx, events: events.clone() };
-                    let outcome = step(&mut store, &mut state, &input, &events);
-                    let effects = match outcome {
-                        Ok((recorded, effects)) => {
-                            if let Some(r) = reply {
-                                let _ = r.send(Ok(recorded));
-                            }
-                            effects
-                        }
-                        Err(e) => {
-                            if !matches!(e, EngineError::Rejected(_)) {
-                                tracing::error!(?input, "input failed: {e}");
-                            }
-                            if let Some(r) = reply {
-                                let _ = r.send(Err(e));
-                            }
-                            Vec::new()
-                        }
-                    };
-                    for effect in effects {
-                        sink.dispatch(effect, &engine);
-                    }
+            let (input, reply) = match msg {
+                Msg::Stop => break,
+                Msg::Query(q) => {
+                    q(&state, store.count());
+                    continue;
                 }
+                Msg::Input(input, reply) => (input, reply),
+            };
+            let Some(tx) = weak.upgrade() else { break };
+            let engine = EngineHandle { tx, events: events.clone() };
+            let effects = match step(&mut store, &mut state, &input, &events) {
+                Ok((recorded, effects)) => {
+                    if let Some(r) = reply {
+                        let _ = r.send(Ok(recorded));
+                    }
+                    effects
+                }
+                Err(e) => {
+                    if !matches!(e, EngineError::Rejected(_)) {
+                        tracing::error!(?input, "input failed: {e}");
+                    }
+                    if let Some(r) = reply {
+                        let _ = r.send(Err(e));
+                    }
+                    Vec::new()
+                }
+            };
+            for effect in effects {
+                sink.dispatch(effect, &engine);
             }
         }
     });
     (handle, thread)
+}
+
+/// Runs its closure when dropped, including while a panic unwinds.
+struct OnExit<F: FnOnce()>(Option<F>);
+
+impl<F: FnOnce()> Drop for OnExit<F> {
+    fn drop(&mut self) {
+        if let Some(f) = self.0.take() {
+            f();
+        }
+    }
 }
 
 fn step(

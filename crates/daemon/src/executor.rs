@@ -33,8 +33,8 @@ impl Executor {
     /// Runs one effect and says how it went.
     pub fn run(&self, effect: Effect) -> Option<Input> {
         Some(match effect {
-            Effect::CreateWorkspace { id, path, kind, settings_from } => {
-                match self.workspaces.create(&path, &kind, settings_from.as_deref()) {
+            Effect::CreateWorkspace { id, path, kind, settings_from, resume } => {
+                match self.workspaces.create(&path, &kind, settings_from.as_deref(), resume) {
                     Ok(()) => Input::WorkspaceCreated { id },
                     Err(e) => Input::WorkspaceCreateFailed { id, error: e.to_string() },
                 }
@@ -48,21 +48,20 @@ impl Executor {
             }
             Effect::KillSession { agent, session } => match self.sessions.kill(&session) {
                 Ok(()) => Input::SessionKilled { agent },
-                Err(e) => {
-                    tracing::error!(%session, "kill failed: {e}");
-                    return None;
-                }
+                Err(e) => Input::SessionKillFailed { agent, error: e.to_string() },
             },
             Effect::SendText { message, session, text } => match self.sessions.send_text(&session, &text) {
                 Ok(()) => Input::TextDelivered { message },
                 Err(e) => Input::TextFailed { message, error: e.to_string() },
             },
             Effect::InspectWorkspace { id, path, kind, owned } => {
-                // What cannot be checked counts as dirty: never lose work.
-                let dirty = self.workspaces.is_dirty(&path, &kind, &owned).unwrap_or_else(|e| {
-                    tracing::warn!(%id, "cannot inspect workspace, counting it dirty: {e}");
-                    true
-                });
+                let dirty = match self.workspaces.is_dirty(&path, &kind, &owned) {
+                    Ok(dirty) => Some(dirty),
+                    Err(e) => {
+                        tracing::warn!(%id, "cannot inspect workspace: {e}");
+                        None
+                    }
+                };
                 Input::WorkspaceInspected { id, dirty }
             }
             Effect::RemoveWorkspace { id, path, kind, force, delete_branch, owned } => {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use bosun_adapters::{AdapterError, Sessions, Workspaces};
 use bosun_core::{
-    AgentId, AgentSpec, Input, Name, Nonce, SessionName, SessionState, State, WorkspaceId, WorkspaceKind,
+    AgentSpec, Event, Input, MessageState, Name, Nonce, SessionName, SessionState, State, WorkspaceId, WorkspaceKind,
     WorkspaceProbe, WorkspaceState,
 };
 use bosun_wire::{
@@ -90,7 +90,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         }
         Request::WorkspacePrune { dry_run } => prune(ctx, dry_run).await,
         Request::Hook(hook) => {
-            ctx.engine.submit_nowait(match hook {
+            let input = match hook {
                 HookEvent::PaneDied { session, status, signal } => Input::SessionExited {
                     session: SessionName::from_reported(&session),
                     status: bosun_core::ExitStatus { code: status, signal },
@@ -98,7 +98,8 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                 HookEvent::SessionClosed { session } => {
                     Input::SessionClosed { session: SessionName::from_reported(&session) }
                 }
-            });
+            };
+            ctx.engine.submit(input).await.map_err(engine_error)?;
             Ok(Response::Ok)
         }
     }
@@ -137,14 +138,20 @@ async fn start_agent(ctx: &Arc<Context>, req: StartAgent) -> Answer {
     let (workspaces, sessions) = (ctx.workspaces.clone(), ctx.sessions.clone());
     let (n, nc) = (name.clone(), nonce.clone());
     let spec = blocking(move || prepare(&*workspaces, &*sessions, req, n, nc, root)).await?;
-    let started = Started {
-        agent: AgentId::new(&nonce),
-        workspace: WorkspaceId::new(&name, &nonce),
-        path: spec.workspaces_root.join(WorkspaceId::new(&name, &nonce).as_str()),
-        branch: spec.kind.branch().map(str::to_owned),
+    let events = ctx.engine.submit(Input::StartAgent(spec)).await.map_err(engine_error)?;
+    // Report what the core recorded.
+    let (mut agent, mut workspace) = (None, None);
+    for e in events {
+        match e {
+            Event::AgentCreated { agent: a } => agent = Some(a.id),
+            Event::WorkspaceCreating { workspace: w } => workspace = Some(w),
+            _ => {}
+        }
+    }
+    let (Some(agent), Some(w)) = (agent, workspace) else {
+        return Err(WireError::new(ErrorKind::Failed, "the start recorded no agent"));
     };
-    ctx.engine.submit(Input::StartAgent(spec)).await.map_err(engine_error)?;
-    Ok(Response::Started(started))
+    Ok(Response::Started(Started { agent, branch: w.branch().map(str::to_owned), workspace: w.id, path: w.path }))
 }
 
 /// Checks everything a start needs before anything is recorded or created.
@@ -197,29 +204,45 @@ async fn send(ctx: &Arc<Context>, agent: String, text: String) -> Answer {
     let message = events
         .iter()
         .find_map(|e| match e {
-            bosun_core::Event::MessageQueued { message } => Some(message.id),
+            Event::MessageQueued { message } => Some(message.id),
             _ => None,
         })
         .ok_or_else(|| WireError::new(ErrorKind::Failed, "the message was not queued"))?;
-    wait_state(ctx, rx, move |s| match s.messages.get(&message).map(|m| &m.state) {
-        Some(bosun_core::MessageState::Delivered) => Some(Ok(Response::Sent { message })),
-        Some(bosun_core::MessageState::Failed { error }) => {
+    let outcome = wait_state(ctx, rx, move |s| match s.messages.get(&message).map(|m| &m.state) {
+        Some(MessageState::Delivered) => Some(Ok(Response::Sent { message })),
+        Some(MessageState::Failed { error }) => {
             Some(Err(WireError::new(ErrorKind::Failed, format!("message not delivered: {error}"))))
         }
         _ => None,
     })
-    .await?
+    .await;
+    match outcome {
+        Ok(answer) => answer,
+        // It stays queued and will be typed: say so, so nobody sends it again.
+        Err(e) => Err(WireError::new(e.kind, format!("{message} is still queued, not yet typed ({e})"))),
+    }
 }
 
 async fn kill(ctx: &Arc<Context>, agent: String) -> Answer {
     let id = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
     let rx = ctx.engine.subscribe();
     ctx.engine.submit(Input::KillAgent { agent: id.clone() }).await.map_err(engine_error)?;
-    wait_state(ctx, rx, move |s| {
-        let a = s.agents.get(&id)?;
-        a.state.is_dead().then(|| Response::Killed { agent: a.id.clone(), state: a.state.clone() })
-    })
-    .await
+    let failed = id.clone();
+    wait_outcome(
+        ctx,
+        rx,
+        move |s| {
+            let a = s.agents.get(&id)?;
+            a.state.is_dead().then(|| Ok(Response::Killed { agent: a.id.clone(), state: a.state.clone() }))
+        },
+        move |e| match e {
+            Event::AgentKillFailed { id, error } if id == &failed => {
+                Some(Err(WireError::new(ErrorKind::Failed, format!("could not kill {id}: {error}"))))
+            }
+            _ => None,
+        },
+    )
+    .await?
 }
 
 async fn remove_workspace(ctx: &Arc<Context>, id: WorkspaceId, force: bool) -> Result<Removed, WireError> {
@@ -296,25 +319,41 @@ async fn session_of(ctx: &Arc<Context>, agent: String) -> Result<SessionName, Wi
 /// Waits until `f` finds what it looks for in the state, re-checking after every event.
 async fn wait_state<T: Send + 'static>(
     ctx: &Arc<Context>,
-    mut rx: broadcast::Receiver<Arc<bosun_core::Event>>,
+    rx: broadcast::Receiver<Arc<Event>>,
     f: impl Fn(&State) -> Option<T> + Send + Sync + 'static,
 ) -> Result<T, WireError> {
-    let f = Arc::new(f);
+    wait_outcome(ctx, rx, f, |_| None).await
+}
+
+/// Waits until `in_state` finds the outcome in the state (checked now and after every event)
+/// or `in_event` finds it in an event. `rx` must be subscribed before the input was submitted.
+async fn wait_outcome<T: Send + 'static>(
+    ctx: &Arc<Context>,
+    mut rx: broadcast::Receiver<Arc<Event>>,
+    in_state: impl Fn(&State) -> Option<T> + Send + Sync + 'static,
+    in_event: impl Fn(&Event) -> Option<T>,
+) -> Result<T, WireError> {
+    let in_state = Arc::new(in_state);
     let deadline = tokio::time::Instant::now() + OUTCOME_WAIT;
     loop {
-        let g = f.clone();
-        if let Some(t) = ctx.engine.query(move |s, _| g(s)).await.map_err(engine_error)? {
+        let f = in_state.clone();
+        if let Some(t) = ctx.engine.query(move |s, _| f(s)).await.map_err(engine_error)? {
             return Ok(t);
         }
         match tokio::time::timeout_at(deadline, rx.recv()).await {
             Err(_) => {
                 return Err(WireError::new(
                     ErrorKind::Failed,
-                    "timed out waiting for the outcome; see `bosun daemon logs`",
+                    format!("no outcome after {}s; see `bosun daemon logs`", OUTCOME_WAIT.as_secs()),
                 ))
             }
             Ok(Err(broadcast::error::RecvError::Closed)) => return Err(engine_error(EngineError::Stopped)),
-            Ok(_) => {}
+            Ok(Err(broadcast::error::RecvError::Lagged(_))) => {}
+            Ok(Ok(event)) => {
+                if let Some(t) = in_event(&event) {
+                    return Ok(t);
+                }
+            }
         }
     }
 }

@@ -81,20 +81,25 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         sessions: sessions.clone(),
         runtime: runtime.handle().clone(),
     };
-    let (engine, thread) = engine::start(store, state, executor);
+    // Stop when asked (request or signal), and also if the engine thread ends on its own.
+    let shutdown = Arc::new(Notify::new());
+    let on_exit = {
+        let shutdown = shutdown.clone();
+        move || shutdown.notify_one()
+    };
+    let (engine, thread) = engine::start(store, state, executor, on_exit);
     let result = runtime.block_on(async {
         let listener = bind(&opts.dirs.socket())?;
         reconcile::at_start(&engine, &*sessions).await;
         let ctx = Arc::new(handler::Context {
-            engine,
+            engine: engine.clone(),
             workspaces,
             sessions,
             dirs: opts.dirs.clone(),
             started_at: engine::now().as_millis(),
-            shutdown: Arc::new(Notify::new()),
+            shutdown: shutdown.clone(),
         });
-        tokio::spawn(watch::sessions(ctx.engine.clone(), ctx.sessions.clone(), watch::INTERVAL));
-        let shutdown = ctx.shutdown.clone();
+        tokio::spawn(watch::sessions(engine.clone(), ctx.sessions.clone(), watch::INTERVAL));
         tokio::spawn(async move {
             signals().await;
             shutdown.notify_one();
@@ -104,8 +109,11 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         let _ = std::fs::remove_file(opts.dirs.socket());
         Ok::<_, DaemonError>(())
     });
-    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    // Effects still running hold engine handles: stop the loop explicitly rather than wait for
+    // them; whatever they were doing is reconciled at the next start.
+    engine.stop();
     let _ = thread.join();
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     tracing::info!("daemon stopped");
     result
 }

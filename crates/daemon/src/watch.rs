@@ -9,7 +9,7 @@ use std::time::Duration;
 use bosun_adapters::Sessions;
 use bosun_core::{Input, SessionState};
 
-use crate::engine::{now, EngineHandle};
+use crate::engine::EngineHandle;
 
 /// How often the sessions are listed while any agent lives.
 pub const INTERVAL: Duration = Duration::from_secs(2);
@@ -19,18 +19,24 @@ pub async fn sessions(engine: EngineHandle, sessions: Arc<dyn Sessions>, interva
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        let live = engine
-            .query(|s, _| s.agents.values().any(|a| matches!(a.state, SessionState::Running | SessionState::Idle)))
+        // The events applied so far, taken before the listing: agents that start running after
+        // it are not judged by it.
+        let as_of = engine
+            .query(|s, _| {
+                s.agents
+                    .values()
+                    .any(|a| matches!(a.state, SessionState::Running | SessionState::Idle))
+                    .then_some(s.seq)
+            })
             .await;
-        match live {
-            Ok(true) => {}
-            Ok(false) => continue,
+        let as_of = match as_of {
+            Ok(Some(seq)) => seq,
+            Ok(None) => continue,
             Err(_) => return,
-        }
-        let taken_at = now();
+        };
         let s = sessions.clone();
         match tokio::task::spawn_blocking(move || s.list()).await {
-            Ok(Ok(sessions)) => engine.submit_nowait(Input::SessionsObserved { sessions, taken_at }),
+            Ok(Ok(sessions)) => engine.submit_nowait(Input::SessionsObserved { sessions, as_of }),
             Ok(Err(e)) => tracing::warn!("cannot list tmux sessions: {e}"),
             Err(e) => tracing::warn!("session listing task failed: {e}"),
         }

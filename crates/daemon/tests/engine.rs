@@ -32,7 +32,7 @@ impl Rig {
         let store = Store::open(&db).unwrap();
         let executor =
             Executor { workspaces: workspaces.clone(), sessions: sessions.clone(), runtime: runtime.handle().clone() };
-        let (engine, _thread) = engine::start(store, State::default(), executor);
+        let (engine, _thread) = engine::start(store, State::default(), executor, || {});
         Self { _dir: dir, db, runtime, sessions, workspaces, engine: Some(engine) }
     }
 
@@ -98,11 +98,7 @@ fn effects_are_carried_out_and_their_outcomes_fed_back() {
 
     rig.sessions.exit(&agent.session(), ExitStatus::code(3));
     let sessions = rig.runtime.block_on(async { bosun_adapters::Sessions::list(&*rig.sessions) }).unwrap();
-    // Listed after the agent was seen running; at millisecond resolution the two instants may
-    // coincide, and the core only judges agents running strictly before the listing.
-    let running_since = s.agents[&agent].state_since.as_millis();
-    let taken_at = engine::now().max(bosun_core::Timestamp::from_millis(running_since + 1));
-    rig.engine().submit_nowait(Input::SessionsObserved { sessions, taken_at });
+    rig.engine().submit_nowait(Input::SessionsObserved { sessions, as_of: s.seq });
     let s = rig.wait("crashed and released", |s| {
         s.workspaces.values().all(|w| w.state == WorkspaceState::Ready) && s.agents[&agent].state.is_dead()
     });

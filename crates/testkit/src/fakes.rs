@@ -40,7 +40,13 @@ impl Workspaces for FakeWorkspaces {
     fn check_new_branch(&self, _repo: &Path, _branch: &str) -> Result<(), AdapterError> {
         Ok(())
     }
-    fn create(&self, path: &Path, _kind: &WorkspaceKind, _settings: Option<&Path>) -> Result<(), AdapterError> {
+    fn create(
+        &self,
+        path: &Path,
+        _kind: &WorkspaceKind,
+        _settings: Option<&Path>,
+        _resume: bool,
+    ) -> Result<(), AdapterError> {
         let mut s = self.state();
         if let Some(msg) = &s.fail_create {
             return Err(AdapterError::Command { command: "fake create".into(), stderr: msg.clone() });

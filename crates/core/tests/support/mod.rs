@@ -7,19 +7,21 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use bosun_core::{
-    apply, decide, AgentId, AgentSpec, Decision, Effect, Event, Input, Name, Nonce, Rejection, State, Timestamp,
-    WorkspaceId, WorkspaceKind,
+    apply, decide, AgentId, AgentSpec, Decision, Effect, Event, Input, MessageId, MessageState, Name, Nonce, Rejection,
+    State, Timestamp, WorkspaceId, WorkspaceKind,
 };
 
 pub struct Sim {
     pub state: State,
     pub log: Vec<Event>,
     pub clock: Timestamp,
+    /// Every message a `SendText` effect was emitted for, in order, repeats included.
+    pub sent: Vec<MessageId>,
 }
 
 impl Sim {
     pub fn new() -> Self {
-        Self { state: State::default(), log: Vec::new(), clock: Timestamp::from_millis(1_000) }
+        Self { state: State::default(), log: Vec::new(), clock: Timestamp::from_millis(1_000), sent: Vec::new() }
     }
 
     /// Feeds one input; returns the effects, or the rejection.
@@ -30,7 +32,19 @@ impl Sim {
             apply(&mut self.state, e);
         }
         self.log.extend(events);
+        self.sent.extend(effects.iter().filter_map(|e| match e {
+            Effect::SendText { message, .. } => Some(*message),
+            _ => None,
+        }));
         Ok(effects)
+    }
+
+    /// Messages being typed: sent, and neither delivered nor failed yet.
+    pub fn in_flight(&self) -> Vec<MessageId> {
+        let queued = |m: &MessageId| self.state.messages.get(m).is_some_and(|m| m.state == MessageState::Queued);
+        let mut v: Vec<MessageId> = self.sent.iter().copied().filter(queued).collect();
+        v.dedup();
+        v
     }
 
     pub fn ok(&mut self, input: Input) -> Vec<Effect> {

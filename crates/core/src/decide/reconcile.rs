@@ -1,0 +1,88 @@
+//! Comparing the records with reality: at start (adopt, bury, resume) and in the periodic
+//! session listing that catches deaths no hook reported.
+
+use super::session::{came_up, ended, queued};
+use super::workspace::inspect_if_released;
+use super::{create, kill, remove, send, spawn, Decision};
+use crate::{Agent, Event, ExitStatus, Reality, SessionSeen, SessionState, State, Timestamp, WorkspaceState};
+
+/// Judges running agents by a listing of sessions taken when `as_of` events had been applied:
+/// an agent that started running after that is not judged by it.
+pub(super) fn observed(state: &State, sessions: &[SessionSeen], as_of: u64, now: Timestamp, d: &mut Decision) {
+    let judged = state
+        .agents
+        .values()
+        .filter(|a| matches!(a.state, SessionState::Running | SessionState::Idle) && a.state_seq <= as_of);
+    for agent in judged {
+        match seen(sessions, agent) {
+            Some(SessionSeen { exit: Some(status), .. }) => ended(state, agent, *status, now, d),
+            Some(_) => {}
+            None => ended(state, agent, ExitStatus::UNKNOWN, now, d),
+        }
+    }
+}
+
+/// What the daemon found when it started: adopts live sessions, buries vanished ones, marks
+/// missing directories stale and resumes what a crash interrupted.
+pub(super) fn at_start(state: &State, reality: &Reality, now: Timestamp, d: &mut Decision) {
+    for ws in state.workspaces.values() {
+        let missing = reality.missing_dirs.contains(&ws.id);
+        // An agent that lives on in a directory that is gone is not cut off from it here.
+        let live_agent = state.agents.values().any(|a| {
+            a.workspace == ws.id && !a.state.is_dead() && seen(&reality.sessions, a).is_some_and(|s| s.exit.is_none())
+        });
+        match &ws.state {
+            WorkspaceState::Creating => d.effect(create(ws, true)),
+            WorkspaceState::Removing { force, keep_branch } => d.effect(remove(ws, *force, keep_branch.is_none())),
+            WorkspaceState::Stale => {}
+            _ if missing && !live_agent => d.event(Event::WorkspaceStale {
+                id: ws.id.clone(),
+                why: format!("its directory {} is gone", ws.path.display()),
+            }),
+            // Interrupted between the agent's death and the check of its workspace.
+            _ => inspect_if_released(state, ws, d),
+        }
+    }
+    for agent in state.agents.values().filter(|a| !a.state.is_dead()) {
+        match (seen(&reality.sessions, agent), &agent.state) {
+            (Some(SessionSeen { exit: Some(status), .. }), _) => ended(state, agent, *status, now, d),
+            (Some(s), SessionState::Starting) => {
+                came_up(state, agent, Event::AgentRunning { id: agent.id.clone(), pid: s.pid, at: now }, d)
+            }
+            (Some(s), _) => adopt(state, agent, s, now, d),
+            (None, SessionState::Starting) if !agent.kill_requested => {
+                let ws_ready = state
+                    .workspaces
+                    .get(&agent.workspace)
+                    .is_some_and(|ws| ws.state == WorkspaceState::InUse { agent: agent.id.clone() });
+                if ws_ready {
+                    d.effect(spawn(agent));
+                }
+            }
+            (None, _) => ended(state, agent, ExitStatus::UNKNOWN, now, d),
+        }
+    }
+}
+
+/// A running agent found alive again. Its oldest waiting message may have been being typed when
+/// bosun died: it is failed rather than typed twice, and the next one goes out.
+fn adopt(state: &State, agent: &Agent, s: &SessionSeen, now: Timestamp, d: &mut Decision) {
+    d.event(Event::AgentAdopted { id: agent.id.clone(), pid: s.pid, at: now });
+    let mut waiting = queued(state, &agent.id);
+    if let Some(in_flight) = waiting.next() {
+        d.event(Event::MessageFailed {
+            id: in_flight.id,
+            error: "bosun restarted while delivering it; not retyped, to avoid sending it twice".into(),
+        });
+    }
+    if let Some(next) = waiting.next() {
+        d.effect(send(agent, next));
+    }
+    if agent.kill_requested {
+        d.effect(kill(agent));
+    }
+}
+
+fn seen<'a>(sessions: &'a [SessionSeen], agent: &Agent) -> Option<&'a SessionSeen> {
+    sessions.iter().find(|s| s.session == agent.session)
+}

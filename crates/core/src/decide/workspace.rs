@@ -1,0 +1,157 @@
+//! Decisions about workspaces: creating one for a new agent, releasing it when the agent ends,
+//! and removing it without ever losing work.
+
+use super::session::died;
+use super::{create, inspect, kill, remove as remove_effect, spawn, Decision};
+use crate::{
+    Agent, AgentId, AgentSpec, BranchKept, DeathReason, Event, Rejection, SessionState, State, Timestamp, Workspace,
+    WorkspaceId, WorkspaceKind, WorkspaceProbe, WorkspaceState,
+};
+
+pub(super) fn start_agent(state: &State, spec: &AgentSpec, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
+    let ws_id = WorkspaceId::new(&spec.name, &spec.nonce);
+    let agent_id = AgentId::new(&spec.nonce);
+    if state.workspaces.contains_key(&ws_id) {
+        return Err(Rejection::AlreadyExists(format!("workspace {ws_id}")));
+    }
+    if state.agents.contains_key(&agent_id) {
+        return Err(Rejection::AlreadyExists(format!("agent {agent_id}")));
+    }
+    if let Some(branch) = spec.kind.branch() {
+        if let Some(other) = state.workspaces.values().find(|w| w.branch() == Some(branch)) {
+            return Err(Rejection::BranchTaken { branch: branch.to_owned(), workspace: other.id.clone() });
+        }
+    }
+    let path = spec.workspaces_root.join(ws_id.as_str());
+    let workspace = Workspace {
+        id: ws_id.clone(),
+        name: spec.name.clone(),
+        nonce: spec.nonce.clone(),
+        path: path.clone(),
+        kind: spec.kind.clone(),
+        state: WorkspaceState::Creating,
+        created_at: now,
+        settings_from: spec.settings_from.clone(),
+        error: None,
+    };
+    let mut env = spec.env.clone();
+    env.insert("BOSUN_AGENT_ID".into(), agent_id.to_string());
+    env.insert("BOSUN_WORKSPACE".into(), path.display().to_string());
+    let agent = Agent {
+        session: agent_id.session(),
+        id: agent_id,
+        name: spec.name.clone(),
+        workspace: ws_id,
+        cwd: path,
+        command: spec.command.clone(),
+        env,
+        state: SessionState::Starting,
+        created_at: now,
+        state_since: now,
+        state_seq: 0,
+        pid: None,
+        kill_requested: false,
+        error: None,
+    };
+    d.effect(create(&workspace, false));
+    d.event(Event::WorkspaceCreating { workspace });
+    d.event(Event::AgentCreated { agent });
+    Ok(())
+}
+
+pub(super) fn created(state: &State, id: &WorkspaceId, now: Timestamp, d: &mut Decision) {
+    if creating(state, id).is_none() {
+        return;
+    }
+    d.event(Event::WorkspaceReady { id: id.clone(), at: now });
+    let waiting =
+        state.agents.values().find(|a| &a.workspace == id && a.state == SessionState::Starting && !a.kill_requested);
+    if let Some(agent) = waiting {
+        d.event(Event::WorkspaceInUse { id: id.clone(), agent: agent.id.clone() });
+        d.effect(spawn(agent));
+    }
+}
+
+/// Creation failed: whatever part of it was made stays recorded (as Stale, with the error) so
+/// `bosun workspace rm` can clean it up; its agent never starts.
+pub(super) fn create_failed(state: &State, id: &WorkspaceId, error: &str, now: Timestamp, d: &mut Decision) {
+    if creating(state, id).is_none() {
+        return;
+    }
+    d.event(Event::WorkspaceCreateFailed { id: id.clone(), error: error.to_owned() });
+    for agent in state.agents.values().filter(|a| &a.workspace == id && !a.state.is_dead()) {
+        let error = Some(format!("workspace could not be created: {error}"));
+        died(state, agent, DeathReason::FailedToStart, error, now, d);
+    }
+}
+
+/// The workspace of an agent that ended was checked; `None` means it could not be, which counts
+/// as dirty: never lose work.
+pub(super) fn inspected(state: &State, id: &WorkspaceId, dirty: Option<bool>, d: &mut Decision) {
+    let in_use_by_dead = state.workspaces.get(id).is_some_and(|ws| match &ws.state {
+        WorkspaceState::InUse { agent } => state.agents.get(agent).is_none_or(|a| a.state.is_dead()),
+        _ => false,
+    });
+    if in_use_by_dead {
+        d.event(Event::WorkspaceReleased { id: id.clone(), dirty: dirty.unwrap_or(true) });
+    }
+}
+
+pub(super) fn remove(
+    state: &State,
+    id: &WorkspaceId,
+    force: bool,
+    probe: WorkspaceProbe,
+    d: &mut Decision,
+) -> Result<(), Rejection> {
+    let ws = state.workspaces.get(id).ok_or_else(|| Rejection::NoSuchWorkspace(id.to_string()))?;
+    match &ws.state {
+        WorkspaceState::Creating | WorkspaceState::Removing { .. } => {
+            return Err(Rejection::WorkspaceBusy { id: id.clone(), state: ws.state.label() })
+        }
+        WorkspaceState::InUse { agent } => {
+            return Err(Rejection::WorkspaceInUse { id: id.clone(), agent: agent.clone() })
+        }
+        WorkspaceState::Dirty if !force => return Err(Rejection::WorkspaceDirty(id.clone())),
+        _ if probe.dirty && !force => return Err(Rejection::WorkspaceDirty(id.clone())),
+        _ => {}
+    }
+    if let Some(live) = state.agents.values().find(|a| &a.workspace == id && !a.state.is_dead()) {
+        return Err(Rejection::WorkspaceInUse { id: id.clone(), agent: live.id.clone() });
+    }
+    let keep_branch = match (&ws.kind, probe.commits_ahead) {
+        (WorkspaceKind::Worktree { branch, .. }, n) if n > 0 => Some(BranchKept { branch: branch.clone(), commits: n }),
+        _ => None,
+    };
+    d.event(Event::WorkspaceRemoving { id: id.clone(), force, keep_branch: keep_branch.clone() });
+    d.effect(remove_effect(ws, force, keep_branch.is_none()));
+    // The sessions of its (dead) agents were kept for `peek`; they go with the workspace.
+    for a in state.agents.values().filter(|a| &a.workspace == id) {
+        d.effect(kill(a));
+    }
+    Ok(())
+}
+
+pub(super) fn removed(state: &State, id: &WorkspaceId, d: &mut Decision) {
+    if let Some(WorkspaceState::Removing { keep_branch, .. }) = state.workspaces.get(id).map(|w| &w.state) {
+        d.event(Event::WorkspaceRemoved { id: id.clone(), branch_kept: keep_branch.clone() });
+    }
+}
+
+pub(super) fn remove_failed(state: &State, id: &WorkspaceId, error: &str, dirty: bool, d: &mut Decision) {
+    if state.workspaces.get(id).is_some_and(|ws| matches!(ws.state, WorkspaceState::Removing { .. })) {
+        d.event(Event::WorkspaceRemoveFailed { id: id.clone(), error: error.to_owned(), dirty });
+    }
+}
+
+pub(super) fn inspect_if_released(state: &State, ws: &Workspace, d: &mut Decision) {
+    if let WorkspaceState::InUse { agent } = &ws.state {
+        if state.agents.get(agent).is_none_or(|a| a.state.is_dead()) {
+            d.effect(inspect(ws));
+        }
+    }
+}
+
+fn creating<'a>(state: &'a State, id: &WorkspaceId) -> Option<&'a Workspace> {
+    state.workspaces.get(id).filter(|ws| ws.state == WorkspaceState::Creating)
+}
