@@ -7,10 +7,13 @@
 
 mod agent;
 mod decide;
+mod detect;
+pub mod driver;
 mod effect;
 mod event;
 mod id;
 mod input;
+mod policy;
 mod reject;
 mod state;
 mod time;
@@ -18,10 +21,14 @@ mod workspace;
 
 pub use agent::{Agent, DeathReason, ExitStatus, Message, MessageState, SessionState};
 pub use decide::{decide, Decision};
+pub use detect::{AgentError, Heartbeat, Observation, PromptKind, Source};
 pub use effect::Effect;
 pub use event::Event;
 pub use id::{AgentId, MessageId, Name, NameError, Nonce, SessionName, WorkspaceId};
 pub use input::{AgentSpec, Input, Reality, SessionSeen, WorkspaceProbe};
+pub use policy::{
+    format_duration, parse_duration, Action, Attempts, Chain, Policy, Step, StepError, Trigger, DEFAULT_GRACE_MS,
+};
 pub use reject::Rejection;
 pub use state::{apply, State};
 pub use time::Timestamp;

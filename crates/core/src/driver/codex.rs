@@ -1,0 +1,1 @@
+//! OpenAI's Codex CLI: what its rollout log lines mean.
