@@ -172,7 +172,7 @@ impl FromStr for Step {
             None => (head, 0),
         };
         let (name, attempts) = match head.split_once('*') {
-            Some((n, a)) if a == "forever" => (n, Attempts::Forever),
+            Some((n, "forever")) => (n, Attempts::Forever),
             Some((n, a)) => (n, Attempts::Times(a.parse().map_err(|_| err("attempts must be a number or `forever`"))?)),
             None => (head, Attempts::Times(1)),
         };
