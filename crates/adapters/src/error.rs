@@ -16,6 +16,8 @@ pub enum AdapterError {
     Dirty(PathBuf),
     #[error("tmux is not installed or cannot run ({0}): install it, e.g. `sudo apt-get install tmux`")]
     TmuxMissing(String),
+    #[error("cannot watch files for changes ({0}): if inotify limits are reached, raise fs.inotify.max_user_instances or max_user_watches with sysctl")]
+    Watch(String),
     #[error("no session {0}")]
     NoSession(String),
     #[error("`{command}` failed: {stderr}")]

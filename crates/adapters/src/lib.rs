@@ -3,6 +3,7 @@
 //! carry out what the core decided and report what they saw, and decide nothing themselves.
 
 mod error;
+mod logwatch;
 mod tmux;
 mod workspaces;
 
@@ -12,6 +13,7 @@ use std::path::{Path, PathBuf};
 use bosun_core::{SessionName, SessionSeen, WorkspaceKind};
 
 pub use error::AdapterError;
+pub use logwatch::{LogLines, LogWatchOptions, LogWatcher, WatchId};
 pub use tmux::{SettleDelay, Tmux};
 pub use workspaces::LocalWorkspaces;
 

@@ -5,7 +5,11 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{AgentId, MessageId, Name, SessionName, Timestamp, WorkspaceId};
+use crate::driver::Driver;
+use crate::{
+    AgentError, AgentId, Heartbeat, MessageId, Name, Policy, PromptKind, SessionName, Source, Timestamp, Trigger,
+    WorkspaceId,
+};
 
 /// One agent process running in a session inside a workspace.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,15 +33,61 @@ pub struct Agent {
     /// `bosun kill` was asked for; whatever ends the session now ends it as Killed.
     pub kill_requested: bool,
     pub error: Option<String>,
+    pub driver: Driver,
+    pub policy: Policy,
+    /// The first prompt, given to the agent at start (not again on resume).
+    pub prompt: Option<String>,
+    /// Where the agent's own files live (`<state>/agents/<id>`): its settings, its output.
+    pub dir: PathBuf,
+    /// The shell command prefix its hooks call back into bosun with.
+    pub hook_command: String,
+    /// The most confident source that has reported the agent's activity.
+    pub source: Option<Source>,
+    /// The session log being read, once known.
+    pub log: Option<PathBuf>,
+    /// The last time of each sign of life (recorded at most every few seconds).
+    pub heartbeats: BTreeMap<Heartbeat, Timestamp>,
+    /// How far each trigger's recovery chain has got.
+    pub recovery: BTreeMap<Trigger, Progress>,
+    /// How many times it was restarted with its conversation resumed.
+    pub restarts: u32,
+    /// Set by the `done` and `fail` actions: its work is over.
+    pub outcome: Option<Outcome>,
+}
+
+/// A trigger's place in its chain: the step, and how many tries of it were used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    pub step: usize,
+    pub used: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Done,
+    Failed,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum SessionState {
     Starting,
+    /// Up and working.
     Running,
+    /// Its turn ended; it waits for input.
     Idle,
-    Dead { reason: DeathReason },
+    /// A dialog holds it.
+    Prompt {
+        kind: PromptKind,
+    },
+    /// Its last request failed; it waits for input.
+    Error {
+        error: AgentError,
+    },
+    Dead {
+        reason: DeathReason,
+    },
 }
 
 impl SessionState {
@@ -45,11 +95,18 @@ impl SessionState {
         matches!(self, Self::Dead { .. })
     }
 
+    /// Its session is up: started and not dead.
+    pub fn is_up(&self) -> bool {
+        !matches!(self, Self::Starting | Self::Dead { .. })
+    }
+
     pub fn label(&self) -> String {
         match self {
             Self::Starting => "starting".into(),
             Self::Running => "running".into(),
             Self::Idle => "idle".into(),
+            Self::Prompt { kind } => format!("prompt({})", kind.label()),
+            Self::Error { error } => format!("error({})", error.label()),
             Self::Dead { reason } => format!("dead({})", reason.label()),
         }
     }
@@ -116,12 +173,32 @@ pub struct Message {
     pub text: String,
     pub state: MessageState,
     pub at: Timestamp,
+    #[serde(default)]
+    pub kind: MessageKind,
+}
+
+/// Who sent a message.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageKind {
+    /// `bosun send`.
+    #[default]
+    User,
+    /// A policy's nudge.
+    Nudge,
+    /// `bosun resolve --message`.
+    Resolve,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum MessageState {
+    /// Waiting for the agent to wait for input.
     Queued,
+    /// Being typed.
+    Sending,
     Delivered,
-    Failed { error: String },
+    Failed {
+        error: String,
+    },
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{AgentId, MessageId, SessionName, WorkspaceId, WorkspaceKind};
+use crate::{AgentId, MessageId, SessionName, TimerId, Timestamp, WorkspaceId, WorkspaceKind};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -20,19 +20,27 @@ pub enum Effect {
         settings_from: Option<PathBuf>,
         resume: bool,
     },
-    /// Start the agent's command in a new session. Reports `SessionSpawned` or
-    /// `SessionSpawnFailed`; a session of that name that already runs counts as spawned.
+    /// Write `files`, then start the agent's command in a new session whose output is copied to
+    /// `output`. Reports `SessionSpawned` or `SessionSpawnFailed`; a session of that name that
+    /// already runs counts as spawned. With `replace`, a session of that name is ended first.
     SpawnSession {
         agent: AgentId,
         session: SessionName,
         cwd: PathBuf,
         env: BTreeMap<String, String>,
         command: Vec<String>,
+        files: Vec<(PathBuf, String)>,
+        output: PathBuf,
+        replace: bool,
     },
     /// End the session; a session that is already gone counts as killed.
     KillSession { agent: AgentId, session: SessionName },
     /// Type the text literally, wait a moment, press Enter.
     SendText { message: MessageId, session: SessionName, text: String },
+    /// Press Enter (to submit what was typed, or to accept a start-up dialog's default).
+    PressEnter { session: SessionName },
+    /// Read the agent's screen and report it.
+    CaptureScreen { agent: AgentId, session: SessionName },
     /// Find out whether the workspace holds changes (files other than `owned`).
     InspectWorkspace { id: WorkspaceId, path: PathBuf, kind: WorkspaceKind, owned: Vec<PathBuf> },
     /// Remove the directory or worktree (forcibly only when `force`), delete the files bosun put
@@ -45,4 +53,14 @@ pub enum Effect {
         delete_branch: bool,
         owned: Vec<PathBuf>,
     },
+    /// Follow a log from its end: the agent's session log (`session_log`) or its terminal output.
+    WatchLog { agent: AgentId, path: PathBuf, session_log: bool },
+    /// Stop following the agent's logs.
+    UnwatchLogs { agent: AgentId },
+    /// Run `run` with `sh -c` in `cwd`, as long as it takes; report how it exited.
+    RunGate { agent: AgentId, run: String, cwd: PathBuf },
+    /// Tell a person: a desktop notification where there is a desktop, else the log.
+    Notify { title: String, body: String },
+    /// Report `TimerFired` at `at`.
+    SetTimer { id: TimerId, at: Timestamp },
 }

@@ -1,9 +1,14 @@
 //! `Event`: the durable facts bosun records. Each is appended to the log before anyone hears
 //! of it, and folded into `State` by `apply` exactly once.
 
+use std::path::PathBuf;
+
 use serde::{Deserialize, Serialize};
 
-use crate::{Agent, AgentId, BranchKept, DeathReason, Message, MessageId, Timestamp, Workspace, WorkspaceId};
+use crate::{
+    Action, Agent, AgentId, BranchKept, DeathReason, Escalation, EscalationId, Heartbeat, Message, MessageId, Outcome,
+    Progress, SessionState, Source, Timer, TimerId, Timestamp, Trigger, Workspace, WorkspaceId,
+};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -47,7 +52,7 @@ pub enum Event {
         dirty: bool,
     },
     AgentCreated {
-        agent: Agent,
+        agent: Box<Agent>,
     },
     AgentRunning {
         id: AgentId,
@@ -59,6 +64,24 @@ pub enum Event {
         id: AgentId,
         pid: Option<u32>,
         at: Timestamp,
+    },
+    /// A driver saw the agent change state.
+    AgentObserved {
+        id: AgentId,
+        state: SessionState,
+        source: Source,
+        at: Timestamp,
+    },
+    /// A sign of life (recorded at most every few seconds per kind).
+    Heartbeat {
+        id: AgentId,
+        heartbeat: Heartbeat,
+        at: Timestamp,
+    },
+    /// The agent's session log was found.
+    AgentLogFound {
+        id: AgentId,
+        path: PathBuf,
     },
     AgentKillRequested {
         id: AgentId,
@@ -73,8 +96,55 @@ pub enum Event {
         at: Timestamp,
         error: Option<String>,
     },
+    /// Restarted in its workspace with its conversation resumed.
+    AgentResuming {
+        id: AgentId,
+        at: Timestamp,
+    },
+    /// The `done` or `fail` action ended its work.
+    AgentFinished {
+        id: AgentId,
+        outcome: Outcome,
+        at: Timestamp,
+    },
+    /// A recovery chain moved on: `progress` is where it now stands.
+    RecoveryStep {
+        id: AgentId,
+        trigger: Trigger,
+        progress: Progress,
+        action: Action,
+        at: Timestamp,
+    },
+    /// A person resolved the trigger's trouble: its chain starts again.
+    RecoveryReset {
+        id: AgentId,
+        trigger: Trigger,
+    },
+    GateFinished {
+        id: AgentId,
+        run: String,
+        passed: bool,
+        code: Option<i32>,
+    },
+    EscalationRaised {
+        escalation: Escalation,
+    },
+    EscalationResolved {
+        id: EscalationId,
+        at: Timestamp,
+        message: Option<String>,
+    },
+    TimerSet {
+        timer: Timer,
+    },
+    TimerCleared {
+        id: TimerId,
+    },
     MessageQueued {
         message: Message,
+    },
+    MessageSending {
+        id: MessageId,
     },
     MessageDelivered {
         id: MessageId,
@@ -82,5 +152,9 @@ pub enum Event {
     MessageFailed {
         id: MessageId,
         error: String,
+    },
+    /// The message did not set the agent working: Enter was pressed once more.
+    MessageResubmitted {
+        id: MessageId,
     },
 }

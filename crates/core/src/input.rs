@@ -6,18 +6,26 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{AgentId, ExitStatus, MessageId, Name, Nonce, SessionName, WorkspaceId, WorkspaceKind};
+use crate::driver::Driver;
+use crate::{
+    AgentId, EscalationId, ExitStatus, MessageId, Name, Nonce, Observation, Policy, SessionName, Source, TimerId,
+    WorkspaceId, WorkspaceKind,
+};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Input {
-    StartAgent(AgentSpec),
+    StartAgent(Box<AgentSpec>),
     KillAgent {
         agent: AgentId,
     },
     SendText {
         agent: AgentId,
         text: String,
+    },
+    Resolve {
+        escalation: EscalationId,
+        message: Option<String>,
     },
     RemoveWorkspace {
         id: WorkspaceId,
@@ -62,6 +70,32 @@ pub enum Input {
         message: MessageId,
         error: String,
     },
+    /// A driver saw something. `log` is the agent's session log, when the report names it.
+    Observed {
+        agent: AgentId,
+        source: Source,
+        observation: Observation,
+        log: Option<PathBuf>,
+    },
+    /// New complete lines of one of the agent's logs.
+    LogLines {
+        agent: AgentId,
+        session_log: bool,
+        lines: Vec<String>,
+    },
+    /// The agent's screen, as asked for by `CaptureScreen`.
+    Screen {
+        agent: AgentId,
+        text: String,
+    },
+    GateFinished {
+        agent: AgentId,
+        run: String,
+        code: Option<i32>,
+    },
+    TimerFired {
+        id: TimerId,
+    },
     /// Whether the workspace of an agent that ended holds changes; `None` when it could not be
     /// checked.
     WorkspaceInspected {
@@ -96,10 +130,18 @@ pub struct AgentSpec {
     pub nonce: Nonce,
     /// The directory that holds every workspace (`<state>/workspaces`).
     pub workspaces_root: PathBuf,
+    /// The directory that holds every agent's own files (`<state>/agents`).
+    pub agents_root: PathBuf,
     pub kind: WorkspaceKind,
     pub settings_from: Option<PathBuf>,
     pub command: Vec<String>,
     pub env: BTreeMap<String, String>,
+    pub driver: Driver,
+    pub policy: Policy,
+    pub prompt: Option<String>,
+    /// The shell command prefix hooks call back into bosun with; the agent id and the event
+    /// are appended.
+    pub hook_command: String,
 }
 
 /// What the daemon found out about a workspace before asking to remove it.

@@ -22,6 +22,10 @@ pub enum Rejection {
     WorkspaceDirty(WorkspaceId),
     #[error("branch {branch:?} belongs to workspace {workspace}: choose another --branch")]
     BranchTaken { branch: String, workspace: WorkspaceId },
+    #[error("no escalation {0}: see `bosun escalations`")]
+    NoSuchEscalation(crate::EscalationId),
+    #[error("escalation {0} is already resolved")]
+    AlreadyResolved(crate::EscalationId),
     #[error("workspace {id} is {state}: wait for it to finish")]
     WorkspaceBusy { id: WorkspaceId, state: &'static str },
 }

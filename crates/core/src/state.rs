@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    Agent, AgentId, Event, Message, MessageId, MessageState, Rejection, SessionName, SessionState, Workspace,
-    WorkspaceId, WorkspaceState,
+    Agent, AgentId, Escalation, EscalationId, Event, Message, MessageId, MessageState, Rejection, Resolution,
+    SessionName, SessionState, Timer, TimerId, Timestamp, Workspace, WorkspaceId, WorkspaceState,
 };
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -17,6 +17,14 @@ pub struct State {
     pub workspaces: BTreeMap<WorkspaceId, Workspace>,
     pub agents: BTreeMap<AgentId, Agent>,
     pub messages: BTreeMap<MessageId, Message>,
+    #[serde(default)]
+    pub escalations: BTreeMap<EscalationId, Escalation>,
+    /// Pending timers.
+    #[serde(default)]
+    pub timers: BTreeMap<TimerId, Timer>,
+    /// The last timer id handed out (ids are never reused).
+    #[serde(default)]
+    pub last_timer: u64,
 }
 
 /// Folds one event into the state. Never fails: an event about a record that is gone changes
@@ -32,7 +40,7 @@ pub fn apply(state: &mut State, event: &Event) {
         Event::WorkspaceRemoved { id, .. } => {
             state.workspaces.remove(id);
         }
-        Event::WorkspaceCreateFailed { id, error } => {
+        Event::WorkspaceCreateFailed { id, error } | Event::WorkspaceStale { id, why: error } => {
             if let Some(ws) = state.workspaces.get_mut(id) {
                 ws.state = WorkspaceState::Stale;
                 ws.error = Some(error.clone());
@@ -40,12 +48,6 @@ pub fn apply(state: &mut State, event: &Event) {
         }
         Event::WorkspaceInUse { id, agent } => set_ws(state, id, WorkspaceState::InUse { agent: agent.clone() }),
         Event::WorkspaceReleased { id, dirty } => set_ws(state, id, released(*dirty)),
-        Event::WorkspaceStale { id, why } => {
-            if let Some(ws) = state.workspaces.get_mut(id) {
-                ws.state = WorkspaceState::Stale;
-                ws.error = Some(why.clone());
-            }
-        }
         Event::WorkspaceRemoving { id, force, keep_branch } => {
             set_ws(state, id, WorkspaceState::Removing { force: *force, keep_branch: keep_branch.clone() })
         }
@@ -56,21 +58,32 @@ pub fn apply(state: &mut State, event: &Event) {
             }
         }
         Event::AgentCreated { agent } => {
-            state.agents.insert(agent.id.clone(), agent.clone());
+            state.agents.insert(agent.id.clone(), (**agent).clone());
         }
         Event::AgentRunning { id, pid, at } | Event::AgentAdopted { id, pid, at } => {
             if let Some(agent) = state.agents.get_mut(id) {
-                if agent.state != SessionState::Running {
-                    agent.state = SessionState::Running;
-                    agent.state_since = *at;
-                    agent.state_seq = seq;
+                if agent.state == SessionState::Starting {
+                    set_agent_state(agent, SessionState::Running, *at, seq);
                 }
-                agent.pid = *pid;
+                if pid.is_some() {
+                    agent.pid = *pid;
+                }
             }
         }
-        Event::AgentKillFailed { id, error } => {
+        Event::AgentObserved { id, state: new, source, at } => {
             if let Some(agent) = state.agents.get_mut(id) {
-                agent.error = Some(format!("kill failed: {error}"));
+                set_agent_state(agent, new.clone(), *at, seq);
+                agent.source = agent.source.max(Some(*source));
+            }
+        }
+        Event::Heartbeat { id, heartbeat, at } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.heartbeats.insert(*heartbeat, *at);
+            }
+        }
+        Event::AgentLogFound { id, path } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.log = Some(path.clone());
             }
         }
         Event::AgentKillRequested { id } => {
@@ -78,21 +91,73 @@ pub fn apply(state: &mut State, event: &Event) {
                 agent.kill_requested = true;
             }
         }
+        Event::AgentKillFailed { id, error } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.error = Some(format!("kill failed: {error}"));
+            }
+        }
         Event::AgentDied { id, reason, at, error } => {
             if let Some(agent) = state.agents.get_mut(id) {
-                agent.state = SessionState::Dead { reason: reason.clone() };
-                agent.state_since = *at;
-                agent.state_seq = seq;
+                set_agent_state(agent, SessionState::Dead { reason: reason.clone() }, *at, seq);
                 if error.is_some() {
                     agent.error = error.clone();
                 }
             }
         }
+        Event::AgentResuming { id, at } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                set_agent_state(agent, SessionState::Starting, *at, seq);
+                agent.restarts += 1;
+                agent.pid = None;
+            }
+        }
+        Event::AgentFinished { id, outcome, .. } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.outcome = Some(*outcome);
+                agent.kill_requested = true;
+            }
+        }
+        Event::RecoveryStep { id, trigger, progress, .. } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.recovery.insert(*trigger, *progress);
+            }
+        }
+        Event::RecoveryReset { id, trigger } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.recovery.remove(trigger);
+            }
+        }
+        Event::GateFinished { .. } => {}
+        Event::EscalationRaised { escalation } => {
+            state.escalations.insert(escalation.id, escalation.clone());
+        }
+        Event::EscalationResolved { id, at, message } => {
+            if let Some(e) = state.escalations.get_mut(id) {
+                e.resolved = Some(Resolution { at: *at, message: message.clone() });
+            }
+        }
+        Event::TimerSet { timer } => {
+            state.last_timer = state.last_timer.max(timer.id.0);
+            state.timers.insert(timer.id, timer.clone());
+        }
+        Event::TimerCleared { id } => {
+            state.timers.remove(id);
+        }
         Event::MessageQueued { message } => {
             state.messages.insert(message.id, message.clone());
         }
+        Event::MessageSending { id } => set_msg(state, *id, MessageState::Sending),
         Event::MessageDelivered { id } => set_msg(state, *id, MessageState::Delivered),
         Event::MessageFailed { id, error } => set_msg(state, *id, MessageState::Failed { error: error.clone() }),
+        Event::MessageResubmitted { .. } => {}
+    }
+}
+
+fn set_agent_state(agent: &mut Agent, new: SessionState, at: Timestamp, seq: u64) {
+    if agent.state != new {
+        agent.state = new;
+        agent.state_since = at;
+        agent.state_seq = seq;
     }
 }
 
@@ -170,5 +235,14 @@ impl State {
 
     pub fn next_message_id(&self) -> MessageId {
         MessageId(self.messages.keys().next_back().map_or(1, |m| m.0 + 1))
+    }
+
+    pub fn next_escalation_id(&self) -> EscalationId {
+        EscalationId(self.escalations.keys().next_back().map_or(1, |e| e.0 + 1))
+    }
+
+    /// Escalations not yet resolved.
+    pub fn open_escalations(&self) -> impl Iterator<Item = &Escalation> {
+        self.escalations.values().filter(|e| e.resolved.is_none())
     }
 }

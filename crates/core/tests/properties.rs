@@ -57,7 +57,7 @@ fn input(n: u64, step: &Step, sim: &Sim) -> Input {
     // The message being typed, if any: only what was sent can be delivered.
     let message = sim.in_flight().first().copied().unwrap_or(bosun_core::MessageId(1));
     match step.clone() {
-        Step::Start => Input::StartAgent(spec),
+        Step::Start => Input::StartAgent(Box::new(spec)),
         Step::Created => Input::WorkspaceCreated { id: ws },
         Step::CreateFailed => Input::WorkspaceCreateFailed { id: ws, error: "boom".into() },
         Step::Spawned => Input::SessionSpawned { agent, pid: Some(1) },

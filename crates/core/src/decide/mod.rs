@@ -2,11 +2,16 @@
 //! to carry out. Pure and total: the same state, input and time always give the same decision.
 //! An input about a record that is gone, or a fact already recorded, decides nothing.
 
+mod escalation;
+mod observe;
 mod reconcile;
+mod recovery;
 mod session;
+mod timers;
 mod workspace;
 
-use crate::{Agent, Effect, Event, Input, Message, Rejection, State, Timestamp, Workspace};
+use crate::driver::{self, Driver, DriverKind};
+use crate::{Agent, Effect, Event, Input, Message, Rejection, State, Timer, TimerId, TimerKind, Timestamp, Workspace};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Decision {
@@ -41,11 +46,22 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::SessionClosed { session } => session::exited(state, session, crate::ExitStatus::UNKNOWN, now, &mut d),
         Input::SessionKilled { agent } => session::killed(state, agent, now, &mut d),
         Input::SessionKillFailed { agent, error } => session::kill_failed(state, agent, error, &mut d),
-        Input::TextDelivered { message } => session::text_done(state, *message, None, &mut d),
-        Input::TextFailed { message, error } => session::text_done(state, *message, Some(error), &mut d),
+        Input::TextDelivered { message } => session::text_done(state, *message, None, now, &mut d),
+        Input::TextFailed { message, error } => session::text_done(state, *message, Some(error), now, &mut d),
+        Input::Resolve { escalation, message } => escalation::resolve(state, *escalation, message.as_deref(), now, &mut d)?,
+        Input::Observed { agent, source, observation, log } => {
+            if let Some(a) = state.agents.get(agent) {
+                observe::observed(state, a, *source, observation, log.as_ref(), now, &mut d)
+            }
+        }
+        Input::LogLines { agent, session_log, lines } => observe::log_lines(state, agent, *session_log, lines, now, &mut d),
+        Input::Screen { agent, text } => observe::screen(state, agent, text, now, &mut d),
+        Input::GateFinished { agent, run, code } => recovery::gate_finished(state, agent, run, *code, now, &mut d),
+        Input::TimerFired { id } => timers::fired(state, *id, now, &mut d),
         Input::SessionsObserved { sessions, as_of } => reconcile::observed(state, sessions, *as_of, now, &mut d),
         Input::Reconcile(reality) => reconcile::at_start(state, reality, now, &mut d),
     }
+    session::dispatch(state, &mut d);
     Ok(d)
 }
 
@@ -79,13 +95,49 @@ fn inspect(ws: &Workspace) -> Effect {
     }
 }
 
-fn spawn(agent: &Agent) -> Effect {
+/// Starts the agent's session: its driver's command line and files, its output copied to
+/// `<dir>/output.log`. `resume` restarts it (ending the old session) with its conversation
+/// resumed and, for drivers that take one, a first message.
+fn spawn(agent: &Agent, resume: Option<Option<&str>>) -> Effect {
+    let settings = agent.dir.join("settings.json");
+    let mut command = agent.driver.launch(&agent.command, &settings, resume);
+    if let (None, Some(prompt), DriverKind::Claude | DriverKind::Codex) = (resume, &agent.prompt, agent.driver.kind()) {
+        command.push(prompt.clone());
+    }
+    let files = match &agent.driver {
+        Driver::Claude { .. } => {
+            vec![(settings, driver::claude::settings(&format!("{} {}", agent.hook_command, agent.id)))]
+        }
+        Driver::Codex | Driver::Generic { .. } => Vec::new(),
+    };
     Effect::SpawnSession {
         agent: agent.id.clone(),
         session: agent.session.clone(),
         cwd: agent.cwd.clone(),
         env: agent.env.clone(),
-        command: agent.command.clone(),
+        command,
+        files,
+        output: output_log(agent),
+        replace: resume.is_some(),
+    }
+}
+
+fn output_log(agent: &Agent) -> std::path::PathBuf {
+    agent.dir.join("output.log")
+}
+
+/// A new timer `kind` at `at`, with an id no other timer had.
+fn set_timer(state: &State, d: &mut Decision, kind: TimerKind, at: Timestamp) {
+    let earlier = d.events.iter().filter(|e| matches!(e, Event::TimerSet { .. })).count() as u64;
+    let id = TimerId(state.last_timer + 1 + earlier);
+    d.event(Event::TimerSet { timer: Timer { id, at, kind } });
+    d.effect(Effect::SetTimer { id, at });
+}
+
+/// Clears the agent's pending timers that `which` selects.
+fn clear_timers(state: &State, agent: &Agent, which: impl Fn(&TimerKind) -> bool, d: &mut Decision) {
+    for t in state.timers.values().filter(|t| t.kind.agent() == &agent.id && which(&t.kind)) {
+        d.event(Event::TimerCleared { id: t.id });
     }
 }
 

@@ -1,10 +1,10 @@
 //! Comparing the records with reality: at start (adopt, bury, resume) and in the periodic
 //! session listing that catches deaths no hook reported.
 
-use super::session::{came_up, ended, queued};
+use super::session::{came_up, ended, sending};
 use super::workspace::inspect_if_released;
-use super::{create, kill, remove, send, spawn, Decision};
-use crate::{Agent, Event, ExitStatus, Reality, SessionSeen, SessionState, State, Timestamp, WorkspaceState};
+use super::{create, kill, output_log, remove, spawn, Decision};
+use crate::{Agent, Effect, Event, ExitStatus, Reality, SessionSeen, SessionState, State, Timestamp, WorkspaceState};
 
 /// Judges running agents by a listing of sessions taken when `as_of` events had been applied:
 /// an agent that started running after that is not judged by it.
@@ -46,9 +46,7 @@ pub(super) fn at_start(state: &State, reality: &Reality, now: Timestamp, d: &mut
     for agent in state.agents.values().filter(|a| !a.state.is_dead()) {
         match (seen(&reality.sessions, agent), &agent.state) {
             (Some(SessionSeen { exit: Some(status), .. }), _) => ended(state, agent, *status, now, d),
-            (Some(s), SessionState::Starting) => {
-                came_up(state, agent, Event::AgentRunning { id: agent.id.clone(), pid: s.pid, at: now }, d)
-            }
+            (Some(s), SessionState::Starting) => came_up(state, agent, s.pid, now, d),
             (Some(s), _) => adopt(state, agent, s, now, d),
             (None, SessionState::Starting) if !agent.kill_requested => {
                 let ws_ready = state
@@ -56,7 +54,7 @@ pub(super) fn at_start(state: &State, reality: &Reality, now: Timestamp, d: &mut
                     .get(&agent.workspace)
                     .is_some_and(|ws| ws.state == WorkspaceState::InUse { agent: agent.id.clone() });
                 if ws_ready {
-                    d.effect(spawn(agent));
+                    d.effect(spawn(agent, None));
                 }
             }
             (None, _) => ended(state, agent, ExitStatus::UNKNOWN, now, d),
@@ -68,16 +66,18 @@ pub(super) fn at_start(state: &State, reality: &Reality, now: Timestamp, d: &mut
 /// bosun died: it is failed rather than typed twice, and the next one goes out.
 fn adopt(state: &State, agent: &Agent, s: &SessionSeen, now: Timestamp, d: &mut Decision) {
     d.event(Event::AgentAdopted { id: agent.id.clone(), pid: s.pid, at: now });
-    let mut waiting = queued(state, &agent.id);
-    if let Some(in_flight) = waiting.next() {
+    // Its logs are followed again from their ends: what they said while bosun was down is past.
+    d.effect(Effect::WatchLog { agent: agent.id.clone(), path: output_log(agent), session_log: false });
+    if let Some(log) = &agent.log {
+        d.effect(Effect::WatchLog { agent: agent.id.clone(), path: log.clone(), session_log: true });
+    }
+    if let Some(in_flight) = sending(state, &agent.id) {
         d.event(Event::MessageFailed {
             id: in_flight.id,
             error: "bosun restarted while delivering it; not retyped, to avoid sending it twice".into(),
         });
     }
-    if let Some(next) = waiting.next() {
-        d.effect(send(agent, next));
-    }
+
     if agent.kill_requested {
         d.effect(kill(agent));
     }

@@ -1,13 +1,23 @@
-//! Decisions about agents and their sessions: start-up, messages (one in flight per agent, in
-//! order), kills, and deaths however they are reported.
+//! Decisions about agents and their sessions: start-up, messages (typed only while the agent
+//! waits for input, one at a time, in order), kills, and deaths however they are reported.
 
-use super::{inspect, kill as kill_effect, send, Decision};
+use std::collections::BTreeSet;
+
+use super::{clear_timers, inspect, kill as kill_effect, output_log, recovery, send, set_timer, Decision};
+use crate::driver::Driver;
 use crate::{
-    Agent, AgentId, DeathReason, Event, ExitStatus, Message, MessageId, MessageState, Rejection, SessionName,
-    SessionState, State, Timestamp, WorkspaceState,
+    apply, Agent, AgentId, DeathReason, Effect, Event, ExitStatus, Message, MessageId, MessageKind, MessageState, Outcome,
+    Rejection, SessionName, SessionState, State, TimerKind, Timestamp, Trigger, WorkspaceState,
 };
 
+/// How long after a message is typed the agent must be working, or Enter is pressed again.
+pub const CONFIRM_MS: u64 = 3_000;
+/// How long a Claude agent has to report in before bosun looks at its screen for a start-up
+/// dialog.
+pub const STARTUP_CHECK_MS: u64 = 1_500;
+
 pub(super) fn kill(state: &State, agent: &AgentId, d: &mut Decision) -> Result<(), Rejection> {
+    let _ = state;
     let a = live_agent(state, agent)?;
     if !a.kill_requested {
         d.event(Event::AgentKillRequested { id: a.id.clone() });
@@ -24,26 +34,86 @@ pub(super) fn send_text(
     d: &mut Decision,
 ) -> Result<(), Rejection> {
     let a = live_agent(state, agent)?;
-    let message = Message {
-        id: state.next_message_id(),
-        agent: a.id.clone(),
-        text: text.to_owned(),
-        state: MessageState::Queued,
-        at: now,
-    };
-    // Typed only when nothing else is on its way to this agent: two deliveries at once would
-    // interleave their keystrokes.
-    if a.state != SessionState::Starting && queued(state, &a.id).next().is_none() {
-        d.effect(send(a, &message));
-    }
-    d.event(Event::MessageQueued { message });
+    queue(state, a, text, MessageKind::User, now, d);
     Ok(())
+}
+
+/// Queues a message for the agent; `dispatch` types it when the agent waits for input.
+pub(super) fn queue(state: &State, a: &Agent, text: &str, kind: MessageKind, now: Timestamp, d: &mut Decision) {
+    let earlier = d.events.iter().filter(|e| matches!(e, Event::MessageQueued { .. })).count() as u64;
+    let id = MessageId(state.next_message_id().0 + earlier);
+    let message = Message { id, agent: a.id.clone(), text: text.to_owned(), state: MessageState::Queued, at: now, kind };
+    d.event(Event::MessageQueued { message });
+}
+
+/// After a decision: types the oldest waiting message of every agent it touched that, as the
+/// decision leaves it, waits for input, is typing nothing, and is not still reacting to the
+/// last message typed (its confirmation pending and its state unchanged since).
+pub(super) fn dispatch(state: &State, d: &mut Decision) {
+    let touched: BTreeSet<AgentId> = d.events.iter().filter_map(|e| agent_of(state, e)).collect();
+    if touched.is_empty() {
+        return;
+    }
+    // The touched agents as the decision leaves them: a small copy with the events applied.
+    let mut after = State { seq: state.seq, last_timer: state.last_timer, ..State::default() };
+    for id in &touched {
+        if let Some(a) = state.agents.get(id) {
+            after.agents.insert(id.clone(), a.clone());
+        }
+    }
+    let mine = |agent: &AgentId| touched.contains(agent);
+    after.messages = state.messages.iter().filter(|(_, m)| mine(&m.agent)).map(|(k, m)| (*k, m.clone())).collect();
+    after.timers = state.timers.iter().filter(|(_, t)| mine(t.kind.agent())).map(|(k, t)| (*k, t.clone())).collect();
+    for e in &d.events {
+        apply(&mut after, e);
+    }
+    for a in after.agents.values() {
+        let reacting = after.timers.values().any(
+            |t| matches!(&t.kind, TimerKind::Confirm { agent, seq, .. } if agent == &a.id && a.state_seq <= *seq),
+        );
+        if !deliverable(a, &a.state) || sending(&after, &a.id).is_some() || reacting {
+            continue;
+        }
+        if let Some(m) = queued(&after, &a.id).next() {
+            d.event(Event::MessageSending { id: m.id });
+            d.effect(send(a, m));
+        }
+    }
+}
+
+/// The agent an event is about, when it could change whether one of its messages goes out.
+fn agent_of(state: &State, e: &Event) -> Option<AgentId> {
+    match e {
+        Event::MessageQueued { message } => Some(message.agent.clone()),
+        Event::AgentObserved { id, .. } | Event::AgentRunning { id, .. } | Event::AgentAdopted { id, .. } => {
+            Some(id.clone())
+        }
+        Event::MessageDelivered { id } | Event::MessageFailed { id, .. } => state.messages.get(id).map(|m| m.agent.clone()),
+        Event::TimerCleared { id } => state.timers.get(id).map(|t| t.kind.agent().clone()),
+        _ => None,
+    }
+}
+
+/// Whether text typed now reaches the agent as input: it waits for input (idle, after an
+/// error, or at a dialog). A generic agent without a prompt pattern cannot tell: once up, it
+/// takes messages at once.
+pub(super) fn deliverable(a: &Agent, state: &SessionState) -> bool {
+    if blind(a) {
+        return state.is_up();
+    }
+    matches!(state, SessionState::Idle | SessionState::Error { .. } | SessionState::Prompt { .. })
+}
+
+/// A generic agent without a prompt pattern: nothing tells when it waits for input.
+fn blind(a: &Agent) -> bool {
+    matches!(&a.driver, Driver::Generic { patterns } if patterns.prompt.is_none())
 }
 
 pub(super) fn spawned(state: &State, agent: &AgentId, pid: Option<u32>, now: Timestamp, d: &mut Decision) {
     match state.agents.get(agent) {
-        Some(a) if a.state == SessionState::Starting => {
-            came_up(state, a, Event::AgentRunning { id: a.id.clone(), pid, at: now }, d)
+        Some(a) if a.state == SessionState::Starting => came_up(state, a, pid, now, d),
+        Some(a) if a.state.is_up() && pid.is_some() && a.pid.is_none() => {
+            d.event(Event::AgentRunning { id: a.id.clone(), pid, at: now })
         }
         // Spawned after it was killed while starting: end it.
         Some(a) if a.state.is_dead() && a.kill_requested => d.effect(kill_effect(a)),
@@ -51,12 +121,26 @@ pub(super) fn spawned(state: &State, agent: &AgentId, pid: Option<u32>, now: Tim
     }
 }
 
-/// A starting agent's session is up: record it, type its first waiting message, and end it at
-/// once if a kill was asked for meanwhile.
-pub(super) fn came_up(state: &State, a: &Agent, event: Event, d: &mut Decision) {
-    d.event(event);
-    if let Some(m) = queued(state, &a.id).next() {
-        d.effect(send(a, m));
+/// A starting agent's session is up: record it, follow its output (and its session log when
+/// known), watch a Claude agent's start-up, and end it at once if a kill was asked meanwhile.
+pub(super) fn came_up(state: &State, a: &Agent, pid: Option<u32>, now: Timestamp, d: &mut Decision) {
+    d.event(Event::AgentRunning { id: a.id.clone(), pid, at: now });
+    d.effect(Effect::WatchLog { agent: a.id.clone(), path: output_log(a), session_log: false });
+    if let Some(log) = &a.log {
+        d.effect(Effect::WatchLog { agent: a.id.clone(), path: log.clone(), session_log: true });
+    }
+    match &a.driver {
+        Driver::Claude { .. } => {
+            let at = crate::Timestamp::from_millis(now.as_millis() + STARTUP_CHECK_MS);
+            set_timer(state, d, TimerKind::Startup { agent: a.id.clone(), checks: 0 }, at);
+        }
+        // A generic agent gets its first prompt typed.
+        Driver::Generic { .. } if a.restarts == 0 => {
+            if let Some(prompt) = &a.prompt {
+                queue(state, a, prompt, MessageKind::User, now, d);
+            }
+        }
+        _ => {}
     }
     if a.kill_requested {
         d.effect(kill_effect(a));
@@ -78,7 +162,7 @@ pub(super) fn exited(state: &State, session: &SessionName, status: ExitStatus, n
 
 pub(super) fn killed(state: &State, agent: &AgentId, now: Timestamp, d: &mut Decision) {
     if let Some(a) = state.agents.get(agent).filter(|a| !a.state.is_dead()) {
-        died(state, a, DeathReason::Killed, None, now, d);
+        died(state, a, reason_when_ended(a, ExitStatus::UNKNOWN).unwrap_or(DeathReason::Killed), None, now, d);
     }
 }
 
@@ -88,29 +172,44 @@ pub(super) fn kill_failed(state: &State, agent: &AgentId, error: &str, d: &mut D
     }
 }
 
-/// A delivery finished (or failed): record it, then type the agent's next waiting message.
-pub(super) fn text_done(state: &State, message: MessageId, error: Option<&String>, d: &mut Decision) {
-    let Some(m) = state.messages.get(&message).filter(|m| m.state == MessageState::Queued) else { return };
-    d.event(match error {
-        None => Event::MessageDelivered { id: message },
-        Some(e) => Event::MessageFailed { id: message, error: e.clone() },
-    });
-    if let Some(a) =
-        state.agents.get(&m.agent).filter(|a| matches!(a.state, SessionState::Running | SessionState::Idle))
-    {
-        if let Some(next) = queued(state, &a.id).find(|n| n.id != message) {
-            d.effect(send(a, next));
+/// A message was typed (or could not be): record it, and have a typed one confirmed.
+pub(super) fn text_done(state: &State, message: MessageId, error: Option<&String>, now: Timestamp, d: &mut Decision) {
+    let Some(m) = state.messages.get(&message).filter(|m| matches!(m.state, MessageState::Sending | MessageState::Queued))
+    else {
+        return;
+    };
+    match error {
+        None => {
+            d.event(Event::MessageDelivered { id: message });
+            // Only an agent that can say it is working can be seen not to be.
+            let can_tell = state.agents.get(&m.agent).is_some_and(|a| !blind(a));
+            if can_tell {
+                let at = Timestamp::from_millis(now.as_millis() + CONFIRM_MS);
+                set_timer(state, d, TimerKind::Confirm { agent: m.agent.clone(), message, seq: state.seq }, at);
+            }
         }
+        Some(e) => d.event(Event::MessageFailed { id: message, error: e.clone() }),
     }
 }
 
-/// An agent's process ended with `status`; Killed whatever the status when a kill was asked.
+/// An agent's process ended with `status`.
 pub(super) fn ended(state: &State, agent: &Agent, status: ExitStatus, now: Timestamp, d: &mut Decision) {
-    let reason = if agent.kill_requested { DeathReason::Killed } else { status.reason() };
+    let reason = reason_when_ended(agent, status).unwrap_or_else(|| status.reason());
     died(state, agent, reason, None, now, d);
 }
 
-/// Records an agent's death, fails its undelivered messages and has its workspace checked.
+/// Why an agent that bosun itself ended is dead: its work done, or killed.
+fn reason_when_ended(agent: &Agent, _status: ExitStatus) -> Option<DeathReason> {
+    match (agent.outcome, agent.kill_requested) {
+        (Some(Outcome::Done), _) => Some(DeathReason::Completed),
+        (_, true) => Some(DeathReason::Killed),
+        _ => None,
+    }
+}
+
+/// Records an agent's death: fails its undelivered messages, clears its timers, stops reading
+/// its logs, has its workspace checked, and — unless bosun or a person ended it — starts its
+/// `on_dead` chain.
 pub(super) fn died(
     state: &State,
     agent: &Agent,
@@ -119,18 +218,26 @@ pub(super) fn died(
     now: Timestamp,
     d: &mut Decision,
 ) {
-    d.event(Event::AgentDied { id: agent.id.clone(), reason, at: now, error });
-    for m in queued(state, &agent.id) {
-        d.event(Event::MessageFailed { id: m.id, error: "the agent ended before it was delivered".into() });
+    d.event(Event::AgentDied { id: agent.id.clone(), reason: reason.clone(), at: now, error });
+    for m in state.messages.values().filter(|m| m.agent == agent.id) {
+        if matches!(m.state, MessageState::Queued | MessageState::Sending) {
+            d.event(Event::MessageFailed { id: m.id, error: "the agent ended before it was delivered".into() });
+        }
     }
+    clear_timers(state, agent, |_| true, d);
+    d.effect(Effect::UnwatchLogs { agent: agent.id.clone() });
     if let Some(ws) = state.workspaces.get(&agent.workspace) {
         if ws.state == (WorkspaceState::InUse { agent: agent.id.clone() }) {
             d.effect(inspect(ws));
         }
     }
+    let bosun_ended_it = agent.kill_requested || agent.outcome.is_some() || reason == DeathReason::FailedToStart;
+    if !bosun_ended_it {
+        recovery::fire(state, agent, Trigger::Dead, None, now, d);
+    }
 }
 
-fn live_agent<'a>(state: &'a State, id: &AgentId) -> Result<&'a Agent, Rejection> {
+pub(super) fn live_agent<'a>(state: &'a State, id: &AgentId) -> Result<&'a Agent, Rejection> {
     let a = state.agents.get(id).ok_or_else(|| Rejection::NoSuchAgent(id.to_string()))?;
     if a.state.is_dead() {
         return Err(Rejection::AgentDead { id: a.id.clone(), state: a.state.label() });
@@ -138,7 +245,12 @@ fn live_agent<'a>(state: &'a State, id: &AgentId) -> Result<&'a Agent, Rejection
     Ok(a)
 }
 
-/// The agent's undelivered messages, oldest first.
+/// The agent's messages waiting to be typed, oldest first.
 pub(super) fn queued<'a>(state: &'a State, agent: &'a AgentId) -> impl Iterator<Item = &'a Message> {
     state.messages.values().filter(move |m| &m.agent == agent && m.state == MessageState::Queued)
+}
+
+/// The agent's message being typed, if any.
+pub(super) fn sending<'a>(state: &'a State, agent: &AgentId) -> Option<&'a Message> {
+    state.messages.values().find(|m| &m.agent == agent && m.state == MessageState::Sending)
 }

@@ -39,7 +39,7 @@ pub(super) fn start_agent(state: &State, spec: &AgentSpec, now: Timestamp, d: &m
     env.insert("BOSUN_WORKSPACE".into(), path.display().to_string());
     let agent = Agent {
         session: agent_id.session(),
-        id: agent_id,
+        id: agent_id.clone(),
         name: spec.name.clone(),
         workspace: ws_id,
         cwd: path,
@@ -52,10 +52,21 @@ pub(super) fn start_agent(state: &State, spec: &AgentSpec, now: Timestamp, d: &m
         pid: None,
         kill_requested: false,
         error: None,
+        driver: spec.driver.clone(),
+        policy: spec.policy.clone(),
+        prompt: spec.prompt.clone(),
+        dir: spec.agents_root.join(agent_id.as_str()),
+        hook_command: spec.hook_command.clone(),
+        source: None,
+        log: None,
+        heartbeats: Default::default(),
+        recovery: Default::default(),
+        restarts: 0,
+        outcome: None,
     };
     d.effect(create(&workspace, false));
     d.event(Event::WorkspaceCreating { workspace });
-    d.event(Event::AgentCreated { agent });
+    d.event(Event::AgentCreated { agent: Box::new(agent) });
     Ok(())
 }
 
@@ -68,7 +79,7 @@ pub(super) fn created(state: &State, id: &WorkspaceId, now: Timestamp, d: &mut D
         state.agents.values().find(|a| &a.workspace == id && a.state == SessionState::Starting && !a.kill_requested);
     if let Some(agent) = waiting {
         d.event(Event::WorkspaceInUse { id: id.clone(), agent: agent.id.clone() });
-        d.effect(spawn(agent));
+        d.effect(spawn(agent, None));
     }
 }
 

@@ -1,1 +1,309 @@
-//! OpenAI's Codex CLI: what its rollout log lines mean.
+//! OpenAI's Codex CLI: what its rollout log lines and `notify` payloads mean, where its session id
+//! is, and the `-c notify=[...]` override that makes it call bosun at the end of each turn.
+//!
+//! Written from Codex's public format only: codex is not installed here, so none of this has
+//! been checked against a running Codex (../shared/AGENT-FACTS.md, § Codex CLI). What it relies on:
+//!
+//! - Rollout logs live at `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<timestamp>-<uuid>.jsonl`, one
+//!   `{"timestamp", "type", "payload"}` object a line, `type` one of `session_meta`,
+//!   `response_item`, `event_msg`, `turn_context`, `compacted`.
+//! - `event_msg` payloads are tagged by their own `type`: `task_started` / `task_complete` (read
+//!   also as their newer aliases `turn_started` / `turn_complete`), `turn_aborted`,
+//!   `user_message`, `error` and `stream_error`, each error with a `message`. Which events
+//!   Codex writes to the log varies by version: older ones write neither the task events nor
+//!   errors, newer ones write the task events and write errors only with extended history. So
+//!   a turn's end is certain only from `notify`, and a log without errors proves nothing.
+//! - Approval requests are never logged: they need the screen.
+//! - `notify = [program, args...]` runs the program with one more argument, a JSON object, at
+//!   the end of each turn: `{"type": "agent-turn-complete", "thread-id", "turn-id", ...}`.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::{AgentError, Heartbeat, Observation};
+
+#[derive(Deserialize)]
+struct RolloutLine {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    payload: Option<Payload>,
+}
+
+/// The fields of a payload bosun reads; `type` names an event for `event_msg` and an item kind
+/// (`message`, `function_call`, ...) for `response_item`.
+#[derive(Deserialize)]
+struct Payload {
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    codex_error_info: Option<serde_json::Value>,
+}
+
+/// What one line of a rollout log means. Every line is a log-write heartbeat; beyond that a
+/// started task, a submitted prompt or a tool call, tool result or reasoning item means the agent
+/// is working, a completed or aborted task that it waits for input, and an error event an error.
+/// A `message` item says nothing about the turn's end (the final answer is one, written just
+/// before the task completes; Codex's own context messages are user-role ones), so it is only a
+/// heartbeat, as is anything unreadable.
+pub fn log_observation(line: &str) -> Observation {
+    let activity = Observation::Activity { heartbeat: Heartbeat::LogWrite };
+    let Ok(RolloutLine { kind, payload: Some(payload) }) = serde_json::from_str::<RolloutLine>(line) else {
+        return activity;
+    };
+    let item = payload.kind.as_deref().unwrap_or_default();
+    match kind.as_str() {
+        "response_item" if item == "message" => activity,
+        "response_item" => Observation::Working,
+        "event_msg" => match item {
+            "task_started" | "turn_started" | "user_message" => Observation::Working,
+            "task_complete" | "turn_complete" | "turn_aborted" => Observation::Idle,
+            "error" | "stream_error" => Observation::Error {
+                error: error_category(
+                    payload.message.as_deref().unwrap_or_default(),
+                    payload.codex_error_info.as_ref(),
+                ),
+            },
+            _ => activity,
+        },
+        _ => activity,
+    }
+}
+
+/// The category of a Codex error from its message, falling back on its `codex_error_info`
+/// when the message is not telling. Usage limits are checked before credits because Codex's
+/// usage-limit message also offers to "purchase more credits", and quota before 429 because
+/// running out of quota is itself answered with a 429.
+pub fn error_category(message: &str, info: Option<&serde_json::Value>) -> AgentError {
+    let m = message.to_lowercase();
+    let any = |words: &[&str]| words.iter().any(|w| m.contains(w));
+    if any(&["usage limit"]) {
+        AgentError::RateLimited
+    } else if any(&["quota", "billing", "credits"]) {
+        AgentError::OutOfCredits
+    } else if any(&["rate limit", "rate-limit", "ratelimit", "too many requests"]) || has_code(&m, "429") {
+        AgentError::RateLimited
+    } else if any(&["unauthorized", "unauthenticated", "login", "log in", "sign in", "auth"]) || has_code(&m, "401") {
+        AgentError::Unauthorized
+    } else if any(&["network", "connection", "dns", "timed out", "timeout", "error sending request"]) {
+        AgentError::NoInternet
+    } else {
+        info.map_or(AgentError::Other, info_category)
+    }
+}
+
+/// `codex_error_info` is a bare name (`"unauthorized"`) or a one-key object
+/// (`{"http_connection_failed": {"http_status_code": null}}`).
+fn info_category(info: &serde_json::Value) -> AgentError {
+    let name = match info {
+        serde_json::Value::String(name) => name.as_str(),
+        serde_json::Value::Object(map) => map.keys().next().map_or("", String::as_str),
+        _ => "",
+    };
+    match name {
+        "usage_limit_exceeded" => AgentError::RateLimited,
+        "unauthorized" => AgentError::Unauthorized,
+        "http_connection_failed" | "response_stream_connection_failed" => AgentError::NoInternet,
+        _ => AgentError::Other,
+    }
+}
+
+/// Whether `text` holds the number `code` not as part of a longer number.
+fn has_code(text: &str, code: &str) -> bool {
+    text.match_indices(code).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + code.len()..].chars().next();
+        !before.is_some_and(|c| c.is_ascii_digit()) && !after.is_some_and(|c| c.is_ascii_digit())
+    })
+}
+
+/// The session id of a rollout log: the uuid that ends its file name,
+/// `rollout-2025-05-07T17-24-21-5973b6c0-94b8-487b-a530-2aeb6098ae0e.jsonl`. None for any other
+/// file name.
+pub fn session_id_from_path(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    let stem = name.strip_prefix("rollout-")?.strip_suffix(".jsonl")?;
+    let start = stem.len().checked_sub(36)?;
+    let uuid = stem.get(start..)?;
+    let timestamp = stem.get(..start)?.strip_suffix('-')?;
+    (!timestamp.is_empty() && is_uuid(uuid)).then(|| uuid.to_owned())
+}
+
+/// `8-4-4-4-12` hexadecimal digits.
+fn is_uuid(s: &str) -> bool {
+    let groups: Vec<&str> = s.split('-').collect();
+    groups.len() == 5
+        && groups.iter().zip([8, 4, 4, 4, 12]).all(|(g, n)| g.len() == n && g.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// What a `notify` call means, from the JSON object Codex passes as the program's last argument:
+/// `agent-turn-complete` means the agent waits for input. None for any other (or unreadable)
+/// payload.
+pub fn notify_observation(payload_json: &str) -> Option<Observation> {
+    #[derive(Deserialize)]
+    struct Notification {
+        #[serde(rename = "type")]
+        kind: String,
+    }
+    let n: Notification = serde_json::from_str(payload_json).ok()?;
+    (n.kind == "agent-turn-complete").then_some(Observation::Idle)
+}
+
+/// The argument bosun passes to `codex` after `-c` so that Codex runs `command` (followed by
+/// the notification's JSON) at the end of each turn: `notify=["prog","arg",...]`, a TOML array of
+/// basic strings. It overrides any `notify` in the user's `config.toml` for this run only.
+pub fn notify_config(command: &[String]) -> String {
+    let items: Vec<String> = command.iter().map(|s| toml_string(s)).collect();
+    format!("notify=[{}]", items.join(","))
+}
+
+/// A TOML basic string: quotes, backslashes and control characters escaped.
+fn toml_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ACTIVITY: Observation = Observation::Activity { heartbeat: Heartbeat::LogWrite };
+
+    fn event(payload: &str) -> String {
+        format!(r#"{{"timestamp":"2025-09-01T10:00:00.000Z","type":"event_msg","payload":{payload}}}"#)
+    }
+
+    #[test]
+    fn lines_mean_what_their_type_says() {
+        let item = |payload: &str| format!(r#"{{"type":"response_item","payload":{payload}}}"#);
+        let cases = [
+            (event(r#"{"type":"task_started","model_context_window":272000}"#), Observation::Working),
+            (event(r#"{"type":"turn_started","turn_id":"1"}"#), Observation::Working),
+            (event(r#"{"type":"user_message","message":"fix it"}"#), Observation::Working),
+            (event(r#"{"type":"task_complete","last_agent_message":"Done."}"#), Observation::Idle),
+            (event(r#"{"type":"turn_aborted","reason":"interrupted"}"#), Observation::Idle),
+            (event(r#"{"type":"token_count","info":null}"#), ACTIVITY),
+            (event(r#"{"type":"agent_message","message":"Done."}"#), ACTIVITY),
+            (item(r#"{"type":"function_call","name":"shell","arguments":"{}","call_id":"c1"}"#), Observation::Working),
+            (item(r#"{"type":"function_call_output","call_id":"c1","output":"ok"}"#), Observation::Working),
+            (item(r#"{"type":"reasoning","summary":[]}"#), Observation::Working),
+            (item(r#"{"type":"message","role":"assistant","content":[]}"#), ACTIVITY),
+            (
+                item(
+                    r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>"}]}"#,
+                ),
+                ACTIVITY,
+            ),
+            (r#"{"timestamp":"t","type":"session_meta","payload":{"id":"x","cwd":"/w"}}"#.to_owned(), ACTIVITY),
+            (r#"{"type":"turn_context","payload":{"cwd":"/w","model":"gpt-5"}}"#.to_owned(), ACTIVITY),
+            (r#"{"type":"compacted","payload":{"message":"summary"}}"#.to_owned(), ACTIVITY),
+            (r#"{"type":"event_msg"}"#.to_owned(), ACTIVITY),
+            ("not json".to_owned(), ACTIVITY),
+            (String::new(), ACTIVITY),
+        ];
+        for (line, expected) in cases {
+            assert_eq!(log_observation(&line), expected, "{line}");
+        }
+    }
+
+    #[test]
+    fn errors_are_categorised_by_their_message() {
+        let cases = [
+            (
+                "You've hit your usage limit. Upgrade to Pro, purchase more credits or try again later.",
+                AgentError::RateLimited,
+            ),
+            ("exceeded retry limit, last status: 429 Too Many Requests", AgentError::RateLimited),
+            ("Rate limit reached for gpt-5", AgentError::RateLimited),
+            ("Quota exceeded. Check your plan and billing details.", AgentError::OutOfCredits),
+            ("unexpected status 401 Unauthorized: Missing bearer", AgentError::Unauthorized),
+            ("Your access token could not be refreshed. Please log out and sign in again.", AgentError::Unauthorized),
+            (
+                "Connection failed: error sending request for url (https://api.openai.com/v1/responses)",
+                AgentError::NoInternet,
+            ),
+            ("dns error: failed to lookup address information", AgentError::NoInternet),
+            ("request timed out", AgentError::NoInternet),
+            ("stream disconnected before completion", AgentError::Other),
+            ("unexpected status 4010", AgentError::Other),
+        ];
+        for (message, error) in cases {
+            let line = event(&format!(r#"{{"type":"error","message":{}}}"#, serde_json::json!(message)));
+            assert_eq!(log_observation(&line), Observation::Error { error }, "{message}");
+        }
+        let stream = event(r#"{"type":"stream_error","message":"Reconnecting... 2/5 (network error)"}"#);
+        assert_eq!(log_observation(&stream), Observation::Error { error: AgentError::NoInternet });
+        let bare = event(r#"{"type":"error"}"#);
+        assert_eq!(log_observation(&bare), Observation::Error { error: AgentError::Other });
+    }
+
+    #[test]
+    fn error_info_decides_when_the_message_does_not() {
+        let info = |v: serde_json::Value| error_category("something went wrong", Some(&v));
+        assert_eq!(info(serde_json::json!("usage_limit_exceeded")), AgentError::RateLimited);
+        assert_eq!(info(serde_json::json!("unauthorized")), AgentError::Unauthorized);
+        assert_eq!(
+            info(serde_json::json!({"http_connection_failed": {"http_status_code": null}})),
+            AgentError::NoInternet
+        );
+        assert_eq!(info(serde_json::json!("context_window_exceeded")), AgentError::Other);
+        let line = event(r#"{"type":"error","message":"oops","codex_error_info":"unauthorized"}"#);
+        assert_eq!(log_observation(&line), Observation::Error { error: AgentError::Unauthorized });
+    }
+
+    #[test]
+    fn the_session_id_is_the_uuid_ending_the_file_name() {
+        let id = "5973b6c0-94b8-487b-a530-2aeb6098ae0e";
+        let path = format!("/home/u/.codex/sessions/2025/05/07/rollout-2025-05-07T17-24-21-{id}.jsonl");
+        assert_eq!(session_id_from_path(Path::new(&path)).as_deref(), Some(id));
+        for bad in [
+            format!("rollout-{id}.jsonl"),
+            format!("rollout-2025-05-07T17-24-21-{id}.json"),
+            format!("session-2025-05-07T17-24-21-{id}.jsonl"),
+            "rollout-2025-05-07T17-24-21-5973b6c0-94b8-487b-a530-2aeb6098ae0z.jsonl".to_owned(),
+            "rollout-2025-05-07T17-24-21-5973b6c094b8-487b-a530-2aeb6098ae0e0.jsonl".to_owned(),
+            "rollout-é.jsonl".to_owned(),
+            String::new(),
+        ] {
+            assert_eq!(session_id_from_path(Path::new(&bad)), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn turn_completion_notifications_mean_idle() {
+        let done = r#"{"type":"agent-turn-complete","thread-id":"t","turn-id":"1","cwd":"/w","input-messages":["hi"],"last-assistant-message":"Hello"}"#;
+        assert_eq!(notify_observation(done), Some(Observation::Idle));
+        assert_eq!(notify_observation(r#"{"type":"approval-requested"}"#), None);
+        assert_eq!(notify_observation("[]"), None);
+        assert_eq!(notify_observation("not json"), None);
+    }
+
+    #[test]
+    fn the_notify_override_is_a_toml_array_of_the_command() {
+        let command = ["/opt/bosun bin/bosun", "hook", "codex", "ag-1"].map(String::from);
+        assert_eq!(notify_config(&command), r#"notify=["/opt/bosun bin/bosun","hook","codex","ag-1"]"#);
+        assert_eq!(notify_config(&[]), "notify=[]");
+        let awkward = ["say \"hi\"", r"C:\bin", "a\nb\tc", "\u{1}\u{7f}", "ünï"].map(String::from);
+        let config = notify_config(&awkward);
+        assert_eq!(config, r#"notify=["say \"hi\"","C:\\bin","a\nb\tc","\u0001\u007F","ünï"]"#);
+        // These TOML escapes are also JSON's, so JSON reads the array back.
+        let back: Vec<String> = serde_json::from_str(config.trim_start_matches("notify=")).unwrap();
+        assert_eq!(back, awkward);
+    }
+}

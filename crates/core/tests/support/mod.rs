@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use bosun_core::driver::Driver;
 use bosun_core::{
-    apply, decide, AgentId, AgentSpec, Decision, Effect, Event, Input, MessageId, MessageState, Name, Nonce, Rejection,
+    apply, decide, AgentId, AgentSpec, Decision, Effect, Event, Input, MessageId, MessageState, Name, Nonce, Observation, Policy, Rejection, Source,
     State, Timestamp, WorkspaceId, WorkspaceKind,
 };
 
@@ -41,22 +42,44 @@ impl Sim {
 
     /// Messages being typed: sent, and neither delivered nor failed yet.
     pub fn in_flight(&self) -> Vec<MessageId> {
-        let queued = |m: &MessageId| self.state.messages.get(m).is_some_and(|m| m.state == MessageState::Queued);
-        let mut v: Vec<MessageId> = self.sent.iter().copied().filter(queued).collect();
-        v.dedup();
-        v
+        self.state.messages.values().filter(|m| m.state == MessageState::Sending).map(|m| m.id).collect()
     }
 
+    /// Reports `observation` about agent `a` from `source`.
+    pub fn see(&mut self, a: &AgentId, source: Source, observation: Observation) -> Vec<Effect> {
+        self.ok(Input::Observed { agent: a.clone(), source, observation, log: None })
+    }
+
+    /// Fires every timer due by now, in order; returns their effects.
+    pub fn fire_due(&mut self) -> Vec<Effect> {
+        let due: Vec<_> = self.state.timers.values().filter(|t| t.at <= self.clock).map(|t| t.id).collect();
+        due.into_iter().flat_map(|id| self.ok(Input::TimerFired { id })).collect()
+    }
+
+    /// Feeds an input that must be accepted; returns its effects but the bookkeeping ones
+    /// (following logs, setting timers).
     pub fn ok(&mut self, input: Input) -> Vec<Effect> {
-        self.feed(input).expect("input accepted")
+        let effects = self.feed(input).expect("input accepted");
+        effects
+            .into_iter()
+            .filter(|e| !matches!(e, Effect::WatchLog { .. } | Effect::UnwatchLogs { .. } | Effect::SetTimer { .. }))
+            .collect()
     }
 
     /// Starts agent number `n` (a worktree in /repo) and returns its ids.
     pub fn start(&mut self, n: u64) -> (AgentId, WorkspaceId) {
-        let spec = spec(n);
+        self.start_with(spec(n))
+    }
+
+    pub fn start_with(&mut self, spec: AgentSpec) -> (AgentId, WorkspaceId) {
         let ids = (AgentId::new(&spec.nonce), WorkspaceId::new(&spec.name, &spec.nonce));
-        self.ok(Input::StartAgent(spec));
+        self.ok(Input::StartAgent(Box::new(spec)));
         ids
+    }
+
+    /// Moves the fake clock on.
+    pub fn advance(&mut self, ms: u64) {
+        self.clock = Timestamp::from_millis(self.clock.as_millis() + ms);
     }
 
     /// Starts agent `n` and brings it to Running.
@@ -81,7 +104,22 @@ pub fn spec(n: u64) -> AgentSpec {
         nonce,
         workspaces_root: PathBuf::from("/state/workspaces"),
         settings_from: None,
-        command: vec!["claude".into()],
+        command: vec!["agent".into()],
         env: BTreeMap::new(),
+        agents_root: PathBuf::from("/state/agents"),
+        driver: Driver::Generic { patterns: Default::default() },
+        policy: Policy::default(),
+        prompt: None,
+        hook_command: "bosun hook claude".into(),
+    }
+}
+
+/// Agent `n` as a Claude agent (hooks, session log) with `policy`.
+pub fn claude(n: u64, policy: Policy) -> AgentSpec {
+    AgentSpec {
+        command: vec!["claude".into()],
+        driver: Driver::Claude { session_id: format!("00000000-0000-0000-0000-{n:012}") },
+        policy,
+        ..spec(n)
     }
 }

@@ -1,0 +1,44 @@
+//! Escalations: raised by the `escalate` action or a used-up chain, with a notification;
+//! resolved by a person, optionally with a message for the agent.
+
+use super::session::{live_agent, queue};
+use super::Decision;
+use crate::{
+    Agent, Effect, Escalation, EscalationId, Event, MessageKind, Rejection, State, Timestamp, Trigger,
+};
+
+pub(super) fn escalate(state: &State, a: &Agent, trigger: Trigger, reason: String, now: Timestamp, d: &mut Decision) {
+    let earlier = d.events.iter().filter(|e| matches!(e, Event::EscalationRaised { .. })).count() as u64;
+    let id = EscalationId(state.next_escalation_id().0 + earlier);
+    d.effect(Effect::Notify {
+        title: format!("bosun: {} needs a person ({id})", a.name),
+        body: format!("{reason}. Resolve with `bosun resolve {id} [--message TEXT]`."),
+    });
+    let escalation = Escalation { id, agent: a.id.clone(), trigger, reason, at: now, resolved: None };
+    d.event(Event::EscalationRaised { escalation });
+}
+
+/// A person resolved an escalation: its trigger's chain starts again, and a message, if any, is
+/// typed into the agent when it waits for input.
+pub(super) fn resolve(
+    state: &State,
+    id: EscalationId,
+    message: Option<&str>,
+    now: Timestamp,
+    d: &mut Decision,
+) -> Result<(), Rejection> {
+    let e = state.escalations.get(&id).ok_or(Rejection::NoSuchEscalation(id))?;
+    if e.resolved.is_some() {
+        return Err(Rejection::AlreadyResolved(id));
+    }
+    let agent = match message {
+        Some(_) => Some(live_agent(state, &e.agent)?),
+        None => None,
+    };
+    d.event(Event::EscalationResolved { id, at: now, message: message.map(str::to_owned) });
+    d.event(Event::RecoveryReset { id: e.agent.clone(), trigger: e.trigger });
+    if let (Some(a), Some(m)) = (agent, message) {
+        queue(state, a, m, MessageKind::Resolve, now, d);
+    }
+    Ok(())
+}

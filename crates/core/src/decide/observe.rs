@@ -1,0 +1,158 @@
+//! Observations: what drivers saw, turned into the agent's state. A less confident source never
+//! overrides a more confident one (the session log alone reports API errors); entering idle, a
+//! dialog or an error starts that trigger's recovery chain; idle seen without hooks must last the
+//! policy's grace first.
+
+use std::path::PathBuf;
+
+use super::session::came_up;
+use super::{clear_timers, recovery, set_timer, Decision};
+use crate::driver::{self, Driver};
+use crate::{
+    Agent, AgentId, Effect, Event, Heartbeat, Observation, PromptKind, SessionState, Source, State, TimerKind,
+    Timestamp, Trigger,
+};
+
+/// Heartbeats are recorded at most this often per kind.
+pub const HEARTBEAT_EVERY_MS: u64 = 5_000;
+/// Screen checks for a start-up dialog before bosun stops looking.
+pub const STARTUP_CHECKS: u32 = 5;
+
+pub(super) fn observed(
+    state: &State,
+    a: &Agent,
+    source: Source,
+    obs: &Observation,
+    log: Option<&PathBuf>,
+    now: Timestamp,
+    d: &mut Decision,
+) {
+    if a.state.is_dead() {
+        return;
+    }
+    if let Some(path) = log.filter(|p| a.log.as_ref() != Some(*p)) {
+        d.event(Event::AgentLogFound { id: a.id.clone(), path: path.clone() });
+        d.effect(Effect::WatchLog { agent: a.id.clone(), path: path.clone(), session_log: true });
+    }
+    // A report from the agent proves its session is up, even before the spawn is confirmed.
+    let current = if a.state == SessionState::Starting {
+        came_up(state, a, None, now, d);
+        SessionState::Running
+    } else {
+        a.state.clone()
+    };
+    heartbeat(a, heartbeat_of(source, obs), now, d);
+    let outranked = a.source.is_some_and(|top| source < top);
+    let log_error = source == Source::Log && matches!(obs, Observation::Error { .. });
+    if outranked && !log_error {
+        return;
+    }
+    let new = match obs {
+        Observation::Started if a.prompt.is_some() && a.restarts == 0 => SessionState::Running,
+        Observation::Started => SessionState::Idle,
+        Observation::Working | Observation::Activity { .. } => SessionState::Running,
+        Observation::Idle => SessionState::Idle,
+        Observation::Prompt { kind } => SessionState::Prompt { kind: *kind },
+        Observation::Error { error } => SessionState::Error { error: *error },
+    };
+    if new == current && a.source >= Some(source) {
+        return;
+    }
+    d.event(Event::AgentObserved { id: a.id.clone(), state: new.clone(), source, at: now });
+    if new != SessionState::Idle {
+        clear_timers(state, a, |k| matches!(k, TimerKind::Grace { .. }), d);
+    }
+    if matches!(obs, Observation::Started) {
+        clear_timers(state, a, |k| matches!(k, TimerKind::Startup { .. }), d);
+    }
+    if new == current {
+        return;
+    }
+    match &new {
+        // The first idle of a fresh session is not the end of a turn.
+        SessionState::Idle if matches!(obs, Observation::Started) => {}
+        SessionState::Idle if source == Source::Hook => recovery::fire(state, a, Trigger::Idle, None, now, d),
+        SessionState::Idle => {
+            let pending = state.timers.values().any(|t| t.kind == TimerKind::Grace { agent: a.id.clone() });
+            if !pending {
+                let at = Timestamp::from_millis(now.as_millis() + a.policy.grace_ms);
+                set_timer(state, d, TimerKind::Grace { agent: a.id.clone() }, at);
+            }
+        }
+        // bosun made this folder: accept the trust dialog's default.
+        SessionState::Prompt { kind: PromptKind::Setup } => d.effect(Effect::PressEnter { session: a.session.clone() }),
+        SessionState::Prompt { .. } => recovery::fire(state, a, Trigger::Prompt, None, now, d),
+        SessionState::Error { error } => recovery::fire(state, a, Trigger::Error, Some(*error), now, d),
+        _ => {}
+    }
+}
+
+/// Records a heartbeat unless one of its kind was recorded in the last few seconds.
+fn heartbeat(a: &Agent, kind: Heartbeat, now: Timestamp, d: &mut Decision) {
+    let recent = a.heartbeats.get(&kind).is_some_and(|t| now.millis_since(*t) < HEARTBEAT_EVERY_MS);
+    if !recent {
+        d.event(Event::Heartbeat { id: a.id.clone(), heartbeat: kind, at: now });
+    }
+}
+
+fn heartbeat_of(source: Source, obs: &Observation) -> Heartbeat {
+    match (obs, source) {
+        (Observation::Activity { heartbeat }, _) => *heartbeat,
+        (_, Source::Hook) => Heartbeat::HookCall,
+        (_, Source::Log) => Heartbeat::LogWrite,
+        (_, Source::Process | Source::Screen) => Heartbeat::TerminalOutput,
+    }
+}
+
+/// New lines of one of the agent's logs. Their last telling line decides the state; every line
+/// is a sign of life.
+pub(super) fn log_lines(
+    state: &State,
+    agent: &AgentId,
+    session_log: bool,
+    lines: &[String],
+    now: Timestamp,
+    d: &mut Decision,
+) {
+    let Some(a) = state.agents.get(agent).filter(|a| a.state.is_up()) else { return };
+    let (source, observations): (Source, Vec<Observation>) = if session_log {
+        let read = |l: &String| match &a.driver {
+            Driver::Codex => driver::codex::log_observation(l),
+            _ => driver::claude::log_observation(l),
+        };
+        (Source::Log, lines.iter().map(read).collect())
+    } else {
+        let activity = Observation::Activity { heartbeat: Heartbeat::TerminalOutput };
+        let seen = match &a.driver {
+            Driver::Generic { patterns } => match patterns.compile() {
+                Ok(m) => lines.iter().map(|l| m.observe(l).unwrap_or_else(|| activity.clone())).collect(),
+                Err(_) => vec![activity],
+            },
+            _ => vec![activity],
+        };
+        (Source::Screen, seen)
+    };
+    let telling = observations.iter().rev().find(|o| !matches!(o, Observation::Activity { .. }));
+    if let Some(obs) = telling.or(observations.last()) {
+        observed(state, a, source, obs, None, now, d);
+    }
+}
+
+/// The agent's screen during start-up: a start-up dialog is a setup prompt; otherwise look again
+/// a little later, a few times, until the agent reports in.
+pub(super) fn screen(state: &State, agent: &AgentId, text: &str, now: Timestamp, d: &mut Decision) {
+    let Some(a) = state.agents.get(agent).filter(|a| a.state.is_up()) else { return };
+    if let Some(obs) = driver::claude::screen_observation(text) {
+        observed(state, a, Source::Screen, &obs, None, now, d);
+    }
+}
+
+/// The start-up check's timer fired: look at the screen if the agent has not reported in.
+pub(super) fn startup_check(state: &State, a: &Agent, checks: u32, now: Timestamp, d: &mut Decision) {
+    if !a.state.is_up() || a.source >= Some(Source::Log) || checks >= STARTUP_CHECKS {
+        return;
+    }
+    d.effect(Effect::CaptureScreen { agent: a.id.clone(), session: a.session.clone() });
+    let at = Timestamp::from_millis(now.as_millis() + super::session::STARTUP_CHECK_MS);
+    set_timer(state, d, TimerKind::Startup { agent: a.id.clone(), checks: checks + 1 }, at);
+}

@@ -1,0 +1,156 @@
+//! Recovery chains: when a trigger fires, the next step of its chain acts — after its cooldown —
+//! until the chain is used up, when a person is asked. Gates pass (done) or hand on to the next
+//! step.
+
+use super::session::queue;
+use super::{escalation::escalate, kill, set_timer, spawn, Decision};
+use crate::{
+    Action, Agent, AgentError, AgentId, Effect, Event, MessageKind, Outcome, Progress, SessionState, State,
+    TimerKind, Timestamp, Trigger, WorkspaceState,
+};
+
+/// Fires `trigger` for the agent: the chain's next step acts (or waits out its cooldown).
+pub(super) fn fire(state: &State, a: &Agent, trigger: Trigger, error: Option<AgentError>, now: Timestamp, d: &mut Decision) {
+    let from = a.recovery.get(&trigger).copied().unwrap_or_default();
+    fire_from(state, a, trigger, error, from, now, d);
+}
+
+fn fire_from(
+    state: &State,
+    a: &Agent,
+    trigger: Trigger,
+    error: Option<AgentError>,
+    mut p: Progress,
+    now: Timestamp,
+    d: &mut Decision,
+) {
+    if a.outcome.is_some() || a.kill_requested {
+        return;
+    }
+    let chain = &a.policy.chain(trigger, error).0;
+    if chain.is_empty() {
+        return;
+    }
+    while p.step < chain.len() && !chain[p.step].attempts.allows(p.used) {
+        p = Progress { step: p.step + 1, used: 0 };
+    }
+    let Some(step) = chain.get(p.step) else {
+        let open = state.open_escalations().any(|e| e.agent == a.id && e.trigger == trigger);
+        if !open {
+            escalate(state, a, trigger, format!("{} and its recovery chain is used up", what(a, trigger)), now, d);
+        }
+        return;
+    };
+    p.used += 1;
+    d.event(Event::RecoveryStep { id: a.id.clone(), trigger, progress: p, action: step.action.clone(), at: now });
+    if step.cooldown_ms > 0 {
+        let at = Timestamp::from_millis(now.as_millis() + step.cooldown_ms);
+        set_timer(state, d, TimerKind::Cooldown { agent: a.id.clone(), trigger }, at);
+    } else {
+        perform(state, a, trigger, &step.action, now, d);
+    }
+}
+
+/// Carries out one action for the agent.
+pub(super) fn perform(state: &State, a: &Agent, trigger: Trigger, action: &Action, now: Timestamp, d: &mut Decision) {
+    match action {
+        Action::Nudge { message } => queue(state, a, message, MessageKind::Nudge, now, d),
+        Action::Resume { message } => resume(state, a, message.as_deref(), now, d),
+        Action::Gate { run } => {
+            d.effect(Effect::RunGate { agent: a.id.clone(), run: run.clone(), cwd: a.cwd.clone() });
+        }
+        Action::Escalate => escalate(state, a, trigger, what(a, trigger), now, d),
+        Action::Done => finish(a, Outcome::Done, now, d),
+        Action::Fail => finish(a, Outcome::Failed, now, d),
+    }
+}
+
+/// Restarts the agent in its workspace with its conversation resumed. A driver that takes a
+/// first message on its command line gets it there; others have it typed once they are up.
+fn resume(state: &State, a: &Agent, message: Option<&str>, now: Timestamp, d: &mut Decision) {
+    d.event(Event::AgentResuming { id: a.id.clone(), at: now });
+    if let Some(ws) = state.workspaces.get(&a.workspace) {
+        if ws.state != (WorkspaceState::InUse { agent: a.id.clone() }) {
+            d.event(Event::WorkspaceInUse { id: ws.id.clone(), agent: a.id.clone() });
+        }
+    }
+    match a.driver.kind() {
+        crate::driver::DriverKind::Claude => d.effect(spawn(a, Some(message))),
+        _ => {
+            d.effect(spawn(a, Some(None)));
+            if let Some(m) = message {
+                queue(state, a, m, MessageKind::Nudge, now, d);
+            }
+        }
+    }
+}
+
+/// The `done` and `fail` actions: the agent's work is over; its session is ended.
+fn finish(a: &Agent, outcome: Outcome, now: Timestamp, d: &mut Decision) {
+    d.event(Event::AgentFinished { id: a.id.clone(), outcome, at: now });
+    if a.state.is_up() {
+        d.effect(kill(a));
+    }
+}
+
+/// A gate ended: exit 0 means done; otherwise the chain goes on to its next step.
+pub(super) fn gate_finished(
+    state: &State,
+    agent: &AgentId,
+    run: &str,
+    code: Option<i32>,
+    now: Timestamp,
+    d: &mut Decision,
+) {
+    let Some(a) = state.agents.get(agent) else { return };
+    let passed = code == Some(0);
+    d.event(Event::GateFinished { id: a.id.clone(), run: run.to_owned(), passed, code });
+    if passed {
+        finish(a, Outcome::Done, now, d);
+        return;
+    }
+    let Some((trigger, p)) = a
+        .recovery
+        .iter()
+        .find(|(t, p)| {
+            let chain = &a.policy.chain(**t, error_of(a)).0;
+            chain.get(p.step).is_some_and(|s| matches!(&s.action, Action::Gate { run: r } if r == run))
+        })
+        .map(|(t, p)| (*t, *p))
+    else {
+        return;
+    };
+    fire_from(state, a, trigger, error_of(a), Progress { step: p.step + 1, used: 0 }, now, d);
+}
+
+/// A cooldown ended: the step it delayed acts, if the agent is still in the trigger's state.
+pub(super) fn cooled_down(state: &State, a: &Agent, trigger: Trigger, now: Timestamp, d: &mut Decision) {
+    let still = match trigger {
+        Trigger::Idle => a.state == SessionState::Idle,
+        Trigger::Error => matches!(a.state, SessionState::Error { .. }),
+        Trigger::Prompt => matches!(a.state, SessionState::Prompt { .. }),
+        Trigger::Dead => a.state.is_dead(),
+    };
+    let Some(p) = a.recovery.get(&trigger) else { return };
+    let step = a.policy.chain(trigger, error_of(a)).0.get(p.step).cloned();
+    if let (true, Some(step)) = (still, step) {
+        perform(state, a, trigger, &step.action, now, d);
+    }
+}
+
+fn error_of(a: &Agent) -> Option<AgentError> {
+    match a.state {
+        SessionState::Error { error } => Some(error),
+        _ => None,
+    }
+}
+
+/// What happened, for an escalation's reason.
+fn what(a: &Agent, trigger: Trigger) -> String {
+    match trigger {
+        Trigger::Idle => format!("agent {} is idle", a.id),
+        Trigger::Dead => format!("agent {} died ({})", a.id, a.state.label()),
+        Trigger::Error => format!("agent {} failed ({})", a.id, a.state.label()),
+        Trigger::Prompt => format!("agent {} waits at a dialog ({})", a.id, a.state.label()),
+    }
+}

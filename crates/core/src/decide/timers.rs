@@ -1,0 +1,42 @@
+//! A timer fired: cooldowns act, graces end in idle (unless the agent showed life), typed
+//! messages get their confirming Enter, start-ups get their screen checked.
+
+use super::observe::startup_check;
+use super::{recovery, set_timer, Decision};
+use crate::{Effect, Event, Heartbeat, SessionState, State, TimerId, TimerKind, Timestamp, Trigger};
+
+pub(super) fn fired(state: &State, id: TimerId, now: Timestamp, d: &mut Decision) {
+    let Some(timer) = state.timers.get(&id) else { return };
+    d.event(Event::TimerCleared { id });
+    let Some(a) = state.agents.get(timer.kind.agent()) else { return };
+    match &timer.kind {
+        TimerKind::Cooldown { trigger, .. } => recovery::cooled_down(state, a, *trigger, now, d),
+        TimerKind::Grace { .. } => {
+            if a.state != SessionState::Idle {
+                return;
+            }
+            // Any sign of life since it went idle starts the grace again from that moment.
+            let last = [Heartbeat::TerminalOutput, Heartbeat::LogWrite, Heartbeat::FileWrite]
+                .iter()
+                .filter_map(|k| a.heartbeats.get(k))
+                .max()
+                .copied()
+                .filter(|t| *t > a.state_since);
+            match last {
+                Some(t) if now.millis_since(t) < a.policy.grace_ms => {
+                    let at = Timestamp::from_millis(t.as_millis() + a.policy.grace_ms);
+                    set_timer(state, d, TimerKind::Grace { agent: a.id.clone() }, at);
+                }
+                _ => recovery::fire(state, a, Trigger::Idle, None, now, d),
+            }
+        }
+        TimerKind::Confirm { message, seq, .. } => {
+            let unmoved = a.state.is_up() && a.state != SessionState::Running && a.state_seq <= *seq;
+            if unmoved {
+                d.effect(Effect::PressEnter { session: a.session.clone() });
+                d.event(Event::MessageResubmitted { id: *message });
+            }
+        }
+        TimerKind::Startup { checks, .. } => startup_check(state, a, *checks, now, d),
+    }
+}

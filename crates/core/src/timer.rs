@@ -1,0 +1,41 @@
+//! Timers are state: a deadline recorded by an event, re-armed by the daemon after a restart.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{AgentId, MessageId, Timestamp, Trigger};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct TimerId(pub u64);
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Timer {
+    pub id: TimerId,
+    pub at: Timestamp,
+    pub kind: TimerKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "timer", rename_all = "snake_case")]
+pub enum TimerKind {
+    /// A recovery step waits out its cooldown before acting.
+    Cooldown { agent: AgentId, trigger: Trigger },
+    /// Without hooks, idle must last this long before `on_idle` fires.
+    Grace { agent: AgentId },
+    /// A message was typed when `seq` events had been applied: if the agent has not changed state
+    /// since and is not working, press Enter once more.
+    Confirm { agent: AgentId, message: MessageId, seq: u64 },
+    /// The agent started but has not reported in: look at its screen for a start-up dialog.
+    Startup { agent: AgentId, checks: u32 },
+}
+
+impl TimerKind {
+    pub fn agent(&self) -> &AgentId {
+        match self {
+            Self::Cooldown { agent, .. }
+            | Self::Grace { agent }
+            | Self::Confirm { agent, .. }
+            | Self::Startup { agent, .. } => agent,
+        }
+    }
+}

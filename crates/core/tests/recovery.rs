@@ -1,0 +1,283 @@
+//! The recovery chains of seed 002 as deterministic simulations with a fake clock: hooks and
+//! logs report, the policy acts, timers fire.
+
+mod support;
+
+use bosun_core::{
+    AgentError, DeathReason, Effect, Event, ExitStatus, Heartbeat, Input, MessageState, Observation, Policy,
+    PromptKind, SessionState, Source, Step,
+};
+use support::{claude, Sim};
+
+fn policy(on_idle: &[&str]) -> Policy {
+    Policy { on_idle: steps(on_idle), ..Policy::default() }
+}
+
+fn steps(s: &[&str]) -> bosun_core::Chain {
+    bosun_core::Chain(s.iter().map(|s| s.parse::<Step>().unwrap()).collect())
+}
+
+fn sent_texts(effects: &[Effect]) -> Vec<String> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::SendText { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A running Claude agent with `policy` that has reported in and is idle.
+fn idle_claude(sim: &mut Sim, policy: Policy) -> bosun_core::AgentId {
+    let (a, w) = sim.start_with(claude(1, policy));
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(7) });
+    sim.see(&a, Source::Hook, Observation::Started);
+    assert_eq!(sim.state.agents[&a].state, SessionState::Idle, "a fresh session waits");
+    a
+}
+
+fn deliver_all(sim: &mut Sim) {
+    for m in sim.in_flight() {
+        sim.ok(Input::TextDelivered { message: m });
+    }
+}
+
+#[test]
+fn the_first_idle_of_a_session_nudges_nobody_but_the_end_of_a_turn_does() {
+    let mut sim = Sim::new();
+    let a = idle_claude(&mut sim, policy(&["nudge*2:Continue"]));
+    assert!(sim.state.messages.is_empty(), "no nudge for a fresh session");
+    sim.see(&a, Source::Hook, Observation::Working);
+    let effects = sim.see(&a, Source::Hook, Observation::Idle);
+    assert_eq!(sent_texts(&effects), vec!["Continue"]);
+}
+
+#[test]
+fn idle_nudge_answer_idle_again_then_the_chain_runs_out_and_escalates() {
+    let mut sim = Sim::new();
+    let a = idle_claude(&mut sim, policy(&["nudge*2:Continue", "escalate"]));
+    for round in 1..=2 {
+        sim.see(&a, Source::Hook, Observation::Working);
+        let effects = sim.see(&a, Source::Hook, Observation::Idle);
+        assert_eq!(sent_texts(&effects), vec!["Continue"], "nudge {round}");
+        deliver_all(&mut sim);
+    }
+    sim.see(&a, Source::Hook, Observation::Working);
+    let effects = sim.see(&a, Source::Hook, Observation::Idle);
+    assert!(sent_texts(&effects).is_empty());
+    assert!(effects.iter().any(|e| matches!(e, Effect::Notify { .. })), "a person is told");
+    let open: Vec<_> = sim.state.open_escalations().collect();
+    assert_eq!(open.len(), 1);
+    // Used up: a further idle raises nothing new.
+    sim.see(&a, Source::Hook, Observation::Working);
+    sim.see(&a, Source::Hook, Observation::Idle);
+    assert_eq!(sim.state.open_escalations().count(), 1, "one escalation, not one per idle");
+}
+
+#[test]
+fn a_chain_with_no_escalate_step_escalates_when_used_up() {
+    let mut sim = Sim::new();
+    let a = idle_claude(&mut sim, policy(&["nudge:Go on"]));
+    for _ in 0..2 {
+        sim.see(&a, Source::Hook, Observation::Working);
+        sim.see(&a, Source::Hook, Observation::Idle);
+        deliver_all(&mut sim);
+    }
+    let e = sim.state.open_escalations().next().expect("escalated");
+    assert!(e.reason.contains("used up"), "{}", e.reason);
+}
+
+#[test]
+fn a_nudge_to_a_working_agent_waits_for_idle() {
+    let mut sim = Sim::new();
+    let a = idle_claude(&mut sim, Policy::default());
+    sim.see(&a, Source::Hook, Observation::Working);
+    let effects = sim.ok(Input::SendText { agent: a.clone(), text: "later".into() });
+    assert!(sent_texts(&effects).is_empty(), "not typed while working");
+    let effects = sim.see(&a, Source::Hook, Observation::Idle);
+    assert_eq!(sent_texts(&effects), vec!["later"]);
+}
+
+#[test]
+fn a_nudge_that_does_not_start_a_turn_gets_one_more_enter() {
+    let mut sim = Sim::new();
+    let a = idle_claude(&mut sim, Policy::default());
+    sim.ok(Input::SendText { agent: a.clone(), text: "go".into() });
+    deliver_all(&mut sim);
+    sim.advance(3_000);
+    let effects = sim.fire_due();
+    assert!(effects.iter().any(|e| matches!(e, Effect::PressEnter { .. })), "{effects:?}");
+
+    // One that does start a turn gets none.
+    sim.ok(Input::SendText { agent: a.clone(), text: "again".into() });
+    deliver_all(&mut sim);
+    sim.see(&a, Source::Hook, Observation::Working);
+    sim.advance(3_000);
+    assert!(!sim.fire_due().iter().any(|e| matches!(e, Effect::PressEnter { .. })));
+}
+
+#[test]
+fn the_process_killed_is_resumed_with_the_same_session_id() {
+    let mut sim = Sim::new();
+    let p = Policy { on_dead: steps(&["resume:Carry on"]), ..Policy::default() };
+    let a = idle_claude(&mut sim, p);
+    let session = sim.state.agents[&a].session.clone();
+    let effects = sim.ok(Input::SessionExited { session, status: ExitStatus { code: None, signal: Some(9) } });
+    let spawn = effects.iter().find_map(|e| match e {
+        Effect::SpawnSession { command, replace: true, .. } => Some(command.clone()),
+        _ => None,
+    });
+    let command = spawn.expect("respawned");
+    assert_eq!(&command[command.len() - 5..], [
+        "--resume",
+        "00000000-0000-0000-0000-000000000001",
+        "--settings",
+        "/state/agents/10000000/settings.json",
+        "Carry on"
+    ]);
+    assert_eq!(sim.state.agents[&a].state, SessionState::Starting);
+    assert_eq!(sim.state.agents[&a].restarts, 1);
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(8) });
+    assert_eq!(sim.state.agents[&a].state, SessionState::Running);
+}
+
+#[test]
+fn a_rate_limit_cools_down_then_nudges() {
+    let mut sim = Sim::new();
+    let p = Policy { on_error: steps(&["nudge+30s:Try again"]), ..Policy::default() };
+    let a = idle_claude(&mut sim, p);
+    sim.see(&a, Source::Hook, Observation::Working);
+    let effects = sim.see(&a, Source::Log, Observation::Error { error: AgentError::RateLimited });
+    assert_eq!(sim.state.agents[&a].state, SessionState::Error { error: AgentError::RateLimited });
+    assert!(sent_texts(&effects).is_empty(), "waits out the cooldown");
+    sim.advance(29_000);
+    assert!(sent_texts(&sim.fire_due()).is_empty());
+    sim.advance(1_000);
+    assert_eq!(sent_texts(&sim.fire_due()), vec!["Try again"]);
+}
+
+#[test]
+fn errors_have_their_own_chains() {
+    let mut sim = Sim::new();
+    let mut p = Policy { on_error: steps(&["escalate"]), ..Policy::default() };
+    p.on_error_kind.insert(AgentError::RateLimited, steps(&["nudge:wait done"]));
+    let a = idle_claude(&mut sim, p);
+    let effects = sim.see(&a, Source::Log, Observation::Error { error: AgentError::RateLimited });
+    assert_eq!(sent_texts(&effects), vec!["wait done"]);
+    sim.see(&a, Source::Hook, Observation::Working);
+    sim.see(&a, Source::Log, Observation::Error { error: AgentError::Unauthorized });
+    assert_eq!(sim.state.open_escalations().count(), 1);
+}
+
+#[test]
+fn a_permission_dialog_escalates_and_the_resolution_delivers_its_message() {
+    let mut sim = Sim::new();
+    let p = Policy { on_prompt: steps(&["escalate"]), ..Policy::default() };
+    let a = idle_claude(&mut sim, p);
+    sim.see(&a, Source::Hook, Observation::Working);
+    sim.see(&a, Source::Hook, Observation::Prompt { kind: PromptKind::Permission });
+    assert_eq!(sim.state.agents[&a].state, SessionState::Prompt { kind: PromptKind::Permission });
+    let e = sim.state.open_escalations().next().expect("escalated").id;
+    let effects = sim.ok(Input::Resolve { escalation: e, message: Some("1".into()) });
+    assert_eq!(sent_texts(&effects), vec!["1"]);
+    assert_eq!(sim.state.open_escalations().count(), 0);
+    assert!(sim.feed(Input::Resolve { escalation: e, message: None }).is_err(), "resolved once");
+}
+
+#[test]
+fn ask_user_question_and_plans_are_prompts() {
+    let mut sim = Sim::new();
+    let a = idle_claude(&mut sim, Policy::default());
+    sim.see(&a, Source::Hook, Observation::Prompt { kind: PromptKind::Question });
+    assert_eq!(sim.state.agents[&a].state.label(), "prompt(question)");
+    sim.see(&a, Source::Hook, Observation::Prompt { kind: PromptKind::Plan });
+    assert_eq!(sim.state.agents[&a].state.label(), "prompt(plan)");
+}
+
+#[test]
+fn a_long_tool_call_never_looks_idle() {
+    let mut sim = Sim::new();
+    let a = idle_claude(&mut sim, policy(&["nudge:Continue"]));
+    sim.see(&a, Source::Hook, Observation::Working);
+    let from = sim.log.len();
+    for _ in 0..10 {
+        sim.advance(30_000);
+        sim.see(&a, Source::Screen, Observation::Activity { heartbeat: Heartbeat::TerminalOutput });
+        sim.see(&a, Source::Log, Observation::Activity { heartbeat: Heartbeat::LogWrite });
+        sim.fire_due();
+    }
+    assert_eq!(sim.state.agents[&a].state, SessionState::Running);
+    assert!(sim.state.messages.is_empty(), "no nudge during a long tool call");
+    assert!(!sim.log[from..].iter().any(|e| matches!(e, Event::AgentObserved { state: SessionState::Idle, .. })));
+}
+
+#[test]
+fn a_lower_source_never_overrides_a_higher_one_but_the_log_reports_errors() {
+    let mut sim = Sim::new();
+    let a = idle_claude(&mut sim, Policy::default());
+    sim.see(&a, Source::Hook, Observation::Working);
+    sim.see(&a, Source::Screen, Observation::Idle);
+    sim.see(&a, Source::Log, Observation::Idle);
+    assert_eq!(sim.state.agents[&a].state, SessionState::Running);
+    sim.see(&a, Source::Log, Observation::Error { error: AgentError::OutOfCredits });
+    assert_eq!(sim.state.agents[&a].state.label(), "error(out_of_credits)");
+}
+
+#[test]
+fn without_hooks_idle_must_last_the_grace_and_activity_starts_it_again() {
+    let mut sim = Sim::new();
+    let p = Policy { grace_ms: 60_000, ..policy(&["nudge:Continue"]) };
+    let (a, w) = sim.start_with(bosun_core::AgentSpec { policy: p, ..support::spec(1) });
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });
+    sim.see(&a, Source::Screen, Observation::Idle);
+    sim.advance(40_000);
+    sim.see(&a, Source::Screen, Observation::Activity { heartbeat: Heartbeat::TerminalOutput });
+    sim.see(&a, Source::Screen, Observation::Idle);
+    sim.advance(30_000);
+    assert!(sent_texts(&sim.fire_due()).is_empty(), "activity 30 s ago: not yet");
+    sim.advance(30_000);
+    assert_eq!(sent_texts(&sim.fire_due()), vec!["Continue"]);
+}
+
+#[test]
+fn a_gate_that_passes_is_done_and_one_that_fails_hands_on() {
+    let mut sim = Sim::new();
+    let a = idle_claude(&mut sim, policy(&["gate:cargo test", "nudge:Fix the tests"]));
+    sim.see(&a, Source::Hook, Observation::Working);
+    let effects = sim.see(&a, Source::Hook, Observation::Idle);
+    assert!(effects.iter().any(|e| matches!(e, Effect::RunGate { run, .. } if run == "cargo test")));
+    let effects = sim.ok(Input::GateFinished { agent: a.clone(), run: "cargo test".into(), code: Some(1) });
+    assert_eq!(sent_texts(&effects), vec!["Fix the tests"], "a failed gate goes on to the next step");
+
+    let mut sim = Sim::new();
+    let a = idle_claude(&mut sim, policy(&["gate:true"]));
+    sim.see(&a, Source::Hook, Observation::Working);
+    sim.see(&a, Source::Hook, Observation::Idle);
+    let effects = sim.ok(Input::GateFinished { agent: a.clone(), run: "true".into(), code: Some(0) });
+    assert!(effects.iter().any(|e| matches!(e, Effect::KillSession { .. })), "done ends the session");
+    let session = sim.state.agents[&a].session.clone();
+    sim.ok(Input::SessionClosed { session });
+    assert_eq!(sim.state.agents[&a].state, SessionState::Dead { reason: DeathReason::Completed });
+    assert_eq!(sim.state.agents[&a].outcome, Some(bosun_core::Outcome::Done));
+}
+
+#[test]
+fn a_trust_dialog_at_start_is_accepted() {
+    let mut sim = Sim::new();
+    let (a, w) = sim.start_with(claude(1, Policy::default()));
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(7) });
+    sim.advance(1_500);
+    let effects = sim.fire_due();
+    assert!(effects.iter().any(|e| matches!(e, Effect::CaptureScreen { .. })), "{effects:?}");
+    let effects = sim.ok(Input::Screen { agent: a.clone(), text: "Do you trust the files in this folder?".into() });
+    assert!(effects.iter().any(|e| matches!(e, Effect::PressEnter { .. })), "{effects:?}");
+    assert_eq!(sim.state.agents[&a].state.label(), "prompt(setup)");
+    sim.see(&a, Source::Hook, Observation::Started);
+    assert_eq!(sim.state.agents[&a].state, SessionState::Idle);
+    sim.advance(10_000);
+    assert!(!sim.fire_due().iter().any(|e| matches!(e, Effect::CaptureScreen { .. })), "no more screen checks");
+    let _ = MessageState::Queued;
+}
