@@ -4,6 +4,7 @@
 
 mod error;
 mod logwatch;
+mod notifier;
 mod tmux;
 mod workspaces;
 
@@ -14,6 +15,7 @@ use bosun_core::{SessionName, SessionSeen, WorkspaceKind};
 
 pub use error::AdapterError;
 pub use logwatch::{LogLines, LogWatchOptions, LogWatcher, WatchId};
+pub use notifier::{DesktopNotifier, Notifier};
 pub use tmux::{SettleDelay, Tmux};
 pub use workspaces::LocalWorkspaces;
 
@@ -65,6 +67,8 @@ pub struct SpawnSpec<'a> {
     pub cwd: &'a Path,
     pub env: &'a BTreeMap<String, String>,
     pub command: &'a [String],
+    /// A file the session's output is appended to (`tmux pipe-pane`).
+    pub output: Option<&'a Path>,
 }
 
 /// Terminal sessions that agents run in: tmux on bosun's own socket.
@@ -76,6 +80,8 @@ pub trait Sessions: Send + Sync {
     fn spawn(&self, spec: SpawnSpec<'_>) -> Result<Option<u32>, AdapterError>;
     /// Types `text` literally, waits for it to settle, then presses Enter. Never sends Escape.
     fn send_text(&self, session: &SessionName, text: &str) -> Result<(), AdapterError>;
+    /// Presses Enter.
+    fn press_enter(&self, session: &SessionName) -> Result<(), AdapterError>;
     /// The visible screen, with colour escapes when `colors`.
     fn capture(&self, session: &SessionName, colors: bool) -> Result<String, AdapterError>;
     /// Every session on the server, with its pane's pid and, once it has exited, its status.

@@ -210,6 +210,12 @@ impl Sessions for Tmux {
         }
         args.extend(["-P", "-F", "#{pane_pid}", "--"].map(OsString::from));
         args.extend(spec.command.iter().map(OsString::from));
+        if let Some(output) = spec.output {
+            // In the same tmux command list, so no output is missed before the pipe is set.
+            let quoted = format!("'{}'", output.display().to_string().replace('\'', r"'\''"));
+            args.extend([";", "pipe-pane", "-t", &exact_pane(spec.session), "-O"].map(OsString::from));
+            args.push(format!("cat >> {quoted}").into());
+        }
         match self.run(&args) {
             Ok(out) => Ok(out.trim().parse().ok()),
             Err(AdapterError::Command { stderr, .. }) if stderr.contains("duplicate session") => {
@@ -227,6 +233,10 @@ impl Sessions for Tmux {
         }
         self.on_session(session, self.run(["send-keys", "-t", &target, "Enter"]))?;
         Ok(())
+    }
+
+    fn press_enter(&self, session: &SessionName) -> Result<(), AdapterError> {
+        self.on_session(session, self.run(["send-keys", "-t", &exact_pane(session), "Enter"])).map(drop)
     }
 
     fn capture(&self, session: &SessionName, colors: bool) -> Result<String, AdapterError> {

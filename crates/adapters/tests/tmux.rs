@@ -30,7 +30,7 @@ fn spawn(
     command: &[&str],
 ) -> Option<u32> {
     let command = argv(command);
-    tmux.spawn(SpawnSpec { session, cwd, env, command: &command }).expect("spawn")
+    tmux.spawn(SpawnSpec { session, cwd, env, command: &command, output: None }).expect("spawn")
 }
 
 fn seen(tmux: &Tmux, session: &SessionName) -> Option<SessionSeen> {
@@ -220,4 +220,20 @@ fn attach_command_targets_the_session_exactly_on_bosuns_socket() {
     let server = TmuxServer::new();
     let command = server.tmux().attach_command(&name("x"));
     assert_eq!(command[1..], argv(&["-S", &server.socket().display().to_string(), "attach-session", "-t", "=x"]));
+}
+
+#[test]
+fn a_sessions_output_is_copied_to_its_output_file_from_the_first_byte() {
+    let server = TmuxServer::new();
+    let output = server.dir().join("out dir's").join("output.log");
+    std::fs::create_dir_all(output.parent().unwrap()).unwrap();
+    let session = SessionName::from_reported("piped");
+    let command: Vec<String> = ["sh", "-c", "echo first words; exec sleep 60"].map(String::from).to_vec();
+    let env = BTreeMap::new();
+    let spec = SpawnSpec { session: &session, cwd: server.dir(), env: &env, command: &command, output: Some(&output) };
+    server.tmux().spawn(spec).expect("spawn");
+    let copied = wait_for(Duration::from_secs(10), || {
+        std::fs::read_to_string(&output).ok().filter(|t| t.contains("first words"))
+    });
+    assert!(copied.is_some(), "output copied");
 }

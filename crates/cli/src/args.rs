@@ -59,6 +59,20 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List what needs a person (open escalations; --all for resolved ones too)
+    Escalations {
+        #[arg(long)]
+        all: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Resolve an escalation; --message types a message into its agent when it waits for input
+    Resolve {
+        /// Escalation id (e3, or 3)
+        id: String,
+        #[arg(long)]
+        message: Option<String>,
+    },
     /// Manage workspaces
     #[command(subcommand)]
     Workspace(WorkspaceCommand),
@@ -75,7 +89,7 @@ pub enum AgentCommand {
     /// Start COMMAND in a fresh workspace and tmux session; prints the agent id, workspace path
     /// and branch
     #[command(after_help = "Example:\n  bosun agent start --name fix-login -- claude \"Fix the login bug\"")]
-    Start(StartArgs),
+    Start(Box<StartArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -100,9 +114,61 @@ pub struct StartArgs {
     pub env: Vec<String>,
     #[arg(long)]
     pub json: bool,
+    /// How bosun reads the agent [default: from the command's name: claude, codex, else generic]
+    #[arg(long, value_enum)]
+    pub driver: Option<DriverArg>,
+    /// The agent's first prompt (Claude and Codex get it on their command line; a generic agent
+    /// has it typed)
+    #[arg(long)]
+    pub prompt: Option<String>,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Generic driver: a regular expression that means the agent waits for input
+    #[arg(long, value_name = "REGEX")]
+    pub prompt_pattern: Option<String>,
+    /// Generic driver: a regular expression that means the agent is working
+    #[arg(long, value_name = "REGEX")]
+    pub working_pattern: Option<String>,
+    /// Generic driver: a regular expression that means the agent hit an error
+    #[arg(long, value_name = "REGEX")]
+    pub error_pattern: Option<String>,
     /// The agent's command and its arguments
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+/// The recovery policy. A STEP is ACTION[*ATTEMPTS][+COOLDOWN][:ARGUMENT] with ACTION one of
+/// nudge:MESSAGE, resume[:MESSAGE], gate:COMMAND, escalate, done, fail; repeat a flag to chain
+/// steps, e.g. `--on-idle 'nudge*2:Continue' --on-idle 'resume:Carry on' --on-idle escalate`.
+#[derive(Debug, Args, Default)]
+pub struct PolicyArgs {
+    /// A policy file (TOML: on_idle, on_dead, on_error, on_error_kind, on_prompt, grace); the
+    /// flags below add to it
+    #[arg(long, value_name = "FILE.toml")]
+    pub policy: Option<PathBuf>,
+    /// A step for when the agent's turn ends and it waits for input
+    #[arg(long = "on-idle", value_name = "STEP")]
+    pub on_idle: Vec<String>,
+    /// A step for when the agent's process exits by itself
+    #[arg(long = "on-dead", value_name = "STEP")]
+    pub on_dead: Vec<String>,
+    /// A step for when a request fails; `KIND=STEP` for one kind (unauthorized, out_of_credits,
+    /// rate_limited, no_internet, other)
+    #[arg(long = "on-error", value_name = "[KIND=]STEP")]
+    pub on_error: Vec<String>,
+    /// A step for when a dialog holds the agent (permission, plan, question)
+    #[arg(long = "on-prompt", value_name = "STEP")]
+    pub on_prompt: Vec<String>,
+    /// Without hooks, how long idle must last before --on-idle acts (e.g. 60s, 5m)
+    #[arg(long, value_name = "DURATION")]
+    pub grace: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DriverArg {
+    Claude,
+    Codex,
+    Generic,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -180,6 +246,10 @@ pub enum DaemonCommand {
 pub enum HookCommand {
     #[command(subcommand)]
     Tmux(TmuxHook),
+    /// A Claude Code hook (payload on stdin)
+    Claude { agent: String, event: String },
+    /// Codex's notify program (payload as the last argument)
+    Codex { agent: String, payload: String },
 }
 
 #[derive(Debug, Subcommand)]

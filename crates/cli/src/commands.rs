@@ -6,17 +6,21 @@ use std::os::unix::process::CommandExt;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context, Result};
+use bosun_core::driver::generic::Patterns;
+use bosun_core::driver::DriverKind;
 use bosun_core::Name;
 use bosun_wire::{HookEvent, Request, Response, StartAgent, WorkspaceChoice};
 use serde::Serialize;
 
-use crate::args::{AgentCommand, Colors, Command, StartArgs, TmuxHook, WorkspaceCommand, WorkspaceKindArg};
+use crate::args::{
+    AgentCommand, Colors, Command, DriverArg, HookCommand, StartArgs, TmuxHook, WorkspaceCommand, WorkspaceKindArg,
+};
 use crate::client::Client;
 use crate::render;
 
 pub fn run(client: &Client, command: Command) -> Result<()> {
     match command {
-        Command::Agent(AgentCommand::Start(args)) => start(client, args),
+        Command::Agent(AgentCommand::Start(args)) => start(client, *args),
         Command::Ls(flag) => {
             let Response::List(list) = client.request(Request::List)? else { bail!(unexpected()) };
             if flag.json {
@@ -55,8 +59,47 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             if let Some(e) = &a.error {
                 println!("error      {e}");
             }
+            println!(
+                "driver     {:?}{}",
+                a.driver.kind(),
+                a.source.map(|s| format!(" (known from {s:?})")).unwrap_or_default()
+            );
+            if let Some(log) = &a.log {
+                println!("log        {}", log.display());
+            }
+            for (kind, at) in &a.heartbeats {
+                println!("heartbeat  {:<16} {} ago", format!("{kind:?}"), render::age(d.now, at.as_millis()));
+            }
+            for (trigger, chain) in [
+                ("on_idle", &a.policy.on_idle),
+                ("on_dead", &a.policy.on_dead),
+                ("on_error", &a.policy.on_error),
+                ("on_prompt", &a.policy.on_prompt),
+            ] {
+                if !chain.is_empty() {
+                    let steps: Vec<String> = chain.0.iter().map(ToString::to_string).collect();
+                    println!("{trigger:<10} {}", steps.join(" → "));
+                }
+            }
+            for (kind, chain) in &a.policy.on_error_kind {
+                let steps: Vec<String> = chain.0.iter().map(ToString::to_string).collect();
+                println!("on_error   {}: {}", kind.label(), steps.join(" → "));
+            }
+            for (trigger, p) in &a.recovery {
+                println!("recovery   {trigger:?}: step {} used {}", p.step + 1, p.used);
+            }
+            if a.restarts > 0 {
+                println!("restarts   {}", a.restarts);
+            }
+            if let Some(o) = a.outcome {
+                println!("outcome    {o:?}");
+            }
             for m in &d.messages {
-                println!("message    {} {:?} {:?}", m.id, m.text, m.state);
+                println!("message    {} {:?} {:?} {:?}", m.id, m.kind, m.text, m.state);
+            }
+            for e in &d.escalations {
+                let state = if e.resolved.is_some() { "resolved" } else { "open" };
+                println!("escalation {} ({state}) {}", e.id, e.reason);
             }
             Ok(())
         }
@@ -96,6 +139,44 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             Ok(())
         }
         Command::Workspace(cmd) => workspace(client, cmd),
+        Command::Escalations { all, json } => {
+            let Response::Escalations { now, escalations } = client.request(Request::Escalations { all })? else {
+                bail!(unexpected())
+            };
+            if json {
+                return print_json(&escalations);
+            }
+            if escalations.is_empty() {
+                println!("nothing needs a person");
+                return Ok(());
+            }
+            let rows: Vec<Vec<String>> = escalations
+                .iter()
+                .map(|e| {
+                    vec![
+                        e.id.to_string(),
+                        e.agent.to_string(),
+                        render::age(now, e.at.as_millis()),
+                        if e.resolved.is_some() { "resolved".into() } else { "open".into() },
+                        e.reason.clone(),
+                    ]
+                })
+                .collect();
+            println!("{}", render::table(&["ESCALATION", "AGENT", "AGE", "STATE", "REASON"], &rows));
+            Ok(())
+        }
+        Command::Resolve { id, message } => {
+            let Response::Resolved { escalation, message } =
+                client.request(Request::Resolve { escalation: id, message })?
+            else {
+                bail!(unexpected())
+            };
+            match message {
+                Some(m) => println!("resolved {escalation}; message {m} goes to the agent when it waits for input"),
+                None => println!("resolved {escalation}"),
+            }
+            Ok(())
+        }
         Command::Daemon(_) | Command::Hook(_) => unreachable_command(),
     }
 }
@@ -124,16 +205,24 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
             WorkspaceChoice::Folder
         }
     };
-    let request = Request::StartAgent(StartAgent {
+    let request = Request::StartAgent(Box::new(StartAgent {
         repo,
         cwd: std::env::current_dir().context("cannot read the current directory")?,
         workspace,
         branch: args.branch,
         base_ref: args.base_ref,
         name: args.name,
-        command: args.command,
         env,
-    });
+        driver: args.driver.map(|d| match d {
+            DriverArg::Claude => DriverKind::Claude,
+            DriverArg::Codex => DriverKind::Codex,
+            DriverArg::Generic => DriverKind::Generic,
+        }),
+        prompt: args.prompt,
+        policy: crate::policy_args::policy(&args.policy)?,
+        patterns: Patterns { prompt: args.prompt_pattern, working: args.working_pattern, error: args.error_pattern },
+        command: args.command,
+    }));
     let Response::Started(s) = client.request(request)? else { bail!(unexpected()) };
     if args.json {
         return print_json(&s);
@@ -202,15 +291,21 @@ fn print_removed(r: &bosun_wire::Removed) {
     }
 }
 
-/// Reports from tmux's hooks. Silent, and never starts a daemon: one that is down reconciles
-/// at its next start.
-pub fn hook(client: &Client, hook: TmuxHook) -> Result<ExitCode> {
+/// Reports from the hooks bosun installs (tmux, Claude Code, Codex). Silent, and never starts
+/// a daemon: one that is down reconciles at its next start.
+pub fn hook(client: &Client, hook: HookCommand) -> Result<ExitCode> {
     let num = |s: &str| s.trim().parse::<i32>().ok();
     let event = match hook {
-        TmuxHook::PaneDied { session, status, signal } => {
+        HookCommand::Tmux(TmuxHook::PaneDied { session, status, signal }) => {
             HookEvent::PaneDied { session, status: num(&status), signal: num(&signal) }
         }
-        TmuxHook::SessionClosed { session } => HookEvent::SessionClosed { session },
+        HookCommand::Tmux(TmuxHook::SessionClosed { session }) => HookEvent::SessionClosed { session },
+        HookCommand::Claude { agent, event } => {
+            let mut payload = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut payload)?;
+            HookEvent::Claude { agent, event, payload }
+        }
+        HookCommand::Codex { agent, payload } => HookEvent::Codex { agent, payload },
     };
     client.request_if_running(Request::Hook(event))?;
     Ok(ExitCode::SUCCESS)

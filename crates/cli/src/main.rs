@@ -5,6 +5,7 @@ mod args;
 mod client;
 mod commands;
 mod daemon_cmd;
+mod policy_args;
 mod render;
 
 use std::process::ExitCode;
@@ -34,7 +35,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let client = client::Client::new(dirs);
     match cli.command {
         Command::Daemon(cmd) => daemon_cmd::run(&client, cmd),
-        Command::Hook(args::HookCommand::Tmux(hook)) => commands::hook(&client, hook),
+        Command::Hook(hook) => commands::hook(&client, hook),
         other => commands::run(&client, other).map(|()| ExitCode::SUCCESS),
     }
 }

@@ -31,7 +31,7 @@ fn send_delivers_a_prompt_that_claudeless_answers_and_peek_shows_the_answer() {
     let repo = TempRepo::new();
     let (cl, sc) = (claudeless(), scenario("chat"));
     let id = bosun.start(repo.path(), &["--", &cl, "--scenario", &sc]);
-    bosun.wait_state(&id, "running");
+    bosun.wait_state(&id, "idle");
     let before = bosun.wait_screen(&id, "for shortcuts");
     assert!(!before.contains("pong"), "no answer before the prompt:\n{before}");
 
@@ -50,7 +50,7 @@ fn kill_gives_dead_killed_and_ends_the_session() {
     let repo = TempRepo::new();
     let (cl, sc) = (claudeless(), scenario("chat"));
     let id = bosun.start(repo.path(), &["--", &cl, "--scenario", &sc]);
-    bosun.wait_state(&id, "running");
+    bosun.wait_up(&id);
     assert_eq!(bosun.sessions(), vec![format!("bosun-{id}")]);
 
     let out = bosun.ok(repo.path(), &["kill", &id]);

@@ -20,7 +20,7 @@ fn twenty_agents_started_at_once_get_twenty_workspaces_and_sessions() {
     let distinct: BTreeSet<&String> = ids.iter().collect();
     assert_eq!(distinct.len(), 20);
     for id in &ids {
-        bosun.wait_state(id, "running");
+        bosun.wait_up(id);
     }
     let list = bosun.list();
     let paths: BTreeSet<_> = list.workspaces.iter().map(|w| w.path.clone()).collect();

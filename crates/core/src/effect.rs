@@ -22,7 +22,7 @@ pub enum Effect {
     },
     /// Write `files`, then start the agent's command in a new session whose output is copied to
     /// `output`. Reports `SessionSpawned` or `SessionSpawnFailed`; a session of that name that
-    /// already runs counts as spawned. With `replace`, a session of that name is ended first.
+    /// already runs counts as spawned. `replace` names a session to end first.
     SpawnSession {
         agent: AgentId,
         session: SessionName,
@@ -31,7 +31,7 @@ pub enum Effect {
         command: Vec<String>,
         files: Vec<(PathBuf, String)>,
         output: PathBuf,
-        replace: bool,
+        replace: Option<SessionName>,
     },
     /// End the session; a session that is already gone counts as killed.
     KillSession { agent: AgentId, session: SessionName },

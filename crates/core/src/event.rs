@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     Action, Agent, AgentId, BranchKept, DeathReason, Escalation, EscalationId, Heartbeat, Message, MessageId, Outcome,
-    Progress, SessionState, Source, Timer, TimerId, Timestamp, Trigger, Workspace, WorkspaceId,
+    Progress, SessionName, SessionState, Source, Timer, TimerId, Timestamp, Trigger, Workspace, WorkspaceId,
 };
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,10 +96,11 @@ pub enum Event {
         at: Timestamp,
         error: Option<String>,
     },
-    /// Restarted in its workspace with its conversation resumed.
+    /// Restarted in its workspace with its conversation resumed, in a new session.
     AgentResuming {
         id: AgentId,
         at: Timestamp,
+        session: SessionName,
     },
     /// The `done` or `fail` action ended its work.
     AgentFinished {

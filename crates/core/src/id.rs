@@ -76,6 +76,12 @@ impl AgentId {
     pub fn session(&self) -> SessionName {
         SessionName(format!("bosun-{}", self.0))
     }
+
+    /// The session of the agent's `n`th restart: a new name, so reports about the old session
+    /// can never be taken for the new one.
+    pub fn restarted_session(&self, n: u32) -> SessionName {
+        SessionName(format!("bosun-{}-r{n}", self.0))
+    }
 }
 
 impl WorkspaceId {

@@ -29,7 +29,7 @@ pub struct Policy {
     pub on_prompt: Chain,
     /// Without hooks, how long an agent must stay idle before `on_idle` fires (any activity
     /// cancels it). With hooks, idle is certain and fires at once.
-    #[serde(default = "default_grace", with = "duration")]
+    #[serde(rename = "grace", default = "default_grace", with = "duration")]
     pub grace_ms: u64,
 }
 

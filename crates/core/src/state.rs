@@ -104,11 +104,12 @@ pub fn apply(state: &mut State, event: &Event) {
                 }
             }
         }
-        Event::AgentResuming { id, at } => {
+        Event::AgentResuming { id, at, session } => {
             if let Some(agent) = state.agents.get_mut(id) {
                 set_agent_state(agent, SessionState::Starting, *at, seq);
                 agent.restarts += 1;
                 agent.pid = None;
+                agent.session = session.clone();
             }
         }
         Event::AgentFinished { id, outcome, .. } => {

@@ -125,19 +125,26 @@ fn the_process_killed_is_resumed_with_the_same_session_id() {
     let session = sim.state.agents[&a].session.clone();
     let effects = sim.ok(Input::SessionExited { session, status: ExitStatus { code: None, signal: Some(9) } });
     let spawn = effects.iter().find_map(|e| match e {
-        Effect::SpawnSession { command, replace: true, .. } => Some(command.clone()),
+        Effect::SpawnSession { command, replace: Some(_), .. } => Some(command.clone()),
         _ => None,
     });
     let command = spawn.expect("respawned");
-    assert_eq!(&command[command.len() - 5..], [
-        "--resume",
-        "00000000-0000-0000-0000-000000000001",
-        "--settings",
-        "/state/agents/10000000/settings.json",
-        "Carry on"
-    ]);
+    assert_eq!(
+        &command[command.len() - 5..],
+        [
+            "--resume",
+            "00000000-0000-0000-0000-000000000001",
+            "--settings",
+            "/state/agents/10000000/settings.json",
+            "Carry on"
+        ]
+    );
     assert_eq!(sim.state.agents[&a].state, SessionState::Starting);
     assert_eq!(sim.state.agents[&a].restarts, 1);
+    assert_eq!(sim.state.agents[&a].session.as_str(), "bosun-10000000-r1", "a new session name");
+    // The old session's end, reported late, is not taken for the new one's.
+    sim.ok(Input::SessionClosed { session: bosun_core::SessionName::from_reported("bosun-10000000") });
+    assert_eq!(sim.state.agents[&a].state, SessionState::Starting);
     sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(8) });
     assert_eq!(sim.state.agents[&a].state, SessionState::Running);
 }

@@ -1,36 +1,98 @@
-//! Carries out the core's effects through the adapters, each on tokio's blocking pool so a slow
-//! `git` never stalls the engine, and feeds every outcome back to the engine as an `Input`.
+//! Carries out the core's effects through the adapters, each off the engine loop (tokio's
+//! blocking pool for commands, tasks for timers), and feeds every outcome back to the engine as
+//! an `Input`. It decides nothing.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
 
-use bosun_adapters::{AdapterError, Sessions, SpawnSpec, Workspaces};
-use bosun_core::{Effect, Input};
+use bosun_adapters::{AdapterError, LogLines, LogWatcher, Notifier, Sessions, SpawnSpec, WatchId, Workspaces};
+use bosun_core::{AgentId, Effect, Input, TimerId, Timestamp};
 use tokio::runtime::Handle;
 
-use crate::engine::{EffectSink, EngineHandle};
+use crate::engine::{now, EffectSink, EngineHandle};
 
 #[derive(Clone)]
 pub struct Executor {
     pub workspaces: Arc<dyn Workspaces>,
     pub sessions: Arc<dyn Sessions>,
+    pub notifier: Arc<dyn Notifier>,
     pub runtime: Handle,
+    pub logs: Arc<Logs>,
+}
+
+/// The daemon's one log watcher, started on first use, and which agent each watch is for.
+#[derive(Default)]
+pub struct Logs {
+    watcher: OnceLock<Option<LogWatcher>>,
+    watches: Arc<Mutex<BTreeMap<WatchId, (AgentId, bool)>>>,
 }
 
 impl EffectSink for Executor {
     fn dispatch(&self, effect: Effect, engine: &EngineHandle) {
-        let this = self.clone();
-        let engine = engine.clone();
-        self.runtime.spawn_blocking(move || {
-            tracing::debug!(?effect, "effect");
-            if let Some(input) = this.run(effect) {
-                engine.submit_nowait(input);
+        match effect {
+            Effect::SetTimer { id, at } => schedule_timer(&self.runtime, engine.clone(), id, at),
+            Effect::WatchLog { agent, path, session_log } => self.logs.watch(engine, agent, &path, session_log),
+            Effect::UnwatchLogs { agent } => self.logs.unwatch(&agent),
+            effect => {
+                let (this, engine) = (self.clone(), engine.clone());
+                self.runtime.spawn_blocking(move || {
+                    tracing::debug!(?effect, "effect");
+                    if let Some(input) = this.run(effect) {
+                        engine.submit_nowait(input);
+                    }
+                });
             }
+        }
+    }
+}
+
+/// Reports `TimerFired` to the engine at `at` (at once when `at` is past).
+pub fn schedule_timer(runtime: &Handle, engine: EngineHandle, id: TimerId, at: Timestamp) {
+    let delay = Duration::from_millis(at.millis_since(now()));
+    runtime.spawn(async move {
+        tokio::time::sleep(delay).await;
+        engine.submit_nowait(Input::TimerFired { id });
+    });
+}
+
+impl Logs {
+    /// Follows `path` from its current end for `agent`.
+    fn watch(&self, engine: &EngineHandle, agent: AgentId, path: &Path, session_log: bool) {
+        let watcher = self.watcher.get_or_init(|| {
+            let (engine, watches) = (engine.clone(), self.watches.clone());
+            let sink = move |lines: LogLines| {
+                let known = watches.lock().unwrap_or_else(PoisonError::into_inner).get(&lines.id).cloned();
+                if let (Some((agent, session_log)), false) = (known, lines.lines.is_empty()) {
+                    engine.submit_nowait(Input::LogLines { agent, session_log, lines: lines.lines });
+                }
+            };
+            LogWatcher::new(sink).map_err(|e| tracing::error!("cannot watch logs: {e}")).ok()
         });
+        let Some(watcher) = watcher else { return };
+        let mut watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
+        if watches.values().any(|(a, s)| a == &agent && *s == session_log) {
+            return;
+        }
+        let end = std::fs::metadata(path).map_or(0, |m| m.len());
+        let id = watcher.watch(path.to_owned(), end);
+        watches.insert(id, (agent, session_log));
+    }
+
+    fn unwatch(&self, agent: &AgentId) {
+        let Some(Some(watcher)) = self.watcher.get() else { return };
+        let mut watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
+        let ids: Vec<WatchId> = watches.iter().filter(|(_, (a, _))| a == agent).map(|(id, _)| *id).collect();
+        for id in ids {
+            watcher.unwatch(id);
+            watches.remove(&id);
+        }
     }
 }
 
 impl Executor {
-    /// Runs one effect and says how it went.
+    /// Runs one effect that may block and says how it went.
     pub fn run(&self, effect: Effect) -> Option<Input> {
         Some(match effect {
             Effect::CreateWorkspace { id, path, kind, settings_from, resume } => {
@@ -39,9 +101,15 @@ impl Executor {
                     Err(e) => Input::WorkspaceCreateFailed { id, error: e.to_string() },
                 }
             }
-            Effect::SpawnSession { agent, session, cwd, env, command } => {
-                let spec = SpawnSpec { session: &session, cwd: &cwd, env: &env, command: &command };
-                match self.sessions.spawn(spec) {
+            Effect::SpawnSession { agent, session, cwd, env, command, files, output, replace } => {
+                if let Some(old) = replace {
+                    if let Err(e) = self.sessions.kill(&old) {
+                        tracing::warn!(%old, "cannot end the old session: {e}");
+                    }
+                }
+                let spec =
+                    SpawnSpec { session: &session, cwd: &cwd, env: &env, command: &command, output: Some(&output) };
+                match write_files(&files, &output).and_then(|()| self.sessions.spawn(spec)) {
                     Ok(pid) => Input::SessionSpawned { agent, pid },
                     Err(e) => Input::SessionSpawnFailed { agent, error: e.to_string() },
                 }
@@ -53,6 +121,19 @@ impl Executor {
             Effect::SendText { message, session, text } => match self.sessions.send_text(&session, &text) {
                 Ok(()) => Input::TextDelivered { message },
                 Err(e) => Input::TextFailed { message, error: e.to_string() },
+            },
+            Effect::PressEnter { session } => {
+                if let Err(e) = self.sessions.press_enter(&session) {
+                    tracing::warn!(%session, "cannot press Enter: {e}");
+                }
+                return None;
+            }
+            Effect::CaptureScreen { agent, session } => match self.sessions.capture(&session, false) {
+                Ok(text) => Input::Screen { agent, text },
+                Err(e) => {
+                    tracing::debug!(%session, "cannot read the screen: {e}");
+                    return None;
+                }
             },
             Effect::InspectWorkspace { id, path, kind, owned } => {
                 let dirty = match self.workspaces.is_dirty(&path, &kind, &owned) {
@@ -73,6 +154,44 @@ impl Executor {
                     }
                 }
             }
+            Effect::RunGate { agent, run, cwd } => {
+                let status = std::process::Command::new("sh")
+                    .args(["-c", &run])
+                    .current_dir(&cwd)
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .status();
+                let code = status
+                    .map_err(|e| tracing::warn!(%agent, "gate {run:?} could not run: {e}"))
+                    .ok()
+                    .and_then(|s| s.code());
+                Input::GateFinished { agent, run, code }
+            }
+            Effect::Notify { title, body } => {
+                if let Err(e) = self.notifier.notify(&title, &body) {
+                    tracing::warn!("cannot notify: {e}");
+                }
+                return None;
+            }
+            Effect::SetTimer { .. } | Effect::WatchLog { .. } | Effect::UnwatchLogs { .. } => return None,
         })
     }
+}
+
+/// Writes the agent's files (its settings) and makes room for its output file.
+fn write_files(files: &[(std::path::PathBuf, String)], output: &Path) -> Result<(), AdapterError> {
+    let mkdir = |dir: &Path| {
+        std::fs::create_dir_all(dir).map_err(|e| AdapterError::io(format!("creating {}", dir.display()), e))
+    };
+    if let Some(dir) = output.parent() {
+        mkdir(dir)?;
+    }
+    for (path, content) in files {
+        if let Some(dir) = path.parent() {
+            mkdir(dir)?;
+        }
+        std::fs::write(path, content).map_err(|e| AdapterError::io(format!("writing {}", path.display()), e))?;
+    }
+    Ok(())
 }

@@ -15,7 +15,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use bosun_adapters::{LocalWorkspaces, Sessions, Tmux, Workspaces};
+use bosun_adapters::{DesktopNotifier, LocalWorkspaces, Sessions, Tmux, Workspaces};
 use bosun_wire::StateDir;
 use tokio::net::UnixListener;
 use tokio::sync::Notify;
@@ -64,8 +64,8 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     tracing::info!(version = bosun_wire::VERSION, pid = std::process::id(), events = store.count(), "daemon starting");
 
     let tmux = Tmux::new(opts.dirs.tmux_socket(), opts.dirs.tmux_config());
-    let hook = format!("{} --state-dir {} hook tmux", shell_quote(&opts.exe), shell_quote(root));
-    if let Err(e) = tmux.write_config(Some(&hook)) {
+    let hook_command = format!("{} --state-dir {} hook", shell_quote(&opts.exe), shell_quote(root));
+    if let Err(e) = tmux.write_config(Some(&format!("{hook_command} tmux"))) {
         tracing::warn!("cannot write tmux config: {e}");
     }
     let sessions: Arc<dyn Sessions> = Arc::new(tmux);
@@ -79,7 +79,9 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     let executor = executor::Executor {
         workspaces: workspaces.clone(),
         sessions: sessions.clone(),
+        notifier: Arc::new(DesktopNotifier),
         runtime: runtime.handle().clone(),
+        logs: Arc::default(),
     };
     // Stop when asked (request or signal), and also if the engine thread ends on its own.
     let shutdown = Arc::new(Notify::new());
@@ -90,9 +92,10 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     let (engine, thread) = engine::start(store, state, executor, on_exit);
     let result = runtime.block_on(async {
         let listener = bind(&opts.dirs.socket())?;
-        reconcile::at_start(&engine, &*sessions).await;
+        reconcile::at_start(&engine, &*sessions, runtime.handle()).await;
         let ctx = Arc::new(handler::Context {
             engine: engine.clone(),
+            hook_command,
             workspaces,
             sessions,
             dirs: opts.dirs.clone(),

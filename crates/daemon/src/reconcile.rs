@@ -6,7 +6,13 @@ use bosun_core::{Input, Reality, WorkspaceState};
 
 use crate::engine::EngineHandle;
 
-pub async fn at_start(engine: &EngineHandle, sessions: &dyn Sessions) {
+pub async fn at_start(engine: &EngineHandle, sessions: &dyn Sessions, runtime: &tokio::runtime::Handle) {
+    // Timers are state: arm again every one recorded.
+    if let Ok(timers) = engine.query(|s, _| s.timers.values().map(|t| (t.id, t.at)).collect::<Vec<_>>()).await {
+        for (id, at) in timers {
+            crate::executor::schedule_timer(runtime, engine.clone(), id, at);
+        }
+    }
     let Ok(dirs) = engine
         .query(|s, _| {
             s.workspaces

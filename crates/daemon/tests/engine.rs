@@ -30,8 +30,13 @@ impl Rig {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let (sessions, workspaces) = (Arc::new(FakeSessions::default()), Arc::new(FakeWorkspaces::default()));
         let store = Store::open(&db).unwrap();
-        let executor =
-            Executor { workspaces: workspaces.clone(), sessions: sessions.clone(), runtime: runtime.handle().clone() };
+        let executor = Executor {
+            workspaces: workspaces.clone(),
+            sessions: sessions.clone(),
+            notifier: Arc::new(bosun_adapters::DesktopNotifier),
+            runtime: runtime.handle().clone(),
+            logs: Arc::default(),
+        };
         let (engine, _thread) = engine::start(store, State::default(), executor, || {});
         Self { _dir: dir, db, runtime, sessions, workspaces, engine: Some(engine) }
     }
@@ -58,7 +63,7 @@ impl Rig {
     }
 }
 
-fn spec(n: u64) -> AgentSpec {
+fn spec(n: u64, agents_root: &std::path::Path) -> AgentSpec {
     let nonce = Nonce::from_bits(n);
     AgentSpec {
         name: Name::parse("fake").unwrap(),
@@ -73,13 +78,19 @@ fn spec(n: u64) -> AgentSpec {
         settings_from: None,
         command: vec!["agent".into()],
         env: BTreeMap::new(),
+        agents_root: agents_root.to_owned(),
+        driver: bosun_core::driver::Driver::Generic { patterns: Default::default() },
+        policy: bosun_core::Policy::default(),
+        prompt: None,
+        hook_command: "true".into(),
     }
 }
 
 #[test]
 fn events_are_on_disk_before_the_caller_hears_of_them() {
     let rig = Rig::new();
-    let events = rig.runtime.block_on(rig.engine().submit(Input::StartAgent(spec(1)))).unwrap();
+    let events =
+        rig.runtime.block_on(rig.engine().submit(Input::StartAgent(Box::new(spec(1, rig._dir.path()))))).unwrap();
     assert_eq!(events.len(), 2, "{events:?}");
     let other_connection = Store::open(&rig.db).unwrap();
     // The effects that follow may have added more by now; the two acknowledged ones must be there.
@@ -89,8 +100,8 @@ fn events_are_on_disk_before_the_caller_hears_of_them() {
 #[test]
 fn effects_are_carried_out_and_their_outcomes_fed_back() {
     let rig = Rig::new();
-    let agent = AgentId::new(&spec(1).nonce);
-    rig.runtime.block_on(rig.engine().submit(Input::StartAgent(spec(1)))).unwrap();
+    let agent = AgentId::new(&Nonce::from_bits(1));
+    rig.runtime.block_on(rig.engine().submit(Input::StartAgent(Box::new(spec(1, rig._dir.path()))))).unwrap();
     let s = rig.wait("running", |s| s.agents[&agent].state == SessionState::Running);
     assert_eq!(rig.sessions.state().spawns, vec![agent.session()], "spawned once");
     assert_eq!(rig.workspaces.state().created.len(), 1);
@@ -108,9 +119,9 @@ fn effects_are_carried_out_and_their_outcomes_fed_back() {
 #[test]
 fn the_log_rebuilds_the_state_the_engine_had() {
     let mut rig = Rig::new();
-    let agent = AgentId::new(&spec(1).nonce);
-    rig.runtime.block_on(rig.engine().submit(Input::StartAgent(spec(1)))).unwrap();
-    rig.runtime.block_on(rig.engine().submit(Input::StartAgent(spec(2)))).unwrap();
+    let agent = AgentId::new(&Nonce::from_bits(1));
+    rig.runtime.block_on(rig.engine().submit(Input::StartAgent(Box::new(spec(1, rig._dir.path()))))).unwrap();
+    rig.runtime.block_on(rig.engine().submit(Input::StartAgent(Box::new(spec(2, rig._dir.path()))))).unwrap();
     rig.wait("both running", |s| s.agents.values().all(|a| a.state == SessionState::Running));
     rig.runtime.block_on(rig.engine().submit(Input::KillAgent { agent: agent.clone() })).unwrap();
     let before = rig.wait("killed and released", |s| {

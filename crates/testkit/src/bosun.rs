@@ -123,6 +123,17 @@ impl Bosun {
         .unwrap_or_else(|| panic!("agent {id} never became {label}; last {last}\n{}", self.log()))
     }
 
+    /// Waits until the agent's session is up (started and not dead), whatever it is doing.
+    pub fn wait_up(&self, id: &str) -> Agent {
+        let mut last = String::new();
+        wait_for(PATIENCE, || {
+            let a = self.agent(id);
+            last = a.state.label();
+            a.state.is_up().then_some(a)
+        })
+        .unwrap_or_else(|| panic!("agent {id} never came up; last {last}\n{}", self.log()))
+    }
+
     /// Waits until `bosun peek` shows `text`, and returns the screen.
     pub fn wait_screen(&self, id: &str, text: &str) -> String {
         let mut last = String::new();

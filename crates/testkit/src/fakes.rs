@@ -141,6 +141,9 @@ impl Sessions for FakeSessions {
             _ => Err(AdapterError::NoSession(session.to_string())),
         }
     }
+    fn press_enter(&self, session: &SessionName) -> Result<(), AdapterError> {
+        self.send_text(session, "")
+    }
     fn capture(&self, session: &SessionName, _colors: bool) -> Result<String, AdapterError> {
         let s = self.state();
         let sess = s.sessions.get(session).ok_or_else(|| AdapterError::NoSession(session.to_string()))?;

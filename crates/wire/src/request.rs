@@ -3,6 +3,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use bosun_core::driver::generic::Patterns;
+use bosun_core::driver::DriverKind;
+use bosun_core::Policy;
 use serde::{Deserialize, Serialize};
 
 /// Every request travels with the sender's version.
@@ -17,7 +20,7 @@ pub struct Envelope {
 pub enum Request {
     Status,
     Shutdown,
-    StartAgent(StartAgent),
+    StartAgent(Box<StartAgent>),
     List,
     Show { agent: String },
     Peek { agent: String, colors: bool },
@@ -27,6 +30,8 @@ pub enum Request {
     WorkspaceList,
     WorkspaceRemove { workspace: String, force: bool },
     WorkspacePrune { dry_run: bool },
+    Escalations { all: bool },
+    Resolve { escalation: String, message: Option<String> },
     Hook(HookEvent),
 }
 
@@ -56,12 +61,40 @@ pub struct StartAgent {
     pub command: Vec<String>,
     /// The environment the agent runs with: the caller's, plus `--env` settings.
     pub env: BTreeMap<String, String>,
+    /// The driver, when named; else chosen from the command's name.
+    #[serde(default)]
+    pub driver: Option<DriverKind>,
+    /// The first prompt.
+    #[serde(default)]
+    pub prompt: Option<String>,
+    #[serde(default)]
+    pub policy: Policy,
+    /// Patterns for the generic driver.
+    #[serde(default)]
+    pub patterns: Patterns,
 }
 
 /// Reports from the tmux hooks bosun installs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "hook", rename_all = "snake_case")]
 pub enum HookEvent {
-    PaneDied { session: String, status: Option<i32>, signal: Option<i32> },
-    SessionClosed { session: String },
+    PaneDied {
+        session: String,
+        status: Option<i32>,
+        signal: Option<i32>,
+    },
+    SessionClosed {
+        session: String,
+    },
+    /// A Claude Code hook: its event name and the JSON payload it got on stdin.
+    Claude {
+        agent: String,
+        event: String,
+        payload: String,
+    },
+    /// Codex's `notify` program: its JSON argument.
+    Codex {
+        agent: String,
+        payload: String,
+    },
 }

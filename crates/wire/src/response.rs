@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use bosun_core::{
-    Agent, AgentId, BranchKept, Message, MessageId, Name, SessionName, SessionState, Timestamp, Workspace, WorkspaceId,
+    Agent, AgentId, BranchKept, Escalation, EscalationId, Message, MessageId, Name, SessionName, SessionState,
+    Timestamp, Workspace, WorkspaceId,
 };
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +23,8 @@ pub enum Response {
     Workspaces { workspaces: Vec<Workspace> },
     Removed(Removed),
     Pruned(Pruned),
+    Escalations { now: u64, escalations: Vec<Escalation> },
+    Resolved { escalation: EscalationId, message: Option<MessageId> },
     Error(WireError),
 }
 
@@ -90,6 +93,8 @@ pub struct AgentDetail {
     pub agent: Agent,
     pub workspace: Option<Workspace>,
     pub messages: Vec<Message>,
+    #[serde(default)]
+    pub escalations: Vec<Escalation>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

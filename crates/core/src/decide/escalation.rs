@@ -3,9 +3,7 @@
 
 use super::session::{live_agent, queue};
 use super::Decision;
-use crate::{
-    Agent, Effect, Escalation, EscalationId, Event, MessageKind, Rejection, State, Timestamp, Trigger,
-};
+use crate::{Agent, Effect, Escalation, EscalationId, Event, MessageKind, Rejection, State, Timestamp, Trigger};
 
 pub(super) fn escalate(state: &State, a: &Agent, trigger: Trigger, reason: String, now: Timestamp, d: &mut Decision) {
     let earlier = d.events.iter().filter(|e| matches!(e, Event::EscalationRaised { .. })).count() as u64;

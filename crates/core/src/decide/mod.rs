@@ -48,13 +48,17 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::SessionKillFailed { agent, error } => session::kill_failed(state, agent, error, &mut d),
         Input::TextDelivered { message } => session::text_done(state, *message, None, now, &mut d),
         Input::TextFailed { message, error } => session::text_done(state, *message, Some(error), now, &mut d),
-        Input::Resolve { escalation, message } => escalation::resolve(state, *escalation, message.as_deref(), now, &mut d)?,
+        Input::Resolve { escalation, message } => {
+            escalation::resolve(state, *escalation, message.as_deref(), now, &mut d)?
+        }
         Input::Observed { agent, source, observation, log } => {
             if let Some(a) = state.agents.get(agent) {
                 observe::observed(state, a, *source, observation, log.as_ref(), now, &mut d)
             }
         }
-        Input::LogLines { agent, session_log, lines } => observe::log_lines(state, agent, *session_log, lines, now, &mut d),
+        Input::LogLines { agent, session_log, lines } => {
+            observe::log_lines(state, agent, *session_log, lines, now, &mut d)
+        }
         Input::Screen { agent, text } => observe::screen(state, agent, text, now, &mut d),
         Input::GateFinished { agent, run, code } => recovery::gate_finished(state, agent, run, *code, now, &mut d),
         Input::TimerFired { id } => timers::fired(state, *id, now, &mut d),
@@ -99,6 +103,10 @@ fn inspect(ws: &Workspace) -> Effect {
 /// `<dir>/output.log`. `resume` restarts it (ending the old session) with its conversation
 /// resumed and, for drivers that take one, a first message.
 fn spawn(agent: &Agent, resume: Option<Option<&str>>) -> Effect {
+    spawn_replacing(agent, resume, None)
+}
+
+fn spawn_replacing(agent: &Agent, resume: Option<Option<&str>>, replace: Option<crate::SessionName>) -> Effect {
     let settings = agent.dir.join("settings.json");
     let mut command = agent.driver.launch(&agent.command, &settings, resume);
     if let (None, Some(prompt), DriverKind::Claude | DriverKind::Codex) = (resume, &agent.prompt, agent.driver.kind()) {
@@ -106,7 +114,7 @@ fn spawn(agent: &Agent, resume: Option<Option<&str>>) -> Effect {
     }
     let files = match &agent.driver {
         Driver::Claude { .. } => {
-            vec![(settings, driver::claude::settings(&format!("{} {}", agent.hook_command, agent.id)))]
+            vec![(settings, driver::claude::settings(&format!("{} claude {}", agent.hook_command, agent.id)))]
         }
         Driver::Codex | Driver::Generic { .. } => Vec::new(),
     };
@@ -118,7 +126,7 @@ fn spawn(agent: &Agent, resume: Option<Option<&str>>) -> Effect {
         command,
         files,
         output: output_log(agent),
-        replace: resume.is_some(),
+        replace,
     }
 }
 

@@ -3,14 +3,21 @@
 //! step.
 
 use super::session::queue;
-use super::{escalation::escalate, kill, set_timer, spawn, Decision};
+use super::{escalation::escalate, kill, set_timer, spawn_replacing, Decision};
 use crate::{
-    Action, Agent, AgentError, AgentId, Effect, Event, MessageKind, Outcome, Progress, SessionState, State,
-    TimerKind, Timestamp, Trigger, WorkspaceState,
+    Action, Agent, AgentError, AgentId, Effect, Event, MessageKind, Outcome, Progress, SessionState, State, TimerKind,
+    Timestamp, Trigger, WorkspaceState,
 };
 
 /// Fires `trigger` for the agent: the chain's next step acts (or waits out its cooldown).
-pub(super) fn fire(state: &State, a: &Agent, trigger: Trigger, error: Option<AgentError>, now: Timestamp, d: &mut Decision) {
+pub(super) fn fire(
+    state: &State,
+    a: &Agent,
+    trigger: Trigger,
+    error: Option<AgentError>,
+    now: Timestamp,
+    d: &mut Decision,
+) {
     let from = a.recovery.get(&trigger).copied().unwrap_or_default();
     fire_from(state, a, trigger, error, from, now, d);
 }
@@ -68,16 +75,19 @@ pub(super) fn perform(state: &State, a: &Agent, trigger: Trigger, action: &Actio
 /// Restarts the agent in its workspace with its conversation resumed. A driver that takes a
 /// first message on its command line gets it there; others have it typed once they are up.
 fn resume(state: &State, a: &Agent, message: Option<&str>, now: Timestamp, d: &mut Decision) {
-    d.event(Event::AgentResuming { id: a.id.clone(), at: now });
+    let session = a.id.restarted_session(a.restarts + 1);
+    d.event(Event::AgentResuming { id: a.id.clone(), at: now, session: session.clone() });
     if let Some(ws) = state.workspaces.get(&a.workspace) {
         if ws.state != (WorkspaceState::InUse { agent: a.id.clone() }) {
             d.event(Event::WorkspaceInUse { id: ws.id.clone(), agent: a.id.clone() });
         }
     }
+    let next = Agent { session, restarts: a.restarts + 1, ..a.clone() };
+    let old = Some(a.session.clone());
     match a.driver.kind() {
-        crate::driver::DriverKind::Claude => d.effect(spawn(a, Some(message))),
+        crate::driver::DriverKind::Claude => d.effect(spawn_replacing(&next, Some(message), old)),
         _ => {
-            d.effect(spawn(a, Some(None)));
+            d.effect(spawn_replacing(&next, Some(None), old));
             if let Some(m) = message {
                 queue(state, a, m, MessageKind::Nudge, now, d);
             }

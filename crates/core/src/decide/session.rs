@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use super::{clear_timers, inspect, kill as kill_effect, output_log, recovery, send, set_timer, Decision};
 use crate::driver::Driver;
 use crate::{
-    apply, Agent, AgentId, DeathReason, Effect, Event, ExitStatus, Message, MessageId, MessageKind, MessageState, Outcome,
-    Rejection, SessionName, SessionState, State, TimerKind, Timestamp, Trigger, WorkspaceState,
+    apply, Agent, AgentId, DeathReason, Effect, Event, ExitStatus, Message, MessageId, MessageKind, MessageState,
+    Outcome, Rejection, SessionName, SessionState, State, TimerKind, Timestamp, Trigger, WorkspaceState,
 };
 
 /// How long after a message is typed the agent must be working, or Enter is pressed again.
@@ -42,7 +42,8 @@ pub(super) fn send_text(
 pub(super) fn queue(state: &State, a: &Agent, text: &str, kind: MessageKind, now: Timestamp, d: &mut Decision) {
     let earlier = d.events.iter().filter(|e| matches!(e, Event::MessageQueued { .. })).count() as u64;
     let id = MessageId(state.next_message_id().0 + earlier);
-    let message = Message { id, agent: a.id.clone(), text: text.to_owned(), state: MessageState::Queued, at: now, kind };
+    let message =
+        Message { id, agent: a.id.clone(), text: text.to_owned(), state: MessageState::Queued, at: now, kind };
     d.event(Event::MessageQueued { message });
 }
 
@@ -68,9 +69,10 @@ pub(super) fn dispatch(state: &State, d: &mut Decision) {
         apply(&mut after, e);
     }
     for a in after.agents.values() {
-        let reacting = after.timers.values().any(
-            |t| matches!(&t.kind, TimerKind::Confirm { agent, seq, .. } if agent == &a.id && a.state_seq <= *seq),
-        );
+        let reacting = after
+            .timers
+            .values()
+            .any(|t| matches!(&t.kind, TimerKind::Confirm { agent, seq, .. } if agent == &a.id && a.state_seq <= *seq));
         if !deliverable(a, &a.state) || sending(&after, &a.id).is_some() || reacting {
             continue;
         }
@@ -88,7 +90,9 @@ fn agent_of(state: &State, e: &Event) -> Option<AgentId> {
         Event::AgentObserved { id, .. } | Event::AgentRunning { id, .. } | Event::AgentAdopted { id, .. } => {
             Some(id.clone())
         }
-        Event::MessageDelivered { id } | Event::MessageFailed { id, .. } => state.messages.get(id).map(|m| m.agent.clone()),
+        Event::MessageDelivered { id } | Event::MessageFailed { id, .. } => {
+            state.messages.get(id).map(|m| m.agent.clone())
+        }
         Event::TimerCleared { id } => state.timers.get(id).map(|t| t.kind.agent().clone()),
         _ => None,
     }
@@ -174,7 +178,8 @@ pub(super) fn kill_failed(state: &State, agent: &AgentId, error: &str, d: &mut D
 
 /// A message was typed (or could not be): record it, and have a typed one confirmed.
 pub(super) fn text_done(state: &State, message: MessageId, error: Option<&String>, now: Timestamp, d: &mut Decision) {
-    let Some(m) = state.messages.get(&message).filter(|m| matches!(m.state, MessageState::Sending | MessageState::Queued))
+    let Some(m) =
+        state.messages.get(&message).filter(|m| matches!(m.state, MessageState::Sending | MessageState::Queued))
     else {
         return;
     };

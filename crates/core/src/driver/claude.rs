@@ -118,8 +118,12 @@ pub fn api_error(error: Option<&str>) -> AgentError {
 /// What the screen shows at start-up, when hooks are silent: the trust dialog (before it is
 /// answered no hook fires), or a login or onboarding screen.
 pub fn screen_observation(screen: &str) -> Option<Observation> {
-    const SETUP: [&str; 4] =
-        ["Do you trust the files in this folder?", "Select login method", "Choose the text style", "Press Enter to continue"];
+    const SETUP: [&str; 4] = [
+        "Do you trust the files in this folder?",
+        "Select login method",
+        "Choose the text style",
+        "Press Enter to continue",
+    ];
     SETUP.iter().any(|s| screen.contains(s)).then_some(Observation::Prompt { kind: PromptKind::Setup })
 }
 

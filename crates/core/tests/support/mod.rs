@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use bosun_core::driver::Driver;
 use bosun_core::{
-    apply, decide, AgentId, AgentSpec, Decision, Effect, Event, Input, MessageId, MessageState, Name, Nonce, Observation, Policy, Rejection, Source,
-    State, Timestamp, WorkspaceId, WorkspaceKind,
+    apply, decide, AgentId, AgentSpec, Decision, Effect, Event, Input, MessageId, MessageState, Name, Nonce,
+    Observation, Policy, Rejection, Source, State, Timestamp, WorkspaceId, WorkspaceKind,
 };
 
 pub struct Sim {

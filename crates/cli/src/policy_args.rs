@@ -1,0 +1,123 @@
+//! Building an agent's recovery policy from `--policy FILE.toml` and the `--on-*` flags.
+
+use std::str::FromStr;
+
+use anyhow::{Context, Result};
+use bosun_core::{parse_duration, AgentError, Policy, Step};
+
+use crate::args::PolicyArgs;
+
+pub fn policy(args: &PolicyArgs) -> Result<Policy> {
+    let mut policy = match &args.policy {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+            toml::from_str::<Policy>(&text).map_err(|e| anyhow::anyhow!("{}: {}", path.display(), one_line(&e)))?
+        }
+        None => Policy::default(),
+    };
+    let step = |s: &String| Step::from_str(s).map_err(anyhow::Error::new);
+    for s in &args.on_idle {
+        policy.on_idle.0.push(step(s)?);
+    }
+    for s in &args.on_dead {
+        policy.on_dead.0.push(step(s)?);
+    }
+    for s in &args.on_prompt {
+        policy.on_prompt.0.push(step(s)?);
+    }
+    for s in &args.on_error {
+        match s.split_once('=').map(|(k, rest)| (error_kind(k), rest)) {
+            Some((Some(kind), rest)) => policy.on_error_kind.entry(kind).or_default().0.push(step(&rest.to_owned())?),
+            _ => policy.on_error.0.push(step(s)?),
+        }
+    }
+    if let Some(g) = &args.grace {
+        policy.grace_ms = parse_duration(g).map_err(|e| anyhow::anyhow!("--grace {e}"))?;
+    }
+    Ok(policy)
+}
+
+fn error_kind(text: &str) -> Option<AgentError> {
+    Some(match text {
+        "unauthorized" => AgentError::Unauthorized,
+        "out_of_credits" => AgentError::OutOfCredits,
+        "rate_limited" => AgentError::RateLimited,
+        "no_internet" => AgentError::NoInternet,
+        "other" => AgentError::Other,
+        _ => return None,
+    })
+}
+
+/// A TOML error on one line: "line 3, column 5: unknown field `on_idel`, expected one of …".
+fn one_line(e: &toml::de::Error) -> String {
+    let text = e.to_string();
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let first = lines.next().unwrap_or_default().trim_start_matches("TOML parse error at ").to_owned();
+    let last = text.lines().rfind(|l| !l.trim().is_empty()).unwrap_or_default().to_owned();
+    if last == first {
+        first
+    } else {
+        format!("{first}: {last}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(toml_text: &str) -> Result<Policy> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.toml");
+        std::fs::write(&path, toml_text).unwrap();
+        policy(&PolicyArgs { policy: Some(path), ..PolicyArgs::default() })
+    }
+
+    #[test]
+    fn a_policy_file_reads_tables_strings_and_lists() {
+        let p = parse(
+            r#"
+grace = "30s"
+on_idle = [{ action = "nudge", message = "Continue", attempts = 2, cooldown = "10s" }, "escalate"]
+on_exit = { action = "recover", message = "Try again" }
+on_error = "escalate"
+[on_error_kind]
+rate_limited = "nudge+1m:Go on"
+"#,
+        )
+        .unwrap();
+        assert_eq!(p.grace_ms, 30_000);
+        assert_eq!(
+            p.on_idle.0.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            ["nudge*2+10s:Continue", "escalate"]
+        );
+        assert_eq!(p.on_dead.0[0].to_string(), "resume:Try again");
+        assert_eq!(p.on_error.0[0].to_string(), "escalate");
+        assert_eq!(p.on_error_kind[&AgentError::RateLimited].0[0].to_string(), "nudge+1m:Go on");
+    }
+
+    #[test]
+    fn a_bad_policy_file_says_where() {
+        let err = parse("on_idel = \"escalate\"\n").unwrap_err().to_string();
+        assert!(err.contains("line 1") && err.contains("on_idel"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        let err = parse("on_idle = { action = \"jump\" }\n").unwrap_err().to_string();
+        assert!(err.contains("line 1"), "{err}");
+    }
+
+    #[test]
+    fn flags_add_to_the_file_and_name_error_kinds() {
+        let args = PolicyArgs {
+            on_idle: vec!["nudge:Go".into()],
+            on_error: vec!["rate_limited=nudge+30s:Retry".into(), "escalate".into()],
+            grace: Some("5s".into()),
+            ..PolicyArgs::default()
+        };
+        let p = policy(&args).unwrap();
+        assert_eq!(p.on_idle.0.len(), 1);
+        assert_eq!(p.on_error_kind[&AgentError::RateLimited].0[0].cooldown_ms, 30_000);
+        assert_eq!(p.on_error.0[0].to_string(), "escalate");
+        assert_eq!(p.grace_ms, 5_000);
+        let bad = PolicyArgs { on_idle: vec!["nudge".into()], ..PolicyArgs::default() };
+        assert!(policy(&bad).unwrap_err().to_string().contains("needs its message"));
+    }
+}

@@ -1,0 +1,206 @@
+//! Answers each request: resolves ids, gathers what the core needs to know from the world
+//! (repository, ref, dirtiness), submits the input, and for requests whose outcome the caller
+//! waits on (kill, send, remove), waits for it in the state.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bosun_adapters::{AdapterError, Sessions, Workspaces};
+use bosun_core::driver::claude::{self, HookPayload};
+use bosun_core::driver::{codex, Driver, DriverKind};
+use bosun_core::{
+    AgentSpec, EscalationId, Event, Input, MessageState, Name, Nonce, SessionName, SessionState, Source, State,
+    WorkspaceId, WorkspaceKind, WorkspaceProbe, WorkspaceState,
+};
+use bosun_wire::{
+    AgentDetail, DaemonStatus, ErrorKind, HookEvent, Listing, Pruned, Removed, Request, Response, StartAgent, Started,
+    StateDir, WireError, WorkspaceChoice,
+};
+use tokio::sync::{broadcast, Notify};
+
+use crate::engine::{now, EngineError, EngineHandle};
+
+mod outcome;
+mod start;
+
+use outcome::{kill, prune, remove_workspace, resolve, send};
+use start::start_agent;
+
+pub struct Context {
+    pub engine: EngineHandle,
+    /// The shell command prefix agents' hooks call back into bosun with.
+    pub hook_command: String,
+    pub workspaces: Arc<dyn Workspaces>,
+    pub sessions: Arc<dyn Sessions>,
+    pub dirs: StateDir,
+    pub started_at: u64,
+    pub shutdown: Arc<Notify>,
+}
+
+type Answer = Result<Response, WireError>;
+
+pub async fn handle(ctx: &Arc<Context>, request: Request) -> Response {
+    answer(ctx, request).await.unwrap_or_else(Response::Error)
+}
+
+async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
+    match request {
+        Request::Status => status(ctx).await,
+        Request::Shutdown => {
+            ctx.shutdown.notify_one();
+            Ok(Response::Ok)
+        }
+        Request::StartAgent(req) => start_agent(ctx, *req).await,
+        Request::List => {
+            let now = now().as_millis();
+            query(ctx, move |s| {
+                Ok(Response::List(Listing {
+                    now,
+                    agents: s.agents.values().map(Into::into).collect(),
+                    workspaces: s.workspaces.values().cloned().collect(),
+                }))
+            })
+            .await
+        }
+        Request::Show { agent } => {
+            let now = now().as_millis();
+            query(ctx, move |s| {
+                let a = s.find_agent(&agent)?;
+                Ok(Response::Agent(Box::new(AgentDetail {
+                    now,
+                    agent: a.clone(),
+                    workspace: s.workspaces.get(&a.workspace).cloned(),
+                    messages: s.messages.values().filter(|m| m.agent == a.id).cloned().collect(),
+                    escalations: s.escalations.values().filter(|e| e.agent == a.id).cloned().collect(),
+                })))
+            })
+            .await
+        }
+        Request::Peek { agent, colors } => {
+            let session = session_of(ctx, agent).await?;
+            let sessions = ctx.sessions.clone();
+            let text = blocking(move || sessions.capture(&session, colors)).await?;
+            Ok(Response::Screen { text })
+        }
+        Request::Attach { agent } => {
+            let session = session_of(ctx, agent).await?;
+            Ok(Response::Attach { argv: ctx.sessions.attach_command(&session) })
+        }
+        Request::Send { agent, text } => send(ctx, agent, text).await,
+        Request::Kill { agent } => kill(ctx, agent).await,
+        Request::WorkspaceList => {
+            query(ctx, |s| Ok(Response::Workspaces { workspaces: s.workspaces.values().cloned().collect() })).await
+        }
+        Request::WorkspaceRemove { workspace, force } => {
+            let id = query(ctx, move |s| Ok(s.find_workspace(&workspace)?.id.clone())).await?;
+            Ok(Response::Removed(remove_workspace(ctx, id, force).await?))
+        }
+        Request::WorkspacePrune { dry_run } => prune(ctx, dry_run).await,
+        Request::Escalations { all } => {
+            let now = now().as_millis();
+            query(ctx, move |s| {
+                let escalations = s.escalations.values().filter(|e| all || e.resolved.is_none()).cloned().collect();
+                Ok(Response::Escalations { now, escalations })
+            })
+            .await
+        }
+        Request::Resolve { escalation, message } => resolve(ctx, escalation, message).await,
+        Request::Hook(hook) => {
+            let input = match hook {
+                HookEvent::PaneDied { session, status, signal } => Input::SessionExited {
+                    session: SessionName::from_reported(&session),
+                    status: bosun_core::ExitStatus { code: status, signal },
+                },
+                HookEvent::SessionClosed { session } => {
+                    Input::SessionClosed { session: SessionName::from_reported(&session) }
+                }
+                HookEvent::Claude { agent, event, payload } => {
+                    let mut p: HookPayload = serde_json::from_str(&payload).unwrap_or_default();
+                    if p.hook_event_name.is_empty() {
+                        p.hook_event_name = event;
+                    }
+                    let agent = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
+                    let log = p.transcript_path.as_ref().map(PathBuf::from);
+                    Input::Observed { agent, source: Source::Hook, observation: claude::hook_observation(&p), log }
+                }
+                HookEvent::Codex { agent, payload } => {
+                    let Some(observation) = codex::notify_observation(&payload) else { return Ok(Response::Ok) };
+                    let agent = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
+                    Input::Observed { agent, source: Source::Hook, observation, log: None }
+                }
+            };
+            ctx.engine.submit(input).await.map_err(engine_error)?;
+            Ok(Response::Ok)
+        }
+    }
+}
+
+async fn status(ctx: &Arc<Context>) -> Answer {
+    let (state_dir, started_at) = (ctx.dirs.root().to_owned(), ctx.started_at);
+    ctx.engine
+        .query(move |s, events| {
+            Response::Status(DaemonStatus {
+                version: bosun_wire::VERSION.to_owned(),
+                pid: std::process::id(),
+                state_dir,
+                started_at,
+                agents: s.agents.len(),
+                live_agents: s.agents.values().filter(|a| !a.state.is_dead()).count(),
+                workspaces: s.workspaces.len(),
+                events,
+            })
+        })
+        .await
+        .map_err(engine_error)
+}
+
+async fn session_of(ctx: &Arc<Context>, agent: String) -> Result<SessionName, WireError> {
+    query(ctx, move |s| {
+        let a = s.find_agent(&agent)?;
+        if a.state == SessionState::Starting {
+            return Err(WireError::new(ErrorKind::Conflict, format!("agent {} is still starting: try again", a.id)));
+        }
+        Ok(a.session.clone())
+    })
+    .await
+}
+
+/// Waits until `f` finds what it looks for in the state, re-checking after every event.
+async fn query<R: Send + 'static>(
+    ctx: &Arc<Context>,
+    f: impl FnOnce(&State) -> Result<R, WireError> + Send + 'static,
+) -> Result<R, WireError> {
+    ctx.engine.query(move |s, _| f(s)).await.map_err(engine_error)?
+}
+
+async fn blocking<R: Send + 'static>(
+    f: impl FnOnce() -> Result<R, AdapterError> + Send + 'static,
+) -> Result<R, WireError> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r.map_err(adapter_error),
+        Err(e) => Err(WireError::new(ErrorKind::Failed, format!("internal task failed: {e}"))),
+    }
+}
+
+fn bad(message: impl Into<String>) -> WireError {
+    WireError::new(ErrorKind::BadRequest, message)
+}
+
+fn engine_error(e: EngineError) -> WireError {
+    match e {
+        EngineError::Rejected(r) => r.into(),
+        other => WireError::new(ErrorKind::Failed, other.to_string()),
+    }
+}
+
+fn adapter_error(e: AdapterError) -> WireError {
+    let kind = match e {
+        AdapterError::NotARepo(_)
+        | AdapterError::UnknownRef { .. }
+        | AdapterError::InvalidBranch { .. }
+        | AdapterError::BranchExists { .. } => ErrorKind::BadRequest,
+        _ => ErrorKind::Failed,
+    };
+    WireError::new(kind, e.to_string())
+}

@@ -1,0 +1,170 @@
+//! Requests whose caller waits for the outcome (a message typed, an agent dead, a workspace
+//! removed), watched for in the state after every event.
+
+use super::*;
+
+/// How long a request waits for the outcome of what it asked for.
+const OUTCOME_WAIT: Duration = Duration::from_secs(60);
+
+pub(super) async fn send(ctx: &Arc<Context>, agent: String, text: String) -> Answer {
+    let id = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
+    let rx = ctx.engine.subscribe();
+    let events = ctx.engine.submit(Input::SendText { agent: id, text }).await.map_err(engine_error)?;
+    let message = events
+        .iter()
+        .find_map(|e| match e {
+            Event::MessageQueued { message } => Some(message.id),
+            _ => None,
+        })
+        .ok_or_else(|| WireError::new(ErrorKind::Failed, "the message was not queued"))?;
+    let outcome = wait_state(ctx, rx, move |s| match s.messages.get(&message).map(|m| &m.state) {
+        Some(MessageState::Delivered) => Some(Ok(Response::Sent { message })),
+        Some(MessageState::Failed { error }) => {
+            Some(Err(WireError::new(ErrorKind::Failed, format!("message not delivered: {error}"))))
+        }
+        _ => None,
+    })
+    .await;
+    match outcome {
+        Ok(answer) => answer,
+        // It stays queued and will be typed: say so, so nobody sends it again.
+        Err(e) => Err(WireError::new(e.kind, format!("{message} is still queued, not yet typed ({e})"))),
+    }
+}
+
+pub(super) async fn resolve(ctx: &Arc<Context>, escalation: String, message: Option<String>) -> Answer {
+    let number = escalation
+        .trim_start_matches('e')
+        .parse::<u64>()
+        .map_err(|_| bad(format!("{escalation:?} is not an escalation id (such as e3): see `bosun escalations`")))?;
+    let id = EscalationId(number);
+    let events = ctx.engine.submit(Input::Resolve { escalation: id, message }).await.map_err(engine_error)?;
+    let message = events.iter().find_map(|e| match e {
+        Event::MessageQueued { message } => Some(message.id),
+        _ => None,
+    });
+    Ok(Response::Resolved { escalation: id, message })
+}
+
+pub(super) async fn kill(ctx: &Arc<Context>, agent: String) -> Answer {
+    let id = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
+    let rx = ctx.engine.subscribe();
+    ctx.engine.submit(Input::KillAgent { agent: id.clone() }).await.map_err(engine_error)?;
+    let failed = id.clone();
+    wait_outcome(
+        ctx,
+        rx,
+        move |s| {
+            let a = s.agents.get(&id)?;
+            a.state.is_dead().then(|| Ok(Response::Killed { agent: a.id.clone(), state: a.state.clone() }))
+        },
+        move |e| match e {
+            Event::AgentKillFailed { id, error } if id == &failed => {
+                Some(Err(WireError::new(ErrorKind::Failed, format!("could not kill {id}: {error}"))))
+            }
+            _ => None,
+        },
+    )
+    .await?
+}
+
+pub(super) async fn remove_workspace(ctx: &Arc<Context>, id: WorkspaceId, force: bool) -> Result<Removed, WireError> {
+    let wid = id.clone();
+    let ws = query(ctx, move |s| Ok(s.find_workspace(wid.as_str())?.clone())).await?;
+    let (workspaces, w) = (ctx.workspaces.clone(), ws.clone());
+    let probe = blocking(move || {
+        Ok(WorkspaceProbe {
+            dirty: workspaces.is_dirty(&w.path, &w.kind, &w.owned_files())?,
+            commits_ahead: workspaces.commits_ahead(&w.kind)?,
+        })
+    })
+    .await?;
+    let rx = ctx.engine.subscribe();
+    let events =
+        ctx.engine.submit(Input::RemoveWorkspace { id: id.clone(), force, probe }).await.map_err(engine_error)?;
+    // The core decided the branch's fate; report what it decided.
+    let branch_kept = events.iter().find_map(|e| match e {
+        bosun_core::Event::WorkspaceRemoving { keep_branch, .. } => keep_branch.clone(),
+        _ => None,
+    });
+    let removed = Removed {
+        workspace: id.clone(),
+        path: ws.path.clone(),
+        branch_deleted: ws.branch().filter(|_| branch_kept.is_none()).map(str::to_owned),
+        branch_kept,
+    };
+    wait_state(ctx, rx, move |s| match s.workspaces.get(&id) {
+        None => Some(Ok(removed.clone())),
+        Some(w) if !matches!(w.state, WorkspaceState::Removing { .. }) => Some(Err(WireError::new(
+            ErrorKind::Failed,
+            format!("could not remove {id}: {}", w.error.clone().unwrap_or_default()),
+        ))),
+        Some(_) => None,
+    })
+    .await?
+}
+
+pub(super) async fn prune(ctx: &Arc<Context>, dry_run: bool) -> Answer {
+    let (candidates, mut skipped) = query(ctx, |s: &State| {
+        let prunable = s.prunable();
+        let (take, keep): (Vec<_>, Vec<_>) = s.workspaces.values().partition(|w| prunable.contains(&w.id));
+        let take: Vec<_> = take.into_iter().map(|w| (w.id.clone(), w.path.clone())).collect();
+        let keep: Vec<_> = keep.into_iter().map(|w| (w.id.clone(), w.state.label().to_owned())).collect();
+        Ok((take, keep))
+    })
+    .await?;
+    let mut out = Pruned { dry_run, ..Pruned::default() };
+    for (id, path) in candidates {
+        if dry_run {
+            out.removed.push(Removed { workspace: id, path, branch_deleted: None, branch_kept: None });
+            continue;
+        }
+        match remove_workspace(ctx, id.clone(), false).await {
+            Ok(r) => out.removed.push(r),
+            Err(e) => skipped.push((id, e.message)),
+        }
+    }
+    out.skipped = skipped;
+    Ok(Response::Pruned(out))
+}
+
+async fn wait_state<T: Send + 'static>(
+    ctx: &Arc<Context>,
+    rx: broadcast::Receiver<Arc<Event>>,
+    f: impl Fn(&State) -> Option<T> + Send + Sync + 'static,
+) -> Result<T, WireError> {
+    wait_outcome(ctx, rx, f, |_| None).await
+}
+
+/// Waits until `in_state` finds the outcome in the state (checked now and after every event)
+/// or `in_event` finds it in an event. `rx` must be subscribed before the input was submitted.
+async fn wait_outcome<T: Send + 'static>(
+    ctx: &Arc<Context>,
+    mut rx: broadcast::Receiver<Arc<Event>>,
+    in_state: impl Fn(&State) -> Option<T> + Send + Sync + 'static,
+    in_event: impl Fn(&Event) -> Option<T>,
+) -> Result<T, WireError> {
+    let in_state = Arc::new(in_state);
+    let deadline = tokio::time::Instant::now() + OUTCOME_WAIT;
+    loop {
+        let f = in_state.clone();
+        if let Some(t) = ctx.engine.query(move |s, _| f(s)).await.map_err(engine_error)? {
+            return Ok(t);
+        }
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Err(_) => {
+                return Err(WireError::new(
+                    ErrorKind::Failed,
+                    format!("no outcome after {}s; see `bosun daemon logs`", OUTCOME_WAIT.as_secs()),
+                ))
+            }
+            Ok(Err(broadcast::error::RecvError::Closed)) => return Err(engine_error(EngineError::Stopped)),
+            Ok(Err(broadcast::error::RecvError::Lagged(_))) => {}
+            Ok(Ok(event)) => {
+                if let Some(t) = in_event(&event) {
+                    return Ok(t);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! Starting an agent: everything a start needs is checked before anything is recorded.
+
+use super::*;
+
+pub(super) async fn start_agent(ctx: &Arc<Context>, req: StartAgent) -> Answer {
+    let program = req
+        .command
+        .first()
+        .ok_or_else(|| bad("no command to run: give it after `--`, e.g. `bosun agent start -- claude`"))?;
+    let name = match &req.name {
+        Some(n) => Name::parse(n).map_err(|e| bad(e.to_string()))?,
+        None => Name::derive(&Path::new(program).file_name().map_or("agent".into(), |f| f.to_string_lossy())),
+    };
+    if let Err(e) = req.patterns.compile() {
+        return Err(bad(e.to_string()));
+    }
+    let nonce = Nonce::from_bits(fastrand::u64(..));
+    let roots =
+        Roots { workspaces: ctx.dirs.workspaces(), agents: ctx.dirs.agents(), hook_command: ctx.hook_command.clone() };
+    let (workspaces, sessions) = (ctx.workspaces.clone(), ctx.sessions.clone());
+    let (n, nc) = (name.clone(), nonce.clone());
+    let spec = blocking(move || prepare(&*workspaces, &*sessions, req, n, nc, roots)).await?;
+    let events = ctx.engine.submit(Input::StartAgent(Box::new(spec))).await.map_err(engine_error)?;
+    // Report what the core recorded.
+    let (mut agent, mut workspace) = (None, None);
+    for e in events {
+        match e {
+            Event::AgentCreated { agent: a } => agent = Some(a.id),
+            Event::WorkspaceCreating { workspace: w } => workspace = Some(w),
+            _ => {}
+        }
+    }
+    let (Some(agent), Some(w)) = (agent, workspace) else {
+        return Err(WireError::new(ErrorKind::Failed, "the start recorded no agent"));
+    };
+    Ok(Response::Started(Started { agent, branch: w.branch().map(str::to_owned), workspace: w.id, path: w.path }))
+}
+
+/// Checks everything a start needs before anything is recorded or created.
+fn prepare(
+    workspaces: &dyn Workspaces,
+    sessions: &dyn Sessions,
+    req: StartAgent,
+    name: Name,
+    nonce: Nonce,
+    roots: Roots,
+) -> Result<AgentSpec, AdapterError> {
+    sessions.check_available()?;
+    let source = req.repo.clone().unwrap_or_else(|| req.cwd.clone());
+    if !source.is_dir() {
+        return Err(AdapterError::io(
+            format!("{} is not a directory", source.display()),
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        ));
+    }
+    let (kind, settings_root) = match req.workspace {
+        WorkspaceChoice::Worktree => {
+            let repo = workspaces.repo_root(&source)?;
+            let base_ref = req.base_ref.unwrap_or_else(|| "HEAD".to_owned());
+            let base = workspaces.resolve_commit(&repo, &base_ref)?;
+            let branch = req.branch.unwrap_or_else(|| nonce.default_branch());
+            workspaces.check_new_branch(&repo, &branch)?;
+            (WorkspaceKind::Worktree { repo: repo.clone(), branch, base_ref, base }, repo)
+        }
+        WorkspaceChoice::Folder => (WorkspaceKind::Folder, source),
+    };
+    let settings = settings_root.join(".claude/settings.json");
+    let mut env = req.env;
+    env.remove("TMUX");
+    env.remove("TMUX_PANE");
+    let driver = match req.driver.unwrap_or_else(|| DriverKind::detect(&req.command)) {
+        DriverKind::Claude => Driver::Claude { session_id: uuid(&nonce) },
+        DriverKind::Codex => Driver::Codex,
+        DriverKind::Generic => Driver::Generic { patterns: req.patterns },
+    };
+    Ok(AgentSpec {
+        name,
+        nonce,
+        workspaces_root: roots.workspaces,
+        agents_root: roots.agents,
+        kind,
+        settings_from: settings.is_file().then_some(settings),
+        command: req.command,
+        env,
+        driver,
+        policy: req.policy,
+        prompt: req.prompt,
+        hook_command: roots.hook_command,
+    })
+}
+
+/// Where a new agent's files go, and how its hooks call back.
+pub struct Roots {
+    pub workspaces: PathBuf,
+    pub agents: PathBuf,
+    pub hook_command: String,
+}
+
+/// A random UUID (version 4) for a Claude session id, drawn with the agent's nonce.
+fn uuid(_nonce: &Nonce) -> String {
+    let (a, b) = (fastrand::u64(..), fastrand::u64(..));
+    let hi = (a & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
+    let lo = (b & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        hi >> 32,
+        (hi >> 16) & 0xffff,
+        hi & 0xffff,
+        lo >> 48,
+        lo & 0xffff_ffff_ffff
+    )
+}
