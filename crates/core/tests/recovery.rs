@@ -288,3 +288,13 @@ fn a_trust_dialog_at_start_is_accepted() {
     assert!(!sim.fire_due().iter().any(|e| matches!(e, Effect::CaptureScreen { .. })), "no more screen checks");
     let _ = MessageState::Queued;
 }
+
+#[test]
+fn a_hook_call_that_says_nothing_new_does_not_undo_a_dialog() {
+    let mut sim = Sim::new();
+    let a = idle_claude(&mut sim, Policy::default());
+    sim.see(&a, Source::Hook, Observation::Prompt { kind: PromptKind::Question });
+    sim.see(&a, Source::Hook, Observation::Activity { heartbeat: Heartbeat::HookCall });
+    sim.see(&a, Source::Screen, Observation::Activity { heartbeat: Heartbeat::TerminalOutput });
+    assert_eq!(sim.state.agents[&a].state.label(), "prompt(question)");
+}

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bosun_adapters::Sessions;
-use bosun_core::{Input, SessionState};
+use bosun_core::Input;
 
 use crate::engine::EngineHandle;
 
@@ -25,7 +25,7 @@ pub async fn sessions(engine: EngineHandle, sessions: Arc<dyn Sessions>, interva
             .query(|s, _| {
                 s.agents
                     .values()
-                    .any(|a| matches!(a.state, SessionState::Running | SessionState::Idle))
+                    .any(|a| a.state.is_up())
                     .then_some(s.seq)
             })
             .await;

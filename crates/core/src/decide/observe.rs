@@ -44,7 +44,10 @@ pub(super) fn observed(
     heartbeat(a, heartbeat_of(source, obs), now, d);
     let outranked = a.source.is_some_and(|top| source < top);
     let log_error = source == Source::Log && matches!(obs, Observation::Error { .. });
-    if outranked && !log_error {
+    // A mere sign of life says "working" only for an agent nothing better reports on.
+    let telling_activity =
+        !matches!(obs, Observation::Activity { .. }) || a.source.is_none_or(|top| top <= Source::Screen);
+    if (outranked && !log_error) || !telling_activity {
         return;
     }
     let new = match obs {

@@ -12,7 +12,7 @@ pub(super) fn observed(state: &State, sessions: &[SessionSeen], as_of: u64, now:
     let judged = state
         .agents
         .values()
-        .filter(|a| matches!(a.state, SessionState::Running | SessionState::Idle) && a.state_seq <= as_of);
+        .filter(|a| a.state.is_up() && a.state_seq <= as_of);
     for agent in judged {
         match seen(sessions, agent) {
             Some(SessionSeen { exit: Some(status), .. }) => ended(state, agent, *status, now, d),

@@ -57,6 +57,7 @@ pub fn hook_observation(p: &HookPayload) -> Observation {
         "Stop" => Observation::Idle,
         "Notification" => match p.notification_type.as_deref() {
             Some("permission_prompt") => Observation::Prompt { kind: PromptKind::Permission },
+            Some("elicitation_dialog") => Observation::Prompt { kind: PromptKind::Question },
             Some("idle_prompt") => Observation::Idle,
             _ => Observation::Activity { heartbeat: Heartbeat::HookCall },
         },

@@ -1,0 +1,158 @@
+//! Knowing each agent's state and acting on it, against claudeless: hooks, the session log,
+//! nudges, resume, escalations, prompts and errors.
+
+mod support;
+
+use std::time::Duration;
+
+use bosun_core::{MessageKind, MessageState};
+use bosun_testkit::poll::{wait_for, wait_until};
+use support::*;
+
+fn claude_args<'a>(cl: &'a str, sc: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut v: Vec<&str> = rest.to_vec();
+    v.extend(["--", cl, "--scenario", sc]);
+    v
+}
+
+fn nudges(bosun: &Bosun, id: &str) -> Vec<bosun_core::Message> {
+    bosun.show(id).messages.into_iter().filter(|m| m.kind == MessageKind::Nudge).collect()
+}
+
+#[test]
+fn idle_then_nudge_then_claudeless_answers_then_idle_again_and_the_used_up_chain_escalates() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("chat"));
+    let args = claude_args(&cl, &sc, &["--prompt", "ping", "--on-idle", "nudge:status please"]);
+    let id = bosun.start(repo.path(), &args);
+    bosun.wait_screen(&id, "All tests pass");
+    let delivered = wait_until(PATIENCE, || nudges(&bosun, &id).iter().any(|m| m.state == MessageState::Delivered));
+    assert!(delivered, "the nudge was typed: {:?}", nudges(&bosun, &id));
+    bosun.wait_state(&id, "idle");
+    // The chain (one nudge) is used up at the next idle: a person is asked.
+    let escalated = wait_for(PATIENCE, || {
+        let out = bosun.ok(repo.path(), &["escalations", "--json"]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v.as_array().filter(|a| !a.is_empty()).cloned()
+    })
+    .expect("escalated");
+    assert_eq!(escalated[0]["agent"], id.as_str());
+    assert!(escalated[0]["reason"].as_str().unwrap().contains("used up"));
+    assert_eq!(nudges(&bosun, &id).len(), 1, "nudged once, as the policy says");
+}
+
+#[test]
+fn a_killed_process_is_resumed_with_the_same_session_and_its_log_grows() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("chat"));
+    let args = claude_args(&cl, &sc, &["--prompt", "hello", "--on-dead", "resume:ping"]);
+    let id = bosun.start(repo.path(), &args);
+    bosun.wait_state(&id, "idle");
+    let log = wait_for(PATIENCE, || bosun.agent(&id).log).expect("the session log is known from the hooks");
+    let before = std::fs::read_to_string(&log).unwrap().lines().count();
+    let pid = bosun.agent(&id).pid.expect("pid");
+
+    assert!(std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap().success());
+    let resumed = wait_for(PATIENCE, || Some(bosun.agent(&id)).filter(|a| a.restarts == 1 && a.state.is_up()));
+    let agent = resumed.unwrap_or_else(|| panic!("not resumed: {:#?}\n{}", bosun.show(&id), bosun.log()));
+    assert_eq!(agent.log.as_ref(), Some(&log), "the same session");
+    bosun.wait_screen(&id, "pong");
+    let grew = wait_until(PATIENCE, || std::fs::read_to_string(&log).unwrap().lines().count() > before);
+    assert!(grew, "the same session log continues");
+    assert!(std::fs::read_to_string(&log).unwrap().contains("\"ping\""), "the resume message went into it");
+}
+
+#[test]
+fn a_rate_limit_is_an_error_that_cools_down_then_nudges() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("flaky"));
+    let args = claude_args(&cl, &sc, &["--prompt", "rate me", "--on-error", "rate_limited=nudge+1s:ping"]);
+    let id = bosun.start(repo.path(), &args);
+    bosun.wait_state(&id, "error(rate_limited)");
+    bosun.wait_screen(&id, "pong");
+    let n = nudges(&bosun, &id);
+    assert_eq!(n.len(), 1);
+    assert!(n[0].at.as_millis() >= bosun.agent(&id).created_at.as_millis() + 1_000, "after the cooldown");
+}
+
+#[test]
+fn a_permission_dialog_is_a_prompt_that_escalates_and_resolve_delivers_the_answer() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("permission"));
+    let args = claude_args(&cl, &sc, &["--prompt", "clean up", "--on-prompt", "escalate"]);
+    let id = bosun.start(repo.path(), &args);
+    bosun.wait_state(&id, "prompt(permission)");
+    bosun.wait_screen(&id, "Do you want to proceed?");
+    let list = wait_for(PATIENCE, || {
+        let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["escalations", "--json"])).unwrap();
+        v.as_array().filter(|a| !a.is_empty()).cloned()
+    })
+    .expect("escalated");
+    let e = list[0]["id"].as_u64().unwrap();
+    let out = bosun.ok(repo.path(), &["resolve", &format!("e{e}"), "--message", "1"]);
+    assert!(out.contains("resolved"), "{out}");
+    let delivered = wait_until(PATIENCE, || {
+        bosun.show(&id).messages.iter().any(|m| m.kind == MessageKind::Resolve && m.state == MessageState::Delivered)
+    });
+    assert!(delivered, "the answer was typed into the dialog");
+    let answered = wait_until(PATIENCE, || !bosun.ok(repo.path(), &["peek", &id]).contains("Do you want to proceed?"));
+    assert!(answered, "the dialog is gone");
+    assert!(bosun.ok(repo.path(), &["escalations"]).contains("nothing needs a person"));
+}
+
+#[test]
+fn ask_user_question_is_a_question_prompt() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("tools"));
+    let id = bosun.start(repo.path(), &claude_args(&cl, &sc, &["--prompt", "ask me"]));
+    bosun.wait_state(&id, "prompt(question)");
+}
+
+#[test]
+fn a_long_tool_call_is_never_taken_for_idle() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("tools"));
+    let id = bosun.start(repo.path(), &claude_args(&cl, &sc, &["--prompt", "slow build", "--on-idle", "nudge:next"]));
+    let ws = bosun.show(&id).workspace.unwrap().path;
+    assert!(wait_until(PATIENCE, || ws.join("tool-started").exists()), "the tool runs");
+    let mut seen = Vec::new();
+    while !ws.join("tool-finished").exists() {
+        seen.push(bosun.agent(&id).state.label());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!seen.is_empty() && seen.iter().all(|s| s == "running"), "while the tool ran: {seen:?}");
+    bosun.wait_state(&id, "idle");
+}
+
+#[test]
+fn a_trust_dialog_at_start_is_recognised_and_accepted() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("untrusted"));
+    let id = bosun.start(repo.path(), &claude_args(&cl, &sc, &[]));
+    bosun.wait_state(&id, "idle");
+    let screen = bosun.ok(repo.path(), &["peek", &id]);
+    assert!(!screen.contains("Do you trust"), "{screen}");
+    assert!(bosun.agent(&id).source.is_some());
+}
+
+#[test]
+fn show_reports_heartbeats_and_the_policy() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("chat"));
+    let id = bosun.start(repo.path(), &claude_args(&cl, &sc, &["--prompt", "ping", "--on-idle", "nudge*2+5s:Go on"]));
+    bosun.wait_screen(&id, "pong");
+    let shown = wait_for(PATIENCE, || {
+        let s = bosun.ok(repo.path(), &["show", &id]);
+        (s.contains("HookCall") && s.contains("LogWrite")).then_some(s)
+    })
+    .expect("hook and log heartbeats");
+    assert!(shown.contains("on_idle    nudge*2+5s:Go on"), "{shown}");
+}
