@@ -53,6 +53,9 @@ pub struct LogLines {
     /// The file was truncated or replaced: `lines` start at its beginning, and whatever was
     /// delivered from it before no longer stands.
     pub truncated: bool,
+    /// Text after the last complete line, when new bytes arrived that end no line (a shell
+    /// prompt, a `[y/n]` question). It is delivered again, completed, as a line later.
+    pub partial: Option<String>,
 }
 
 /// How a `LogWatcher` finds out about changes.

@@ -301,3 +301,22 @@ fn dropping_the_watcher_stops_its_thread() {
     drop(watcher);
     assert_eq!(Arc::strong_count(&got.0), 1);
 }
+
+#[test]
+fn text_that_ends_no_line_is_offered_as_partial_and_later_as_a_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.log");
+    std::fs::write(&path, "").unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let watcher = LogWatcher::new(move |l: LogLines| s.lock().unwrap().push((l.lines, l.partial))).unwrap();
+    watcher.watch(path.clone(), 0);
+    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    std::io::Write::write_all(&mut f, b"Continue? [y/n] ").unwrap();
+    let partial = wait_for(Duration::from_secs(10), || seen.lock().unwrap().iter().find_map(|(_, p)| p.clone()));
+    assert_eq!(partial.as_deref(), Some("Continue? [y/n] "));
+    std::io::Write::write_all(&mut f, b"y\n").unwrap();
+    let line =
+        wait_for(Duration::from_secs(10), || seen.lock().unwrap().iter().find_map(|(lines, _)| lines.first().cloned()));
+    assert_eq!(line.as_deref(), Some("Continue? [y/n] y"));
+}

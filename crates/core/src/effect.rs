@@ -53,8 +53,9 @@ pub enum Effect {
         delete_branch: bool,
         owned: Vec<PathBuf>,
     },
-    /// Follow a log from its end: the agent's session log (`session_log`) or its terminal output.
-    WatchLog { agent: AgentId, path: PathBuf, session_log: bool },
+    /// Follow a log — the agent's session log (`session_log`) or its terminal output — from its
+    /// start (a file new with this session) or from its end.
+    WatchLog { agent: AgentId, path: PathBuf, session_log: bool, from_start: bool },
     /// Stop following the agent's logs.
     UnwatchLogs { agent: AgentId },
     /// Run `run` with `sh -c` in `cwd`, as long as it takes; report how it exited.

@@ -27,6 +27,8 @@ pub enum TimerKind {
     Confirm { agent: AgentId, message: MessageId, seq: u64 },
     /// The agent started but has not reported in: look at its screen for a start-up dialog.
     Startup { agent: AgentId, checks: u32 },
+    /// A generic agent printed something: if it prints nothing more for a while, it is idle.
+    Quiet { agent: AgentId },
 }
 
 impl TimerKind {
@@ -35,7 +37,8 @@ impl TimerKind {
             Self::Cooldown { agent, .. }
             | Self::Grace { agent }
             | Self::Confirm { agent, .. }
-            | Self::Startup { agent, .. } => agent,
+            | Self::Startup { agent, .. }
+            | Self::Quiet { agent } => agent,
         }
     }
 }

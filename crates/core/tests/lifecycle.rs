@@ -236,3 +236,21 @@ fn after_a_restart_a_possibly_typed_message_is_failed_and_the_next_one_sent() {
     assert_eq!(failed, vec!["maybe typed"]);
     assert_eq!(sim.state.agents[&starting].state, SessionState::Running);
 }
+
+#[test]
+fn a_codex_agent_is_started_with_bosun_as_its_notify_program() {
+    let mut sim = Sim::new();
+    let spec = bosun_core::AgentSpec {
+        command: vec!["codex".into(), "--model".into(), "o4".into()],
+        driver: bosun_core::driver::Driver::Codex,
+        prompt: Some("fix it".into()),
+        ..support::spec(1)
+    };
+    let (_, w) = sim.start_with(spec);
+    let effects = sim.ok(Input::WorkspaceCreated { id: w });
+    let Some(Effect::SpawnSession { command, .. }) = effects.first() else { panic!("{effects:?}") };
+    assert_eq!(command[0], "codex");
+    assert_eq!(command[1], "-c");
+    assert!(command[2].starts_with("notify=[\"sh\",\"-c\",\"bosun hook codex 10000000"), "{}", command[2]);
+    assert_eq!(&command[3..], ["--model", "o4", "fix it"]);
+}

@@ -298,3 +298,26 @@ fn a_hook_call_that_says_nothing_new_does_not_undo_a_dialog() {
     sim.see(&a, Source::Screen, Observation::Activity { heartbeat: Heartbeat::TerminalOutput });
     assert_eq!(sim.state.agents[&a].state.label(), "prompt(question)");
 }
+
+#[test]
+fn a_generic_agent_whose_output_stops_is_idle_after_the_grace() {
+    let mut sim = Sim::new();
+    let p = Policy { grace_ms: 20_000, ..policy(&["nudge:Continue"]) };
+    let (a, w) = sim.start_with(bosun_core::AgentSpec { policy: p, ..support::spec(1) });
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });
+    sim.ok(Input::LogLines { agent: a.clone(), session_log: false, lines: vec!["compiling".into()] });
+    for _ in 0..3 {
+        sim.advance(4_000);
+        sim.ok(Input::LogLines { agent: a.clone(), session_log: false, lines: vec!["still compiling".into()] });
+        sim.fire_due();
+    }
+    assert_eq!(sim.state.agents[&a].state, SessionState::Running, "output keeps it working");
+    sim.advance(10_000);
+    sim.fire_due();
+    assert_eq!(sim.state.agents[&a].state, SessionState::Idle, "quiet for a while: idle");
+    assert!(sim.state.messages.is_empty(), "the grace has not passed");
+    sim.advance(20_000);
+    let effects = sim.fire_due();
+    assert_eq!(sent_texts(&effects), vec!["Continue"]);
+}

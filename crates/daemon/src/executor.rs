@@ -33,7 +33,9 @@ impl EffectSink for Executor {
     fn dispatch(&self, effect: Effect, engine: &EngineHandle) {
         match effect {
             Effect::SetTimer { id, at } => schedule_timer(&self.runtime, engine.clone(), id, at),
-            Effect::WatchLog { agent, path, session_log } => self.logs.watch(engine, agent, &path, session_log),
+            Effect::WatchLog { agent, path, session_log, from_start } => {
+                self.logs.watch(engine, agent, &path, session_log, from_start)
+            }
             Effect::UnwatchLogs { agent } => self.logs.unwatch(&agent),
             effect => {
                 let (this, engine) = (self.clone(), engine.clone());
@@ -58,14 +60,21 @@ pub fn schedule_timer(runtime: &Handle, engine: EngineHandle, id: TimerId, at: T
 }
 
 impl Logs {
-    /// Follows `path` from its current end for `agent`.
-    fn watch(&self, engine: &EngineHandle, agent: AgentId, path: &Path, session_log: bool) {
+    /// Follows `path` for `agent`, from its start or from its current end.
+    fn watch(&self, engine: &EngineHandle, agent: AgentId, path: &Path, session_log: bool, from_start: bool) {
         let watcher = self.watcher.get_or_init(|| {
             let (engine, watches) = (engine.clone(), self.watches.clone());
-            let sink = move |lines: LogLines| {
-                let known = watches.lock().unwrap_or_else(PoisonError::into_inner).get(&lines.id).cloned();
-                if let (Some((agent, session_log)), false) = (known, lines.lines.is_empty()) {
-                    engine.submit_nowait(Input::LogLines { agent, session_log, lines: lines.lines });
+            let sink = move |batch: LogLines| {
+                let known = watches.lock().unwrap_or_else(PoisonError::into_inner).get(&batch.id).cloned();
+                let Some((agent, session_log)) = known else { return };
+                let mut lines = batch.lines;
+                // Terminal output's unfinished last line counts (a prompt ends no line); a
+                // session log's is half a JSON object.
+                if let (false, Some(partial)) = (session_log, batch.partial) {
+                    lines.push(partial);
+                }
+                if !lines.is_empty() {
+                    engine.submit_nowait(Input::LogLines { agent, session_log, lines });
                 }
             };
             LogWatcher::new(sink).map_err(|e| tracing::error!("cannot watch logs: {e}")).ok()
@@ -75,8 +84,8 @@ impl Logs {
         if watches.values().any(|(a, s)| a == &agent && *s == session_log) {
             return;
         }
-        let end = std::fs::metadata(path).map_or(0, |m| m.len());
-        let id = watcher.watch(path.to_owned(), end);
+        let offset = if from_start { 0 } else { std::fs::metadata(path).map_or(0, |m| m.len()) };
+        let id = watcher.watch(path.to_owned(), offset);
         watches.insert(id, (agent, session_log));
     }
 
@@ -187,6 +196,8 @@ fn write_files(files: &[(std::path::PathBuf, String)], output: &Path) -> Result<
     if let Some(dir) = output.parent() {
         mkdir(dir)?;
     }
+    // A new session's output starts a new file.
+    std::fs::write(output, "").map_err(|e| AdapterError::io(format!("writing {}", output.display()), e))?;
     for (path, content) in files {
         if let Some(dir) = path.parent() {
             mkdir(dir)?;

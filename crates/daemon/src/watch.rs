@@ -21,14 +21,7 @@ pub async fn sessions(engine: EngineHandle, sessions: Arc<dyn Sessions>, interva
         tick.tick().await;
         // The events applied so far, taken before the listing: agents that start running after
         // it are not judged by it.
-        let as_of = engine
-            .query(|s, _| {
-                s.agents
-                    .values()
-                    .any(|a| a.state.is_up())
-                    .then_some(s.seq)
-            })
-            .await;
+        let as_of = engine.query(|s, _| s.agents.values().any(|a| a.state.is_up()).then_some(s.seq)).await;
         let as_of = match as_of {
             Ok(Some(seq)) => seq,
             Ok(None) => continue,

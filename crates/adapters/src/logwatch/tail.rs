@@ -27,6 +27,8 @@ pub(super) struct Batch {
     pub truncated: bool,
     /// The turn stopped at `MAX_BATCH` with more to read.
     pub more: bool,
+    /// The bytes after the last complete line, when this turn read some of them.
+    pub partial: Option<String>,
 }
 
 #[derive(Debug)]
@@ -81,9 +83,14 @@ impl Tail {
             self.scanned = 0;
         }
         self.file = id;
-        file.seek(SeekFrom::Start(self.read_pos()))?;
-        let batch = self.read_lines(&mut file, truncated)?;
-        Ok((truncated || !batch.lines.is_empty()).then_some(batch))
+        let before = self.read_pos();
+        file.seek(SeekFrom::Start(before))?;
+        let mut batch = self.read_lines(&mut file, truncated)?;
+        let new_partial = self.read_pos() > before && !self.pending.is_empty() && !batch.more;
+        if new_partial {
+            batch.partial = Some(line_text(&self.pending));
+        }
+        Ok((truncated || !batch.lines.is_empty() || batch.partial.is_some()).then_some(batch))
     }
 
     /// Same file, same length as already read, and no complete line waiting in `pending`.

@@ -205,6 +205,7 @@ impl Worker {
                 lines: batch.lines,
                 offset: batch.offset,
                 truncated: batch.truncated,
+                partial: batch.partial,
             };
             if panic::catch_unwind(AssertUnwindSafe(|| (self.sink)(lines))).is_err() {
                 tracing::error!(file = %tail.path.display(), "the log line sink panicked; lines were lost");

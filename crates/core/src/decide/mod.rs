@@ -112,6 +112,13 @@ fn spawn_replacing(agent: &Agent, resume: Option<Option<&str>>, replace: Option<
     if let (None, Some(prompt), DriverKind::Claude | DriverKind::Codex) = (resume, &agent.prompt, agent.driver.kind()) {
         command.push(prompt.clone());
     }
+    if let Driver::Codex = agent.driver {
+        // Codex calls its `notify` program at the end of every turn, the JSON as last argument.
+        let hook = format!("{} codex {} \"$1\"", agent.hook_command, agent.id);
+        let notify = driver::codex::notify_config(&["sh".into(), "-c".into(), hook, "bosun-notify".into()]);
+        let at = command.len().min(1);
+        command.splice(at..at, ["-c".to_owned(), notify]);
+    }
     let files = match &agent.driver {
         Driver::Claude { .. } => {
             vec![(settings, driver::claude::settings(&format!("{} claude {}", agent.hook_command, agent.id)))]

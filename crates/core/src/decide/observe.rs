@@ -32,7 +32,7 @@ pub(super) fn observed(
     }
     if let Some(path) = log.filter(|p| a.log.as_ref() != Some(*p)) {
         d.event(Event::AgentLogFound { id: a.id.clone(), path: path.clone() });
-        d.effect(Effect::WatchLog { agent: a.id.clone(), path: path.clone(), session_log: true });
+        d.effect(Effect::WatchLog { agent: a.id.clone(), path: path.clone(), session_log: true, from_start: false });
     }
     // A report from the agent proves its session is up, even before the spawn is confirmed.
     let current = if a.state == SessionState::Starting {
@@ -138,6 +138,32 @@ pub(super) fn log_lines(
     let telling = observations.iter().rev().find(|o| !matches!(o, Observation::Activity { .. }));
     if let Some(obs) = telling.or(observations.last()) {
         observed(state, a, source, obs, None, now, d);
+    }
+    // A generic agent is idle when its output has stopped for a while.
+    let quiet_pending = state.timers.values().any(|t| t.kind == TimerKind::Quiet { agent: a.id.clone() });
+    if !session_log && matches!(a.driver, Driver::Generic { .. }) && !quiet_pending {
+        let at = Timestamp::from_millis(now.as_millis() + QUIET_MS + HEARTBEAT_EVERY_MS);
+        set_timer(state, d, TimerKind::Quiet { agent: a.id.clone() }, at);
+    }
+}
+
+/// How long a generic agent's output must stop before it counts as idle.
+pub const QUIET_MS: u64 = 5_000;
+
+/// The quiet timer fired. Output heartbeats are recorded at most every `HEARTBEAT_EVERY_MS`, so
+/// the last output was at most that long after the last recorded one: quiet for sure once
+/// `QUIET_MS` more have passed.
+pub(super) fn quiet_check(state: &State, a: &Agent, now: Timestamp, d: &mut Decision) {
+    if a.state != SessionState::Running {
+        return;
+    }
+    let last = a.heartbeats.get(&Heartbeat::TerminalOutput).copied().unwrap_or(a.state_since);
+    let quiet_since = Timestamp::from_millis(last.as_millis() + HEARTBEAT_EVERY_MS);
+    if now.millis_since(quiet_since) >= QUIET_MS {
+        observed(state, a, Source::Process, &Observation::Idle, None, now, d);
+    } else {
+        let at = Timestamp::from_millis(quiet_since.as_millis() + QUIET_MS);
+        set_timer(state, d, TimerKind::Quiet { agent: a.id.clone() }, at);
     }
 }
 

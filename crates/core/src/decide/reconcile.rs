@@ -9,10 +9,7 @@ use crate::{Agent, Effect, Event, ExitStatus, Reality, SessionSeen, SessionState
 /// Judges running agents by a listing of sessions taken when `as_of` events had been applied:
 /// an agent that started running after that is not judged by it.
 pub(super) fn observed(state: &State, sessions: &[SessionSeen], as_of: u64, now: Timestamp, d: &mut Decision) {
-    let judged = state
-        .agents
-        .values()
-        .filter(|a| a.state.is_up() && a.state_seq <= as_of);
+    let judged = state.agents.values().filter(|a| a.state.is_up() && a.state_seq <= as_of);
     for agent in judged {
         match seen(sessions, agent) {
             Some(SessionSeen { exit: Some(status), .. }) => ended(state, agent, *status, now, d),
@@ -67,9 +64,14 @@ pub(super) fn at_start(state: &State, reality: &Reality, now: Timestamp, d: &mut
 fn adopt(state: &State, agent: &Agent, s: &SessionSeen, now: Timestamp, d: &mut Decision) {
     d.event(Event::AgentAdopted { id: agent.id.clone(), pid: s.pid, at: now });
     // Its logs are followed again from their ends: what they said while bosun was down is past.
-    d.effect(Effect::WatchLog { agent: agent.id.clone(), path: output_log(agent), session_log: false });
+    d.effect(Effect::WatchLog {
+        agent: agent.id.clone(),
+        path: output_log(agent),
+        session_log: false,
+        from_start: false,
+    });
     if let Some(log) = &agent.log {
-        d.effect(Effect::WatchLog { agent: agent.id.clone(), path: log.clone(), session_log: true });
+        d.effect(Effect::WatchLog { agent: agent.id.clone(), path: log.clone(), session_log: true, from_start: false });
     }
     if let Some(in_flight) = sending(state, &agent.id) {
         d.event(Event::MessageFailed {

@@ -129,20 +129,23 @@ pub(super) fn spawned(state: &State, agent: &AgentId, pid: Option<u32>, now: Tim
 /// known), watch a Claude agent's start-up, and end it at once if a kill was asked meanwhile.
 pub(super) fn came_up(state: &State, a: &Agent, pid: Option<u32>, now: Timestamp, d: &mut Decision) {
     d.event(Event::AgentRunning { id: a.id.clone(), pid, at: now });
-    d.effect(Effect::WatchLog { agent: a.id.clone(), path: output_log(a), session_log: false });
+    d.effect(Effect::WatchLog { agent: a.id.clone(), path: output_log(a), session_log: false, from_start: true });
     if let Some(log) = &a.log {
-        d.effect(Effect::WatchLog { agent: a.id.clone(), path: log.clone(), session_log: true });
+        d.effect(Effect::WatchLog { agent: a.id.clone(), path: log.clone(), session_log: true, from_start: false });
     }
     match &a.driver {
         Driver::Claude { .. } => {
             let at = crate::Timestamp::from_millis(now.as_millis() + STARTUP_CHECK_MS);
             set_timer(state, d, TimerKind::Startup { agent: a.id.clone(), checks: 0 }, at);
         }
-        // A generic agent gets its first prompt typed.
-        Driver::Generic { .. } if a.restarts == 0 => {
-            if let Some(prompt) = &a.prompt {
+        // A generic agent gets its first prompt typed, and is idle once its output stops.
+        Driver::Generic { .. } => {
+            if let (Some(prompt), 0) = (&a.prompt, a.restarts) {
                 queue(state, a, prompt, MessageKind::User, now, d);
             }
+            let at =
+                Timestamp::from_millis(now.as_millis() + super::observe::QUIET_MS + super::observe::HEARTBEAT_EVERY_MS);
+            set_timer(state, d, TimerKind::Quiet { agent: a.id.clone() }, at);
         }
         _ => {}
     }

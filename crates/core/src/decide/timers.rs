@@ -1,7 +1,7 @@
 //! A timer fired: cooldowns act, graces end in idle (unless the agent showed life), typed
 //! messages get their confirming Enter, start-ups get their screen checked.
 
-use super::observe::startup_check;
+use super::observe::{quiet_check, startup_check};
 use super::{recovery, set_timer, Decision};
 use crate::{Effect, Event, Heartbeat, SessionState, State, TimerId, TimerKind, Timestamp, Trigger};
 
@@ -38,5 +38,6 @@ pub(super) fn fired(state: &State, id: TimerId, now: Timestamp, d: &mut Decision
             }
         }
         TimerKind::Startup { checks, .. } => startup_check(state, a, *checks, now, d),
+        TimerKind::Quiet { .. } => quiet_check(state, a, now, d),
     }
 }

@@ -82,7 +82,8 @@ fn compile(which: PatternName, text: Option<&str>) -> Result<Option<Regex>, Patt
     RegexBuilder::new(text).multi_line(true).crlf(true).build().map(Some).map_err(|e| PatternError {
         which,
         text: text.to_owned(),
-        reason: e.to_string(),
+        // regex's message spans lines (pattern, caret, error): keep its last, the error itself.
+        reason: e.to_string().lines().rfind(|l| !l.trim().is_empty()).unwrap_or_default().trim().to_owned(),
     })
 }
 

@@ -110,7 +110,7 @@ pub fn spec(n: u64) -> AgentSpec {
         driver: Driver::Generic { patterns: Default::default() },
         policy: Policy::default(),
         prompt: None,
-        hook_command: "bosun hook claude".into(),
+        hook_command: "bosun hook".into(),
     }
 }
 
