@@ -2,6 +2,7 @@
 //! `Sessions` (tmux on bosun's own socket). The real implementations run `git` and `tmux`; they
 //! carry out what the core decided and report what they saw, and decide nothing themselves.
 
+mod dirwatch;
 mod error;
 mod logwatch;
 mod notifier;
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use bosun_core::{SessionName, SessionSeen, WorkspaceKind};
 
+pub use dirwatch::{DirWatcher, REPORT_EVERY};
 pub use error::AdapterError;
 pub use logwatch::{LogLines, LogWatchOptions, LogWatcher, WatchId};
 pub use notifier::{DesktopNotifier, Notifier};

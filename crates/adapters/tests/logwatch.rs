@@ -320,3 +320,24 @@ fn text_that_ends_no_line_is_offered_as_partial_and_later_as_a_line() {
         wait_for(Duration::from_secs(10), || seen.lock().unwrap().iter().find_map(|(lines, _)| lines.first().cloned()));
     assert_eq!(line.as_deref(), Some("Continue? [y/n] y"));
 }
+
+#[test]
+fn a_file_written_under_a_watched_directory_is_reported_but_not_inside_git() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::create_dir_all(a.path().join(".git/objects")).unwrap();
+    std::fs::create_dir_all(a.path().join("src")).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let watcher = bosun_adapters::DirWatcher::new(move |root: &Path| s.lock().unwrap().push(root.to_owned())).unwrap();
+    watcher.watch(a.path()).unwrap();
+    watcher.watch(b.path()).unwrap();
+    let (ra, rb) = (a.path().canonicalize().unwrap(), b.path().canonicalize().unwrap());
+    // Git's own files are not the agent's work; a write in `b` afterwards proves events flowed.
+    fs::write(a.path().join(".git/objects/x"), "git's own").unwrap();
+    fs::write(b.path().join("marker"), "x").unwrap();
+    assert!(wait_until(Duration::from_secs(10), || seen.lock().unwrap().contains(&rb)), "b reported");
+    assert!(!seen.lock().unwrap().contains(&ra), "a write inside .git is not reported");
+    fs::write(a.path().join("src/main.rs"), "fn main() {}").unwrap();
+    assert!(wait_until(Duration::from_secs(10), || seen.lock().unwrap().contains(&ra)), "a reported");
+    watcher.unwatch(a.path());
+}

@@ -52,22 +52,56 @@ fn codex_reports_the_end_of_its_turns_through_its_notify_program() {
     std::fs::write(
         &fake,
         r#"#!/usr/bin/env python3
-import json, subprocess, sys, time
+import json, os, subprocess, sys, time
 args = sys.argv[1:]
 open("codex-args.json", "w").write(json.dumps(args))
 notify = json.loads(args[args.index("-c") + 1].split("=", 1)[1])
-time.sleep(0.5)
+home = os.environ["CODEX_HOME"]
+day = os.path.join(home, "sessions", "2026", "11", "22")
+os.makedirs(day, exist_ok=True)
+log = os.path.join(day, "rollout-2026-11-22T01-00-00-0199a213-81c0-7800-8aa1-bbab2a035a53.jsonl")
+def line(kind, payload):
+    with open(log, "a") as f:
+        f.write(json.dumps({"timestamp": "2026-11-22T01:00:00Z", "type": kind, "payload": payload}) + "\n")
+line("session_meta", {"id": "0199a213-81c0-7800-8aa1-bbab2a035a53", "cwd": os.getcwd()})
+line("event_msg", {"type": "task_started"})
+time.sleep(0.3)
+line("event_msg", {"type": "task_complete"})
 subprocess.run(notify + [json.dumps({"type": "agent-turn-complete", "turn-id": "1"})])
+# The next turn, as the rollout log tells it.
+while not os.path.exists("go-on"):
+    time.sleep(0.05)
+line("event_msg", {"type": "task_started"})
 time.sleep(600)
 "#,
     )
     .unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let id = bosun.start(repo.path(), &["--prompt", "fix it", "--", fake.to_str().unwrap()]);
+    let home = tempfile::tempdir().unwrap();
+    let codex_home = format!("CODEX_HOME={}", home.path().display());
+    let id = bosun.start(repo.path(), &["--env", &codex_home, "--prompt", "fix it", "--", fake.to_str().unwrap()]);
     assert_eq!(bosun.agent(&id).driver.kind(), bosun_core::driver::DriverKind::Codex);
     bosun.wait_state(&id, "idle");
+    // Its rollout log is found, and followed: a new task there means working.
+    let log = bosun_testkit::poll::wait_for(PATIENCE, || bosun.agent(&id).log).expect("the rollout log was found");
+    assert!(log.starts_with(home.path()), "{}", log.display());
     let ws = bosun.show(&id).workspace.unwrap().path;
+    std::fs::write(ws.join("go-on"), "").unwrap();
+    bosun.wait_state(&id, "running");
     let args: Vec<String> =
         serde_json::from_str(&std::fs::read_to_string(ws.join("codex-args.json")).unwrap()).unwrap();
     assert_eq!(args.last().map(String::as_str), Some("fix it"), "the first prompt on its command line");
+}
+
+#[test]
+fn a_file_written_in_the_workspace_is_a_heartbeat() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let id = bosun.start(repo.path(), &["--", "sleep", "600"]);
+    bosun.wait_up(&id);
+    assert!(!bosun.agent(&id).heartbeats.contains_key(&bosun_core::Heartbeat::FileWrite));
+    let ws = bosun.show(&id).workspace.unwrap().path;
+    std::fs::write(ws.join("result.txt"), "work").unwrap();
+    let beat = wait_until(PATIENCE, || bosun.agent(&id).heartbeats.contains_key(&bosun_core::Heartbeat::FileWrite));
+    assert!(beat, "{:?}", bosun.agent(&id).heartbeats);
 }

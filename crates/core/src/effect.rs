@@ -56,8 +56,13 @@ pub enum Effect {
     /// Follow a log — the agent's session log (`session_log`) or its terminal output — from its
     /// start (a file new with this session) or from its end.
     WatchLog { agent: AgentId, path: PathBuf, session_log: bool, from_start: bool },
-    /// Stop following the agent's logs.
+    /// Report file changes under the agent's workspace (outside `.git`) as signs of life.
+    WatchWorkspace { agent: AgentId, path: PathBuf },
+    /// Stop following the agent's logs and workspace.
     UnwatchLogs { agent: AgentId },
+    /// Find the Codex rollout log of the session started in `cwd` since `since` under
+    /// `sessions` (`$CODEX_HOME/sessions`), and report it.
+    FindCodexLog { agent: AgentId, sessions: PathBuf, cwd: PathBuf, since: Timestamp },
     /// Run `run` with `sh -c` in `cwd`, as long as it takes; report how it exited.
     RunGate { agent: AgentId, run: String, cwd: PathBuf },
     /// Tell a person: a desktop notification where there is a desktop, else the log.

@@ -3,12 +3,14 @@
 //! an `Input`. It decides nothing.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
-use bosun_adapters::{AdapterError, LogLines, LogWatcher, Notifier, Sessions, SpawnSpec, WatchId, Workspaces};
-use bosun_core::{AgentId, Effect, Input, TimerId, Timestamp};
+use bosun_adapters::{
+    AdapterError, DirWatcher, LogLines, LogWatcher, Notifier, Sessions, SpawnSpec, WatchId, Workspaces,
+};
+use bosun_core::{AgentId, Effect, Heartbeat, Input, Observation, Source, TimerId, Timestamp};
 use tokio::runtime::Handle;
 
 use crate::engine::{now, EffectSink, EngineHandle};
@@ -22,11 +24,14 @@ pub struct Executor {
     pub logs: Arc<Logs>,
 }
 
-/// The daemon's one log watcher, started on first use, and which agent each watch is for.
+/// The daemon's one log watcher and one workspace watcher, started on first use, and which
+/// agent each watch is for.
 #[derive(Default)]
 pub struct Logs {
     watcher: OnceLock<Option<LogWatcher>>,
     watches: Arc<Mutex<BTreeMap<WatchId, (AgentId, bool)>>>,
+    dirs: OnceLock<Option<DirWatcher>>,
+    workspaces: Arc<Mutex<BTreeMap<PathBuf, AgentId>>>,
 }
 
 impl EffectSink for Executor {
@@ -36,6 +41,7 @@ impl EffectSink for Executor {
             Effect::WatchLog { agent, path, session_log, from_start } => {
                 self.logs.watch(engine, agent, &path, session_log, from_start)
             }
+            Effect::WatchWorkspace { agent, path } => self.logs.watch_workspace(engine, agent, &path),
             Effect::UnwatchLogs { agent } => self.logs.unwatch(&agent),
             effect => {
                 let (this, engine) = (self.clone(), engine.clone());
@@ -89,7 +95,36 @@ impl Logs {
         watches.insert(id, (agent, session_log));
     }
 
+    /// Reports file changes under `path` as the agent's signs of life.
+    fn watch_workspace(&self, engine: &EngineHandle, agent: AgentId, path: &Path) {
+        let watcher = self.dirs.get_or_init(|| {
+            let (engine, workspaces) = (engine.clone(), self.workspaces.clone());
+            let sink = move |root: &Path| {
+                let agent = workspaces.lock().unwrap_or_else(PoisonError::into_inner).get(root).cloned();
+                if let Some(agent) = agent {
+                    let observation = Observation::Activity { heartbeat: Heartbeat::FileWrite };
+                    engine.submit_nowait(Input::Observed { agent, source: Source::Process, observation, log: None });
+                }
+            };
+            DirWatcher::new(sink).map_err(|e| tracing::error!("cannot watch workspaces: {e}")).ok()
+        });
+        let Some(watcher) = watcher else { return };
+        let root = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+        self.workspaces.lock().unwrap_or_else(PoisonError::into_inner).insert(root, agent);
+        if let Err(e) = watcher.watch(path) {
+            tracing::warn!(path = %path.display(), "cannot watch the workspace: {e}");
+        }
+    }
+
     fn unwatch(&self, agent: &AgentId) {
+        if let Some(Some(dirs)) = self.dirs.get() {
+            let mut workspaces = self.workspaces.lock().unwrap_or_else(PoisonError::into_inner);
+            let roots: Vec<PathBuf> = workspaces.iter().filter(|(_, a)| *a == agent).map(|(p, _)| p.clone()).collect();
+            for root in roots {
+                dirs.unwatch(&root);
+                workspaces.remove(&root);
+            }
+        }
         let Some(Some(watcher)) = self.watcher.get() else { return };
         let mut watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
         let ids: Vec<WatchId> = watches.iter().filter(|(_, (a, _))| a == agent).map(|(id, _)| *id).collect();
@@ -183,9 +218,50 @@ impl Executor {
                 }
                 return None;
             }
-            Effect::SetTimer { .. } | Effect::WatchLog { .. } | Effect::UnwatchLogs { .. } => return None,
+            Effect::FindCodexLog { agent, sessions, cwd, since } => {
+                let log = find_codex_log(&sessions, &cwd, since)?;
+                let observation = Observation::Activity { heartbeat: Heartbeat::LogWrite };
+                Input::Observed { agent, source: Source::Log, observation, log: Some(log) }
+            }
+            Effect::SetTimer { .. }
+            | Effect::WatchLog { .. }
+            | Effect::WatchWorkspace { .. }
+            | Effect::UnwatchLogs { .. } => return None,
         })
     }
+}
+
+/// The newest Codex rollout log under `sessions` (`YYYY/MM/DD/rollout-*.jsonl`) written since
+/// `since` whose session started in `cwd` (its first line, `session_meta`, says where).
+fn find_codex_log(sessions: &Path, cwd: &Path, since: Timestamp) -> Option<PathBuf> {
+    let since = std::time::UNIX_EPOCH + Duration::from_millis(since.as_millis());
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
+    let mut dirs = vec![sessions.to_owned()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).ok()?.flatten() {
+            let path = entry.path();
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                dirs.push(path);
+            } else if path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(".jsonl"))
+            {
+                if let Ok(modified) = meta.modified() {
+                    if modified >= since {
+                        found.push((modified, path));
+                    }
+                }
+            }
+        }
+    }
+    found.sort();
+    found.into_iter().rev().map(|(_, p)| p).find(|p| {
+        let first = std::fs::read_to_string(p).ok().and_then(|t| t.lines().next().map(str::to_owned));
+        let meta: Option<serde_json::Value> = first.and_then(|l| serde_json::from_str(&l).ok());
+        meta.and_then(|m| m["payload"]["cwd"].as_str().map(PathBuf::from)).is_some_and(|c| c == cwd)
+    })
 }
 
 /// Writes the agent's files (its settings) and makes room for its output file.

@@ -34,6 +34,15 @@ pub(super) fn observed(
         d.event(Event::AgentLogFound { id: a.id.clone(), path: path.clone() });
         d.effect(Effect::WatchLog { agent: a.id.clone(), path: path.clone(), session_log: true, from_start: false });
     }
+    // Codex names its rollout log nowhere bosun can read: look for it once it has reported.
+    if matches!(a.driver, Driver::Codex) && a.log.is_none() && log.is_none() && source == Source::Log {
+        let home = a.env.get("CODEX_HOME").map(PathBuf::from);
+        let home = home.or_else(|| a.env.get("HOME").map(|h| PathBuf::from(h).join(".codex")));
+        if let Some(home) = home {
+            let (sessions, cwd) = (home.join("sessions"), a.cwd.clone());
+            d.effect(Effect::FindCodexLog { agent: a.id.clone(), sessions, cwd, since: a.created_at });
+        }
+    }
     // A report from the agent proves its session is up, even before the spawn is confirmed.
     let current = if a.state == SessionState::Starting {
         came_up(state, a, None, now, d);

@@ -70,6 +70,7 @@ fn adopt(state: &State, agent: &Agent, s: &SessionSeen, now: Timestamp, d: &mut 
         session_log: false,
         from_start: false,
     });
+    d.effect(Effect::WatchWorkspace { agent: agent.id.clone(), path: agent.cwd.clone() });
     if let Some(log) = &agent.log {
         d.effect(Effect::WatchLog { agent: agent.id.clone(), path: log.clone(), session_log: true, from_start: false });
     }

@@ -130,6 +130,7 @@ pub(super) fn spawned(state: &State, agent: &AgentId, pid: Option<u32>, now: Tim
 pub(super) fn came_up(state: &State, a: &Agent, pid: Option<u32>, now: Timestamp, d: &mut Decision) {
     d.event(Event::AgentRunning { id: a.id.clone(), pid, at: now });
     d.effect(Effect::WatchLog { agent: a.id.clone(), path: output_log(a), session_log: false, from_start: true });
+    d.effect(Effect::WatchWorkspace { agent: a.id.clone(), path: a.cwd.clone() });
     if let Some(log) = &a.log {
         d.effect(Effect::WatchLog { agent: a.id.clone(), path: log.clone(), session_log: true, from_start: false });
     }

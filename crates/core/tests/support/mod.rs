@@ -62,7 +62,15 @@ impl Sim {
         let effects = self.feed(input).expect("input accepted");
         effects
             .into_iter()
-            .filter(|e| !matches!(e, Effect::WatchLog { .. } | Effect::UnwatchLogs { .. } | Effect::SetTimer { .. }))
+            .filter(|e| {
+                !matches!(
+                    e,
+                    Effect::WatchLog { .. }
+                        | Effect::WatchWorkspace { .. }
+                        | Effect::UnwatchLogs { .. }
+                        | Effect::SetTimer { .. }
+                )
+            })
             .collect()
     }
 

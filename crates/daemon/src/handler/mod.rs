@@ -127,7 +127,9 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                 HookEvent::Codex { agent, payload } => {
                     let Some(observation) = codex::notify_observation(&payload) else { return Ok(Response::Ok) };
                     let agent = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
-                    Input::Observed { agent, source: Source::Hook, observation, log: None }
+                    // Codex's notify says only "turn complete"; its rollout log says the rest.
+                    // Neither outranks the other: they report at the log's tier, in time order.
+                    Input::Observed { agent, source: Source::Log, observation, log: None }
                 }
             };
             ctx.engine.submit(input).await.map_err(engine_error)?;
