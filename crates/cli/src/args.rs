@@ -247,7 +247,7 @@ pub enum HookCommand {
     #[command(subcommand)]
     Tmux(TmuxHook),
     /// A Claude Code hook (payload on stdin)
-    Claude { agent: String, event: String },
+    Claude { agent: String, generation: u32, event: String },
     /// Codex's notify program (payload as the last argument)
     Codex { agent: String, payload: String },
 }

@@ -300,10 +300,10 @@ pub fn hook(client: &Client, hook: HookCommand) -> Result<ExitCode> {
             HookEvent::PaneDied { session, status: num(&status), signal: num(&signal) }
         }
         HookCommand::Tmux(TmuxHook::SessionClosed { session }) => HookEvent::SessionClosed { session },
-        HookCommand::Claude { agent, event } => {
+        HookCommand::Claude { agent, generation, event } => {
             let mut payload = String::new();
             std::io::Read::read_to_string(&mut std::io::stdin(), &mut payload)?;
-            HookEvent::Claude { agent, event, payload }
+            HookEvent::Claude { agent, generation: Some(generation), event, payload }
         }
         HookCommand::Codex { agent, payload } => HookEvent::Codex { agent, payload },
     };

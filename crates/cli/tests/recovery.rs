@@ -15,6 +15,16 @@ fn claude_args<'a>(cl: &'a str, sc: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
     v
 }
 
+/// Waits until `bosun escalations --json` lists something, and returns the list.
+fn wait_escalations(bosun: &Bosun) -> Vec<serde_json::Value> {
+    wait_for(PATIENCE, || {
+        let out = bosun.ok(bosun.state_dir(), &["escalations", "--json"]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v.as_array().filter(|a| !a.is_empty()).cloned()
+    })
+    .expect("escalated")
+}
+
 fn nudges(bosun: &Bosun, id: &str) -> Vec<bosun_core::Message> {
     bosun.show(id).messages.into_iter().filter(|m| m.kind == MessageKind::Nudge).collect()
 }
@@ -31,12 +41,7 @@ fn idle_then_nudge_then_claudeless_answers_then_idle_again_and_the_used_up_chain
     assert!(delivered, "the nudge was typed: {:?}", nudges(&bosun, &id));
     bosun.wait_state(&id, "idle");
     // The chain (one nudge) is used up at the next idle: a person is asked.
-    let escalated = wait_for(PATIENCE, || {
-        let out = bosun.ok(repo.path(), &["escalations", "--json"]);
-        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-        v.as_array().filter(|a| !a.is_empty()).cloned()
-    })
-    .expect("escalated");
+    let escalated = wait_escalations(&bosun);
     assert_eq!(escalated[0]["agent"], id.as_str());
     assert!(escalated[0]["reason"].as_str().unwrap().contains("used up"));
     assert_eq!(nudges(&bosun, &id).len(), 1, "nudged once, as the policy says");
@@ -71,11 +76,11 @@ fn a_rate_limit_is_an_error_that_cools_down_then_nudges() {
     let (cl, sc) = (claudeless(), scenario("flaky"));
     let args = claude_args(&cl, &sc, &["--prompt", "rate me", "--on-error", "rate_limited=nudge+1s:ping"]);
     let id = bosun.start(repo.path(), &args);
-    bosun.wait_state(&id, "error(rate_limited)");
+    let failed_at = bosun.wait_state(&id, "error(rate_limited)").state_since;
     bosun.wait_screen(&id, "pong");
     let n = nudges(&bosun, &id);
     assert_eq!(n.len(), 1);
-    assert!(n[0].at.as_millis() >= bosun.agent(&id).created_at.as_millis() + 1_000, "after the cooldown");
+    assert!(n[0].at.as_millis() >= failed_at.as_millis() + 1_000, "queued a cooldown after the error");
 }
 
 #[test]
@@ -87,11 +92,7 @@ fn a_permission_dialog_is_a_prompt_that_escalates_and_resolve_delivers_the_answe
     let id = bosun.start(repo.path(), &args);
     bosun.wait_state(&id, "prompt(permission)");
     bosun.wait_screen(&id, "Do you want to proceed?");
-    let list = wait_for(PATIENCE, || {
-        let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["escalations", "--json"])).unwrap();
-        v.as_array().filter(|a| !a.is_empty()).cloned()
-    })
-    .expect("escalated");
+    let list = wait_escalations(&bosun);
     let e = list[0]["id"].as_u64().unwrap();
     let out = bosun.ok(repo.path(), &["resolve", &format!("e{e}"), "--message", "1"]);
     assert!(out.contains("resolved"), "{out}");
@@ -121,8 +122,11 @@ fn a_long_tool_call_is_never_taken_for_idle() {
     let id = bosun.start(repo.path(), &claude_args(&cl, &sc, &["--prompt", "slow build", "--on-idle", "nudge:next"]));
     let ws = bosun.show(&id).workspace.unwrap().path;
     assert!(wait_until(PATIENCE, || ws.join("tool-started").exists()), "the tool runs");
+    // Sample the state all the while the tool runs (about 2 s).
     let mut seen = Vec::new();
+    let deadline = std::time::Instant::now() + PATIENCE;
     while !ws.join("tool-finished").exists() {
+        assert!(std::time::Instant::now() < deadline, "the tool never finished");
         seen.push(bosun.agent(&id).state.label());
         std::thread::sleep(Duration::from_millis(50));
     }

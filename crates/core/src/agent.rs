@@ -41,7 +41,7 @@ pub struct Agent {
     pub dir: PathBuf,
     /// The shell command prefix its hooks call back into bosun with.
     pub hook_command: String,
-    /// The most confident source that has reported the agent's activity.
+    /// The source that reported the agent's current state.
     pub source: Option<Source>,
     /// The session log being read, once known.
     pub log: Option<PathBuf>,
@@ -175,6 +175,9 @@ pub struct Message {
     pub at: Timestamp,
     #[serde(default)]
     pub kind: MessageKind,
+    /// How many events had been applied when it began to be typed.
+    #[serde(default)]
+    pub sent_seq: u64,
 }
 
 /// Who sent a message.

@@ -70,12 +70,19 @@ pub enum Input {
         message: MessageId,
         error: String,
     },
-    /// A driver saw something. `log` is the agent's session log, when the report names it.
+    /// A driver saw something. `log` is the agent's session log, when the report names it;
+    /// `generation` the agent's restart count the reporting process was started with, when the
+    /// report carries it (a late report from a replaced process is ignored).
     Observed {
         agent: AgentId,
         source: Source,
         observation: Observation,
         log: Option<PathBuf>,
+        generation: Option<u32>,
+    },
+    /// A file changed in the agent's workspace.
+    FileWritten {
+        agent: AgentId,
     },
     /// New complete lines of one of the agent's logs.
     LogLines {

@@ -73,7 +73,7 @@ pub fn apply(state: &mut State, event: &Event) {
         Event::AgentObserved { id, state: new, source, at } => {
             if let Some(agent) = state.agents.get_mut(id) {
                 set_agent_state(agent, new.clone(), *at, seq);
-                agent.source = agent.source.max(Some(*source));
+                agent.source = Some(*source);
             }
         }
         Event::Heartbeat { id, heartbeat, at } => {
@@ -110,6 +110,11 @@ pub fn apply(state: &mut State, event: &Event) {
                 agent.restarts += 1;
                 agent.pid = None;
                 agent.session = session.clone();
+                agent.source = None;
+                // A restarted Codex writes a new rollout log.
+                if agent.driver.kind() == crate::driver::DriverKind::Codex {
+                    agent.log = None;
+                }
             }
         }
         Event::AgentFinished { id, outcome, .. } => {
@@ -147,7 +152,12 @@ pub fn apply(state: &mut State, event: &Event) {
         Event::MessageQueued { message } => {
             state.messages.insert(message.id, message.clone());
         }
-        Event::MessageSending { id } => set_msg(state, *id, MessageState::Sending),
+        Event::MessageSending { id } => {
+            if let Some(m) = state.messages.get_mut(id) {
+                m.state = MessageState::Sending;
+                m.sent_seq = seq;
+            }
+        }
         Event::MessageDelivered { id } => set_msg(state, *id, MessageState::Delivered),
         Event::MessageFailed { id, error } => set_msg(state, *id, MessageState::Failed { error: error.clone() }),
         Event::MessageResubmitted { .. } => {}

@@ -24,7 +24,7 @@ pub enum TimerKind {
     Grace { agent: AgentId },
     /// A message was typed when `seq` events had been applied: if the agent has not changed state
     /// since and is not working, press Enter once more.
-    Confirm { agent: AgentId, message: MessageId, seq: u64 },
+    Confirm { agent: AgentId, message: MessageId, seq: u64, again: bool },
     /// The agent started but has not reported in: look at its screen for a start-up dialog.
     Startup { agent: AgentId, checks: u32 },
     /// A generic agent printed something: if it prints nothing more for a while, it is idle.

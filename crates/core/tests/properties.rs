@@ -18,13 +18,26 @@ enum Step {
     Kill,
     Killed,
     Inspected(bool),
-    Remove { dirty: bool, ahead: u32 },
+    Remove {
+        dirty: bool,
+        ahead: u32,
+    },
     Removed,
     RemoveFailed(bool),
     Send,
     Delivered,
-    Reconcile { alive: bool, missing: bool },
+    Reconcile {
+        alive: bool,
+        missing: bool,
+    },
     Observed,
+    /// A driver report: (source, observation) by index.
+    See(u8, u8),
+    /// Time passes by this many seconds; due timers fire.
+    Tick(u64),
+    Gate(bool),
+    Resolve,
+    Output,
 }
 
 fn step() -> impl Strategy<Value = (u64, Step)> {
@@ -45,13 +58,19 @@ fn step() -> impl Strategy<Value = (u64, Step)> {
         Just(Step::Delivered),
         Just(Step::Observed),
         (any::<bool>(), any::<bool>()).prop_map(|(alive, missing)| Step::Reconcile { alive, missing }),
+        (0..4u8, 0..7u8).prop_map(|(s, o)| Step::See(s, o)),
+        (0..40u64).prop_map(Step::Tick),
+        any::<bool>().prop_map(Step::Gate),
+        Just(Step::Resolve),
+        Just(Step::Output),
     ];
     (0..3u64, s)
 }
 
 fn input(n: u64, step: &Step, sim: &Sim) -> Input {
     let state = &sim.state;
-    let spec = spec(n);
+    // Agent 0 is generic, the others Claude agents with a busy policy.
+    let spec = if n == 0 { spec(n) } else { support::claude(n, busy_policy()) };
     let agent = bosun_core::AgentId::new(&spec.nonce);
     let ws = bosun_core::WorkspaceId::new(&spec.name, &spec.nonce);
     // The message being typed, if any: only what was sent can be delivered.
@@ -74,6 +93,29 @@ fn input(n: u64, step: &Step, sim: &Sim) -> Input {
         Step::Send => Input::SendText { agent, text: "go on".into() },
         Step::Delivered => Input::TextDelivered { message },
         Step::Observed => Input::SessionsObserved { sessions: vec![], as_of: state.seq },
+        Step::See(s, o) => {
+            use bosun_core::{AgentError, Heartbeat, Observation as O, PromptKind, Source};
+            let source = [Source::Screen, Source::Process, Source::Log, Source::Hook][s as usize];
+            let observation = match o {
+                0 => O::Started,
+                1 => O::Working,
+                2 => O::Idle,
+                3 => O::Prompt { kind: PromptKind::Permission },
+                4 => O::Error { error: AgentError::RateLimited },
+                5 => O::Activity { heartbeat: Heartbeat::LogWrite },
+                _ => O::Prompt { kind: PromptKind::Setup },
+            };
+            Input::Observed { agent, source, observation, log: None, generation: None }
+        }
+        Step::Tick(_) => Input::SessionsObserved { sessions: vec![], as_of: 0 },
+        Step::Gate(pass) => {
+            Input::GateFinished { agent, run: "make check".into(), code: Some(if pass { 0 } else { 1 }) }
+        }
+        Step::Resolve => Input::Resolve {
+            escalation: state.escalations.keys().next().copied().unwrap_or(bosun_core::EscalationId(1)),
+            message: Some("go on".into()),
+        },
+        Step::Output => Input::LogLines { agent, session_log: false, lines: vec!["$ ".into()] },
         Step::Reconcile { alive, missing } => Input::Reconcile(Reality {
             sessions: if alive {
                 vec![SessionSeen { session: agent.session(), pid: Some(9), exit: None }]
@@ -85,6 +127,33 @@ fn input(n: u64, step: &Step, sim: &Sim) -> Input {
     }
 }
 
+/// Every trigger has a chain, with cooldowns, gates, resumes and escalations in it.
+fn busy_policy() -> bosun_core::Policy {
+    let chain = |s: &[&str]| bosun_core::Chain(s.iter().map(|x| x.parse().unwrap()).collect());
+    bosun_core::Policy {
+        on_idle: chain(&["nudge*2+5s:Continue", "gate:make check", "escalate"]),
+        on_dead: chain(&["resume*1:Carry on"]),
+        on_error: chain(&["nudge+10s:Retry", "escalate"]),
+        on_prompt: chain(&["escalate"]),
+        grace_ms: 3_000,
+        ..bosun_core::Policy::default()
+    }
+}
+
+/// Feeds a step: a tick moves the clock and fires the timers due.
+fn feed(sim: &mut Sim, n: u64, s: &Step) {
+    match s {
+        Step::Tick(secs) => {
+            sim.advance(secs * 1_000);
+            sim.fire_due();
+        }
+        _ => {
+            let i = input(n, s, sim);
+            let _ = sim.feed(i);
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
@@ -93,8 +162,7 @@ proptest! {
     fn refolding_the_log_gives_the_same_state(steps in proptest::collection::vec(step(), 0..60)) {
         let mut sim = Sim::new();
         for (n, s) in &steps {
-            let i = input(*n, s, &sim);
-            let _ = sim.feed(i);
+            feed(&mut sim, *n, s);
         }
         // Through the log's encoding, as the store keeps it.
         let mut again = State::default();
@@ -126,20 +194,21 @@ proptest! {
         }
     }
 
-    /// A dead agent stays dead: no event brings it back.
+    /// A dead agent stays dead, unless its policy resumes it (and then it counts a restart).
     #[test]
     fn the_dead_stay_dead(steps in proptest::collection::vec(step(), 0..60)) {
         let mut sim = Sim::new();
-        let mut dead = std::collections::BTreeSet::new();
+        let mut dead = std::collections::BTreeMap::new();
         for (n, s) in &steps {
-            let i = input(*n, s, &sim);
-            let _ = sim.feed(i);
+            feed(&mut sim, *n, s);
             for (id, a) in &sim.state.agents {
-                if dead.contains(id) {
-                    prop_assert!(a.state.is_dead(), "{} came back as {:?}", id, a.state);
+                if let Some(restarts) = dead.get(id) {
+                    prop_assert!(a.state.is_dead() || a.restarts > *restarts, "{} came back as {:?}", id, a.state);
                 }
                 if a.state.is_dead() {
-                    dead.insert(id.clone());
+                    dead.insert(id.clone(), a.restarts);
+                } else {
+                    dead.remove(id);
                 }
             }
         }
@@ -154,8 +223,7 @@ proptest! {
     fn one_message_in_flight_per_agent(steps in proptest::collection::vec(step(), 0..80)) {
         let mut sim = Sim::new();
         for (n, s) in &steps {
-            let i = input(*n, s, &sim);
-            let _ = sim.feed(i);
+            feed(&mut sim, *n, s);
             let mut per_agent = std::collections::BTreeMap::new();
             for m in sim.in_flight() {
                 *per_agent.entry(sim.state.messages[&m].agent.clone()).or_insert(0) += 1;
@@ -177,6 +245,35 @@ proptest! {
                         prop_assert!(!ahead, "deleted a branch with commits");
                     }
                 }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// A recovery step never acts more often than its attempts allow, until a person resets it.
+    #[test]
+    fn attempts_never_exceed_their_limit(steps in proptest::collection::vec(step(), 0..100)) {
+        let mut sim = Sim::new();
+        for (n, s) in &steps {
+            feed(&mut sim, *n, s);
+        }
+        let mut used: std::collections::BTreeMap<(String, bosun_core::Trigger, usize), u32> = Default::default();
+        for e in &sim.log {
+            match e {
+                Event::RecoveryStep { id, trigger, progress, .. } => {
+                    let count = used.entry((id.to_string(), *trigger, progress.step)).or_default();
+                    *count += 1;
+                    let a = &sim.state.agents[id];
+                    let limit = a.policy.chain(*trigger, None).0.get(progress.step).map(|s| s.attempts);
+                    if let Some(bosun_core::Attempts::Times(max)) = limit {
+                        prop_assert!(*count <= max, "{} {:?} step {} used {} > {}", id, trigger, progress.step, count, max);
+                    }
+                }
+                Event::RecoveryReset { id, trigger } => used.retain(|(a, t, _), _| !(a == id.as_str() && t == trigger)),
+                _ => {}
             }
         }
     }

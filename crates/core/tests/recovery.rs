@@ -220,13 +220,15 @@ fn a_long_tool_call_never_looks_idle() {
 }
 
 #[test]
-fn a_lower_source_never_overrides_a_higher_one_but_the_log_reports_errors() {
+fn a_lower_source_never_overrides_a_higher_one_but_the_log_reports_errors_and_interrupts() {
     let mut sim = Sim::new();
     let a = idle_claude(&mut sim, Policy::default());
     sim.see(&a, Source::Hook, Observation::Working);
     sim.see(&a, Source::Screen, Observation::Idle);
-    sim.see(&a, Source::Log, Observation::Idle);
+    sim.see(&a, Source::Process, Observation::Idle);
+    sim.see(&a, Source::Log, Observation::Working);
     assert_eq!(sim.state.agents[&a].state, SessionState::Running);
+    assert_eq!(sim.state.agents[&a].source, Some(Source::Hook), "still the hooks' word");
     sim.see(&a, Source::Log, Observation::Error { error: AgentError::OutOfCredits });
     assert_eq!(sim.state.agents[&a].state.label(), "error(out_of_credits)");
 }
@@ -320,4 +322,67 @@ fn a_generic_agent_whose_output_stops_is_idle_after_the_grace() {
     sim.advance(20_000);
     let effects = sim.fire_due();
     assert_eq!(sent_texts(&effects), vec!["Continue"]);
+}
+
+#[test]
+fn an_interrupted_turn_seen_in_the_log_is_idle_even_though_no_stop_hook_came() {
+    let mut sim = Sim::new();
+    let a = idle_claude(&mut sim, Policy::default());
+    sim.see(&a, Source::Hook, Observation::Working);
+    sim.see(&a, Source::Log, Observation::Idle);
+    assert_eq!(sim.state.agents[&a].state, SessionState::Idle);
+}
+
+#[test]
+fn a_generic_agent_goes_idle_again_after_working_again() {
+    let mut sim = Sim::new();
+    let p = Policy { grace_ms: 1_000, ..policy(&["nudge*forever:Continue"]) };
+    let (a, w) = sim.start_with(bosun_core::AgentSpec { policy: p, ..support::spec(1) });
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });
+    for round in 1..=2 {
+        sim.ok(Input::LogLines { agent: a.clone(), session_log: false, lines: vec!["$ ".into()] });
+        assert_eq!(sim.state.agents[&a].state, SessionState::Running, "round {round}: output means working");
+        sim.advance(11_000);
+        sim.fire_due();
+        assert_eq!(sim.state.agents[&a].state, SessionState::Idle, "round {round}: quiet means idle");
+        sim.advance(1_000);
+        let effects = sim.fire_due();
+        assert_eq!(sent_texts(&effects), vec!["Continue"], "round {round}");
+        deliver_all(&mut sim);
+        sim.ok(Input::FileWritten { agent: a.clone() });
+    }
+}
+
+#[test]
+fn a_late_hook_from_a_replaced_process_is_ignored() {
+    let mut sim = Sim::new();
+    let p = Policy { on_dead: steps(&["resume:go on"]), ..Policy::default() };
+    let a = idle_claude(&mut sim, p);
+    let session = sim.state.agents[&a].session.clone();
+    sim.ok(Input::SessionExited { session, status: ExitStatus::code(1) });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(9) });
+    sim.see(&a, Source::Hook, Observation::Working);
+    let late = Input::Observed {
+        agent: a.clone(),
+        source: Source::Hook,
+        observation: Observation::Idle,
+        log: None,
+        generation: Some(0),
+    };
+    sim.ok(late);
+    assert_eq!(sim.state.agents[&a].state, SessionState::Running, "the old process's Stop does not count");
+}
+
+#[test]
+fn a_trigger_firing_again_during_a_cooldown_does_not_act_twice() {
+    let mut sim = Sim::new();
+    let p = Policy { on_error: steps(&["nudge*3+10s:retry"]), ..Policy::default() };
+    let a = idle_claude(&mut sim, p);
+    sim.see(&a, Source::Log, Observation::Error { error: AgentError::RateLimited });
+    sim.see(&a, Source::Hook, Observation::Working);
+    sim.see(&a, Source::Log, Observation::Error { error: AgentError::RateLimited });
+    sim.advance(10_000);
+    assert_eq!(sent_texts(&sim.fire_due()), vec!["retry"], "one nudge for the one cooldown");
+    assert_eq!(sim.state.agents[&a].recovery[&bosun_core::Trigger::Error].used, 1);
 }

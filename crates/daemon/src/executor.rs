@@ -29,10 +29,13 @@ pub struct Executor {
 #[derive(Default)]
 pub struct Logs {
     watcher: OnceLock<Option<LogWatcher>>,
-    watches: Arc<Mutex<BTreeMap<WatchId, (AgentId, bool)>>>,
+    watches: Arc<Mutex<BTreeMap<WatchId, Watch>>>,
     dirs: OnceLock<Option<DirWatcher>>,
     workspaces: Arc<Mutex<BTreeMap<PathBuf, AgentId>>>,
 }
+
+/// What a log watch is for: whose, which kind, which file.
+type Watch = (AgentId, bool, PathBuf);
 
 impl EffectSink for Executor {
     fn dispatch(&self, effect: Effect, engine: &EngineHandle) {
@@ -72,7 +75,7 @@ impl Logs {
             let (engine, watches) = (engine.clone(), self.watches.clone());
             let sink = move |batch: LogLines| {
                 let known = watches.lock().unwrap_or_else(PoisonError::into_inner).get(&batch.id).cloned();
-                let Some((agent, session_log)) = known else { return };
+                let Some((agent, session_log, _)) = known else { return };
                 let mut lines = batch.lines;
                 // Terminal output's unfinished last line counts (a prompt ends no line); a
                 // session log's is half a JSON object.
@@ -87,12 +90,23 @@ impl Logs {
         });
         let Some(watcher) = watcher else { return };
         let mut watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
-        if watches.values().any(|(a, s)| a == &agent && *s == session_log) {
+        // One watch per agent and kind of log: a new path (a restarted Codex's new rollout log)
+        // replaces the old one.
+        let same_kind: Vec<(WatchId, PathBuf)> = watches
+            .iter()
+            .filter(|(_, (a, s, _))| a == &agent && *s == session_log)
+            .map(|(id, (_, _, p))| (*id, p.clone()))
+            .collect();
+        if same_kind.iter().any(|(_, p)| p == path) {
             return;
+        }
+        for (id, _) in same_kind {
+            watcher.unwatch(id);
+            watches.remove(&id);
         }
         let offset = if from_start { 0 } else { std::fs::metadata(path).map_or(0, |m| m.len()) };
         let id = watcher.watch(path.to_owned(), offset);
-        watches.insert(id, (agent, session_log));
+        watches.insert(id, (agent, session_log, path.to_owned()));
     }
 
     /// Reports file changes under `path` as the agent's signs of life.
@@ -102,8 +116,7 @@ impl Logs {
             let sink = move |root: &Path| {
                 let agent = workspaces.lock().unwrap_or_else(PoisonError::into_inner).get(root).cloned();
                 if let Some(agent) = agent {
-                    let observation = Observation::Activity { heartbeat: Heartbeat::FileWrite };
-                    engine.submit_nowait(Input::Observed { agent, source: Source::Process, observation, log: None });
+                    engine.submit_nowait(Input::FileWritten { agent });
                 }
             };
             DirWatcher::new(sink).map_err(|e| tracing::error!("cannot watch workspaces: {e}")).ok()
@@ -127,7 +140,7 @@ impl Logs {
         }
         let Some(Some(watcher)) = self.watcher.get() else { return };
         let mut watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
-        let ids: Vec<WatchId> = watches.iter().filter(|(_, (a, _))| a == agent).map(|(id, _)| *id).collect();
+        let ids: Vec<WatchId> = watches.iter().filter(|(_, (a, _, _))| a == agent).map(|(id, _)| *id).collect();
         for id in ids {
             watcher.unwatch(id);
             watches.remove(&id);
@@ -221,7 +234,7 @@ impl Executor {
             Effect::FindCodexLog { agent, sessions, cwd, since } => {
                 let log = find_codex_log(&sessions, &cwd, since)?;
                 let observation = Observation::Activity { heartbeat: Heartbeat::LogWrite };
-                Input::Observed { agent, source: Source::Log, observation, log: Some(log) }
+                Input::Observed { agent, source: Source::Log, observation, log: Some(log), generation: None }
             }
             Effect::SetTimer { .. }
             | Effect::WatchLog { .. }

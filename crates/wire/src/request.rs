@@ -89,6 +89,7 @@ pub enum HookEvent {
     /// A Claude Code hook: its event name and the JSON payload it got on stdin.
     Claude {
         agent: String,
+        generation: Option<u32>,
         event: String,
         payload: String,
     },

@@ -51,9 +51,16 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::Resolve { escalation, message } => {
             escalation::resolve(state, *escalation, message.as_deref(), now, &mut d)?
         }
-        Input::Observed { agent, source, observation, log } => {
-            if let Some(a) = state.agents.get(agent) {
+        Input::Observed { agent, source, observation, log, generation } => {
+            let current = |a: &&crate::Agent| generation.is_none_or(|g| g == a.restarts);
+            if let Some(a) = state.agents.get(agent).filter(current) {
                 observe::observed(state, a, *source, observation, log.as_ref(), now, &mut d)
+            }
+        }
+        Input::FileWritten { agent } => {
+            if let Some(a) = state.agents.get(agent) {
+                let beat = crate::Observation::Activity { heartbeat: crate::Heartbeat::FileWrite };
+                observe::observed(state, a, crate::Source::Screen, &beat, None, now, &mut d)
             }
         }
         Input::LogLines { agent, session_log, lines } => {
@@ -121,7 +128,8 @@ fn spawn_replacing(agent: &Agent, resume: Option<Option<&str>>, replace: Option<
     }
     let files = match &agent.driver {
         Driver::Claude { .. } => {
-            vec![(settings, driver::claude::settings(&format!("{} claude {}", agent.hook_command, agent.id)))]
+            let hook = format!("{} claude {} {}", agent.hook_command, agent.id, agent.restarts);
+            vec![(settings, driver::claude::settings(&hook))]
         }
         Driver::Codex | Driver::Generic { .. } => Vec::new(),
     };

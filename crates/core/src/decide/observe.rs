@@ -9,8 +9,7 @@ use super::session::came_up;
 use super::{clear_timers, recovery, set_timer, Decision};
 use crate::driver::{self, Driver};
 use crate::{
-    Agent, AgentId, Effect, Event, Heartbeat, Observation, PromptKind, SessionState, Source, State, TimerKind,
-    Timestamp, Trigger,
+    Agent, AgentId, Effect, Event, Heartbeat, Observation, SessionState, Source, State, TimerKind, Timestamp, Trigger,
 };
 
 /// Heartbeats are recorded at most this often per kind.
@@ -51,12 +50,14 @@ pub(super) fn observed(
         a.state.clone()
     };
     heartbeat(a, heartbeat_of(source, obs), now, d);
+    // What the current state's source said stands against a less confident source; the session
+    // log alone reports API errors and interrupted turns, so it may overrule the hooks on those.
     let outranked = a.source.is_some_and(|top| source < top);
-    let log_error = source == Source::Log && matches!(obs, Observation::Error { .. });
+    let log_only = source == Source::Log && matches!(obs, Observation::Error { .. } | Observation::Idle);
     // A mere sign of life says "working" only for an agent nothing better reports on.
     let telling_activity =
         !matches!(obs, Observation::Activity { .. }) || a.source.is_none_or(|top| top <= Source::Screen);
-    if (outranked && !log_error) || !telling_activity {
+    if (outranked && !log_only) || !telling_activity {
         return;
     }
     let new = match obs {
@@ -67,7 +68,7 @@ pub(super) fn observed(
         Observation::Prompt { kind } => SessionState::Prompt { kind: *kind },
         Observation::Error { error } => SessionState::Error { error: *error },
     };
-    if new == current && a.source >= Some(source) {
+    if new == current && a.source == Some(source) {
         return;
     }
     d.event(Event::AgentObserved { id: a.id.clone(), state: new.clone(), source, at: now });
@@ -81,21 +82,24 @@ pub(super) fn observed(
         return;
     }
     match &new {
-        // The first idle of a fresh session is not the end of a turn.
-        SessionState::Idle if matches!(obs, Observation::Started) => {}
+        // The first idle of a fresh session is not the end of a turn; a resumed one that gets no
+        // message is idle for good unless its policy acts, after the grace.
+        SessionState::Idle if matches!(obs, Observation::Started) && a.restarts == 0 => {}
+        SessionState::Idle if matches!(obs, Observation::Started) => grace(state, a, now, d),
         SessionState::Idle if source == Source::Hook => recovery::fire(state, a, Trigger::Idle, None, now, d),
-        SessionState::Idle => {
-            let pending = state.timers.values().any(|t| t.kind == TimerKind::Grace { agent: a.id.clone() });
-            if !pending {
-                let at = Timestamp::from_millis(now.as_millis() + a.policy.grace_ms);
-                set_timer(state, d, TimerKind::Grace { agent: a.id.clone() }, at);
-            }
-        }
-        // bosun made this folder: accept the trust dialog's default.
-        SessionState::Prompt { kind: PromptKind::Setup } => d.effect(Effect::PressEnter { session: a.session.clone() }),
+        SessionState::Idle => grace(state, a, now, d),
         SessionState::Prompt { .. } => recovery::fire(state, a, Trigger::Prompt, None, now, d),
         SessionState::Error { error } => recovery::fire(state, a, Trigger::Error, Some(*error), now, d),
         _ => {}
+    }
+}
+
+/// Idle reported without hooks: `on_idle` acts once the policy's grace has passed quietly.
+fn grace(state: &State, a: &Agent, now: Timestamp, d: &mut Decision) {
+    let pending = state.timers.values().any(|t| t.kind == TimerKind::Grace { agent: a.id.clone() });
+    if !pending {
+        let at = Timestamp::from_millis(now.as_millis() + a.policy.grace_ms);
+        set_timer(state, d, TimerKind::Grace { agent: a.id.clone() }, at);
     }
 }
 
@@ -169,7 +173,7 @@ pub(super) fn quiet_check(state: &State, a: &Agent, now: Timestamp, d: &mut Deci
     let last = a.heartbeats.get(&Heartbeat::TerminalOutput).copied().unwrap_or(a.state_since);
     let quiet_since = Timestamp::from_millis(last.as_millis() + HEARTBEAT_EVERY_MS);
     if now.millis_since(quiet_since) >= QUIET_MS {
-        observed(state, a, Source::Process, &Observation::Idle, None, now, d);
+        observed(state, a, Source::Screen, &Observation::Idle, None, now, d);
     } else {
         let at = Timestamp::from_millis(quiet_since.as_millis() + QUIET_MS);
         set_timer(state, d, TimerKind::Quiet { agent: a.id.clone() }, at);
@@ -181,6 +185,11 @@ pub(super) fn quiet_check(state: &State, a: &Agent, now: Timestamp, d: &mut Deci
 pub(super) fn screen(state: &State, agent: &AgentId, text: &str, now: Timestamp, d: &mut Decision) {
     let Some(a) = state.agents.get(agent).filter(|a| a.state.is_up()) else { return };
     if let Some(obs) = driver::claude::screen_observation(text) {
+        // bosun made this folder: it accepts the trust dialog's default ("Yes, proceed"). Other
+        // start-up screens (login, onboarding) are prompts for the policy, and a person.
+        if driver::claude::is_trust_dialog(text) {
+            d.effect(Effect::PressEnter { session: a.session.clone() });
+        }
         observed(state, a, Source::Screen, &obs, None, now, d);
     }
 }

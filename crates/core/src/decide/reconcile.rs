@@ -51,7 +51,8 @@ pub(super) fn at_start(state: &State, reality: &Reality, now: Timestamp, d: &mut
                     .get(&agent.workspace)
                     .is_some_and(|ws| ws.state == WorkspaceState::InUse { agent: agent.id.clone() });
                 if ws_ready {
-                    d.effect(spawn(agent, None));
+                    // A restart interrupted by the crash is a restart still: resumed, not anew.
+                    d.effect(spawn(agent, (agent.restarts > 0).then_some(None)));
                 }
             }
             (None, _) => ended(state, agent, ExitStatus::UNKNOWN, now, d),

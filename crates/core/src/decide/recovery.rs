@@ -34,6 +34,11 @@ fn fire_from(
     if a.outcome.is_some() || a.kill_requested {
         return;
     }
+    // A step already waits out its cooldown for this trigger: it acts for this firing too.
+    let cooling = state.timers.values().any(|t| t.kind == TimerKind::Cooldown { agent: a.id.clone(), trigger });
+    if cooling {
+        return;
+    }
     let chain = &a.policy.chain(trigger, error).0;
     if chain.is_empty() {
         return;
@@ -115,32 +120,43 @@ pub(super) fn gate_finished(
     let Some(a) = state.agents.get(agent) else { return };
     let passed = code == Some(0);
     d.event(Event::GateFinished { id: a.id.clone(), run: run.to_owned(), passed, code });
+    let Some((trigger, _)) = gate_step(a, run) else { return };
+    // The agent went back to work (or was ended) while the gate ran: its verdict is moot.
+    if !in_trigger_state(a, trigger) {
+        return;
+    }
     if passed {
         finish(a, Outcome::Done, now, d);
         return;
     }
-    let Some((trigger, p)) = a
-        .recovery
+    let Some((trigger, p)) = gate_step(a, run) else { return };
+    fire_from(state, a, trigger, error_of(a), Progress { step: p.step + 1, used: 0 }, now, d);
+}
+
+/// The trigger whose chain stands at the gate `run`, and where.
+fn gate_step(a: &Agent, run: &str) -> Option<(Trigger, Progress)> {
+    a.recovery
         .iter()
         .find(|(t, p)| {
             let chain = &a.policy.chain(**t, error_of(a)).0;
             chain.get(p.step).is_some_and(|s| matches!(&s.action, Action::Gate { run: r } if r == run))
         })
         .map(|(t, p)| (*t, *p))
-    else {
-        return;
-    };
-    fire_from(state, a, trigger, error_of(a), Progress { step: p.step + 1, used: 0 }, now, d);
 }
 
-/// A cooldown ended: the step it delayed acts, if the agent is still in the trigger's state.
-pub(super) fn cooled_down(state: &State, a: &Agent, trigger: Trigger, now: Timestamp, d: &mut Decision) {
-    let still = match trigger {
+/// Whether the agent is still in the state its trigger fired for.
+fn in_trigger_state(a: &Agent, trigger: Trigger) -> bool {
+    match trigger {
         Trigger::Idle => a.state == SessionState::Idle,
         Trigger::Error => matches!(a.state, SessionState::Error { .. }),
         Trigger::Prompt => matches!(a.state, SessionState::Prompt { .. }),
         Trigger::Dead => a.state.is_dead(),
-    };
+    }
+}
+
+/// A cooldown ended: the step it delayed acts, if the agent is still in the trigger's state.
+pub(super) fn cooled_down(state: &State, a: &Agent, trigger: Trigger, now: Timestamp, d: &mut Decision) {
+    let still = in_trigger_state(a, trigger);
     let Some(p) = a.recovery.get(&trigger) else { return };
     let step = a.policy.chain(trigger, error_of(a)).0.get(p.step).cloned();
     if let (true, Some(step)) = (still, step) {

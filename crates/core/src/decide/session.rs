@@ -42,8 +42,15 @@ pub(super) fn send_text(
 pub(super) fn queue(state: &State, a: &Agent, text: &str, kind: MessageKind, now: Timestamp, d: &mut Decision) {
     let earlier = d.events.iter().filter(|e| matches!(e, Event::MessageQueued { .. })).count() as u64;
     let id = MessageId(state.next_message_id().0 + earlier);
-    let message =
-        Message { id, agent: a.id.clone(), text: text.to_owned(), state: MessageState::Queued, at: now, kind };
+    let message = Message {
+        id,
+        agent: a.id.clone(),
+        text: text.to_owned(),
+        state: MessageState::Queued,
+        at: now,
+        kind,
+        sent_seq: 0,
+    };
     d.event(Event::MessageQueued { message });
 }
 
@@ -139,6 +146,17 @@ pub(super) fn came_up(state: &State, a: &Agent, pid: Option<u32>, now: Timestamp
             let at = crate::Timestamp::from_millis(now.as_millis() + STARTUP_CHECK_MS);
             set_timer(state, d, TimerKind::Startup { agent: a.id.clone(), checks: 0 }, at);
         }
+        // Codex reports only the end of turns: one started without a prompt, or restarted (its
+        // message is typed), waits for input.
+        Driver::Codex if a.prompt.is_none() || a.restarts > 0 => {
+            let at = now;
+            d.event(Event::AgentObserved {
+                id: a.id.clone(),
+                state: SessionState::Idle,
+                source: crate::Source::Log,
+                at,
+            });
+        }
         // A generic agent gets its first prompt typed, and is idle once its output stops.
         Driver::Generic { .. } => {
             if let (Some(prompt), 0) = (&a.prompt, a.restarts) {
@@ -194,7 +212,8 @@ pub(super) fn text_done(state: &State, message: MessageId, error: Option<&String
             let can_tell = state.agents.get(&m.agent).is_some_and(|a| !blind(a));
             if can_tell {
                 let at = Timestamp::from_millis(now.as_millis() + CONFIRM_MS);
-                set_timer(state, d, TimerKind::Confirm { agent: m.agent.clone(), message, seq: state.seq }, at);
+                let kind = TimerKind::Confirm { agent: m.agent.clone(), message, seq: m.sent_seq, again: false };
+                set_timer(state, d, kind, at);
             }
         }
         Some(e) => d.event(Event::MessageFailed { id: message, error: e.clone() }),
@@ -240,9 +259,16 @@ pub(super) fn died(
             d.effect(inspect(ws));
         }
     }
-    let bosun_ended_it = agent.kill_requested || agent.outcome.is_some() || reason == DeathReason::FailedToStart;
-    if !bosun_ended_it {
-        recovery::fire(state, agent, Trigger::Dead, None, now, d);
+    let bosun_ended_it = agent.kill_requested || agent.outcome.is_some();
+    match reason {
+        // A restart that could not start: ask a person rather than try again and again.
+        DeathReason::FailedToStart if agent.restarts > 0 && !bosun_ended_it => {
+            let why = format!("agent {} could not be restarted", agent.id);
+            super::escalation::escalate(state, agent, Trigger::Dead, why, now, d);
+        }
+        DeathReason::FailedToStart => {}
+        _ if !bosun_ended_it => recovery::fire(state, agent, Trigger::Dead, None, now, d),
+        _ => {}
     }
 }
 

@@ -30,11 +30,15 @@ pub(super) fn fired(state: &State, id: TimerId, now: Timestamp, d: &mut Decision
                 _ => recovery::fire(state, a, Trigger::Idle, None, now, d),
             }
         }
-        TimerKind::Confirm { message, seq, .. } => {
+        TimerKind::Confirm { message, seq, again, .. } => {
             let unmoved = a.state.is_up() && a.state != SessionState::Running && a.state_seq <= *seq;
-            if unmoved {
+            if unmoved && !again {
                 d.effect(Effect::PressEnter { session: a.session.clone() });
                 d.event(Event::MessageResubmitted { id: *message });
+                // Hold the next message until this Enter has had its chance too.
+                let at = Timestamp::from_millis(now.as_millis() + super::session::CONFIRM_MS);
+                let kind = TimerKind::Confirm { agent: a.id.clone(), message: *message, seq: *seq, again: true };
+                set_timer(state, d, kind, at);
             }
         }
         TimerKind::Startup { checks, .. } => startup_check(state, a, *checks, now, d),

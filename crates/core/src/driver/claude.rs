@@ -42,12 +42,18 @@ pub struct HookPayload {
     pub session_id: Option<String>,
     #[serde(default)]
     pub transcript_path: Option<String>,
+    /// SessionStart's reason: `startup`, `resume`, `compact` or `clear`.
+    #[serde(default)]
+    pub source: Option<String>,
 }
 
 /// What a hook call means.
 pub fn hook_observation(p: &HookPayload) -> Observation {
     match p.hook_event_name.as_str() {
-        "SessionStart" => Observation::Started,
+        // A new or resumed session waits for its first prompt; `compact` and `clear` happen
+        // inside a session, mid-work or not.
+        "SessionStart" if matches!(p.source.as_deref(), None | Some("startup" | "resume")) => Observation::Started,
+        "SessionStart" => Observation::Activity { heartbeat: Heartbeat::HookCall },
         "UserPromptSubmit" | "PostToolUse" => Observation::Working,
         "PreToolUse" => match p.tool_name.as_deref() {
             Some("AskUserQuestion") => Observation::Prompt { kind: PromptKind::Question },
@@ -96,7 +102,9 @@ pub fn log_observation(line: &str) -> Observation {
         "assistant" if l.message.as_ref().is_some_and(|m| m.stop_reason.as_deref() == Some("tool_use")) => {
             Observation::Working
         }
-        "user" if l.message.as_ref().is_some_and(|m| !interrupted(m)) => Observation::Working,
+        // No Stop hook follows an interrupted turn: the log alone says it ended.
+        "user" if l.message.as_ref().is_some_and(interrupted) => Observation::Idle,
+        "user" if l.message.is_some() => Observation::Working,
         _ => activity,
     }
 }
@@ -119,6 +127,9 @@ pub fn api_error(error: Option<&str>) -> AgentError {
 /// What the screen shows at start-up, when hooks are silent: the trust dialog (before it is
 /// answered no hook fires), or a login or onboarding screen.
 pub fn screen_observation(screen: &str) -> Option<Observation> {
+    if is_trust_dialog(screen) {
+        return Some(Observation::Prompt { kind: PromptKind::Setup });
+    }
     const SETUP: [&str; 4] = [
         "Do you trust the files in this folder?",
         "Select login method",
@@ -126,6 +137,11 @@ pub fn screen_observation(screen: &str) -> Option<Observation> {
         "Press Enter to continue",
     ];
     SETUP.iter().any(|s| screen.contains(s)).then_some(Observation::Prompt { kind: PromptKind::Setup })
+}
+
+/// The "Do you trust the files in this folder?" dialog.
+pub fn is_trust_dialog(screen: &str) -> bool {
+    screen.contains("Do you trust the files in this folder?")
 }
 
 /// `[Request interrupted by user]`: the turn was cut short, not a new one.
@@ -187,7 +203,7 @@ mod tests {
         let prompt = r#"{"type":"user","message":{"role":"user","content":"do it"}}"#;
         assert_eq!(log_observation(prompt), Observation::Working);
         let cut = r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user]"}]}}"#;
-        assert_eq!(log_observation(cut), Observation::Activity { heartbeat: Heartbeat::LogWrite });
+        assert_eq!(log_observation(cut), Observation::Idle);
         assert_eq!(log_observation("not json"), Observation::Activity { heartbeat: Heartbeat::LogWrite });
     }
 }

@@ -21,7 +21,11 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::{AgentError, Heartbeat, Observation};
+use crate::{AgentError, Heartbeat, Observation, Source};
+
+/// The confidence of Codex's `notify` reports: they say only "turn complete", the rollout log
+/// says the rest, and neither outranks the other — they are taken in time order.
+pub const NOTIFY_SOURCE: Source = Source::Log;
 
 #[derive(Deserialize)]
 struct RolloutLine {
@@ -61,7 +65,10 @@ pub fn log_observation(line: &str) -> Observation {
         "event_msg" => match item {
             "task_started" | "turn_started" | "user_message" => Observation::Working,
             "task_complete" | "turn_complete" | "turn_aborted" => Observation::Idle,
-            "error" | "stream_error" => Observation::Error {
+            // Codex retries a broken stream itself ("Reconnecting... 2/5"): a sign of life, not
+            // the end of the turn.
+            "stream_error" => activity,
+            "error" => Observation::Error {
                 error: error_category(
                     payload.message.as_deref().unwrap_or_default(),
                     payload.codex_error_info.as_ref(),
@@ -248,7 +255,7 @@ mod tests {
             assert_eq!(log_observation(&line), Observation::Error { error }, "{message}");
         }
         let stream = event(r#"{"type":"stream_error","message":"Reconnecting... 2/5 (network error)"}"#);
-        assert_eq!(log_observation(&stream), Observation::Error { error: AgentError::NoInternet });
+        assert_eq!(log_observation(&stream), Observation::Activity { heartbeat: Heartbeat::LogWrite });
         let bare = event(r#"{"type":"error"}"#);
         assert_eq!(log_observation(&bare), Observation::Error { error: AgentError::Other });
     }

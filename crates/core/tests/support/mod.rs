@@ -47,7 +47,7 @@ impl Sim {
 
     /// Reports `observation` about agent `a` from `source`.
     pub fn see(&mut self, a: &AgentId, source: Source, observation: Observation) -> Vec<Effect> {
-        self.ok(Input::Observed { agent: a.clone(), source, observation, log: None })
+        self.ok(Input::Observed { agent: a.clone(), source, observation, log: None, generation: None })
     }
 
     /// Fires every timer due by now, in order; returns their effects.

@@ -115,21 +115,22 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                 HookEvent::SessionClosed { session } => {
                     Input::SessionClosed { session: SessionName::from_reported(&session) }
                 }
-                HookEvent::Claude { agent, event, payload } => {
+                HookEvent::Claude { agent, generation, event, payload } => {
                     let mut p: HookPayload = serde_json::from_str(&payload).unwrap_or_default();
                     if p.hook_event_name.is_empty() {
                         p.hook_event_name = event;
                     }
                     let agent = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
                     let log = p.transcript_path.as_ref().map(PathBuf::from);
-                    Input::Observed { agent, source: Source::Hook, observation: claude::hook_observation(&p), log }
+                    let observation = claude::hook_observation(&p);
+                    Input::Observed { agent, source: Source::Hook, observation, log, generation }
                 }
                 HookEvent::Codex { agent, payload } => {
                     let Some(observation) = codex::notify_observation(&payload) else { return Ok(Response::Ok) };
                     let agent = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
                     // Codex's notify says only "turn complete"; its rollout log says the rest.
                     // Neither outranks the other: they report at the log's tier, in time order.
-                    Input::Observed { agent, source: Source::Log, observation, log: None }
+                    Input::Observed { agent, source: codex::NOTIFY_SOURCE, observation, log: None, generation: None }
                 }
             };
             ctx.engine.submit(input).await.map_err(engine_error)?;
