@@ -292,7 +292,7 @@ fn print_removed(r: &bosun_wire::Removed) {
 }
 
 /// Reports from the hooks bosun installs (tmux, Claude Code, Codex). Silent, and never starts
-/// a daemon: one that is down reconciles at its next start.
+/// a daemon: while none runs, the report is kept in the spool the next daemon reads at start.
 pub fn hook(client: &Client, hook: HookCommand) -> Result<ExitCode> {
     let num = |s: &str| s.trim().parse::<i32>().ok();
     let event = match hook {
@@ -307,7 +307,12 @@ pub fn hook(client: &Client, hook: HookCommand) -> Result<ExitCode> {
         }
         HookCommand::Codex { agent, payload } => HookEvent::Codex { agent, payload },
     };
-    client.request_if_running(Request::Hook(event))?;
+    if client.request_if_running(Request::Hook(event.clone()))?.is_none() {
+        let mut line = serde_json::to_vec(&event)?;
+        line.push(b'\n');
+        let mut spool = std::fs::OpenOptions::new().create(true).append(true).open(client.dirs.hook_spool())?;
+        std::io::Write::write_all(&mut spool, &line)?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

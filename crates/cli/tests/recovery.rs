@@ -160,3 +160,23 @@ fn show_reports_heartbeats_and_the_policy() {
     .expect("hook and log heartbeats");
     assert!(shown.contains("on_idle    nudge*2+5s:Go on"), "{shown}");
 }
+
+#[test]
+fn a_turn_that_ends_while_bosun_is_down_is_known_when_it_comes_back() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("tools"));
+    let id = bosun.start(repo.path(), &claude_args(&cl, &sc, &["--prompt", "slow build"]));
+    let ws = bosun.show(&id).workspace.unwrap().path;
+    assert!(wait_until(PATIENCE, || ws.join("tool-started").exists()), "the tool runs");
+    assert_eq!(bosun.agent(&id).state.label(), "running");
+    bosun.kill_daemon_hard();
+    // The turn ends while no daemon runs: its Stop hook is spooled.
+    let spooled = wait_until(PATIENCE, || {
+        std::fs::read_to_string(bosun.state_dir().join("hooks.spool")).is_ok_and(|s| s.contains("Stop"))
+    });
+    assert!(spooled, "the Stop hook was kept");
+    bosun.list(); // a new daemon
+    bosun.wait_state(&id, "idle");
+    assert!(!bosun.state_dir().join("hooks.spool").exists(), "the spool was read and dropped");
+}

@@ -102,6 +102,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
             started_at: engine::now().as_millis(),
             shutdown: shutdown.clone(),
         });
+        replay_spool(&ctx, &opts.dirs.hook_spool()).await;
         tokio::spawn(watch::sessions(engine.clone(), ctx.sessions.clone(), watch::INTERVAL));
         tokio::spawn(async move {
             signals().await;
@@ -119,6 +120,30 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     tracing::info!("daemon stopped");
     result
+}
+
+/// Hands on the hook reports made while no daemon ran, in order, then drops the spool.
+async fn replay_spool(ctx: &Arc<handler::Context>, spool: &Path) {
+    // Moved aside first: a report that races this start lands in a fresh spool, not lost.
+    let taken = spool.with_extension("replaying");
+    if std::fs::rename(spool, &taken).is_err() {
+        return;
+    }
+    let Ok(text) = std::fs::read_to_string(&taken) else { return };
+    let mut replayed = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match serde_json::from_str::<bosun_wire::HookEvent>(line) {
+            Ok(event) => {
+                handler::handle(ctx, bosun_wire::Request::Hook(event)).await;
+                replayed += 1;
+            }
+            Err(e) => tracing::warn!("skipping a spooled hook report: {e}"),
+        }
+    }
+    tracing::info!(replayed, "hook reports made while bosun was down");
+    if let Err(e) = std::fs::remove_file(&taken) {
+        tracing::warn!("cannot remove {}: {e}", taken.display());
+    }
 }
 
 /// Binds the socket, replacing a stale one (the pid lock proves no daemon owns it).

@@ -71,4 +71,8 @@ impl StateDir {
     pub fn agents(&self) -> PathBuf {
         self.root.join("agents")
     }
+    /// Hook reports made while no daemon ran, one JSON `HookEvent` a line, read at start.
+    pub fn hook_spool(&self) -> PathBuf {
+        self.root.join("hooks.spool")
+    }
 }
