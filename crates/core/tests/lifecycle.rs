@@ -254,3 +254,39 @@ fn a_codex_agent_is_started_with_bosun_as_its_notify_program() {
     assert!(command[2].starts_with("notify=[\"sh\",\"-c\",\"bosun hook codex 10000000"), "{}", command[2]);
     assert_eq!(&command[3..], ["--model", "o4", "fix it"]);
 }
+
+#[test]
+fn a_codex_agent_is_resumed_with_codex_resume_and_its_session_id() {
+    let mut sim = Sim::new();
+    let on_dead = bosun_core::Chain(vec!["resume:go on".parse().unwrap()]);
+    let spec = bosun_core::AgentSpec {
+        command: vec!["codex".into()],
+        driver: bosun_core::driver::Driver::Codex,
+        policy: bosun_core::Policy { on_dead, ..bosun_core::Policy::default() },
+        ..support::spec(1)
+    };
+    let (a, w) = sim.start_with(spec);
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(3) });
+    let log = std::path::PathBuf::from(
+        "/home/u/.codex/sessions/2026/11/22/rollout-2026-11-22T01-00-00-0199a213-81c0-7800-8aa1-bbab2a035a53.jsonl",
+    );
+    let found = bosun_core::Observation::Activity { heartbeat: bosun_core::Heartbeat::LogWrite };
+    sim.ok(Input::Observed {
+        agent: a.clone(),
+        source: bosun_core::Source::Log,
+        observation: found,
+        log: Some(log),
+        generation: None,
+    });
+    let session = sim.state.agents[&a].session.clone();
+    let effects = sim.ok(Input::SessionExited { session, status: ExitStatus::code(1) });
+    let command = effects.iter().find_map(|e| match e {
+        Effect::SpawnSession { command, replace: Some(_), .. } => Some(command.clone()),
+        _ => None,
+    });
+    let command = command.expect("resumed");
+    assert_eq!(&command[..3], ["codex", "resume", "0199a213-81c0-7800-8aa1-bbab2a035a53"]);
+    assert_eq!(command[3], "-c");
+    assert_eq!(command.last().map(String::as_str), Some("go on"));
+}

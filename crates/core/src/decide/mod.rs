@@ -123,8 +123,19 @@ fn spawn_replacing(agent: &Agent, resume: Option<Option<&str>>, replace: Option<
         // Codex calls its `notify` program at the end of every turn, the JSON as last argument.
         let hook = format!("{} codex {} \"$1\"", agent.hook_command, agent.id);
         let notify = driver::codex::notify_config(&["sh".into(), "-c".into(), hook, "bosun-notify".into()]);
-        let at = command.len().min(1);
-        command.splice(at..at, ["-c".to_owned(), notify]);
+        // Resumed: `codex resume <session-id> -c notify=… [message]`, the session named by the
+        // rollout log it wrote; without one, it starts anew.
+        let session = agent.log.as_deref().and_then(driver::codex::session_id_from_path);
+        match (resume, session, command.first().cloned()) {
+            (Some(message), Some(id), Some(program)) => {
+                command = vec![program, "resume".into(), id, "-c".into(), notify];
+                command.extend(message.map(str::to_owned));
+            }
+            _ => {
+                let at = command.len().min(1);
+                command.splice(at..at, ["-c".to_owned(), notify]);
+            }
+        }
     }
     let files = match &agent.driver {
         Driver::Claude { .. } => {

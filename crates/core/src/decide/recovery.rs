@@ -89,9 +89,16 @@ fn resume(state: &State, a: &Agent, message: Option<&str>, now: Timestamp, d: &m
     }
     let next = Agent { session, restarts: a.restarts + 1, ..a.clone() };
     let old = Some(a.session.clone());
-    match a.driver.kind() {
-        crate::driver::DriverKind::Claude => d.effect(spawn_replacing(&next, Some(message), old)),
-        _ => {
+    let resumable = match a.driver.kind() {
+        crate::driver::DriverKind::Claude => true,
+        crate::driver::DriverKind::Codex => {
+            a.log.as_deref().and_then(crate::driver::codex::session_id_from_path).is_some()
+        }
+        crate::driver::DriverKind::Generic => false,
+    };
+    match resumable {
+        true => d.effect(spawn_replacing(&next, Some(message), old)),
+        false => {
             d.effect(spawn_replacing(&next, Some(None), old));
             if let Some(m) = message {
                 queue(state, a, m, MessageKind::Nudge, now, d);
