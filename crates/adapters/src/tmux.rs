@@ -216,12 +216,24 @@ impl Sessions for Tmux {
             args.extend([";", "pipe-pane", "-t", &exact_pane(spec.session), "-O"].map(OsString::from));
             args.push(format!("cat >> {quoted}").into());
         }
-        match self.run(&args) {
-            Ok(out) => Ok(out.trim().parse().ok()),
-            Err(AdapterError::Command { stderr, .. }) if stderr.contains("duplicate session") => {
-                self.pane_pid(spec.session)
+        // A server whose last session just ended is on its way out: a client that reaches it
+        // then sees "server exited unexpectedly". A second try starts a fresh server.
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match self.run(&args) {
+                Ok(out) => return Ok(out.trim().parse().ok()),
+                Err(AdapterError::Command { stderr, .. }) if stderr.contains("duplicate session") => {
+                    return self.pane_pid(spec.session)
+                }
+                Err(AdapterError::Command { stderr, .. })
+                    if tries < 3
+                        && (stderr.contains("server exited unexpectedly") || stderr.contains("lost server")) =>
+                {
+                    continue
+                }
+                Err(e) => return Err(e),
             }
-            Err(e) => Err(e),
         }
     }
 

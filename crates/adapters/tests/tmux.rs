@@ -237,3 +237,20 @@ fn a_sessions_output_is_copied_to_its_output_file_from_the_first_byte() {
     });
     assert!(copied.is_some(), "output copied");
 }
+
+#[test]
+fn a_session_started_just_as_the_last_one_ends_still_starts() {
+    // Ending the last session makes the server exit; a start racing that exit must still work.
+    let server = TmuxServer::new();
+    let env = BTreeMap::new();
+    let command: Vec<String> = ["sleep", "60"].map(String::from).to_vec();
+    for i in 0..20 {
+        let old = SessionName::from_reported(&format!("old-{i}"));
+        let new = SessionName::from_reported(&format!("new-{i}"));
+        let spec = |s| SpawnSpec { session: s, cwd: server.dir(), env: &env, command: &command, output: None };
+        server.tmux().spawn(spec(&old)).expect("spawn old");
+        server.tmux().kill(&old).expect("kill old");
+        server.tmux().spawn(spec(&new)).expect("spawn new as the server winds down");
+        server.tmux().kill(&new).expect("kill new");
+    }
+}
