@@ -76,6 +76,9 @@ pub enum Command {
     /// Manage workspaces
     #[command(subcommand)]
     Workspace(WorkspaceCommand),
+    /// Read the runbooks of .bosun/runbooks/ (the nearest up from here)
+    #[command(subcommand)]
+    Runbook(RunbookCommand),
     /// Manage the background daemon
     #[command(subcommand)]
     Daemon(DaemonCommand),
@@ -216,6 +219,14 @@ pub enum WorkspaceCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RunbookCommand {
+    /// List the commands, jobs, agents, queues, workers and crons the runbooks define
+    Ls(JsonFlag),
+    /// Validate every runbook; print every error as file:line:column (exit 1 when any)
+    Check,
 }
 
 #[derive(Debug, Subcommand)]

@@ -177,7 +177,7 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             }
             Ok(())
         }
-        Command::Daemon(_) | Command::Hook(_) => unreachable_command(),
+        Command::Daemon(_) | Command::Hook(_) | Command::Runbook(_) => unreachable_command(),
     }
 }
 

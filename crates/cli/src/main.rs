@@ -7,6 +7,7 @@ mod commands;
 mod daemon_cmd;
 mod policy_args;
 mod render;
+mod runbook_cmd;
 
 use std::process::ExitCode;
 
@@ -36,6 +37,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Daemon(cmd) => daemon_cmd::run(&client, cmd),
         Command::Hook(hook) => commands::hook(&client, hook),
+        Command::Runbook(cmd) => runbook_cmd::run(cmd),
         other => commands::run(&client, other).map(|()| ExitCode::SUCCESS),
     }
 }

@@ -1,0 +1,86 @@
+//! `bosun runbook ls | check`: reading the runbooks of the nearest `.bosun/runbooks/`. It needs
+//! no daemon.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use bosun_runbook::load::{find_dir, load, read_dir};
+use bosun_runbook::model::Run;
+
+use crate::args::RunbookCommand;
+use crate::commands::print_json;
+
+pub fn run(cmd: RunbookCommand) -> Result<ExitCode> {
+    let here = std::env::current_dir().context("cannot read the current directory")?;
+    let Some(dir) = find_dir(&here) else {
+        bail!(
+            "no .bosun/runbooks/ here or in any parent of {}: create one with *.hcl or *.toml runbooks",
+            here.display()
+        );
+    };
+    let sources = read_dir(&dir).with_context(|| format!("cannot read {}", dir.display()))?;
+    let shown = |p: &PathBuf| p.strip_prefix(&here).map(PathBuf::from).unwrap_or_else(|_| p.clone());
+    let sources: Vec<_> =
+        sources.into_iter().map(|s| bosun_runbook::load::SourceFile { path: shown(&s.path), text: s.text }).collect();
+    let runbook = match load(&sources) {
+        Ok(rb) => rb,
+        Err(errors) => {
+            for e in &errors {
+                eprintln!("{e}");
+            }
+            eprintln!("bosun: {} error(s) in {}", errors.len(), dir.display());
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    match cmd {
+        RunbookCommand::Check => {
+            println!(
+                "ok: {} file(s), {} command(s), {} job(s), {} agent(s), {} queue(s), {} worker(s), {} cron(s)",
+                sources.len(),
+                runbook.commands.len(),
+                runbook.jobs.len(),
+                runbook.agents.len(),
+                runbook.queues.len(),
+                runbook.workers.len(),
+                runbook.crons.len()
+            );
+        }
+        RunbookCommand::Ls(flag) => {
+            let runs = |r: &Run| match r {
+                Run::Shell(s) => format!("shell: {}", s.lines().next().unwrap_or_default()),
+                Run::Agent(a) => format!("agent {a}"),
+                Run::Job(j) => format!("job {j}"),
+            };
+            let mut rows: Vec<(String, String, String)> = Vec::new();
+            for (n, c) in &runbook.commands {
+                rows.push(("command".into(), n.clone(), runs(&c.run)));
+            }
+            for (n, j) in &runbook.jobs {
+                let steps: Vec<&str> = j.steps.iter().map(|s| s.name.as_str()).collect();
+                rows.push(("job".into(), n.clone(), format!("steps: {}", steps.join(" → "))));
+            }
+            for (n, a) in &runbook.agents {
+                rows.push(("agent".into(), n.clone(), a.command.join(" ")));
+            }
+            for n in runbook.queues.keys() {
+                rows.push(("queue".into(), n.clone(), String::new()));
+            }
+            for (n, w) in &runbook.workers {
+                rows.push(("worker".into(), n.clone(), format!("{} → job {} ×{}", w.queue, w.job, w.concurrency)));
+            }
+            for (n, c) in &runbook.crons {
+                rows.push(("cron".into(), n.clone(), runs(&c.run)));
+            }
+            if flag.json {
+                let v: Vec<_> =
+                    rows.iter().map(|(k, n, d)| serde_json::json!({ "kind": k, "name": n, "runs": d })).collect();
+                print_json(&v)?;
+            } else {
+                let rows: Vec<Vec<String>> = rows.into_iter().map(|(k, n, d)| vec![k, n, d]).collect();
+                println!("{}", crate::render::table(&["KIND", "NAME", "WHAT"], &rows));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

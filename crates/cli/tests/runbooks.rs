@@ -1,0 +1,51 @@
+//! `bosun runbook ls | check` on real files.
+
+mod support;
+
+use support::*;
+
+#[test]
+fn check_finds_the_nearest_runbooks_and_places_every_error() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let dir = repo.path().join(".bosun/runbooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("a.hcl"),
+        "job \"x\" {\n  step \"s\" {\n    run = \"true\"\n    on_dne = \"done\"\n  }\n}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("b.toml"), "[agent.y]\nrun = \"claude\"\non_idle = { action = \"jump\" }\n").unwrap();
+    let nested = repo.path().join("src/deep");
+    std::fs::create_dir_all(&nested).unwrap();
+    let out = bosun.run(&nested, &["runbook", "check"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a.hcl:4:5: unknown field `on_dne`"), "{err}");
+    assert!(err.contains("b.toml:3:11: on_idle"), "{err}");
+    assert!(err.contains("2 error(s)"), "{err}");
+}
+
+#[test]
+fn the_example_runbooks_check_and_list() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let dir = repo.path().join(".bosun/runbooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/runbooks");
+    for f in std::fs::read_dir(examples).unwrap().flatten() {
+        std::fs::copy(f.path(), dir.join(f.file_name())).unwrap();
+    }
+    let out = bosun.ok(repo.path(), &["runbook", "check"]);
+    assert!(out.starts_with("ok: 2 file(s), 1 command(s), 2 job(s)"), "{out}");
+    let ls = bosun.ok(repo.path(), &["runbook", "ls"]);
+    assert!(ls.contains("plan → implement → check") && ls.contains("bugs → job fix ×2"), "{ls}");
+}
+
+#[test]
+fn without_runbooks_check_says_where_to_put_them() {
+    let bosun = bosun();
+    let plain = tempfile::tempdir().unwrap();
+    let err = bosun.fails(plain.path(), &["runbook", "check"]);
+    assert!(err.contains("no .bosun/runbooks/") && err.trim().lines().count() == 1, "{err}");
+}

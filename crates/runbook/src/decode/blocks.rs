@@ -1,0 +1,411 @@
+//! The blocks of a runbook: `command`, `job` (or `pipeline`), `agent`, `queue`, `worker`,
+//! `cron`, each a table of named blocks.
+
+use std::collections::BTreeMap;
+
+use bosun_core::driver::DriverKind;
+use bosun_core::Policy;
+
+use super::{boolean, duration, json, number, string, strings, words, Fields, Problems};
+use crate::model::{
+    AgentDef, ArgsSpec, Command, Cron, Job, Notify, Queue, QueueKind, Run, Runbook, Schedule, Source, Step, Transition,
+    Worker, DEFAULT_MAX_STEP_VISITS,
+};
+use crate::syntax::{Node, Value};
+
+pub fn decode_root(root: &Node, into: &mut Runbook, p: &mut Problems) {
+    let Some(mut top) = Fields::of(root, "the runbook", p) else { return };
+    if let Some(n) = top.take("command", &[]) {
+        named(n, "command", p, |name, node, p| {
+            command(name, node, p).map(|c| add(&mut into.commands, name, c, node, p))
+        });
+    }
+    if let Some(n) = top.take("job", &[]) {
+        named(n, "job", p, |name, node, p| job(name, node, false, p).map(|j| add(&mut into.jobs, name, j, node, p)));
+    }
+    if let Some(n) = top.take("pipeline", &[]) {
+        named(n, "pipeline", p, |name, node, p| {
+            job(name, node, true, p).map(|j| add(&mut into.jobs, name, j, node, p))
+        });
+    }
+    if let Some(n) = top.take("agent", &[]) {
+        named(n, "agent", p, |name, node, p| agent(name, node, p).map(|a| add(&mut into.agents, name, a, node, p)));
+    }
+    if let Some(n) = top.take("queue", &[]) {
+        named(n, "queue", p, |name, node, p| queue(name, node, p).map(|q| add(&mut into.queues, name, q, node, p)));
+    }
+    if let Some(n) = top.take("worker", &[]) {
+        named(n, "worker", p, |name, node, p| worker(name, node, p).map(|w| add(&mut into.workers, name, w, node, p)));
+    }
+    if let Some(n) = top.take("cron", &[]) {
+        named(n, "cron", p, |name, node, p| cron(name, node, p).map(|c| add(&mut into.crons, name, c, node, p)));
+    }
+    top.finish(p);
+}
+
+/// Calls `f` for every named block in a `kind` table.
+fn named(node: &Node, kind: &str, p: &mut Problems, mut f: impl FnMut(&str, &Node, &mut Problems) -> Option<()>) {
+    let Value::Map(entries) = &node.value else {
+        p.at(&node.span, format!("`{kind}` must hold named blocks, such as {kind} \"name\" {{ … }}"));
+        return;
+    };
+    for e in entries {
+        if let Err(why) = bosun_core::Name::parse(&e.key) {
+            p.at(&e.key_span, format!("{kind} {why}"));
+            continue;
+        }
+        f(&e.key, &e.node, p);
+    }
+}
+
+fn add<T>(map: &mut BTreeMap<String, T>, name: &str, value: T, node: &Node, p: &mut Problems) {
+    if map.contains_key(name) {
+        p.at(&node.span, format!("{name:?} is defined twice"));
+    } else {
+        map.insert(name.to_owned(), value);
+    }
+}
+
+fn command(name: &str, node: &Node, p: &mut Problems) -> Option<Command> {
+    let mut f = Fields::of(node, format!("command {name:?}"), p)?;
+    let args = match f.take("args", &[]) {
+        Some(n) => {
+            string(n, "args", p).and_then(|s| args_spec(&s).map_err(|e| p.at(&n.span, e)).ok()).unwrap_or_default()
+        }
+        None => ArgsSpec::default(),
+    };
+    let defaults = f.take("defaults", &[]).map(|n| strings(n, "defaults", p)).unwrap_or_default();
+    let run = f.take("run", &[]).and_then(|n| run(n, p));
+    if run.is_none() {
+        p.at(f.span(), format!("{} needs `run` (a shell command, {{ job = … }} or {{ agent = … }})", f.what()));
+    }
+    let span = node.span.clone();
+    f.finish(p);
+    Some(Command { span, args, defaults, run: run? })
+}
+
+/// `<name> <instructions> [--base <branch>] [--draft]`.
+fn args_spec(text: &str) -> Result<ArgsSpec, String> {
+    let mut spec = ArgsSpec::default();
+    let mut words = text.split_whitespace().peekable();
+    while let Some(w) = words.next() {
+        let bare = w.trim_start_matches('[').trim_end_matches(']');
+        if let Some(opt) = bare.strip_prefix("--") {
+            let value = match words.peek() {
+                Some(v) if v.starts_with('<') => words.next().map(|v| v.trim_matches(['<', '>', ']']).to_owned()),
+                _ => None,
+            };
+            spec.options.push((opt.to_owned(), value));
+        } else if bare.starts_with('<') && bare.ends_with('>') {
+            spec.positional.push(bare.trim_matches(['<', '>']).to_owned());
+        } else {
+            return Err(format!("args: {w:?} is neither <name>, [--option <value>] nor [--flag]"));
+        }
+    }
+    Ok(spec)
+}
+
+fn run(node: &Node, p: &mut Problems) -> Option<Run> {
+    match &node.value {
+        Value::Str(s) => Some(Run::Shell(s.clone())),
+        Value::Map(_) => {
+            let mut f = Fields::of(node, "run", p)?;
+            let agent = f.take("agent", &[]).and_then(|n| string(n, "run.agent", p));
+            let job = f.take("job", &[]).and_then(|n| string(n, "run.job", p));
+            f.finish(p);
+            match (agent, job) {
+                (Some(a), None) => Some(Run::Agent(a)),
+                (None, Some(j)) => Some(Run::Job(j)),
+                _ => {
+                    p.at(&node.span, "run must name exactly one of agent and job");
+                    None
+                }
+            }
+        }
+        _ => {
+            p.at(
+                &node.span,
+                format!("run must be a shell command or {{ agent = … }} / {{ job = … }}, not {}", node.kind()),
+            );
+            None
+        }
+    }
+}
+
+fn transition(node: &Node, p: &mut Problems) -> Option<Transition> {
+    match &node.value {
+        Value::Str(s) if s == "done" => Some(Transition::Done),
+        Value::Str(s) if s == "fail" => Some(Transition::Fail),
+        Value::Str(s) => Some(Transition::Step { name: s.clone(), span: node.span.clone() }),
+        Value::Map(_) => {
+            let mut f = Fields::of(node, "the transition", p)?;
+            let step = f.take("step", &[]).map(|n| (string(n, "step", p), n.span.clone()));
+            f.finish(p);
+            match step {
+                Some((Some(name), span)) => Some(Transition::Step { name, span }),
+                _ => {
+                    p.at(&node.span, "a transition is { step = \"name\" }, \"done\" or \"fail\"");
+                    None
+                }
+            }
+        }
+        _ => {
+            p.at(
+                &node.span,
+                format!("a transition is {{ step = \"name\" }}, \"done\" or \"fail\", not {}", node.kind()),
+            );
+            None
+        }
+    }
+}
+
+fn job(name: &str, node: &Node, pipeline: bool, p: &mut Problems) -> Option<Job> {
+    let kind = if pipeline { "pipeline" } else { "job" };
+    let mut f = Fields::of(node, format!("{kind} {name:?}"), p)?;
+    let vars = match f.take("vars", &[]) {
+        Some(Node { value: Value::Map(_), .. }) | None => Vec::new(),
+        Some(n) => words(n, "vars", p),
+    };
+    let mut defaults = f.take("defaults", &[]).map(|n| strings(n, "defaults", p)).unwrap_or_default();
+    let locals = f.take("locals", &[]).map(|n| strings(n, "locals", p)).unwrap_or_default();
+    let mut source = f.take("source", &["workspace"]).and_then(|n| source(n, p)).unwrap_or(Source::None);
+    // Seed 000: a pipeline's defaults name its worktree's branch, with `{var}` placeholders.
+    if pipeline {
+        if let Some(branch) = defaults.remove("branch") {
+            source = Source::Worktree { branch: Some(legacy_template(&branch)), base_ref: None };
+        }
+        if defaults.remove("workspace").is_some() && source == Source::None {
+            source = Source::Worktree { branch: None, base_ref: None };
+        }
+    }
+    let mut steps = Vec::new();
+    if let Some(n) = f.take("step", &["steps"]) {
+        if let Value::Map(entries) = &n.value {
+            for e in entries {
+                if let Some(s) = step(&e.key, &e.node, p) {
+                    steps.push(s);
+                }
+            }
+        } else {
+            p.at(&n.span, "steps are named blocks: step \"name\" { … }");
+        }
+    }
+    let on_done = f.take("on_done", &[]).and_then(|n| transition(n, p));
+    let on_fail = f.take("on_fail", &[]).and_then(|n| transition(n, p));
+    let notify = f.take("notify", &[]).map(|n| notify(n, p)).unwrap_or_default();
+    let max_step_visits = f.take("max_step_visits", &[]).and_then(|n| number(n, "max_step_visits", p));
+    let span = node.span.clone();
+    f.finish(p);
+    Some(Job {
+        span,
+        vars,
+        defaults,
+        locals,
+        source,
+        steps,
+        on_done,
+        on_fail,
+        notify,
+        max_step_visits: max_step_visits.unwrap_or(DEFAULT_MAX_STEP_VISITS),
+    })
+}
+
+/// `{name}` (seed 000's placeholders) as `${var.name}`.
+fn legacy_template(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find('{') {
+        let dollar = rest[..i].ends_with('$');
+        match rest[i..].find('}') {
+            Some(j) if !dollar => {
+                out.push_str(&rest[..i]);
+                out.push_str(&format!("${{var.{}}}", &rest[i + 1..i + j]));
+                rest = &rest[i + j + 1..];
+            }
+            _ => {
+                out.push_str(&rest[..=i]);
+                rest = &rest[i + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn source(node: &Node, p: &mut Problems) -> Option<Source> {
+    match &node.value {
+        Value::Str(s) if s == "folder" => Some(Source::Folder),
+        Value::Str(s) if s == "worktree" => Some(Source::Worktree { branch: None, base_ref: None }),
+        Value::Map(_) => {
+            let mut f = Fields::of(node, "source", p)?;
+            let git = f.take("git", &[]).and_then(|n| boolean(n, "source.git", p)).unwrap_or(false);
+            let branch = f.take("branch", &[]).and_then(|n| string(n, "source.branch", p));
+            let base_ref = f.take("ref", &[]).and_then(|n| string(n, "source.ref", p));
+            f.finish(p);
+            if !git && (branch.is_some() || base_ref.is_some()) {
+                p.at(&node.span, "source.branch and source.ref need git = true");
+            }
+            Some(if git { Source::Worktree { branch, base_ref } } else { Source::Folder })
+        }
+        _ => {
+            p.at(&node.span, "source is \"folder\", \"worktree\" or { git = true, branch = …, ref = … }");
+            None
+        }
+    }
+}
+
+fn step(name: &str, node: &Node, p: &mut Problems) -> Option<Step> {
+    let mut f = Fields::of(node, format!("step {name:?}"), p)?;
+    let run = f.take("run", &[]).and_then(|n| run(n, p));
+    if run.is_none() {
+        p.at(f.span(), format!("{} needs `run`", f.what()));
+    }
+    let on_done = f.take("on_done", &[]).and_then(|n| transition(n, p));
+    let on_fail = f.take("on_fail", &[]).and_then(|n| transition(n, p));
+    let on_cancel = f.take("on_cancel", &[]).and_then(|n| transition(n, p));
+    let attempts = f.take("attempts", &[]).and_then(|n| number(n, "attempts", p)).unwrap_or(1);
+    let backoff_ms = f.take("backoff", &[]).and_then(|n| duration(n, "backoff", p)).unwrap_or(0);
+    let span = node.span.clone();
+    f.finish(p);
+    Some(Step { name: name.to_owned(), span, run: run?, on_done, on_fail, on_cancel, attempts, backoff_ms })
+}
+
+fn notify(node: &Node, p: &mut Problems) -> Notify {
+    let Some(mut f) = Fields::of(node, "notify", p) else { return Notify::default() };
+    let n = Notify {
+        on_start: f.take("on_start", &[]).and_then(|n| string(n, "notify.on_start", p)),
+        on_done: f.take("on_done", &[]).and_then(|n| string(n, "notify.on_done", p)),
+        on_fail: f.take("on_fail", &[]).and_then(|n| string(n, "notify.on_fail", p)),
+    };
+    f.finish(p);
+    n
+}
+
+fn agent(name: &str, node: &Node, p: &mut Problems) -> Option<AgentDef> {
+    let mut f = Fields::of(node, format!("agent {name:?}"), p)?;
+    let command = f.take("run", &["command"]).map(|n| words(n, "run", p)).unwrap_or_else(|| vec!["claude".into()]);
+    let driver = f.take("driver", &[]).and_then(|n| string(n, "driver", p)).and_then(|d| match d.as_str() {
+        "claude" => Some(DriverKind::Claude),
+        "codex" => Some(DriverKind::Codex),
+        "generic" => Some(DriverKind::Generic),
+        _ => None,
+    });
+    let prompt = f.take("prompt", &[]).and_then(|n| string(n, "prompt", p));
+    let prompt_file = f.take("prompt_file", &[]).and_then(|n| string(n, "prompt_file", p));
+    let env = f.take("env", &[]).map(|n| strings(n, "env", p)).unwrap_or_default();
+    let cwd = f.take("cwd", &[]).and_then(|n| string(n, "cwd", p));
+    let context = f.take("context", &[]).and_then(|n| string(n, "context", p));
+    let mut policy = serde_json::Map::new();
+    for (key, aliases) in [
+        ("on_idle", &[][..]),
+        ("on_dead", &["on_exit"][..]),
+        ("on_error", &[][..]),
+        ("on_error_kind", &[][..]),
+        ("on_prompt", &[][..]),
+        ("grace", &[][..]),
+    ] {
+        if let Some(n) = f.take(key, aliases) {
+            match serde_json::from_value::<Policy>(serde_json::json!({ key: json(n) })) {
+                Ok(_) => {
+                    policy.insert(key.to_owned(), json(n));
+                }
+                Err(e) => p.at(&n.span, format!("{key}: {e}")),
+            }
+        }
+    }
+    let policy = serde_json::from_value(serde_json::Value::Object(policy)).unwrap_or_default();
+    let span = node.span.clone();
+    f.finish(p);
+    if prompt.is_some() && prompt_file.is_some() {
+        p.at(&span, format!("agent {name:?} has both prompt and prompt_file: keep one"));
+    }
+    Some(AgentDef { span, command, driver, prompt, prompt_file, env, cwd, context, policy })
+}
+
+fn queue(name: &str, node: &Node, p: &mut Problems) -> Option<Queue> {
+    let mut f = Fields::of(node, format!("queue {name:?}"), p)?;
+    let retry = f.take("retry", &[]).and_then(|n| number(n, "retry", p));
+    let list = f.take("list", &[]).and_then(|n| string(n, "list", p));
+    let take = f.take("take", &[]).and_then(|n| string(n, "take", p));
+    let span = node.span.clone();
+    f.finish(p);
+    let kind = match list {
+        Some(list) => QueueKind::External { list, take },
+        None => {
+            if take.is_some() {
+                p.at(&span, format!("queue {name:?} has `take` without `list`"));
+            }
+            QueueKind::Persisted { retry: retry.unwrap_or(3) }
+        }
+    };
+    Some(Queue { span, kind })
+}
+
+fn worker(name: &str, node: &Node, p: &mut Problems) -> Option<Worker> {
+    let mut f = Fields::of(node, format!("worker {name:?}"), p)?;
+    let queue = f.take("queue", &[]).and_then(|n| string(n, "queue", p));
+    let job = f.take("job", &[]).and_then(|n| string(n, "job", p));
+    let concurrency = f.take("concurrency", &[]).and_then(|n| number(n, "concurrency", p)).unwrap_or(1);
+    let span = node.span.clone();
+    let what = f.what().to_owned();
+    f.finish(p);
+    match (queue, job) {
+        (Some(queue), Some(job)) => Some(Worker { span, queue, job, concurrency: concurrency.max(1) }),
+        _ => {
+            p.at(&span, format!("{what} needs `queue` and `job`"));
+            None
+        }
+    }
+}
+
+fn cron(name: &str, node: &Node, p: &mut Problems) -> Option<Cron> {
+    let mut f = Fields::of(node, format!("cron {name:?}"), p)?;
+    let every = f.take("every", &[]).and_then(|n| duration(n, "every", p));
+    let expr = f.take("schedule", &[]).map(|n| (string(n, "schedule", p), n.span.clone()));
+    let run = f.take("run", &[]).and_then(|n| run(n, p));
+    let span = node.span.clone();
+    let what = f.what().to_owned();
+    f.finish(p);
+    let schedule = match (every, expr) {
+        (Some(ms), None) if ms > 0 => Schedule::Every { ms },
+        (None, Some((Some(e), span))) => {
+            if e.split_whitespace().count() != 5 {
+                p.at(
+                    &span,
+                    format!("schedule {e:?} is not a five-field cron expression (minute hour day month weekday)"),
+                );
+            }
+            Schedule::Cron(e)
+        }
+        _ => {
+            p.at(&span, format!("{what} needs one of `every` (\"1h\") and `schedule` (\"0 3 * * *\")"));
+            return None;
+        }
+    };
+    match run {
+        Some(run) => Some(Cron { span, schedule, run }),
+        None => {
+            p.at(&span, format!("{what} needs `run`"));
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn args_specs_read_positionals_options_and_flags() {
+        let s = args_spec("<name> <instructions> [--base <branch>] [--draft]").unwrap();
+        assert_eq!(s.positional, vec!["name", "instructions"]);
+        assert_eq!(s.options, vec![("base".to_owned(), Some("branch".to_owned())), ("draft".to_owned(), None)]);
+        assert!(args_spec("name").is_err());
+    }
+
+    #[test]
+    fn legacy_placeholders_become_var_templates() {
+        assert_eq!(legacy_template("build-{name}"), "build-${var.name}");
+        assert_eq!(legacy_template("x-${var.y}"), "x-${var.y}");
+    }
+}

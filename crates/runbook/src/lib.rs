@@ -1,0 +1,8 @@
+//! bosun runbooks: the syntax tree both formats are read into.
+
+pub mod check;
+pub mod decode;
+pub mod load;
+pub mod model;
+pub mod syntax;
+pub mod template;

@@ -1,0 +1,154 @@
+//! The runbook model: commands, jobs and their steps, agents, queues, workers and crons, as
+//! both formats mean them. Names are the block labels; `span`s point back into the source.
+
+use std::collections::BTreeMap;
+
+use bosun_core::driver::DriverKind;
+use bosun_core::Policy;
+
+use crate::syntax::Span;
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Runbook {
+    pub commands: BTreeMap<String, Command>,
+    pub jobs: BTreeMap<String, Job>,
+    pub agents: BTreeMap<String, AgentDef>,
+    pub queues: BTreeMap<String, Queue>,
+    pub workers: BTreeMap<String, Worker>,
+    pub crons: BTreeMap<String, Cron>,
+}
+
+/// `bosun run NAME ARGS…`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Command {
+    pub span: Span,
+    pub args: ArgsSpec,
+    pub defaults: BTreeMap<String, String>,
+    pub run: Run,
+}
+
+/// An args spec such as `<name> <instructions> [--base <branch>] [--draft]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ArgsSpec {
+    pub positional: Vec<String>,
+    /// `--name <value>` options (`Some(value name)`) and `--flag` switches (`None`).
+    pub options: Vec<(String, Option<String>)>,
+}
+
+/// What a command, step or cron runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Run {
+    Shell(String),
+    Agent(String),
+    Job(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Job {
+    pub span: Span,
+    pub vars: Vec<String>,
+    pub defaults: BTreeMap<String, String>,
+    /// Evaluated once when the job starts; may use `$(…)`.
+    pub locals: BTreeMap<String, String>,
+    pub source: Source,
+    /// In the order written; the first is where the job starts.
+    pub steps: Vec<Step>,
+    pub on_done: Option<Transition>,
+    pub on_fail: Option<Transition>,
+    pub notify: Notify,
+    /// A step entered more often than this fails the job.
+    pub max_step_visits: u32,
+}
+
+pub const DEFAULT_MAX_STEP_VISITS: u32 = 20;
+
+/// Where a job's work happens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// No workspace of its own: steps run in the repository.
+    None,
+    /// `source = "folder"`: an empty directory.
+    Folder,
+    /// `source { git = true, branch = …, ref = … }`: a worktree.
+    Worktree { branch: Option<String>, base_ref: Option<String> },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    pub name: String,
+    pub span: Span,
+    pub run: Run,
+    pub on_done: Option<Transition>,
+    pub on_fail: Option<Transition>,
+    pub on_cancel: Option<Transition>,
+    pub attempts: u32,
+    pub backoff_ms: u64,
+}
+
+/// Where a job goes after a step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Transition {
+    Step { name: String, span: Span },
+    Done,
+    Fail,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Notify {
+    pub on_start: Option<String>,
+    pub on_done: Option<String>,
+    pub on_fail: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentDef {
+    pub span: Span,
+    /// The program and its arguments (`claude`, `codex`, anything).
+    pub command: Vec<String>,
+    pub driver: Option<DriverKind>,
+    pub prompt: Option<String>,
+    pub prompt_file: Option<String>,
+    pub env: BTreeMap<String, String>,
+    pub cwd: Option<String>,
+    /// Primed at session start.
+    pub context: Option<String>,
+    pub policy: Policy,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Queue {
+    pub span: Span,
+    pub kind: QueueKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum QueueKind {
+    /// Kept by bosun: items are retried up to `retry` times, then dead-lettered.
+    Persisted { retry: u32 },
+    /// Items come from commands: `list` prints them (JSON lines), `take` claims one.
+    External { list: String, take: Option<String> },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Worker {
+    pub span: Span,
+    pub queue: String,
+    pub job: String,
+    pub concurrency: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cron {
+    pub span: Span,
+    pub schedule: Schedule,
+    pub run: Run,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    Every {
+        ms: u64,
+    },
+    /// A five-field cron expression.
+    Cron(String),
+}

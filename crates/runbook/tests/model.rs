@@ -1,0 +1,167 @@
+//! Runbooks as the seeds and the examples write them, and bad ones, each error placed.
+
+use std::path::PathBuf;
+
+use bosun_runbook::load::{load, RunbookError, SourceFile};
+use bosun_runbook::model::{QueueKind, Run, Source, Transition};
+
+fn src(name: &str, text: &str) -> SourceFile {
+    SourceFile { path: PathBuf::from(name), text: text.to_owned() }
+}
+
+fn errors(name: &str, text: &str) -> Vec<RunbookError> {
+    load(&[src(name, text)]).expect_err("should not load")
+}
+
+const SEED_001: &str = r#"
+job "fix" {
+  source {
+    git    = true
+    branch = "feature/${var.name}-${source.nonce}"
+    ref    = "origin/main"
+  }
+  locals = { repo = "$(git rev-parse --show-toplevel)", branch = "b" }
+
+  step "init" {
+    run = <<-SHELL
+      git -C "${local.repo}" worktree add -b "${local.branch}" "${source.root}" origin/${var.base}
+    SHELL
+    on_done = { step = "work" }
+  }
+
+  step "work" {
+    run = { agent = "fix" }
+  }
+}
+
+agent "fix" {
+  on_idle  = { action = "nudge", message = "Continue working on the task." }
+  on_dead  = { action = "recover", message = "Previous attempt exited. Try again." }
+  on_error = "escalate"
+}
+"#;
+
+#[test]
+fn seed_001_means_what_it_says() {
+    let rb = load(&[src("seed.hcl", SEED_001)]).unwrap();
+    let job = &rb.jobs["fix"];
+    assert_eq!(
+        job.source,
+        Source::Worktree {
+            branch: Some("feature/${var.name}-${source.nonce}".into()),
+            base_ref: Some("origin/main".into())
+        }
+    );
+    assert_eq!(job.steps.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["init", "work"]);
+    let Run::Shell(init) = &job.steps[0].run else { panic!() };
+    assert!(init.starts_with("git -C \"${local.repo}\" worktree add"), "{init}");
+    assert!(matches!(&job.steps[0].on_done, Some(Transition::Step { name, .. }) if name == "work"));
+    assert_eq!(job.steps[1].run, Run::Agent("fix".into()));
+    let policy = &rb.agents["fix"].policy;
+    assert_eq!(policy.on_idle.0[0].to_string(), "nudge:Continue working on the task.");
+    assert_eq!(policy.on_dead.0[0].to_string(), "resume:Previous attempt exited. Try again.");
+    assert_eq!(policy.on_error.0[0].to_string(), "escalate");
+}
+
+const SEED_000: &str = r#"
+[pipeline.build.defaults]
+workspace = ".worktrees/build-{name}"
+branch = "build-{name}"
+
+[pipeline.build.step.work]
+run = { agent = "fix" }
+
+[agent.fix]
+on_idle = { action = "nudge", message = "Continue working on the task." }
+on_exit = { action = "recover", message = "Previous attempt exited. Try again." }
+on_error = "escalate"
+"#;
+
+#[test]
+fn seed_000_pipelines_are_jobs_and_on_exit_is_on_dead() {
+    let rb = load(&[src("seed.toml", SEED_000)]).unwrap();
+    assert_eq!(rb.jobs["build"].source, Source::Worktree { branch: Some("build-${var.name}".into()), base_ref: None });
+    assert_eq!(rb.agents["fix"].policy.on_dead.0[0].to_string(), "resume:Previous attempt exited. Try again.");
+}
+
+#[test]
+fn the_examples_load() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/runbooks");
+    let sources = bosun_runbook::load::read_dir(&dir).unwrap();
+    assert!(sources.len() >= 2);
+    let rb = load(&sources).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(rb.commands["build"].args.positional, ["name", "instructions"]);
+    assert_eq!(rb.jobs["build"].steps.len(), 3);
+    assert_eq!(rb.workers["fixer"].concurrency, 2);
+    assert_eq!(rb.queues["bugs"].kind, QueueKind::Persisted { retry: 2 });
+}
+
+#[test]
+fn unknown_fields_are_errors_with_their_place() {
+    let e = errors("a.hcl", "job \"x\" {\n  step \"s\" {\n    run = \"true\"\n    on_dne = \"done\"\n  }\n}\n");
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!((e[0].line, e[0].column), (4, 5));
+    assert!(e[0].message.contains("unknown field `on_dne` in step \"s\""), "{}", e[0]);
+    assert_eq!(e[0].to_string().split(':').take(3).collect::<Vec<_>>(), ["a.hcl", "4", "5"]);
+
+    let e = errors("b.toml", "[agent.a]\nrun = \"claude\"\non_idel = \"escalate\"\n");
+    assert_eq!((e[0].line, e[0].column), (3, 1), "{e:?}");
+}
+
+#[test]
+fn unknown_step_names_are_errors_with_their_place() {
+    let e =
+        errors("a.hcl", "job \"x\" {\n  step \"s\" {\n    run = \"true\"\n    on_done = { step = \"nope\" }\n  }\n}\n");
+    assert!(e.iter().any(|e| e.line == 4 && e.message.contains("no step \"nope\" in job \"x\"")), "{e:?}");
+}
+
+#[test]
+fn a_step_graph_that_can_never_finish_is_reported() {
+    let text = r#"
+job "loop" {
+  step "a" {
+    run     = "true"
+    on_done = { step = "b" }
+    on_fail = { step = "b" }
+  }
+  step "b" {
+    run     = "true"
+    on_done = { step = "a" }
+    on_fail = { step = "a" }
+  }
+}
+"#;
+    let e = errors("loop.hcl", text);
+    assert!(e.iter().any(|e| e.line == 3 && e.message.contains("can never finish")), "{e:?}");
+    assert!(e.iter().any(|e| e.line == 8 && e.message.contains("can never finish")), "{e:?}");
+}
+
+#[test]
+fn undefined_references_and_templates_are_reported() {
+    let text = r#"
+command "go" { run = { job = "missing" } }
+job "j" {
+  vars = ["name"]
+  step "s" { run = "echo ${var.nam} ${local.none}" }
+}
+worker "w" {
+  queue = "q"
+  job   = "j"
+}
+"#;
+    let e = errors("refs.hcl", text);
+    let all = e.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n");
+    assert!(all.contains("runs job \"missing\""), "{all}");
+    assert!(all.contains("`${var.nam}`"), "{all}");
+    assert!(all.contains("`${local.none}`"), "{all}");
+    assert!(all.contains("queue \"q\", which is not defined"), "{all}");
+}
+
+#[test]
+fn names_defined_in_two_files_are_reported_in_the_second() {
+    let a = src("a.hcl", "agent \"x\" { run = \"claude\" }\n");
+    let b = src("b.toml", "[agent.x]\nrun = \"codex\"\n");
+    let e = load(&[a, b]).unwrap_err();
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0].file, PathBuf::from("b.toml"));
+}
