@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::{AgentId, MessageId, SessionName, TimerId, Timestamp, WorkspaceId, WorkspaceKind};
+use crate::{JobId, StepRun};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -67,6 +68,10 @@ pub enum Effect {
     RunGate { agent: AgentId, run: String, cwd: PathBuf },
     /// Tell a person: a desktop notification where there is a desktop, else the log.
     Notify { title: String, body: String },
+    /// Run a job's step: a shell command, an agent, or a job; report `StepFinished`.
+    RunStep { job: JobId, step: String, attempt: u32, run: StepRun },
+    /// Stop whatever the job's current step runs.
+    CancelStep { job: JobId, step: String },
     /// Report `TimerFired` at `at`.
     SetTimer { id: TimerId, at: Timestamp },
 }

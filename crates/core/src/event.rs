@@ -9,6 +9,7 @@ use crate::{
     Action, Agent, AgentId, BranchKept, DeathReason, Escalation, EscalationId, Heartbeat, Message, MessageId, Outcome,
     Progress, SessionName, SessionState, Source, Timer, TimerId, Timestamp, Trigger, Workspace, WorkspaceId,
 };
+use crate::{Job, JobId, JobState};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -134,6 +135,34 @@ pub enum Event {
         id: EscalationId,
         at: Timestamp,
         message: Option<String>,
+    },
+    JobCreated {
+        job: Box<Job>,
+    },
+    /// The job entered a step (its first try).
+    StepEntered {
+        job: JobId,
+        step: String,
+        at: Timestamp,
+    },
+    /// A failed step waits out its backoff.
+    StepWaiting {
+        job: JobId,
+        at: Timestamp,
+    },
+    /// A failed step is tried again.
+    StepRetried {
+        job: JobId,
+        attempt: u32,
+        at: Timestamp,
+    },
+    JobCancelling {
+        job: JobId,
+    },
+    JobFinished {
+        job: JobId,
+        state: JobState,
+        at: Timestamp,
     },
     TimerSet {
         timer: Timer,

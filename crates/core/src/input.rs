@@ -11,11 +11,24 @@ use crate::{
     AgentId, EscalationId, ExitStatus, MessageId, Name, Nonce, Observation, Policy, SessionName, Source, TimerId,
     WorkspaceId, WorkspaceKind,
 };
+use crate::{JobId, JobSpec};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Input {
     StartAgent(Box<AgentSpec>),
+    StartJob(Box<JobSpec>),
+    /// A step's run ended: `ok` when it succeeded; `detail` says why not.
+    StepFinished {
+        job: JobId,
+        step: String,
+        attempt: u32,
+        ok: bool,
+        detail: Option<String>,
+    },
+    CancelJob {
+        job: JobId,
+    },
     KillAgent {
         agent: AgentId,
     },

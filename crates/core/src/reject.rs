@@ -22,6 +22,10 @@ pub enum Rejection {
     WorkspaceDirty(WorkspaceId),
     #[error("branch {branch:?} belongs to workspace {workspace}: choose another --branch")]
     BranchTaken { branch: String, workspace: WorkspaceId },
+    #[error("no job matches {0:?}: see `bosun job ls`")]
+    NoSuchJob(String),
+    #[error("job {id} is already {state}")]
+    JobOver { id: crate::JobId, state: &'static str },
     #[error("no escalation {0}: see `bosun escalations`")]
     NoSuchEscalation(crate::EscalationId),
     #[error("escalation {0} is already resolved")]

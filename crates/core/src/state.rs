@@ -8,6 +8,7 @@ use crate::{
     Agent, AgentId, Escalation, EscalationId, Event, Message, MessageId, MessageState, Rejection, Resolution,
     SessionName, SessionState, Timer, TimerId, Timestamp, Workspace, WorkspaceId, WorkspaceState,
 };
+use crate::{Job, JobId, JobState};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
@@ -22,6 +23,8 @@ pub struct State {
     /// Pending timers.
     #[serde(default)]
     pub timers: BTreeMap<TimerId, Timer>,
+    #[serde(default)]
+    pub jobs: BTreeMap<JobId, Job>,
     /// The last timer id handed out (ids are never reused).
     #[serde(default)]
     pub last_timer: u64,
@@ -140,6 +143,42 @@ pub fn apply(state: &mut State, event: &Event) {
         Event::EscalationResolved { id, at, message } => {
             if let Some(e) = state.escalations.get_mut(id) {
                 e.resolved = Some(Resolution { at: *at, message: message.clone() });
+            }
+        }
+        Event::JobCreated { job } => {
+            state.jobs.insert(job.spec.id.clone(), (**job).clone());
+        }
+        Event::StepEntered { job, step, at } => {
+            if let Some(j) = state.jobs.get_mut(job) {
+                *j.visits.entry(step.clone()).or_default() += 1;
+                j.step = Some(step.clone());
+                j.attempt = 1;
+                j.state = JobState::Running;
+                j.state_since = *at;
+            }
+        }
+        Event::StepWaiting { job, at } => {
+            if let Some(j) = state.jobs.get_mut(job) {
+                j.state = JobState::Waiting;
+                j.state_since = *at;
+            }
+        }
+        Event::StepRetried { job, attempt, at } => {
+            if let Some(j) = state.jobs.get_mut(job) {
+                j.attempt = *attempt;
+                j.state = JobState::Running;
+                j.state_since = *at;
+            }
+        }
+        Event::JobCancelling { job } => {
+            if let Some(j) = state.jobs.get_mut(job) {
+                j.cancelled = true;
+            }
+        }
+        Event::JobFinished { job, state: s, at } => {
+            if let Some(j) = state.jobs.get_mut(job) {
+                j.state = s.clone();
+                j.state_since = *at;
             }
         }
         Event::TimerSet { timer } => {

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{AgentId, MessageId, Timestamp, Trigger};
+use crate::{AgentId, JobId, MessageId, Timestamp, Trigger};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -29,16 +29,20 @@ pub enum TimerKind {
     Startup { agent: AgentId, checks: u32 },
     /// A generic agent printed something: if it prints nothing more for a while, it is idle.
     Quiet { agent: AgentId },
+    /// A job's failed step waits out its backoff before its next try.
+    Backoff { job: JobId },
 }
 
 impl TimerKind {
-    pub fn agent(&self) -> &AgentId {
-        match self {
+    /// The agent the timer is about, if it is about one.
+    pub fn agent(&self) -> Option<&AgentId> {
+        Some(match self {
             Self::Cooldown { agent, .. }
             | Self::Grace { agent }
             | Self::Confirm { agent, .. }
             | Self::Startup { agent, .. }
             | Self::Quiet { agent } => agent,
-        }
+            Self::Backoff { .. } => return None,
+        })
     }
 }

@@ -236,6 +236,13 @@ impl Executor {
                 let observation = Observation::Activity { heartbeat: Heartbeat::LogWrite };
                 Input::Observed { agent, source: Source::Log, observation, log: Some(log), generation: None }
             }
+            // Jobs have no way in yet (no `bosun run`): a step asked for fails, saying so, rather
+            // than hang. Issue 4 wires steps to shells, agents and jobs.
+            Effect::RunStep { job, step, attempt, .. } => {
+                let detail = Some("this daemon does not run job steps yet".to_owned());
+                Input::StepFinished { job, step, attempt, ok: false, detail }
+            }
+            Effect::CancelStep { .. } => return None,
             Effect::SetTimer { .. }
             | Effect::WatchLog { .. }
             | Effect::WatchWorkspace { .. }

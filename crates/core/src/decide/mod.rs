@@ -3,6 +3,7 @@
 //! An input about a record that is gone, or a fact already recorded, decides nothing.
 
 mod escalation;
+mod job;
 mod observe;
 mod reconcile;
 mod recovery;
@@ -32,6 +33,12 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
     let mut d = Decision::default();
     match input {
         Input::StartAgent(spec) => workspace::start_agent(state, spec, now, &mut d)?,
+        Input::StartJob(spec) => job::start(state, spec, now, &mut d)?,
+        Input::StepFinished { job, step, attempt, ok, detail } => {
+            let outcome = job::StepOutcome { step, attempt: *attempt, ok: *ok, detail: detail.as_deref() };
+            job::step_finished(state, job, outcome, now, &mut d)
+        }
+        Input::CancelJob { job } => job::cancel(state, job, now, &mut d)?,
         Input::RemoveWorkspace { id, force, probe } => workspace::remove(state, id, *force, *probe, &mut d)?,
         Input::WorkspaceCreated { id } => workspace::created(state, id, now, &mut d),
         Input::WorkspaceCreateFailed { id, error } => workspace::create_failed(state, id, error, now, &mut d),
@@ -170,7 +177,7 @@ fn set_timer(state: &State, d: &mut Decision, kind: TimerKind, at: Timestamp) {
 
 /// Clears the agent's pending timers that `which` selects.
 fn clear_timers(state: &State, agent: &Agent, which: impl Fn(&TimerKind) -> bool, d: &mut Decision) {
-    for t in state.timers.values().filter(|t| t.kind.agent() == &agent.id && which(&t.kind)) {
+    for t in state.timers.values().filter(|t| t.kind.agent() == Some(&agent.id) && which(&t.kind)) {
         d.event(Event::TimerCleared { id: t.id });
     }
 }

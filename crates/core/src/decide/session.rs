@@ -71,7 +71,8 @@ pub(super) fn dispatch(state: &State, d: &mut Decision) {
     }
     let mine = |agent: &AgentId| touched.contains(agent);
     after.messages = state.messages.iter().filter(|(_, m)| mine(&m.agent)).map(|(k, m)| (*k, m.clone())).collect();
-    after.timers = state.timers.iter().filter(|(_, t)| mine(t.kind.agent())).map(|(k, t)| (*k, t.clone())).collect();
+    after.timers =
+        state.timers.iter().filter(|(_, t)| t.kind.agent().is_some_and(mine)).map(|(k, t)| (*k, t.clone())).collect();
     for e in &d.events {
         apply(&mut after, e);
     }
@@ -100,7 +101,7 @@ fn agent_of(state: &State, e: &Event) -> Option<AgentId> {
         Event::MessageDelivered { id } | Event::MessageFailed { id, .. } => {
             state.messages.get(id).map(|m| m.agent.clone())
         }
-        Event::TimerCleared { id } => state.timers.get(id).map(|t| t.kind.agent().clone()),
+        Event::TimerCleared { id } => state.timers.get(id).and_then(|t| t.kind.agent().cloned()),
         _ => None,
     }
 }

@@ -8,7 +8,10 @@ use crate::{Effect, Event, Heartbeat, SessionState, State, TimerId, TimerKind, T
 pub(super) fn fired(state: &State, id: TimerId, now: Timestamp, d: &mut Decision) {
     let Some(timer) = state.timers.get(&id) else { return };
     d.event(Event::TimerCleared { id });
-    let Some(a) = state.agents.get(timer.kind.agent()) else { return };
+    if let TimerKind::Backoff { job } = &timer.kind {
+        return super::job::backoff_over(state, job, now, d);
+    }
+    let Some(a) = timer.kind.agent().and_then(|a| state.agents.get(a)) else { return };
     match &timer.kind {
         TimerKind::Cooldown { trigger, .. } => recovery::cooled_down(state, a, *trigger, now, d),
         TimerKind::Grace { .. } => {
@@ -43,5 +46,6 @@ pub(super) fn fired(state: &State, id: TimerId, now: Timestamp, d: &mut Decision
         }
         TimerKind::Startup { checks, .. } => startup_check(state, a, *checks, now, d),
         TimerKind::Quiet { .. } => quiet_check(state, a, now, d),
+        TimerKind::Backoff { .. } => {}
     }
 }

@@ -1,0 +1,127 @@
+//! Jobs and their steps (seed 001): a job walks its steps, each step's outcome choosing the
+//! next; a step entered too often fails the job, so a broken loop cannot spin forever; a failed
+//! step is tried again, after its backoff, up to its attempts.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Nonce, Timestamp};
+
+/// A job's id: `j` and its nonce.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct JobId(String);
+
+impl JobId {
+    pub fn new(nonce: &Nonce) -> Self {
+        Self(format!("j{}", nonce.as_str()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for JobId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A job as it was asked for: its steps as the runbook said when it started (the job is pinned
+/// to that text by `runbook_hash`: editing the runbook later changes nothing here).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobSpec {
+    pub id: JobId,
+    /// The job's name in the runbook.
+    pub name: String,
+    pub vars: BTreeMap<String, String>,
+    /// In order; the first is where the job starts.
+    pub steps: Vec<StepSpec>,
+    pub on_done: Option<Next>,
+    pub on_fail: Option<Next>,
+    pub max_step_visits: u32,
+    pub runbook_hash: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepSpec {
+    pub name: String,
+    pub run: StepRun,
+    pub on_done: Option<Next>,
+    pub on_fail: Option<Next>,
+    pub on_cancel: Option<Next>,
+    pub attempts: u32,
+    pub backoff_ms: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "target", rename_all = "snake_case")]
+pub enum StepRun {
+    Shell(String),
+    Agent(String),
+    Job(String),
+}
+
+/// Where a job goes after a step.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "next", content = "step", rename_all = "snake_case")]
+pub enum Next {
+    Step(String),
+    Done,
+    Fail,
+}
+
+/// A job and where it stands.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Job {
+    pub spec: JobSpec,
+    pub state: JobState,
+    /// The step it is in (or last was in).
+    pub step: Option<String>,
+    /// The try of the current step, from 1.
+    pub attempt: u32,
+    /// How often each step was entered.
+    pub visits: BTreeMap<String, u32>,
+    /// A cancel was asked for: once its `on_cancel` step (if any) ends, the job is Cancelled.
+    pub cancelled: bool,
+    pub created_at: Timestamp,
+    pub state_since: Timestamp,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum JobState {
+    Running,
+    /// A failed step waits out its backoff before its next try.
+    Waiting,
+    Done,
+    Failed {
+        reason: String,
+    },
+    Cancelled,
+}
+
+impl JobState {
+    pub fn is_over(&self) -> bool {
+        matches!(self, Self::Done | Self::Failed { .. } | Self::Cancelled)
+    }
+
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Waiting => "waiting",
+            Self::Done => "done",
+            Self::Failed { .. } => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+}
+
+impl JobSpec {
+    pub fn step(&self, name: &str) -> Option<&StepSpec> {
+        self.steps.iter().find(|s| s.name == name)
+    }
+}

@@ -1,0 +1,148 @@
+//! The job and step state machines as deterministic simulations: steps chosen by outcomes,
+//! loops stopped by the visit limit, failed steps tried again after their backoff, cancels.
+
+mod support;
+
+use bosun_core::{Effect, Input, JobId, JobSpec, JobState, Next, Nonce, StepRun, StepSpec};
+use support::Sim;
+
+fn step(name: &str, on_done: Option<Next>, on_fail: Option<Next>) -> StepSpec {
+    StepSpec {
+        name: name.into(),
+        run: StepRun::Shell(format!("run {name}")),
+        on_done,
+        on_fail,
+        on_cancel: None,
+        attempts: 1,
+        backoff_ms: 0,
+    }
+}
+
+fn job(steps: Vec<StepSpec>) -> JobSpec {
+    JobSpec {
+        id: JobId::new(&Nonce::from_bits(7)),
+        name: "build".into(),
+        vars: Default::default(),
+        steps,
+        on_done: None,
+        on_fail: None,
+        max_step_visits: 3,
+        runbook_hash: "h".into(),
+    }
+}
+
+/// The step runs asked for, as (step, attempt).
+fn runs(effects: &[Effect]) -> Vec<(String, u32)> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::RunStep { step, attempt, .. } => Some((step.clone(), *attempt)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn finish(sim: &mut Sim, id: &JobId, ok: bool) -> Vec<Effect> {
+    let j = &sim.state.jobs[id];
+    let (step, attempt) = (j.step.clone().unwrap(), j.attempt);
+    sim.ok(Input::StepFinished { job: id.clone(), step, attempt, ok, detail: Some("exit 1".into()) })
+}
+
+fn next(s: &str) -> Option<Next> {
+    Some(Next::Step(s.into()))
+}
+
+#[test]
+fn steps_follow_their_outcomes_to_the_end() {
+    let mut sim = Sim::new();
+    let spec = job(vec![
+        step("plan", next("implement"), None),
+        step("implement", next("check"), None),
+        step("check", Some(Next::Done), next("implement")),
+    ]);
+    let id = spec.id.clone();
+    assert_eq!(runs(&sim.ok(Input::StartJob(Box::new(spec)))), [("plan".into(), 1)]);
+    assert_eq!(runs(&finish(&mut sim, &id, true)), [("implement".into(), 1)]);
+    assert_eq!(runs(&finish(&mut sim, &id, true)), [("check".into(), 1)]);
+    assert_eq!(runs(&finish(&mut sim, &id, false)), [("implement".into(), 1)], "on_fail goes back");
+    finish(&mut sim, &id, true);
+    finish(&mut sim, &id, true);
+    assert_eq!(sim.state.jobs[&id].state, JobState::Done);
+    assert_eq!(sim.state.jobs[&id].visits["implement"], 2);
+}
+
+#[test]
+fn a_step_without_on_fail_fails_the_job_with_the_reason() {
+    let mut sim = Sim::new();
+    let spec = job(vec![step("only", None, None)]);
+    let id = spec.id.clone();
+    sim.ok(Input::StartJob(Box::new(spec)));
+    finish(&mut sim, &id, false);
+    assert_eq!(sim.state.jobs[&id].state, JobState::Failed { reason: "step \"only\" failed: exit 1".into() });
+}
+
+#[test]
+fn a_broken_on_fail_loop_is_stopped_by_the_visit_limit() {
+    let mut sim = Sim::new();
+    let spec = job(vec![step("a", next("b"), next("b")), step("b", next("a"), next("a"))]);
+    let id = spec.id.clone();
+    sim.ok(Input::StartJob(Box::new(spec)));
+    for _ in 0..10 {
+        if sim.state.jobs[&id].state.is_over() {
+            break;
+        }
+        finish(&mut sim, &id, false);
+    }
+    let JobState::Failed { reason } = &sim.state.jobs[&id].state else { panic!("{:?}", sim.state.jobs[&id].state) };
+    assert!(reason.contains("entered 3 times"), "{reason}");
+    assert!(sim.state.jobs[&id].visits.values().all(|v| *v <= 3));
+}
+
+#[test]
+fn a_failed_step_is_tried_again_after_its_backoff() {
+    let mut sim = Sim::new();
+    let spec = job(vec![StepSpec { attempts: 3, backoff_ms: 5_000, ..step("flaky", None, None) }]);
+    let id = spec.id.clone();
+    sim.ok(Input::StartJob(Box::new(spec)));
+    assert!(runs(&finish(&mut sim, &id, false)).is_empty(), "waits out the backoff");
+    assert_eq!(sim.state.jobs[&id].state, JobState::Waiting);
+    sim.advance(4_999);
+    assert!(runs(&sim.fire_due()).is_empty());
+    sim.advance(1);
+    assert_eq!(runs(&sim.fire_due()), [("flaky".into(), 2)]);
+    // A late report about the first try changes nothing.
+    sim.ok(Input::StepFinished { job: id.clone(), step: "flaky".into(), attempt: 1, ok: true, detail: None });
+    assert_eq!(sim.state.jobs[&id].state, JobState::Running);
+    finish(&mut sim, &id, true);
+    assert_eq!(sim.state.jobs[&id].state, JobState::Done);
+}
+
+#[test]
+fn attempts_run_out_into_on_fail() {
+    let mut sim = Sim::new();
+    let spec = job(vec![
+        StepSpec { attempts: 2, ..step("flaky", None, next("report")) },
+        step("report", Some(Next::Fail), None),
+    ]);
+    let id = spec.id.clone();
+    sim.ok(Input::StartJob(Box::new(spec)));
+    assert_eq!(runs(&finish(&mut sim, &id, false)), [("flaky".into(), 2)], "no backoff: at once");
+    assert_eq!(runs(&finish(&mut sim, &id, false)), [("report".into(), 1)]);
+    finish(&mut sim, &id, true);
+    assert!(matches!(sim.state.jobs[&id].state, JobState::Failed { .. }));
+}
+
+#[test]
+fn a_cancel_runs_the_on_cancel_step_then_ends_cancelled() {
+    let mut sim = Sim::new();
+    let spec =
+        job(vec![StepSpec { on_cancel: next("cleanup"), ..step("work", None, None) }, step("cleanup", None, None)]);
+    let id = spec.id.clone();
+    sim.ok(Input::StartJob(Box::new(spec)));
+    let effects = sim.ok(Input::CancelJob { job: id.clone() });
+    assert!(effects.iter().any(|e| matches!(e, Effect::CancelStep { step, .. } if step == "work")));
+    assert_eq!(runs(&effects), [("cleanup".into(), 1)]);
+    finish(&mut sim, &id, true);
+    assert_eq!(sim.state.jobs[&id].state, JobState::Cancelled);
+    assert!(sim.feed(Input::CancelJob { job: id }).is_err(), "already over");
+}
