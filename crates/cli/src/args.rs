@@ -79,6 +79,19 @@ pub enum Command {
     /// Read the runbooks of .bosun/runbooks/ (the nearest up from here)
     #[command(subcommand)]
     Runbook(RunbookCommand),
+    /// Run a runbook command: `bosun run build auth "Add login" --base main`
+    Run {
+        /// The command's name
+        command: String,
+        /// Its arguments, as its `args` spec says
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Jobs started by `bosun run`
+    #[command(subcommand)]
+    Job(JobCommand),
     /// Manage the background daemon
     #[command(subcommand)]
     Daemon(DaemonCommand),
@@ -219,6 +232,22 @@ pub enum WorkspaceCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum JobCommand {
+    /// List jobs with their state, step and age
+    Ls(JsonFlag),
+    /// Show a job: its steps, visits and outcome
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cancel a job (its on_cancel step, if any, still runs)
+    Cancel { id: String },
+    /// Wait until a job is over; exit 0 when done, 1 when failed or cancelled
+    Wait { id: String },
 }
 
 #[derive(Debug, Subcommand)]

@@ -177,7 +177,9 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             }
             Ok(())
         }
-        Command::Daemon(_) | Command::Hook(_) | Command::Runbook(_) => unreachable_command(),
+        Command::Daemon(_) | Command::Hook(_) | Command::Runbook(_) | Command::Run { .. } | Command::Job(_) => {
+            unreachable_command()
+        }
     }
 }
 

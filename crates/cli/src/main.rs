@@ -5,6 +5,7 @@ mod args;
 mod client;
 mod commands;
 mod daemon_cmd;
+mod job_cmd;
 mod policy_args;
 mod render;
 mod runbook_cmd;
@@ -38,6 +39,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Daemon(cmd) => daemon_cmd::run(&client, cmd),
         Command::Hook(hook) => commands::hook(&client, hook),
         Command::Runbook(cmd) => runbook_cmd::run(cmd),
+        Command::Run { command, args, json } => job_cmd::run(&client, command, args, json),
+        Command::Job(cmd) => job_cmd::job(&client, cmd),
         other => commands::run(&client, other).map(|()| ExitCode::SUCCESS),
     }
 }

@@ -69,7 +69,9 @@ pub enum Effect {
     /// Tell a person: a desktop notification where there is a desktop, else the log.
     Notify { title: String, body: String },
     /// Run a job's step: a shell command, an agent, or a job; report `StepFinished`.
-    RunStep { job: JobId, step: String, attempt: u32, run: StepRun },
+    /// Templates are rendered: a shell step's text is the command to run with `sh -c` in `cwd`,
+    /// its output going to `log`.
+    RunStep { job: JobId, step: String, attempt: u32, run: StepRun, cwd: PathBuf, log: PathBuf },
     /// Stop whatever the job's current step runs.
     CancelStep { job: JobId, step: String },
     /// Report `TimerFired` at `at`.

@@ -7,7 +7,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Nonce, Timestamp};
+use std::path::PathBuf;
+
+use crate::{Name, Nonce, Timestamp, WorkspaceId, WorkspaceKind};
 
 /// A job's id: `j` and its nonce.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -44,6 +46,25 @@ pub struct JobSpec {
     pub on_fail: Option<Next>,
     pub max_step_visits: u32,
     pub runbook_hash: String,
+    /// Evaluated when the job was asked for.
+    #[serde(default)]
+    pub locals: BTreeMap<String, String>,
+    /// Where steps run when the job has no workspace of its own.
+    pub cwd: PathBuf,
+    /// The workspace the job makes and owns, if it has one.
+    pub workspace: Option<JobWorkspace>,
+    /// Where each step's output goes (`<dir>/<step>-<attempt>.log`).
+    pub logs: PathBuf,
+}
+
+/// The workspace a job makes: a directory or a worktree, as for an agent.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobWorkspace {
+    pub name: Name,
+    pub nonce: Nonce,
+    pub workspaces_root: PathBuf,
+    pub kind: WorkspaceKind,
+    pub settings_from: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,6 +110,8 @@ pub struct Job {
     pub cancelled: bool,
     pub created_at: Timestamp,
     pub state_since: Timestamp,
+    /// The workspace it made, once asked for.
+    pub workspace: Option<WorkspaceId>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -18,6 +18,7 @@ mod job;
 mod policy;
 mod reject;
 mod state;
+pub mod template;
 mod time;
 mod timer;
 mod workspace;
@@ -30,7 +31,7 @@ pub use escalation::{Escalation, EscalationId, Resolution};
 pub use event::Event;
 pub use id::{AgentId, MessageId, Name, NameError, Nonce, SessionName, WorkspaceId};
 pub use input::{AgentSpec, Input, Reality, SessionSeen, WorkspaceProbe};
-pub use job::{Job, JobId, JobSpec, JobState, Next, StepRun, StepSpec};
+pub use job::{Job, JobId, JobSpec, JobState, JobWorkspace, Next, StepRun, StepSpec};
 pub use policy::{
     format_duration, parse_duration, Action, Attempts, Chain, Policy, Step, StepError, Trigger, DEFAULT_GRACE_MS,
 };

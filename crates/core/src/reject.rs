@@ -22,6 +22,8 @@ pub enum Rejection {
     WorkspaceDirty(WorkspaceId),
     #[error("branch {branch:?} belongs to workspace {workspace}: choose another --branch")]
     BranchTaken { branch: String, workspace: WorkspaceId },
+    #[error("workspace {id} belongs to job {job}, which still runs: cancel it first (`bosun job cancel {job}`)")]
+    WorkspaceOfJob { id: crate::WorkspaceId, job: crate::JobId },
     #[error("no job matches {0:?}: see `bosun job ls`")]
     NoSuchJob(String),
     #[error("job {id} is already {state}")]

@@ -269,6 +269,19 @@ impl State {
         }
     }
 
+    /// The job whose id is `query` or starts with it.
+    pub fn find_job(&self, query: &str) -> Result<&Job, Rejection> {
+        if let Some(j) = self.jobs.values().find(|j| j.spec.id.as_str() == query) {
+            return Ok(j);
+        }
+        let matches: Vec<&Job> = self.jobs.values().filter(|j| j.spec.id.as_str().starts_with(query)).collect();
+        match matches.as_slice() {
+            [one] => Ok(one),
+            [] => Err(Rejection::NoSuchJob(query.to_owned())),
+            _ => Err(Rejection::NoSuchJob(format!("{query} (several match: give more of the id)"))),
+        }
+    }
+
     pub fn agent_by_session(&self, session: &SessionName) -> Option<&Agent> {
         self.agents.values().find(|a| &a.session == session)
     }
@@ -279,6 +292,7 @@ impl State {
         self.workspaces
             .values()
             .filter(|w| matches!(w.state, WorkspaceState::Ready | WorkspaceState::Stale))
+            .filter(|w| !self.jobs.values().any(|j| j.workspace.as_ref() == Some(&w.id) && !j.state.is_over()))
             .map(|w| w.id.clone())
             .collect()
     }

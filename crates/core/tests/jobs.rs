@@ -28,6 +28,10 @@ fn job(steps: Vec<StepSpec>) -> JobSpec {
         on_fail: None,
         max_step_visits: 3,
         runbook_hash: "h".into(),
+        locals: Default::default(),
+        cwd: "/repo".into(),
+        workspace: None,
+        logs: "/state/jobs/j7".into(),
     }
 }
 
@@ -145,4 +149,44 @@ fn a_cancel_runs_the_on_cancel_step_then_ends_cancelled() {
     finish(&mut sim, &id, true);
     assert_eq!(sim.state.jobs[&id].state, JobState::Cancelled);
     assert!(sim.feed(Input::CancelJob { job: id }).is_err(), "already over");
+}
+
+#[test]
+fn a_job_with_a_workspace_starts_once_it_is_made_and_renders_its_steps_there() {
+    let mut sim = Sim::new();
+    let nonce = Nonce::from_bits(9);
+    let mut spec = job(vec![StepSpec {
+        run: StepRun::Shell("echo ${var.name} on ${source.branch} in \"${workspace.path}\"".into()),
+        ..step("hello", None, None)
+    }]);
+    spec.vars.insert("name".into(), "it's me".into());
+    spec.workspace = Some(bosun_core::JobWorkspace {
+        name: bosun_core::Name::parse("build").unwrap(),
+        nonce: nonce.clone(),
+        workspaces_root: "/state/workspaces".into(),
+        kind: bosun_core::WorkspaceKind::Worktree {
+            repo: "/repo".into(),
+            branch: "feature/auth".into(),
+            base_ref: "HEAD".into(),
+            base: "c0ffee".into(),
+        },
+        settings_from: None,
+    });
+    let id = spec.id.clone();
+    let effects = sim.ok(Input::StartJob(Box::new(spec)));
+    assert!(runs(&effects).is_empty(), "waits for its workspace");
+    assert!(effects.iter().any(|e| matches!(e, Effect::CreateWorkspace { .. })));
+    let ws = bosun_core::WorkspaceId::new(&bosun_core::Name::parse("build").unwrap(), &nonce);
+    let effects = sim.ok(Input::WorkspaceCreated { id: ws.clone() });
+    let Some(Effect::RunStep { run: StepRun::Shell(cmd), cwd, .. }) =
+        effects.iter().find(|e| matches!(e, Effect::RunStep { .. }))
+    else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(cmd, "echo 'it'\\''s me' on 'feature/auth' in \"/state/workspaces/ws-build-90000000\"");
+    assert_eq!(cwd, &std::path::PathBuf::from("/state/workspaces/ws-build-90000000"));
+    let refused = sim.feed(Input::RemoveWorkspace { id: ws, force: true, probe: Default::default() });
+    assert!(matches!(refused, Err(bosun_core::Rejection::WorkspaceOfJob { .. })), "{refused:?}");
+    finish(&mut sim, &id, true);
+    assert_eq!(sim.state.jobs[&id].state, JobState::Done);
 }

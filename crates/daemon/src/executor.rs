@@ -10,7 +10,7 @@ use std::time::Duration;
 use bosun_adapters::{
     AdapterError, DirWatcher, LogLines, LogWatcher, Notifier, Sessions, SpawnSpec, WatchId, Workspaces,
 };
-use bosun_core::{AgentId, Effect, Heartbeat, Input, Observation, Source, TimerId, Timestamp};
+use bosun_core::{AgentId, Effect, Heartbeat, Input, JobId, Observation, Source, StepRun, TimerId, Timestamp};
 use tokio::runtime::Handle;
 
 use crate::engine::{now, EffectSink, EngineHandle};
@@ -22,6 +22,8 @@ pub struct Executor {
     pub notifier: Arc<dyn Notifier>,
     pub runtime: Handle,
     pub logs: Arc<Logs>,
+    /// The shell each running job step runs in, by job, so a cancel can end it.
+    pub steps: Arc<Mutex<BTreeMap<JobId, u32>>>,
 }
 
 /// The daemon's one log watcher and one workspace watcher, started on first use, and which
@@ -236,13 +238,24 @@ impl Executor {
                 let observation = Observation::Activity { heartbeat: Heartbeat::LogWrite };
                 Input::Observed { agent, source: Source::Log, observation, log: Some(log), generation: None }
             }
-            // Jobs have no way in yet (no `bosun run`): a step asked for fails, saying so, rather
-            // than hang. Issue 4 wires steps to shells, agents and jobs.
-            Effect::RunStep { job, step, attempt, .. } => {
-                let detail = Some("this daemon does not run job steps yet".to_owned());
-                Input::StepFinished { job, step, attempt, ok: false, detail }
+            Effect::RunStep { job, step, attempt, run, cwd, log } => {
+                let (ok, detail) = match run {
+                    StepRun::Shell(command) => self.shell_step(&job, &command, &cwd, &log),
+                    // Agent and job steps are the next part of runbooks (issue 4).
+                    StepRun::Agent(_) | StepRun::Job(_) => (false, "agent and job steps are not run yet".to_owned()),
+                };
+                Input::StepFinished { job, step, attempt, ok, detail: Some(detail) }
             }
-            Effect::CancelStep { .. } => return None,
+            Effect::CancelStep { job, .. } => {
+                let pid = self.steps.lock().unwrap_or_else(PoisonError::into_inner).get(&job).copied();
+                if let Some(pid) = pid {
+                    let _ = nix::sys::signal::kill(
+                        nix::unistd::Pid::from_raw(pid as i32),
+                        nix::sys::signal::Signal::SIGTERM,
+                    );
+                }
+                return None;
+            }
             Effect::SetTimer { .. }
             | Effect::WatchLog { .. }
             | Effect::WatchWorkspace { .. }
@@ -282,6 +295,44 @@ fn find_codex_log(sessions: &Path, cwd: &Path, since: Timestamp) -> Option<PathB
         let meta: Option<serde_json::Value> = first.and_then(|l| serde_json::from_str(&l).ok());
         meta.and_then(|m| m["payload"]["cwd"].as_str().map(PathBuf::from)).is_some_and(|c| c == cwd)
     })
+}
+
+impl Executor {
+    /// Runs a shell step with `sh -c` in `cwd`, its output appended to `log`.
+    fn shell_step(&self, job: &JobId, command: &str, cwd: &Path, log: &Path) -> (bool, String) {
+        let out = log
+            .parent()
+            .map(std::fs::create_dir_all)
+            .transpose()
+            .and_then(|_| std::fs::OpenOptions::new().create(true).append(true).open(log));
+        let out = match out {
+            Ok(f) => f,
+            Err(e) => return (false, format!("cannot open {}: {e}", log.display())),
+        };
+        let err = match out.try_clone() {
+            Ok(f) => f,
+            Err(e) => return (false, format!("cannot open {}: {e}", log.display())),
+        };
+        let child = std::process::Command::new("sh")
+            .args(["-c", command])
+            .current_dir(cwd)
+            .stdin(std::process::Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn();
+        let mut child = match child {
+            Ok(c) => c,
+            Err(e) => return (false, format!("cannot run sh: {e}")),
+        };
+        self.steps.lock().unwrap_or_else(PoisonError::into_inner).insert(job.clone(), child.id());
+        let status = child.wait();
+        self.steps.lock().unwrap_or_else(PoisonError::into_inner).remove(job);
+        match status {
+            Ok(s) if s.success() => (true, "exit 0".into()),
+            Ok(s) => (false, s.code().map_or_else(|| "killed by a signal".to_owned(), |c| format!("exit {c}"))),
+            Err(e) => (false, format!("cannot wait for sh: {e}")),
+        }
+    }
 }
 
 /// Writes the agent's files (its settings) and makes room for its output file.

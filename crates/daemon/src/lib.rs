@@ -82,6 +82,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         notifier: Arc::new(DesktopNotifier),
         runtime: runtime.handle().clone(),
         logs: Arc::default(),
+        steps: Arc::default(),
     };
     // Stop when asked (request or signal), and also if the engine thread ends on its own.
     let shutdown = Arc::new(Notify::new());

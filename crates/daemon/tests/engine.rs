@@ -36,6 +36,7 @@ impl Rig {
             notifier: Arc::new(bosun_adapters::DesktopNotifier),
             runtime: runtime.handle().clone(),
             logs: Arc::default(),
+            steps: Arc::default(),
         };
         let (engine, _thread) = engine::start(store, State::default(), executor, || {});
         Self { _dir: dir, db, runtime, sessions, workspaces, engine: Some(engine) }

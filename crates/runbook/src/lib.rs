@@ -5,4 +5,4 @@ pub mod decode;
 pub mod load;
 pub mod model;
 pub mod syntax;
-pub mod template;
+pub use bosun_core::template;

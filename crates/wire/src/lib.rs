@@ -9,7 +9,7 @@ mod response;
 
 pub use frame::{decode, encode, read_frame, write_frame, FrameError, MAX_FRAME};
 pub use paths::{StateDir, StateDirError};
-pub use request::{Envelope, HookEvent, Request, StartAgent, WorkspaceChoice};
+pub use request::{Envelope, HookEvent, Request, RunCommand, StartAgent, WorkspaceChoice};
 pub use response::{
     AgentDetail, AgentSummary, DaemonStatus, ErrorKind, Listing, Pruned, Removed, Response, Started, WireError,
 };

@@ -22,16 +22,51 @@ pub enum Request {
     Shutdown,
     StartAgent(Box<StartAgent>),
     List,
-    Show { agent: String },
-    Peek { agent: String, colors: bool },
-    Attach { agent: String },
-    Send { agent: String, text: String },
-    Kill { agent: String },
+    Show {
+        agent: String,
+    },
+    Peek {
+        agent: String,
+        colors: bool,
+    },
+    Attach {
+        agent: String,
+    },
+    Send {
+        agent: String,
+        text: String,
+    },
+    Kill {
+        agent: String,
+    },
     WorkspaceList,
-    WorkspaceRemove { workspace: String, force: bool },
-    WorkspacePrune { dry_run: bool },
-    Escalations { all: bool },
-    Resolve { escalation: String, message: Option<String> },
+    WorkspaceRemove {
+        workspace: String,
+        force: bool,
+    },
+    WorkspacePrune {
+        dry_run: bool,
+    },
+    Escalations {
+        all: bool,
+    },
+    /// `bosun run COMMAND ARGS…` with the runbook files as they are now.
+    Run(Box<RunCommand>),
+    JobList,
+    JobShow {
+        job: String,
+    },
+    JobCancel {
+        job: String,
+    },
+    /// Answers once the job is over (or after a minute: ask again).
+    JobWait {
+        job: String,
+    },
+    Resolve {
+        escalation: String,
+        message: Option<String>,
+    },
     Hook(HookEvent),
 }
 
@@ -72,6 +107,16 @@ pub struct StartAgent {
     /// Patterns for the generic driver.
     #[serde(default)]
     pub patterns: Patterns,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunCommand {
+    /// The runbook files, path and text: the job is pinned to this text.
+    pub sources: Vec<(PathBuf, String)>,
+    pub command: String,
+    pub args: Vec<String>,
+    /// Where `bosun run` ran: the repository a worktree is made from.
+    pub cwd: PathBuf,
 }
 
 /// Reports from the tmux hooks bosun installs.

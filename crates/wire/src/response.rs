@@ -6,6 +6,7 @@ use bosun_core::{
     Agent, AgentId, BranchKept, Escalation, EscalationId, Message, MessageId, Name, SessionName, SessionState,
     Timestamp, Workspace, WorkspaceId,
 };
+use bosun_core::{Job, JobId};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -25,6 +26,9 @@ pub enum Response {
     Pruned(Pruned),
     Escalations { now: u64, escalations: Vec<Escalation> },
     Resolved { escalation: EscalationId, message: Option<MessageId> },
+    JobStarted { job: JobId, workspace: Option<PathBuf>, branch: Option<String> },
+    Jobs { now: u64, jobs: Vec<Job> },
+    Job { now: u64, job: Box<Job>, over: bool },
     Error(WireError),
 }
 

@@ -1,12 +1,20 @@
 //! Decisions about jobs: entering steps (and failing a job whose step is entered too often),
 //! following a step's outcome, trying a failed step again after its backoff, and cancelling.
 
-use super::{set_timer, Decision};
-use crate::{Effect, Event, Job, JobId, JobSpec, JobState, Next, Rejection, State, TimerKind, Timestamp};
+use super::{create, set_timer, Decision};
+use crate::template::{self, Scope, Target};
+use crate::{
+    Effect, Event, Job, JobId, JobSpec, JobState, Next, Rejection, State, StepRun, StepSpec, TimerKind, Timestamp,
+    Workspace, WorkspaceId, WorkspaceState,
+};
 
 pub(super) fn start(state: &State, spec: &JobSpec, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
     if state.jobs.contains_key(&spec.id) {
         return Err(Rejection::AlreadyExists(format!("job {}", spec.id)));
+    }
+    let workspace = spec.workspace.as_ref().map(|w| WorkspaceId::new(&w.name, &w.nonce));
+    if let Some(id) = workspace.as_ref().filter(|id| state.workspaces.contains_key(*id)) {
+        return Err(Rejection::AlreadyExists(format!("workspace {id}")));
     }
     let job = Job {
         spec: spec.clone(),
@@ -17,17 +25,57 @@ pub(super) fn start(state: &State, spec: &JobSpec, now: Timestamp, d: &mut Decis
         cancelled: false,
         created_at: now,
         state_since: now,
+        workspace: workspace.clone(),
     };
     d.event(Event::JobCreated { job: Box::new(job.clone()) });
-    match spec.steps.first() {
-        Some(first) => enter(&job, &first.name, now, d),
-        None => finish(&job, JobState::Done, now, d),
+    match (&spec.workspace, workspace) {
+        // Its first step waits for its workspace.
+        (Some(w), Some(id)) => {
+            let ws = Workspace {
+                id: id.clone(),
+                name: w.name.clone(),
+                nonce: w.nonce.clone(),
+                path: w.workspaces_root.join(id.as_str()),
+                kind: w.kind.clone(),
+                state: WorkspaceState::Creating,
+                created_at: now,
+                settings_from: w.settings_from.clone(),
+                error: None,
+            };
+            d.effect(create(&ws, false));
+            d.event(Event::WorkspaceCreating { workspace: ws });
+        }
+        _ => begin(state, &job, now, d),
     }
     Ok(())
 }
 
+/// The job's workspace is ready (or it needs none): its first step.
+fn begin(state: &State, job: &Job, now: Timestamp, d: &mut Decision) {
+    match job.spec.steps.first() {
+        Some(first) => enter(state, job, &first.name, now, d),
+        None => finish(job, JobState::Done, now, d),
+    }
+}
+
+/// A workspace was made: the job waiting for it starts.
+pub(super) fn workspace_ready(state: &State, ws: &WorkspaceId, now: Timestamp, d: &mut Decision) {
+    let waiting =
+        state.jobs.values().find(|j| j.workspace.as_ref() == Some(ws) && j.step.is_none() && !j.state.is_over());
+    if let Some(j) = waiting {
+        begin(state, j, now, d);
+    }
+}
+
+/// A workspace could not be made: the job waiting for it fails.
+pub(super) fn workspace_failed(state: &State, ws: &WorkspaceId, error: &str, now: Timestamp, d: &mut Decision) {
+    if let Some(j) = state.jobs.values().find(|j| j.workspace.as_ref() == Some(ws) && !j.state.is_over()) {
+        finish(j, JobState::Failed { reason: format!("its workspace could not be made: {error}") }, now, d);
+    }
+}
+
 /// Enters `step` — unless it has been entered as often as the job allows, which fails the job.
-fn enter(job: &Job, step: &str, now: Timestamp, d: &mut Decision) {
+fn enter(state: &State, job: &Job, step: &str, now: Timestamp, d: &mut Decision) {
     let Some(spec) = job.spec.step(step) else {
         return finish(job, JobState::Failed { reason: format!("no step {step:?}") }, now, d);
     };
@@ -36,8 +84,46 @@ fn enter(job: &Job, step: &str, now: Timestamp, d: &mut Decision) {
         let reason = format!("step {step:?} was entered {visits} times, the most this job allows (max_step_visits)");
         return finish(job, JobState::Failed { reason }, now, d);
     }
-    d.event(Event::StepEntered { job: job.spec.id.clone(), step: step.to_owned(), at: now });
-    d.effect(Effect::RunStep { job: job.spec.id.clone(), step: step.to_owned(), attempt: 1, run: spec.run.clone() });
+    match run_effect(state, job, spec, 1) {
+        Ok(effect) => {
+            d.event(Event::StepEntered { job: job.spec.id.clone(), step: step.to_owned(), at: now });
+            d.effect(effect);
+        }
+        Err(reason) => finish(job, JobState::Failed { reason }, now, d),
+    }
+}
+
+/// The effect that runs a step's try: its templates rendered, in the job's workspace.
+fn run_effect(state: &State, job: &Job, spec: &StepSpec, attempt: u32) -> Result<Effect, String> {
+    let ws = job.workspace.as_ref().and_then(|id| state.workspaces.get(id));
+    let cwd = ws.map_or_else(|| job.spec.cwd.clone(), |w| w.path.clone());
+    let mut scope = Scope::new();
+    for (k, v) in &job.spec.vars {
+        scope.set("var", k, v.as_str());
+    }
+    for (k, v) in &job.spec.locals {
+        scope.set("local", k, v.as_str());
+    }
+    if let Some(w) = ws {
+        let path = w.path.display().to_string();
+        scope.set("workspace", "path", path.as_str()).set("workspace", "id", w.id.as_str());
+        scope.set("source", "root", path.as_str()).set("source", "id", w.id.as_str()).set(
+            "source",
+            "nonce",
+            w.nonce.as_str(),
+        );
+        if let Some(b) = w.branch() {
+            scope.set("source", "branch", b);
+        }
+    }
+    let run = match &spec.run {
+        StepRun::Shell(text) => StepRun::Shell(
+            template::render(text, &scope, Target::Shell).map_err(|e| format!("step {:?}: {e}", spec.name))?,
+        ),
+        other => other.clone(),
+    };
+    let log = job.spec.logs.join(format!("{}-{attempt}.log", spec.name));
+    Ok(Effect::RunStep { job: job.spec.id.clone(), step: spec.name.clone(), attempt, run, cwd, log })
 }
 
 fn finish(job: &Job, end: JobState, now: Timestamp, d: &mut Decision) {
@@ -62,7 +148,7 @@ pub(super) fn step_finished(state: &State, job: &JobId, outcome: StepOutcome<'_>
     }
     let Some(spec) = j.spec.step(step) else { return };
     if ok {
-        return follow(j, spec.on_done.as_ref(), None, now, d);
+        return follow(state, j, spec.on_done.as_ref(), None, now, d);
     }
     if attempt < spec.attempts.max(1) && !j.cancelled {
         if spec.backoff_ms > 0 {
@@ -70,40 +156,45 @@ pub(super) fn step_finished(state: &State, job: &JobId, outcome: StepOutcome<'_>
             let at = Timestamp::from_millis(now.as_millis() + spec.backoff_ms);
             set_timer(state, d, TimerKind::Backoff { job: job.clone() }, at);
         } else {
-            retry(j, now, d);
+            retry(state, j, now, d);
         }
         return;
     }
     let reason = detail.map_or_else(|| format!("step {step:?} failed"), |why| format!("step {step:?} failed: {why}"));
-    follow(j, spec.on_fail.as_ref(), Some(reason), now, d);
+    follow(state, j, spec.on_fail.as_ref(), Some(reason), now, d);
 }
 
 /// Where the job goes after a step: the named step, or its end. A step with no `on_done` ends
 /// the job done (or its job-level `on_done` step); with no `on_fail`, failed.
-fn follow(j: &Job, next: Option<&Next>, failure: Option<String>, now: Timestamp, d: &mut Decision) {
+fn follow(state: &State, j: &Job, next: Option<&Next>, failure: Option<String>, now: Timestamp, d: &mut Decision) {
     let next = match (next, &failure) {
         (Some(n), _) => n.clone(),
         (None, None) => j.spec.on_done.clone().unwrap_or(Next::Done),
         (None, Some(_)) => j.spec.on_fail.clone().unwrap_or(Next::Fail),
     };
     match next {
-        Next::Step(s) => enter(j, &s, now, d),
+        Next::Step(s) => enter(state, j, &s, now, d),
         Next::Done => finish(j, JobState::Done, now, d),
         Next::Fail => finish(j, JobState::Failed { reason: failure.unwrap_or_else(|| "failed".into()) }, now, d),
     }
 }
 
-fn retry(j: &Job, now: Timestamp, d: &mut Decision) {
+fn retry(state: &State, j: &Job, now: Timestamp, d: &mut Decision) {
     let (Some(step), attempt) = (j.step.clone(), j.attempt + 1) else { return };
     let Some(spec) = j.spec.step(&step) else { return };
-    d.event(Event::StepRetried { job: j.spec.id.clone(), attempt, at: now });
-    d.effect(Effect::RunStep { job: j.spec.id.clone(), step, attempt, run: spec.run.clone() });
+    match run_effect(state, j, spec, attempt) {
+        Ok(effect) => {
+            d.event(Event::StepRetried { job: j.spec.id.clone(), attempt, at: now });
+            d.effect(effect);
+        }
+        Err(reason) => finish(j, JobState::Failed { reason }, now, d),
+    }
 }
 
 /// The backoff is over: the step's next try.
 pub(super) fn backoff_over(state: &State, job: &JobId, now: Timestamp, d: &mut Decision) {
     if let Some(j) = state.jobs.get(job).filter(|j| j.state == JobState::Waiting) {
-        retry(j, now, d);
+        retry(state, j, now, d);
     }
 }
 
@@ -124,7 +215,7 @@ pub(super) fn cancel(state: &State, job: &JobId, now: Timestamp, d: &mut Decisio
         d.effect(Effect::CancelStep { job: job.clone(), step: s.name.clone() });
     }
     match step.and_then(|s| s.on_cancel.clone()) {
-        Some(Next::Step(cleanup)) => enter(&cancelling, &cleanup, now, d),
+        Some(Next::Step(cleanup)) => enter(state, &cancelling, &cleanup, now, d),
         _ => finish(&cancelling, JobState::Cancelled, now, d),
     }
     Ok(())

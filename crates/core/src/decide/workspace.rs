@@ -75,6 +75,7 @@ pub(super) fn created(state: &State, id: &WorkspaceId, now: Timestamp, d: &mut D
         return;
     }
     d.event(Event::WorkspaceReady { id: id.clone(), at: now });
+    super::job::workspace_ready(state, id, now, d);
     let waiting =
         state.agents.values().find(|a| &a.workspace == id && a.state == SessionState::Starting && !a.kill_requested);
     if let Some(agent) = waiting {
@@ -90,6 +91,7 @@ pub(super) fn create_failed(state: &State, id: &WorkspaceId, error: &str, now: T
         return;
     }
     d.event(Event::WorkspaceCreateFailed { id: id.clone(), error: error.to_owned() });
+    super::job::workspace_failed(state, id, error, now, d);
     for agent in state.agents.values().filter(|a| &a.workspace == id && !a.state.is_dead()) {
         let error = Some(format!("workspace could not be created: {error}"));
         died(state, agent, DeathReason::FailedToStart, error, now, d);
@@ -126,6 +128,9 @@ pub(super) fn remove(
         WorkspaceState::Dirty if !force => return Err(Rejection::WorkspaceDirty(id.clone())),
         _ if probe.dirty && !force => return Err(Rejection::WorkspaceDirty(id.clone())),
         _ => {}
+    }
+    if let Some(job) = state.jobs.values().find(|j| j.workspace.as_ref() == Some(id) && !j.state.is_over()) {
+        return Err(Rejection::WorkspaceOfJob { id: id.clone(), job: job.spec.id.clone() });
     }
     if let Some(live) = state.agents.values().find(|a| &a.workspace == id && !a.state.is_dead()) {
         return Err(Rejection::WorkspaceInUse { id: id.clone(), agent: live.id.clone() });

@@ -22,6 +22,7 @@ use tokio::sync::{broadcast, Notify};
 use crate::engine::{now, EngineError, EngineHandle};
 
 mod outcome;
+mod run;
 mod start;
 
 use outcome::{kill, prune, remove_workspace, resolve, send};
@@ -106,6 +107,30 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             .await
         }
         Request::Resolve { escalation, message } => resolve(ctx, escalation, message).await,
+        Request::Run(req) => run::run(ctx, *req).await,
+        Request::JobList => {
+            let now = now().as_millis();
+            query(ctx, move |s| Ok(Response::Jobs { now, jobs: s.jobs.values().cloned().collect() })).await
+        }
+        Request::JobShow { job } => {
+            let now = now().as_millis();
+            query(ctx, move |s| {
+                let j = s.find_job(&job)?;
+                Ok(Response::Job { now, job: Box::new(j.clone()), over: j.state.is_over() })
+            })
+            .await
+        }
+        Request::JobCancel { job } => {
+            let id = query(ctx, move |s| Ok(s.find_job(&job)?.spec.id.clone())).await?;
+            ctx.engine.submit(Input::CancelJob { job: id.clone() }).await.map_err(engine_error)?;
+            let now = now().as_millis();
+            query(ctx, move |s| {
+                let j = s.find_job(id.as_str())?;
+                Ok(Response::Job { now, job: Box::new(j.clone()), over: j.state.is_over() })
+            })
+            .await
+        }
+        Request::JobWait { job } => outcome::wait_job(ctx, job).await,
         Request::Hook(hook) => {
             let input = match hook {
                 HookEvent::PaneDied { session, status, signal } => Input::SessionExited {

@@ -1,0 +1,125 @@
+//! `bosun run` and `bosun job ls | show | cancel | wait`.
+
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use bosun_core::{Job, JobState};
+use bosun_runbook::load::{find_dir, read_dir};
+use bosun_wire::{Request, Response, RunCommand};
+
+use crate::args::JobCommand;
+use crate::client::Client;
+use crate::commands::print_json;
+use crate::render;
+
+pub fn run(client: &Client, command: String, args: Vec<String>, json: bool) -> Result<ExitCode> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let Some(dir) = find_dir(&cwd) else {
+        bail!(
+            "no .bosun/runbooks/ here or in any parent of {}: create one with *.hcl or *.toml runbooks",
+            cwd.display()
+        );
+    };
+    let sources = read_dir(&dir).with_context(|| format!("cannot read {}", dir.display()))?;
+    let sources = sources.into_iter().map(|s| (s.path, s.text)).collect();
+    let request = Request::Run(Box::new(RunCommand { sources, command, args, cwd }));
+    let Response::JobStarted { job, workspace, branch } = client.request(request)? else { bail!(unexpected()) };
+    if json {
+        print_json(&serde_json::json!({ "job": job, "workspace": workspace, "branch": branch }))?;
+    } else {
+        println!("job        {job}");
+        if let Some(w) = workspace {
+            println!("workspace  {}", w.display());
+        }
+        if let Some(b) = branch {
+            println!("branch     {b}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn job(client: &Client, cmd: JobCommand) -> Result<ExitCode> {
+    match cmd {
+        JobCommand::Ls(flag) => {
+            let Response::Jobs { now, jobs } = client.request(Request::JobList)? else { bail!(unexpected()) };
+            if flag.json {
+                print_json(&jobs)?;
+            } else if jobs.is_empty() {
+                println!("no jobs yet: start one with `bosun run COMMAND`");
+            } else {
+                let rows: Vec<Vec<String>> = jobs
+                    .iter()
+                    .map(|j| {
+                        vec![
+                            j.spec.id.to_string(),
+                            j.spec.name.clone(),
+                            j.state.label().to_owned(),
+                            j.step.clone().unwrap_or_else(|| "-".into()),
+                            render::age(now, j.created_at.as_millis()),
+                        ]
+                    })
+                    .collect();
+                println!("{}", render::table(&["JOB", "NAME", "STATE", "STEP", "AGE"], &rows));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        JobCommand::Show { id, json } => {
+            let Response::Job { now, job, .. } = client.request(Request::JobShow { job: id })? else {
+                bail!(unexpected())
+            };
+            if json {
+                print_json(&job)?;
+            } else {
+                show(now, &job);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        JobCommand::Cancel { id } => {
+            let Response::Job { job, .. } = client.request(Request::JobCancel { job: id })? else {
+                bail!(unexpected())
+            };
+            println!("{} {}", job.spec.id, job.state.label());
+            Ok(ExitCode::SUCCESS)
+        }
+        JobCommand::Wait { id } => loop {
+            let Response::Job { job, over, .. } = client.request(Request::JobWait { job: id.clone() })? else {
+                bail!(unexpected())
+            };
+            if over {
+                println!("{} {}", job.spec.id, outcome(&job.state));
+                return Ok(if job.state == JobState::Done { ExitCode::SUCCESS } else { ExitCode::FAILURE });
+            }
+        },
+    }
+}
+
+fn outcome(state: &JobState) -> String {
+    match state {
+        JobState::Failed { reason } => format!("failed: {reason}"),
+        other => other.label().to_owned(),
+    }
+}
+
+fn show(now: u64, j: &Job) {
+    println!("job        {} ({})", j.spec.id, j.spec.name);
+    println!("state      {} for {}", outcome(&j.state), render::age(now, j.state_since.as_millis()));
+    println!("started    {} ago", render::age(now, j.created_at.as_millis()));
+    if let Some(step) = &j.step {
+        println!("step       {step} (try {})", j.attempt);
+    }
+    if let Some(w) = &j.workspace {
+        println!("workspace  {w}");
+    }
+    for (k, v) in &j.spec.vars {
+        println!("var        {k} = {v:?}");
+    }
+    for s in &j.spec.steps {
+        println!("visits     {} ×{}", s.name, j.visits.get(&s.name).copied().unwrap_or(0));
+    }
+    println!("runbook    {}", j.spec.runbook_hash);
+    println!("logs       {}", j.spec.logs.display());
+}
+
+fn unexpected() -> &'static str {
+    "the daemon gave an unexpected answer: are the CLI and daemon the same version? (`bosun daemon status`)"
+}

@@ -1,0 +1,96 @@
+//! `bosun run` and `bosun job`: a runbook command's job runs its shell steps in its own
+//! worktree, follows their outcomes, and ends done or failed.
+
+mod support;
+
+use support::*;
+
+const RUNBOOK: &str = r#"
+command "ci" {
+  args = "<name> [--fail]"
+  run  = { job = "ci" }
+}
+
+job "ci" {
+  vars     = ["name"]
+  defaults = { fail = "false" }
+  locals   = { top = "$(git rev-parse --show-toplevel)" }
+
+  source {
+    git    = true
+    branch = "ci/${var.name}"
+  }
+
+  step "build" {
+    run     = "printf '%s' ${var.name} > built.txt"
+    on_done = { step = "test" }
+  }
+
+  step "test" {
+    run     = "test -f built.txt && test ${var.fail} = false && test -d \"${local.top}\""
+    on_done = "done"
+    on_fail = { step = "report" }
+  }
+
+  step "report" {
+    run     = "echo tests failed > report.txt"
+    on_done = "fail"
+  }
+}
+"#;
+
+fn repo_with_runbook() -> TempRepo {
+    let repo = TempRepo::new();
+    let dir = repo.path().join(".bosun/runbooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("ci.hcl"), RUNBOOK).unwrap();
+    repo
+}
+
+fn start(bosun: &Bosun, repo: &TempRepo, args: &[&str]) -> (String, std::path::PathBuf) {
+    // `--json` goes to bosun; the command's own args follow its name.
+    let all: Vec<&str> = ["run", "--json", "ci"].into_iter().chain(args.iter().copied()).collect();
+    let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &all)).unwrap();
+    (v["job"].as_str().unwrap().to_owned(), v["workspace"].as_str().unwrap().into())
+}
+
+#[test]
+fn a_job_runs_its_steps_in_its_worktree_and_ends_done() {
+    let bosun = bosun();
+    let repo = repo_with_runbook();
+    let (job, ws) = start(&bosun, &repo, &["o'brien"]);
+    let out = bosun.run(repo.path(), &["job", "wait", &job]);
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), bosun.log());
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("{job} done"));
+    assert_eq!(std::fs::read_to_string(ws.join("built.txt")).unwrap(), "o'brien", "the value stayed data");
+    assert!(repo.git(&["branch", "--list"]).contains("ci/o'brien"), "{}", repo.git(&["branch", "--list"]));
+    let shown = bosun.ok(repo.path(), &["job", "show", &job]);
+    assert!(shown.contains("visits     build ×1") && shown.contains("visits     report ×0"), "{shown}");
+}
+
+#[test]
+fn a_failing_step_goes_to_its_on_fail_step_and_the_job_fails() {
+    let bosun = bosun();
+    let repo = repo_with_runbook();
+    let (job, ws) = start(&bosun, &repo, &["billing", "--fail"]);
+    let out = bosun.run(repo.path(), &["job", "wait", &job]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("failed"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(ws.join("report.txt").exists(), "the on_fail step ran");
+    let list: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["job", "ls", "--json"])).unwrap();
+    assert_eq!(list[0]["state"]["state"], "failed");
+}
+
+#[test]
+fn bad_arguments_are_refused_with_the_usage_and_nothing_starts() {
+    let bosun = bosun();
+    let repo = repo_with_runbook();
+    let err = bosun.fails(repo.path(), &["run", "ci"]);
+    assert!(err.contains("missing <name>") && err.contains("usage: bosun run ci <name> [--fail]"), "{err}");
+    let err = bosun.fails(repo.path(), &["run", "ci", "x", "--nope"]);
+    assert!(err.contains("unknown option --nope"), "{err}");
+    let err = bosun.fails(repo.path(), &["run", "deploy"]);
+    assert!(err.contains("no command \"deploy\""), "{err}");
+    let list: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["job", "ls", "--json"])).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 0);
+}
