@@ -94,3 +94,55 @@ fn bad_arguments_are_refused_with_the_usage_and_nothing_starts() {
     let list: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["job", "ls", "--json"])).unwrap();
     assert_eq!(list.as_array().unwrap().len(), 0);
 }
+
+#[test]
+fn an_agent_step_runs_claudeless_in_the_jobs_worktree_and_its_done_moves_the_job_on() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let dir = repo.path().join(".bosun/runbooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    let runbook = format!(
+        r#"
+command "build" {{
+  args = "<name> <instructions>"
+  run  = {{ job = "build" }}
+}}
+
+job "build" {{
+  vars = ["name", "instructions"]
+  source {{
+    git    = true
+    branch = "feature/${{var.name}}"
+  }}
+  step "plan" {{
+    run     = {{ agent = "planner" }}
+    on_done = {{ step = "check" }}
+  }}
+  step "check" {{
+    run     = "test -f NOTES.md"
+    on_done = "done"
+  }}
+}}
+
+agent "planner" {{
+  run     = ["{cl}", "--scenario", "{sc}"]
+  prompt  = "write the plan: ${{var.instructions}}"
+  on_idle = {{ action = "done" }}
+}}
+"#,
+        cl = claudeless(),
+        sc = scenario("writer")
+    );
+    std::fs::write(dir.join("build.hcl"), runbook).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&bosun.ok(repo.path(), &["run", "--json", "build", "auth", "Add login"])).unwrap();
+    let job = v["job"].as_str().unwrap().to_owned();
+    let ws = std::path::PathBuf::from(v["workspace"].as_str().unwrap());
+    let out = bosun.run(repo.path(), &["job", "wait", &job]);
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), bosun.log());
+    assert!(ws.join("NOTES.md").exists(), "the agent wrote its plan in the job's worktree");
+    let agents = bosun.list().agents;
+    assert_eq!(agents.len(), 1);
+    assert_eq!(agents[0].state.label(), "dead(completed)", "its `done` ended it");
+    assert_eq!(bosun.show(agents[0].id.as_str()).workspace.unwrap().path, ws, "in the job's worktree");
+}

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::driver::Driver;
+use crate::JobId;
 use crate::{
     AgentError, AgentId, Heartbeat, MessageId, Name, Policy, PromptKind, SessionName, Source, Timestamp, Trigger,
     WorkspaceId,
@@ -53,6 +54,9 @@ pub struct Agent {
     pub restarts: u32,
     /// Set by the `done` and `fail` actions: its work is over.
     pub outcome: Option<Outcome>,
+    /// The job step (and try) this agent runs, if it runs one.
+    #[serde(default)]
+    pub step: Option<(JobId, String, u32)>,
 }
 
 /// A trigger's place in its chain: the step, and how many tries of it were used.

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use std::path::PathBuf;
 
-use crate::{Name, Nonce, Timestamp, WorkspaceId, WorkspaceKind};
+use crate::driver::DriverKind;
+use crate::{Name, Nonce, Policy, Timestamp, WorkspaceId, WorkspaceKind};
 
 /// A job's id: `j` and its nonce.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -55,6 +56,25 @@ pub struct JobSpec {
     pub workspace: Option<JobWorkspace>,
     /// Where each step's output goes (`<dir>/<step>-<attempt>.log`).
     pub logs: PathBuf,
+    /// The agents its steps run, as the runbook defines them.
+    #[serde(default)]
+    pub agents: BTreeMap<String, AgentPlan>,
+    /// Where its agents' own files go (`<state>/agents`).
+    #[serde(default)]
+    pub agents_root: PathBuf,
+    /// The shell command prefix its agents' hooks call back into bosun with.
+    #[serde(default)]
+    pub hook_command: String,
+}
+
+/// An agent a step runs: its command, driver, first prompt (a template), environment, policy.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentPlan {
+    pub command: Vec<String>,
+    pub driver: DriverKind,
+    pub prompt: Option<String>,
+    pub env: BTreeMap<String, String>,
+    pub policy: Policy,
 }
 
 /// The workspace a job makes: a directory or a worktree, as for an agent.

@@ -32,6 +32,9 @@ fn job(steps: Vec<StepSpec>) -> JobSpec {
         cwd: "/repo".into(),
         workspace: None,
         logs: "/state/jobs/j7".into(),
+        agents: Default::default(),
+        agents_root: "/state/agents".into(),
+        hook_command: "bosun hook".into(),
     }
 }
 

@@ -1,11 +1,12 @@
 //! Decisions about jobs: entering steps (and failing a job whose step is entered too often),
 //! following a step's outcome, trying a failed step again after its backoff, and cancelling.
 
-use super::{create, set_timer, Decision};
+use super::{create, kill, set_timer, spawn, Decision};
+use crate::driver::{Driver, DriverKind};
 use crate::template::{self, Scope, Target};
 use crate::{
-    Effect, Event, Job, JobId, JobSpec, JobState, Next, Rejection, State, StepRun, StepSpec, TimerKind, Timestamp,
-    Workspace, WorkspaceId, WorkspaceState,
+    Agent, AgentId, DeathReason, Effect, Event, Job, JobId, JobSpec, JobState, Name, Next, Nonce, Outcome, Rejection,
+    SessionState, State, StepRun, StepSpec, TimerKind, Timestamp, Workspace, WorkspaceId, WorkspaceState,
 };
 
 pub(super) fn start(state: &State, spec: &JobSpec, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
@@ -84,19 +85,151 @@ fn enter(state: &State, job: &Job, step: &str, now: Timestamp, d: &mut Decision)
         let reason = format!("step {step:?} was entered {visits} times, the most this job allows (max_step_visits)");
         return finish(job, JobState::Failed { reason }, now, d);
     }
-    match run_effect(state, job, spec, 1) {
-        Ok(effect) => {
+    let visit = visits + 1;
+    match launch(state, job, spec, visit, 1, now) {
+        Ok(started) => {
             d.event(Event::StepEntered { job: job.spec.id.clone(), step: step.to_owned(), at: now });
-            d.effect(effect);
+            started.into(d);
         }
         Err(reason) => finish(job, JobState::Failed { reason }, now, d),
     }
 }
 
-/// The effect that runs a step's try: its templates rendered, in the job's workspace.
-fn run_effect(state: &State, job: &Job, spec: &StepSpec, attempt: u32) -> Result<Effect, String> {
+/// What starting a step's try records and asks for.
+#[derive(Default)]
+struct Started {
+    events: Vec<Event>,
+    effects: Vec<Effect>,
+}
+
+impl Started {
+    fn into(self, d: &mut Decision) {
+        d.events.extend(self.events);
+        d.effects.extend(self.effects);
+    }
+}
+
+/// Starts a step's try: a shell command or job is run by the daemon; an agent is started here,
+/// in the job's workspace.
+fn launch(
+    state: &State,
+    job: &Job,
+    spec: &StepSpec,
+    visit: u32,
+    attempt: u32,
+    now: Timestamp,
+) -> Result<Started, String> {
+    let StepRun::Agent(name) = &spec.run else {
+        return run_effect(state, job, spec, attempt).map(|e| Started { events: vec![], effects: vec![e] });
+    };
+    let plan = job.spec.agents.get(name).ok_or_else(|| format!("no agent {name:?}"))?;
+    let ws = job.workspace.as_ref().and_then(|id| state.workspaces.get(id)).ok_or_else(|| {
+        format!("step {:?} runs agent {name:?}, and agents need the job to have a workspace (`source`)", spec.name)
+    })?;
+    // Ids drawn from the job, step, visit and try: the same decision always gives the same ones.
+    let seed = fnv(&[job.spec.id.as_str(), &spec.name, &visit.to_string(), &attempt.to_string()]);
+    let nonce = Nonce::from_bits(seed);
+    let id = AgentId::new(&nonce);
+    let scope = scope(state, job);
+    let prompt = plan
+        .prompt
+        .as_deref()
+        .map(|p| template::render(p, &scope, Target::Text))
+        .transpose()
+        .map_err(|e| format!("agent {name:?}'s prompt: {e}"))?;
+    let driver = match plan.driver {
+        DriverKind::Claude => Driver::Claude { session_id: uuid(seed) },
+        DriverKind::Codex => Driver::Codex,
+        DriverKind::Generic => Driver::Generic { patterns: Default::default() },
+    };
+    let mut env = plan.env.clone();
+    env.insert("BOSUN_AGENT_ID".into(), id.to_string());
+    env.insert("BOSUN_WORKSPACE".into(), ws.path.display().to_string());
+    env.insert("BOSUN_JOB".into(), job.spec.id.to_string());
+    let agent = Agent {
+        session: id.session(),
+        id: id.clone(),
+        name: Name::derive(name),
+        workspace: ws.id.clone(),
+        cwd: ws.path.clone(),
+        command: plan.command.clone(),
+        env,
+        state: SessionState::Starting,
+        created_at: now,
+        state_since: now,
+        state_seq: 0,
+        pid: None,
+        kill_requested: false,
+        error: None,
+        driver,
+        policy: plan.policy.clone(),
+        prompt,
+        dir: job.spec.agents_root.join(id.as_str()),
+        hook_command: job.spec.hook_command.clone(),
+        source: None,
+        log: None,
+        heartbeats: Default::default(),
+        recovery: Default::default(),
+        restarts: 0,
+        outcome: None,
+        step: Some((job.spec.id.clone(), spec.name.clone(), attempt)),
+    };
+    if state.agents.contains_key(&id) {
+        return Err(format!("agent {id} already exists"));
+    }
+    let effects = vec![spawn(&agent, None)];
+    let events =
+        vec![Event::AgentCreated { agent: Box::new(agent) }, Event::WorkspaceInUse { id: ws.id.clone(), agent: id }];
+    Ok(Started { events, effects })
+}
+
+/// An agent that ran a step ended: the step succeeded if its work was done (its policy said
+/// `done`, or it exited with 0), else it failed — unless its policy is restarting it.
+pub(super) fn agent_ended(state: &State, agent: &Agent, reason: &DeathReason, now: Timestamp, d: &mut Decision) {
+    let Some((job, step, attempt)) = &agent.step else { return };
+    let resumed = d.events.iter().any(|e| matches!(e, Event::AgentResuming { id, .. } if id == &agent.id));
+    if resumed {
+        return;
+    }
+    let ok = match agent.outcome {
+        Some(Outcome::Done) => true,
+        Some(Outcome::Failed) => false,
+        None => *reason == DeathReason::Completed,
+    };
+    let detail = format!("agent {} ended {}", agent.id, SessionState::Dead { reason: reason.clone() }.label());
+    let outcome = StepOutcome { step, attempt: *attempt, ok, detail: Some(&detail) };
+    step_finished(state, job, outcome, now, d);
+}
+
+/// FNV-1a over the parts, each ended by a zero byte.
+fn fnv(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in parts.iter().flat_map(|p| p.bytes().chain([0])) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// A UUID (version 4 layout) drawn from `seed`, for a Claude session id.
+fn uuid(seed: u64) -> String {
+    let a = fnv(&[&seed.to_string(), "a"]);
+    let b = fnv(&[&seed.to_string(), "b"]);
+    let hi = (a & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
+    let lo = (b & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        hi >> 32,
+        (hi >> 16) & 0xffff,
+        hi & 0xffff,
+        lo >> 48,
+        lo & 0xffff_ffff_ffff
+    )
+}
+
+/// The values a job's templates may name.
+fn scope(state: &State, job: &Job) -> Scope {
     let ws = job.workspace.as_ref().and_then(|id| state.workspaces.get(id));
-    let cwd = ws.map_or_else(|| job.spec.cwd.clone(), |w| w.path.clone());
     let mut scope = Scope::new();
     for (k, v) in &job.spec.vars {
         scope.set("var", k, v.as_str());
@@ -107,15 +240,20 @@ fn run_effect(state: &State, job: &Job, spec: &StepSpec, attempt: u32) -> Result
     if let Some(w) = ws {
         let path = w.path.display().to_string();
         scope.set("workspace", "path", path.as_str()).set("workspace", "id", w.id.as_str());
-        scope.set("source", "root", path.as_str()).set("source", "id", w.id.as_str()).set(
-            "source",
-            "nonce",
-            w.nonce.as_str(),
-        );
+        scope.set("source", "root", path.as_str()).set("source", "id", w.id.as_str());
+        scope.set("source", "nonce", w.nonce.as_str());
         if let Some(b) = w.branch() {
             scope.set("source", "branch", b);
         }
     }
+    scope
+}
+
+/// The effect that runs a step's try: its templates rendered, in the job's workspace.
+fn run_effect(state: &State, job: &Job, spec: &StepSpec, attempt: u32) -> Result<Effect, String> {
+    let ws = job.workspace.as_ref().and_then(|id| state.workspaces.get(id));
+    let cwd = ws.map_or_else(|| job.spec.cwd.clone(), |w| w.path.clone());
+    let scope = scope(state, job);
     let run = match &spec.run {
         StepRun::Shell(text) => StepRun::Shell(
             template::render(text, &scope, Target::Shell).map_err(|e| format!("step {:?}: {e}", spec.name))?,
@@ -182,10 +320,11 @@ fn follow(state: &State, j: &Job, next: Option<&Next>, failure: Option<String>, 
 fn retry(state: &State, j: &Job, now: Timestamp, d: &mut Decision) {
     let (Some(step), attempt) = (j.step.clone(), j.attempt + 1) else { return };
     let Some(spec) = j.spec.step(&step) else { return };
-    match run_effect(state, j, spec, attempt) {
-        Ok(effect) => {
+    let visit = j.visits.get(&step).copied().unwrap_or(1);
+    match launch(state, j, spec, visit, attempt, now) {
+        Ok(started) => {
             d.event(Event::StepRetried { job: j.spec.id.clone(), attempt, at: now });
-            d.effect(effect);
+            started.into(d);
         }
         Err(reason) => finish(j, JobState::Failed { reason }, now, d),
     }
@@ -211,8 +350,16 @@ pub(super) fn cancel(state: &State, job: &JobId, now: Timestamp, d: &mut Decisio
     d.event(Event::JobCancelling { job: job.clone() });
     let cancelling = Job { cancelled: true, ..j.clone() };
     let step = j.step.as_deref().and_then(|s| j.spec.step(s));
-    if let Some(s) = step {
-        d.effect(Effect::CancelStep { job: job.clone(), step: s.name.clone() });
+    // An agent running the step is killed; anything else the daemon stops.
+    let agent =
+        state.agents.values().find(|a| a.step.as_ref().is_some_and(|(jb, _, _)| jb == job) && !a.state.is_dead());
+    match (step, agent) {
+        (_, Some(a)) => {
+            d.event(Event::AgentKillRequested { id: a.id.clone() });
+            d.effect(kill(a));
+        }
+        (Some(s), None) => d.effect(Effect::CancelStep { job: job.clone(), step: s.name.clone() }),
+        (None, None) => {}
     }
     match step.and_then(|s| s.on_cancel.clone()) {
         Some(Next::Step(cleanup)) => enter(state, &cancelling, &cleanup, now, d),

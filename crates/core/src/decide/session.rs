@@ -271,6 +271,7 @@ pub(super) fn died(
         _ if !bosun_ended_it => recovery::fire(state, agent, Trigger::Dead, None, now, d),
         _ => {}
     }
+    super::job::agent_ended(state, agent, &reason, now, d);
 }
 
 pub(super) fn live_agent<'a>(state: &'a State, id: &AgentId) -> Result<&'a Agent, Rejection> {

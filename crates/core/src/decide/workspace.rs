@@ -63,6 +63,7 @@ pub(super) fn start_agent(state: &State, spec: &AgentSpec, now: Timestamp, d: &m
         recovery: Default::default(),
         restarts: 0,
         outcome: None,
+        step: None,
     };
     d.effect(create(&workspace, false));
     d.event(Event::WorkspaceCreating { workspace });

@@ -3,10 +3,11 @@
 //! spec, its locals evaluated once, its workspace prepared — all before anything is recorded.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use bosun_core::driver::DriverKind;
 use bosun_core::template::{render, Scope, Target};
-use bosun_core::{JobId, JobSpec, JobWorkspace, Name, Next, Nonce, StepRun, StepSpec, WorkspaceKind};
+use bosun_core::{AgentPlan, JobId, JobSpec, JobWorkspace, Name, Next, Nonce, StepRun, StepSpec, WorkspaceKind};
 use bosun_runbook::load::{load, SourceFile};
 use bosun_runbook::model::{ArgsSpec, Command, Run, Runbook, Source, Transition};
 use bosun_wire::RunCommand;
@@ -32,11 +33,16 @@ pub(super) async fn run(ctx: &Arc<Context>, req: RunCommand) -> Answer {
     let id = JobId::new(&nonce);
     let (workspaces, dirs) = (ctx.workspaces.clone(), ctx.dirs.clone());
     let hash = runbook_hash(&sources);
-    let (name, cwd) = (job_name.clone(), req.cwd.clone());
-    let spec =
-        tokio::task::spawn_blocking(move || prepare(&*workspaces, &dirs, &runbook, &name, vars, &cwd, id, nonce, hash))
-            .await
-            .map_err(|e| WireError::new(ErrorKind::Failed, e.to_string()))??;
+    let (name, cwd, hook) = (job_name.clone(), req.cwd.clone(), ctx.hook_command.clone());
+    let spec = tokio::task::spawn_blocking(move || {
+        let mut spec = prepare(&*workspaces, &dirs, &runbook, &name, vars, &cwd, id, nonce, hash)?;
+        spec.agents = agents(&runbook, &spec, &cwd)?;
+        spec.agents_root = dirs.agents();
+        spec.hook_command = hook;
+        Ok::<_, WireError>(spec)
+    })
+    .await
+    .map_err(|e| WireError::new(ErrorKind::Failed, e.to_string()))??;
     let events = ctx.engine.submit(Input::StartJob(Box::new(spec))).await.map_err(engine_error)?;
     let (mut job, mut workspace, mut branch) = (None, None, None);
     for e in events {
@@ -194,7 +200,37 @@ fn prepare(
         cwd: cwd.to_owned(),
         workspace,
         logs,
+        agents: BTreeMap::new(),
+        agents_root: PathBuf::new(),
+        hook_command: String::new(),
     })
+}
+
+/// The agents the job's steps run, as the runbook defines them (a `prompt_file` read now, from
+/// where `bosun run` ran).
+fn agents(runbook: &Runbook, spec: &JobSpec, cwd: &Path) -> Result<BTreeMap<String, AgentPlan>, WireError> {
+    let mut out = BTreeMap::new();
+    for step in &spec.steps {
+        let StepRun::Agent(name) = &step.run else { continue };
+        let def = runbook.agents.get(name).ok_or_else(|| bad(format!("no agent {name:?}")))?;
+        let prompt = match (&def.prompt, &def.prompt_file) {
+            (Some(p), _) => Some(p.clone()),
+            (None, Some(f)) => Some(
+                std::fs::read_to_string(cwd.join(f))
+                    .map_err(|e| bad(format!("agent {name:?}: prompt_file {f}: {e}")))?,
+            ),
+            (None, None) => None,
+        };
+        let plan = AgentPlan {
+            command: def.command.clone(),
+            driver: def.driver.unwrap_or_else(|| DriverKind::detect(&def.command)),
+            prompt,
+            env: def.env.clone(),
+            policy: def.policy.clone(),
+        };
+        out.insert(name.clone(), plan);
+    }
+    Ok(out)
 }
 
 /// A local (or a ref with `$(…)`): rendered as a double-quoted shell word, so its `$(…)` runs
