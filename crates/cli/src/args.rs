@@ -248,6 +248,13 @@ pub enum JobCommand {
     Cancel { id: String },
     /// Wait until a job is over; exit 0 when done, 1 when failed or cancelled
     Wait { id: String },
+    /// Print the output of a job's shell steps, step by step and try by try
+    Logs {
+        id: String,
+        /// Keep printing until the job is over
+        #[arg(short, long)]
+        follow: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -81,6 +81,7 @@ pub fn job(client: &Client, cmd: JobCommand) -> Result<ExitCode> {
             println!("{} {}", job.spec.id, job.state.label());
             Ok(ExitCode::SUCCESS)
         }
+        JobCommand::Logs { id, follow } => logs(client, id, follow),
         JobCommand::Wait { id } => loop {
             let Response::Job { job, over, .. } = client.request(Request::JobWait { job: id.clone() })? else {
                 bail!(unexpected())
@@ -90,6 +91,34 @@ pub fn job(client: &Client, cmd: JobCommand) -> Result<ExitCode> {
                 return Ok(if job.state == JobState::Done { ExitCode::SUCCESS } else { ExitCode::FAILURE });
             }
         },
+    }
+}
+
+/// Prints each step log once it has grown, in step order, until the job is over (or at once).
+fn logs(client: &Client, id: String, follow: bool) -> Result<ExitCode> {
+    let mut printed: std::collections::BTreeMap<std::path::PathBuf, u64> = Default::default();
+    loop {
+        let Response::Job { job, over, .. } = client.request(Request::JobShow { job: id.clone() })? else {
+            bail!(unexpected())
+        };
+        let mut files: Vec<_> =
+            std::fs::read_dir(&job.spec.logs).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+        files.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.created().or_else(|_| m.modified())).ok());
+        for f in files {
+            let text = std::fs::read(&f).unwrap_or_default();
+            if !printed.contains_key(&f) {
+                println!("== {} ==", f.file_stem().map(|s| s.to_string_lossy()).unwrap_or_default());
+            }
+            let done = printed.entry(f.clone()).or_insert(0);
+            if (text.len() as u64) > *done {
+                print!("{}", String::from_utf8_lossy(&text[*done as usize..]));
+                *done = text.len() as u64;
+            }
+        }
+        if !follow || over {
+            return Ok(ExitCode::SUCCESS);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }
 

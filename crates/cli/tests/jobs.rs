@@ -66,6 +66,8 @@ fn a_job_runs_its_steps_in_its_worktree_and_ends_done() {
     assert!(repo.git(&["branch", "--list"]).contains("ci/o'brien"), "{}", repo.git(&["branch", "--list"]));
     let shown = bosun.ok(repo.path(), &["job", "show", &job]);
     assert!(shown.contains("visits     build ×1") && shown.contains("visits     report ×0"), "{shown}");
+    let logs = bosun.ok(repo.path(), &["job", "logs", &job]);
+    assert!(logs.contains("== build-1 ==") && logs.contains("== test-1 =="), "{logs}");
 }
 
 #[test]
@@ -77,6 +79,8 @@ fn a_failing_step_goes_to_its_on_fail_step_and_the_job_fails() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("failed"), "{}", String::from_utf8_lossy(&out.stdout));
     assert!(ws.join("report.txt").exists(), "the on_fail step ran");
+    let logs = bosun.ok(repo.path(), &["job", "logs", &job, "--follow"]);
+    assert!(logs.contains("== report-1 =="), "{logs}");
     let list: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["job", "ls", "--json"])).unwrap();
     assert_eq!(list[0]["state"]["state"], "failed");
 }
@@ -145,4 +149,46 @@ agent "planner" {{
     assert_eq!(agents.len(), 1);
     assert_eq!(agents[0].state.label(), "dead(completed)", "its `done` ended it");
     assert_eq!(bosun.show(agents[0].id.as_str()).workspace.unwrap().path, ws, "in the job's worktree");
+}
+
+#[test]
+fn the_build_example_plans_implements_checks_and_is_done() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let dir = repo.path().join(".bosun/runbooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/runbooks/build.hcl");
+    let text = std::fs::read_to_string(example).unwrap();
+    // claudeless stands in for claude.
+    let agent = format!("[\"{}\", \"--scenario\", \"{}\"]", claudeless(), scenario("chat"));
+    let text: String = text
+        .lines()
+        .map(|l| {
+            if l.trim_start().starts_with("run") && l.trim_end().ends_with("\"claude\"") {
+                format!("  run = {agent}")
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_eq!(text.matches("--scenario").count(), 2, "both agents stand in");
+    std::fs::write(dir.join("build.hcl"), text).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&bosun.ok(repo.path(), &["run", "--json", "build", "auth", "Add login"])).unwrap();
+    assert_eq!(v["branch"], "feature/auth");
+    let job = v["job"].as_str().unwrap().to_owned();
+    let out = bosun.run(repo.path(), &["job", "wait", &job]);
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), bosun.log());
+    let shown = bosun.ok(repo.path(), &["job", "show", &job]);
+    assert!(shown.contains("visits     plan ×1") && shown.contains("visits     implement ×1"), "{shown}");
+    assert!(shown.contains("visits     check ×1"), "{shown}");
+    let implementer = bosun.list().agents.into_iter().find(|a| a.name.as_str() == "implementer").expect("implementer");
+    let nudges = bosun
+        .show(implementer.id.as_str())
+        .messages
+        .iter()
+        .filter(|m| m.kind == bosun_core::MessageKind::Nudge)
+        .count();
+    assert_eq!(nudges, 2, "nudged twice, then done, as its policy says");
 }

@@ -193,3 +193,15 @@ fn a_job_with_a_workspace_starts_once_it_is_made_and_renders_its_steps_there() {
     finish(&mut sim, &id, true);
     assert_eq!(sim.state.jobs[&id].state, JobState::Done);
 }
+
+#[test]
+fn after_a_restart_a_running_shell_step_runs_again() {
+    let mut sim = Sim::new();
+    let spec = job(vec![step("build", None, None)]);
+    let id = spec.id.clone();
+    sim.ok(Input::StartJob(Box::new(spec)));
+    let effects = sim.ok(Input::Reconcile(Default::default()));
+    assert_eq!(runs(&effects), [("build".into(), 1)], "the same try, again");
+    finish(&mut sim, &id, true);
+    assert_eq!(sim.state.jobs[&id].state, JobState::Done);
+}

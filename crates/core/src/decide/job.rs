@@ -330,6 +330,19 @@ fn retry(state: &State, j: &Job, now: Timestamp, d: &mut Decision) {
     }
 }
 
+/// After a restart: a shell step that was running when bosun died lost its process with it, so
+/// it runs again, the same try; agent steps go on with their agents, waits with their timers.
+pub(super) fn resume_after_restart(state: &State, d: &mut Decision) {
+    for j in state.jobs.values().filter(|j| j.state == JobState::Running) {
+        let Some(spec) = j.step.as_deref().and_then(|s| j.spec.step(s)) else { continue };
+        if matches!(spec.run, StepRun::Shell(_) | StepRun::Job(_)) {
+            if let Ok(effect) = run_effect(state, j, spec, j.attempt) {
+                d.effect(effect);
+            }
+        }
+    }
+}
+
 /// The backoff is over: the step's next try.
 pub(super) fn backoff_over(state: &State, job: &JobId, now: Timestamp, d: &mut Decision) {
     if let Some(j) = state.jobs.get(job).filter(|j| j.state == JobState::Waiting) {
