@@ -92,6 +92,12 @@ pub enum Command {
     /// Jobs started by `bosun run`
     #[command(subcommand)]
     Job(JobCommand),
+    /// Queues of work items for workers
+    #[command(subcommand)]
+    Queue(QueueCommand),
+    /// Workers: each feeds a queue's items into a job
+    #[command(subcommand)]
+    Worker(WorkerCommand),
     /// Manage the background daemon
     #[command(subcommand)]
     Daemon(DaemonCommand),
@@ -255,6 +261,37 @@ pub enum JobCommand {
         #[arg(short, long)]
         follow: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum QueueCommand {
+    /// Add an item: `bosun queue push bugs title="Login fails" url=…`
+    Push {
+        queue: String,
+        /// The item's fields, as KEY=VALUE (a job sees them as ${item.KEY})
+        #[arg(value_name = "KEY=VALUE")]
+        fields: Vec<String>,
+    },
+    /// List items, of one queue or all
+    Ls {
+        queue: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Put a dead item back in its queue
+    Retry { item: String },
+    /// Remove an item that no job works on
+    Drop { item: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorkerCommand {
+    /// Start a worker the runbooks define (it keeps the runbook text it starts with)
+    Start { name: String },
+    /// Stop a worker (jobs it started run on)
+    Stop { name: String },
+    /// List workers
+    Ls(JsonFlag),
 }
 
 #[derive(Debug, Subcommand)]

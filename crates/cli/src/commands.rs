@@ -177,9 +177,13 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             }
             Ok(())
         }
-        Command::Daemon(_) | Command::Hook(_) | Command::Runbook(_) | Command::Run { .. } | Command::Job(_) => {
-            unreachable_command()
-        }
+        Command::Daemon(_)
+        | Command::Hook(_)
+        | Command::Runbook(_)
+        | Command::Run { .. }
+        | Command::Job(_)
+        | Command::Queue(_)
+        | Command::Worker(_) => unreachable_command(),
     }
 }
 

@@ -7,6 +7,7 @@ mod commands;
 mod daemon_cmd;
 mod job_cmd;
 mod policy_args;
+mod queue_cmd;
 mod render;
 mod runbook_cmd;
 
@@ -41,6 +42,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Runbook(cmd) => runbook_cmd::run(cmd),
         Command::Run { command, args, json } => job_cmd::run(&client, command, args, json),
         Command::Job(cmd) => job_cmd::job(&client, cmd),
+        Command::Queue(cmd) => queue_cmd::queue(&client, cmd),
+        Command::Worker(cmd) => queue_cmd::worker(&client, cmd),
         other => commands::run(&client, other).map(|()| ExitCode::SUCCESS),
     }
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::{AgentId, MessageId, SessionName, TimerId, Timestamp, WorkspaceId, WorkspaceKind};
-use crate::{JobId, StepRun};
+use crate::{ItemId, JobId, StepRun};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -74,6 +74,17 @@ pub enum Effect {
     RunStep { job: JobId, step: String, attempt: u32, run: StepRun, cwd: PathBuf, log: PathBuf },
     /// Stop whatever the job's current step runs.
     CancelStep { job: JobId, step: String },
+    /// Make the job for a queue item a worker takes (its runbook text, its item data) and start
+    /// it, or report `DispatchFailed`.
+    Dispatch {
+        item: ItemId,
+        job: JobId,
+        data: BTreeMap<String, String>,
+        /// The worker's job, runbook text and repository.
+        job_name: String,
+        sources: Vec<(PathBuf, String)>,
+        cwd: PathBuf,
+    },
     /// Report `TimerFired` at `at`.
     SetTimer { id: TimerId, at: Timestamp },
 }

@@ -9,7 +9,7 @@ use crate::{
     Action, Agent, AgentId, BranchKept, DeathReason, Escalation, EscalationId, Heartbeat, Message, MessageId, Outcome,
     Progress, SessionName, SessionState, Source, Timer, TimerId, Timestamp, Trigger, Workspace, WorkspaceId,
 };
-use crate::{Job, JobId, JobState};
+use crate::{Item, ItemId, Job, JobId, JobState, Worker};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -163,6 +163,34 @@ pub enum Event {
         job: JobId,
         state: JobState,
         at: Timestamp,
+    },
+    ItemPushed {
+        item: Item,
+    },
+    /// A worker took the item; `job` works on it.
+    ItemTaken {
+        item: ItemId,
+        job: JobId,
+        worker: String,
+    },
+    /// Its job ended: done, or failed (then pending again, or dead once out of retries).
+    ItemFinished {
+        item: ItemId,
+        ok: bool,
+        error: Option<String>,
+    },
+    /// A dead item is pending again (`bosun queue retry`).
+    ItemRequeued {
+        item: ItemId,
+    },
+    ItemDropped {
+        item: ItemId,
+    },
+    WorkerStarted {
+        worker: Worker,
+    },
+    WorkerStopped {
+        name: String,
     },
     TimerSet {
         timer: Timer,

@@ -11,7 +11,7 @@ use crate::{
     AgentId, EscalationId, ExitStatus, MessageId, Name, Nonce, Observation, Policy, SessionName, Source, TimerId,
     WorkspaceId, WorkspaceKind,
 };
-use crate::{JobId, JobSpec};
+use crate::{ItemId, JobId, JobSpec, Worker};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -28,6 +28,26 @@ pub enum Input {
     },
     CancelJob {
         job: JobId,
+    },
+    QueuePush {
+        queue: String,
+        data: BTreeMap<String, String>,
+        retry: u32,
+    },
+    QueueRetry {
+        item: ItemId,
+    },
+    QueueDrop {
+        item: ItemId,
+    },
+    StartWorker(Box<Worker>),
+    StopWorker {
+        name: String,
+    },
+    /// The daemon could not make the job for an item a worker took.
+    DispatchFailed {
+        item: ItemId,
+        error: String,
     },
     KillAgent {
         agent: AgentId,

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 use crate::driver::DriverKind;
-use crate::{Name, Nonce, Policy, Timestamp, WorkspaceId, WorkspaceKind};
+use crate::{ItemId, Name, Nonce, Policy, Timestamp, WorkspaceId, WorkspaceKind};
 
 /// A job's id: `j` and its nonce.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -65,6 +65,9 @@ pub struct JobSpec {
     /// The shell command prefix its agents' hooks call back into bosun with.
     #[serde(default)]
     pub hook_command: String,
+    /// The queue item it works on (`${item.*}`), when a worker started it.
+    #[serde(default)]
+    pub item: Option<(ItemId, BTreeMap<String, String>)>,
 }
 
 /// An agent a step runs: its command, driver, first prompt (a template), environment, policy.

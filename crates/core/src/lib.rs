@@ -16,6 +16,7 @@ mod id;
 mod input;
 mod job;
 mod policy;
+mod queue;
 mod reject;
 mod state;
 pub mod template;
@@ -35,6 +36,7 @@ pub use job::{AgentPlan, Job, JobId, JobSpec, JobState, JobWorkspace, Next, Step
 pub use policy::{
     format_duration, parse_duration, Action, Attempts, Chain, Policy, Step, StepError, Trigger, DEFAULT_GRACE_MS,
 };
+pub use queue::{Item, ItemId, ItemState, Worker};
 pub use reject::Rejection;
 pub use state::{apply, State};
 pub use time::Timestamp;

@@ -28,6 +28,16 @@ pub enum Rejection {
     NoSuchJob(String),
     #[error("job {id} is already {state}")]
     JobOver { id: crate::JobId, state: &'static str },
+    #[error("no queue item {0}: see `bosun queue ls`")]
+    NoSuchItem(crate::ItemId),
+    #[error("item {item} is {state}, not dead: only a dead item is retried")]
+    ItemNotDead { item: crate::ItemId, state: String },
+    #[error("item {item} is being worked on by job {job}: cancel that first")]
+    ItemTaken { item: crate::ItemId, job: String },
+    #[error("no worker {0:?}: see `bosun worker ls`")]
+    NoSuchWorker(String),
+    #[error("worker {0:?} is already stopped")]
+    WorkerStopped(String),
     #[error("no escalation {0}: see `bosun escalations`")]
     NoSuchEscalation(crate::EscalationId),
     #[error("escalation {0} is already resolved")]

@@ -8,7 +8,7 @@ use crate::{
     Agent, AgentId, Escalation, EscalationId, Event, Message, MessageId, MessageState, Rejection, Resolution,
     SessionName, SessionState, Timer, TimerId, Timestamp, Workspace, WorkspaceId, WorkspaceState,
 };
-use crate::{Job, JobId, JobState};
+use crate::{Item, ItemId, ItemState, Job, JobId, JobState, Worker};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
@@ -25,6 +25,10 @@ pub struct State {
     pub timers: BTreeMap<TimerId, Timer>,
     #[serde(default)]
     pub jobs: BTreeMap<JobId, Job>,
+    #[serde(default)]
+    pub items: BTreeMap<ItemId, Item>,
+    #[serde(default)]
+    pub workers: BTreeMap<String, Worker>,
     /// The last timer id handed out (ids are never reused).
     #[serde(default)]
     pub last_timer: u64,
@@ -179,6 +183,46 @@ pub fn apply(state: &mut State, event: &Event) {
             if let Some(j) = state.jobs.get_mut(job) {
                 j.state = s.clone();
                 j.state_since = *at;
+            }
+        }
+        Event::ItemPushed { item } => {
+            state.items.insert(item.id, item.clone());
+        }
+        Event::ItemTaken { item, job, worker } => {
+            if let Some(i) = state.items.get_mut(item) {
+                i.state = ItemState::Taken;
+                i.tries += 1;
+                i.job = Some(job.clone());
+                i.worker = Some(worker.clone());
+            }
+        }
+        Event::ItemFinished { item, ok, error } => {
+            if let Some(i) = state.items.get_mut(item) {
+                if *ok {
+                    i.state = ItemState::Done;
+                } else {
+                    i.failures += 1;
+                    i.state = if i.failures > i.retry { ItemState::Dead } else { ItemState::Pending };
+                }
+                i.error = error.clone();
+            }
+        }
+        Event::ItemRequeued { item } => {
+            if let Some(i) = state.items.get_mut(item) {
+                i.state = ItemState::Pending;
+                i.failures = 0;
+                i.error = None;
+            }
+        }
+        Event::ItemDropped { item } => {
+            state.items.remove(item);
+        }
+        Event::WorkerStarted { worker } => {
+            state.workers.insert(worker.name.clone(), worker.clone());
+        }
+        Event::WorkerStopped { name } => {
+            if let Some(w) = state.workers.get_mut(name) {
+                w.running = false;
             }
         }
         Event::TimerSet { timer } => {

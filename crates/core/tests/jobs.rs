@@ -35,6 +35,7 @@ fn job(steps: Vec<StepSpec>) -> JobSpec {
         agents: Default::default(),
         agents_root: "/state/agents".into(),
         hook_command: "bosun hook".into(),
+        item: None,
     }
 }
 

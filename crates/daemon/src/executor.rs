@@ -13,7 +13,11 @@ use bosun_adapters::{
 use bosun_core::{AgentId, Effect, Heartbeat, Input, JobId, Observation, Source, StepRun, TimerId, Timestamp};
 use tokio::runtime::Handle;
 
+use bosun_core::Nonce;
+use bosun_runbook::load::SourceFile;
+
 use crate::engine::{now, EffectSink, EngineHandle};
+use crate::jobs::Making;
 
 #[derive(Clone)]
 pub struct Executor {
@@ -24,6 +28,9 @@ pub struct Executor {
     pub logs: Arc<Logs>,
     /// The shell each running job step runs in, by job, so a cancel can end it.
     pub steps: Arc<Mutex<BTreeMap<JobId, u32>>>,
+    /// For making the jobs of queue items.
+    pub dirs: bosun_wire::StateDir,
+    pub hook_command: String,
 }
 
 /// The daemon's one log watcher and one workspace watcher, started on first use, and which
@@ -245,6 +252,26 @@ impl Executor {
                     StepRun::Agent(_) | StepRun::Job(_) => (false, "a job as a step is not run yet".to_owned()),
                 };
                 Input::StepFinished { job, step, attempt, ok, detail: Some(detail) }
+            }
+            Effect::Dispatch { item, job, data, job_name, sources, cwd } => {
+                let sources: Vec<SourceFile> =
+                    sources.into_iter().map(|(path, text)| SourceFile { path, text }).collect();
+                let made = bosun_runbook::load::load(&sources)
+                    .map_err(|errors| errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))
+                    .and_then(|runbook| {
+                        let making = Making {
+                            workspaces: &*self.workspaces,
+                            dirs: &self.dirs,
+                            hook_command: &self.hook_command,
+                        };
+                        let nonce = Nonce::from_bits(fastrand::u64(..));
+                        let hash = crate::jobs::runbook_hash(&sources);
+                        making.job(&runbook, &job_name, data.clone(), &cwd, job, nonce, hash, Some((item, data)))
+                    });
+                match made {
+                    Ok(spec) => Input::StartJob(Box::new(spec)),
+                    Err(error) => Input::DispatchFailed { item, error },
+                }
             }
             Effect::CancelStep { job, .. } => {
                 let pid = self.steps.lock().unwrap_or_else(PoisonError::into_inner).get(&job).copied();

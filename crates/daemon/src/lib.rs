@@ -5,6 +5,7 @@
 pub mod engine;
 pub mod executor;
 mod handler;
+mod jobs;
 mod pidlock;
 mod reconcile;
 mod server;
@@ -83,6 +84,8 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         runtime: runtime.handle().clone(),
         logs: Arc::default(),
         steps: Arc::default(),
+        dirs: opts.dirs.clone(),
+        hook_command: hook_command.clone(),
     };
     // Stop when asked (request or signal), and also if the engine thread ends on its own.
     let shutdown = Arc::new(Notify::new());

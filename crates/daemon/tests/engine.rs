@@ -37,6 +37,8 @@ impl Rig {
             runtime: runtime.handle().clone(),
             logs: Arc::default(),
             steps: Arc::default(),
+            dirs: bosun_wire::StateDir::new(dir.path().to_owned()).unwrap(),
+            hook_command: "true".into(),
         };
         let (engine, _thread) = engine::start(store, State::default(), executor, || {});
         Self { _dir: dir, db, runtime, sessions, workspaces, engine: Some(engine) }

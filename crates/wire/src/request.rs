@@ -63,6 +63,30 @@ pub enum Request {
     JobWait {
         job: String,
     },
+    QueuePush {
+        queue: String,
+        data: BTreeMap<String, String>,
+        retry: u32,
+    },
+    QueueList {
+        queue: Option<String>,
+    },
+    QueueRetry {
+        item: String,
+    },
+    QueueDrop {
+        item: String,
+    },
+    /// Starts the runbook's worker `name` with the runbook text as it is now.
+    WorkerStart {
+        name: String,
+        sources: Vec<(PathBuf, String)>,
+        cwd: PathBuf,
+    },
+    WorkerStop {
+        name: String,
+    },
+    WorkerList,
     Resolve {
         escalation: String,
         message: Option<String>,

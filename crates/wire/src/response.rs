@@ -6,7 +6,7 @@ use bosun_core::{
     Agent, AgentId, BranchKept, Escalation, EscalationId, Message, MessageId, Name, SessionName, SessionState,
     Timestamp, Workspace, WorkspaceId,
 };
-use bosun_core::{Job, JobId};
+use bosun_core::{Item, Job, JobId, Worker};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -28,6 +28,8 @@ pub enum Response {
     Resolved { escalation: EscalationId, message: Option<MessageId> },
     JobStarted { job: JobId, workspace: Option<PathBuf>, branch: Option<String> },
     Jobs { now: u64, jobs: Vec<Job> },
+    Items { now: u64, items: Vec<Item> },
+    Workers { workers: Vec<Worker> },
     Job { now: u64, job: Box<Job>, over: bool },
     Error(WireError),
 }

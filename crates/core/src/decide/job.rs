@@ -237,6 +237,9 @@ fn scope(state: &State, job: &Job) -> Scope {
     for (k, v) in &job.spec.locals {
         scope.set("local", k, v.as_str());
     }
+    for (k, v) in job.spec.item.iter().flat_map(|(_, data)| data) {
+        scope.set("item", k, v.as_str());
+    }
     if let Some(w) = ws {
         let path = w.path.display().to_string();
         scope.set("workspace", "path", path.as_str()).set("workspace", "id", w.id.as_str());
@@ -266,6 +269,15 @@ fn run_effect(state: &State, job: &Job, spec: &StepSpec, attempt: u32) -> Result
 
 fn finish(job: &Job, end: JobState, now: Timestamp, d: &mut Decision) {
     let end = if job.cancelled && !matches!(end, JobState::Failed { .. }) { JobState::Cancelled } else { end };
+    // The queue item it worked on is done, or counts a failure.
+    if let Some((item, _)) = &job.spec.item {
+        let error = match &end {
+            JobState::Failed { reason } => Some(reason.clone()),
+            JobState::Cancelled => Some("its job was cancelled".into()),
+            _ => None,
+        };
+        d.event(Event::ItemFinished { item: *item, ok: end == JobState::Done, error });
+    }
     d.event(Event::JobFinished { job: job.spec.id.clone(), state: end, at: now });
 }
 

@@ -5,6 +5,7 @@
 mod escalation;
 mod job;
 mod observe;
+mod queue;
 mod reconcile;
 mod recovery;
 mod session;
@@ -39,6 +40,12 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
             job::step_finished(state, job, outcome, now, &mut d)
         }
         Input::CancelJob { job } => job::cancel(state, job, now, &mut d)?,
+        Input::QueuePush { queue, data, retry } => queue::push(state, queue, data, *retry, now, &mut d),
+        Input::QueueRetry { item } => queue::requeue(state, *item, &mut d)?,
+        Input::QueueDrop { item } => queue::drop(state, *item, &mut d)?,
+        Input::StartWorker(w) => queue::start_worker(w, &mut d),
+        Input::StopWorker { name } => queue::stop_worker(state, name, &mut d)?,
+        Input::DispatchFailed { item, error } => queue::dispatch_failed(state, *item, error, &mut d),
         Input::RemoveWorkspace { id, force, probe } => workspace::remove(state, id, *force, *probe, &mut d)?,
         Input::WorkspaceCreated { id } => workspace::created(state, id, now, &mut d),
         Input::WorkspaceCreateFailed { id, error } => workspace::create_failed(state, id, error, now, &mut d),
@@ -80,6 +87,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::Reconcile(reality) => reconcile::at_start(state, reality, now, &mut d),
     }
     session::dispatch(state, &mut d);
+    queue::dispatch(state, &mut d);
     Ok(d)
 }
 

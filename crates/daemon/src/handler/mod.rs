@@ -131,6 +131,57 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             .await
         }
         Request::JobWait { job } => outcome::wait_job(ctx, job).await,
+        Request::QueuePush { queue, data, retry } => {
+            ctx.engine.submit(Input::QueuePush { queue, data, retry }).await.map_err(engine_error)?;
+            Ok(Response::Ok)
+        }
+        Request::QueueList { queue } => {
+            let now = now().as_millis();
+            query(ctx, move |s| {
+                let items =
+                    s.items.values().filter(|i| queue.as_ref().is_none_or(|q| &i.queue == q)).cloned().collect();
+                Ok(Response::Items { now, items })
+            })
+            .await
+        }
+        Request::QueueRetry { item } => {
+            let item = item_id(&item)?;
+            ctx.engine.submit(Input::QueueRetry { item }).await.map_err(engine_error)?;
+            Ok(Response::Ok)
+        }
+        Request::QueueDrop { item } => {
+            let item = item_id(&item)?;
+            ctx.engine.submit(Input::QueueDrop { item }).await.map_err(engine_error)?;
+            Ok(Response::Ok)
+        }
+        Request::WorkerStart { name, sources, cwd } => {
+            let files: Vec<bosun_runbook::load::SourceFile> = sources
+                .iter()
+                .map(|(path, text)| bosun_runbook::load::SourceFile { path: path.clone(), text: text.clone() })
+                .collect();
+            let runbook = bosun_runbook::load::load(&files).map_err(|errors| {
+                bad(format!("the runbooks have {} error(s): see `bosun runbook check`", errors.len()))
+            })?;
+            let def = runbook.workers.get(&name).ok_or_else(|| bad(format!("no worker {name:?} in the runbooks")))?;
+            let worker = bosun_core::Worker {
+                name: name.clone(),
+                queue: def.queue.clone(),
+                job: def.job.clone(),
+                concurrency: def.concurrency,
+                running: true,
+                sources,
+                cwd,
+            };
+            ctx.engine.submit(Input::StartWorker(Box::new(worker))).await.map_err(engine_error)?;
+            Ok(Response::Ok)
+        }
+        Request::WorkerStop { name } => {
+            ctx.engine.submit(Input::StopWorker { name }).await.map_err(engine_error)?;
+            Ok(Response::Ok)
+        }
+        Request::WorkerList => {
+            query(ctx, |s| Ok(Response::Workers { workers: s.workers.values().cloned().collect() })).await
+        }
         Request::Hook(hook) => {
             let input = match hook {
                 HookEvent::PaneDied { session, status, signal } => Input::SessionExited {
@@ -209,6 +260,13 @@ async fn blocking<R: Send + 'static>(
         Ok(r) => r.map_err(adapter_error),
         Err(e) => Err(WireError::new(ErrorKind::Failed, format!("internal task failed: {e}"))),
     }
+}
+
+fn item_id(text: &str) -> Result<bosun_core::ItemId, WireError> {
+    text.trim_start_matches('i')
+        .parse()
+        .map(bosun_core::ItemId)
+        .map_err(|_| bad(format!("{text:?} is not a queue item id (such as i3): see `bosun queue ls`")))
 }
 
 fn bad(message: impl Into<String>) -> WireError {

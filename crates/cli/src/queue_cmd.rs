@@ -1,0 +1,120 @@
+//! `bosun queue push | ls | retry | drop` and `bosun worker start | stop | ls`.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use bosun_runbook::load::{find_dir, load, read_dir};
+use bosun_runbook::model::QueueKind;
+use bosun_wire::{Request, Response};
+
+use crate::args::{QueueCommand, WorkerCommand};
+use crate::client::Client;
+use crate::commands::print_json;
+use crate::render;
+
+/// The runbook files of the nearest `.bosun/runbooks/`, as (path, text).
+fn sources() -> Result<(Vec<(std::path::PathBuf, String)>, std::path::PathBuf)> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let Some(dir) = find_dir(&cwd) else {
+        bail!(
+            "no .bosun/runbooks/ here or in any parent of {}: create one with *.hcl or *.toml runbooks",
+            cwd.display()
+        );
+    };
+    let files = read_dir(&dir).with_context(|| format!("cannot read {}", dir.display()))?;
+    Ok((files.into_iter().map(|s| (s.path, s.text)).collect(), cwd))
+}
+
+pub fn queue(client: &Client, cmd: QueueCommand) -> Result<ExitCode> {
+    match cmd {
+        QueueCommand::Push { queue, fields } => {
+            let (files, _) = sources()?;
+            let files: Vec<_> =
+                files.into_iter().map(|(path, text)| bosun_runbook::load::SourceFile { path, text }).collect();
+            let runbook = load(&files)
+                .map_err(|e| anyhow::anyhow!("the runbooks have {} error(s): see `bosun runbook check`", e.len()))?;
+            let retry = match runbook.queues.get(&queue).map(|q| &q.kind) {
+                Some(QueueKind::Persisted { retry }) => *retry,
+                Some(QueueKind::External { .. }) => {
+                    bail!("queue {queue:?} is external: its items come from its `list` command")
+                }
+                None => bail!("no queue {queue:?} in the runbooks"),
+            };
+            let mut data = BTreeMap::new();
+            for f in fields {
+                let (k, v) = f.split_once('=').with_context(|| format!("{f:?} is not KEY=VALUE"))?;
+                data.insert(k.to_owned(), v.to_owned());
+            }
+            client.request(Request::QueuePush { queue, data, retry })?;
+            println!("pushed");
+        }
+        QueueCommand::Ls { queue, json } => {
+            let Response::Items { now, items } = client.request(Request::QueueList { queue })? else {
+                bail!(unexpected())
+            };
+            if json {
+                print_json(&items)?;
+            } else {
+                let rows: Vec<Vec<String>> = items
+                    .iter()
+                    .map(|i| {
+                        vec![
+                            i.id.to_string(),
+                            i.queue.clone(),
+                            format!("{:?}", i.state).to_lowercase(),
+                            i.failures.to_string(),
+                            i.job.as_ref().map_or("-".into(), ToString::to_string),
+                            render::age(now, i.at.as_millis()),
+                            i.data.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "),
+                        ]
+                    })
+                    .collect();
+                println!("{}", render::table(&["ITEM", "QUEUE", "STATE", "FAILURES", "JOB", "AGE", "FIELDS"], &rows));
+            }
+        }
+        QueueCommand::Retry { item } => {
+            client.request(Request::QueueRetry { item: item.clone() })?;
+            println!("{item} is pending again");
+        }
+        QueueCommand::Drop { item } => {
+            client.request(Request::QueueDrop { item: item.clone() })?;
+            println!("{item} dropped");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn worker(client: &Client, cmd: WorkerCommand) -> Result<ExitCode> {
+    match cmd {
+        WorkerCommand::Start { name } => {
+            let (sources, cwd) = sources()?;
+            client.request(Request::WorkerStart { name: name.clone(), sources, cwd })?;
+            println!("worker {name} started");
+        }
+        WorkerCommand::Stop { name } => {
+            client.request(Request::WorkerStop { name: name.clone() })?;
+            println!("worker {name} stopped");
+        }
+        WorkerCommand::Ls(flag) => {
+            let Response::Workers { workers } = client.request(Request::WorkerList)? else { bail!(unexpected()) };
+            if flag.json {
+                print_json(&workers)?;
+            } else {
+                let rows: Vec<Vec<String>> = workers
+                    .iter()
+                    .map(|w| {
+                        let state = if w.running { "running" } else { "stopped" };
+                        vec![w.name.clone(), state.into(), w.queue.clone(), w.job.clone(), w.concurrency.to_string()]
+                    })
+                    .collect();
+                println!("{}", render::table(&["WORKER", "STATE", "QUEUE", "JOB", "CONCURRENCY"], &rows));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn unexpected() -> &'static str {
+    "the daemon gave an unexpected answer: are the CLI and daemon the same version? (`bosun daemon status`)"
+}

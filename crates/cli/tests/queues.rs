@@ -1,0 +1,95 @@
+//! Queues and workers through the CLI: items pushed, a worker feeding them into jobs, each in
+//! its own worktree, failures retried then dead-lettered.
+
+mod support;
+
+use bosun_testkit::poll::wait_for;
+use support::*;
+
+const RUNBOOK: &str = r#"
+queue "bugs" {
+  retry = 1
+}
+
+worker "fixer" {
+  queue       = "bugs"
+  job         = "fix"
+  concurrency = 2
+}
+
+job "fix" {
+  vars   = ["title"]
+  source = "worktree"
+  step "fix" {
+    run = "test ${item.title} != broken && printf '%s' ${item.title} > fixed.txt"
+  }
+}
+"#;
+
+fn items(bosun: &Bosun, repo: &TempRepo) -> Vec<serde_json::Value> {
+    let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["queue", "ls", "--json"])).unwrap();
+    v.as_array().unwrap().clone()
+}
+
+#[test]
+fn a_worker_fixes_every_item_in_its_own_worktree_and_dead_letters_what_keeps_failing() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let dir = repo.path().join(".bosun/runbooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("fix.hcl"), RUNBOOK).unwrap();
+    for t in ["login", "logout", "broken", "signup"] {
+        bosun.ok(repo.path(), &["queue", "push", "bugs", &format!("title={t}")]);
+    }
+    assert!(items(&bosun, &repo).iter().all(|i| i["state"] == "pending"), "no worker yet");
+    bosun.ok(repo.path(), &["worker", "start", "fixer"]);
+    let settled = wait_for(PATIENCE, || {
+        let all = items(&bosun, &repo);
+        all.iter().all(|i| i["state"] == "done" || i["state"] == "dead").then_some(all)
+    })
+    .unwrap_or_else(|| panic!("items never settled: {:?}\n{}", items(&bosun, &repo), bosun.log()));
+    for i in &settled {
+        let title = i["data"]["title"].as_str().unwrap();
+        if title == "broken" {
+            assert_eq!(i["state"], "dead", "failed twice (retry = 1)");
+            assert_eq!(i["failures"], 2);
+        } else {
+            assert_eq!(i["state"], "done", "{i}");
+        }
+    }
+    let jobs: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["job", "ls", "--json"])).unwrap();
+    assert_eq!(jobs.as_array().unwrap().len(), 5, "one job per try: three fixes, two tries of the broken one");
+    let workspaces = bosun.list().workspaces;
+    let fixed: Vec<String> =
+        workspaces.iter().filter_map(|w| std::fs::read_to_string(w.path.join("fixed.txt")).ok()).collect();
+    assert_eq!(fixed.len(), 3, "each fix in its own worktree: {fixed:?}");
+    let dead = settled.iter().find(|i| i["state"] == "dead").unwrap()["id"].as_u64().unwrap();
+    bosun.ok(repo.path(), &["worker", "stop", "fixer"]);
+    bosun.ok(repo.path(), &["queue", "retry", &format!("i{dead}")]);
+    assert!(items(&bosun, &repo).iter().any(|i| i["state"] == "pending"), "back, and no worker takes it");
+    bosun.ok(repo.path(), &["queue", "drop", &format!("i{dead}")]);
+    assert_eq!(items(&bosun, &repo).len(), 3);
+}
+
+#[test]
+fn the_fix_example_runs_its_agent_per_bug() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let dir = repo.path().join(".bosun/runbooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/runbooks/fix.toml");
+    let agent = format!("run = [\"{}\", \"--scenario\", \"{}\"]", claudeless(), scenario("chat"));
+    let text = std::fs::read_to_string(example).unwrap().replace("run = \"claude\"", &agent);
+    assert!(text.contains("--scenario"));
+    std::fs::write(dir.join("fix.toml"), text).unwrap();
+    for t in ["one", "two"] {
+        bosun.ok(repo.path(), &["queue", "push", "bugs", &format!("title=bug {t}")]);
+    }
+    bosun.ok(repo.path(), &["worker", "start", "fixer"]);
+    let done = wait_for(PATIENCE, || items(&bosun, &repo).iter().all(|i| i["state"] == "done").then_some(()));
+    assert!(done.is_some(), "{:?}\n{}", items(&bosun, &repo), bosun.log());
+    let agents = bosun.list().agents;
+    assert_eq!(agents.len(), 2, "one agent per bug");
+    let spaces: std::collections::BTreeSet<_> = agents.iter().map(|a| a.workspace.clone()).collect();
+    assert_eq!(spaces.len(), 2, "each in its own worktree");
+}

@@ -1,0 +1,128 @@
+//! Queues and workers as simulations: items taken up to a worker's concurrency, each into a job;
+//! a failed job puts its item back until its retries run out, then it is dead-lettered.
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use bosun_core::{Effect, Input, ItemId, ItemState, JobId, JobSpec, Next, StepRun, StepSpec, Worker};
+use support::Sim;
+
+fn worker(concurrency: u32) -> Worker {
+    Worker {
+        name: "fixer".into(),
+        queue: "bugs".into(),
+        job: "fix".into(),
+        concurrency,
+        running: false,
+        sources: vec![],
+        cwd: "/repo".into(),
+    }
+}
+
+fn dispatched(effects: &[Effect]) -> Vec<(ItemId, JobId)> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Dispatch { item, job, .. } => Some((*item, job.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The daemon's part: the job for a dispatched item, one step.
+fn job_for(item: ItemId, id: JobId, data: BTreeMap<String, String>) -> JobSpec {
+    JobSpec {
+        id,
+        name: "fix".into(),
+        vars: BTreeMap::new(),
+        steps: vec![StepSpec {
+            name: "fix".into(),
+            run: StepRun::Shell("fix ${item.title}".into()),
+            on_done: Some(Next::Done),
+            on_fail: None,
+            on_cancel: None,
+            attempts: 1,
+            backoff_ms: 0,
+        }],
+        on_done: None,
+        on_fail: None,
+        max_step_visits: 5,
+        runbook_hash: "h".into(),
+        locals: BTreeMap::new(),
+        cwd: "/repo".into(),
+        workspace: None,
+        logs: "/logs".into(),
+        agents: BTreeMap::new(),
+        agents_root: "/agents".into(),
+        hook_command: "bosun hook".into(),
+        item: Some((item, data)),
+    }
+}
+
+fn push(sim: &mut Sim, title: &str, retry: u32) -> Vec<Effect> {
+    let data = BTreeMap::from([("title".to_owned(), title.to_owned())]);
+    sim.ok(Input::QueuePush { queue: "bugs".into(), data, retry })
+}
+
+/// Starts the dispatched jobs and ends each with `ok`; returns the effects of the ends.
+fn run_jobs(sim: &mut Sim, jobs: &[(ItemId, JobId)], ok: bool) -> Vec<Effect> {
+    let mut out = Vec::new();
+    for (item, job) in jobs {
+        let data = sim.state.items[item].data.clone();
+        let effects = sim.ok(Input::StartJob(Box::new(job_for(*item, job.clone(), data))));
+        assert!(effects
+            .iter()
+            .any(|e| matches!(e, Effect::RunStep { run: StepRun::Shell(c), .. } if c.starts_with("fix '"))));
+        out.extend(sim.ok(Input::StepFinished { job: job.clone(), step: "fix".into(), attempt: 1, ok, detail: None }));
+    }
+    out
+}
+
+#[test]
+fn a_worker_takes_items_up_to_its_concurrency_and_the_next_when_one_is_done() {
+    let mut sim = Sim::new();
+    for t in ["a", "b", "c"] {
+        assert!(dispatched(&push(&mut sim, t, 0)).is_empty(), "no worker yet");
+    }
+    let first = dispatched(&sim.ok(Input::StartWorker(Box::new(worker(2)))));
+    assert_eq!(first.len(), 2);
+    let next = dispatched(&run_jobs(&mut sim, &first[..1], true));
+    assert_eq!(next.len(), 1, "one done: the third is taken");
+    assert_eq!(sim.state.items[&first[0].0].state, ItemState::Done);
+    run_jobs(&mut sim, &first[1..], true);
+    run_jobs(&mut sim, &next, true);
+    assert!(sim.state.items.values().all(|i| i.state == ItemState::Done));
+}
+
+#[test]
+fn a_failed_item_is_retried_then_dead_lettered_and_can_be_retried_by_hand() {
+    let mut sim = Sim::new();
+    sim.ok(Input::StartWorker(Box::new(worker(1))));
+    let mut jobs = dispatched(&push(&mut sim, "flaky", 1));
+    let item = jobs[0].0;
+    jobs = dispatched(&run_jobs(&mut sim, &jobs, false));
+    assert_eq!(jobs.len(), 1, "tried again");
+    let first_job = sim.state.jobs.keys().next().cloned().unwrap();
+    assert_ne!(jobs[0].1, first_job, "a new job for the new try");
+    assert!(dispatched(&run_jobs(&mut sim, &jobs, false)).is_empty());
+    assert_eq!(sim.state.items[&item].state, ItemState::Dead);
+    assert_eq!(sim.state.items[&item].failures, 2);
+    let again = dispatched(&sim.ok(Input::QueueRetry { item }));
+    assert_eq!(again.len(), 1, "back in the queue, taken at once");
+    run_jobs(&mut sim, &again, true);
+    assert_eq!(sim.state.items[&item].state, ItemState::Done);
+    assert!(sim.feed(Input::QueueRetry { item }).is_err(), "only a dead item is retried");
+}
+
+#[test]
+fn a_stopped_worker_takes_nothing_and_items_can_be_dropped() {
+    let mut sim = Sim::new();
+    sim.ok(Input::StartWorker(Box::new(worker(1))));
+    sim.ok(Input::StopWorker { name: "fixer".into() });
+    assert!(dispatched(&push(&mut sim, "later", 0)).is_empty());
+    let item = *sim.state.items.keys().next().unwrap();
+    sim.ok(Input::QueueDrop { item });
+    assert!(sim.state.items.is_empty());
+    assert!(sim.feed(Input::StopWorker { name: "fixer".into() }).is_err());
+}

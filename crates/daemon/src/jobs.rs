@@ -1,0 +1,211 @@
+//! Making a job from the runbook: the job's definition with its vars, locals evaluated once,
+//! its workspace prepared (repository, ref, branch checked) and its agents — for `bosun run`
+//! and for the items a worker takes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use bosun_adapters::Workspaces;
+use bosun_core::driver::DriverKind;
+use bosun_core::template::{render, Scope, Target};
+use bosun_core::{
+    AgentPlan, ItemId, JobId, JobSpec, JobWorkspace, Name, Next, Nonce, StepRun, StepSpec, WorkspaceKind,
+};
+use bosun_runbook::load::SourceFile;
+use bosun_runbook::model::{Run, Runbook, Source, Transition};
+use bosun_wire::StateDir;
+
+fn err(message: impl Into<String>) -> String {
+    message.into()
+}
+
+/// What making a job needs from the daemon.
+pub struct Making<'a> {
+    pub workspaces: &'a dyn Workspaces,
+    pub dirs: &'a StateDir,
+    pub hook_command: &'a str,
+}
+
+impl Making<'_> {
+    /// The job `name` of `runbook`, with `vars`, run from `cwd`; for a queue item when `item`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn job(
+        &self,
+        runbook: &Runbook,
+        name: &str,
+        vars: BTreeMap<String, String>,
+        cwd: &Path,
+        id: JobId,
+        nonce: Nonce,
+        runbook_hash: String,
+        item: Option<(ItemId, BTreeMap<String, String>)>,
+    ) -> Result<JobSpec, String> {
+        let mut spec =
+            prepare(self.workspaces, self.dirs, runbook, name, vars, cwd, id, nonce, runbook_hash, item.as_ref())?;
+        spec.agents = agents(runbook, &spec, cwd)?;
+        spec.agents_root = self.dirs.agents();
+        spec.hook_command = self.hook_command.to_owned();
+        spec.item = item;
+        Ok(spec)
+    }
+}
+
+/// Builds the job as the runbook says, with its templates' inputs ready.
+#[allow(clippy::too_many_arguments)]
+fn prepare(
+    workspaces: &dyn bosun_adapters::Workspaces,
+    dirs: &StateDir,
+    runbook: &Runbook,
+    name: &str,
+    vars: BTreeMap<String, String>,
+    cwd: &Path,
+    id: JobId,
+    nonce: Nonce,
+    runbook_hash: String,
+    item: Option<&(ItemId, BTreeMap<String, String>)>,
+) -> Result<JobSpec, String> {
+    let job = runbook.jobs.get(name).ok_or_else(|| err(format!("no job {name:?}")))?;
+    let mut vars = vars;
+    for (k, v) in &job.defaults {
+        vars.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    if let Some(missing) = job.vars.iter().find(|v| !vars.contains_key(*v)) {
+        return Err(err(format!("job {name:?} needs var {missing:?}, which the command does not give")));
+    }
+    let mut scope = Scope::new();
+    for (k, v) in &vars {
+        scope.set("var", k, v.as_str());
+    }
+    scope.set("source", "nonce", nonce.as_str());
+    for (k, v) in item.iter().flat_map(|(_, data)| data) {
+        scope.set("item", k, v.as_str());
+    }
+    let mut locals = BTreeMap::new();
+    for (k, template) in &job.locals {
+        let value = evaluate(template, &scope, cwd).map_err(|e| err(format!("local {k:?}: {e}")))?;
+        scope.set("local", k, value.as_str());
+        locals.insert(k.clone(), value);
+    }
+    let workspace = match &job.source {
+        Source::None => None,
+        Source::Folder => Some(WorkspaceKind::Folder),
+        Source::Worktree { branch, base_ref } => {
+            let repo = workspaces.repo_root(cwd).map_err(|e| e.to_string())?;
+            let text = |t: &str| render(t, &scope, Target::Text).map_err(|e| err(e.to_string()));
+            let branch = branch.as_deref().map(text).transpose()?.unwrap_or_else(|| nonce.default_branch());
+            let base_ref = match base_ref {
+                Some(r) if r.contains("$(") => evaluate(r, &scope, &repo)?,
+                Some(r) => text(r)?,
+                None => "HEAD".to_owned(),
+            };
+            let base = workspaces.resolve_commit(&repo, &base_ref).map_err(|e| e.to_string())?;
+            workspaces.check_new_branch(&repo, &branch).map_err(|e| e.to_string())?;
+            Some(WorkspaceKind::Worktree { repo, branch, base_ref, base })
+        }
+    };
+    let workspace = workspace.map(|kind| JobWorkspace {
+        name: Name::derive(name),
+        nonce: nonce.clone(),
+        workspaces_root: dirs.workspaces(),
+        kind,
+        settings_from: None,
+    });
+    let next = |t: &Option<Transition>| {
+        t.as_ref().map(|t| match t {
+            Transition::Step { name, .. } => Next::Step(name.clone()),
+            Transition::Done => Next::Done,
+            Transition::Fail => Next::Fail,
+        })
+    };
+    let steps = job
+        .steps
+        .iter()
+        .map(|s| StepSpec {
+            name: s.name.clone(),
+            run: match &s.run {
+                Run::Shell(t) => StepRun::Shell(t.clone()),
+                Run::Agent(a) => StepRun::Agent(a.clone()),
+                Run::Job(j) => StepRun::Job(j.clone()),
+            },
+            on_done: next(&s.on_done),
+            on_fail: next(&s.on_fail),
+            on_cancel: next(&s.on_cancel),
+            attempts: s.attempts,
+            backoff_ms: s.backoff_ms,
+        })
+        .collect();
+    let logs = dirs.root().join("jobs").join(id.as_str());
+    Ok(JobSpec {
+        id,
+        name: name.to_owned(),
+        vars,
+        steps,
+        on_done: next(&job.on_done),
+        on_fail: next(&job.on_fail),
+        max_step_visits: job.max_step_visits,
+        runbook_hash,
+        locals,
+        cwd: cwd.to_owned(),
+        workspace,
+        logs,
+        agents: BTreeMap::new(),
+        agents_root: PathBuf::new(),
+        hook_command: String::new(),
+        item: None,
+    })
+}
+
+/// The agents the job's steps run, as the runbook defines them (a `prompt_file` read now, from
+/// where `bosun run` ran).
+fn agents(runbook: &Runbook, spec: &JobSpec, cwd: &Path) -> Result<BTreeMap<String, AgentPlan>, String> {
+    let mut out = BTreeMap::new();
+    for step in &spec.steps {
+        let StepRun::Agent(name) = &step.run else { continue };
+        let def = runbook.agents.get(name).ok_or_else(|| err(format!("no agent {name:?}")))?;
+        let prompt = match (&def.prompt, &def.prompt_file) {
+            (Some(p), _) => Some(p.clone()),
+            (None, Some(f)) => Some(
+                std::fs::read_to_string(cwd.join(f))
+                    .map_err(|e| err(format!("agent {name:?}: prompt_file {f}: {e}")))?,
+            ),
+            (None, None) => None,
+        };
+        let plan = AgentPlan {
+            command: def.command.clone(),
+            driver: def.driver.unwrap_or_else(|| DriverKind::detect(&def.command)),
+            prompt,
+            env: def.env.clone(),
+            policy: def.policy.clone(),
+        };
+        out.insert(name.clone(), plan);
+    }
+    Ok(out)
+}
+
+/// A local (or a ref with `$(…)`): rendered as a double-quoted shell word, so its `$(…)` runs
+/// and its values stay data, and printed by the shell in `cwd`.
+fn evaluate(template: &str, scope: &Scope, cwd: &Path) -> Result<String, String> {
+    let word = render(&format!("\"{template}\""), scope, Target::Shell).map_err(|e| e.to_string())?;
+    let out = std::process::Command::new("sh")
+        .args(["-c", &format!("printf '%s' {word}")])
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run sh: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("`{template}` failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A stable digest of the runbook text (FNV-1a, 64 bits), so a job says which text it runs.
+pub fn runbook_hash(sources: &[SourceFile]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for s in sources {
+        for b in s.path.to_string_lossy().bytes().chain([0]).chain(s.text.bytes()).chain([0]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
