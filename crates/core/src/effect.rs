@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::{AgentId, MessageId, SessionName, TimerId, Timestamp, WorkspaceId, WorkspaceKind};
-use crate::{ItemId, JobId, StepRun};
+use crate::{JobId, Origin, StepRun};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -74,13 +74,13 @@ pub enum Effect {
     RunStep { job: JobId, step: String, attempt: u32, run: StepRun, cwd: PathBuf, log: PathBuf },
     /// Stop whatever the job's current step runs.
     CancelStep { job: JobId, step: String },
-    /// Make the job for a queue item a worker takes (its runbook text, its item data) and start
-    /// it, or report `DispatchFailed`.
+    /// Make the job for a queue item a worker takes (its runbook text, its item data), or for a
+    /// cron's turn, and start it; or report `DispatchFailed`.
     Dispatch {
-        item: ItemId,
+        origin: Origin,
         job: JobId,
         data: BTreeMap<String, String>,
-        /// The worker's job, runbook text and repository.
+        /// The worker's (or cron's) job, runbook text and repository.
         job_name: String,
         sources: Vec<(PathBuf, String)>,
         cwd: PathBuf,

@@ -9,7 +9,7 @@ use crate::{
     Action, Agent, AgentId, BranchKept, DeathReason, Escalation, EscalationId, Heartbeat, Message, MessageId, Outcome,
     Progress, SessionName, SessionState, Source, Timer, TimerId, Timestamp, Trigger, Workspace, WorkspaceId,
 };
-use crate::{Item, ItemId, Job, JobId, JobState, Worker};
+use crate::{Cron, Item, ItemId, Job, JobId, JobState, Worker};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -191,6 +191,23 @@ pub enum Event {
     },
     WorkerStopped {
         name: String,
+    },
+    CronStarted {
+        cron: Cron,
+    },
+    CronStopped {
+        name: String,
+    },
+    /// A cron's turn came: `job` started, or none while its last job still runs.
+    CronFired {
+        name: String,
+        job: Option<JobId>,
+        next: Option<Timestamp>,
+    },
+    /// The job for a cron's turn could not be made.
+    CronFailed {
+        name: String,
+        error: String,
     },
     TimerSet {
         timer: Timer,

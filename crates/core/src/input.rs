@@ -11,7 +11,7 @@ use crate::{
     AgentId, EscalationId, ExitStatus, MessageId, Name, Nonce, Observation, Policy, SessionName, Source, TimerId,
     WorkspaceId, WorkspaceKind,
 };
-use crate::{ItemId, JobId, JobSpec, Worker};
+use crate::{Cron, ItemId, JobId, JobSpec, Origin, Worker};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -44,9 +44,13 @@ pub enum Input {
     StopWorker {
         name: String,
     },
-    /// The daemon could not make the job for an item a worker took.
+    StartCron(Box<Cron>),
+    StopCron {
+        name: String,
+    },
+    /// The daemon could not make the job for an item a worker took, or for a cron's turn.
     DispatchFailed {
-        item: ItemId,
+        origin: Origin,
         error: String,
     },
     KillAgent {

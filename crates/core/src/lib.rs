@@ -6,6 +6,7 @@
 //! time and the nonces, and carries out the effects.
 
 mod agent;
+mod cron;
 mod decide;
 mod detect;
 pub mod driver;
@@ -25,6 +26,7 @@ mod timer;
 mod workspace;
 
 pub use agent::{Agent, DeathReason, ExitStatus, Message, MessageKind, MessageState, Outcome, Progress, SessionState};
+pub use cron::{Cron, Origin, Schedule, ScheduleError};
 pub use decide::{decide, Decision};
 pub use detect::{AgentError, Heartbeat, Observation, PromptKind, Source};
 pub use effect::Effect;

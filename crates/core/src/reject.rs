@@ -38,6 +38,12 @@ pub enum Rejection {
     NoSuchWorker(String),
     #[error("worker {0:?} is already stopped")]
     WorkerStopped(String),
+    #[error("no cron {0:?}: see `bosun cron ls`")]
+    NoSuchCron(String),
+    #[error("cron {0:?} is already stopped")]
+    CronStopped(String),
+    #[error("cron {0:?} has a schedule that names no time to come (such as 31 February)")]
+    CronNeverFires(String),
     #[error("no escalation {0}: see `bosun escalations`")]
     NoSuchEscalation(crate::EscalationId),
     #[error("escalation {0} is already resolved")]

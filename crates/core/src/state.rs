@@ -8,7 +8,7 @@ use crate::{
     Agent, AgentId, Escalation, EscalationId, Event, Message, MessageId, MessageState, Rejection, Resolution,
     SessionName, SessionState, Timer, TimerId, Timestamp, Workspace, WorkspaceId, WorkspaceState,
 };
-use crate::{Item, ItemId, ItemState, Job, JobId, JobState, Worker};
+use crate::{Cron, Item, ItemId, ItemState, Job, JobId, JobState, Worker};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
@@ -29,6 +29,8 @@ pub struct State {
     pub items: BTreeMap<ItemId, Item>,
     #[serde(default)]
     pub workers: BTreeMap<String, Worker>,
+    #[serde(default)]
+    pub crons: BTreeMap<String, Cron>,
     /// The last timer id handed out (ids are never reused).
     #[serde(default)]
     pub last_timer: u64,
@@ -223,6 +225,30 @@ pub fn apply(state: &mut State, event: &Event) {
         Event::WorkerStopped { name } => {
             if let Some(w) = state.workers.get_mut(name) {
                 w.running = false;
+            }
+        }
+        Event::CronStarted { cron } => {
+            state.crons.insert(cron.name.clone(), cron.clone());
+        }
+        Event::CronStopped { name } => {
+            if let Some(c) = state.crons.get_mut(name) {
+                c.running = false;
+                c.next = None;
+            }
+        }
+        Event::CronFired { name, job, next } => {
+            if let Some(c) = state.crons.get_mut(name) {
+                c.fired += 1;
+                c.next = *next;
+                if job.is_some() {
+                    c.last_job = job.clone();
+                    c.error = None;
+                }
+            }
+        }
+        Event::CronFailed { name, error } => {
+            if let Some(c) = state.crons.get_mut(name) {
+                c.error = Some(error.clone());
             }
         }
         Event::TimerSet { timer } => {

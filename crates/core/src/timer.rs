@@ -31,6 +31,8 @@ pub enum TimerKind {
     Quiet { agent: AgentId },
     /// A job's failed step waits out its backoff before its next try.
     Backoff { job: JobId },
+    /// A cron's next turn.
+    Cron { name: String },
 }
 
 impl TimerKind {
@@ -42,7 +44,7 @@ impl TimerKind {
             | Self::Confirm { agent, .. }
             | Self::Startup { agent, .. }
             | Self::Quiet { agent } => agent,
-            Self::Backoff { .. } => return None,
+            Self::Backoff { .. } | Self::Cron { .. } => return None,
         })
     }
 }

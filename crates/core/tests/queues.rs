@@ -5,8 +5,8 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use bosun_core::{Effect, Input, ItemId, ItemState, JobId, JobSpec, Next, StepRun, StepSpec, Worker};
-use support::Sim;
+use bosun_core::{Effect, Input, ItemId, ItemState, JobId, JobSpec, Origin, StepRun, Worker};
+use support::{shell_job, Sim};
 
 fn worker(concurrency: u32) -> Worker {
     Worker {
@@ -24,40 +24,14 @@ fn dispatched(effects: &[Effect]) -> Vec<(ItemId, JobId)> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Dispatch { item, job, .. } => Some((*item, job.clone())),
+            Effect::Dispatch { origin: Origin::Item(item), job, .. } => Some((*item, job.clone())),
             _ => None,
         })
         .collect()
 }
 
-/// The daemon's part: the job for a dispatched item, one step.
 fn job_for(item: ItemId, id: JobId, data: BTreeMap<String, String>) -> JobSpec {
-    JobSpec {
-        id,
-        name: "fix".into(),
-        vars: BTreeMap::new(),
-        steps: vec![StepSpec {
-            name: "fix".into(),
-            run: StepRun::Shell("fix ${item.title}".into()),
-            on_done: Some(Next::Done),
-            on_fail: None,
-            on_cancel: None,
-            attempts: 1,
-            backoff_ms: 0,
-        }],
-        on_done: None,
-        on_fail: None,
-        max_step_visits: 5,
-        runbook_hash: "h".into(),
-        locals: BTreeMap::new(),
-        cwd: "/repo".into(),
-        workspace: None,
-        logs: "/logs".into(),
-        agents: BTreeMap::new(),
-        agents_root: "/agents".into(),
-        hook_command: "bosun hook".into(),
-        item: Some((item, data)),
-    }
+    shell_job(id, "fix ${item.title}", Some((item, data)))
 }
 
 fn push(sim: &mut Sim, title: &str, retry: u32) -> Vec<Effect> {

@@ -13,7 +13,7 @@ use bosun_adapters::{
 use bosun_core::{AgentId, Effect, Heartbeat, Input, JobId, Observation, Source, StepRun, TimerId, Timestamp};
 use tokio::runtime::Handle;
 
-use bosun_core::Nonce;
+use bosun_core::{Nonce, Origin};
 use bosun_runbook::load::SourceFile;
 
 use crate::engine::{now, EffectSink, EngineHandle};
@@ -253,7 +253,7 @@ impl Executor {
                 };
                 Input::StepFinished { job, step, attempt, ok, detail: Some(detail) }
             }
-            Effect::Dispatch { item, job, data, job_name, sources, cwd } => {
+            Effect::Dispatch { origin, job, data, job_name, sources, cwd } => {
                 let sources: Vec<SourceFile> =
                     sources.into_iter().map(|(path, text)| SourceFile { path, text }).collect();
                 let made = bosun_runbook::load::load(&sources)
@@ -266,11 +266,15 @@ impl Executor {
                         };
                         let nonce = Nonce::from_bits(fastrand::u64(..));
                         let hash = crate::jobs::runbook_hash(&sources);
-                        making.job(&runbook, &job_name, data.clone(), &cwd, job, nonce, hash, Some((item, data)))
+                        let item = match &origin {
+                            Origin::Item(item) => Some((*item, data.clone())),
+                            Origin::Cron(_) => None,
+                        };
+                        making.job(&runbook, &job_name, data, &cwd, job, nonce, hash, item)
                     });
                 match made {
                     Ok(spec) => Input::StartJob(Box::new(spec)),
-                    Err(error) => Input::DispatchFailed { item, error },
+                    Err(error) => Input::DispatchFailed { origin, error },
                 }
             }
             Effect::CancelStep { job, .. } => {

@@ -2,6 +2,7 @@
 //! to carry out. Pure and total: the same state, input and time always give the same decision.
 //! An input about a record that is gone, or a fact already recorded, decides nothing.
 
+mod cron;
 mod escalation;
 mod job;
 mod observe;
@@ -13,7 +14,9 @@ mod timers;
 mod workspace;
 
 use crate::driver::{self, Driver, DriverKind};
-use crate::{Agent, Effect, Event, Input, Message, Rejection, State, Timer, TimerId, TimerKind, Timestamp, Workspace};
+use crate::{
+    Agent, Effect, Event, Input, Message, Origin, Rejection, State, Timer, TimerId, TimerKind, Timestamp, Workspace,
+};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Decision {
@@ -45,7 +48,14 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::QueueDrop { item } => queue::drop(state, *item, &mut d)?,
         Input::StartWorker(w) => queue::start_worker(w, &mut d),
         Input::StopWorker { name } => queue::stop_worker(state, name, &mut d)?,
-        Input::DispatchFailed { item, error } => queue::dispatch_failed(state, *item, error, &mut d),
+        Input::StartCron(c) => cron::start(state, c, now, &mut d)?,
+        Input::StopCron { name } => cron::stop(state, name, &mut d)?,
+        Input::DispatchFailed { origin: Origin::Item(item), error } => {
+            queue::dispatch_failed(state, *item, error, &mut d)
+        }
+        Input::DispatchFailed { origin: Origin::Cron(name), error } => {
+            d.event(Event::CronFailed { name: name.clone(), error: error.clone() })
+        }
         Input::RemoveWorkspace { id, force, probe } => workspace::remove(state, id, *force, *probe, &mut d)?,
         Input::WorkspaceCreated { id } => workspace::created(state, id, now, &mut d),
         Input::WorkspaceCreateFailed { id, error } => workspace::create_failed(state, id, error, now, &mut d),

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::Decision;
-use crate::{apply, Effect, Event, Item, ItemId, ItemState, JobId, Nonce, Rejection, State, Timestamp, Worker};
+use crate::{apply, Effect, Event, Item, ItemId, ItemState, JobId, Nonce, Origin, Rejection, State, Timestamp, Worker};
 
 pub(super) fn push(
     state: &State,
@@ -113,7 +113,7 @@ pub(super) fn dispatch(state: &State, d: &mut Decision) {
             let job = JobId::new(&Nonce::from_bits(bits));
             d.event(Event::ItemTaken { item: item.id, job: job.clone(), worker: w.name.clone() });
             d.effect(Effect::Dispatch {
-                item: item.id,
+                origin: Origin::Item(item.id),
                 job,
                 data: item.data.clone(),
                 job_name: w.job.clone(),

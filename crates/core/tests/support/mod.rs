@@ -8,8 +8,9 @@ use std::path::PathBuf;
 
 use bosun_core::driver::Driver;
 use bosun_core::{
-    apply, decide, AgentId, AgentSpec, Decision, Effect, Event, Input, MessageId, MessageState, Name, Nonce,
-    Observation, Policy, Rejection, Source, State, Timestamp, WorkspaceId, WorkspaceKind,
+    apply, decide, AgentId, AgentSpec, Decision, Effect, Event, Input, ItemId, JobId, JobSpec, MessageId, MessageState,
+    Name, Next, Nonce, Observation, Policy, Rejection, Source, State, StepRun, StepSpec, Timestamp, WorkspaceId,
+    WorkspaceKind,
 };
 
 pub struct Sim {
@@ -129,5 +130,35 @@ pub fn claude(n: u64, policy: Policy) -> AgentSpec {
         driver: Driver::Claude { session_id: format!("00000000-0000-0000-0000-{n:012}") },
         policy,
         ..spec(n)
+    }
+}
+
+/// The daemon's part: a job made for a worker's item or a cron's turn, one shell step `fix`.
+pub fn shell_job(id: JobId, run: &str, item: Option<(ItemId, BTreeMap<String, String>)>) -> JobSpec {
+    JobSpec {
+        id,
+        name: "fix".into(),
+        vars: BTreeMap::new(),
+        steps: vec![StepSpec {
+            name: "fix".into(),
+            run: StepRun::Shell(run.into()),
+            on_done: Some(Next::Done),
+            on_fail: None,
+            on_cancel: None,
+            attempts: 1,
+            backoff_ms: 0,
+        }],
+        on_done: None,
+        on_fail: None,
+        max_step_visits: 5,
+        runbook_hash: "h".into(),
+        locals: BTreeMap::new(),
+        cwd: "/repo".into(),
+        workspace: None,
+        logs: "/logs".into(),
+        agents: BTreeMap::new(),
+        agents_root: "/agents".into(),
+        hook_command: "bosun hook".into(),
+        item,
     }
 }

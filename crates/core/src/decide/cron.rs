@@ -1,0 +1,72 @@
+//! Decisions about crons: a started cron sets a timer for its next turn; at each turn it starts
+//! its job unless the job it started last still runs, and sets the timer for the turn after.
+
+use super::{set_timer, Decision};
+use crate::{Cron, Effect, Event, JobId, Nonce, Origin, Rejection, State, TimerKind, Timestamp};
+
+pub(super) fn start(state: &State, cron: &Cron, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
+    let next = cron.schedule.next_after(now).ok_or_else(|| Rejection::CronNeverFires(cron.name.clone()))?;
+    clear_timer(state, &cron.name, d);
+    // A restarted cron keeps its history: what it started last still holds its next turn back.
+    let before = state.crons.get(&cron.name);
+    d.event(Event::CronStarted {
+        cron: Cron {
+            running: true,
+            next: Some(next),
+            fired: before.map_or(0, |c| c.fired),
+            last_job: before.and_then(|c| c.last_job.clone()),
+            error: None,
+            ..cron.clone()
+        },
+    });
+    set_timer(state, d, TimerKind::Cron { name: cron.name.clone() }, next);
+    Ok(())
+}
+
+pub(super) fn stop(state: &State, name: &str, d: &mut Decision) -> Result<(), Rejection> {
+    match state.crons.get(name) {
+        Some(c) if c.running => {
+            clear_timer(state, name, d);
+            d.event(Event::CronStopped { name: name.to_owned() });
+            Ok(())
+        }
+        Some(_) => Err(Rejection::CronStopped(name.to_owned())),
+        None => Err(Rejection::NoSuchCron(name.to_owned())),
+    }
+}
+
+/// The cron's turn: its job starts unless its last one still runs. A turn missed while the
+/// daemon was down is taken once, late, and the schedule goes on from now.
+pub(super) fn fired(state: &State, name: &str, now: Timestamp, d: &mut Decision) {
+    let Some(c) = state.crons.get(name).filter(|c| c.running) else { return };
+    let due = c.next.unwrap_or(now);
+    let next = c.schedule.next_after(due).filter(|n| *n > now).or_else(|| c.schedule.next_after(now));
+    let busy = c.last_job.as_ref().and_then(|j| state.jobs.get(j)).is_some_and(|j| !j.state.is_over());
+    let job = (!busy).then(|| JobId::new(&Nonce::from_bits(turn_bits(name, c.fired))));
+    d.event(Event::CronFired { name: name.to_owned(), job: job.clone(), next });
+    if let Some(job) = job {
+        d.effect(Effect::Dispatch {
+            origin: Origin::Cron(name.to_owned()),
+            job,
+            data: Default::default(),
+            job_name: c.job.clone(),
+            sources: c.sources.clone(),
+            cwd: c.cwd.clone(),
+        });
+    }
+    if let Some(at) = next {
+        set_timer(state, d, TimerKind::Cron { name: name.to_owned() }, at);
+    }
+}
+
+fn clear_timer(state: &State, name: &str, d: &mut Decision) {
+    for t in state.timers.values().filter(|t| matches!(&t.kind, TimerKind::Cron { name: n } if n == name)) {
+        d.event(Event::TimerCleared { id: t.id });
+    }
+}
+
+/// The same cron turn always gives the same job id (FNV-1a of the name, mixed with the turn).
+fn turn_bits(name: &str, fired: u32) -> u64 {
+    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    hash ^ u64::from(fired).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
