@@ -98,6 +98,9 @@ pub enum Command {
     /// Workers: each feeds a queue's items into a job
     #[command(subcommand)]
     Worker(WorkerCommand),
+    /// Crons: each starts a job on a schedule (cron expressions are read in UTC)
+    #[command(subcommand)]
+    Cron(CronCommand),
     /// Manage the background daemon
     #[command(subcommand)]
     Daemon(DaemonCommand),
@@ -291,6 +294,24 @@ pub enum WorkerCommand {
     /// Stop a worker (jobs it started run on)
     Stop { name: String },
     /// List workers
+    Ls(JsonFlag),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CronCommand {
+    /// Start a cron the runbooks define (it keeps the runbook text it starts with); it skips a
+    /// turn while the job it started last still runs
+    Start { name: String },
+    /// Stop a cron (a job it started runs on)
+    Stop { name: String },
+    /// Start the cron's job now, once, whether the cron runs or not
+    Once {
+        name: String,
+        /// Print the job as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// List started crons: schedule, next turn, last job
     Ls(JsonFlag),
 }
 

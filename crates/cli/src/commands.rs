@@ -183,7 +183,8 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
         | Command::Run { .. }
         | Command::Job(_)
         | Command::Queue(_)
-        | Command::Worker(_) => unreachable_command(),
+        | Command::Worker(_)
+        | Command::Cron(_) => unreachable_command(),
     }
 }
 

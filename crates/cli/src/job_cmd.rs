@@ -2,28 +2,25 @@
 
 use std::process::ExitCode;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use bosun_core::{Job, JobState};
-use bosun_runbook::load::{find_dir, read_dir};
 use bosun_wire::{Request, Response, RunCommand};
 
 use crate::args::JobCommand;
 use crate::client::Client;
 use crate::commands::print_json;
+use crate::queue_cmd::unexpected;
 use crate::render;
 
 pub fn run(client: &Client, command: String, args: Vec<String>, json: bool) -> Result<ExitCode> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let Some(dir) = find_dir(&cwd) else {
-        bail!(
-            "no .bosun/runbooks/ here or in any parent of {}: create one with *.hcl or *.toml runbooks",
-            cwd.display()
-        );
-    };
-    let sources = read_dir(&dir).with_context(|| format!("cannot read {}", dir.display()))?;
-    let sources = sources.into_iter().map(|s| (s.path, s.text)).collect();
+    let (sources, cwd) = crate::runbook_cmd::pairs()?;
     let request = Request::Run(Box::new(RunCommand { sources, command, args, cwd }));
-    let Response::JobStarted { job, workspace, branch } = client.request(request)? else { bail!(unexpected()) };
+    started(client.request(request)?, json)
+}
+
+/// Prints what a started job's answer says: its id, workspace and branch.
+pub fn started(answer: Response, json: bool) -> Result<ExitCode> {
+    let Response::JobStarted { job, workspace, branch } = answer else { bail!(unexpected()) };
     if json {
         print_json(&serde_json::json!({ "job": job, "workspace": workspace, "branch": branch }))?;
     } else {
@@ -147,8 +144,4 @@ fn show(now: u64, j: &Job) {
     }
     println!("runbook    {}", j.spec.runbook_hash);
     println!("logs       {}", j.spec.logs.display());
-}
-
-fn unexpected() -> &'static str {
-    "the daemon gave an unexpected answer: are the CLI and daemon the same version? (`bosun daemon status`)"
 }

@@ -4,6 +4,7 @@
 mod args;
 mod client;
 mod commands;
+mod cron_cmd;
 mod daemon_cmd;
 mod job_cmd;
 mod policy_args;
@@ -44,6 +45,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Job(cmd) => job_cmd::job(&client, cmd),
         Command::Queue(cmd) => queue_cmd::queue(&client, cmd),
         Command::Worker(cmd) => queue_cmd::worker(&client, cmd),
+        Command::Cron(cmd) => cron_cmd::cron(&client, cmd),
         other => commands::run(&client, other).map(|()| ExitCode::SUCCESS),
     }
 }

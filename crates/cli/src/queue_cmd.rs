@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use bosun_runbook::load::{find_dir, load, read_dir};
+use bosun_runbook::load::load;
 use bosun_runbook::model::QueueKind;
 use bosun_wire::{Request, Response};
 
@@ -13,25 +13,10 @@ use crate::client::Client;
 use crate::commands::print_json;
 use crate::render;
 
-/// The runbook files of the nearest `.bosun/runbooks/`, as (path, text).
-fn sources() -> Result<(Vec<(std::path::PathBuf, String)>, std::path::PathBuf)> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let Some(dir) = find_dir(&cwd) else {
-        bail!(
-            "no .bosun/runbooks/ here or in any parent of {}: create one with *.hcl or *.toml runbooks",
-            cwd.display()
-        );
-    };
-    let files = read_dir(&dir).with_context(|| format!("cannot read {}", dir.display()))?;
-    Ok((files.into_iter().map(|s| (s.path, s.text)).collect(), cwd))
-}
-
 pub fn queue(client: &Client, cmd: QueueCommand) -> Result<ExitCode> {
     match cmd {
         QueueCommand::Push { queue, fields } => {
-            let (files, _) = sources()?;
-            let files: Vec<_> =
-                files.into_iter().map(|(path, text)| bosun_runbook::load::SourceFile { path, text }).collect();
+            let (files, _, _) = crate::runbook_cmd::sources()?;
             let runbook = load(&files)
                 .map_err(|e| anyhow::anyhow!("the runbooks have {} error(s): see `bosun runbook check`", e.len()))?;
             let retry = match runbook.queues.get(&queue).map(|q| &q.kind) {
@@ -88,7 +73,7 @@ pub fn queue(client: &Client, cmd: QueueCommand) -> Result<ExitCode> {
 pub fn worker(client: &Client, cmd: WorkerCommand) -> Result<ExitCode> {
     match cmd {
         WorkerCommand::Start { name } => {
-            let (sources, cwd) = sources()?;
+            let (sources, cwd) = crate::runbook_cmd::pairs()?;
             client.request(Request::WorkerStart { name: name.clone(), sources, cwd })?;
             println!("worker {name} started");
         }
@@ -115,6 +100,6 @@ pub fn worker(client: &Client, cmd: WorkerCommand) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn unexpected() -> &'static str {
+pub fn unexpected() -> &'static str {
     "the daemon gave an unexpected answer: are the CLI and daemon the same version? (`bosun daemon status`)"
 }

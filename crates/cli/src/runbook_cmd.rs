@@ -11,7 +11,9 @@ use bosun_runbook::model::Run;
 use crate::args::RunbookCommand;
 use crate::commands::print_json;
 
-pub fn run(cmd: RunbookCommand) -> Result<ExitCode> {
+/// The runbook files of the nearest `.bosun/runbooks/` (as path and text), its directory, and
+/// the current directory.
+pub fn sources() -> Result<(Vec<bosun_runbook::load::SourceFile>, PathBuf, PathBuf)> {
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let Some(dir) = find_dir(&here) else {
         bail!(
@@ -20,6 +22,17 @@ pub fn run(cmd: RunbookCommand) -> Result<ExitCode> {
         );
     };
     let sources = read_dir(&dir).with_context(|| format!("cannot read {}", dir.display()))?;
+    Ok((sources, dir, here))
+}
+
+/// The runbook files as the daemon takes them, and the current directory.
+pub fn pairs() -> Result<(Vec<(PathBuf, String)>, PathBuf)> {
+    let (sources, _, here) = sources()?;
+    Ok((sources.into_iter().map(|s| (s.path, s.text)).collect(), here))
+}
+
+pub fn run(cmd: RunbookCommand) -> Result<ExitCode> {
+    let (sources, dir, here) = sources()?;
     let shown = |p: &PathBuf| p.strip_prefix(&here).map(PathBuf::from).unwrap_or_else(|_| p.clone());
     let sources: Vec<_> =
         sources.into_iter().map(|s| bosun_runbook::load::SourceFile { path: shown(&s.path), text: s.text }).collect();

@@ -144,11 +144,4 @@ pub struct Cron {
     pub run: Run,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Schedule {
-    Every {
-        ms: u64,
-    },
-    /// A five-field cron expression.
-    Cron(String),
-}
+pub use bosun_core::Schedule;

@@ -87,6 +87,22 @@ pub enum Request {
         name: String,
     },
     WorkerList,
+    /// Starts the runbook's cron `name` with the runbook text as it is now.
+    CronStart {
+        name: String,
+        sources: Vec<(PathBuf, String)>,
+        cwd: PathBuf,
+    },
+    CronStop {
+        name: String,
+    },
+    /// Starts the cron's job now, once, whether the cron runs or not.
+    CronOnce {
+        name: String,
+        sources: Vec<(PathBuf, String)>,
+        cwd: PathBuf,
+    },
+    CronList,
     Resolve {
         escalation: String,
         message: Option<String>,

@@ -6,7 +6,7 @@ use bosun_core::{
     Agent, AgentId, BranchKept, Escalation, EscalationId, Message, MessageId, Name, SessionName, SessionState,
     Timestamp, Workspace, WorkspaceId,
 };
-use bosun_core::{Item, Job, JobId, Worker};
+use bosun_core::{Cron, Item, Job, JobId, Worker};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -30,6 +30,7 @@ pub enum Response {
     Jobs { now: u64, jobs: Vec<Job> },
     Items { now: u64, items: Vec<Item> },
     Workers { workers: Vec<Worker> },
+    Crons { now: u64, crons: Vec<Cron> },
     Job { now: u64, job: Box<Job>, over: bool },
     Error(WireError),
 }

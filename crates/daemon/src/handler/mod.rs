@@ -155,13 +155,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             Ok(Response::Ok)
         }
         Request::WorkerStart { name, sources, cwd } => {
-            let files: Vec<bosun_runbook::load::SourceFile> = sources
-                .iter()
-                .map(|(path, text)| bosun_runbook::load::SourceFile { path: path.clone(), text: text.clone() })
-                .collect();
-            let runbook = bosun_runbook::load::load(&files).map_err(|errors| {
-                bad(format!("the runbooks have {} error(s): see `bosun runbook check`", errors.len()))
-            })?;
+            let (runbook, _) = runbook(&sources)?;
             let def = runbook.workers.get(&name).ok_or_else(|| bad(format!("no worker {name:?} in the runbooks")))?;
             let worker = bosun_core::Worker {
                 name: name.clone(),
@@ -181,6 +175,39 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         }
         Request::WorkerList => {
             query(ctx, |s| Ok(Response::Workers { workers: s.workers.values().cloned().collect() })).await
+        }
+        Request::CronStart { name, sources, cwd } => {
+            let (runbook, _) = runbook(&sources)?;
+            let job = cron_job(&runbook, &name)?;
+            let def = &runbook.crons[&name];
+            let cron = bosun_core::Cron {
+                name,
+                schedule: def.schedule.clone(),
+                job,
+                running: true,
+                sources,
+                cwd,
+                next: None,
+                fired: 0,
+                last_job: None,
+                error: None,
+            };
+            ctx.engine.submit(Input::StartCron(Box::new(cron))).await.map_err(engine_error)?;
+            query(ctx, |s| Ok(Response::Crons { now: now().as_millis(), crons: s.crons.values().cloned().collect() }))
+                .await
+        }
+        Request::CronStop { name } => {
+            ctx.engine.submit(Input::StopCron { name }).await.map_err(engine_error)?;
+            Ok(Response::Ok)
+        }
+        Request::CronOnce { name, sources, cwd } => {
+            let (runbook, files) = runbook(&sources)?;
+            let job = cron_job(&runbook, &name)?;
+            run::start_job(ctx, runbook, job, Default::default(), cwd, &files).await
+        }
+        Request::CronList => {
+            query(ctx, |s| Ok(Response::Crons { now: now().as_millis(), crons: s.crons.values().cloned().collect() }))
+                .await
         }
         Request::Hook(hook) => {
             let input = match hook {
@@ -259,6 +286,33 @@ async fn blocking<R: Send + 'static>(
     match tokio::task::spawn_blocking(f).await {
         Ok(r) => r.map_err(adapter_error),
         Err(e) => Err(WireError::new(ErrorKind::Failed, format!("internal task failed: {e}"))),
+    }
+}
+
+/// The runbook the CLI sent as (path, text) pairs, and those as source files.
+fn runbook(
+    sources: &[(PathBuf, String)],
+) -> Result<(bosun_runbook::model::Runbook, Vec<bosun_runbook::load::SourceFile>), WireError> {
+    let files: Vec<bosun_runbook::load::SourceFile> = sources
+        .iter()
+        .map(|(path, text)| bosun_runbook::load::SourceFile { path: path.clone(), text: text.clone() })
+        .collect();
+    let runbook = bosun_runbook::load::load(&files)
+        .map_err(|errors| bad(format!("the runbooks have {} error(s): see `bosun runbook check`", errors.len())))?;
+    Ok((runbook, files))
+}
+
+/// The job the runbook's cron `name` runs.
+fn cron_job(runbook: &bosun_runbook::model::Runbook, name: &str) -> Result<String, WireError> {
+    let cron = runbook.crons.get(name).ok_or_else(|| {
+        let known: Vec<&str> = runbook.crons.keys().map(String::as_str).collect();
+        bad(format!("no cron {name:?} in the runbooks (crons: {})", known.join(", ")))
+    })?;
+    match &cron.run {
+        bosun_runbook::model::Run::Job(job) => Ok(job.clone()),
+        _ => Err(bad(format!(
+            "cron {name:?} runs a shell command or an agent directly; only `run = {{ job = \"…\" }}` crons run yet"
+        ))),
     }
 }
 

@@ -23,14 +23,27 @@ pub(super) async fn run(ctx: &Arc<Context>, req: RunCommand) -> Answer {
         bad(format!("no command {:?} in the runbooks (commands: {})", req.command, known.join(", ")))
     })?;
     let vars = args(&req.command, command, &req.args).map_err(bad)?;
-    let Run::Job(job_name) = &command.run else {
+    let Run::Job(job_name) = command.run.clone() else {
         return Err(bad(format!("command {:?} does not run a job; only job commands run yet", req.command)));
     };
+    start_job(ctx, runbook, job_name, vars, req.cwd, &sources).await
+}
+
+/// Makes the job `name` of `runbook` (run from `cwd`, pinned to `sources`), starts it, and
+/// answers with its id, workspace and branch.
+pub(super) async fn start_job(
+    ctx: &Arc<Context>,
+    runbook: bosun_runbook::model::Runbook,
+    name: String,
+    vars: BTreeMap<String, String>,
+    cwd: std::path::PathBuf,
+    sources: &[SourceFile],
+) -> Answer {
     let nonce = Nonce::from_bits(fastrand::u64(..));
     let id = JobId::new(&nonce);
     let (workspaces, dirs) = (ctx.workspaces.clone(), ctx.dirs.clone());
-    let hash = crate::jobs::runbook_hash(&sources);
-    let (name, cwd, hook) = (job_name.clone(), req.cwd.clone(), ctx.hook_command.clone());
+    let hash = crate::jobs::runbook_hash(sources);
+    let hook = ctx.hook_command.clone();
     let spec = tokio::task::spawn_blocking(move || {
         let ctx = crate::jobs::Making { workspaces: &*workspaces, dirs: &dirs, hook_command: &hook };
         ctx.job(&runbook, &name, vars, &cwd, id, nonce, hash, None).map_err(bad)

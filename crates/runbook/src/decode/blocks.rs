@@ -368,15 +368,13 @@ fn cron(name: &str, node: &Node, p: &mut Problems) -> Option<Cron> {
     f.finish(p);
     let schedule = match (every, expr) {
         (Some(ms), None) if ms > 0 => Schedule::Every { ms },
-        (None, Some((Some(e), span))) => {
-            if e.split_whitespace().count() != 5 {
-                p.at(
-                    &span,
-                    format!("schedule {e:?} is not a five-field cron expression (minute hour day month weekday)"),
-                );
+        (None, Some((Some(e), span))) => match Schedule::expr(&e) {
+            Ok(s) => s,
+            Err(error) => {
+                p.at(&span, error.to_string());
+                return None;
             }
-            Schedule::Cron(e)
-        }
+        },
         _ => {
             p.at(&span, format!("{what} needs one of `every` (\"1h\") and `schedule` (\"0 3 * * *\")"));
             return None;
