@@ -192,3 +192,49 @@ fn the_build_example_plans_implements_checks_and_is_done() {
         .count();
     assert_eq!(nudges, 2, "nudged twice, then done, as its policy says");
 }
+
+const RELEASE: &str = r#"
+command "release" {
+  args = "<name>"
+  run  = { job = "release" }
+}
+
+job "release" {
+  vars   = ["name"]
+  source = "worktree"
+  step "verify" {
+    run     = { job = "verify" }
+    on_done = { step = "tag" }
+  }
+  step "tag" {
+    run = "cat verified.txt > tagged.txt"
+  }
+}
+
+job "verify" {
+  vars = ["name"]
+  step "mark" {
+    run = "printf '%s' ${args.name} > verified.txt"
+  }
+}
+"#;
+
+#[test]
+fn a_job_step_runs_the_other_job_in_the_same_worktree_then_goes_on() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let dir = repo.path().join(".bosun/runbooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("release.hcl"), RELEASE).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&bosun.ok(repo.path(), &["run", "--json", "release", "v1; touch pwned"])).unwrap();
+    let (id, ws) = (v["job"].as_str().unwrap(), std::path::PathBuf::from(v["workspace"].as_str().unwrap()));
+    bosun.ok(repo.path(), &["job", "wait", id]);
+    assert_eq!(std::fs::read_to_string(ws.join("verified.txt")).unwrap(), "v1; touch pwned", "the child ran here");
+    assert_eq!(std::fs::read_to_string(ws.join("tagged.txt")).unwrap(), "v1; touch pwned", "then the parent's tag");
+    assert!(!ws.join("pwned").exists());
+    let jobs: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["job", "ls", "--json"])).unwrap();
+    let child = jobs.as_array().unwrap().iter().find(|j| j["spec"]["name"] == "verify").expect("the child is listed");
+    assert_eq!(child["spec"]["parent"][0], id, "{child}");
+    assert_eq!(child["state"]["state"], "done");
+}

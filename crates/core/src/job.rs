@@ -68,6 +68,13 @@ pub struct JobSpec {
     /// The queue item it works on (`${item.*}`), when a worker started it.
     #[serde(default)]
     pub item: Option<(ItemId, BTreeMap<String, String>)>,
+    /// The jobs its `{ job = … }` steps run, by name, made with its vars when it was made; each
+    /// runs in this job's workspace.
+    #[serde(default)]
+    pub children: BTreeMap<String, JobSpec>,
+    /// The job, step and try this job runs as a step of.
+    #[serde(default)]
+    pub parent: Option<(JobId, String, u32)>,
 }
 
 /// An agent a step runs: its command, driver, first prompt (a template), environment, policy.

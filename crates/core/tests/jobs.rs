@@ -36,6 +36,8 @@ fn job(steps: Vec<StepSpec>) -> JobSpec {
         agents_root: "/state/agents".into(),
         hook_command: "bosun hook".into(),
         item: None,
+        children: Default::default(),
+        parent: None,
     }
 }
 
@@ -205,4 +207,57 @@ fn after_a_restart_a_running_shell_step_runs_again() {
     assert_eq!(runs(&effects), [("build".into(), 1)], "the same try, again");
     finish(&mut sim, &id, true);
     assert_eq!(sim.state.jobs[&id].state, JobState::Done);
+}
+
+/// A parent whose `checks` step runs the job `verify` (lint, then test), then goes to `ship`.
+fn parent_with_child() -> JobSpec {
+    let mut verify = job(vec![step("lint", next("test"), None), step("test", None, None)]);
+    verify.name = "verify".into();
+    let mut checks = step("checks", next("ship"), next("repair"));
+    checks.run = StepRun::Job("verify".into());
+    let mut parent = job(vec![checks, step("ship", None, None), step("repair", Some(Next::Fail), None)]);
+    parent.children.insert("verify".into(), verify);
+    parent
+}
+
+/// The running job run as a step of `parent`.
+fn child_of(sim: &Sim, parent: &JobId) -> JobId {
+    let running = |j: &&bosun_core::Job| j.spec.parent.as_ref().is_some_and(|(p, _, _)| p == parent);
+    sim.state.jobs.values().filter(running).find(|j| !j.state.is_over()).unwrap().spec.id.clone()
+}
+
+#[test]
+fn a_job_step_runs_the_job_and_its_end_moves_the_parent_on() {
+    let mut sim = Sim::new();
+    let spec = parent_with_child();
+    let id = spec.id.clone();
+    let effects = sim.ok(Input::StartJob(Box::new(spec)));
+    assert_eq!(runs(&effects), [("lint".into(), 1)], "the child's first step");
+    let child = child_of(&sim, &id);
+    assert_eq!(sim.state.jobs[&child].spec.parent, Some((id.clone(), "checks".into(), 1)));
+    assert_eq!(runs(&finish(&mut sim, &child, true)), [("test".into(), 1)]);
+    assert_eq!(runs(&finish(&mut sim, &child, true)), [("ship".into(), 1)], "the child done: the parent goes on");
+    assert_eq!(sim.state.jobs[&child].state, JobState::Done);
+    finish(&mut sim, &id, true);
+    assert_eq!(sim.state.jobs[&id].state, JobState::Done);
+}
+
+#[test]
+fn a_failed_job_step_follows_on_fail_and_a_cancel_takes_the_child_with_it() {
+    let mut sim = Sim::new();
+    let spec = parent_with_child();
+    let id = spec.id.clone();
+    sim.ok(Input::StartJob(Box::new(spec)));
+    let child = child_of(&sim, &id);
+    assert_eq!(runs(&finish(&mut sim, &child, false)), [("repair".into(), 1)], "the parent's on_fail");
+    assert!(matches!(&sim.state.jobs[&child].state, JobState::Failed { .. }));
+
+    let mut sim = Sim::new();
+    let spec = parent_with_child();
+    sim.ok(Input::StartJob(Box::new(spec)));
+    let child = child_of(&sim, &id);
+    let effects = sim.ok(Input::CancelJob { job: id.clone() });
+    assert!(effects.iter().any(|e| matches!(e, Effect::CancelStep { job, step } if *job == child && step == "lint")));
+    assert_eq!(sim.state.jobs[&child].state, JobState::Cancelled);
+    assert_eq!(sim.state.jobs[&id].state, JobState::Cancelled);
 }

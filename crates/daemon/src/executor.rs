@@ -248,8 +248,8 @@ impl Executor {
             Effect::RunStep { job, step, attempt, run, cwd, log } => {
                 let (ok, detail) = match run {
                     StepRun::Shell(command) => self.shell_step(&job, &command, &cwd, &log),
-                    // The core starts agent steps itself; a job as a step is yet to come (issue 4).
-                    StepRun::Agent(_) | StepRun::Job(_) => (false, "a job as a step is not run yet".to_owned()),
+                    // The core starts agent steps and jobs run as steps itself.
+                    StepRun::Agent(_) | StepRun::Job(_) => (false, "not a shell step".to_owned()),
                 };
                 Input::StepFinished { job, step, attempt, ok, detail: Some(detail) }
             }

@@ -15,6 +15,9 @@ use bosun_runbook::load::SourceFile;
 use bosun_runbook::model::{Run, Runbook, Source, Transition};
 use bosun_wire::StateDir;
 
+/// How deep jobs may run each other as steps.
+const MAX_DEPTH: usize = 8;
+
 fn err(message: impl Into<String>) -> String {
     message.into()
 }
@@ -40,12 +43,65 @@ impl Making<'_> {
         runbook_hash: String,
         item: Option<(ItemId, BTreeMap<String, String>)>,
     ) -> Result<JobSpec, String> {
-        let mut spec =
-            prepare(self.workspaces, self.dirs, runbook, name, vars, cwd, id, nonce, runbook_hash, item.as_ref())?;
+        let mut spec = self.made(runbook, name, vars, cwd, id, nonce, runbook_hash, item.as_ref(), 0)?;
+        spec.item = item;
+        Ok(spec)
+    }
+
+    /// The job, and the jobs its steps run (made with its vars, in its workspace), `depth` deep.
+    #[allow(clippy::too_many_arguments)]
+    fn made(
+        &self,
+        runbook: &Runbook,
+        name: &str,
+        vars: BTreeMap<String, String>,
+        cwd: &Path,
+        id: JobId,
+        nonce: Nonce,
+        runbook_hash: String,
+        item: Option<&(ItemId, BTreeMap<String, String>)>,
+        depth: usize,
+    ) -> Result<JobSpec, String> {
+        if depth > MAX_DEPTH {
+            return Err(err(format!("jobs run each other more than {MAX_DEPTH} deep (a loop?) at job {name:?}")));
+        }
+        let own_workspace = depth == 0;
+        let mut spec = prepare(
+            self.workspaces,
+            self.dirs,
+            runbook,
+            name,
+            vars,
+            cwd,
+            (id, nonce.clone(), runbook_hash.clone()),
+            item,
+            own_workspace,
+        )?;
         spec.agents = agents(runbook, &spec, cwd)?;
         spec.agents_root = self.dirs.agents();
         spec.hook_command = self.hook_command.to_owned();
-        spec.item = item;
+        for step in &spec.steps {
+            let StepRun::Job(child) = &step.run else { continue };
+            if spec.children.contains_key(child) {
+                continue;
+            }
+            // Its id is drawn by the core when the step runs.
+            let placeholder = JobId::new(&nonce);
+            let made = self
+                .made(
+                    runbook,
+                    child,
+                    spec.vars.clone(),
+                    cwd,
+                    placeholder,
+                    nonce.clone(),
+                    runbook_hash.clone(),
+                    item,
+                    depth + 1,
+                )
+                .map_err(|e| err(format!("step {:?}: {e}", step.name)))?;
+            spec.children.insert(child.clone(), made);
+        }
         Ok(spec)
     }
 }
@@ -59,10 +115,9 @@ fn prepare(
     name: &str,
     vars: BTreeMap<String, String>,
     cwd: &Path,
-    id: JobId,
-    nonce: Nonce,
-    runbook_hash: String,
+    (id, nonce, runbook_hash): (JobId, Nonce, String),
     item: Option<&(ItemId, BTreeMap<String, String>)>,
+    own_workspace: bool,
 ) -> Result<JobSpec, String> {
     let job = runbook.jobs.get(name).ok_or_else(|| err(format!("no job {name:?}")))?;
     let mut vars = vars;
@@ -74,7 +129,7 @@ fn prepare(
     }
     let mut scope = Scope::new();
     for (k, v) in &vars {
-        scope.set("var", k, v.as_str());
+        scope.set("var", k, v.as_str()).set("args", k, v.as_str());
     }
     scope.set("source", "nonce", nonce.as_str());
     for (k, v) in item.iter().flat_map(|(_, data)| data) {
@@ -87,6 +142,8 @@ fn prepare(
         locals.insert(k.clone(), value);
     }
     let workspace = match &job.source {
+        // A job run as a step works in its parent's workspace.
+        _ if !own_workspace => None,
         Source::None => None,
         Source::Folder => Some(WorkspaceKind::Folder),
         Source::Worktree { branch, base_ref } => {
@@ -152,6 +209,8 @@ fn prepare(
         agents_root: PathBuf::new(),
         hook_command: String::new(),
         item: None,
+        children: BTreeMap::new(),
+        parent: None,
     })
 }
 

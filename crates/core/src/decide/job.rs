@@ -2,6 +2,7 @@
 //! following a step's outcome, trying a failed step again after its backoff, and cancelling.
 
 use super::{create, kill, set_timer, spawn, Decision};
+use crate::apply;
 use crate::driver::{Driver, DriverKind};
 use crate::template::{self, Scope, Target};
 use crate::{
@@ -55,7 +56,7 @@ pub(super) fn start(state: &State, spec: &JobSpec, now: Timestamp, d: &mut Decis
 fn begin(state: &State, job: &Job, now: Timestamp, d: &mut Decision) {
     match job.spec.steps.first() {
         Some(first) => enter(state, job, &first.name, now, d),
-        None => finish(job, JobState::Done, now, d),
+        None => finish(state, job, JobState::Done, now, d),
     }
 }
 
@@ -71,27 +72,27 @@ pub(super) fn workspace_ready(state: &State, ws: &WorkspaceId, now: Timestamp, d
 /// A workspace could not be made: the job waiting for it fails.
 pub(super) fn workspace_failed(state: &State, ws: &WorkspaceId, error: &str, now: Timestamp, d: &mut Decision) {
     if let Some(j) = state.jobs.values().find(|j| j.workspace.as_ref() == Some(ws) && !j.state.is_over()) {
-        finish(j, JobState::Failed { reason: format!("its workspace could not be made: {error}") }, now, d);
+        finish(state, j, JobState::Failed { reason: format!("its workspace could not be made: {error}") }, now, d);
     }
 }
 
 /// Enters `step` — unless it has been entered as often as the job allows, which fails the job.
 fn enter(state: &State, job: &Job, step: &str, now: Timestamp, d: &mut Decision) {
     let Some(spec) = job.spec.step(step) else {
-        return finish(job, JobState::Failed { reason: format!("no step {step:?}") }, now, d);
+        return finish(state, job, JobState::Failed { reason: format!("no step {step:?}") }, now, d);
     };
     let visits = job.visits.get(step).copied().unwrap_or(0);
     if visits >= job.spec.max_step_visits {
         let reason = format!("step {step:?} was entered {visits} times, the most this job allows (max_step_visits)");
-        return finish(job, JobState::Failed { reason }, now, d);
+        return finish(state, job, JobState::Failed { reason }, now, d);
     }
     let visit = visits + 1;
     match launch(state, job, spec, visit, 1, now) {
         Ok(started) => {
             d.event(Event::StepEntered { job: job.spec.id.clone(), step: step.to_owned(), at: now });
-            started.into(d);
+            started.into(state, now, d);
         }
-        Err(reason) => finish(job, JobState::Failed { reason }, now, d),
+        Err(reason) => finish(state, job, JobState::Failed { reason }, now, d),
     }
 }
 
@@ -100,12 +101,18 @@ fn enter(state: &State, job: &Job, step: &str, now: Timestamp, d: &mut Decision)
 struct Started {
     events: Vec<Event>,
     effects: Vec<Effect>,
+    /// A job the step runs, to create and begin.
+    child: Option<Job>,
 }
 
 impl Started {
-    fn into(self, d: &mut Decision) {
+    fn into(self, state: &State, now: Timestamp, d: &mut Decision) {
         d.events.extend(self.events);
         d.effects.extend(self.effects);
+        if let Some(child) = self.child {
+            d.event(Event::JobCreated { job: Box::new(child.clone()) });
+            begin(state, &child, now, d);
+        }
     }
 }
 
@@ -119,8 +126,14 @@ fn launch(
     attempt: u32,
     now: Timestamp,
 ) -> Result<Started, String> {
-    let StepRun::Agent(name) = &spec.run else {
-        return run_effect(state, job, spec, attempt).map(|e| Started { events: vec![], effects: vec![e] });
+    let name = match &spec.run {
+        StepRun::Agent(name) => name,
+        StepRun::Job(child) => {
+            return Ok(Started { child: Some(child_job(job, spec, child, visit, attempt, now)?), ..Default::default() })
+        }
+        StepRun::Shell(_) => {
+            return run_effect(state, job, spec, attempt).map(|e| Started { effects: vec![e], ..Default::default() })
+        }
     };
     let plan = job.spec.agents.get(name).ok_or_else(|| format!("no agent {name:?}"))?;
     let ws = job.workspace.as_ref().and_then(|id| state.workspaces.get(id)).ok_or_else(|| {
@@ -180,7 +193,41 @@ fn launch(
     let effects = vec![spawn(&agent, None)];
     let events =
         vec![Event::AgentCreated { agent: Box::new(agent) }, Event::WorkspaceInUse { id: ws.id.clone(), agent: id }];
-    Ok(Started { events, effects })
+    Ok(Started { events, effects, child: None })
+}
+
+/// The job a `{ job = … }` step runs: made with the parent's vars when the parent was made, it
+/// runs in the parent's workspace, with an id drawn from the parent, step, visit and try.
+fn child_job(
+    parent: &Job,
+    spec: &StepSpec,
+    name: &str,
+    visit: u32,
+    attempt: u32,
+    now: Timestamp,
+) -> Result<Job, String> {
+    let made = parent.spec.children.get(name).ok_or_else(|| format!("step {:?}: no job {name:?}", spec.name))?;
+    let seed = fnv(&[parent.spec.id.as_str(), &spec.name, &visit.to_string(), &attempt.to_string(), "job"]);
+    let id = JobId::new(&Nonce::from_bits(seed));
+    let child = JobSpec {
+        id: id.clone(),
+        workspace: None,
+        logs: parent.spec.logs.join(id.as_str()),
+        parent: Some((parent.spec.id.clone(), spec.name.clone(), attempt)),
+        item: None,
+        ..made.clone()
+    };
+    Ok(Job {
+        spec: child,
+        state: JobState::Running,
+        step: None,
+        attempt: 0,
+        visits: Default::default(),
+        cancelled: false,
+        created_at: now,
+        state_since: now,
+        workspace: parent.workspace.clone(),
+    })
 }
 
 /// An agent that ran a step ended: the step succeeded if its work was done (its policy said
@@ -232,7 +279,7 @@ fn scope(state: &State, job: &Job) -> Scope {
     let ws = job.workspace.as_ref().and_then(|id| state.workspaces.get(id));
     let mut scope = Scope::new();
     for (k, v) in &job.spec.vars {
-        scope.set("var", k, v.as_str());
+        scope.set("var", k, v.as_str()).set("args", k, v.as_str());
     }
     for (k, v) in &job.spec.locals {
         scope.set("local", k, v.as_str());
@@ -267,7 +314,7 @@ fn run_effect(state: &State, job: &Job, spec: &StepSpec, attempt: u32) -> Result
     Ok(Effect::RunStep { job: job.spec.id.clone(), step: spec.name.clone(), attempt, run, cwd, log })
 }
 
-fn finish(job: &Job, end: JobState, now: Timestamp, d: &mut Decision) {
+fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decision) {
     let end = if job.cancelled && !matches!(end, JobState::Failed { .. }) { JobState::Cancelled } else { end };
     // The queue item it worked on is done, or counts a failure.
     if let Some((item, _)) = &job.spec.item {
@@ -278,7 +325,24 @@ fn finish(job: &Job, end: JobState, now: Timestamp, d: &mut Decision) {
         };
         d.event(Event::ItemFinished { item: *item, ok: end == JobState::Done, error });
     }
-    d.event(Event::JobFinished { job: job.spec.id.clone(), state: end, at: now });
+    d.event(Event::JobFinished { job: job.spec.id.clone(), state: end.clone(), at: now });
+    // A job run as a step ends that step — unless the parent is being cancelled with it.
+    if let Some((parent, step, attempt)) = &job.spec.parent {
+        let cancelling = d.events.iter().any(|e| matches!(e, Event::JobCancelling { job } if job == parent));
+        if !cancelling {
+            let detail = match &end {
+                JobState::Failed { reason } => format!("job {} failed: {reason}", job.spec.id),
+                other => format!("job {} ended {}", job.spec.id, other.label()),
+            };
+            let outcome = StepOutcome { step, attempt: *attempt, ok: end == JobState::Done, detail: Some(&detail) };
+            // The parent as this decision leaves it: the child may end in the decision that began it.
+            let mut after = state.clone();
+            for e in &d.events {
+                apply(&mut after, e);
+            }
+            step_finished(&after, parent, outcome, now, d);
+        }
+    }
 }
 
 /// How a step's run ended.
@@ -324,8 +388,8 @@ fn follow(state: &State, j: &Job, next: Option<&Next>, failure: Option<String>, 
     };
     match next {
         Next::Step(s) => enter(state, j, &s, now, d),
-        Next::Done => finish(j, JobState::Done, now, d),
-        Next::Fail => finish(j, JobState::Failed { reason: failure.unwrap_or_else(|| "failed".into()) }, now, d),
+        Next::Done => finish(state, j, JobState::Done, now, d),
+        Next::Fail => finish(state, j, JobState::Failed { reason: failure.unwrap_or_else(|| "failed".into()) }, now, d),
     }
 }
 
@@ -336,9 +400,9 @@ fn retry(state: &State, j: &Job, now: Timestamp, d: &mut Decision) {
     match launch(state, j, spec, visit, attempt, now) {
         Ok(started) => {
             d.event(Event::StepRetried { job: j.spec.id.clone(), attempt, at: now });
-            started.into(d);
+            started.into(state, now, d);
         }
-        Err(reason) => finish(j, JobState::Failed { reason }, now, d),
+        Err(reason) => finish(state, j, JobState::Failed { reason }, now, d),
     }
 }
 
@@ -347,7 +411,8 @@ fn retry(state: &State, j: &Job, now: Timestamp, d: &mut Decision) {
 pub(super) fn resume_after_restart(state: &State, d: &mut Decision) {
     for j in state.jobs.values().filter(|j| j.state == JobState::Running) {
         let Some(spec) = j.step.as_deref().and_then(|s| j.spec.step(s)) else { continue };
-        if matches!(spec.run, StepRun::Shell(_) | StepRun::Job(_)) {
+        // A job run as a step resumes as the job it is.
+        if matches!(spec.run, StepRun::Shell(_)) {
             if let Ok(effect) = run_effect(state, j, spec, j.attempt) {
                 d.effect(effect);
             }
@@ -378,6 +443,14 @@ pub(super) fn cancel(state: &State, job: &JobId, now: Timestamp, d: &mut Decisio
     // An agent running the step is killed; anything else the daemon stops.
     let agent =
         state.agents.values().find(|a| a.step.as_ref().is_some_and(|(jb, _, _)| jb == job) && !a.state.is_dead());
+    // A job the step runs is cancelled with it (its `on_cancel` runs; its end no longer counts).
+    let children = state
+        .jobs
+        .values()
+        .filter(|c| c.spec.parent.as_ref().is_some_and(|(p, _, _)| p == job) && !c.state.is_over() && !c.cancelled);
+    for c in children {
+        cancel(state, &c.spec.id, now, d)?;
+    }
     match (step, agent) {
         (_, Some(a)) => {
             d.event(Event::AgentKillRequested { id: a.id.clone() });
@@ -388,7 +461,7 @@ pub(super) fn cancel(state: &State, job: &JobId, now: Timestamp, d: &mut Decisio
     }
     match step.and_then(|s| s.on_cancel.clone()) {
         Some(Next::Step(cleanup)) => enter(state, &cancelling, &cleanup, now, d),
-        _ => finish(&cancelling, JobState::Cancelled, now, d),
+        _ => finish(state, &cancelling, JobState::Cancelled, now, d),
     }
     Ok(())
 }

@@ -160,5 +160,7 @@ pub fn shell_job(id: JobId, run: &str, item: Option<(ItemId, BTreeMap<String, St
         agents_root: "/agents".into(),
         hook_command: "bosun hook".into(),
         item,
+        children: BTreeMap::new(),
+        parent: None,
     }
 }
