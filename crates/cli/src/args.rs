@@ -255,6 +255,9 @@ pub enum JobCommand {
     },
     /// Cancel a job (its on_cancel step, if any, still runs)
     Cancel { id: String },
+    /// Run a failed or cancelled job again from the step where it stopped, in its workspace as
+    /// it is now (fix what made it fail first); its steps' visits count from zero
+    Resume { id: String },
     /// Wait until a job is over; exit 0 when done, 1 when failed or cancelled
     Wait { id: String },
     /// Print the output of a job's shell steps, step by step and try by try

@@ -71,13 +71,8 @@ pub fn job(client: &Client, cmd: JobCommand) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        JobCommand::Cancel { id } => {
-            let Response::Job { job, .. } = client.request(Request::JobCancel { job: id })? else {
-                bail!(unexpected())
-            };
-            println!("{} {}", job.spec.id, job.state.label());
-            Ok(ExitCode::SUCCESS)
-        }
+        JobCommand::Cancel { id } => changed(client, Request::JobCancel { job: id }),
+        JobCommand::Resume { id } => changed(client, Request::JobResume { job: id }),
         JobCommand::Logs { id, follow } => logs(client, id, follow),
         JobCommand::Wait { id } => loop {
             let Response::Job { job, over, .. } = client.request(Request::JobWait { job: id.clone() })? else {
@@ -144,4 +139,12 @@ fn show(now: u64, j: &Job) {
     }
     println!("runbook    {}", j.spec.runbook_hash);
     println!("logs       {}", j.spec.logs.display());
+}
+
+/// Asks for a change to a job and prints the state it is in after.
+fn changed(client: &Client, request: Request) -> Result<ExitCode> {
+    let Response::Job { job, .. } = client.request(request)? else { bail!(unexpected()) };
+    let step = job.step.as_deref().map(|s| format!(" (step {s})")).unwrap_or_default();
+    println!("{} {}{step}", job.spec.id, job.state.label());
+    Ok(ExitCode::SUCCESS)
 }

@@ -238,3 +238,42 @@ fn a_job_step_runs_the_other_job_in_the_same_worktree_then_goes_on() {
     assert_eq!(child["spec"]["parent"][0], id, "{child}");
     assert_eq!(child["state"]["state"], "done");
 }
+
+const FLAKY: &str = r#"
+command "check" {
+  run = { job = "check" }
+}
+
+job "check" {
+  source = "worktree"
+  step "build" {
+    run     = "echo built >> build.log"
+    on_done = { step = "check" }
+  }
+  step "check" {
+    run = "test -f fixed.txt"
+  }
+}
+"#;
+
+#[test]
+fn a_failed_job_is_resumed_where_it_stopped_after_the_fix_and_ends_done() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let dir = repo.path().join(".bosun/runbooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("check.hcl"), FLAKY).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["run", "--json", "check"])).unwrap();
+    let (job, ws) = (v["job"].as_str().unwrap(), std::path::PathBuf::from(v["workspace"].as_str().unwrap()));
+    assert!(!bosun.run(repo.path(), &["job", "wait", job]).status.success(), "it fails: nothing is fixed");
+    let err = bosun.fails(repo.path(), &["job", "resume", "jnosuch"]);
+    assert!(err.contains("jnosuch"), "{err}");
+
+    std::fs::write(ws.join("fixed.txt"), "").unwrap();
+    let out = bosun.ok(repo.path(), &["job", "resume", job]);
+    assert!(out.contains("running (step check)"), "{out}");
+    bosun.ok(repo.path(), &["job", "wait", job]);
+    assert_eq!(std::fs::read_to_string(ws.join("build.log")).unwrap(), "built\n", "build did not run again");
+    let err = bosun.fails(repo.path(), &["job", "resume", job]);
+    assert!(err.contains("is done: only a failed or cancelled job is resumed"), "{err}");
+}

@@ -156,6 +156,11 @@ pub enum Event {
         attempt: u32,
         at: Timestamp,
     },
+    /// A failed or cancelled job runs again; its steps' visits count from zero.
+    JobResumed {
+        job: JobId,
+        at: Timestamp,
+    },
     JobCancelling {
         job: JobId,
     },

@@ -26,6 +26,10 @@ pub enum Input {
         ok: bool,
         detail: Option<String>,
     },
+    /// Runs a failed or cancelled job again from the step where it stopped.
+    ResumeJob {
+        job: JobId,
+    },
     CancelJob {
         job: JobId,
     },

@@ -38,6 +38,10 @@ pub enum Rejection {
     NoSuchWorker(String),
     #[error("worker {0:?} is already stopped")]
     WorkerStopped(String),
+    #[error("job {id} is {state}: only a failed or cancelled job is resumed")]
+    JobNotResumable { id: crate::JobId, state: &'static str },
+    #[error("job {id}'s workspace {workspace} is {state}: a resumed job needs it as it was")]
+    JobWorkspaceGone { id: crate::JobId, workspace: WorkspaceId, state: String },
     #[error("no cron {0:?}: see `bosun cron ls`")]
     NoSuchCron(String),
     #[error("cron {0:?} is already stopped")]

@@ -176,6 +176,14 @@ pub fn apply(state: &mut State, event: &Event) {
                 j.state_since = *at;
             }
         }
+        Event::JobResumed { job, at } => {
+            if let Some(j) = state.jobs.get_mut(job) {
+                j.state = JobState::Running;
+                j.state_since = *at;
+                j.cancelled = false;
+                j.visits.clear();
+            }
+        }
         Event::JobCancelling { job } => {
             if let Some(j) = state.jobs.get_mut(job) {
                 j.cancelled = true;

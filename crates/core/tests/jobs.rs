@@ -261,3 +261,23 @@ fn a_failed_job_step_follows_on_fail_and_a_cancel_takes_the_child_with_it() {
     assert_eq!(sim.state.jobs[&child].state, JobState::Cancelled);
     assert_eq!(sim.state.jobs[&id].state, JobState::Cancelled);
 }
+
+#[test]
+fn a_failed_job_resumes_at_the_step_that_failed_with_its_visits_counted_afresh() {
+    let mut sim = Sim::new();
+    let spec = job(vec![step("build", next("test"), None), step("test", None, next("test"))]);
+    let id = spec.id.clone();
+    sim.ok(Input::StartJob(Box::new(spec)));
+    finish(&mut sim, &id, true);
+    for _ in 0..3 {
+        finish(&mut sim, &id, false);
+    }
+    let JobState::Failed { reason } = &sim.state.jobs[&id].state else { panic!("{:?}", sim.state.jobs[&id].state) };
+    assert!(reason.contains("max_step_visits"), "{reason}");
+    assert_eq!(runs(&sim.ok(Input::ResumeJob { job: id.clone() })), [("test".into(), 1)], "where it stopped");
+    assert_eq!(sim.state.jobs[&id].state, JobState::Running);
+    assert_eq!(sim.state.jobs[&id].visits.get("test"), Some(&1), "visits counted afresh");
+    finish(&mut sim, &id, true);
+    assert_eq!(sim.state.jobs[&id].state, JobState::Done);
+    assert!(sim.feed(Input::ResumeJob { job: id }).is_err(), "a done job is not resumed");
+}

@@ -59,6 +59,9 @@ pub enum Request {
     JobCancel {
         job: String,
     },
+    JobResume {
+        job: String,
+    },
     /// Answers once the job is over (or after a minute: ask again).
     JobWait {
         job: String,

@@ -427,6 +427,29 @@ pub(super) fn backoff_over(state: &State, job: &JobId, now: Timestamp, d: &mut D
     }
 }
 
+/// Runs a failed or cancelled job again from the step where it stopped (or from its first when
+/// it stopped before one), in its workspace as it is now; every step's visits count from zero.
+pub(super) fn resume(state: &State, job: &JobId, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
+    let j = state.jobs.get(job).ok_or_else(|| Rejection::NoSuchJob(job.to_string()))?;
+    if !matches!(j.state, JobState::Failed { .. } | JobState::Cancelled) {
+        return Err(Rejection::JobNotResumable { id: job.clone(), state: j.state.label() });
+    }
+    if let Some(ws) = &j.workspace {
+        let usable = state.workspaces.get(ws).map(|w| &w.state);
+        if !matches!(usable, Some(WorkspaceState::Ready | WorkspaceState::InUse { .. } | WorkspaceState::Dirty)) {
+            let state = usable.map_or("gone", WorkspaceState::label).to_owned();
+            return Err(Rejection::JobWorkspaceGone { id: job.clone(), workspace: ws.clone(), state });
+        }
+    }
+    d.event(Event::JobResumed { job: job.clone(), at: now });
+    let resumed = Job { state: JobState::Running, cancelled: false, visits: Default::default(), ..j.clone() };
+    match &j.step {
+        Some(step) => enter(state, &resumed, step, now, d),
+        None => begin(state, &resumed, now, d),
+    }
+    Ok(())
+}
+
 /// Cancels the job: its current step is stopped; its `on_cancel` step, if any, runs, after which
 /// the job ends as cancelled.
 pub(super) fn cancel(state: &State, job: &JobId, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {

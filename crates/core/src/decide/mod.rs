@@ -43,6 +43,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
             job::step_finished(state, job, outcome, now, &mut d)
         }
         Input::CancelJob { job } => job::cancel(state, job, now, &mut d)?,
+        Input::ResumeJob { job } => job::resume(state, job, now, &mut d)?,
         Input::QueuePush { queue, data, retry } => queue::push(state, queue, data, *retry, now, &mut d),
         Input::QueueRetry { item } => queue::requeue(state, *item, &mut d)?,
         Input::QueueDrop { item } => queue::drop(state, *item, &mut d)?,

@@ -120,16 +120,8 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             })
             .await
         }
-        Request::JobCancel { job } => {
-            let id = query(ctx, move |s| Ok(s.find_job(&job)?.spec.id.clone())).await?;
-            ctx.engine.submit(Input::CancelJob { job: id.clone() }).await.map_err(engine_error)?;
-            let now = now().as_millis();
-            query(ctx, move |s| {
-                let j = s.find_job(id.as_str())?;
-                Ok(Response::Job { now, job: Box::new(j.clone()), over: j.state.is_over() })
-            })
-            .await
-        }
+        Request::JobCancel { job } => job_input(ctx, job, |job| Input::CancelJob { job }).await,
+        Request::JobResume { job } => job_input(ctx, job, |job| Input::ResumeJob { job }).await,
         Request::JobWait { job } => outcome::wait_job(ctx, job).await,
         Request::QueuePush { queue, data, retry } => {
             ctx.engine.submit(Input::QueuePush { queue, data, retry }).await.map_err(engine_error)?;
@@ -287,6 +279,18 @@ async fn blocking<R: Send + 'static>(
         Ok(r) => r.map_err(adapter_error),
         Err(e) => Err(WireError::new(ErrorKind::Failed, format!("internal task failed: {e}"))),
     }
+}
+
+/// Submits what `input` makes of the job `job` names, and answers with the job as it is then.
+async fn job_input(ctx: &Arc<Context>, job: String, input: impl FnOnce(bosun_core::JobId) -> Input) -> Answer {
+    let id = query(ctx, move |s| Ok(s.find_job(&job)?.spec.id.clone())).await?;
+    ctx.engine.submit(input(id.clone())).await.map_err(engine_error)?;
+    let now = now().as_millis();
+    query(ctx, move |s| {
+        let j = s.find_job(id.as_str())?;
+        Ok(Response::Job { now, job: Box::new(j.clone()), over: j.state.is_over() })
+    })
+    .await
 }
 
 /// The runbook the CLI sent as (path, text) pairs, and those as source files.
