@@ -30,7 +30,7 @@ impl Notifier for DesktopNotifier {
                 return Ok(());
             }
         }
-        tracing::warn!(title, body, "escalation");
+        tracing::warn!(title, body, "notification");
         Ok(())
     }
 }

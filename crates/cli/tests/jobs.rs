@@ -3,6 +3,7 @@
 
 mod support;
 
+use bosun_testkit::poll::wait_for;
 use support::*;
 
 const RUNBOOK: &str = r#"
@@ -246,6 +247,7 @@ command "check" {
 
 job "check" {
   source = "worktree"
+  notify = { on_fail = "check failed in ${workspace.path}" }
   step "build" {
     run     = "echo built >> build.log"
     on_done = { step = "check" }
@@ -266,6 +268,9 @@ fn a_failed_job_is_resumed_where_it_stopped_after_the_fix_and_ends_done() {
     let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["run", "--json", "check"])).unwrap();
     let (job, ws) = (v["job"].as_str().unwrap(), std::path::PathBuf::from(v["workspace"].as_str().unwrap()));
     assert!(!bosun.run(repo.path(), &["job", "wait", job]).status.success(), "it fails: nothing is fixed");
+    let told = format!("check failed in {}", ws.display());
+    let log = wait_for(PATIENCE, || bosun.log().contains(&told).then_some(()));
+    assert!(log.is_some(), "a person is told, here through the log: {}", bosun.log());
     let err = bosun.fails(repo.path(), &["job", "resume", "jnosuch"]);
     assert!(err.contains("jnosuch"), "{err}");
 

@@ -75,6 +75,16 @@ pub struct JobSpec {
     /// The job, step and try this job runs as a step of.
     #[serde(default)]
     pub parent: Option<(JobId, String, u32)>,
+    /// What to tell a person when it starts, ends done or fails (templates).
+    #[serde(default)]
+    pub notify: JobNotify,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobNotify {
+    pub on_start: Option<String>,
+    pub on_done: Option<String>,
+    pub on_fail: Option<String>,
 }
 
 /// An agent a step runs: its command, driver, first prompt (a template), environment, policy.

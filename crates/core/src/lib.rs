@@ -34,7 +34,7 @@ pub use escalation::{Escalation, EscalationId, Resolution};
 pub use event::Event;
 pub use id::{AgentId, MessageId, Name, NameError, Nonce, SessionName, WorkspaceId};
 pub use input::{AgentSpec, Input, Reality, SessionSeen, WorkspaceProbe};
-pub use job::{AgentPlan, Job, JobId, JobSpec, JobState, JobWorkspace, Next, StepRun, StepSpec};
+pub use job::{AgentPlan, Job, JobId, JobNotify, JobSpec, JobState, JobWorkspace, Next, StepRun, StepSpec};
 pub use policy::{
     format_duration, parse_duration, Action, Attempts, Chain, Policy, Step, StepError, Trigger, DEFAULT_GRACE_MS,
 };

@@ -38,6 +38,7 @@ fn job(steps: Vec<StepSpec>) -> JobSpec {
         item: None,
         children: Default::default(),
         parent: None,
+        notify: Default::default(),
     }
 }
 
@@ -280,4 +281,29 @@ fn a_failed_job_resumes_at_the_step_that_failed_with_its_visits_counted_afresh()
     finish(&mut sim, &id, true);
     assert_eq!(sim.state.jobs[&id].state, JobState::Done);
     assert!(sim.feed(Input::ResumeJob { job: id }).is_err(), "a done job is not resumed");
+}
+
+#[test]
+fn a_job_tells_a_person_it_started_and_how_it_ended_with_its_values() {
+    let notes = |effects: &[Effect]| -> Vec<String> {
+        effects
+            .iter()
+            .filter_map(|e| if let Effect::Notify { body, .. } = e { Some(body.clone()) } else { None })
+            .collect()
+    };
+    let mut spec = job(vec![step("build", None, None)]);
+    spec.vars.insert("name".into(), "auth".into());
+    spec.notify = bosun_core::JobNotify {
+        on_start: Some("building ${var.name}".into()),
+        on_done: Some("${var.name} is built".into()),
+        on_fail: Some("${var.name} did not build".into()),
+    };
+    let id = spec.id.clone();
+    let mut sim = Sim::new();
+    assert_eq!(notes(&sim.ok(Input::StartJob(Box::new(spec.clone())))), ["building auth"]);
+    assert_eq!(notes(&finish(&mut sim, &id, true)), ["auth is built"]);
+
+    let mut sim = Sim::new();
+    sim.ok(Input::StartJob(Box::new(spec)));
+    assert_eq!(notes(&finish(&mut sim, &id, false)), ["auth did not build (step \"build\" failed: exit 1)"]);
 }

@@ -9,7 +9,7 @@ use bosun_adapters::Workspaces;
 use bosun_core::driver::DriverKind;
 use bosun_core::template::{render, Scope, Target};
 use bosun_core::{
-    AgentPlan, ItemId, JobId, JobSpec, JobWorkspace, Name, Next, Nonce, StepRun, StepSpec, WorkspaceKind,
+    AgentPlan, ItemId, JobId, JobNotify, JobSpec, JobWorkspace, Name, Next, Nonce, StepRun, StepSpec, WorkspaceKind,
 };
 use bosun_runbook::load::SourceFile;
 use bosun_runbook::model::{Run, Runbook, Source, Transition};
@@ -210,6 +210,11 @@ fn prepare(
         hook_command: String::new(),
         item: None,
         children: BTreeMap::new(),
+        notify: JobNotify {
+            on_start: job.notify.on_start.clone(),
+            on_done: job.notify.on_done.clone(),
+            on_fail: job.notify.on_fail.clone(),
+        },
         parent: None,
     })
 }

@@ -57,7 +57,10 @@ impl Bosun {
             .env("BOSUN_STATE_DIR", self.state.path())
             .env("CLAUDE_CONFIG_DIR", self.claude.path())
             .env_remove("TMUX")
-            .env_remove("BOSUN_LOG");
+            .env_remove("BOSUN_LOG")
+            // Notifications go to the daemon's log, not the tester's desktop.
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY");
         if let Some(p) = &self.path {
             cmd.env("PATH", p);
         }

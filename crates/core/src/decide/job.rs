@@ -30,6 +30,7 @@ pub(super) fn start(state: &State, spec: &JobSpec, now: Timestamp, d: &mut Decis
         workspace: workspace.clone(),
     };
     d.event(Event::JobCreated { job: Box::new(job.clone()) });
+    notify(state, &job, "started", spec.notify.on_start.as_deref(), d);
     match (&spec.workspace, workspace) {
         // Its first step waits for its workspace.
         (Some(w), Some(id)) => {
@@ -326,6 +327,14 @@ fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decis
         d.event(Event::ItemFinished { item: *item, ok: end == JobState::Done, error });
     }
     d.event(Event::JobFinished { job: job.spec.id.clone(), state: end.clone(), at: now });
+    match &end {
+        JobState::Done => notify(state, job, "done", job.spec.notify.on_done.as_deref(), d),
+        JobState::Failed { reason } => {
+            let message = job.spec.notify.on_fail.as_deref().map(|m| format!("{m} ({reason})"));
+            notify(state, job, "failed", message.as_deref(), d);
+        }
+        _ => {}
+    }
     // A job run as a step ends that step — unless the parent is being cancelled with it.
     if let Some((parent, step, attempt)) = &job.spec.parent {
         let cancelling = d.events.iter().any(|e| matches!(e, Event::JobCancelling { job } if job == parent));
@@ -343,6 +352,14 @@ fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decis
             step_finished(&after, parent, outcome, now, d);
         }
     }
+}
+
+/// Tells a person the job's `message` (a template; shown as written when it names what is not
+/// known yet, such as the workspace of a job that is only starting).
+fn notify(state: &State, job: &Job, what: &str, message: Option<&str>, d: &mut Decision) {
+    let Some(message) = message else { return };
+    let body = template::render(message, &scope(state, job), Target::Text).unwrap_or_else(|_| message.to_owned());
+    d.effect(Effect::Notify { title: format!("bosun: job {} ({}) {what}", job.spec.name, job.spec.id), body });
 }
 
 /// How a step's run ended.

@@ -162,5 +162,6 @@ pub fn shell_job(id: JobId, run: &str, item: Option<(ItemId, BTreeMap<String, St
         item,
         children: BTreeMap::new(),
         parent: None,
+        notify: Default::default(),
     }
 }
