@@ -93,6 +93,12 @@ pub struct AgentPlan {
     pub command: Vec<String>,
     pub driver: DriverKind,
     pub prompt: Option<String>,
+    /// Sent first, ahead of the prompt (a template).
+    #[serde(default)]
+    pub context: Option<String>,
+    /// Where in the workspace it runs, relative to its root (a template).
+    #[serde(default)]
+    pub cwd: Option<String>,
     pub env: BTreeMap<String, String>,
     pub policy: Policy,
 }

@@ -307,3 +307,53 @@ fn a_job_tells_a_person_it_started_and_how_it_ended_with_its_values() {
     sim.ok(Input::StartJob(Box::new(spec)));
     assert_eq!(notes(&finish(&mut sim, &id, false)), ["auth did not build (step \"build\" failed: exit 1)"]);
 }
+
+/// A job in a folder workspace whose one step runs agent `fixer` with `context` and `cwd`.
+fn agent_job(cwd: &str) -> JobSpec {
+    let mut fix = step("fix", None, None);
+    fix.run = StepRun::Agent("fixer".into());
+    let mut spec = job(vec![fix]);
+    spec.vars.insert("name".into(), "auth".into());
+    spec.workspace = Some(bosun_core::JobWorkspace {
+        name: bosun_core::Name::derive("build"),
+        nonce: Nonce::from_bits(9),
+        workspaces_root: "/state/workspaces".into(),
+        kind: bosun_core::WorkspaceKind::Folder,
+        settings_from: None,
+    });
+    let plan = bosun_core::AgentPlan {
+        command: vec!["claude".into()],
+        driver: bosun_core::driver::DriverKind::Claude,
+        prompt: Some("Fix ${var.name}".into()),
+        context: Some("You work on ${var.name} in ${workspace.path}".into()),
+        cwd: Some(cwd.into()),
+        env: Default::default(),
+        policy: Default::default(),
+    };
+    spec.agents.insert("fixer".into(), plan);
+    spec
+}
+
+fn start_in_workspace(sim: &mut Sim, spec: JobSpec) -> JobId {
+    let id = spec.id.clone();
+    sim.ok(Input::StartJob(Box::new(spec)));
+    let ws = sim.state.jobs[&id].workspace.clone().unwrap();
+    sim.ok(Input::WorkspaceCreated { id: ws });
+    id
+}
+
+#[test]
+fn an_agent_gets_its_context_before_its_prompt_and_runs_where_its_cwd_says() {
+    let mut sim = Sim::new();
+    start_in_workspace(&mut sim, agent_job("services/auth"));
+    let agent = sim.state.agents.values().next().expect("the step's agent");
+    let ws = sim.state.workspaces.values().next().unwrap().path.clone();
+    assert_eq!(agent.cwd, ws.join("services/auth"));
+    assert_eq!(agent.prompt.as_deref(), Some(format!("You work on auth in {}\n\nFix auth", ws.display()).as_str()));
+
+    let mut sim = Sim::new();
+    let id = start_in_workspace(&mut sim, agent_job("../elsewhere"));
+    let JobState::Failed { reason } = &sim.state.jobs[&id].state else { panic!("{:?}", sim.state.jobs[&id]) };
+    assert!(reason.contains("must be a path inside its workspace"), "{reason}");
+    assert!(sim.state.agents.is_empty());
+}

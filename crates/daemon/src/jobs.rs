@@ -238,6 +238,8 @@ fn agents(runbook: &Runbook, spec: &JobSpec, cwd: &Path) -> Result<BTreeMap<Stri
             command: def.command.clone(),
             driver: def.driver.unwrap_or_else(|| DriverKind::detect(&def.command)),
             prompt,
+            context: def.context.clone(),
+            cwd: def.cwd.clone(),
             env: def.env.clone(),
             policy: def.policy.clone(),
         };

@@ -145,12 +145,29 @@ fn launch(
     let nonce = Nonce::from_bits(seed);
     let id = AgentId::new(&nonce);
     let scope = scope(state, job);
-    let prompt = plan
-        .prompt
-        .as_deref()
-        .map(|p| template::render(p, &scope, Target::Text))
-        .transpose()
-        .map_err(|e| format!("agent {name:?}'s prompt: {e}"))?;
+    let text = |what: &str, t: &Option<String>| {
+        t.as_deref()
+            .map(|t| template::render(t, &scope, Target::Text))
+            .transpose()
+            .map_err(|e| format!("agent {name:?}'s {what}: {e}"))
+    };
+    // Its context comes first, then its prompt.
+    let prompt = match (text("context", &plan.context)?, text("prompt", &plan.prompt)?) {
+        (Some(c), Some(p)) => Some(format!("{c}\n\n{p}")),
+        (c, p) => c.or(p),
+    };
+    let cwd = match text("cwd", &plan.cwd)? {
+        None => ws.path.clone(),
+        Some(dir) => {
+            let inside = std::path::Path::new(&dir)
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir));
+            if !inside {
+                return Err(format!("agent {name:?}'s cwd {dir:?} must be a path inside its workspace"));
+            }
+            ws.path.join(dir)
+        }
+    };
     let driver = match plan.driver {
         DriverKind::Claude => Driver::Claude { session_id: uuid(seed) },
         DriverKind::Codex => Driver::Codex,
@@ -165,7 +182,7 @@ fn launch(
         id: id.clone(),
         name: Name::derive(name),
         workspace: ws.id.clone(),
-        cwd: ws.path.clone(),
+        cwd,
         command: plan.command.clone(),
         env,
         state: SessionState::Starting,
