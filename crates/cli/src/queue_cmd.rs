@@ -90,10 +90,18 @@ pub fn worker(client: &Client, cmd: WorkerCommand) -> Result<ExitCode> {
                     .iter()
                     .map(|w| {
                         let state = if w.running { "running" } else { "stopped" };
-                        vec![w.name.clone(), state.into(), w.queue.clone(), w.job.clone(), w.concurrency.to_string()]
+                        let error = w.error.clone().unwrap_or_else(|| "-".into());
+                        vec![
+                            w.name.clone(),
+                            state.into(),
+                            w.queue.clone(),
+                            w.job.clone(),
+                            w.concurrency.to_string(),
+                            error,
+                        ]
                     })
                     .collect();
-                println!("{}", render::table(&["WORKER", "STATE", "QUEUE", "JOB", "CONCURRENCY"], &rows));
+                println!("{}", render::table(&["WORKER", "STATE", "QUEUE", "JOB", "CONCURRENCY", "ERROR"], &rows));
             }
         }
     }

@@ -93,3 +93,58 @@ fn the_fix_example_runs_its_agent_per_bug() {
     let spaces: std::collections::BTreeSet<_> = agents.iter().map(|a| a.workspace.clone()).collect();
     assert_eq!(spaces.len(), 2, "each in its own worktree");
 }
+
+const EXTERNAL: &str = r#"
+queue "inbox" {
+  list = "cat inbox.jsonl"
+  take = "echo ${item.id} >> taken.log"
+  poll = "200ms"
+}
+
+worker "sorter" {
+  queue       = "inbox"
+  job         = "sort"
+  concurrency = 2
+}
+
+job "sort" {
+  step "sort" {
+    run = "printf '%s\n' ${item.title} >> sorted.log"
+  }
+}
+"#;
+
+#[test]
+fn a_worker_on_an_external_queue_takes_each_listed_item_once_as_it_appears() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let dir = repo.path().join(".bosun/runbooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("inbox.hcl"), EXTERNAL).unwrap();
+    let inbox = repo.path().join("inbox.jsonl");
+    std::fs::write(&inbox, "{\"id\":\"a\",\"title\":\"first\"}\n{\"id\":\"b\",\"title\":\"second; touch pwned\"}\n")
+        .unwrap();
+    let err = bosun.fails(repo.path(), &["queue", "push", "inbox", "title=x"]);
+    assert!(err.contains("external"), "{err}");
+
+    bosun.ok(repo.path(), &["worker", "start", "sorter"]);
+    let done = |n: usize| {
+        let items = items(&bosun, &repo);
+        (items.len() == n && items.iter().all(|i| i["state"] == "done")).then_some(())
+    };
+    assert!(wait_for(PATIENCE, || done(2)).is_some(), "{:?}\n{}", items(&bosun, &repo), bosun.log());
+    let mut more = std::fs::OpenOptions::new().append(true).open(&inbox).unwrap();
+    std::io::Write::write_all(&mut more, b"{\"id\":\"c\",\"title\":\"third\"}\n").unwrap();
+    assert!(wait_for(PATIENCE, || done(3)).is_some(), "{:?}", items(&bosun, &repo));
+
+    let read = |f: &str| std::fs::read_to_string(repo.path().join(f)).unwrap();
+    let mut taken: Vec<String> = read("taken.log").lines().map(str::to_owned).collect();
+    taken.sort();
+    assert_eq!(taken, ["a", "b", "c"], "each taken once, however often it was listed");
+    let mut sorted: Vec<String> = read("sorted.log").lines().map(str::to_owned).collect();
+    sorted.sort();
+    assert_eq!(sorted, ["first", "second; touch pwned", "third"]);
+    assert!(!repo.path().join("pwned").exists());
+    let workers: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["worker", "ls", "--json"])).unwrap();
+    assert_eq!(workers[0]["error"], serde_json::Value::Null);
+}

@@ -80,11 +80,15 @@ pub enum Effect {
         origin: Origin,
         job: JobId,
         data: BTreeMap<String, String>,
+        /// For an external queue's item: the command that claims it (rendered), run first.
+        take: Option<String>,
         /// The worker's (or cron's) job, runbook text and repository.
         job_name: String,
         sources: Vec<(PathBuf, String)>,
         cwd: PathBuf,
     },
+    /// Run an external queue's `list` command with `sh -c` in `cwd`; report `Listed`.
+    ListQueue { worker: String, list: String, cwd: PathBuf },
     /// Report `TimerFired` at `at`.
     SetTimer { id: TimerId, at: Timestamp },
 }

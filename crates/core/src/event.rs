@@ -197,6 +197,11 @@ pub enum Event {
     WorkerStopped {
         name: String,
     },
+    /// A worker's external queue was listed: `error` says why it could not be.
+    WorkerListed {
+        name: String,
+        error: Option<String>,
+    },
     CronStarted {
         cron: Cron,
     },

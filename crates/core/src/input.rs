@@ -48,6 +48,11 @@ pub enum Input {
     StopWorker {
         name: String,
     },
+    /// What an external queue's `list` printed (or why it failed), for the worker that asked.
+    Listed {
+        worker: String,
+        output: Result<String, String>,
+    },
     StartCron(Box<Cron>),
     StopCron {
         name: String,

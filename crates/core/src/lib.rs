@@ -38,7 +38,7 @@ pub use job::{AgentPlan, Job, JobId, JobNotify, JobSpec, JobState, JobWorkspace,
 pub use policy::{
     format_duration, parse_duration, Action, Attempts, Chain, Policy, Step, StepError, Trigger, DEFAULT_GRACE_MS,
 };
-pub use queue::{Item, ItemId, ItemState, Worker};
+pub use queue::{parse_listed, External, Item, ItemId, ItemState, Worker};
 pub use reject::Rejection;
 pub use state::{apply, State};
 pub use time::Timestamp;

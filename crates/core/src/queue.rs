@@ -39,6 +39,9 @@ pub struct Item {
     pub worker: Option<String>,
     pub at: Timestamp,
     pub error: Option<String>,
+    /// Its key in an external queue (its `id` field, else its line), so it is taken once.
+    #[serde(default)]
+    pub key: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,4 +68,49 @@ pub struct Worker {
     pub sources: Vec<(PathBuf, String)>,
     /// Where it was started: the repository its jobs' worktrees come from.
     pub cwd: PathBuf,
+    /// When its queue is external: the commands that list and take items.
+    #[serde(default)]
+    pub external: Option<External>,
+    /// Why its queue's `list` failed last, if it did.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// An external queue: `list` prints its items as JSON lines (run every `poll_ms` while a worker
+/// runs); `take` (a template over `${item.*}`) claims one before its job starts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct External {
+    pub list: String,
+    pub take: Option<String>,
+    pub poll_ms: u64,
+    pub retry: u32,
+}
+
+/// An item as an external queue lists it: its key and its fields.
+pub type Listed = (String, BTreeMap<String, String>);
+
+/// The items of a `list` command's output: one JSON object per line, its values as text; the key
+/// is its `id` field, else the line. A line that is not an object is an error.
+pub fn parse_listed(output: &str) -> Result<Vec<Listed>, String> {
+    let mut items = Vec::new();
+    for (n, line) in output.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let value: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| format!("line {} is not JSON: {e}", n + 1))?;
+        let serde_json::Value::Object(fields) = value else {
+            return Err(format!("line {} is not a JSON object", n + 1));
+        };
+        let data: BTreeMap<String, String> = fields
+            .into_iter()
+            .map(|(k, v)| {
+                let text = match v {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                (k, text)
+            })
+            .collect();
+        let key = data.get("id").cloned().unwrap_or_else(|| line.trim().to_owned());
+        items.push((key, data));
+    }
+    Ok(items)
 }

@@ -235,6 +235,11 @@ pub fn apply(state: &mut State, event: &Event) {
                 w.running = false;
             }
         }
+        Event::WorkerListed { name, error } => {
+            if let Some(w) = state.workers.get_mut(name) {
+                w.error = error.clone();
+            }
+        }
         Event::CronStarted { cron } => {
             state.crons.insert(cron.name.clone(), cron.clone());
         }

@@ -33,6 +33,8 @@ pub enum TimerKind {
     Backoff { job: JobId },
     /// A cron's next turn.
     Cron { name: String },
+    /// A worker lists its external queue again.
+    Poll { worker: String },
 }
 
 impl TimerKind {
@@ -44,7 +46,7 @@ impl TimerKind {
             | Self::Confirm { agent, .. }
             | Self::Startup { agent, .. }
             | Self::Quiet { agent } => agent,
-            Self::Backoff { .. } | Self::Cron { .. } => return None,
+            Self::Backoff { .. } | Self::Cron { .. } | Self::Poll { .. } => return None,
         })
     }
 }

@@ -17,6 +17,8 @@ fn worker(concurrency: u32) -> Worker {
         running: false,
         sources: vec![],
         cwd: "/repo".into(),
+        external: None,
+        error: None,
     }
 }
 
@@ -99,4 +101,55 @@ fn a_stopped_worker_takes_nothing_and_items_can_be_dropped() {
     sim.ok(Input::QueueDrop { item });
     assert!(sim.state.items.is_empty());
     assert!(sim.feed(Input::StopWorker { name: "fixer".into() }).is_err());
+}
+
+fn external_worker() -> Worker {
+    let external = bosun_core::External {
+        list: "gh issue list".into(),
+        take: Some("claim ${item.id}".into()),
+        poll_ms: 5_000,
+        retry: 0,
+    };
+    Worker { external: Some(external), ..worker(2) }
+}
+
+fn listed(sim: &mut Sim, output: Result<&str, &str>) -> Vec<Effect> {
+    let output = output.map(str::to_owned).map_err(str::to_owned);
+    sim.ok(Input::Listed { worker: "fixer".into(), output })
+}
+
+#[test]
+fn an_external_queue_is_listed_each_poll_and_each_item_is_taken_once() {
+    let mut sim = Sim::new();
+    let effects = sim.ok(Input::StartWorker(Box::new(external_worker())));
+    assert!(effects.iter().any(|e| matches!(e, Effect::ListQueue { list, .. } if list == "gh issue list")));
+    let effects = listed(&mut sim, Ok("{\"id\": 7, \"title\": \"crash; rm -rf /\"}\n\n{\"id\": 8}\n"));
+    let takes: Vec<String> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Dispatch { take: Some(t), .. } => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(takes, ["claim '7'", "claim '8'"], "each claimed, its values quoted");
+    assert_eq!(sim.state.items.values().filter_map(|i| i.key.clone()).collect::<Vec<_>>(), ["7", "8"]);
+    assert_eq!(sim.state.items.values().next().unwrap().data["title"], "crash; rm -rf /");
+
+    sim.advance(5_000);
+    let effects = sim.fire_due();
+    assert!(effects.iter().any(|e| matches!(e, Effect::ListQueue { .. })), "polled again");
+    let effects = listed(&mut sim, Ok("{\"id\": 7}\n{\"id\": 9}\n"));
+    assert!(dispatched(&effects).is_empty(), "two taken already: the worker is full");
+    assert_eq!(sim.state.items.len(), 3, "7 is known; 9 is new");
+
+    let effects = listed(&mut sim, Err("exit 1: gh: not logged in"));
+    assert!(effects.iter().all(|e| !matches!(e, Effect::Dispatch { .. })));
+    assert!(sim.state.workers["fixer"].error.as_deref().is_some_and(|e| e.contains("not logged in")));
+    listed(&mut sim, Ok("[1, 2]"));
+    assert!(sim.state.workers["fixer"].error.as_deref().is_some_and(|e| e.contains("line 1 is not a JSON object")));
+    listed(&mut sim, Ok(""));
+    assert_eq!(sim.state.workers["fixer"].error, None, "listed fine again");
+    assert_eq!(sim.state.timers.len(), 1, "one poll pending");
+    sim.ok(Input::StopWorker { name: "fixer".into() });
+    assert!(sim.state.timers.is_empty(), "a stopped worker polls no more");
 }

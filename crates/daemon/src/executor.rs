@@ -253,7 +253,11 @@ impl Executor {
                 };
                 Input::StepFinished { job, step, attempt, ok, detail: Some(detail) }
             }
-            Effect::Dispatch { origin, job, data, job_name, sources, cwd } => {
+            Effect::ListQueue { worker, list, cwd } => Input::Listed { worker, output: capture(&list, &cwd) },
+            Effect::Dispatch { origin, job, data, job_name, sources, cwd, take } => {
+                if let Some(Err(e)) = take.as_deref().map(|t| capture(t, &cwd)) {
+                    return Some(Input::DispatchFailed { origin, error: format!("its take command failed: {e}") });
+                }
                 let sources: Vec<SourceFile> =
                     sources.into_iter().map(|(path, text)| SourceFile { path, text }).collect();
                 let made = bosun_runbook::load::load(&sources)
@@ -293,6 +297,21 @@ impl Executor {
             | Effect::UnwatchLogs { .. } => return None,
         })
     }
+}
+
+/// What `command` (run with `sh -c` in `cwd`) prints, or why it failed.
+fn capture(command: &str, cwd: &Path) -> Result<String, String> {
+    let out = std::process::Command::new("sh")
+        .args(["-c", command])
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run sh: {e}"))?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    let code = out.status.code().map_or_else(|| "a signal".to_owned(), |c| format!("exit {c}"));
+    Err(format!("{code}: {}", String::from_utf8_lossy(&out.stderr).trim()))
 }
 
 /// The newest Codex rollout log under `sessions` (`YYYY/MM/DD/rollout-*.jsonl`) written since

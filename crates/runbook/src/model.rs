@@ -62,6 +62,9 @@ pub struct Job {
 
 pub const DEFAULT_MAX_STEP_VISITS: u32 = 20;
 
+/// How often an external queue's `list` runs by default.
+pub const DEFAULT_POLL_MS: u64 = 30_000;
+
 /// Where a job's work happens.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
@@ -125,8 +128,9 @@ pub struct Queue {
 pub enum QueueKind {
     /// Kept by bosun: items are retried up to `retry` times, then dead-lettered.
     Persisted { retry: u32 },
-    /// Items come from commands: `list` prints them (JSON lines), `take` claims one.
-    External { list: String, take: Option<String> },
+    /// Items come from commands: `list` prints them (JSON lines), run every `poll_ms` while a
+    /// worker runs; `take` claims one before its job starts.
+    External { list: String, take: Option<String>, poll_ms: u64, retry: u32 },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -47,6 +47,7 @@ pub(super) fn fired(state: &State, name: &str, now: Timestamp, d: &mut Decision)
     if let Some(job) = job {
         d.effect(Effect::Dispatch {
             origin: Origin::Cron(name.to_owned()),
+            take: None,
             job,
             data: Default::default(),
             job_name: c.job.clone(),

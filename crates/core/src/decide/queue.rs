@@ -1,16 +1,32 @@
 //! Decisions about queues and workers: items pushed, taken by running workers up to their
 //! concurrency, each into a job; a failed job puts its item back until its retries run out.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::Decision;
-use crate::{apply, Effect, Event, Item, ItemId, ItemState, JobId, Nonce, Origin, Rejection, State, Timestamp, Worker};
+use super::{set_timer, Decision};
+use crate::template::{render, Scope, Target};
+use crate::{
+    apply, Effect, Event, External, Item, ItemId, ItemState, JobId, Nonce, Origin, Rejection, State, TimerKind,
+    Timestamp, Worker,
+};
 
 pub(super) fn push(
     state: &State,
     queue: &str,
     data: &BTreeMap<String, String>,
     retry: u32,
+    now: Timestamp,
+    d: &mut Decision,
+) {
+    push_keyed(state, queue, data, retry, None, now, d);
+}
+
+fn push_keyed(
+    state: &State,
+    queue: &str,
+    data: &BTreeMap<String, String>,
+    retry: u32,
+    key: Option<String>,
     now: Timestamp,
     d: &mut Decision,
 ) {
@@ -28,6 +44,7 @@ pub(super) fn push(
         worker: None,
         at: now,
         error: None,
+        key,
     };
     d.event(Event::ItemPushed { item });
 }
@@ -56,13 +73,71 @@ pub(super) fn drop(state: &State, item: ItemId, d: &mut Decision) -> Result<(), 
     }
 }
 
-pub(super) fn start_worker(worker: &Worker, d: &mut Decision) {
-    d.event(Event::WorkerStarted { worker: Worker { running: true, ..worker.clone() } });
+pub(super) fn start_worker(state: &State, worker: &Worker, now: Timestamp, d: &mut Decision) {
+    clear_poll(state, &worker.name, d);
+    d.event(Event::WorkerStarted { worker: Worker { running: true, error: None, ..worker.clone() } });
+    if let Some(ext) = &worker.external {
+        list(state, worker, ext, now, d);
+    }
+}
+
+/// Lists the worker's external queue, with a poll set should the answer never come (a crash).
+fn list(state: &State, worker: &Worker, ext: &External, now: Timestamp, d: &mut Decision) {
+    d.effect(Effect::ListQueue { worker: worker.name.clone(), list: ext.list.clone(), cwd: worker.cwd.clone() });
+    let at = Timestamp::from_millis(now.as_millis() + ext.poll_ms);
+    set_timer(state, d, TimerKind::Poll { worker: worker.name.clone() }, at);
+}
+
+fn clear_poll(state: &State, worker: &str, d: &mut Decision) {
+    for t in state.timers.values().filter(|t| matches!(&t.kind, TimerKind::Poll { worker: w } if w == worker)) {
+        d.event(Event::TimerCleared { id: t.id });
+    }
+}
+
+/// A worker's poll is due: its external queue is listed again.
+pub(super) fn poll(state: &State, worker: &str, now: Timestamp, d: &mut Decision) {
+    let Some(w) = state.workers.get(worker).filter(|w| w.running) else { return };
+    if let Some(ext) = &w.external {
+        list(state, w, ext, now, d);
+    }
+}
+
+/// An external queue was listed: items not seen before are pushed (and taken by the dispatch
+/// that follows the decision); the next poll is set.
+pub(super) fn listed(state: &State, worker: &str, output: &Result<String, String>, now: Timestamp, d: &mut Decision) {
+    let Some(w) = state.workers.get(worker).filter(|w| w.running) else { return };
+    let Some(ext) = &w.external else { return };
+    let items = output.as_ref().map_err(Clone::clone).and_then(|out| crate::parse_listed(out));
+    let error = match items {
+        Ok(items) => {
+            let seen: BTreeSet<&str> =
+                state.items.values().filter(|i| i.queue == w.queue).filter_map(|i| i.key.as_deref()).collect();
+            let mut new: BTreeSet<String> = BTreeSet::new();
+            for (key, data) in items {
+                if !seen.contains(key.as_str()) && new.insert(key.clone()) {
+                    push_keyed(state, &w.queue, &data, ext.retry, Some(key), now, d);
+                }
+            }
+            None
+        }
+        Err(e) => Some(format!("`{}`: {e}", ext.list)),
+    };
+    if error.is_some() || w.error.is_some() {
+        d.event(Event::WorkerListed { name: worker.to_owned(), error });
+    }
+    clear_poll(state, worker, d);
+    set_timer(
+        state,
+        d,
+        TimerKind::Poll { worker: worker.to_owned() },
+        Timestamp::from_millis(now.as_millis() + ext.poll_ms),
+    );
 }
 
 pub(super) fn stop_worker(state: &State, name: &str, d: &mut Decision) -> Result<(), Rejection> {
     match state.workers.get(name) {
         Some(w) if w.running => {
+            clear_poll(state, name, d);
             d.event(Event::WorkerStopped { name: name.to_owned() });
             Ok(())
         }
@@ -112,8 +187,24 @@ pub(super) fn dispatch(state: &State, d: &mut Decision) {
             let bits = item.id.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(item.tries).rotate_left(32);
             let job = JobId::new(&Nonce::from_bits(bits));
             d.event(Event::ItemTaken { item: item.id, job: job.clone(), worker: w.name.clone() });
+            let take = w.external.as_ref().and_then(|e| e.take.as_deref()).map(|t| {
+                let mut scope = Scope::new();
+                for (k, v) in &item.data {
+                    scope.set("item", k, v.as_str());
+                }
+                render(t, &scope, Target::Shell)
+            });
+            let take = match take.transpose() {
+                Ok(take) => take,
+                Err(e) => {
+                    let error = Some(format!("its take command: {e}"));
+                    d.event(Event::ItemFinished { item: item.id, ok: false, error });
+                    continue;
+                }
+            };
             d.effect(Effect::Dispatch {
                 origin: Origin::Item(item.id),
+                take,
                 job,
                 data: item.data.clone(),
                 job_name: w.job.clone(),

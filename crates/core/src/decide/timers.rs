@@ -14,6 +14,9 @@ pub(super) fn fired(state: &State, id: TimerId, now: Timestamp, d: &mut Decision
     if let TimerKind::Cron { name } = &timer.kind {
         return super::cron::fired(state, name, now, d);
     }
+    if let TimerKind::Poll { worker } = &timer.kind {
+        return super::queue::poll(state, worker, now, d);
+    }
     let Some(a) = timer.kind.agent().and_then(|a| state.agents.get(a)) else { return };
     match &timer.kind {
         TimerKind::Cooldown { trigger, .. } => recovery::cooled_down(state, a, *trigger, now, d),
@@ -49,6 +52,6 @@ pub(super) fn fired(state: &State, id: TimerId, now: Timestamp, d: &mut Decision
         }
         TimerKind::Startup { checks, .. } => startup_check(state, a, *checks, now, d),
         TimerKind::Quiet { .. } => quiet_check(state, a, now, d),
-        TimerKind::Backoff { .. } | TimerKind::Cron { .. } => {}
+        TimerKind::Backoff { .. } | TimerKind::Cron { .. } | TimerKind::Poll { .. } => {}
     }
 }

@@ -149,6 +149,17 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         Request::WorkerStart { name, sources, cwd } => {
             let (runbook, _) = runbook(&sources)?;
             let def = runbook.workers.get(&name).ok_or_else(|| bad(format!("no worker {name:?} in the runbooks")))?;
+            let external = match runbook.queues.get(&def.queue).map(|q| &q.kind) {
+                Some(bosun_runbook::model::QueueKind::External { list, take, poll_ms, retry }) => {
+                    Some(bosun_core::External {
+                        list: list.clone(),
+                        take: take.clone(),
+                        poll_ms: *poll_ms,
+                        retry: *retry,
+                    })
+                }
+                _ => None,
+            };
             let worker = bosun_core::Worker {
                 name: name.clone(),
                 queue: def.queue.clone(),
@@ -157,6 +168,8 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                 running: true,
                 sources,
                 cwd,
+                external,
+                error: None,
             };
             ctx.engine.submit(Input::StartWorker(Box::new(worker))).await.map_err(engine_error)?;
             Ok(Response::Ok)

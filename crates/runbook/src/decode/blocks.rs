@@ -9,7 +9,7 @@ use bosun_core::Policy;
 use super::{boolean, duration, json, number, string, strings, words, Fields, Problems};
 use crate::model::{
     AgentDef, ArgsSpec, Command, Cron, Job, Notify, Queue, QueueKind, Run, Runbook, Schedule, Source, Step, Transition,
-    Worker, DEFAULT_MAX_STEP_VISITS,
+    Worker, DEFAULT_MAX_STEP_VISITS, DEFAULT_POLL_MS,
 };
 use crate::syntax::{Node, Value};
 
@@ -327,13 +327,19 @@ fn queue(name: &str, node: &Node, p: &mut Problems) -> Option<Queue> {
     let retry = f.take("retry", &[]).and_then(|n| number(n, "retry", p));
     let list = f.take("list", &[]).and_then(|n| string(n, "list", p));
     let take = f.take("take", &[]).and_then(|n| string(n, "take", p));
+    let poll = f.take("poll", &[]).and_then(|n| duration(n, "poll", p));
     let span = node.span.clone();
     f.finish(p);
     let kind = match list {
-        Some(list) => QueueKind::External { list, take },
+        Some(list) => QueueKind::External {
+            list,
+            take,
+            poll_ms: poll.filter(|ms| *ms > 0).unwrap_or(DEFAULT_POLL_MS),
+            retry: retry.unwrap_or(0),
+        },
         None => {
-            if take.is_some() {
-                p.at(&span, format!("queue {name:?} has `take` without `list`"));
+            if take.is_some() || poll.is_some() {
+                p.at(&span, format!("queue {name:?} has `take` or `poll` without `list`"));
             }
             QueueKind::Persisted { retry: retry.unwrap_or(3) }
         }
