@@ -49,14 +49,15 @@ pub fn run(cmd: RunbookCommand) -> Result<ExitCode> {
     match cmd {
         RunbookCommand::Check => {
             println!(
-                "ok: {} file(s), {} command(s), {} job(s), {} agent(s), {} queue(s), {} worker(s), {} cron(s)",
+                "ok: {} file(s), {} command(s), {} job(s), {} agent(s), {} queue(s), {} worker(s), {} cron(s), {} plan(s)",
                 sources.len(),
                 runbook.commands.len(),
                 runbook.jobs.len(),
                 runbook.agents.len(),
                 runbook.queues.len(),
                 runbook.workers.len(),
-                runbook.crons.len()
+                runbook.crons.len(),
+                runbook.plans.len()
             );
         }
         RunbookCommand::Ls(flag) => {
@@ -84,6 +85,10 @@ pub fn run(cmd: RunbookCommand) -> Result<ExitCode> {
             }
             for (n, c) in &runbook.crons {
                 rows.push(("cron".into(), n.clone(), runs(&c.run)));
+            }
+            for (n, plan) in &runbook.plans {
+                let jobs: Vec<String> = plan.jobs.iter().map(|j| format!("{} (job {})", j.name, j.job)).collect();
+                rows.push(("plan".into(), n.clone(), jobs.join(" → ")));
             }
             if flag.json {
                 let v: Vec<_> =

@@ -26,6 +26,13 @@ pub fn check(rb: &Runbook, p: &mut Problems) {
     for (name, c) in &rb.crons {
         run_ref(rb, &c.run, &c.span, &format!("cron {name:?}"), p);
     }
+    for (name, plan) in &rb.plans {
+        for j in &plan.jobs {
+            if !rb.jobs.contains_key(&j.job) {
+                p.at(&j.span, format!("job {:?} of plan {name:?} runs job {:?}, which is not defined", j.name, j.job));
+            }
+        }
+    }
 }
 
 fn run_ref(rb: &Runbook, run: &Run, span: &Span, what: &str, p: &mut Problems) {

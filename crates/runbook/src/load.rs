@@ -70,6 +70,7 @@ pub fn load(sources: &[SourceFile]) -> Result<Runbook, Vec<RunbookError>> {
             jobs: own.jobs.clone(),
             workers: own.workers.clone(),
             crons: own.crons.clone(),
+            plans: own.plans.clone(),
             ..rb.clone()
         };
         check(&view, &mut p);
@@ -105,6 +106,7 @@ fn merge(into: &mut Runbook, from: &Runbook, p: &mut Problems) {
     add("queue", &mut into.queues, &from.queues, |v| v.span.clone(), p);
     add("worker", &mut into.workers, &from.workers, |v| v.span.clone(), p);
     add("cron", &mut into.crons, &from.crons, |v| v.span.clone(), p);
+    add("plan", &mut into.plans, &from.plans, |v| v.span.clone(), p);
 }
 
 fn parse(src: &SourceFile) -> Result<syntax::Node, syntax::SyntaxError> {

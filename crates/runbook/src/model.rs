@@ -1,4 +1,4 @@
-//! The runbook model: commands, jobs and their steps, agents, queues, workers and crons, as
+//! The runbook model: commands, jobs and their steps, agents, queues, workers, crons and plans, as
 //! both formats mean them. Names are the block labels; `span`s point back into the source.
 
 use std::collections::BTreeMap;
@@ -16,6 +16,30 @@ pub struct Runbook {
     pub queues: BTreeMap<String, Queue>,
     pub workers: BTreeMap<String, Worker>,
     pub crons: BTreeMap<String, Cron>,
+    pub plans: BTreeMap<String, Plan>,
+}
+
+/// Seed 003's plan: jobs run in order, each from the branch the one before produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub span: Span,
+    /// The branch (or ref) the first job starts from; the current branch when not given.
+    pub base: Option<String>,
+    /// In the order written: the order they run in.
+    pub jobs: Vec<PlanJob>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanJob {
+    pub span: Span,
+    pub name: String,
+    /// The runbook job it runs.
+    pub job: String,
+    pub vars: BTreeMap<String, String>,
+    /// Plan jobs it depends on; each is written earlier.
+    pub using: Vec<String>,
+    /// Its target branch; `feature/<name>` (with a numeric suffix when taken) when not given.
+    pub branch: Option<String>,
 }
 
 /// `bosun run NAME ARGS…`.

@@ -165,3 +165,75 @@ fn names_defined_in_two_files_are_reported_in_the_second() {
     assert_eq!(e.len(), 1);
     assert_eq!(e[0].file, PathBuf::from("b.toml"));
 }
+
+const PLAN: &str = r#"
+job "build" {
+  vars   = ["instructions"]
+  source = "worktree"
+  step "work" {
+    run = "echo ${var.instructions} > work.txt"
+  }
+}
+
+plan "auth" {
+  base = "main"
+  job "schema" {
+    run  = { job = "build" }
+    vars = { instructions = "add the users table" }
+  }
+  job "api" {
+    run    = { job = "build" }
+    vars   = { instructions = "add login" }
+    using  = ["schema"]
+    branch = "auth/api"
+  }
+}
+"#;
+
+#[test]
+fn a_plan_is_its_jobs_in_order_in_either_format() {
+    let rb = load(&[src("p.hcl", PLAN)]).unwrap();
+    let plan = &rb.plans["auth"];
+    assert_eq!(plan.base.as_deref(), Some("main"));
+    let names: Vec<&str> = plan.jobs.iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(names, ["schema", "api"], "in the order written");
+    assert_eq!(plan.jobs[1].using, ["schema"]);
+    assert_eq!(plan.jobs[1].branch.as_deref(), Some("auth/api"));
+    assert_eq!(plan.jobs[0].vars["instructions"], "add the users table");
+
+    let toml = r#"
+[job.build.step.work]
+run = "true"
+
+[plan.auth.job.schema]
+run = { job = "build" }
+
+[plan.auth.job.api]
+run = { job = "build" }
+using = ["schema"]
+"#;
+    let rb = load(&[src("p.toml", toml)]).unwrap();
+    assert_eq!(rb.plans["auth"].jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(), ["schema", "api"]);
+}
+
+#[test]
+fn a_plan_job_may_use_only_one_written_before_it_and_each_name_once() {
+    let later = PLAN.replace("using  = [\"schema\"]", "using  = [\"ui\"]");
+    let e = errors("p.hcl", &later);
+    assert!(
+        e.iter().any(|e| e.line == 19 && e.message.contains("uses \"ui\", which is not a job written before it")),
+        "{e:?}"
+    );
+
+    let twice = PLAN.replace("job \"api\"", "job \"schema\"");
+    let e = errors("p.hcl", &twice);
+    assert!(e.iter().any(|e| e.line == 16 && e.message.contains("duplicate job \"schema\"")), "{e:?}");
+
+    let unknown = PLAN.replace("run  = { job = \"build\" }", "run  = { job = \"biuld\" }");
+    let e = errors("p.hcl", &unknown);
+    assert!(e.iter().any(|e| e.line == 12 && e.message.contains("runs job \"biuld\", which is not defined")), "{e:?}");
+
+    let shell = PLAN.replace("run  = { job = \"build\" }", "run  = \"make\"");
+    let e = errors("p.hcl", &shell);
+    assert!(e.iter().any(|e| e.message.contains("runs a job: run = { job")), "{e:?}");
+}

@@ -8,8 +8,8 @@ use bosun_core::Policy;
 
 use super::{boolean, duration, json, number, string, strings, words, Fields, Problems};
 use crate::model::{
-    AgentDef, ArgsSpec, Command, Cron, Job, Notify, Queue, QueueKind, Run, Runbook, Schedule, Source, Step, Transition,
-    Worker, DEFAULT_MAX_STEP_VISITS, DEFAULT_POLL_MS,
+    AgentDef, ArgsSpec, Command, Cron, Job, Notify, Plan, PlanJob, Queue, QueueKind, Run, Runbook, Schedule, Source,
+    Step, Transition, Worker, DEFAULT_MAX_STEP_VISITS, DEFAULT_POLL_MS,
 };
 use crate::syntax::{Node, Value};
 
@@ -39,6 +39,9 @@ pub fn decode_root(root: &Node, into: &mut Runbook, p: &mut Problems) {
     }
     if let Some(n) = top.take("cron", &[]) {
         named(n, "cron", p, |name, node, p| cron(name, node, p).map(|c| add(&mut into.crons, name, c, node, p)));
+    }
+    if let Some(n) = top.take("plan", &[]) {
+        named(n, "plan", p, |name, node, p| plan(name, node, p).map(|c| add(&mut into.plans, name, c, node, p)));
     }
     top.finish(p);
 }
@@ -393,6 +396,53 @@ fn cron(name: &str, node: &Node, p: &mut Problems) -> Option<Cron> {
             None
         }
     }
+}
+
+/// A plan: its jobs in order; `using` may name only a job written earlier (a name used twice is
+/// a syntax error in both formats).
+fn plan(name: &str, node: &Node, p: &mut Problems) -> Option<Plan> {
+    let mut f = Fields::of(node, format!("plan {name:?}"), p)?;
+    let base = f.take("base", &[]).and_then(|n| string(n, "base", p));
+    let entries = f.take("job", &["jobs"]);
+    let span = node.span.clone();
+    f.finish(p);
+    let mut jobs: Vec<PlanJob> = Vec::new();
+    let Some(Node { value: Value::Map(entries), .. }) = entries else {
+        p.at(&span, format!("plan {name:?} needs its jobs, in order: job \"name\" {{ run = {{ job = \"…\" }} }}"));
+        return None;
+    };
+    for e in entries {
+        if let Err(why) = bosun_core::Name::parse(&e.key) {
+            p.at(&e.key_span, format!("plan job {why}"));
+            continue;
+        }
+        let Some(mut g) = Fields::of(&e.node, format!("job {:?} of plan {name:?}", e.key), p) else { continue };
+        let run = g.take("run", &[]).and_then(|n| run(n, p).map(|r| (r, n.span.clone())));
+        let vars = g.take("vars", &[]).map(|n| strings(n, "vars", p)).unwrap_or_default();
+        let using = g.take("using", &[]).map(|n| (words(n, "using", p), n.span.clone()));
+        let branch = g.take("branch", &[]).and_then(|n| string(n, "branch", p));
+        let what = g.what().to_owned();
+        g.finish(p);
+        let job = match run {
+            Some((Run::Job(job), _)) => job,
+            Some((_, span)) => {
+                p.at(&span, format!("{what} runs a job: run = {{ job = \"…\" }}"));
+                continue;
+            }
+            None => {
+                p.at(&e.node.span, format!("{what} needs `run = {{ job = \"…\" }}`"));
+                continue;
+            }
+        };
+        let (using, using_span) = using.unwrap_or_default();
+        for u in &using {
+            if !jobs.iter().any(|j| &j.name == u) {
+                p.at(&using_span, format!("{what} uses {u:?}, which is not a job written before it in the plan"));
+            }
+        }
+        jobs.push(PlanJob { span: e.node.span.clone(), name: e.key.clone(), job, vars, using, branch });
+    }
+    Some(Plan { span, base, jobs })
 }
 
 #[cfg(test)]
