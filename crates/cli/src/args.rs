@@ -98,6 +98,9 @@ pub enum Command {
     /// Workers: each feeds a queue's items into a job
     #[command(subcommand)]
     Worker(WorkerCommand),
+    /// Plans: jobs run in order, each from the branch the one before produced
+    #[command(subcommand)]
+    Plan(PlanCommand),
     /// Crons: each starts a job on a schedule (cron expressions are read in UTC)
     #[command(subcommand)]
     Cron(CronCommand),
@@ -298,6 +301,28 @@ pub enum WorkerCommand {
     Stop { name: String },
     /// List workers
     Ls(JsonFlag),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PlanCommand {
+    /// Start a plan the runbooks define: its first job starts from the plan's `base` (else the
+    /// current commit) on `feature/<job>` (a numeric suffix when taken), each next job from the
+    /// branch the one before worked on; the first failure stops it
+    Run {
+        name: String,
+        /// Print the plan as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// List plans and where each job stands
+    Ls(JsonFlag),
+    /// Run a failed plan again from the job that failed (fix what made it fail first)
+    Resume {
+        id: String,
+        /// Print the plan as JSON
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -184,7 +184,8 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
         | Command::Job(_)
         | Command::Queue(_)
         | Command::Worker(_)
-        | Command::Cron(_) => unreachable_command(),
+        | Command::Cron(_)
+        | Command::Plan(_) => unreachable_command(),
     }
 }
 

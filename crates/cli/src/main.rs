@@ -7,6 +7,7 @@ mod commands;
 mod cron_cmd;
 mod daemon_cmd;
 mod job_cmd;
+mod plan_cmd;
 mod policy_args;
 mod queue_cmd;
 mod render;
@@ -46,6 +47,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Queue(cmd) => queue_cmd::queue(&client, cmd),
         Command::Worker(cmd) => queue_cmd::worker(&client, cmd),
         Command::Cron(cmd) => cron_cmd::cron(&client, cmd),
+        Command::Plan(cmd) => plan_cmd::plan(&client, cmd),
         other => commands::run(&client, other).map(|()| ExitCode::SUCCESS),
     }
 }

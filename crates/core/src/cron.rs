@@ -37,6 +37,8 @@ pub enum Origin {
     Item(ItemId),
     /// A cron's turn.
     Cron(String),
+    /// A plan's job: the plan's id and the job's place in it.
+    Plan(String, usize),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::{AgentId, MessageId, SessionName, TimerId, Timestamp, WorkspaceId, WorkspaceKind};
-use crate::{JobId, Origin, StepRun};
+use crate::{JobId, Origin, PlanBranch, StepRun};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -82,6 +82,8 @@ pub enum Effect {
         data: BTreeMap<String, String>,
         /// For an external queue's item: the command that claims it (rendered), run first.
         take: Option<String>,
+        /// For a plan's job: the branch its worktree is made on, and from where.
+        branch: Option<PlanBranch>,
         /// The worker's (or cron's) job, runbook text and repository.
         job_name: String,
         sources: Vec<(PathBuf, String)>,

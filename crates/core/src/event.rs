@@ -9,7 +9,7 @@ use crate::{
     Action, Agent, AgentId, BranchKept, DeathReason, Escalation, EscalationId, Heartbeat, Message, MessageId, Outcome,
     Progress, SessionName, SessionState, Source, Timer, TimerId, Timestamp, Trigger, Workspace, WorkspaceId,
 };
-use crate::{Cron, Item, ItemId, Job, JobId, JobState, Worker};
+use crate::{Cron, Item, ItemId, Job, JobId, JobState, Plan, Worker};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -201,6 +201,26 @@ pub enum Event {
     WorkerListed {
         name: String,
         error: Option<String>,
+    },
+    PlanStarted {
+        plan: Plan,
+    },
+    /// The plan's job at `index` was asked for, as `job`, from `source`.
+    PlanJobDispatched {
+        plan: String,
+        index: usize,
+        job: JobId,
+        source: String,
+    },
+    /// The plan's job at `index` ended: done on `target`, or failed (which stops the plan).
+    PlanJobEnded {
+        plan: String,
+        index: usize,
+        target: Option<String>,
+        failure: Option<String>,
+    },
+    PlanResumed {
+        plan: String,
     },
     CronStarted {
         cron: Cron,

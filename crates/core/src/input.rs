@@ -11,7 +11,7 @@ use crate::{
     AgentId, EscalationId, ExitStatus, MessageId, Name, Nonce, Observation, Policy, SessionName, Source, TimerId,
     WorkspaceId, WorkspaceKind,
 };
-use crate::{Cron, ItemId, JobId, JobSpec, Origin, Worker};
+use crate::{Cron, ItemId, JobId, JobSpec, Origin, Plan, Worker};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -52,6 +52,11 @@ pub enum Input {
     Listed {
         worker: String,
         output: Result<String, String>,
+    },
+    StartPlan(Box<Plan>),
+    /// Runs a failed plan again from the job that failed.
+    ResumePlan {
+        plan: String,
     },
     StartCron(Box<Cron>),
     StopCron {

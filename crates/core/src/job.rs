@@ -78,6 +78,9 @@ pub struct JobSpec {
     /// What to tell a person when it starts, ends done or fails (templates).
     #[serde(default)]
     pub notify: JobNotify,
+    /// The plan (its id) and the place in it this job runs.
+    #[serde(default)]
+    pub plan: Option<(String, usize)>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -42,6 +42,10 @@ pub enum Rejection {
     JobNotResumable { id: crate::JobId, state: &'static str },
     #[error("job {id}'s workspace {workspace} is {state}: a resumed job needs it as it was")]
     JobWorkspaceGone { id: crate::JobId, workspace: WorkspaceId, state: String },
+    #[error("no plan {0}: see `bosun plan ls`")]
+    NoSuchPlan(String),
+    #[error("plan {0} has not failed: only a failed plan is resumed")]
+    PlanNotFailed(String),
     #[error("no cron {0:?}: see `bosun cron ls`")]
     NoSuchCron(String),
     #[error("cron {0:?} is already stopped")]

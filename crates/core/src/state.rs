@@ -8,7 +8,7 @@ use crate::{
     Agent, AgentId, Escalation, EscalationId, Event, Message, MessageId, MessageState, Rejection, Resolution,
     SessionName, SessionState, Timer, TimerId, Timestamp, Workspace, WorkspaceId, WorkspaceState,
 };
-use crate::{Cron, Item, ItemId, ItemState, Job, JobId, JobState, Worker};
+use crate::{Cron, Item, ItemId, ItemState, Job, JobId, JobState, Plan, PlanState, Worker};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
@@ -31,6 +31,8 @@ pub struct State {
     pub workers: BTreeMap<String, Worker>,
     #[serde(default)]
     pub crons: BTreeMap<String, Cron>,
+    #[serde(default)]
+    pub plans: BTreeMap<String, Plan>,
     /// The last timer id handed out (ids are never reused).
     #[serde(default)]
     pub last_timer: u64,
@@ -238,6 +240,34 @@ pub fn apply(state: &mut State, event: &Event) {
         Event::WorkerListed { name, error } => {
             if let Some(w) = state.workers.get_mut(name) {
                 w.error = error.clone();
+            }
+        }
+        Event::PlanStarted { plan } => {
+            state.plans.insert(plan.id.clone(), plan.clone());
+        }
+        Event::PlanJobDispatched { plan, index, job, source } => {
+            if let Some(j) = state.plans.get_mut(plan).and_then(|p| p.jobs.get_mut(*index)) {
+                j.job_id = Some(job.clone());
+                j.source = Some(source.clone());
+            }
+        }
+        Event::PlanJobEnded { plan, index, target, failure } => {
+            if let Some(p) = state.plans.get_mut(plan) {
+                let last = *index + 1 == p.jobs.len();
+                if let Some(j) = p.jobs.get_mut(*index) {
+                    j.target = target.clone().or(j.target.take());
+                    j.done = failure.is_none();
+                    p.state = match failure {
+                        Some(reason) => PlanState::Failed { job: j.name.clone(), reason: reason.clone() },
+                        None if last => PlanState::Done,
+                        None => PlanState::Running,
+                    };
+                }
+            }
+        }
+        Event::PlanResumed { plan } => {
+            if let Some(p) = state.plans.get_mut(plan) {
+                p.state = PlanState::Running;
             }
         }
         Event::CronStarted { cron } => {

@@ -39,6 +39,7 @@ fn job(steps: Vec<StepSpec>) -> JobSpec {
         children: Default::default(),
         parent: None,
         notify: Default::default(),
+        plan: None,
     }
 }
 

@@ -254,7 +254,7 @@ impl Executor {
                 Input::StepFinished { job, step, attempt, ok, detail: Some(detail) }
             }
             Effect::ListQueue { worker, list, cwd } => Input::Listed { worker, output: capture(&list, &cwd) },
-            Effect::Dispatch { origin, job, data, job_name, sources, cwd, take } => {
+            Effect::Dispatch { origin, job, data, job_name, sources, cwd, take, branch } => {
                 if let Some(Err(e)) = take.as_deref().map(|t| capture(t, &cwd)) {
                     return Some(Input::DispatchFailed { origin, error: format!("its take command failed: {e}") });
                 }
@@ -267,14 +267,19 @@ impl Executor {
                             workspaces: &*self.workspaces,
                             dirs: &self.dirs,
                             hook_command: &self.hook_command,
+                            branch,
                         };
                         let nonce = Nonce::from_bits(fastrand::u64(..));
                         let hash = crate::jobs::runbook_hash(&sources);
                         let item = match &origin {
                             Origin::Item(item) => Some((*item, data.clone())),
-                            Origin::Cron(_) => None,
+                            Origin::Cron(_) | Origin::Plan(..) => None,
                         };
-                        making.job(&runbook, &job_name, data, &cwd, job, nonce, hash, item)
+                        let mut spec = making.job(&runbook, &job_name, data, &cwd, job, nonce, hash, item)?;
+                        if let Origin::Plan(plan, index) = &origin {
+                            spec.plan = Some((plan.clone(), *index));
+                        }
+                        Ok(spec)
                     });
                 match made {
                     Ok(spec) => Input::StartJob(Box::new(spec)),

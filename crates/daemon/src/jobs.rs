@@ -9,7 +9,8 @@ use bosun_adapters::Workspaces;
 use bosun_core::driver::DriverKind;
 use bosun_core::template::{render, Scope, Target};
 use bosun_core::{
-    AgentPlan, ItemId, JobId, JobNotify, JobSpec, JobWorkspace, Name, Next, Nonce, StepRun, StepSpec, WorkspaceKind,
+    AgentPlan, ItemId, JobId, JobNotify, JobSpec, JobWorkspace, Name, Next, Nonce, PlanBranch, StepRun, StepSpec,
+    WorkspaceKind,
 };
 use bosun_runbook::load::SourceFile;
 use bosun_runbook::model::{Run, Runbook, Source, Transition};
@@ -27,6 +28,8 @@ pub struct Making<'a> {
     pub workspaces: &'a dyn Workspaces,
     pub dirs: &'a StateDir,
     pub hook_command: &'a str,
+    /// For a plan's job: the branch its worktree is made on, and from where.
+    pub branch: Option<PlanBranch>,
 }
 
 impl Making<'_> {
@@ -75,7 +78,7 @@ impl Making<'_> {
             cwd,
             (id, nonce.clone(), runbook_hash.clone()),
             item,
-            own_workspace,
+            own_workspace.then_some(self.branch.as_ref()),
         )?;
         spec.agents = agents(runbook, &spec, cwd)?;
         spec.agents_root = self.dirs.agents();
@@ -117,7 +120,9 @@ fn prepare(
     cwd: &Path,
     (id, nonce, runbook_hash): (JobId, Nonce, String),
     item: Option<&(ItemId, BTreeMap<String, String>)>,
-    own_workspace: bool,
+    // `None` for a job run as a step (it works in its parent's workspace); else the plan's
+    // branch, if it is a plan's job.
+    own_workspace: Option<Option<&PlanBranch>>,
 ) -> Result<JobSpec, String> {
     let job = runbook.jobs.get(name).ok_or_else(|| err(format!("no job {name:?}")))?;
     let mut vars = vars;
@@ -143,18 +148,25 @@ fn prepare(
     }
     let workspace = match &job.source {
         // A job run as a step works in its parent's workspace.
-        _ if !own_workspace => None,
+        _ if own_workspace.is_none() => None,
+        Source::None | Source::Folder if own_workspace.flatten().is_some() => {
+            return Err(err(format!("job {name:?} runs in a plan, so it needs `source = \"worktree\"`")));
+        }
         Source::None => None,
         Source::Folder => Some(WorkspaceKind::Folder),
         Source::Worktree { branch, base_ref } => {
             let repo = workspaces.repo_root(cwd).map_err(|e| e.to_string())?;
             let text = |t: &str| render(t, &scope, Target::Text).map_err(|e| err(e.to_string()));
-            let branch = branch.as_deref().map(text).transpose()?.unwrap_or_else(|| nonce.default_branch());
-            let base_ref = match base_ref {
+            let mut branch = branch.as_deref().map(text).transpose()?.unwrap_or_else(|| nonce.default_branch());
+            let mut base_ref = match base_ref {
                 Some(r) if r.contains("$(") => evaluate(r, &scope, &repo)?,
                 Some(r) => text(r)?,
                 None => "HEAD".to_owned(),
             };
+            if let Some(plan) = own_workspace.flatten() {
+                base_ref = plan.base.clone();
+                branch = free_branch(workspaces, &repo, plan)?;
+            }
             let base = workspaces.resolve_commit(&repo, &base_ref).map_err(|e| e.to_string())?;
             workspaces.check_new_branch(&repo, &branch).map_err(|e| e.to_string())?;
             Some(WorkspaceKind::Worktree { repo, branch, base_ref, base })
@@ -210,6 +222,7 @@ fn prepare(
         hook_command: String::new(),
         item: None,
         children: BTreeMap::new(),
+        plan: None,
         notify: JobNotify {
             on_start: job.notify.on_start.clone(),
             on_done: job.notify.on_done.clone(),
@@ -217,6 +230,17 @@ fn prepare(
         },
         parent: None,
     })
+}
+
+/// The plan job's branch: as asked for, or with the first numeric suffix that makes it free.
+fn free_branch(workspaces: &dyn Workspaces, repo: &Path, plan: &PlanBranch) -> Result<String, String> {
+    if !plan.suffix || workspaces.check_new_branch(repo, &plan.branch).is_ok() {
+        return Ok(plan.branch.clone());
+    }
+    (2..100)
+        .map(|n| format!("{}-{n}", plan.branch))
+        .find(|b| workspaces.check_new_branch(repo, b).is_ok())
+        .ok_or_else(|| err(format!("branches {0} to {0}-99 are all taken", plan.branch)))
 }
 
 /// The agents the job's steps run, as the runbook defines them (a `prompt_file` read now, from

@@ -106,6 +106,16 @@ pub enum Request {
         cwd: PathBuf,
     },
     CronList,
+    /// Starts the runbook's plan `name` with the runbook text as it is now.
+    PlanRun {
+        name: String,
+        sources: Vec<(PathBuf, String)>,
+        cwd: PathBuf,
+    },
+    PlanList,
+    PlanResume {
+        plan: String,
+    },
     Resolve {
         escalation: String,
         message: Option<String>,

@@ -6,7 +6,7 @@ use bosun_core::{
     Agent, AgentId, BranchKept, Escalation, EscalationId, Message, MessageId, Name, SessionName, SessionState,
     Timestamp, Workspace, WorkspaceId,
 };
-use bosun_core::{Cron, Item, Job, JobId, Worker};
+use bosun_core::{Cron, Item, Job, JobId, Plan, Worker};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -31,6 +31,7 @@ pub enum Response {
     Items { now: u64, items: Vec<Item> },
     Workers { workers: Vec<Worker> },
     Crons { now: u64, crons: Vec<Cron> },
+    Plans { plans: Vec<Plan> },
     Job { now: u64, job: Box<Job>, over: bool },
     Error(WireError),
 }

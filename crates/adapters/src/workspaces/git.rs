@@ -11,9 +11,11 @@ use crate::AdapterError;
 const FOREIGN_REPO_ENV: [&str; 4] = ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR"];
 
 /// `git -C <dir>` with C messages, and without any repository the caller's environment names.
+/// It takes no optional locks: a `git status` of bosun's must never make an agent's own
+/// `git commit` in the same worktree fail on `index.lock`.
 pub(super) fn git(dir: &Path) -> Command {
     let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(dir).env("LC_ALL", "C").stdin(Stdio::null());
+    cmd.arg("--no-optional-locks").arg("-C").arg(dir).env("LC_ALL", "C").stdin(Stdio::null());
     for var in FOREIGN_REPO_ENV {
         cmd.env_remove(var);
     }

@@ -48,6 +48,7 @@ pub(super) fn fired(state: &State, name: &str, now: Timestamp, d: &mut Decision)
         d.effect(Effect::Dispatch {
             origin: Origin::Cron(name.to_owned()),
             take: None,
+            branch: None,
             job,
             data: Default::default(),
             job_name: c.job.clone(),

@@ -344,6 +344,7 @@ fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decis
         d.event(Event::ItemFinished { item: *item, ok: end == JobState::Done, error });
     }
     d.event(Event::JobFinished { job: job.spec.id.clone(), state: end.clone(), at: now });
+    super::plan::job_ended(state, job, &end, d);
     match &end {
         JobState::Done => notify(state, job, "done", job.spec.notify.on_done.as_deref(), d),
         JobState::Failed { reason } => {
@@ -463,7 +464,7 @@ pub(super) fn backoff_over(state: &State, job: &JobId, now: Timestamp, d: &mut D
 
 /// Runs a failed or cancelled job again from the step where it stopped (or from its first when
 /// it stopped before one), in its workspace as it is now; every step's visits count from zero.
-pub(super) fn resume(state: &State, job: &JobId, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
+pub(crate) fn resume(state: &State, job: &JobId, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
     let j = state.jobs.get(job).ok_or_else(|| Rejection::NoSuchJob(job.to_string()))?;
     if !matches!(j.state, JobState::Failed { .. } | JobState::Cancelled) {
         return Err(Rejection::JobNotResumable { id: job.clone(), state: j.state.label() });
@@ -476,6 +477,12 @@ pub(super) fn resume(state: &State, job: &JobId, now: Timestamp, d: &mut Decisio
         }
     }
     d.event(Event::JobResumed { job: job.clone(), at: now });
+    // A plan stopped by this job goes on with it.
+    if let Some((plan, _)) = &j.spec.plan {
+        if state.plans.get(plan).is_some_and(|p| matches!(p.state, crate::PlanState::Failed { .. })) {
+            d.event(Event::PlanResumed { plan: plan.clone() });
+        }
+    }
     let resumed = Job { state: JobState::Running, cancelled: false, visits: Default::default(), ..j.clone() };
     match &j.step {
         Some(step) => enter(state, &resumed, step, now, d),

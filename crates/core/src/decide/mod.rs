@@ -6,6 +6,7 @@ mod cron;
 mod escalation;
 mod job;
 mod observe;
+mod plan;
 mod queue;
 mod reconcile;
 mod recovery;
@@ -51,6 +52,11 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::Listed { worker, output } => queue::listed(state, worker, output, now, &mut d),
         Input::StopWorker { name } => queue::stop_worker(state, name, &mut d)?,
         Input::StartCron(c) => cron::start(state, c, now, &mut d)?,
+        Input::StartPlan(p) => plan::start(state, p, &mut d)?,
+        Input::ResumePlan { plan: id } => plan::resume(state, id, now, &mut d)?,
+        Input::DispatchFailed { origin: Origin::Plan(id, index), error } => {
+            plan::dispatch_failed(state, id, *index, error, &mut d)
+        }
         Input::StopCron { name } => cron::stop(state, name, &mut d)?,
         Input::DispatchFailed { origin: Origin::Item(item), error } => {
             queue::dispatch_failed(state, *item, error, &mut d)

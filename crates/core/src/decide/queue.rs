@@ -205,6 +205,7 @@ pub(super) fn dispatch(state: &State, d: &mut Decision) {
             d.effect(Effect::Dispatch {
                 origin: Origin::Item(item.id),
                 take,
+                branch: None,
                 job,
                 data: item.data.clone(),
                 job_name: w.job.clone(),

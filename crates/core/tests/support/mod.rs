@@ -163,5 +163,6 @@ pub fn shell_job(id: JobId, run: &str, item: Option<(ItemId, BTreeMap<String, St
         children: BTreeMap::new(),
         parent: None,
         notify: Default::default(),
+        plan: None,
     }
 }

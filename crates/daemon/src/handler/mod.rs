@@ -210,6 +210,52 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             let job = cron_job(&runbook, &name)?;
             run::start_job(ctx, runbook, job, Default::default(), cwd, &files).await
         }
+        Request::PlanRun { name, sources, cwd } => {
+            let (runbook, _) = runbook(&sources)?;
+            let def = runbook.plans.get(&name).ok_or_else(|| {
+                let known: Vec<&str> = runbook.plans.keys().map(String::as_str).collect();
+                bad(format!("no plan {name:?} in the runbooks (plans: {})", known.join(", ")))
+            })?;
+            let base = def.base.clone().unwrap_or_else(|| "HEAD".to_owned());
+            let (workspaces, dir, checked) = (ctx.workspaces.clone(), cwd.clone(), base.clone());
+            blocking(move || {
+                let repo = workspaces.repo_root(&dir)?;
+                workspaces.resolve_commit(&repo, &checked)
+            })
+            .await?;
+            let jobs = def
+                .jobs
+                .iter()
+                .map(|j| bosun_core::PlanJob {
+                    name: j.name.clone(),
+                    job: j.job.clone(),
+                    vars: j.vars.clone(),
+                    using: j.using.clone(),
+                    branch: j.branch.clone(),
+                    job_id: None,
+                    target: None,
+                    source: None,
+                    done: false,
+                })
+                .collect();
+            let id = format!("p{}", Nonce::from_bits(fastrand::u64(..)).as_str());
+            let plan = bosun_core::Plan {
+                id: id.clone(),
+                name,
+                base,
+                jobs,
+                state: bosun_core::PlanState::Running,
+                sources,
+                cwd,
+            };
+            ctx.engine.submit(Input::StartPlan(Box::new(plan))).await.map_err(engine_error)?;
+            query(ctx, move |s| Ok(Response::Plans { plans: s.plans.get(&id).cloned().into_iter().collect() })).await
+        }
+        Request::PlanList => query(ctx, |s| Ok(Response::Plans { plans: s.plans.values().cloned().collect() })).await,
+        Request::PlanResume { plan } => {
+            ctx.engine.submit(Input::ResumePlan { plan: plan.clone() }).await.map_err(engine_error)?;
+            query(ctx, move |s| Ok(Response::Plans { plans: s.plans.get(&plan).cloned().into_iter().collect() })).await
+        }
         Request::CronList => {
             query(ctx, |s| Ok(Response::Crons { now: now().as_millis(), crons: s.crons.values().cloned().collect() }))
                 .await

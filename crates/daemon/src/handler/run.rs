@@ -45,7 +45,7 @@ pub(super) async fn start_job(
     let hash = crate::jobs::runbook_hash(sources);
     let hook = ctx.hook_command.clone();
     let spec = tokio::task::spawn_blocking(move || {
-        let ctx = crate::jobs::Making { workspaces: &*workspaces, dirs: &dirs, hook_command: &hook };
+        let ctx = crate::jobs::Making { workspaces: &*workspaces, dirs: &dirs, hook_command: &hook, branch: None };
         ctx.job(&runbook, &name, vars, &cwd, id, nonce, hash, None).map_err(bad)
     })
     .await

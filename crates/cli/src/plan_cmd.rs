@@ -1,0 +1,66 @@
+//! `bosun plan run | ls | resume`.
+
+use std::process::ExitCode;
+
+use anyhow::{bail, Result};
+use bosun_core::{Plan, PlanState};
+use bosun_wire::{Request, Response};
+
+use crate::args::PlanCommand;
+use crate::client::Client;
+use crate::commands::print_json;
+use crate::queue_cmd::unexpected;
+use crate::render;
+
+pub fn plan(client: &Client, cmd: PlanCommand) -> Result<ExitCode> {
+    let (answer, json) = match cmd {
+        PlanCommand::Run { name, json } => {
+            let (sources, cwd) = crate::runbook_cmd::pairs()?;
+            (client.request(Request::PlanRun { name, sources, cwd })?, json)
+        }
+        PlanCommand::Ls(flag) => (client.request(Request::PlanList)?, flag.json),
+        PlanCommand::Resume { id, json } => (client.request(Request::PlanResume { plan: id })?, json),
+    };
+    let Response::Plans { plans } = answer else { bail!(unexpected()) };
+    if json {
+        print_json(&plans)?;
+    } else if plans.is_empty() {
+        println!("no plans yet: start one with `bosun plan run NAME` (see `bosun runbook ls`)");
+    } else {
+        for p in &plans {
+            print(p);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print(p: &Plan) {
+    let state = match &p.state {
+        PlanState::Running => "running".to_owned(),
+        PlanState::Done => "done".to_owned(),
+        PlanState::Failed { job, reason } => format!("failed at {job}: {reason}"),
+    };
+    println!("plan {} ({}) {state}", p.id, p.name);
+    let rows: Vec<Vec<String>> = p
+        .jobs
+        .iter()
+        .map(|j| {
+            let state = match (&j.job_id, j.done) {
+                (_, true) => "done",
+                (None, false) => "pending",
+                (Some(_), false) => match &p.state {
+                    PlanState::Failed { job, .. } if *job == j.name => "failed",
+                    _ => "running",
+                },
+            };
+            vec![
+                j.name.clone(),
+                state.into(),
+                j.source.clone().unwrap_or_else(|| "-".into()),
+                j.target.clone().unwrap_or_else(|| j.wanted_branch().0),
+                j.job_id.as_ref().map_or("-".into(), ToString::to_string),
+            ]
+        })
+        .collect();
+    println!("{}", render::table(&["JOB", "STATE", "FROM", "BRANCH", "JOB ID"], &rows));
+}

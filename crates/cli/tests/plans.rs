@@ -1,0 +1,101 @@
+//! Plans through the CLI: jobs in order, each on its own branch from the one before; the first
+//! failure stops the plan, which is resumed from there.
+
+mod support;
+
+use bosun_testkit::poll::wait_for;
+use support::*;
+
+fn plan(bosun: &Bosun, repo: &TempRepo) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["plan", "ls", "--json"])).unwrap();
+    v[0].clone()
+}
+
+fn git(repo: &TempRepo, args: &[&str]) -> String {
+    let out = std::process::Command::new("git").args(args).current_dir(repo.path()).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn the_plan_example_chains_three_branches_with_claudeless_agents() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let dir = repo.path().join(".bosun/runbooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/runbooks/plan.hcl");
+    let agent = format!("run     = [\"{}\", \"--scenario\", \"{}\"]", claudeless(), scenario("chat"));
+    let text = std::fs::read_to_string(example).unwrap().replace("run     = \"claude\"", &agent);
+    assert!(text.contains("--scenario"));
+    std::fs::write(dir.join("plan.hcl"), text).unwrap();
+    git(&repo, &["branch", "feature/api"]); // taken: the api job gets a suffix
+
+    bosun.ok(repo.path(), &["plan", "run", "auth"]);
+    let done = wait_for(PATIENCE, || (plan(&bosun, &repo)["state"]["state"] == "done").then_some(()));
+    assert!(done.is_some(), "{}\n{}", plan(&bosun, &repo), bosun.log());
+    let p = plan(&bosun, &repo);
+    let targets: Vec<&str> = p["jobs"].as_array().unwrap().iter().map(|j| j["target"].as_str().unwrap()).collect();
+    assert_eq!(targets, ["feature/schema", "feature/api-2", "feature/ui"]);
+    assert_eq!(p["jobs"][1]["source"], "feature/schema");
+    assert_eq!(p["jobs"][2]["source"], "feature/api-2");
+    let log = git(&repo, &["log", "--format=%s", "feature/ui"]);
+    let subjects: Vec<&str> = log.lines().take(3).collect();
+    assert_eq!(subjects, ["Add the login form", "Add the login endpoint", "Add the users table"], "chained");
+    let shown = bosun.ok(repo.path(), &["plan", "ls"]);
+    assert!(shown.contains("feature/api-2") && shown.contains("done"), "{shown}");
+}
+
+#[test]
+fn a_failed_plan_stops_there_and_resumes_from_the_job_that_failed() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let gate = repo.path().join("stop-here");
+    std::fs::write(&gate, "").unwrap();
+    let runbook = format!(
+        r#"
+plan "three" {{
+  job "a" {{ run = {{ job = "mark" }} }}
+  job "b" {{
+    run  = {{ job = "mark" }}
+    vars = {{ gate = "{}" }}
+  }}
+  job "c" {{ run = {{ job = "mark" }} }}
+}}
+
+job "mark" {{
+  defaults = {{ gate = "no-such-gate" }}
+  source   = "worktree"
+  step "mark" {{
+    run = "test ! -e ${{var.gate}} && echo ${{source.branch}} >> marks.txt && git add -A && git commit -qm mark"
+  }}
+}}
+"#,
+        gate.display()
+    );
+    let dir = repo.path().join(".bosun/runbooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("three.hcl"), runbook).unwrap();
+    let err = bosun.fails(repo.path(), &["plan", "run", "nope"]);
+    assert!(err.contains("no plan \"nope\"") && err.contains("three"), "{err}");
+
+    let v: serde_json::Value =
+        serde_json::from_str(&bosun.ok(repo.path(), &["plan", "run", "three", "--json"])).unwrap();
+    let id = v[0]["id"].as_str().unwrap().to_owned();
+    let failed = wait_for(PATIENCE, || (plan(&bosun, &repo)["state"]["state"] == "failed").then_some(()));
+    assert!(failed.is_some(), "{}\n{}", plan(&bosun, &repo), bosun.log());
+    let p = plan(&bosun, &repo);
+    let logs = bosun.run(repo.path(), &["job", "logs", p["jobs"][0]["job_id"].as_str().unwrap()]);
+    assert_eq!(p["state"]["job"], "b", "{}", String::from_utf8_lossy(&logs.stdout));
+    assert_eq!(p["jobs"][2]["job_id"], serde_json::Value::Null, "c never started");
+    let err = bosun.fails(repo.path(), &["plan", "resume", "pnosuch"]);
+    assert!(err.contains("no plan pnosuch"), "{err}");
+
+    std::fs::remove_file(&gate).unwrap();
+    bosun.ok(repo.path(), &["plan", "resume", &id]);
+    let done = wait_for(PATIENCE, || (plan(&bosun, &repo)["state"]["state"] == "done").then_some(()));
+    assert!(done.is_some(), "{}\n{}", plan(&bosun, &repo), bosun.log());
+    let marks = git(&repo, &["show", "feature/c:marks.txt"]);
+    assert_eq!(marks, "feature/a\nfeature/b\nfeature/c\n", "each job built on the one before");
+    let err = bosun.fails(repo.path(), &["plan", "resume", &id]);
+    assert!(err.contains("has not failed"), "{err}");
+}
