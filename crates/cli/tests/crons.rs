@@ -14,7 +14,7 @@ cron "tick" {
 
 cron "direct" {
   schedule = "0 3 * * *"
-  run      = "echo not a job"
+  run      = "echo not a job > direct.txt"
 }
 
 job "sweep" {
@@ -80,8 +80,10 @@ fn cron_once_runs_the_job_now_and_bad_crons_are_refused() {
 
     let err = bosun.fails(repo.path(), &["cron", "start", "nope"]);
     assert!(err.contains("no cron \"nope\"") && err.contains("tick"), "{err}");
-    let err = bosun.fails(repo.path(), &["cron", "start", "direct"]);
-    assert!(err.contains("only `run = { job"), "{err}");
+    let out = bosun.ok(repo.path(), &["cron", "once", "direct", "--json"]);
+    let direct: serde_json::Value = serde_json::from_str(&out).unwrap();
+    bosun.ok(repo.path(), &["job", "wait", direct["job"].as_str().unwrap()]);
+    assert_eq!(std::fs::read_to_string(repo.path().join("direct.txt")).unwrap(), "not a job\n", "a shell cron runs");
     let err = bosun.fails(repo.path(), &["cron", "stop", "tick"]);
     assert!(err.contains("no cron \"tick\""), "never started: {err}");
     let listed: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["cron", "ls", "--json"])).unwrap();

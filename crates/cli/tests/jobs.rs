@@ -282,3 +282,44 @@ fn a_failed_job_is_resumed_where_it_stopped_after_the_fix_and_ends_done() {
     let err = bosun.fails(repo.path(), &["job", "resume", job]);
     assert!(err.contains("is done: only a failed or cancelled job is resumed"), "{err}");
 }
+
+#[test]
+fn a_command_may_run_a_shell_command_or_an_agent_directly() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let dir = repo.path().join(".bosun/runbooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    let runbook = format!(
+        r#"
+command "hello" {{
+  args = "<name>"
+  run  = "printf '%s' ${{args.name}} > hello.txt"
+}}
+
+command "ask" {{
+  run = {{ agent = "helper" }}
+}}
+
+agent "helper" {{
+  run     = ["{}", "--scenario", "{}"]
+  prompt  = "hello"
+  on_idle = {{ action = "done" }}
+}}
+"#,
+        claudeless(),
+        scenario("chat")
+    );
+    std::fs::write(dir.join("direct.hcl"), runbook).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&bosun.ok(repo.path(), &["run", "--json", "hello", "x; touch pwned"])).unwrap();
+    bosun.ok(repo.path(), &["job", "wait", v["job"].as_str().unwrap()]);
+    assert_eq!(std::fs::read_to_string(repo.path().join("hello.txt")).unwrap(), "x; touch pwned", "run where started");
+    assert!(!repo.path().join("pwned").exists());
+
+    let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["run", "--json", "ask"])).unwrap();
+    let ws = v["workspace"].as_str().expect("an agent gets a worktree of its own");
+    bosun.ok(repo.path(), &["job", "wait", v["job"].as_str().unwrap()]);
+    let agents = bosun.list().agents;
+    assert_eq!(agents.len(), 1);
+    assert_eq!(bosun.show(agents[0].id.as_str()).agent.cwd, std::path::PathBuf::from(ws));
+}

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::check::check;
 use crate::decode::{decode, Problems};
-use crate::model::Runbook;
+use crate::model::{Job, Run, Runbook, Source, Step, DEFAULT_MAX_STEP_VISITS};
 use crate::syntax::{self, line_col};
 
 /// One problem, placed.
@@ -77,10 +77,53 @@ pub fn load(sources: &[SourceFile]) -> Result<Runbook, Vec<RunbookError>> {
         errors.extend(p.0.into_iter().map(|pr| place(src, &pr.span, pr.message)));
     }
     if errors.is_empty() {
+        direct_runs(&mut rb);
         Ok(rb)
     } else {
         Err(errors)
     }
+}
+
+/// A command or cron that runs a shell command or an agent directly runs a job of one step,
+/// named `command:NAME` or `cron:NAME` (a name no runbook can write): a shell command in the
+/// directory it was started from, an agent in a worktree of its own.
+fn direct_runs(rb: &mut Runbook) {
+    let job = |run: &Run, span: &crate::syntax::Span| Job {
+        span: span.clone(),
+        vars: Vec::new(),
+        defaults: Default::default(),
+        locals: Default::default(),
+        source: match run {
+            Run::Agent(_) => Source::Worktree { branch: None, base_ref: None },
+            _ => Source::None,
+        },
+        steps: vec![Step {
+            name: "run".into(),
+            span: span.clone(),
+            run: run.clone(),
+            on_done: None,
+            on_fail: None,
+            on_cancel: None,
+            attempts: 1,
+            backoff_ms: 0,
+        }],
+        on_done: None,
+        on_fail: None,
+        notify: Default::default(),
+        max_step_visits: DEFAULT_MAX_STEP_VISITS,
+    };
+    let mut made = Vec::new();
+    for (name, c) in rb.commands.iter_mut().filter(|(_, c)| !matches!(c.run, Run::Job(_))) {
+        let id = format!("command:{name}");
+        made.push((id.clone(), job(&c.run, &c.span)));
+        c.run = Run::Job(id);
+    }
+    for (name, c) in rb.crons.iter_mut().filter(|(_, c)| !matches!(c.run, Run::Job(_))) {
+        let id = format!("cron:{name}");
+        made.push((id.clone(), job(&c.run, &c.span)));
+        c.run = Run::Job(id);
+    }
+    rb.jobs.extend(made);
 }
 
 /// Adds a file's blocks; a name another file defined already is a problem.

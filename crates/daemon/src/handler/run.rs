@@ -23,8 +23,9 @@ pub(super) async fn run(ctx: &Arc<Context>, req: RunCommand) -> Answer {
         bad(format!("no command {:?} in the runbooks (commands: {})", req.command, known.join(", ")))
     })?;
     let vars = args(&req.command, command, &req.args).map_err(bad)?;
+    // The loader gives a command that runs a shell command or an agent a job of one step.
     let Run::Job(job_name) = command.run.clone() else {
-        return Err(bad(format!("command {:?} does not run a job; only job commands run yet", req.command)));
+        return Err(bad(format!("command {:?} runs no job", req.command)));
     };
     start_job(ctx, runbook, job_name, vars, req.cwd, &sources).await
 }
