@@ -24,14 +24,6 @@ job "sweep" {
 }
 "#;
 
-fn repo_with_runbook() -> TempRepo {
-    let repo = TempRepo::new();
-    let dir = repo.path().join(".bosun/runbooks");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("crons.hcl"), RUNBOOK).unwrap();
-    repo
-}
-
 fn tick(bosun: &Bosun, repo: &TempRepo) -> serde_json::Value {
     let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["cron", "ls", "--json"])).unwrap();
     v.as_array().unwrap().iter().find(|c| c["name"] == "tick").cloned().unwrap()
@@ -44,7 +36,7 @@ fn turns(repo: &TempRepo) -> usize {
 #[test]
 fn a_started_cron_runs_its_job_each_turn_goes_on_after_a_crash_and_stops() {
     let bosun = bosun();
-    let repo = repo_with_runbook();
+    let repo = repo_with_runbook("crons.hcl", RUNBOOK);
     let out = bosun.ok(repo.path(), &["cron", "ls"]);
     assert!(out.contains("no crons started"), "{out}");
     let out = bosun.ok(repo.path(), &["cron", "start", "tick"]);
@@ -71,7 +63,7 @@ fn a_started_cron_runs_its_job_each_turn_goes_on_after_a_crash_and_stops() {
 #[test]
 fn cron_once_runs_the_job_now_and_bad_crons_are_refused() {
     let bosun = bosun();
-    let repo = repo_with_runbook();
+    let repo = repo_with_runbook("crons.hcl", RUNBOOK);
     let out = bosun.ok(repo.path(), &["cron", "once", "tick", "--json"]);
     let job: serde_json::Value = serde_json::from_str(&out).unwrap();
     let id = job["job"].as_str().unwrap();
@@ -93,7 +85,7 @@ fn cron_once_runs_the_job_now_and_bad_crons_are_refused() {
 #[test]
 fn a_schedule_that_is_not_a_cron_expression_is_a_runbook_error_with_its_place() {
     let bosun = bosun();
-    let repo = repo_with_runbook();
+    let repo = repo_with_runbook("crons.hcl", RUNBOOK);
     let path = repo.path().join(".bosun/runbooks/crons.hcl");
     std::fs::write(&path, RUNBOOK.replace("0 3 * * *", "0 25 * * *")).unwrap();
     let err = bosun.fails(repo.path(), &["runbook", "check"]);

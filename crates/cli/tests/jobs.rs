@@ -40,14 +40,6 @@ job "ci" {
 }
 "#;
 
-fn repo_with_runbook() -> TempRepo {
-    let repo = TempRepo::new();
-    let dir = repo.path().join(".bosun/runbooks");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("ci.hcl"), RUNBOOK).unwrap();
-    repo
-}
-
 fn start(bosun: &Bosun, repo: &TempRepo, args: &[&str]) -> (String, std::path::PathBuf) {
     // `--json` goes to bosun; the command's own args follow its name.
     let all: Vec<&str> = ["run", "--json", "ci"].into_iter().chain(args.iter().copied()).collect();
@@ -58,7 +50,7 @@ fn start(bosun: &Bosun, repo: &TempRepo, args: &[&str]) -> (String, std::path::P
 #[test]
 fn a_job_runs_its_steps_in_its_worktree_and_ends_done() {
     let bosun = bosun();
-    let repo = repo_with_runbook();
+    let repo = repo_with_runbook("ci.hcl", RUNBOOK);
     let (job, ws) = start(&bosun, &repo, &["o'brien"]);
     let out = bosun.run(repo.path(), &["job", "wait", &job]);
     assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), bosun.log());
@@ -74,7 +66,7 @@ fn a_job_runs_its_steps_in_its_worktree_and_ends_done() {
 #[test]
 fn a_failing_step_goes_to_its_on_fail_step_and_the_job_fails() {
     let bosun = bosun();
-    let repo = repo_with_runbook();
+    let repo = repo_with_runbook("ci.hcl", RUNBOOK);
     let (job, ws) = start(&bosun, &repo, &["billing", "--fail"]);
     let out = bosun.run(repo.path(), &["job", "wait", &job]);
     assert!(!out.status.success());
@@ -89,7 +81,7 @@ fn a_failing_step_goes_to_its_on_fail_step_and_the_job_fails() {
 #[test]
 fn bad_arguments_are_refused_with_the_usage_and_nothing_starts() {
     let bosun = bosun();
-    let repo = repo_with_runbook();
+    let repo = repo_with_runbook("ci.hcl", RUNBOOK);
     let err = bosun.fails(repo.path(), &["run", "ci"]);
     assert!(err.contains("missing <name>") && err.contains("usage: bosun run ci <name> [--fail]"), "{err}");
     let err = bosun.fails(repo.path(), &["run", "ci", "x", "--nope"]);
@@ -103,9 +95,6 @@ fn bad_arguments_are_refused_with_the_usage_and_nothing_starts() {
 #[test]
 fn an_agent_step_runs_claudeless_in_the_jobs_worktree_and_its_done_moves_the_job_on() {
     let bosun = bosun();
-    let repo = TempRepo::new();
-    let dir = repo.path().join(".bosun/runbooks");
-    std::fs::create_dir_all(&dir).unwrap();
     let runbook = format!(
         r#"
 command "build" {{
@@ -138,7 +127,7 @@ agent "planner" {{
         cl = claudeless(),
         sc = scenario("writer")
     );
-    std::fs::write(dir.join("build.hcl"), runbook).unwrap();
+    let repo = repo_with_runbook("build.hcl", &runbook);
     let v: serde_json::Value =
         serde_json::from_str(&bosun.ok(repo.path(), &["run", "--json", "build", "auth", "Add login"])).unwrap();
     let job = v["job"].as_str().unwrap().to_owned();
@@ -155,26 +144,7 @@ agent "planner" {{
 #[test]
 fn the_build_example_plans_implements_checks_and_is_done() {
     let bosun = bosun();
-    let repo = TempRepo::new();
-    let dir = repo.path().join(".bosun/runbooks");
-    std::fs::create_dir_all(&dir).unwrap();
-    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/runbooks/build.hcl");
-    let text = std::fs::read_to_string(example).unwrap();
-    // claudeless stands in for claude.
-    let agent = format!("[\"{}\", \"--scenario\", \"{}\"]", claudeless(), scenario("chat"));
-    let text: String = text
-        .lines()
-        .map(|l| {
-            if l.trim_start().starts_with("run") && l.trim_end().ends_with("\"claude\"") {
-                format!("  run = {agent}")
-            } else {
-                l.to_owned()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    assert_eq!(text.matches("--scenario").count(), 2, "both agents stand in");
-    std::fs::write(dir.join("build.hcl"), text).unwrap();
+    let repo = repo_with_example("build.hcl", 2);
     let v: serde_json::Value =
         serde_json::from_str(&bosun.ok(repo.path(), &["run", "--json", "build", "auth", "Add login"])).unwrap();
     assert_eq!(v["branch"], "feature/auth");
@@ -223,10 +193,7 @@ job "verify" {
 #[test]
 fn a_job_step_runs_the_other_job_in_the_same_worktree_then_goes_on() {
     let bosun = bosun();
-    let repo = TempRepo::new();
-    let dir = repo.path().join(".bosun/runbooks");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("release.hcl"), RELEASE).unwrap();
+    let repo = repo_with_runbook("release.hcl", RELEASE);
     let v: serde_json::Value =
         serde_json::from_str(&bosun.ok(repo.path(), &["run", "--json", "release", "v1; touch pwned"])).unwrap();
     let (id, ws) = (v["job"].as_str().unwrap(), std::path::PathBuf::from(v["workspace"].as_str().unwrap()));
@@ -261,10 +228,7 @@ job "check" {
 #[test]
 fn a_failed_job_is_resumed_where_it_stopped_after_the_fix_and_ends_done() {
     let bosun = bosun();
-    let repo = TempRepo::new();
-    let dir = repo.path().join(".bosun/runbooks");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("check.hcl"), FLAKY).unwrap();
+    let repo = repo_with_runbook("check.hcl", FLAKY);
     let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["run", "--json", "check"])).unwrap();
     let (job, ws) = (v["job"].as_str().unwrap(), std::path::PathBuf::from(v["workspace"].as_str().unwrap()));
     assert!(!bosun.run(repo.path(), &["job", "wait", job]).status.success(), "it fails: nothing is fixed");
@@ -286,9 +250,6 @@ fn a_failed_job_is_resumed_where_it_stopped_after_the_fix_and_ends_done() {
 #[test]
 fn a_command_may_run_a_shell_command_or_an_agent_directly() {
     let bosun = bosun();
-    let repo = TempRepo::new();
-    let dir = repo.path().join(".bosun/runbooks");
-    std::fs::create_dir_all(&dir).unwrap();
     let runbook = format!(
         r#"
 command "hello" {{
@@ -309,7 +270,7 @@ agent "helper" {{
         claudeless(),
         scenario("chat")
     );
-    std::fs::write(dir.join("direct.hcl"), runbook).unwrap();
+    let repo = repo_with_runbook("direct.hcl", &runbook);
     let v: serde_json::Value =
         serde_json::from_str(&bosun.ok(repo.path(), &["run", "--json", "hello", "x; touch pwned"])).unwrap();
     bosun.ok(repo.path(), &["job", "wait", v["job"].as_str().unwrap()]);

@@ -20,14 +20,7 @@ fn git(repo: &TempRepo, args: &[&str]) -> String {
 #[test]
 fn the_plan_example_chains_three_branches_with_claudeless_agents() {
     let bosun = bosun();
-    let repo = TempRepo::new();
-    let dir = repo.path().join(".bosun/runbooks");
-    std::fs::create_dir_all(&dir).unwrap();
-    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/runbooks/plan.hcl");
-    let agent = format!("run     = [\"{}\", \"--scenario\", \"{}\"]", claudeless(), scenario("chat"));
-    let text = std::fs::read_to_string(example).unwrap().replace("run     = \"claude\"", &agent);
-    assert!(text.contains("--scenario"));
-    std::fs::write(dir.join("plan.hcl"), text).unwrap();
+    let repo = repo_with_example("plan.hcl", 1);
     git(&repo, &["branch", "feature/api"]); // taken: the api job gets a suffix
 
     bosun.ok(repo.path(), &["plan", "run", "auth"]);
@@ -72,9 +65,7 @@ job "mark" {{
 "#,
         gate.display()
     );
-    let dir = repo.path().join(".bosun/runbooks");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("three.hcl"), runbook).unwrap();
+    write_runbook(&repo, "three.hcl", &runbook);
     let err = bosun.fails(repo.path(), &["plan", "run", "nope"]);
     assert!(err.contains("no plan \"nope\"") && err.contains("three"), "{err}");
 

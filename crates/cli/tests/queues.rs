@@ -34,10 +34,7 @@ fn items(bosun: &Bosun, repo: &TempRepo) -> Vec<serde_json::Value> {
 #[test]
 fn a_worker_fixes_every_item_in_its_own_worktree_and_dead_letters_what_keeps_failing() {
     let bosun = bosun();
-    let repo = TempRepo::new();
-    let dir = repo.path().join(".bosun/runbooks");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("fix.hcl"), RUNBOOK).unwrap();
+    let repo = repo_with_runbook("fix.hcl", RUNBOOK);
     for t in ["login", "logout", "broken", "signup"] {
         bosun.ok(repo.path(), &["queue", "push", "bugs", &format!("title={t}")]);
     }
@@ -74,14 +71,7 @@ fn a_worker_fixes_every_item_in_its_own_worktree_and_dead_letters_what_keeps_fai
 #[test]
 fn the_fix_example_runs_its_agent_per_bug() {
     let bosun = bosun();
-    let repo = TempRepo::new();
-    let dir = repo.path().join(".bosun/runbooks");
-    std::fs::create_dir_all(&dir).unwrap();
-    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/runbooks/fix.toml");
-    let agent = format!("run = [\"{}\", \"--scenario\", \"{}\"]", claudeless(), scenario("chat"));
-    let text = std::fs::read_to_string(example).unwrap().replace("run = \"claude\"", &agent);
-    assert!(text.contains("--scenario"));
-    std::fs::write(dir.join("fix.toml"), text).unwrap();
+    let repo = repo_with_example("fix.toml", 1);
     for t in ["one", "two"] {
         bosun.ok(repo.path(), &["queue", "push", "bugs", &format!("title=bug {t}")]);
     }
@@ -117,10 +107,7 @@ job "sort" {
 #[test]
 fn a_worker_on_an_external_queue_takes_each_listed_item_once_as_it_appears() {
     let bosun = bosun();
-    let repo = TempRepo::new();
-    let dir = repo.path().join(".bosun/runbooks");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("inbox.hcl"), EXTERNAL).unwrap();
+    let repo = repo_with_runbook("inbox.hcl", EXTERNAL);
     let inbox = repo.path().join("inbox.jsonl");
     std::fs::write(&inbox, "{\"id\":\"a\",\"title\":\"first\"}\n{\"id\":\"b\",\"title\":\"second; touch pwned\"}\n")
         .unwrap();

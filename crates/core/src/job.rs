@@ -192,6 +192,23 @@ impl JobState {
     }
 }
 
+impl Job {
+    /// A job as it starts: running, in no step yet, in `workspace`.
+    pub fn new(spec: JobSpec, workspace: Option<WorkspaceId>, now: Timestamp) -> Self {
+        Self {
+            spec,
+            state: JobState::Running,
+            step: None,
+            attempt: 0,
+            visits: BTreeMap::new(),
+            cancelled: false,
+            created_at: now,
+            state_since: now,
+            workspace,
+        }
+    }
+}
+
 impl JobSpec {
     pub fn step(&self, name: &str) -> Option<&StepSpec> {
         self.steps.iter().find(|s| s.name == name)

@@ -11,6 +11,30 @@ pub fn bosun() -> Bosun {
     Bosun::new(env!("CARGO_BIN_EXE_bosun"))
 }
 
+/// A new repository whose `.bosun/runbooks/<file>` holds `text`.
+pub fn repo_with_runbook(file: &str, text: &str) -> TempRepo {
+    let repo = TempRepo::new();
+    write_runbook(&repo, file, text);
+    repo
+}
+
+/// Writes `.bosun/runbooks/<file>` of `repo`.
+pub fn write_runbook(repo: &TempRepo, file: &str, text: &str) {
+    let dir = repo.path().join(".bosun/runbooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(file), text).unwrap();
+}
+
+/// A new repository whose runbooks are `examples/runbooks/<file>`, with claudeless (playing the
+/// chat scenario) standing in for each `"claude"` agent; `agents` says how many there are.
+pub fn repo_with_example(file: &str, agents: usize) -> TempRepo {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/runbooks").join(file);
+    let stand_in = format!("[\"{}\", \"--scenario\", \"{}\"]", claudeless(), scenario("chat"));
+    let text = std::fs::read_to_string(example).unwrap().replace("\"claude\"", &stand_in);
+    assert_eq!(text.matches("--scenario").count(), agents, "every agent stands in");
+    repo_with_runbook(file, &text)
+}
+
 /// The path of `examples/scenarios/<name>.toml`.
 pub fn scenario(name: &str) -> String {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/scenarios").join(format!("{name}.toml"));

@@ -18,17 +18,7 @@ pub(super) fn start(state: &State, spec: &JobSpec, now: Timestamp, d: &mut Decis
     if let Some(id) = workspace.as_ref().filter(|id| state.workspaces.contains_key(*id)) {
         return Err(Rejection::AlreadyExists(format!("workspace {id}")));
     }
-    let job = Job {
-        spec: spec.clone(),
-        state: JobState::Running,
-        step: None,
-        attempt: 0,
-        visits: Default::default(),
-        cancelled: false,
-        created_at: now,
-        state_since: now,
-        workspace: workspace.clone(),
-    };
+    let job = Job::new(spec.clone(), workspace.clone(), now);
     d.event(Event::JobCreated { job: Box::new(job.clone()) });
     notify(state, &job, "started", spec.notify.on_start.as_deref(), d);
     match (&spec.workspace, workspace) {
@@ -235,17 +225,7 @@ fn child_job(
         item: None,
         ..made.clone()
     };
-    Ok(Job {
-        spec: child,
-        state: JobState::Running,
-        step: None,
-        attempt: 0,
-        visits: Default::default(),
-        cancelled: false,
-        created_at: now,
-        state_since: now,
-        workspace: parent.workspace.clone(),
-    })
+    Ok(Job::new(child, parent.workspace.clone(), now))
 }
 
 /// An agent that ran a step ended: the step succeeded if its work was done (its policy said
