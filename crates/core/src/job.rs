@@ -161,6 +161,10 @@ pub struct Job {
     pub state_since: Timestamp,
     /// The workspace it made, once asked for.
     pub workspace: Option<WorkspaceId>,
+    /// Times it was resumed: part of the ids its agents and child jobs get, so a resumed step's
+    /// never match the first run's.
+    #[serde(default)]
+    pub resumes: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -205,6 +209,7 @@ impl Job {
             created_at: now,
             state_since: now,
             workspace,
+            resumes: 0,
         }
     }
 }

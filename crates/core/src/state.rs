@@ -36,6 +36,9 @@ pub struct State {
     /// The last timer id handed out (ids are never reused).
     #[serde(default)]
     pub last_timer: u64,
+    /// The last queue item id handed out (ids are never reused, even after a drop).
+    #[serde(default)]
+    pub last_item: u64,
 }
 
 /// Folds one event into the state. Never fails: an event about a record that is gone changes
@@ -184,6 +187,7 @@ pub fn apply(state: &mut State, event: &Event) {
                 j.state_since = *at;
                 j.cancelled = false;
                 j.visits.clear();
+                j.resumes += 1;
             }
         }
         Event::JobCancelling { job } => {
@@ -198,6 +202,7 @@ pub fn apply(state: &mut State, event: &Event) {
             }
         }
         Event::ItemPushed { item } => {
+            state.last_item = state.last_item.max(item.id.0);
             state.items.insert(item.id, item.clone());
         }
         Event::ItemTaken { item, job, worker } => {

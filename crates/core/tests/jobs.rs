@@ -358,3 +358,18 @@ fn an_agent_gets_its_context_before_its_prompt_and_runs_where_its_cwd_says() {
     assert!(reason.contains("must be a path inside its workspace"), "{reason}");
     assert!(sim.state.agents.is_empty());
 }
+
+#[test]
+fn a_resumed_agent_step_starts_a_new_agent() {
+    let mut sim = Sim::new();
+    let id = start_in_workspace(&mut sim, agent_job("."));
+    let first = sim.state.agents.keys().next().cloned().unwrap();
+    let session = sim.state.agents[&first].session.clone();
+    sim.ok(Input::KillAgent { agent: first.clone() });
+    sim.ok(Input::SessionExited { session, status: bosun_core::ExitStatus { code: None, signal: Some(15) } });
+    let ended = sim.state.jobs[&id].state.clone();
+    assert!(matches!(ended, JobState::Failed { .. }), "{ended:?}");
+    sim.ok(Input::ResumeJob { job: id.clone() });
+    assert_eq!(sim.state.jobs[&id].state, JobState::Running, "resumed, not refused");
+    assert_eq!(sim.state.agents.len(), 2, "a second agent, with an id of its own");
+}

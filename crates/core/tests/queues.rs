@@ -153,3 +153,32 @@ fn an_external_queue_is_listed_each_poll_and_each_item_is_taken_once() {
     sim.ok(Input::StopWorker { name: "fixer".into() });
     assert!(sim.state.timers.is_empty(), "a stopped worker polls no more");
 }
+
+#[test]
+fn ids_are_never_reused_and_two_workers_on_one_queue_never_take_the_same_item() {
+    let mut sim = Sim::new();
+    push(&mut sim, "a", 0);
+    let first = *sim.state.items.keys().next().unwrap();
+    sim.ok(Input::QueueDrop { item: first });
+    push(&mut sim, "b", 0);
+    assert_ne!(*sim.state.items.keys().next().unwrap(), first, "a dropped item's id is not handed out again");
+
+    sim.ok(Input::StartWorker(Box::new(worker(1))));
+    let second = Worker { name: "fixer-2".into(), ..worker(1) };
+    let jobs = dispatched(&sim.ok(Input::StartWorker(Box::new(second))));
+    let all: Vec<_> = sim.log.iter().filter(|e| matches!(e, bosun_core::Event::ItemTaken { .. })).collect();
+    assert_eq!((all.len(), jobs.len()), (1, 0), "one item, taken once");
+}
+
+#[test]
+fn an_item_whose_job_was_never_made_goes_back_to_its_queue_after_a_restart() {
+    let mut sim = Sim::new();
+    sim.ok(Input::StartWorker(Box::new(worker(1))));
+    let jobs = dispatched(&push(&mut sim, "a", 1));
+    assert_eq!(sim.state.items[&jobs[0].0].state, ItemState::Taken);
+    // bosun died before the job was made.
+    let again = dispatched(&sim.ok(Input::Reconcile(bosun_core::Reality { sessions: vec![], missing_dirs: vec![] })));
+    assert_eq!(again.len(), 1, "taken again at once");
+    assert_ne!(again[0].1, jobs[0].1, "as a new job");
+    assert_eq!(sim.state.items[&jobs[0].0].failures, 1);
+}

@@ -131,7 +131,7 @@ fn launch(
         format!("step {:?} runs agent {name:?}, and agents need the job to have a workspace (`source`)", spec.name)
     })?;
     // Ids drawn from the job, step, visit and try: the same decision always gives the same ones.
-    let seed = fnv(&[job.spec.id.as_str(), &spec.name, &visit.to_string(), &attempt.to_string()]);
+    let seed = fnv(&[job.spec.id.as_str(), &spec.name, &visit.to_string(), &attempt.to_string(), &resumed(job)]);
     let nonce = Nonce::from_bits(seed);
     let id = AgentId::new(&nonce);
     let scope = scope(state, job);
@@ -215,7 +215,8 @@ fn child_job(
     now: Timestamp,
 ) -> Result<Job, String> {
     let made = parent.spec.children.get(name).ok_or_else(|| format!("step {:?}: no job {name:?}", spec.name))?;
-    let seed = fnv(&[parent.spec.id.as_str(), &spec.name, &visit.to_string(), &attempt.to_string(), "job"]);
+    let seed =
+        fnv(&[parent.spec.id.as_str(), &spec.name, &visit.to_string(), &attempt.to_string(), "job", &resumed(parent)]);
     let id = JobId::new(&Nonce::from_bits(seed));
     let child = JobSpec {
         id: id.clone(),
@@ -244,6 +245,15 @@ pub(super) fn agent_ended(state: &State, agent: &Agent, reason: &DeathReason, no
     let detail = format!("agent {} ended {}", agent.id, SessionState::Dead { reason: reason.clone() }.label());
     let outcome = StepOutcome { step, attempt: *attempt, ok, detail: Some(&detail) };
     step_finished(state, job, outcome, now, d);
+}
+
+/// How often the job was resumed, as an id part: empty for the first run, so ids stay as they were.
+fn resumed(job: &Job) -> String {
+    if job.resumes == 0 {
+        String::new()
+    } else {
+        format!("r{}", job.resumes)
+    }
 }
 
 /// FNV-1a over the parts, each ended by a zero byte.
@@ -315,7 +325,13 @@ fn run_effect(state: &State, job: &Job, spec: &StepSpec, attempt: u32) -> Result
 fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decision) {
     let end = if job.cancelled && !matches!(end, JobState::Failed { .. }) { JobState::Cancelled } else { end };
     // The queue item it worked on is done, or counts a failure.
-    if let Some((item, _)) = &job.spec.item {
+    let current = |item: &crate::ItemId| {
+        state
+            .items
+            .get(item)
+            .is_some_and(|i| i.state == crate::ItemState::Taken && i.job.as_ref() == Some(&job.spec.id))
+    };
+    if let Some((item, _)) = job.spec.item.as_ref().filter(|(item, _)| current(item)) {
         let error = match &end {
             JobState::Failed { reason } => Some(reason.clone()),
             JobState::Cancelled => Some("its job was cancelled".into()),
@@ -463,7 +479,13 @@ pub(crate) fn resume(state: &State, job: &JobId, now: Timestamp, d: &mut Decisio
             d.event(Event::PlanResumed { plan: plan.clone() });
         }
     }
-    let resumed = Job { state: JobState::Running, cancelled: false, visits: Default::default(), ..j.clone() };
+    let resumed = Job {
+        state: JobState::Running,
+        cancelled: false,
+        visits: Default::default(),
+        resumes: j.resumes + 1,
+        ..j.clone()
+    };
     match &j.step {
         Some(step) => enter(state, &resumed, step, now, d),
         None => begin(state, &resumed, now, d),

@@ -56,6 +56,20 @@ pub(super) fn job_ended(state: &State, job: &Job, end: &JobState, d: &mut Decisi
     }
 }
 
+/// After a restart: a running plan whose current job was never made (bosun died while making
+/// it) stops there, to be resumed.
+pub(super) fn unmade_after_restart(state: &State, d: &mut Decision) {
+    for plan in state.plans.values().filter(|p| p.state == PlanState::Running) {
+        let current = plan.jobs.iter().enumerate().rev().find(|(_, j)| j.job_id.is_some() && !j.done);
+        if let Some((index, j)) = current {
+            if j.job_id.as_ref().is_some_and(|id| !state.jobs.contains_key(id)) {
+                let failure = Some("bosun stopped while its job was being made: resume the plan".to_owned());
+                d.event(Event::PlanJobEnded { plan: plan.id.clone(), index, target: None, failure });
+            }
+        }
+    }
+}
+
 /// The job for a plan's place could not be made: the plan stops there.
 pub(super) fn dispatch_failed(state: &State, id: &str, index: usize, error: &str, d: &mut Decision) {
     if state.plans.get(id).is_some_and(|p| p.state == PlanState::Running) {
@@ -73,12 +87,12 @@ pub(super) fn resume(state: &State, id: &str, now: Timestamp, d: &mut Decision) 
     let j = &plan.jobs[index];
     let made = j.job_id.as_ref().filter(|job| state.jobs.contains_key(*job));
     d.event(Event::PlanResumed { plan: id.to_owned() });
-    match made {
-        Some(job) => job::resume(state, job, now, d)?,
-        None => {
-            let source = j.source.clone().unwrap_or_else(|| plan.base.clone());
-            dispatch(plan, index, source, d);
-        }
+    let source = j.source.clone().unwrap_or_else(|| plan.base.clone());
+    match made.map(|job| job::resume(state, job, now, d)) {
+        Some(Ok(())) => {}
+        // Its worktree was never made or is gone: a new job, on a new worktree.
+        Some(Err(Rejection::JobWorkspaceGone { .. })) | None => dispatch(plan, index, source, d),
+        Some(Err(e)) => return Err(e),
     }
     Ok(())
 }

@@ -31,7 +31,9 @@ fn push_keyed(
     d: &mut Decision,
 ) {
     let earlier = d.events.iter().filter(|e| matches!(e, Event::ItemPushed { .. })).count() as u64;
-    let id = ItemId(state.items.keys().next_back().map_or(1, |i| i.0 + 1) + earlier);
+    // (A state saved before `last_item` existed has it at 0: its items still count.)
+    let last = state.last_item.max(state.items.keys().next_back().map_or(0, |i| i.0));
+    let id = ItemId(last + 1 + earlier);
     let item = Item {
         id,
         queue: queue.to_owned(),
@@ -146,6 +148,17 @@ pub(super) fn stop_worker(state: &State, name: &str, d: &mut Decision) -> Result
     }
 }
 
+/// After a restart: an item taken whose job was never made (bosun died while making it) counts
+/// a failure, and so goes back to its queue or is dead-lettered.
+pub(super) fn unmade_after_restart(state: &State, d: &mut Decision) {
+    for i in state.items.values().filter(|i| i.state == ItemState::Taken) {
+        if i.job.as_ref().is_none_or(|j| !state.jobs.contains_key(j)) {
+            let error = Some("bosun stopped while its job was being made".to_owned());
+            d.event(Event::ItemFinished { item: i.id, ok: false, error });
+        }
+    }
+}
+
 /// A job for an item could not be made: the item counts a failure.
 pub(super) fn dispatch_failed(state: &State, item: ItemId, error: &str, d: &mut Decision) {
     if state.items.get(&item).is_some_and(|i| i.state == ItemState::Taken) {
@@ -173,6 +186,8 @@ pub(super) fn dispatch(state: &State, d: &mut Decision) {
     for e in &d.events {
         apply(&mut after, e);
     }
+    // An item one worker takes here is not pending for the next one.
+    let mut claimed: BTreeSet<ItemId> = BTreeSet::new();
     for w in after.workers.values().filter(|w| w.running) {
         let busy = after
             .items
@@ -180,8 +195,13 @@ pub(super) fn dispatch(state: &State, d: &mut Decision) {
             .filter(|i| i.state == ItemState::Taken && i.worker.as_deref() == Some(&w.name))
             .count();
         let free = (w.concurrency as usize).saturating_sub(busy);
-        let pending = after.items.values().filter(|i| i.state == ItemState::Pending && i.queue == w.queue).take(free);
+        let pending = after
+            .items
+            .values()
+            .filter(|i| i.state == ItemState::Pending && i.queue == w.queue && !claimed.contains(&i.id))
+            .take(free);
         let taken: Vec<&Item> = pending.collect();
+        claimed.extend(taken.iter().map(|i| i.id));
         for item in taken {
             // One job per try of an item: the same decision always gives the same id.
             let bits = item.id.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(item.tries).rotate_left(32);

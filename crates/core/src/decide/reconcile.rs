@@ -23,6 +23,8 @@ pub(super) fn observed(state: &State, sessions: &[SessionSeen], as_of: u64, now:
 /// missing directories stale and resumes what a crash interrupted.
 pub(super) fn at_start(state: &State, reality: &Reality, now: Timestamp, d: &mut Decision) {
     super::job::resume_after_restart(state, d);
+    super::queue::unmade_after_restart(state, d);
+    super::plan::unmade_after_restart(state, d);
     for ws in state.workspaces.values() {
         let missing = reality.missing_dirs.contains(&ws.id);
         // An agent that lives on in a directory that is gone is not cut off from it here.
