@@ -373,3 +373,21 @@ fn a_resumed_agent_step_starts_a_new_agent() {
     assert_eq!(sim.state.jobs[&id].state, JobState::Running, "resumed, not refused");
     assert_eq!(sim.state.agents.len(), 2, "a second agent, with an id of its own");
 }
+
+#[test]
+fn a_job_step_whose_job_ends_at_once_counts_each_visit_once() {
+    let mut empty = job(vec![]);
+    empty.name = "verify".into();
+    let mut again = step("again", next("again"), None);
+    again.run = StepRun::Job("verify".into());
+    let mut spec = job(vec![step("first", next("again"), None), again]);
+    spec.max_step_visits = 4;
+    spec.children.insert("verify".into(), empty);
+    let id = spec.id.clone();
+    let mut sim = Sim::new();
+    sim.ok(Input::StartJob(Box::new(spec)));
+    finish(&mut sim, &id, true);
+    let JobState::Failed { reason } = &sim.state.jobs[&id].state else { panic!("{:?}", sim.state.jobs[&id]) };
+    assert!(reason.contains("entered 4 times"), "{reason}");
+    assert_eq!(sim.state.jobs[&id].visits["again"], 4);
+}

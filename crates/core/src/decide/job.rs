@@ -2,7 +2,7 @@
 //! following a step's outcome, trying a failed step again after its backoff, and cancelling.
 
 use super::{create, kill, set_timer, spawn, Decision};
-use crate::apply;
+
 use crate::driver::{Driver, DriverKind};
 use crate::template::{self, Scope, Target};
 use crate::{
@@ -359,11 +359,7 @@ fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decis
             };
             let outcome = StepOutcome { step, attempt: *attempt, ok: end == JobState::Done, detail: Some(&detail) };
             // The parent as this decision leaves it: the child may end in the decision that began it.
-            let mut after = state.clone();
-            for e in &d.events {
-                apply(&mut after, e);
-            }
-            step_finished(&after, parent, outcome, now, d);
+            step_finished(&d.applied_to(state), parent, outcome, now, d);
         }
     }
 }

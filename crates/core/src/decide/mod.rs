@@ -23,6 +23,9 @@ use crate::{
 pub struct Decision {
     pub events: Vec<Event>,
     pub effects: Vec<Effect>,
+    /// The `seq` of the state the decision started from: a state with some of `events` applied
+    /// already has a higher one.
+    base_seq: u64,
 }
 
 impl Decision {
@@ -32,10 +35,20 @@ impl Decision {
     fn effect(&mut self, e: Effect) {
         self.effects.push(e);
     }
+
+    /// `state` with the events of this decision it does not have yet applied.
+    fn applied_to(&self, state: &State) -> State {
+        let mut after = state.clone();
+        let have = usize::try_from(state.seq.saturating_sub(self.base_seq)).unwrap_or(usize::MAX);
+        for e in self.events.iter().skip(have) {
+            crate::apply(&mut after, e);
+        }
+        after
+    }
 }
 
 pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, Rejection> {
-    let mut d = Decision::default();
+    let mut d = Decision { base_seq: state.seq, ..Decision::default() };
     match input {
         Input::StartAgent(spec) => workspace::start_agent(state, spec, now, &mut d)?,
         Input::StartJob(spec) => job::start(state, spec, now, &mut d)?,

@@ -29,7 +29,7 @@ impl Sim {
     /// Feeds one input; returns the effects, or the rejection.
     pub fn feed(&mut self, input: Input) -> Result<Vec<Effect>, Rejection> {
         self.clock = Timestamp::from_millis(self.clock.as_millis() + 10);
-        let Decision { events, effects } = decide(&self.state, &input, self.clock)?;
+        let Decision { events, effects, .. } = decide(&self.state, &input, self.clock)?;
         for e in &events {
             apply(&mut self.state, e);
         }
