@@ -25,6 +25,9 @@ pub struct Cron {
     pub fired: u32,
     /// The job it started last; while that job runs, the cron skips its turn.
     pub last_job: Option<JobId>,
+    /// When it asked for that job.
+    #[serde(default)]
+    pub last_started: Option<Timestamp>,
     /// Why its last job could not be made.
     pub error: Option<String>,
 }

@@ -233,6 +233,8 @@ pub enum Event {
         name: String,
         job: Option<JobId>,
         next: Option<Timestamp>,
+        #[serde(default)]
+        at: Timestamp,
     },
     /// The job for a cron's turn could not be made.
     CronFailed {

@@ -284,12 +284,13 @@ pub fn apply(state: &mut State, event: &Event) {
                 c.next = None;
             }
         }
-        Event::CronFired { name, job, next } => {
+        Event::CronFired { name, job, next, at } => {
             if let Some(c) = state.crons.get_mut(name) {
                 c.fired += 1;
                 c.next = *next;
                 if job.is_some() {
                     c.last_job = job.clone();
+                    c.last_started = Some(*at);
                     c.error = None;
                 }
             }

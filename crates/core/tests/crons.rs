@@ -19,6 +19,7 @@ fn cron(schedule: Schedule) -> Cron {
         next: None,
         fired: 0,
         last_job: None,
+        last_started: None,
         error: None,
     }
 }
@@ -112,4 +113,16 @@ fn a_stopped_cron_starts_nothing_and_a_job_that_cannot_be_made_is_recorded() {
     assert!(sim.feed(Input::StopCron { name: "other".into() }).is_err(), "no such cron");
     let never = cron(Schedule::expr("0 0 31 2 *").unwrap());
     assert!(sim.feed(Input::StartCron(Box::new(never))).is_err(), "31 February never comes");
+}
+
+#[test]
+fn a_turn_waits_for_a_job_still_being_made_but_not_for_one_that_never_comes() {
+    let mut sim = Sim::new();
+    sim.ok(Input::StartCron(Box::new(cron(Schedule::every(MINUTE).unwrap()))));
+    sim.advance(MINUTE);
+    assert_eq!(turns(&sim.fire_due()).len(), 1);
+    sim.advance(MINUTE);
+    assert!(turns(&sim.fire_due()).is_empty(), "its job is still being made: skipped");
+    sim.advance(10 * MINUTE);
+    assert_eq!(turns(&sim.fire_due()).len(), 1, "that job never came (bosun died making it): a new one");
 }

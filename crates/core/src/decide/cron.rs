@@ -4,6 +4,9 @@
 use super::{set_timer, Decision};
 use crate::{Cron, Effect, Event, JobId, Nonce, Origin, Rejection, State, TimerKind, Timestamp};
 
+/// How long a job asked for may take to be made before the cron stops waiting for it.
+const MAKING_MS: u64 = 10 * 60 * 1000;
+
 pub(super) fn start(state: &State, cron: &Cron, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
     let next = cron.schedule.next_after(now).ok_or_else(|| Rejection::CronNeverFires(cron.name.clone()))?;
     clear_timer(state, &cron.name, d);
@@ -15,6 +18,7 @@ pub(super) fn start(state: &State, cron: &Cron, now: Timestamp, d: &mut Decision
             next: Some(next),
             fired: before.map_or(0, |c| c.fired),
             last_job: before.and_then(|c| c.last_job.clone()),
+            last_started: before.and_then(|c| c.last_started),
             error: None,
             ..cron.clone()
         },
@@ -41,9 +45,16 @@ pub(super) fn fired(state: &State, name: &str, now: Timestamp, d: &mut Decision)
     let Some(c) = state.crons.get(name).filter(|c| c.running) else { return };
     let due = c.next.unwrap_or(now);
     let next = c.schedule.next_after(due).filter(|n| *n > now).or_else(|| c.schedule.next_after(now));
-    let busy = c.last_job.as_ref().and_then(|j| state.jobs.get(j)).is_some_and(|j| !j.state.is_over());
+    // Its last job runs, or is still being made (for a while: a job bosun died making is not
+    // waited for).
+    let making = c.error.is_none() && c.last_started.is_some_and(|t| now.millis_since(t) < MAKING_MS);
+    let busy = match c.last_job.as_ref().map(|j| state.jobs.get(j)) {
+        Some(Some(j)) => !j.state.is_over(),
+        Some(None) => making,
+        None => false,
+    };
     let job = (!busy).then(|| JobId::new(&Nonce::from_bits(turn_bits(name, c.fired))));
-    d.event(Event::CronFired { name: name.to_owned(), job: job.clone(), next });
+    d.event(Event::CronFired { name: name.to_owned(), job: job.clone(), next, at: now });
     if let Some(job) = job {
         d.effect(Effect::Dispatch {
             origin: Origin::Cron(name.to_owned()),

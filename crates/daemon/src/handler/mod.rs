@@ -195,6 +195,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                 next: None,
                 fired: 0,
                 last_job: None,
+                last_started: None,
                 error: None,
             };
             ctx.engine.submit(Input::StartCron(Box::new(cron))).await.map_err(engine_error)?;
