@@ -78,8 +78,7 @@ fn clear_timer(state: &State, name: &str, d: &mut Decision) {
     }
 }
 
-/// The same cron turn always gives the same job id (FNV-1a of the name, mixed with the turn).
+/// The same cron turn always gives the same job id.
 fn turn_bits(name: &str, fired: u32) -> u64 {
-    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
-    hash ^ u64::from(fired).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    super::job::fnv(&["cron", name, &fired.to_string()])
 }

@@ -257,7 +257,7 @@ fn resumed(job: &Job) -> String {
 }
 
 /// FNV-1a over the parts, each ended by a zero byte.
-fn fnv(parts: &[&str]) -> u64 {
+pub(super) fn fnv(parts: &[&str]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in parts.iter().flat_map(|p| p.bytes().chain([0])) {
         h ^= u64::from(b);
@@ -266,20 +266,9 @@ fn fnv(parts: &[&str]) -> u64 {
     h
 }
 
-/// A UUID (version 4 layout) drawn from `seed`, for a Claude session id.
+/// A Claude session id drawn from `seed`.
 fn uuid(seed: u64) -> String {
-    let a = fnv(&[&seed.to_string(), "a"]);
-    let b = fnv(&[&seed.to_string(), "b"]);
-    let hi = (a & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
-    let lo = (b & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
-    format!(
-        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-        hi >> 32,
-        (hi >> 16) & 0xffff,
-        hi & 0xffff,
-        lo >> 48,
-        lo & 0xffff_ffff_ffff
-    )
+    crate::driver::claude::session_uuid(fnv(&[&seed.to_string(), "a"]), fnv(&[&seed.to_string(), "b"]))
 }
 
 /// The values a job's templates may name.

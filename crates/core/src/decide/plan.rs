@@ -20,7 +20,7 @@ pub(super) fn start(state: &State, plan: &Plan, d: &mut Decision) -> Result<(), 
 fn dispatch(plan: &Plan, index: usize, source: String, d: &mut Decision) {
     let Some(j) = plan.jobs.get(index) else { return };
     let tries = d.events.len() as u64 + plan.jobs.iter().filter(|j| j.job_id.is_some()).count() as u64;
-    let bits = fnv(&format!("{}/{index}/{tries}/{:?}", plan.id, j.job_id));
+    let bits = job::fnv(&["plan", &plan.id, &index.to_string(), &tries.to_string(), &format!("{:?}", j.job_id)]);
     let job = JobId::new(&Nonce::from_bits(bits));
     let (branch, suffix) = j.wanted_branch();
     d.event(Event::PlanJobDispatched { plan: plan.id.clone(), index, job: job.clone(), source: source.clone() });
@@ -95,8 +95,4 @@ pub(super) fn resume(state: &State, id: &str, now: Timestamp, d: &mut Decision) 
         Some(Err(e)) => return Err(e),
     }
     Ok(())
-}
-
-fn fnv(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
 }

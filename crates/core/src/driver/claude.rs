@@ -149,6 +149,20 @@ fn interrupted(m: &LogMessage) -> bool {
     m.content.as_ref().is_some_and(|c| c.to_string().contains("[Request interrupted by user"))
 }
 
+/// A session id for Claude Code: a UUID in the version 4 layout, from 128 bits the caller draws.
+pub fn session_uuid(a: u64, b: u64) -> String {
+    let hi = (a & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
+    let lo = (b & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        hi >> 32,
+        (hi >> 16) & 0xffff,
+        hi & 0xffff,
+        lo >> 48,
+        lo & 0xffff_ffff_ffff
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

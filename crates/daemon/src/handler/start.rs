@@ -98,15 +98,5 @@ pub struct Roots {
 
 /// A random UUID (version 4) for a Claude session id, drawn with the agent's nonce.
 fn uuid(_nonce: &Nonce) -> String {
-    let (a, b) = (fastrand::u64(..), fastrand::u64(..));
-    let hi = (a & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_4000;
-    let lo = (b & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
-    format!(
-        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-        hi >> 32,
-        (hi >> 16) & 0xffff,
-        hi & 0xffff,
-        lo >> 48,
-        lo & 0xffff_ffff_ffff
-    )
+    bosun_core::driver::claude::session_uuid(fastrand::u64(..), fastrand::u64(..))
 }
