@@ -66,3 +66,37 @@ pub fn line_col(source: &str, offset: usize) -> (usize, usize) {
     let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, col)
 }
+
+/// Helpers the HCL and TOML parser tests share: walking a tree by keys, and errors as
+/// line, column and message.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{line_col, Node, SyntaxError, Value};
+
+    /// The node at a path of map keys.
+    pub fn at<'a>(node: &'a Node, path: &[&str]) -> &'a Node {
+        path.iter().fold(node, |node, key| match &node.value {
+            Value::Map(entries) => &entries.iter().find(|e| e.key == *key).unwrap_or_else(|| panic!("no {key}")).node,
+            other => panic!("{key}: not a map: {other:?}"),
+        })
+    }
+
+    pub fn keys(node: &Node) -> Vec<&str> {
+        match &node.value {
+            Value::Map(entries) => entries.iter().map(|e| e.key.as_str()).collect(),
+            other => panic!("not a map: {other:?}"),
+        }
+    }
+
+    /// The source text a node spans.
+    pub fn text<'a>(src: &'a str, node: &Node) -> &'a str {
+        &src[node.span.clone()]
+    }
+
+    /// What `parse` says of `src`, which must not parse: line, column, message.
+    pub fn error(parse: impl Fn(&str) -> Result<Node, SyntaxError>, src: &str) -> (usize, usize, String) {
+        let SyntaxError { span, message } = parse(src).expect_err("should not parse");
+        let (line, col) = line_col(src, span.start);
+        (line, col, message)
+    }
+}

@@ -1,19 +1,9 @@
 use super::parse;
-use crate::syntax::{line_col, Node, SyntaxError, Value};
+use crate::syntax::testing::{at, keys, text};
+use crate::syntax::{line_col, Node, Value};
 
-/// The node at a path of map keys.
-fn at<'a>(node: &'a Node, path: &[&str]) -> &'a Node {
-    path.iter().fold(node, |node, key| match &node.value {
-        Value::Map(entries) => &entries.iter().find(|e| e.key == *key).unwrap_or_else(|| panic!("no {key}")).node,
-        other => panic!("{key}: not a map: {other:?}"),
-    })
-}
-
-fn keys(node: &Node) -> Vec<&str> {
-    match &node.value {
-        Value::Map(entries) => entries.iter().map(|e| e.key.as_str()).collect(),
-        other => panic!("not a map: {other:?}"),
-    }
+fn error(src: &str) -> (usize, usize, String) {
+    crate::syntax::testing::error(parse, src)
 }
 
 fn str_at<'a>(node: &'a Node, path: &[&str]) -> &'a str {
@@ -21,16 +11,6 @@ fn str_at<'a>(node: &'a Node, path: &[&str]) -> &'a str {
         Value::Str(s) => s,
         other => panic!("{path:?}: not a string: {other:?}"),
     }
-}
-
-fn text<'a>(src: &'a str, node: &Node) -> &'a str {
-    &src[node.span.clone()]
-}
-
-fn error(src: &str) -> (usize, usize, String) {
-    let SyntaxError { span, message } = parse(src).expect_err("should not parse");
-    let (line, col) = line_col(src, span.start);
-    (line, col, message)
 }
 
 const SOURCE: &str = r#"source {
