@@ -70,6 +70,57 @@ fn a_killed_process_is_resumed_with_the_same_session_and_its_log_grows() {
 }
 
 #[test]
+fn when_the_tmux_server_dies_with_bosun_down_the_resumable_agent_restarts_and_the_other_is_lost_and_escalated() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("chat"));
+    let resumable =
+        bosun.start(repo.path(), &claude_args(&cl, &sc, &["--prompt", "hello", "--on-dead", "resume:ping"]));
+    let plain = bosun.start(repo.path(), &claude_args(&cl, &sc, &["--prompt", "hello"]));
+    bosun.wait_state(&resumable, "idle");
+    bosun.wait_state(&plain, "idle");
+    let log = wait_for(PATIENCE, || bosun.agent(&resumable).log).expect("the session log is known from the hooks");
+    let cwd = bosun.agent(&resumable).cwd;
+
+    // The machine restarts: bosun and its whole tmux server are gone.
+    bosun.kill_daemon_hard();
+    assert!(bosun.tmux(&["kill-server"]).status.success());
+
+    bosun.list(); // starts a new daemon
+    let agent = wait_for(PATIENCE, || Some(bosun.agent(&resumable)).filter(|a| a.restarts == 1 && a.state.is_up()))
+        .unwrap_or_else(|| panic!("not restarted: {:#?}\n{}", bosun.show(&resumable), bosun.log()));
+    assert_eq!(agent.cwd, cwd, "in its existing workspace");
+    assert_eq!(agent.log.as_ref(), Some(&log), "with its conversation");
+    bosun.wait_screen(&resumable, "pong");
+    assert!(std::fs::read_to_string(&log).unwrap().contains("\"ping\""), "the conversation went on");
+
+    assert_eq!(bosun.agent(&plain).state.label(), "dead(lost)");
+    let escalated = wait_escalations(&bosun);
+    assert_eq!(escalated.len(), 1, "{escalated:?}");
+    assert!(escalated[0]["agent"].as_str().is_some_and(|a| a == plain), "{escalated:?}");
+}
+
+#[test]
+fn when_the_tmux_server_dies_under_a_running_bosun_the_same_holds() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("chat"));
+    let resumable =
+        bosun.start(repo.path(), &claude_args(&cl, &sc, &["--prompt", "hello", "--on-dead", "resume:ping"]));
+    let plain = bosun.start(repo.path(), &claude_args(&cl, &sc, &["--prompt", "hello"]));
+    bosun.wait_state(&resumable, "idle");
+    bosun.wait_state(&plain, "idle");
+
+    assert!(bosun.tmux(&["kill-server"]).status.success());
+    let restarted = wait_for(PATIENCE, || Some(bosun.agent(&resumable)).filter(|a| a.restarts == 1 && a.state.is_up()));
+    assert!(restarted.is_some(), "not restarted: {:#?}\n{}", bosun.show(&resumable), bosun.log());
+    bosun.wait_screen(&resumable, "pong");
+    bosun.wait_state(&plain, "dead(lost)");
+    let escalated = wait_escalations(&bosun);
+    assert!(escalated.iter().all(|e| e["agent"].as_str().is_some_and(|a| a == plain)), "{escalated:?}");
+}
+
+#[test]
 fn a_rate_limit_is_an_error_that_cools_down_then_nudges() {
     let bosun = bosun();
     let repo = TempRepo::new();

@@ -5,7 +5,7 @@ mod support;
 
 use bosun_core::{
     AgentError, DeathReason, Effect, Event, ExitStatus, Heartbeat, Input, MessageState, Observation, Policy,
-    PromptKind, SessionState, Source, Step,
+    PromptKind, Reality, SessionState, Source, Step,
 };
 use support::{claude, Sim};
 
@@ -115,6 +115,36 @@ fn a_nudge_that_does_not_start_a_turn_gets_one_more_enter() {
     sim.see(&a, Source::Hook, Observation::Working);
     sim.advance(3_000);
     assert!(!sim.fire_due().iter().any(|e| matches!(e, Effect::PressEnter { .. })));
+}
+
+#[test]
+fn after_a_reboot_an_agent_whose_policy_resumes_is_restarted_and_the_rest_are_lost_and_escalated() {
+    let mut sim = Sim::new();
+    let resumed = {
+        let (a, w) = sim.start_with(claude(1, Policy { on_dead: steps(&["resume"]), ..Policy::default() }));
+        sim.ok(Input::WorkspaceCreated { id: w });
+        sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(7) });
+        a
+    };
+    let (lost, _) = sim.running(2);
+    // The machine restarted: bosun's tmux server, and every session on it, is gone.
+    let effects = sim.ok(Input::Reconcile(Reality { sessions: Vec::new(), missing_dirs: Vec::new() }));
+
+    let restarted = effects.iter().find_map(|e| match e {
+        Effect::SpawnSession { agent, command, cwd, .. } if agent == &resumed => Some((command.clone(), cwd.clone())),
+        _ => None,
+    });
+    let (command, cwd) = restarted.expect("the agent whose policy resumes is restarted");
+    assert_eq!(cwd, sim.state.agents[&resumed].cwd, "in its existing workspace");
+    assert!(command.windows(2).any(|w| w == ["--resume", "00000000-0000-0000-0000-000000000001"]), "{command:?}");
+    assert_eq!(sim.state.agents[&resumed].state, SessionState::Starting);
+    assert!(sim.state.open_escalations().all(|e| e.agent != resumed));
+
+    assert_eq!(sim.state.agents[&lost].state, SessionState::Dead { reason: DeathReason::Lost });
+    let escalated: Vec<_> = sim.state.open_escalations().filter(|e| e.agent == lost).collect();
+    assert_eq!(escalated.len(), 1, "the lost agent is escalated once");
+    assert!(escalated[0].reason.contains("lost"), "{}", escalated[0].reason);
+    assert!(effects.iter().any(|e| matches!(e, Effect::Notify { .. })), "a person is told");
 }
 
 #[test]

@@ -268,6 +268,12 @@ pub(super) fn died(
             super::escalation::escalate(state, agent, Trigger::Dead, why, now, d);
         }
         DeathReason::FailedToStart => {}
+        // Its session vanished without a word (bosun's tmux server is gone: the machine
+        // restarted?) and no policy brings it back: a person is asked.
+        DeathReason::Lost if !bosun_ended_it && agent.policy.on_dead.is_empty() => {
+            let why = format!("agent {} was lost: its session is gone without an exit status", agent.id);
+            super::escalation::escalate(state, agent, Trigger::Dead, why, now, d);
+        }
         _ if !bosun_ended_it => recovery::fire(state, agent, Trigger::Dead, None, now, d),
         _ => {}
     }
