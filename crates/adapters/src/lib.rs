@@ -12,14 +12,14 @@ mod workspaces;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use bosun_core::{SessionName, SessionSeen, WorkspaceKind};
+use bosun_core::{FoundBranch, FoundDir, FoundWorktree, SessionName, SessionSeen, WorkspaceKind};
 
 pub use dirwatch::{DirWatcher, REPORT_EVERY};
 pub use error::AdapterError;
 pub use logwatch::{LogLines, LogWatchOptions, LogWatcher, WatchId};
 pub use notifier::{DesktopNotifier, Notifier};
 pub use tmux::{SettleDelay, Tmux};
-pub use workspaces::LocalWorkspaces;
+pub use workspaces::{LocalSurvey, LocalWorkspaces};
 
 /// Directories and git worktrees that agents work in.
 pub trait Workspaces: Send + Sync {
@@ -60,6 +60,25 @@ pub trait Workspaces: Send + Sync {
         delete_branch: bool,
         owned: &[PathBuf],
     ) -> Result<(), AdapterError>;
+}
+
+/// What lies on disk for `bosun doctor`, and the removals it asks for.
+pub trait Survey: Send + Sync {
+    /// The directories directly under `root`, sorted; none when `root` does not exist.
+    fn subdirs(&self, root: &Path) -> Result<Vec<PathBuf>, AdapterError>;
+    /// A workspace directory: whose worktree it is, its branch, and whether it holds changes.
+    fn workspace_dir(&self, path: &Path) -> FoundDir;
+    /// The worktrees registered in `repo` (its own checkout included).
+    fn worktrees(&self, repo: &Path) -> Result<Vec<FoundWorktree>, AdapterError>;
+    /// The branches in `repo` named as bosun names them, with the commits only they hold.
+    fn branches(&self, repo: &Path) -> Result<Vec<FoundBranch>, AdapterError>;
+    /// Removes a directory and everything in it; one already gone is fine.
+    fn remove_dir(&self, path: &Path) -> Result<(), AdapterError>;
+    /// `git worktree remove` (never forced: git refuses one with changes), then prunes.
+    fn remove_worktree(&self, repo: &Path, path: &Path) -> Result<(), AdapterError>;
+    /// `git worktree prune`: drops the registrations of worktrees whose directories are gone.
+    fn prune(&self, repo: &Path) -> Result<(), AdapterError>;
+    fn delete_branch(&self, repo: &Path, name: &str) -> Result<(), AdapterError>;
 }
 
 /// What to start in a new session.

@@ -3,6 +3,7 @@
 //! what git said; it decides nothing.
 
 mod git;
+mod survey;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -14,6 +15,7 @@ use bosun_core::WorkspaceKind;
 
 use crate::{AdapterError, Workspaces};
 use git::{branch_exists, command_error, git, names_no_repo, output, run, stderr_text, stdout_line};
+pub use survey::LocalSurvey;
 
 /// Where `settings_from` is copied to, relative to the workspace.
 const SETTINGS_LOCAL: &str = ".claude/settings.local.json";

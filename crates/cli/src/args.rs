@@ -76,6 +76,21 @@ pub enum Command {
     /// Manage workspaces
     #[command(subcommand)]
     Workspace(WorkspaceCommand),
+    /// Find what no record owns: workspace directories and git worktrees, `ws-*` branches,
+    /// tmux sessions on bosun's server, agent directories. Exits 1 while any remains.
+    ///
+    /// Repositories looked at: those bosun's records name, those of leftover worktrees, and the
+    /// one you stand in. With --fix, each leftover is removed unless someone's work may be in it:
+    /// a worktree or folder that holds changes, or a branch with commits on no other branch,
+    /// tag or remote, is kept and said why. --fix also runs `git worktree prune` where a
+    /// worktree's directory is gone.
+    Doctor {
+        /// Remove the leftovers that hold no one's work
+        #[arg(long)]
+        fix: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Read the runbooks of .bosun/runbooks/ (the nearest up from here)
     #[command(subcommand)]
     Runbook(RunbookCommand),

@@ -185,7 +185,8 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
         | Command::Queue(_)
         | Command::Worker(_)
         | Command::Cron(_)
-        | Command::Plan(_) => unreachable_command(),
+        | Command::Plan(_)
+        | Command::Doctor { .. } => unreachable_command(),
     }
 }
 

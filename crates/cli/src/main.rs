@@ -6,6 +6,7 @@ mod client;
 mod commands;
 mod cron_cmd;
 mod daemon_cmd;
+mod doctor_cmd;
 mod job_cmd;
 mod plan_cmd;
 mod policy_args;
@@ -48,6 +49,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Worker(cmd) => queue_cmd::worker(&client, cmd),
         Command::Cron(cmd) => cron_cmd::cron(&client, cmd),
         Command::Plan(cmd) => plan_cmd::plan(&client, cmd),
+        Command::Doctor { fix, json } => doctor_cmd::run(&client, fix, json),
         other => commands::run(&client, other).map(|()| ExitCode::SUCCESS),
     }
 }

@@ -9,6 +9,7 @@ mod agent;
 mod cron;
 mod decide;
 mod detect;
+mod doctor;
 pub mod driver;
 mod effect;
 mod escalation;
@@ -30,6 +31,7 @@ pub use agent::{Agent, DeathReason, ExitStatus, Message, MessageKind, MessageSta
 pub use cron::{Cron, Origin, Schedule, ScheduleError};
 pub use decide::{decide, Decision};
 pub use detect::{AgentError, Heartbeat, Observation, PromptKind, Source};
+pub use doctor::{leftovers, Found, FoundBranch, FoundDir, FoundWorktree, Leftover, Orphan};
 pub use effect::Effect;
 pub use escalation::{Escalation, EscalationId, Resolution};
 pub use event::Event;

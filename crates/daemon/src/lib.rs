@@ -16,7 +16,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use bosun_adapters::{DesktopNotifier, LocalWorkspaces, Sessions, Tmux, Workspaces};
+use bosun_adapters::{DesktopNotifier, LocalSurvey, LocalWorkspaces, Sessions, Tmux, Workspaces};
 use bosun_wire::StateDir;
 use tokio::net::UnixListener;
 use tokio::sync::Notify;
@@ -102,6 +102,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
             hook_command,
             workspaces,
             sessions,
+            survey: Arc::new(LocalSurvey),
             dirs: opts.dirs.clone(),
             started_at: engine::now().as_millis(),
             shutdown: shutdown.clone(),

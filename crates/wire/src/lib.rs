@@ -11,7 +11,8 @@ pub use frame::{decode, encode, read_frame, write_frame, FrameError, MAX_FRAME};
 pub use paths::{StateDir, StateDirError};
 pub use request::{Envelope, HookEvent, Request, RunCommand, StartAgent, WorkspaceChoice};
 pub use response::{
-    AgentDetail, AgentSummary, DaemonStatus, ErrorKind, Listing, Pruned, Removed, Response, Started, WireError,
+    AgentDetail, AgentSummary, DaemonStatus, ErrorKind, Finding, Fixed, Listing, Pruned, Removed, Response, Started,
+    WireError,
 };
 
 /// The version both sides must share; a CLI and a daemon that differ refuse to talk.

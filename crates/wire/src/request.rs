@@ -47,6 +47,12 @@ pub enum Request {
     WorkspacePrune {
         dry_run: bool,
     },
+    /// What no record owns; with `fix`, removed where no one's work is in it. The repository
+    /// `cwd` is in is looked at besides those bosun's records name.
+    Doctor {
+        fix: bool,
+        cwd: Option<PathBuf>,
+    },
     Escalations {
         all: bool,
     },

@@ -6,7 +6,7 @@ use bosun_core::{
     Agent, AgentId, BranchKept, Escalation, EscalationId, Message, MessageId, Name, SessionName, SessionState,
     Timestamp, Workspace, WorkspaceId,
 };
-use bosun_core::{Cron, Item, Job, JobId, Plan, Worker};
+use bosun_core::{Cron, Item, Job, JobId, Orphan, Plan, Worker};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -24,6 +24,7 @@ pub enum Response {
     Workspaces { workspaces: Vec<Workspace> },
     Removed(Removed),
     Pruned(Pruned),
+    Doctor { findings: Vec<Finding> },
     Escalations { now: u64, escalations: Vec<Escalation> },
     Resolved { escalation: EscalationId, message: Option<MessageId> },
     JobStarted { job: JobId, workspace: Option<PathBuf>, branch: Option<String> },
@@ -157,4 +158,20 @@ impl From<bosun_core::Rejection> for WireError {
         };
         Self::new(kind, r.to_string())
     }
+}
+
+/// A leftover `bosun doctor` found, and what `--fix` did with it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    #[serde(flatten)]
+    pub orphan: Orphan,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed: Option<Fixed>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+pub enum Fixed {
+    Removed,
+    Failed { error: String },
 }

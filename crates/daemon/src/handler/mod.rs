@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bosun_adapters::{AdapterError, Sessions, Workspaces};
+use bosun_adapters::{AdapterError, Sessions, Survey, Workspaces};
 use bosun_core::driver::claude::{self, HookPayload};
 use bosun_core::driver::{codex, Driver, DriverKind};
 use bosun_core::{
@@ -21,6 +21,7 @@ use tokio::sync::{broadcast, Notify};
 
 use crate::engine::{now, EngineError, EngineHandle};
 
+mod doctor;
 mod outcome;
 mod run;
 mod start;
@@ -34,6 +35,7 @@ pub struct Context {
     pub hook_command: String,
     pub workspaces: Arc<dyn Workspaces>,
     pub sessions: Arc<dyn Sessions>,
+    pub survey: Arc<dyn Survey>,
     pub dirs: StateDir,
     pub started_at: u64,
     pub shutdown: Arc<Notify>,
@@ -98,6 +100,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             Ok(Response::Removed(remove_workspace(ctx, id, force).await?))
         }
         Request::WorkspacePrune { dry_run } => prune(ctx, dry_run).await,
+        Request::Doctor { fix, cwd } => doctor::doctor(ctx, fix, cwd).await,
         Request::Escalations { all } => {
             let now = now().as_millis();
             query(ctx, move |s| {

@@ -1,0 +1,89 @@
+//! `bosun doctor`: gathers what is on disk and on bosun's tmux server, has the core judge what no
+//! record owns, and with `--fix` removes what may go, in the core's order.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use bosun_adapters::{AdapterError, Sessions, Survey};
+use bosun_core::{leftovers, Found, Leftover, Orphan, State, WorkspaceKind};
+use bosun_wire::{Finding, Fixed, Response, StateDir};
+
+use super::{query, Answer, Context};
+
+/// `cwd` is where the caller stands: its repository is looked at too.
+pub(super) async fn doctor(ctx: &Arc<Context>, fix: bool, cwd: Option<PathBuf>) -> Answer {
+    let mut repos = query(ctx, |s| Ok(known_repos(s))).await?;
+    let workspaces = ctx.workspaces.clone();
+    repos.extend(super::blocking(move || Ok(cwd.and_then(|d| workspaces.repo_root(&d).ok()))).await?);
+    // Reality is looked at before the records: whatever it shows was recorded before it was
+    // made, so the records read next own it, and nothing being made now is taken for a leftover.
+    let (survey, sessions, dirs) = (ctx.survey.clone(), ctx.sessions.clone(), ctx.dirs.clone());
+    let found = super::blocking(move || gather(&*survey, &*sessions, &dirs, repos)).await?;
+    let orphans = query(ctx, move |s| Ok(leftovers(s, &found))).await?;
+    let (survey, sessions) = (ctx.survey.clone(), ctx.sessions.clone());
+    let findings = super::blocking(move || {
+        Ok(orphans
+            .into_iter()
+            .map(|orphan| {
+                let fixed = (fix && orphan.keep.is_none()).then(|| remove(&*survey, &*sessions, &orphan));
+                Finding { orphan, fixed }
+            })
+            .collect())
+    })
+    .await?;
+    Ok(Response::Doctor { findings })
+}
+
+/// The repositories bosun's records name.
+fn known_repos(state: &State) -> BTreeSet<PathBuf> {
+    let workspaces = state.workspaces.values().map(|w| &w.kind);
+    let jobs = state.jobs.values().filter_map(|j| j.spec.workspace.as_ref()).map(|w| &w.kind);
+    workspaces
+        .chain(jobs)
+        .filter_map(|k| match k {
+            WorkspaceKind::Worktree { repo, .. } => Some(repo.clone()),
+            WorkspaceKind::Folder => None,
+        })
+        .collect()
+}
+
+fn gather(
+    survey: &dyn Survey,
+    sessions: &dyn Sessions,
+    dirs: &StateDir,
+    mut repos: BTreeSet<PathBuf>,
+) -> Result<Found, AdapterError> {
+    let sessions = sessions.list()?.into_iter().map(|s| s.session).collect();
+    let agent_dirs = survey.subdirs(&dirs.agents())?;
+    let workspace_dirs: Vec<_> = survey.subdirs(&dirs.workspaces())?.iter().map(|d| survey.workspace_dir(d)).collect();
+    repos.extend(workspace_dirs.iter().filter_map(|d| d.repo.clone()));
+    let (mut worktrees, mut branches) = (Vec::new(), Vec::new());
+    // A repository that is gone or unreadable has nothing of bosun's left to look at.
+    for repo in repos.iter().filter(|r| r.is_dir()) {
+        match (survey.worktrees(repo), survey.branches(repo)) {
+            (Ok(w), Ok(b)) => {
+                let root = dirs.workspaces();
+                worktrees.extend(w.into_iter().filter(|w| w.path.starts_with(&root) || !w.missing));
+                branches.extend(b);
+            }
+            (Err(e), _) | (_, Err(e)) => tracing::warn!(repo = %repo.display(), "doctor skips a repository: {e}"),
+        }
+    }
+    Ok(Found { workspace_dirs, agent_dirs, sessions, worktrees, branches })
+}
+
+fn remove(survey: &dyn Survey, sessions: &dyn Sessions, orphan: &Orphan) -> Fixed {
+    let result = match &orphan.leftover {
+        Leftover::Session { name } => sessions.kill(name),
+        Leftover::AgentDir { path } => survey.remove_dir(path),
+        Leftover::Workspace { path, repo: Some(repo) } => survey.remove_worktree(repo, path),
+        Leftover::Workspace { path, repo: None } => survey.remove_dir(path),
+        Leftover::Registration { repo, .. } => survey.prune(repo),
+        Leftover::Branch { repo, name } => survey.delete_branch(repo, name),
+    };
+    match result {
+        Ok(()) => Fixed::Removed,
+        Err(e) => Fixed::Failed { error: e.to_string() },
+    }
+}
