@@ -147,6 +147,88 @@ fn after_a_reboot_an_agent_whose_policy_resumes_is_restarted_and_the_rest_are_lo
     assert!(effects.iter().any(|e| matches!(e, Effect::Notify { .. })), "a person is told");
 }
 
+fn seen(a: &bosun_core::AgentId, sim: &Sim) -> bosun_core::SessionSeen {
+    bosun_core::SessionSeen { session: sim.state.agents[a].session.clone(), pid: Some(7), exit: None }
+}
+
+fn restart_bosun(sim: &mut Sim, alive: &[&bosun_core::AgentId]) -> Vec<Effect> {
+    let sessions = alive.iter().map(|a| seen(a, sim)).collect();
+    sim.ok(Input::Reconcile(Reality { sessions, missing_dirs: Vec::new() }))
+}
+
+#[test]
+fn a_nudge_cut_off_by_a_crash_is_not_retyped_and_an_agent_still_idle_after_the_grace_goes_on_with_its_chain() {
+    let mut sim = Sim::new();
+    let p = Policy { grace_ms: 2_000, ..policy(&["nudge:status please", "resume:carry on"]) };
+    let a = idle_claude(&mut sim, p);
+    sim.see(&a, Source::Hook, Observation::Working);
+    sim.see(&a, Source::Hook, Observation::Idle);
+    assert_eq!(sim.in_flight().len(), 1, "the nudge is being typed when bosun dies");
+
+    let effects = restart_bosun(&mut sim, &[&a]);
+    assert!(sent_texts(&effects).is_empty(), "not typed twice: {effects:?}");
+    assert!(sim.in_flight().is_empty());
+    sim.advance(1_999);
+    assert!(sim.fire_due().is_empty(), "the grace has not passed");
+    sim.advance(1);
+    let effects = sim.fire_due();
+    assert!(
+        effects.iter().any(|e| matches!(e, Effect::SpawnSession { replace: Some(_), .. })),
+        "the chain's next step (resume) acts: {effects:?}"
+    );
+}
+
+#[test]
+fn a_nudge_cut_off_by_a_crash_that_did_reach_the_agent_does_not_make_the_chain_act_twice() {
+    let mut sim = Sim::new();
+    let p = Policy { grace_ms: 2_000, ..policy(&["nudge:status please", "resume:carry on"]) };
+    let a = idle_claude(&mut sim, p);
+    sim.see(&a, Source::Hook, Observation::Working);
+    sim.see(&a, Source::Hook, Observation::Idle);
+    restart_bosun(&mut sim, &[&a]);
+    // It had arrived: the agent works on it (its hooks say so), then ends its turn.
+    sim.see(&a, Source::Hook, Observation::Working);
+    let effects = sim.see(&a, Source::Hook, Observation::Idle);
+    assert!(effects.iter().any(|e| matches!(e, Effect::SpawnSession { .. })), "resumed once: {effects:?}");
+    sim.advance(10_000);
+    let again = sim.fire_due();
+    assert!(!again.iter().any(|e| matches!(e, Effect::SpawnSession { .. })), "{again:?}");
+}
+
+#[test]
+fn a_restart_cut_off_by_a_crash_ends_the_old_session_and_gives_the_new_one_its_message() {
+    let mut sim = Sim::new();
+    let a = idle_claude(&mut sim, policy(&["resume:carry on"]));
+    sim.see(&a, Source::Hook, Observation::Working);
+    sim.see(&a, Source::Hook, Observation::Idle);
+    assert_eq!(sim.state.agents[&a].state, SessionState::Starting, "the restart is recorded");
+    // bosun died before it ended the old session and started the new one.
+    let old = bosun_core::SessionSeen { session: a.session(), pid: Some(7), exit: None };
+    let effects = sim.ok(Input::Reconcile(Reality { sessions: vec![old], missing_dirs: Vec::new() }));
+    let spawn = effects.iter().find_map(|e| match e {
+        Effect::SpawnSession { replace, command, session, .. } => {
+            Some((replace.clone(), command.clone(), session.clone()))
+        }
+        _ => None,
+    });
+    let (replace, command, session) = spawn.expect("the restart is carried out");
+    assert_eq!(replace, Some(a.session()), "the old session is ended");
+    assert_eq!(session.as_str(), "bosun-10000000-r1");
+    assert_eq!(command.last().map(String::as_str), Some("carry on"), "{command:?}");
+}
+
+#[test]
+fn work_done_just_before_a_crash_has_its_session_ended_at_the_restart() {
+    let mut sim = Sim::new();
+    let a = idle_claude(&mut sim, policy(&["done"]));
+    sim.see(&a, Source::Hook, Observation::Working);
+    let done = sim.see(&a, Source::Hook, Observation::Idle);
+    assert!(done.iter().any(|e| matches!(e, Effect::KillSession { .. })));
+    // The kill never ran: bosun died first.
+    let effects = restart_bosun(&mut sim, &[&a]);
+    assert!(effects.iter().any(|e| matches!(e, Effect::KillSession { agent, .. } if agent == &a)), "{effects:?}");
+}
+
 #[test]
 fn the_process_killed_is_resumed_with_the_same_session_id() {
     let mut sim = Sim::new();

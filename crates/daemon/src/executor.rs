@@ -48,6 +48,14 @@ type Watch = (AgentId, bool, PathBuf);
 
 impl EffectSink for Executor {
     fn dispatch(&self, effect: Effect, engine: &EngineHandle) {
+        let nth = crate::faults::before();
+        let in_process = matches!(
+            effect,
+            Effect::SetTimer { .. }
+                | Effect::WatchLog { .. }
+                | Effect::WatchWorkspace { .. }
+                | Effect::UnwatchLogs { .. }
+        );
         match effect {
             Effect::SetTimer { id, at } => schedule_timer(&self.runtime, engine.clone(), id, at),
             Effect::WatchLog { agent, path, session_log, from_start } => {
@@ -56,14 +64,20 @@ impl EffectSink for Executor {
             Effect::WatchWorkspace { agent, path } => self.logs.watch_workspace(engine, agent, &path),
             Effect::UnwatchLogs { agent } => self.logs.unwatch(&agent),
             effect => {
+                // Carried out off the loop: its crash point comes once it has run.
                 let (this, engine) = (self.clone(), engine.clone());
                 self.runtime.spawn_blocking(move || {
                     tracing::debug!(?effect, "effect");
-                    if let Some(input) = this.run(effect) {
+                    let input = this.run(effect);
+                    crate::faults::after(nth);
+                    if let Some(input) = input {
                         engine.submit_nowait(input);
                     }
                 });
             }
+        }
+        if in_process {
+            crate::faults::after(nth);
         }
     }
 }

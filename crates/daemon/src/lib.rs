@@ -4,6 +4,7 @@
 
 pub mod engine;
 pub mod executor;
+mod faults;
 mod handler;
 mod jobs;
 mod pidlock;
@@ -129,25 +130,35 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
 
 /// Hands on the hook reports made while no daemon ran, in order, then drops the spool.
 async fn replay_spool(ctx: &Arc<handler::Context>, spool: &Path) {
-    // Moved aside first: a report that races this start lands in a fresh spool, not lost.
-    let taken = spool.with_extension("replaying");
-    if std::fs::rename(spool, &taken).is_err() {
-        return;
-    }
-    let Ok(text) = std::fs::read_to_string(&taken) else { return };
+    // Moved aside first, under a name of its own: a report that races this start lands in a
+    // fresh spool, and one a crash cut off mid-replay is replayed at the next start.
+    let stamp = engine::now().as_millis();
+    let _ = std::fs::rename(spool, spool.with_extension(format!("replaying-{stamp:013}")));
+    let Some(dir) = spool.parent() else { return };
+    let prefix = spool.with_extension("replaying-");
+    let mut taken: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| entries.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    taken.retain(|p| p.to_string_lossy().starts_with(&*prefix.to_string_lossy()));
+    taken.sort();
     let mut replayed = 0;
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        match serde_json::from_str::<bosun_wire::HookEvent>(line) {
-            Ok(event) => {
-                handler::handle(ctx, bosun_wire::Request::Hook(event)).await;
-                replayed += 1;
+    for file in taken {
+        let Ok(text) = std::fs::read_to_string(&file) else { continue };
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            match serde_json::from_str::<bosun_wire::HookEvent>(line) {
+                Ok(event) => {
+                    handler::handle(ctx, bosun_wire::Request::Hook(event)).await;
+                    replayed += 1;
+                }
+                Err(e) => tracing::warn!("skipping a spooled hook report: {e}"),
             }
-            Err(e) => tracing::warn!("skipping a spooled hook report: {e}"),
+        }
+        if let Err(e) = std::fs::remove_file(&file) {
+            tracing::warn!("cannot remove {}: {e}", file.display());
         }
     }
-    tracing::info!(replayed, "hook reports made while bosun was down");
-    if let Err(e) = std::fs::remove_file(&taken) {
-        tracing::warn!("cannot remove {}: {e}", taken.display());
+    if replayed > 0 {
+        tracing::info!(replayed, "hook reports made while bosun was down");
     }
 }
 

@@ -95,7 +95,7 @@ pub(super) fn observed(
 }
 
 /// Idle reported without hooks: `on_idle` acts once the policy's grace has passed quietly.
-fn grace(state: &State, a: &Agent, now: Timestamp, d: &mut Decision) {
+pub(super) fn grace(state: &State, a: &Agent, now: Timestamp, d: &mut Decision) {
     let pending = state.timers.values().any(|t| t.kind == TimerKind::Grace { agent: a.id.clone() });
     if !pending {
         let at = Timestamp::from_millis(now.as_millis() + a.policy.grace_ms);

@@ -53,9 +53,11 @@ pub(super) fn at_start(state: &State, reality: &Reality, now: Timestamp, d: &mut
                     .workspaces
                     .get(&agent.workspace)
                     .is_some_and(|ws| ws.state == WorkspaceState::InUse { agent: agent.id.clone() });
-                if ws_ready {
+                match (ws_ready, agent.restarts) {
+                    (true, 0) => d.effect(spawn(agent, None)),
                     // A restart interrupted by the crash is a restart still: resumed, not anew.
-                    d.effect(spawn(agent, (agent.restarts > 0).then_some(None)));
+                    (true, _) => d.effect(super::recovery::restart_interrupted(agent)),
+                    (false, _) => {}
                 }
             }
             (None, _) => ended(state, agent, ExitStatus::UNKNOWN, now, d),
@@ -83,9 +85,14 @@ fn adopt(state: &State, agent: &Agent, s: &SessionSeen, now: Timestamp, d: &mut 
             id: in_flight.id,
             error: "bosun restarted while delivering it; not retyped, to avoid sending it twice".into(),
         });
+        // Whether it reached the agent is unknown: one still idle after the grace is idle for
+        // good, and its `on_idle` acts again.
+        if agent.state == SessionState::Idle {
+            super::observe::grace(state, agent, now, d);
+        }
     }
-
-    if agent.kill_requested {
+    // Ended by bosun (killed, or its work done) just before the crash, its session still runs.
+    if agent.kill_requested || agent.outcome.is_some() {
         d.effect(kill(agent));
     }
 }

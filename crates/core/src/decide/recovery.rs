@@ -89,14 +89,7 @@ fn resume(state: &State, a: &Agent, message: Option<&str>, now: Timestamp, d: &m
     }
     let next = Agent { session, restarts: a.restarts + 1, ..a.clone() };
     let old = Some(a.session.clone());
-    let resumable = match a.driver.kind() {
-        crate::driver::DriverKind::Claude => true,
-        crate::driver::DriverKind::Codex => {
-            a.log.as_deref().and_then(crate::driver::codex::session_id_from_path).is_some()
-        }
-        crate::driver::DriverKind::Generic => false,
-    };
-    match resumable {
+    match takes_message(a) {
         true => d.effect(spawn_replacing(&next, Some(message), old)),
         false => {
             d.effect(spawn_replacing(&next, Some(None), old));
@@ -105,6 +98,33 @@ fn resume(state: &State, a: &Agent, message: Option<&str>, now: Timestamp, d: &m
             }
         }
     }
+}
+
+/// Whether the agent, resumed, takes its first message on its command line.
+fn takes_message(a: &Agent) -> bool {
+    match a.driver.kind() {
+        crate::driver::DriverKind::Claude => true,
+        crate::driver::DriverKind::Codex => {
+            a.log.as_deref().and_then(crate::driver::codex::session_id_from_path).is_some()
+        }
+        crate::driver::DriverKind::Generic => false,
+    }
+}
+
+/// The restart a crash interrupted after it was recorded, carried out: the session before it
+/// ended, the new one started with the message the `resume` step gave (a driver that takes no
+/// message on its command line has it queued already).
+pub(super) fn restart_interrupted(a: &Agent) -> Effect {
+    let old = match a.restarts {
+        0 | 1 => a.id.session(),
+        n => a.id.restarted_session(n - 1),
+    };
+    let message = a.recovery.iter().find_map(|(t, p)| match &a.policy.chain(*t, error_of(a)).0.get(p.step)?.action {
+        Action::Resume { message } => Some(message.clone()),
+        _ => None,
+    });
+    let message = message.flatten().filter(|_| takes_message(a));
+    spawn_replacing(a, Some(message.as_deref()), Some(old))
 }
 
 /// The `done` and `fail` actions: the agent's work is over; its session is ended.

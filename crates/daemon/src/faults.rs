@@ -1,0 +1,56 @@
+//! Crash points for the fault harness: with `BOSUN_FAULT=before:N` the daemon kills itself with
+//! SIGKILL as it is about to carry out its Nth effect (its events durable, the effect not run);
+//! with `after:N`, once the Nth effect has run but before its outcome is recorded. Unset, as
+//! for every user, it costs one branch per effect.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+/// Where, around an effect, the crash comes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum When {
+    Before,
+    After,
+}
+
+struct Point {
+    when: When,
+    nth: u64,
+}
+
+static POINT: OnceLock<Option<Point>> = OnceLock::new();
+static COUNT: AtomicU64 = AtomicU64::new(0);
+
+fn point() -> Option<&'static Point> {
+    POINT
+        .get_or_init(|| {
+            let spec = std::env::var("BOSUN_FAULT").ok()?;
+            let (when, nth) = spec.split_once(':')?;
+            let when = match when {
+                "before" => When::Before,
+                "after" => When::After,
+                _ => return None,
+            };
+            Some(Point { when, nth: nth.parse().ok()? })
+        })
+        .as_ref()
+}
+
+/// An effect is about to be carried out: its number, after crashing if this is the point.
+pub fn before() -> u64 {
+    let n = COUNT.fetch_add(1, Ordering::SeqCst) + 1;
+    crash_at(When::Before, n);
+    n
+}
+
+/// The `n`th effect ran: crashes if this is the point, before its outcome is recorded.
+pub fn after(n: u64) {
+    crash_at(When::After, n);
+}
+
+fn crash_at(when: When, n: u64) {
+    if point().is_some_and(|p| p.when == when && p.nth == n) {
+        tracing::warn!(?when, n, "BOSUN_FAULT: crashing on purpose");
+        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
+    }
+}
