@@ -4,6 +4,7 @@
 
 pub mod bosun;
 pub mod fakes;
+pub mod history;
 pub mod poll;
 pub mod repo;
 pub mod tools;
