@@ -57,6 +57,11 @@ fn readable(path: &Path) -> (Vec<Row>, Option<String>, Option<u64>) {
         Ok(conn) => conn,
         Err(e) => return (Vec::new(), Some(e.to_string()), None),
     };
+    // SQLite refuses a file shorter than its header says unless the schema is writable (this
+    // connection is read-only all the same): then it reads the pages that are there.
+    if let Err(e) = conn.pragma_update(None, "writable_schema", true) {
+        tracing::warn!("salvage: cannot read a truncated database: {e}");
+    }
     let claimed = conn.query_row("SELECT MAX(seq) FROM events", [], |r| r.get::<_, i64>(0)).ok().map(|s| s as u64);
     let mut rows = Vec::new();
     let stopped = row::scan(&conn, 0, |row| {
