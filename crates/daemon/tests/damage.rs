@@ -11,7 +11,11 @@ use bosun_daemon::Store;
 /// bytes) that each event fills a page of its own, and names `n` so that it can be found in the file.
 fn event(n: usize) -> Event {
     let id = WorkspaceId::new(&bosun_core::Name::parse("w").unwrap(), &bosun_core::Nonce::from_bits(n as u64));
-    Event::WorkspaceRemoveFailed { id, error: format!("<event-{n}>{}", "fatal: cannot lock ref ".repeat(130)), dirty: true }
+    Event::WorkspaceRemoveFailed {
+        id,
+        error: format!("<event-{n}>{}", "fatal: cannot lock ref ".repeat(130)),
+        dirty: true,
+    }
 }
 
 /// Appends: [1], [2, 3], [4, 5] (events numbered from 1, as the log does).
@@ -124,7 +128,10 @@ fn a_database_missing_its_last_page_is_salvaged_to_its_last_whole_append() {
     let bytes = std::fs::read(&db).unwrap();
     let page = page_size(&bytes);
     let last = &bytes[bytes.len() - page..];
-    assert!(find(last, "<event-5>").is_some() && find(last, "<event-4>").is_none(), "event 5 alone is on the last page");
+    assert!(
+        find(last, "<event-5>").is_some() && find(last, "<event-4>").is_none(),
+        "event 5 alone is on the last page"
+    );
     std::fs::OpenOptions::new().write(true).open(&db).unwrap().set_len((bytes.len() - page) as u64).unwrap();
 
     // Event 4 is readable, but the append it was part of is not whole.

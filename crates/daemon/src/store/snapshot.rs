@@ -16,7 +16,10 @@ pub(super) fn write(conn: &mut Connection, state: &State) -> Result<(), StoreErr
     let body = serde_json::to_vec(state).map_err(StoreError::Encode)?;
     let tx = conn.transaction()?;
     tx.execute("INSERT OR REPLACE INTO snapshots (seq, body) VALUES (?1, ?2)", params![state.seq as i64, body])?;
-    tx.execute("DELETE FROM snapshots WHERE seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?1)", [KEEP])?;
+    tx.execute(
+        "DELETE FROM snapshots WHERE seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?1)",
+        [KEEP],
+    )?;
     tx.commit()?;
     Ok(())
 }
