@@ -1,8 +1,9 @@
 //! `bosun-bench`: measures bosun against real git, tmux and claudeless, and prints each figure
 //! beside its target and a peer's (oj's) figure measured on the same kind of machine. Run it
-//! with `scripts/bench [start|detect|nudge|idle] …` (which builds bosun in release mode first).
+//! with `scripts/bench [start|detect|nudge|idle|store] …` (which builds bosun in release mode first).
 
 mod start;
+mod store;
 mod supervise;
 
 use std::os::unix::net::UnixStream;
@@ -56,7 +57,8 @@ fn main() {
             "detect" => figures.extend(supervise::detection(&bin, &claudeless, &chat)),
             "nudge" => figures.extend(supervise::nudges(&bin, &claudeless, &chat)),
             "idle" => figures.extend(supervise::idle_agents(&bin, &claudeless, &chat)),
-            other => panic!("unknown benchmark {other:?}: start, detect, nudge or idle"),
+            "store" => figures.extend(store::figures()),
+            other => panic!("unknown benchmark {other:?}: start, detect, nudge, idle or store"),
         }
     }
     println!();

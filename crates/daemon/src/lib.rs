@@ -61,7 +61,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     std::fs::create_dir_all(root).map_err(io(format!("cannot create {}", root.display())))?;
     let _ = std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o700));
     let _lock = pidlock::PidLock::acquire(&opts.dirs.pid_file())?;
-    let store = Store::open(&opts.dirs.db())?;
+    let mut store = Store::open(&opts.dirs.db())?;
     let state = store.load()?;
     tracing::info!(version = bosun_wire::VERSION, pid = std::process::id(), events = store.count(), "daemon starting");
 

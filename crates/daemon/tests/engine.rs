@@ -1,5 +1,6 @@
 //! The engine loop with fake adapters: durability before acknowledgement, effects carried out
-//! and fed back, and the log rebuilding the same state.
+//! and fed back, the log rebuilding the same state, inputs waiting together recorded in one
+//! transaction, and snapshots taken as it goes.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -11,7 +12,7 @@ use bosun_core::{
 };
 use bosun_daemon::engine::{self, EngineHandle};
 use bosun_daemon::executor::Executor;
-use bosun_daemon::Store;
+use bosun_daemon::{EngineError, Store};
 use bosun_testkit::fakes::{FakeSessions, FakeWorkspaces};
 
 struct Rig {
@@ -25,11 +26,15 @@ struct Rig {
 
 impl Rig {
     fn new() -> Self {
+        Self::with_store(|s| s)
+    }
+
+    fn with_store(f: impl FnOnce(Store) -> Store) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("bosun.db");
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let (sessions, workspaces) = (Arc::new(FakeSessions::default()), Arc::new(FakeWorkspaces::default()));
-        let store = Store::open(&db).unwrap();
+        let store = f(Store::open(&db).unwrap());
         let executor = Executor {
             workspaces: workspaces.clone(),
             sessions: sessions.clone(),
@@ -133,4 +138,108 @@ fn the_log_rebuilds_the_state_the_engine_had() {
     rig.engine = None;
     let rebuilt = Store::open(&rig.db).unwrap().load().unwrap();
     assert_eq!(rebuilt, before);
+}
+
+impl Rig {
+    /// Holds the engine thread until the returned sender is dropped, so that what is submitted
+    /// meanwhile waits in its channel together.
+    fn hold(&self) -> std::sync::mpsc::Sender<()> {
+        let (entered_tx, entered) = std::sync::mpsc::channel();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let engine = self.engine().clone();
+        self.runtime.spawn(async move {
+            engine
+                .query(move |_, _| {
+                    entered_tx.send(()).unwrap();
+                    let _ = released.recv();
+                })
+                .await
+        });
+        entered.recv().unwrap();
+        release
+    }
+
+    /// `(seq, tx_end)` of every recorded event.
+    fn rows(&self) -> Vec<(u64, bool)> {
+        let conn = rusqlite::Connection::open(&self.db).unwrap();
+        let mut stmt = conn.prepare("SELECT seq, tx_end FROM events ORDER BY seq").unwrap();
+        stmt.query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+    }
+}
+
+#[test]
+fn inputs_waiting_together_are_recorded_in_one_transaction_each_decided_on_the_state_the_earlier_left() {
+    let rig = Rig::new();
+    let agent = AgentId::new(&Nonce::from_bits(2));
+    let start = || Input::StartAgent(Box::new(spec(2, rig._dir.path())));
+    let release = rig.hold();
+    let replies = [
+        rig.engine().submit(Input::KillAgent { agent: agent.clone() }),
+        rig.engine().submit(start()),
+        rig.engine().submit(start()),
+        rig.engine().submit(Input::KillAgent { agent: agent.clone() }),
+    ];
+    drop(release);
+    let [unknown, started, again, killed] = replies.map(|r| rig.runtime.block_on(r));
+    assert!(matches!(unknown, Err(EngineError::Rejected(_))), "no agent 2 yet: {unknown:?}");
+    let started = started.unwrap();
+    assert!(matches!(again, Err(EngineError::Rejected(_))), "agent 2 exists by now: {again:?}");
+    let killed = killed.unwrap();
+    assert!(!killed.is_empty(), "the kill was decided on the state the start left");
+
+    let n = (started.len() + killed.len()) as u64;
+    let batch: Vec<_> = rig.rows().into_iter().take_while(|&(seq, _)| seq <= n).collect();
+    let one_transaction: Vec<_> = (1..=n).map(|seq| (seq, seq == n)).collect();
+    assert_eq!(batch, one_transaction, "readable at once, and one append whose last event ends it");
+}
+
+#[test]
+fn a_batch_whose_append_fails_is_not_acknowledged_and_leaves_the_state_the_disk_has() {
+    let rig = Rig::new();
+    let poisoned = {
+        let mut spec = spec(2, rig._dir.path());
+        spec.prompt = Some("poison".into());
+        Input::StartAgent(Box::new(spec))
+    };
+    rusqlite::Connection::open(&rig.db)
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.body LIKE '%poison%'
+             BEGIN SELECT RAISE(ABORT, 'refused'); END;",
+        )
+        .unwrap();
+    let mut events = rig.engine().subscribe();
+    let release = rig.hold();
+    let replies =
+        [rig.engine().submit(Input::StartAgent(Box::new(spec(1, rig._dir.path())))), rig.engine().submit(poisoned)];
+    drop(release);
+    for reply in replies {
+        let reply = rig.runtime.block_on(reply);
+        assert!(matches!(reply, Err(EngineError::Store(_))), "{reply:?}");
+    }
+    assert_eq!(rig.state(), State::default(), "agent 1 was applied, then undone");
+    assert_eq!(Store::open(&rig.db).unwrap().load().unwrap(), State::default());
+    assert!(rig.rows().is_empty());
+
+    let agent = AgentId::new(&Nonce::from_bits(3));
+    let recorded =
+        rig.runtime.block_on(rig.engine().submit(Input::StartAgent(Box::new(spec(3, rig._dir.path()))))).unwrap();
+    rig.wait("running", |s| s.agents.get(&agent).is_some_and(|a| a.state == SessionState::Running));
+    assert_eq!(*events.try_recv().unwrap(), recorded[0], "nothing of the failed batch was broadcast");
+    assert_eq!(rig.workspaces.state().created.len(), 1, "only agent 3's effects were carried out");
+}
+
+#[test]
+fn the_engine_takes_snapshots_as_it_goes() {
+    let mut rig = Rig::with_store(|s| s.snapshot_every(3));
+    for n in 1..=4 {
+        rig.runtime.block_on(rig.engine().submit(Input::StartAgent(Box::new(spec(n, rig._dir.path()))))).unwrap();
+    }
+    let before =
+        rig.wait("all running", |s| s.agents.values().filter(|a| a.state == SessionState::Running).count() == 4);
+    rig.engine = None;
+    let conn = rusqlite::Connection::open(&rig.db).unwrap();
+    let snapshots: i64 = conn.query_row("SELECT COUNT(*) FROM snapshots", [], |r| r.get(0)).unwrap();
+    assert_eq!(snapshots, 2, "taken, and all but the newest two dropped");
+    assert_eq!(Store::open(&rig.db).unwrap().load().unwrap(), before);
 }

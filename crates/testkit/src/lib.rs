@@ -5,6 +5,7 @@
 pub mod bosun;
 pub mod fakes;
 pub mod faults;
+pub mod history;
 pub mod poll;
 pub mod repo;
 pub mod tools;

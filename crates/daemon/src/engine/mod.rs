@@ -1,15 +1,19 @@
-//! The engine loop, on a thread of its own: takes an input, asks the core to `decide`, appends
-//! the events to the store (durable before anyone hears of them), `apply`s each exactly once,
-//! answers, and hands the effects to the executor without waiting for them.
+//! The engine loop, on a thread of its own: takes the inputs waiting, asks the core to `decide`
+//! each, appends their events to the store in one transaction (durable before anyone hears of
+//! them), answers, hands the effects to the executor without waiting for them, and has the store
+//! take a snapshot when one is due.
 
+mod batch;
+
+use std::future::Future;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use bosun_core::{apply, decide, Effect, Event, Input, Rejection, State, Timestamp};
+use bosun_core::{Effect, Event, Input, Rejection, State, Timestamp};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use crate::store::{Store, StoreError};
+use crate::store::Store;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -43,11 +47,15 @@ pub struct EngineHandle {
 }
 
 impl EngineHandle {
-    /// Submits an input and waits until its events are durable and applied.
-    pub async fn submit(&self, input: Input) -> Result<Vec<Event>, EngineError> {
+    /// Submits an input at once (inputs are taken in the order of these calls); the answer
+    /// comes once its events are durable and applied.
+    pub fn submit(&self, input: Input) -> impl Future<Output = Result<Vec<Event>, EngineError>> + Send + 'static {
         let (tx, rx) = oneshot::channel();
-        self.tx.send(Msg::Input(Box::new(input), Some(tx))).map_err(|_| EngineError::Stopped)?;
-        rx.await.map_err(|_| EngineError::Stopped)?
+        let sent = self.tx.send(Msg::Input(Box::new(input), Some(tx)));
+        async move {
+            sent.map_err(|_| EngineError::Stopped)?;
+            rx.await.map_err(|_| EngineError::Stopped)?
+        }
     }
 
     /// Submits an input without waiting (the outcome of an effect, an observation).
@@ -101,36 +109,35 @@ pub fn start(
     let weak = handle.tx.downgrade();
     let thread = std::thread::spawn(move || {
         let _exit = OnExit(Some(on_exit));
-        while let Some(msg) = rx.blocking_recv() {
-            let (input, reply) = match msg {
+        // A query or a stop found while gathering a batch, to be handled after it.
+        let mut held = None;
+        while let Some(msg) = held.take().or_else(|| rx.blocking_recv()) {
+            let mut inputs = match msg {
                 Msg::Stop => break,
                 Msg::Query(q) => {
                     q(&state, store.count());
                     continue;
                 }
-                Msg::Input(input, reply) => (input, reply),
+                Msg::Input(input, reply) => vec![(input, reply)],
             };
+            while inputs.len() < batch::MAX_INPUTS {
+                match rx.try_recv() {
+                    Ok(Msg::Input(input, reply)) => inputs.push((input, reply)),
+                    Ok(other) => {
+                        held = Some(other);
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
             let Some(tx) = weak.upgrade() else { break };
             let engine = EngineHandle { tx, events: events.clone() };
-            let effects = match step(&mut store, &mut state, &input, &events) {
-                Ok((recorded, effects)) => {
-                    if let Some(r) = reply {
-                        let _ = r.send(Ok(recorded));
-                    }
-                    effects
-                }
-                Err(e) => {
-                    if !matches!(e, EngineError::Rejected(_)) {
-                        tracing::error!(?input, "input failed: {e}");
-                    }
-                    if let Some(r) = reply {
-                        let _ = r.send(Err(e));
-                    }
-                    Vec::new()
-                }
-            };
+            let Some(effects) = batch::commit(&mut store, &mut state, inputs, &events) else { break };
             for effect in effects {
                 sink.dispatch(effect, &engine);
+            }
+            if let Err(e) = store.snapshot_if_due(&state) {
+                tracing::warn!("cannot take a snapshot of the state (the log still has it all): {e}");
             }
         }
     });
@@ -146,21 +153,4 @@ impl<F: FnOnce()> Drop for OnExit<F> {
             f();
         }
     }
-}
-
-fn step(
-    store: &mut Store,
-    state: &mut State,
-    input: &Input,
-    events: &broadcast::Sender<Arc<Event>>,
-) -> Result<(Vec<Event>, Vec<Effect>), EngineError> {
-    let at = now();
-    let decision = decide(state, input, at)?;
-    store.append(at, &decision.events).map_err(|e: StoreError| EngineError::Store(e.to_string()))?;
-    for event in &decision.events {
-        apply(state, event);
-        tracing::debug!(?event, "applied");
-        let _ = events.send(Arc::new(event.clone()));
-    }
-    Ok((decision.events, decision.effects))
 }

@@ -1,0 +1,203 @@
+//! The event log: one SQLite database in WAL mode with `synchronous=FULL`, an append-only
+//! `events` table numbered from 1 without gaps, and the newest `snapshots` of the state. `append`
+//! returns only once the events are on disk; `load` starts from the newest snapshot that decodes
+//! and folds the events after it. A damaged database is salvaged at open or load.
+
+mod row;
+mod salvage;
+mod snapshot;
+
+use std::path::{Path, PathBuf};
+
+use bosun_core::{apply, Event, State, Timestamp};
+use rusqlite::{params, Connection, ErrorCode};
+
+/// How many events are recorded between two snapshots, unless told otherwise.
+pub const SNAPSHOT_EVERY: u64 = 10_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("event store: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("event {seq} in the store cannot be read ({error}): was it written by a newer bosun?")]
+    Decode { seq: u64, error: serde_json::Error },
+    #[error("the event store is damaged: {0}")]
+    Damaged(String),
+    #[error("cannot encode for the event store: {0}")]
+    Encode(serde_json::Error),
+    #[error("{what}: {source}")]
+    Io { what: String, source: std::io::Error },
+}
+
+impl StoreError {
+    /// Damage to the file, which salvaging gets past (unlike a full disk, a lock or a newer
+    /// bosun's events).
+    fn is_damage(&self) -> bool {
+        match self {
+            StoreError::Damaged(_) => true,
+            StoreError::Sqlite(e) => {
+                matches!(e.sqlite_error_code(), Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase))
+            }
+            _ => false,
+        }
+    }
+}
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+    /// The seq of the last recorded event (0 when there is none).
+    last_seq: u64,
+    snapshot_every: u64,
+    /// The seq of the newest snapshot (0 when there is none).
+    snapshot_seq: u64,
+}
+
+impl Store {
+    /// Opens (or creates) the store; a damaged one is salvaged first.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        salvage::finish(path)?;
+        let conn = match connect(path).and_then(|conn| check(&conn).map(|()| conn)) {
+            Ok(conn) => conn,
+            Err(e) if e.is_damage() => {
+                salvage::salvage(path, &e)?;
+                connect(path)?
+            }
+            Err(e) => return Err(e),
+        };
+        let last_seq = last_seq(&conn)?;
+        let snapshot_seq = snapshot::newest_seq(&conn)?;
+        Ok(Self { conn, path: path.to_owned(), last_seq, snapshot_every: SNAPSHOT_EVERY, snapshot_seq })
+    }
+
+    /// Takes a snapshot every `n` events instead (0: never).
+    pub fn snapshot_every(mut self, n: u64) -> Self {
+        self.snapshot_every = if n == 0 { u64::MAX } else { n };
+        self
+    }
+
+    /// Appends the events in one transaction; on return they are durable.
+    pub fn append<'a>(&mut self, at: Timestamp, events: impl IntoIterator<Item = &'a Event>) -> Result<(), StoreError> {
+        let mut events = events.into_iter().peekable();
+        if events.peek().is_none() {
+            return Ok(());
+        }
+        let tx = self.conn.transaction()?;
+        let mut seq = self.last_seq;
+        {
+            let mut stmt = tx.prepare_cached("INSERT INTO events (seq, at, body, tx_end) VALUES (?1, ?2, ?3, ?4)")?;
+            while let Some(event) = events.next() {
+                let body = serde_json::to_string(event).map_err(StoreError::Encode)?;
+                seq += 1;
+                stmt.execute(params![seq as i64, at.as_millis() as i64, body, events.peek().is_none()])?;
+            }
+        }
+        tx.commit()?;
+        self.last_seq = seq;
+        Ok(())
+    }
+
+    /// The state as recorded: the newest snapshot that decodes, and the events after it folded
+    /// in. A damaged log is salvaged and loaded again.
+    pub fn load(&mut self) -> Result<State, StoreError> {
+        match self.fold() {
+            Err(e) if e.is_damage() => {
+                // The connection must be closed before the files are moved: closing checkpoints
+                // into, and deletes, the WAL by its name.
+                drop(std::mem::replace(&mut self.conn, Connection::open_in_memory()?));
+                salvage::salvage(&self.path, &e)?;
+                let every = self.snapshot_every;
+                *self = Store::open(&self.path)?;
+                self.snapshot_every = every;
+                self.fold()
+            }
+            other => other,
+        }
+    }
+
+    fn fold(&mut self) -> Result<State, StoreError> {
+        self.last_seq = last_seq(&self.conn)?;
+        let mut state = snapshot::newest(&self.conn, self.last_seq)?.unwrap_or_default();
+        row::scan(&self.conn, state.seq, |row| {
+            apply(&mut state, &row.event);
+            Ok(())
+        })?;
+        if state.seq != self.last_seq {
+            return Err(StoreError::Damaged(format!("the log ends at event {} of {}", state.seq, self.last_seq)));
+        }
+        Ok(state)
+    }
+
+    /// Records a snapshot of `state` if `snapshot_every` events have been recorded since the
+    /// last one; cheap when none is due. `state` must be the state after every recorded event.
+    pub fn snapshot_if_due(&mut self, state: &State) -> Result<bool, StoreError> {
+        if self.last_seq < self.snapshot_seq.saturating_add(self.snapshot_every) {
+            return Ok(false);
+        }
+        if state.seq != self.last_seq {
+            tracing::warn!(state = state.seq, log = self.last_seq, "no snapshot: the state is not the log's");
+            return Ok(false);
+        }
+        snapshot::write(&mut self.conn, state)?;
+        self.snapshot_seq = state.seq;
+        Ok(true)
+    }
+
+    /// Calls `f` with each recorded event in order.
+    pub fn for_each(&self, mut f: impl FnMut(Timestamp, Event)) -> Result<(), StoreError> {
+        row::scan(&self.conn, 0, |row| {
+            f(row.at, row.event);
+            Ok(())
+        })
+    }
+
+    /// How many events are recorded.
+    pub fn count(&self) -> u64 {
+        self.last_seq
+    }
+}
+
+fn connect(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open(path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    create_schema(&conn)?;
+    Ok(conn)
+}
+
+/// Creates the tables, and adds what a database made by an older bosun lacks.
+fn create_schema(conn: &Connection) -> Result<(), StoreError> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS events (
+             seq    INTEGER PRIMARY KEY,
+             at     INTEGER NOT NULL,
+             body   TEXT NOT NULL,
+             tx_end INTEGER NOT NULL DEFAULT 1
+         );
+         CREATE TABLE IF NOT EXISTS snapshots (
+             seq  INTEGER PRIMARY KEY,
+             body BLOB NOT NULL
+         );",
+    )?;
+    // `tx_end` marks the last event of each append; rows from before it existed count as whole.
+    let has_tx_end: bool =
+        conn.query_row("SELECT COUNT(*) FROM pragma_table_info('events') WHERE name = 'tx_end'", [], |r| r.get(0))?;
+    if !has_tx_end {
+        conn.execute_batch("ALTER TABLE events ADD COLUMN tx_end INTEGER NOT NULL DEFAULT 1")?;
+    }
+    Ok(())
+}
+
+/// Finds damage to the file's structure (not to what the rows say: `load` finds that).
+fn check(conn: &Connection) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare("PRAGMA quick_check")?;
+    let problems: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    if problems.len() != 1 || problems[0] != "ok" {
+        return Err(StoreError::Damaged(problems.join("; ")));
+    }
+    Ok(())
+}
+
+fn last_seq(conn: &Connection) -> Result<u64, StoreError> {
+    Ok(conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get::<_, i64>(0))? as u64)
+}

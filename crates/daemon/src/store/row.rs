@@ -1,0 +1,55 @@
+//! Reading the `events` table back: one row decoded, and the rows after a seq scanned in order,
+//! with what cannot be read told apart as damage or as a newer bosun's event.
+
+use bosun_core::{Event, Timestamp};
+use rusqlite::types::ValueRef;
+use rusqlite::Connection;
+use serde_json::error::Category;
+
+use super::StoreError;
+
+/// One recorded event.
+pub(super) struct Row {
+    pub seq: u64,
+    pub at: Timestamp,
+    pub event: Event,
+    /// The last event of the transaction that recorded it.
+    pub tx_end: bool,
+}
+
+/// Calls `f` with each row after `after`, in order. A missing seq, an unreadable row or a body
+/// that is not well-formed JSON is damage; well-formed JSON that is no known event is not.
+pub(super) fn scan(
+    conn: &Connection,
+    after: u64,
+    mut f: impl FnMut(Row) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare_cached("SELECT seq, at, body, tx_end FROM events WHERE seq > ?1 ORDER BY seq")?;
+    let mut rows = stmt.query([after as i64])?;
+    let mut expected = after + 1;
+    while let Some(row) = rows.next()? {
+        let row = decode(row)?;
+        if row.seq != expected {
+            return Err(StoreError::Damaged(format!("event {expected} is missing (the next is {})", row.seq)));
+        }
+        expected += 1;
+        f(row)?;
+    }
+    Ok(())
+}
+
+fn decode(row: &rusqlite::Row) -> Result<Row, StoreError> {
+    let seq = row.get::<_, i64>(0)? as u64;
+    let damaged = |what: String| StoreError::Damaged(format!("event {seq}: {what}"));
+    let at = row.get::<_, i64>(1).map_err(|e| damaged(e.to_string()))?;
+    let tx_end = row.get::<_, bool>(3).map_err(|e| damaged(e.to_string()))?;
+    let body = match row.get_ref(2)? {
+        ValueRef::Text(b) | ValueRef::Blob(b) => b,
+        other => return Err(damaged(format!("a body of type {}", other.data_type()))),
+    };
+    let event = serde_json::from_slice(body).map_err(|error| match error.classify() {
+        Category::Data => StoreError::Decode { seq, error },
+        Category::Syntax | Category::Eof | Category::Io => damaged(format!("a body that is not JSON ({error})")),
+    })?;
+    Ok(Row { seq, at: Timestamp::from_millis(at as u64), event, tx_end })
+}
