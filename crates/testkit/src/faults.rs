@@ -62,26 +62,28 @@ pub struct Report {
     pub cut_off: usize,
 }
 
+/// How long a daemon killed from outside may take to let go of its lock.
+const GONE: Duration = Duration::from_secs(10);
 /// How long the jobs get to finish once the kills are over.
 const FINISH: Duration = Duration::from_secs(240);
-/// How long a crash point may take to be reached before the harness kills from outside.
-const REACH: Duration = Duration::from_secs(5);
+/// How long a crash point may take to be reached before the harness kills from outside (the
+/// workload is quiet then): short, so that the last kills land while the last job still runs.
+const REACH: Duration = Duration::from_secs(1);
 
 /// How long each of the agents' turns takes: long enough for the kills to land while they work.
-const TURN_MS: u64 = 5_000;
+const TURN_MS: u64 = 2_000;
 
 /// The agents' `on_idle` chain, step by step: every message differs, so each can be counted.
 const CHAIN: [(&str, &str); 4] =
     [("nudge", "status one"), ("nudge", "status two"), ("resume", "ping again"), ("nudge", "status three")];
 
-/// The kills a seed draws, in order: as many are drawn as it takes for `plan.kills` of them
-/// to land while the jobs run.
+/// The kills a seed draws, in order.
 pub fn kills(seed: u64) -> impl Iterator<Item = Kill> {
     let mut rng = fastrand::Rng::with_seed(seed);
     std::iter::from_fn(move || {
         Some(match rng.u8(0..3) {
-            0 => Kill::Before(rng.u64(1..=6)),
-            1 => Kill::After(rng.u64(1..=6)),
+            0 => Kill::Before(rng.u64(1..=20)),
+            1 => Kill::After(rng.u64(1..=20)),
             _ => Kill::Timed(Duration::from_millis(rng.u64(20..=400))),
         })
     })
@@ -91,13 +93,22 @@ pub fn kills(seed: u64) -> impl Iterator<Item = Kill> {
 pub fn run(bin: &Path, plan: &Plan) -> Result<Report, String> {
     let started = Instant::now();
     let h = Harness::new(bin)?;
-    h.bosun.ok(h.repo.path(), &["daemon", "start"]);
-    let jobs: Vec<String> = (0..plan.jobs).map(|n| h.submit(n)).collect::<Result<_, _>>()?;
-    let mut seen = h.facts().ok_or("the daemon does not answer")?;
-    h.kill_daemon();
+    let mut seen = Facts::default();
+    let mut jobs = Vec::new();
+    // The jobs come one every few kills, so that the last of them still runs when the last
+    // kills land, however fast or slow the machine.
+    let every = plan.kills.div_ceil(plan.jobs.max(1)).max(1);
     let (mut schedule, mut unreached) = (Vec::new(), 0);
     let mut draw = kills(plan.seed);
-    while schedule.len() - unreached < plan.kills {
+    while schedule.len() < plan.kills {
+        if schedule.len() % every == 0 && jobs.len() < plan.jobs {
+            h.bosun.ok(h.repo.path(), &["daemon", "start"]);
+            jobs.push(h.submit(jobs.len())?);
+            let now = h.facts().ok_or("the daemon does not answer")?;
+            seen.check_kept(&now).map_err(|e| format!("after {} kills: {e}", schedule.len()))?;
+            seen = now;
+            h.bosun.ok(h.repo.path(), &["daemon", "stop"]);
+        }
         let kill = draw.next().ok_or("no more kills")?;
         schedule.push(kill);
         let fault = match kill {
@@ -110,12 +121,12 @@ pub fn run(bin: &Path, plan: &Plan) -> Result<Report, String> {
             seen.check_kept(&now).map_err(|e| format!("after {} kills: {e}", schedule.len() - 1))?;
             seen = now;
         }
-        if seen.jobs.values().all(|over| *over) {
+        if jobs.len() == plan.jobs && seen.jobs.values().all(|over| *over) {
             return Err(format!(
                 "the jobs ended after {} of the {} kills: make the workload longer\n{}",
-                schedule.len() - 1 - unreached,
+                schedule.len() - 1,
                 plan.kills,
-                h.jobs_told()
+                h.told()
             ));
         }
         let reached = match kill {
@@ -131,6 +142,8 @@ pub fn run(bin: &Path, plan: &Plan) -> Result<Report, String> {
         if !reached {
             unreached += 1;
         }
+        let label = if reached { "" } else { " (not reached: killed from outside)" };
+        eprintln!("{:>6.1}s kill {:>2}: {kill}{label}", started.elapsed().as_secs_f64(), schedule.len());
         h.kill_daemon();
     }
     h.start_daemon(None);
@@ -224,10 +237,11 @@ agent "worker" {{
         let _ = cmd.output();
     }
 
+    /// SIGKILL; gone once its lock on `daemon.pid` is released (a zombie may linger unreaped).
     fn kill_daemon(&self) {
         if let Some(pid) = self.bosun.daemon_pid() {
             let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            let _ = crate::poll::wait_for(REACH, || (!Path::new(&format!("/proc/{pid}")).exists()).then_some(()));
+            self.wait_daemon_gone(GONE);
         }
     }
 
@@ -248,11 +262,19 @@ agent "worker" {{
         })
     }
 
-    /// The jobs as `bosun job ls` shows them, and the daemon's log, for a failure message.
-    fn jobs_told(&self) -> String {
-        let out = self.bosun.command(self.repo.path(), &["job", "ls"]).output();
-        let jobs = out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
-        format!("{jobs}\n{}", self.bosun.log())
+    /// The jobs and agents as bosun shows them, and the daemon's log, for a failure message.
+    fn told(&self) -> String {
+        let show = |args: &[&str]| {
+            let out = self.bosun.command(self.repo.path(), args).output();
+            out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default()
+        };
+        let mut text = format!("{}\n{}\n{}", show(&["job", "ls"]), show(&["ls"]), show(&["escalations"]));
+        if let Some(Response::List(list)) = self.ask(Request::List) {
+            for a in list.agents.iter().filter(|a| !a.state.is_dead()) {
+                text.push_str(&show(&["show", a.id.as_str()]));
+            }
+        }
+        format!("{text}\n{}", self.bosun.log())
     }
 
     fn ask(&self, request: Request) -> Option<Response> {
@@ -269,7 +291,7 @@ agent "worker" {{
             let all: Vec<Job> = serde_json::from_slice(&out.stdout).ok()?;
             all.iter().all(|j| j.state.is_over()).then_some(all)
         });
-        let all = over.ok_or_else(|| format!("jobs still running after {FINISH:?}:\n{}", b.log()))?;
+        let all = over.ok_or_else(|| format!("jobs still running after {FINISH:?}:\n{}", self.told()))?;
         for id in jobs {
             let job = all.iter().find(|j| j.spec.id.as_str() == id).ok_or(format!("acknowledged job {id} is gone"))?;
             if job.state.label() != "done" {
@@ -329,7 +351,7 @@ agent "worker" {{
             return Err(format!("leftovers: {}", String::from_utf8_lossy(&out.stdout)));
         }
         let scenario = self.files.path().join("scenario.toml");
-        let alive = crate::poll::wait_for(REACH, || running(&scenario).is_empty().then_some(()));
+        let alive = crate::poll::wait_for(GONE, || running(&scenario).is_empty().then_some(()));
         if alive.is_none() {
             return Err(format!("agent processes still running: {:?}", running(&scenario)));
         }
