@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::driver::Driver;
-use crate::JobId;
 use crate::{
     AgentError, AgentId, Heartbeat, MessageId, Name, Policy, PromptKind, SessionName, Source, Timestamp, Trigger,
     WorkspaceId,
 };
+use crate::{JobId, TurnClass, Verdict};
 
 /// One agent process running in a session inside a workspace.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,6 +50,15 @@ pub struct Agent {
     pub heartbeats: BTreeMap<Heartbeat, Timestamp>,
     /// How far each trigger's recovery chain has got.
     pub recovery: BTreeMap<Trigger, Progress>,
+    /// How far each idle class's own chain has got.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub class_recovery: BTreeMap<TurnClass, Progress>,
+    /// What the agent last said (the end of its last message), when its driver reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said: Option<String>,
+    /// The classification of its last idle turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
     /// How many times it was restarted with its conversation resumed.
     pub restarts: u32,
     /// Set by the `done` and `fail` actions: its work is over.

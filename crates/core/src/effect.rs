@@ -66,6 +66,9 @@ pub enum Effect {
     FindCodexLog { agent: AgentId, sessions: PathBuf, cwd: PathBuf, since: Timestamp },
     /// Run `run` with `sh -c` in `cwd`, as long as it takes; report how it exited.
     RunGate { agent: AgentId, run: String, cwd: PathBuf },
+    /// Run the classifier `command` in `cwd` with `said` on stdin (and in
+    /// `$BOSUN_LAST_MESSAGE`); report `Classified` with its output, or why it failed.
+    Classify { agent: AgentId, turn: u64, command: Vec<String>, cwd: PathBuf, said: String },
     /// Tell a person: a desktop notification where there is a desktop, else the log.
     Notify { title: String, body: String },
     /// Run a job's step: a shell command, an agent, or a job; report `StepFinished`.

@@ -9,7 +9,7 @@ use crate::{
     Action, Agent, AgentId, BranchKept, DeathReason, Escalation, EscalationId, Heartbeat, Message, MessageId, Outcome,
     Progress, SessionName, SessionState, Source, Timer, TimerId, Timestamp, Trigger, Workspace, WorkspaceId,
 };
-use crate::{Cron, Item, ItemId, Job, JobId, JobState, Plan, Worker};
+use crate::{Cron, Item, ItemId, Job, JobId, JobState, Plan, TurnClass, Verdict, Worker};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -109,12 +109,31 @@ pub enum Event {
         outcome: Outcome,
         at: Timestamp,
     },
-    /// A recovery chain moved on: `progress` is where it now stands.
+    /// A recovery chain moved on: `progress` is where it now stands. `class` names the idle
+    /// class whose own chain it is.
     RecoveryStep {
         id: AgentId,
         trigger: Trigger,
         progress: Progress,
         action: Action,
+        at: Timestamp,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        class: Option<TurnClass>,
+    },
+    /// The agent's driver reported what it said last (the end of its last message).
+    AgentSaid {
+        id: AgentId,
+        text: String,
+    },
+    /// An idle turn was classified. `said` is what was classified, `answer` what the classifier
+    /// command gave (when it ran), `turn` the agent's `state_seq` when it went idle.
+    TurnClassified {
+        id: AgentId,
+        turn: u64,
+        verdict: Verdict,
+        said: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer: Option<Result<String, String>>,
         at: Timestamp,
     },
     /// A person resolved the trigger's trouble: its chain starts again.

@@ -131,6 +131,17 @@ pub enum Input {
         log: Option<PathBuf>,
         generation: Option<u32>,
     },
+    /// What the agent said last (the end of its last message), as its driver reports it.
+    Said {
+        agent: AgentId,
+        text: String,
+    },
+    /// The classifier command of the agent's idle turn `turn` answered (or failed).
+    Classified {
+        agent: AgentId,
+        turn: u64,
+        answer: Result<String, String>,
+    },
     /// A file changed in the agent's workspace.
     FileWritten {
         agent: AgentId,

@@ -6,6 +6,7 @@
 //! time and the nonces, and carries out the effects.
 
 mod agent;
+mod classify;
 mod cron;
 mod decide;
 mod detect;
@@ -28,6 +29,9 @@ mod timer;
 mod workspace;
 
 pub use agent::{Agent, DeathReason, ExitStatus, Message, MessageKind, MessageState, Outcome, Progress, SessionState};
+pub use classify::{
+    after_command, guardrail, heuristic, parse_answer, without_command, ClassSource, Classify, Rule, TurnClass, Verdict,
+};
 pub use cron::{Cron, Origin, Schedule, ScheduleError};
 pub use decide::{decide, Decision};
 pub use detect::{AgentError, Heartbeat, Observation, PromptKind, Source};

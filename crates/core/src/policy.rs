@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::AgentError;
+use crate::{AgentError, Classify, TurnClass};
 
 /// What bosun does about an agent, trigger by trigger. The default does nothing but watch.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,6 +27,12 @@ pub struct Policy {
     pub on_error_kind: BTreeMap<AgentError, Chain>,
     #[serde(default, skip_serializing_if = "Chain::is_empty")]
     pub on_prompt: Chain,
+    /// Chains for idle turns of a class, used instead of `on_idle` for them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub on_idle_class: BTreeMap<TurnClass, Chain>,
+    /// How idle turns are classified; without it (and without `on_idle_class`) they are not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classify: Option<Classify>,
     /// Without hooks, how long an agent must stay idle before `on_idle` fires (any activity
     /// cancels it). With hooks, idle is certain and fires at once.
     #[serde(rename = "grace", default = "default_grace", with = "duration")]
@@ -43,6 +49,8 @@ impl Default for Policy {
             on_error: Chain::default(),
             on_error_kind: BTreeMap::new(),
             on_prompt: Chain::default(),
+            on_idle_class: BTreeMap::new(),
+            classify: None,
             grace_ms: DEFAULT_GRACE_MS,
         }
     }
@@ -114,6 +122,20 @@ impl Chain {
 }
 
 impl Policy {
+    /// Whether idle turns are classified.
+    pub fn classifies(&self) -> bool {
+        self.classify.is_some() || !self.on_idle_class.is_empty()
+    }
+
+    /// The chain a trigger starts: a particular error's own chain before `on_error`, an idle
+    /// turn's class's own chain before `on_idle`.
+    pub fn chain_for(&self, trigger: Trigger, error: Option<AgentError>, class: Option<TurnClass>) -> &Chain {
+        match (trigger, class.and_then(|c| self.on_idle_class.get(&c))) {
+            (Trigger::Idle, Some(chain)) => chain,
+            _ => self.chain(trigger, error),
+        }
+    }
+
     /// The chain a trigger starts (a particular error's own chain before `on_error`).
     pub fn chain(&self, trigger: Trigger, error: Option<AgentError>) -> &Chain {
         match trigger {

@@ -137,9 +137,22 @@ pub fn apply(state: &mut State, event: &Event) {
                 agent.kill_requested = true;
             }
         }
-        Event::RecoveryStep { id, trigger, progress, .. } => {
+        Event::RecoveryStep { id, trigger, progress, class, .. } => {
             if let Some(agent) = state.agents.get_mut(id) {
-                agent.recovery.insert(*trigger, *progress);
+                match class {
+                    Some(c) => agent.class_recovery.insert(*c, *progress),
+                    None => agent.recovery.insert(*trigger, *progress),
+                };
+            }
+        }
+        Event::AgentSaid { id, text } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.said = Some(text.clone());
+            }
+        }
+        Event::TurnClassified { id, verdict, .. } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.verdict = Some(verdict.clone());
             }
         }
         Event::RecoveryReset { id, trigger } => {

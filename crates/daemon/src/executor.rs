@@ -248,6 +248,10 @@ impl Executor {
                     .and_then(|s| s.code());
                 Input::GateFinished { agent, run, code }
             }
+            Effect::Classify { agent, turn, command, cwd, said } => {
+                let answer = crate::classifier::run(&command, &cwd, &said);
+                Input::Classified { agent, turn, answer }
+            }
             Effect::Notify { title, body } => {
                 if let Err(e) = self.notifier.notify(&title, &body) {
                     tracing::warn!("cannot notify: {e}");

@@ -2,6 +2,7 @@
 //! engine loop around the pure core, carries out effects, serves the CLI over a Unix socket and,
 //! at start, reconciles what it remembers with what it finds.
 
+mod classifier;
 pub mod engine;
 pub mod executor;
 mod faults;

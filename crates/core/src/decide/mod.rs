@@ -2,6 +2,7 @@
 //! to carry out. Pure and total: the same state, input and time always give the same decision.
 //! An input about a record that is gone, or a fact already recorded, decides nothing.
 
+mod classify;
 mod cron;
 mod escalation;
 mod job;
@@ -101,6 +102,10 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
             if let Some(a) = state.agents.get(agent).filter(current) {
                 observe::observed(state, a, *source, observation, log.as_ref(), now, &mut d)
             }
+        }
+        Input::Said { agent, text } => classify::said(state, agent, text, &mut d),
+        Input::Classified { agent, turn, answer } => {
+            classify::answered(state, agent, *turn, answer.clone(), now, &mut d)
         }
         Input::FileWritten { agent } => {
             if let Some(a) = state.agents.get(agent) {

@@ -86,7 +86,7 @@ pub(super) fn observed(
         // message is idle for good unless its policy acts, after the grace.
         SessionState::Idle if matches!(obs, Observation::Started) && a.restarts == 0 => {}
         SessionState::Idle if matches!(obs, Observation::Started) => grace(state, a, now, d),
-        SessionState::Idle if source == Source::Hook => recovery::fire(state, a, Trigger::Idle, None, now, d),
+        SessionState::Idle if source == Source::Hook => super::classify::turn_ended(state, a, now, d),
         SessionState::Idle => grace(state, a, now, d),
         SessionState::Prompt { .. } => recovery::fire(state, a, Trigger::Prompt, None, now, d),
         SessionState::Error { error } => recovery::fire(state, a, Trigger::Error, Some(*error), now, d),

@@ -6,10 +6,11 @@ use super::session::queue;
 use super::{escalation::escalate, kill, set_timer, spawn_replacing, Decision};
 use crate::{
     Action, Agent, AgentError, AgentId, Effect, Event, MessageKind, Outcome, Progress, SessionState, State, TimerKind,
-    Timestamp, Trigger, WorkspaceState,
+    Timestamp, Trigger, TurnClass, WorkspaceState,
 };
 
-/// Fires `trigger` for the agent: the chain's next step acts (or waits out its cooldown).
+/// Fires `trigger` for the agent: the chain's next step acts (or waits out its cooldown). An
+/// idle agent's chain is its last turn's class's own, when it has one.
 pub(super) fn fire(
     state: &State,
     a: &Agent,
@@ -18,15 +19,41 @@ pub(super) fn fire(
     now: Timestamp,
     d: &mut Decision,
 ) {
-    let from = a.recovery.get(&trigger).copied().unwrap_or_default();
-    fire_from(state, a, trigger, error, from, now, d);
+    let class = a.verdict.as_ref().map(|v| v.class);
+    fire_for(state, a, trigger, error, class, now, d);
 }
 
+/// Fires `trigger` with the idle turn's class known (it may be decided in this very decision).
+pub(super) fn fire_for(
+    state: &State,
+    a: &Agent,
+    trigger: Trigger,
+    error: Option<AgentError>,
+    class: Option<TurnClass>,
+    now: Timestamp,
+    d: &mut Decision,
+) {
+    let class = routed(a, trigger, class);
+    let from = match class {
+        Some(c) => a.class_recovery.get(&c),
+        None => a.recovery.get(&trigger),
+    };
+    let from = from.copied().unwrap_or_default();
+    fire_from(state, a, trigger, error, class, from, now, d);
+}
+
+/// The class whose own chain an idle agent follows, if its policy has one for it.
+fn routed(a: &Agent, trigger: Trigger, class: Option<TurnClass>) -> Option<TurnClass> {
+    class.filter(|c| trigger == Trigger::Idle && a.policy.on_idle_class.contains_key(c))
+}
+
+#[allow(clippy::too_many_arguments)]
 fn fire_from(
     state: &State,
     a: &Agent,
     trigger: Trigger,
     error: Option<AgentError>,
+    class: Option<TurnClass>,
     mut p: Progress,
     now: Timestamp,
     d: &mut Decision,
@@ -39,7 +66,7 @@ fn fire_from(
     if cooling {
         return;
     }
-    let chain = &a.policy.chain(trigger, error).0;
+    let chain = &a.policy.chain_for(trigger, error, class).0;
     if chain.is_empty() {
         return;
     }
@@ -54,7 +81,8 @@ fn fire_from(
         return;
     };
     p.used += 1;
-    d.event(Event::RecoveryStep { id: a.id.clone(), trigger, progress: p, action: step.action.clone(), at: now });
+    let action = step.action.clone();
+    d.event(Event::RecoveryStep { id: a.id.clone(), trigger, progress: p, action, at: now, class });
     if step.cooldown_ms > 0 {
         let at = Timestamp::from_millis(now.as_millis() + step.cooldown_ms);
         set_timer(state, d, TimerKind::Cooldown { agent: a.id.clone(), trigger }, at);
@@ -119,9 +147,13 @@ pub(super) fn restart_interrupted(a: &Agent) -> Effect {
         0 | 1 => a.id.session(),
         n => a.id.restarted_session(n - 1),
     };
-    let message = a.recovery.iter().find_map(|(t, p)| match &a.policy.chain(*t, error_of(a)).0.get(p.step)?.action {
-        Action::Resume { message } => Some(message.clone()),
-        _ => None,
+    let class = a.verdict.as_ref().map(|v| v.class);
+    let message = a.recovery.iter().find_map(|(t, p)| {
+        let p = routed(a, *t, class).and_then(|c| a.class_recovery.get(&c)).unwrap_or(p);
+        match &a.policy.chain_for(*t, error_of(a), routed(a, *t, class)).0.get(p.step)?.action {
+            Action::Resume { message } => Some(message.clone()),
+            _ => None,
+        }
     });
     let message = message.flatten().filter(|_| takes_message(a));
     spawn_replacing(a, Some(message.as_deref()), Some(old))
@@ -157,18 +189,24 @@ pub(super) fn gate_finished(
         return;
     }
     let Some((trigger, p)) = gate_step(a, run) else { return };
-    fire_from(state, a, trigger, error_of(a), Progress { step: p.step + 1, used: 0 }, now, d);
+    let class = routed(a, trigger, a.verdict.as_ref().map(|v| v.class));
+    fire_from(state, a, trigger, error_of(a), class, Progress { step: p.step + 1, used: 0 }, now, d);
 }
 
 /// The trigger whose chain stands at the gate `run`, and where.
 fn gate_step(a: &Agent, run: &str) -> Option<(Trigger, Progress)> {
-    a.recovery
-        .iter()
-        .find(|(t, p)| {
-            let chain = &a.policy.chain(**t, error_of(a)).0;
-            chain.get(p.step).is_some_and(|s| matches!(&s.action, Action::Gate { run: r } if r == run))
-        })
-        .map(|(t, p)| (*t, *p))
+    let class = a.verdict.as_ref().map(|v| v.class);
+    let at_gate = |t: Trigger, p: &Progress| {
+        let chain = &a.policy.chain_for(t, error_of(a), routed(a, t, class)).0;
+        chain.get(p.step).is_some_and(|s| matches!(&s.action, Action::Gate { run: r } if r == run))
+    };
+    let progress = |t: Trigger| match routed(a, t, class) {
+        Some(c) => a.class_recovery.get(&c).copied(),
+        None => a.recovery.get(&t).copied(),
+    };
+    [Trigger::Idle, Trigger::Dead, Trigger::Error, Trigger::Prompt]
+        .into_iter()
+        .find_map(|t| progress(t).filter(|p| at_gate(t, p)).map(|p| (t, p)))
 }
 
 /// Whether the agent is still in the state its trigger fired for.
@@ -184,8 +222,13 @@ fn in_trigger_state(a: &Agent, trigger: Trigger) -> bool {
 /// A cooldown ended: the step it delayed acts, if the agent is still in the trigger's state.
 pub(super) fn cooled_down(state: &State, a: &Agent, trigger: Trigger, now: Timestamp, d: &mut Decision) {
     let still = in_trigger_state(a, trigger);
-    let Some(p) = a.recovery.get(&trigger) else { return };
-    let step = a.policy.chain(trigger, error_of(a)).0.get(p.step).cloned();
+    let class = routed(a, trigger, a.verdict.as_ref().map(|v| v.class));
+    let p = match class {
+        Some(c) => a.class_recovery.get(&c),
+        None => a.recovery.get(&trigger),
+    };
+    let Some(p) = p else { return };
+    let step = a.policy.chain_for(trigger, error_of(a), class).0.get(p.step).cloned();
     if let (true, Some(step)) = (still, step) {
         perform(state, a, trigger, &step.action, now, d);
     }

@@ -3,7 +3,7 @@
 
 use super::observe::{quiet_check, startup_check};
 use super::{recovery, set_timer, Decision};
-use crate::{Effect, Event, Heartbeat, SessionState, State, TimerId, TimerKind, Timestamp, Trigger};
+use crate::{Effect, Event, Heartbeat, SessionState, State, TimerId, TimerKind, Timestamp};
 
 pub(super) fn fired(state: &State, id: TimerId, now: Timestamp, d: &mut Decision) {
     let Some(timer) = state.timers.get(&id) else { return };
@@ -36,7 +36,7 @@ pub(super) fn fired(state: &State, id: TimerId, now: Timestamp, d: &mut Decision
                     let at = Timestamp::from_millis(t.as_millis() + a.policy.grace_ms);
                     set_timer(state, d, TimerKind::Grace { agent: a.id.clone() }, at);
                 }
-                _ => recovery::fire(state, a, Trigger::Idle, None, now, d),
+                _ => super::classify::turn_ended(state, a, now, d),
             }
         }
         TimerKind::Confirm { message, seq, again, .. } => {

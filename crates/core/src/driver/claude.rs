@@ -109,6 +109,37 @@ pub fn log_observation(line: &str) -> Observation {
     }
 }
 
+/// The text of the last assistant message in the end of a session log (`tail` may begin
+/// mid-line: a line that does not parse is passed over). A message's text blocks each have a
+/// line of their own; those of the last message are joined.
+pub fn last_said(tail: &str) -> Option<String> {
+    let mut texts: Vec<String> = Vec::new();
+    let mut message_id: Option<String> = None;
+    for line in tail.lines().rev() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        let kind = v["type"].as_str().unwrap_or_default();
+        if kind == "user" && !texts.is_empty() {
+            break;
+        }
+        if kind != "assistant" || v["isApiErrorMessage"].as_bool() == Some(true) {
+            continue;
+        }
+        let id = v["message"]["id"].as_str().map(str::to_owned);
+        if !texts.is_empty() && id != message_id {
+            break;
+        }
+        message_id = id;
+        let content = &v["message"]["content"];
+        let blocks = content.as_array().map(|a| a.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>());
+        let text = blocks.map(|b| b.join("\n")).or_else(|| content.as_str().map(str::to_owned)).unwrap_or_default();
+        if !text.trim().is_empty() {
+            texts.push(text);
+        }
+    }
+    texts.reverse();
+    (!texts.is_empty()).then(|| texts.join("\n"))
+}
+
 /// The error category of an API error line's `error` field.
 pub fn api_error(error: Option<&str>) -> AgentError {
     match error.unwrap_or_default() {
@@ -219,5 +250,21 @@ mod tests {
         let cut = r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user]"}]}}"#;
         assert_eq!(log_observation(cut), Observation::Idle);
         assert_eq!(log_observation("not json"), Observation::Activity { heartbeat: Heartbeat::LogWrite });
+    }
+
+    #[test]
+    fn what_was_said_last_is_the_last_assistant_messages_text() {
+        let log = [
+            r#"{"type":"user","message":{"role":"user","content":"do it"}}"#,
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"Looking."}]}}"#,
+            r#"{"type":"assistant","message":{"id":"m1","stop_reason":"tool_use","content":[{"type":"tool_use"}]}}"#,
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result"}]}}"#,
+            r#"{"type":"assistant","message":{"id":"m2","content":[{"type":"text","text":"All done."}]}}"#,
+            r#"{"type":"assistant","message":{"id":"m2","content":[{"type":"text","text":"Shall I push?"}]}}"#,
+        ]
+        .join("\n");
+        assert_eq!(last_said(&log).as_deref(), Some("All done.\nShall I push?"));
+        assert_eq!(last_said(&log[40..]).as_deref(), Some("All done.\nShall I push?"), "a cut first line is skipped");
+        assert_eq!(last_said(r#"{"type":"user","message":{"content":"hi"}}"#), None);
     }
 }

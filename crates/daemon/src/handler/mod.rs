@@ -10,8 +10,8 @@ use bosun_adapters::{AdapterError, Sessions, Survey, Workspaces};
 use bosun_core::driver::claude::{self, HookPayload};
 use bosun_core::driver::{codex, Driver, DriverKind};
 use bosun_core::{
-    AgentSpec, EscalationId, Event, Input, MessageState, Name, Nonce, SessionName, SessionState, Source, State,
-    WorkspaceId, WorkspaceKind, WorkspaceProbe, WorkspaceState,
+    AgentSpec, EscalationId, Event, Input, MessageState, Name, Nonce, Observation, SessionName, SessionState, Source,
+    State, WorkspaceId, WorkspaceKind, WorkspaceProbe, WorkspaceState,
 };
 use bosun_wire::{
     AgentDetail, DaemonStatus, ErrorKind, HookEvent, Listing, Pruned, Removed, Request, Response, StartAgent, Started,
@@ -281,6 +281,15 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                     let agent = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
                     let log = p.transcript_path.as_ref().map(PathBuf::from);
                     let observation = claude::hook_observation(&p);
+                    // The turn ended: what it said last is what its classification reads.
+                    if let (Observation::Idle, Some(log)) = (&observation, &log) {
+                        let log = log.clone();
+                        let said = tokio::task::spawn_blocking(move || read_tail(&log, SAID_TAIL)).await;
+                        if let Some(text) = said.ok().flatten().as_deref().and_then(claude::last_said) {
+                            let said = Input::Said { agent: agent.clone(), text };
+                            ctx.engine.submit(said).await.map_err(engine_error)?;
+                        }
+                    }
                     Input::Observed { agent, source: Source::Hook, observation, log, generation }
                 }
                 HookEvent::Codex { agent, payload } => {
@@ -295,6 +304,20 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             Ok(Response::Ok)
         }
     }
+}
+
+/// How much of the end of a session log is read for what the agent said last.
+const SAID_TAIL: u64 = 256 * 1024;
+
+/// The last `max` bytes of the file at `path` (as text, a character cut in two dropped).
+fn read_tail(path: &Path, max: u64) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    f.seek(SeekFrom::Start(len.saturating_sub(max))).ok()?;
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 async fn status(ctx: &Arc<Context>) -> Answer {

@@ -305,12 +305,21 @@ fn agent(name: &str, node: &Node, p: &mut Problems) -> Option<AgentDef> {
         ("on_error", &[][..]),
         ("on_error_kind", &[][..]),
         ("on_prompt", &[][..]),
+        ("on_idle_class", &[][..]),
+        ("classify", &[][..]),
         ("grace", &[][..]),
     ] {
         if let Some(n) = f.take(key, aliases) {
-            match serde_json::from_value::<Policy>(serde_json::json!({ key: json(n) })) {
-                Ok(_) => {
-                    policy.insert(key.to_owned(), json(n));
+            let value = per_class(key, json(n));
+            match serde_json::from_value::<Policy>(value.clone()) {
+                Ok(parsed) => {
+                    let errors = parsed.classify.map(|c| c.errors()).unwrap_or_default();
+                    for e in errors {
+                        p.at(&n.span, format!("classify: {e}"));
+                    }
+                    if let serde_json::Value::Object(fields) = value {
+                        policy.extend(fields);
+                    }
                 }
                 Err(e) => p.at(&n.span, format!("{key}: {e}")),
             }
@@ -323,6 +332,26 @@ fn agent(name: &str, node: &Node, p: &mut Problems) -> Option<AgentDef> {
         p.at(&span, format!("agent {name:?} has both prompt and prompt_file: keep one"));
     }
     Some(AgentDef { span, command, driver, prompt, prompt_file, env, cwd, context, policy })
+}
+
+/// A policy field as JSON. `on_idle` given as a table of turn classes (`done`, `question`, …,
+/// and `other` for the rest) routes each class to its own chain: `on_idle_class`, with `other`
+/// as `on_idle`.
+fn per_class(key: &str, value: serde_json::Value) -> serde_json::Value {
+    let serde_json::Value::Object(fields) = &value else { return serde_json::json!({ key: value }) };
+    let classes =
+        !fields.is_empty() && fields.keys().all(|k| k == "other" || bosun_core::TurnClass::parse(k).is_some());
+    if key != "on_idle" || !classes {
+        return serde_json::json!({ key: value });
+    }
+    let mut out = serde_json::Map::new();
+    let routes: serde_json::Map<String, serde_json::Value> =
+        fields.iter().filter(|(k, _)| *k != "other").map(|(k, v)| (k.clone(), v.clone())).collect();
+    out.insert("on_idle_class".into(), serde_json::Value::Object(routes));
+    if let Some(other) = fields.get("other") {
+        out.insert("on_idle".into(), other.clone());
+    }
+    serde_json::Value::Object(out)
 }
 
 fn queue(name: &str, node: &Node, p: &mut Problems) -> Option<Queue> {

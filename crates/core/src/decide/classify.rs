@@ -1,0 +1,109 @@
+//! An idle turn classified: the guardrails on what the agent said, else its classifier command
+//! (run as an effect, its failure tolerated), else the heuristic. The verdict is recorded with
+//! its source and rule, and the agent's `on_idle` follows the class's own chain when it has one.
+
+use super::{recovery, Decision};
+use crate::{
+    after_command, guardrail, without_command, Agent, AgentId, Effect, Event, SessionState, State, Timestamp, Trigger,
+    Verdict,
+};
+
+/// The most of a message kept: its end, where a turn says how it ended.
+pub const SAID_MAX: usize = 4_000;
+
+/// The agent's driver reported its last message.
+pub(super) fn said(state: &State, agent: &AgentId, text: &str, d: &mut Decision) {
+    let Some(a) = state.agents.get(agent).filter(|a| a.state.is_up()) else { return };
+    let text = tail(text.trim(), SAID_MAX);
+    if a.said.as_deref() != Some(text) && !text.is_empty() {
+        d.event(Event::AgentSaid { id: a.id.clone(), text: text.to_owned() });
+    }
+}
+
+/// The agent's turn ended and it is idle: without classification its `on_idle` fires as it is;
+/// with it, the turn is classified first (at once, or once the classifier command answers).
+pub(super) fn turn_ended(state: &State, a: &Agent, now: Timestamp, d: &mut Decision) {
+    if !a.policy.classifies() {
+        return recovery::fire(state, a, Trigger::Idle, None, now, d);
+    }
+    let said = said_now(a, d);
+    let turn = idle_seq(state, a, d);
+    let rules = a.policy.classify.as_ref().map(|c| c.rules.as_slice()).unwrap_or_default();
+    let command = a.policy.classify.as_ref().and_then(|c| c.command.clone()).filter(|c| !c.is_empty());
+    match (guardrail(rules, &said), command) {
+        (None, Some(command)) => {
+            d.effect(Effect::Classify { agent: a.id.clone(), turn, command, cwd: a.cwd.clone(), said })
+        }
+        (verdict, _) => {
+            let verdict = verdict.unwrap_or_else(|| without_command(rules, &said));
+            decided(state, a, turn, verdict, said, None, now, d);
+        }
+    }
+}
+
+/// The classifier command answered (or failed) for the agent's idle turn `turn`.
+pub(super) fn answered(
+    state: &State,
+    agent: &AgentId,
+    turn: u64,
+    answer: Result<String, String>,
+    now: Timestamp,
+    d: &mut Decision,
+) {
+    let Some(a) = state.agents.get(agent) else { return };
+    let said = a.said.clone().unwrap_or_default();
+    let verdict = after_command(&said, &answer);
+    decided(state, a, turn, verdict, said, Some(answer), now, d);
+}
+
+/// Records the verdict; the agent's chain acts on it if it is still in that idle turn.
+#[allow(clippy::too_many_arguments)]
+fn decided(
+    state: &State,
+    a: &Agent,
+    turn: u64,
+    verdict: Verdict,
+    said: String,
+    answer: Option<Result<String, String>>,
+    now: Timestamp,
+    d: &mut Decision,
+) {
+    let class = verdict.class;
+    d.event(Event::TurnClassified { id: a.id.clone(), turn, verdict, said, answer, at: now });
+    let idle_now = idle_in(a, d).map(|i| state.seq + i).or((a.state == SessionState::Idle).then_some(a.state_seq));
+    if idle_now == Some(turn) {
+        recovery::fire_for(state, a, Trigger::Idle, None, Some(class), now, d);
+    }
+}
+
+/// What the agent said last, counting a report made in this very decision.
+fn said_now(a: &Agent, d: &Decision) -> String {
+    let reported = d.events.iter().rev().find_map(|e| match e {
+        Event::AgentSaid { id, text } if id == &a.id => Some(text.clone()),
+        _ => None,
+    });
+    reported.or_else(|| a.said.clone()).unwrap_or_default()
+}
+
+/// The `state_seq` of the agent's idle state: the one this decision gives it, or the one it has.
+fn idle_seq(state: &State, a: &Agent, d: &Decision) -> u64 {
+    idle_in(a, d).map_or(a.state_seq, |i| state.seq + i)
+}
+
+/// Where in this decision the agent went idle, counted from 1 as the events' seqs count on from
+/// the state's.
+fn idle_in(a: &Agent, d: &Decision) -> Option<u64> {
+    d.events
+        .iter()
+        .rposition(|e| matches!(e, Event::AgentObserved { id, state: SessionState::Idle, .. } if id == &a.id))
+        .map(|i| i as u64 + 1)
+}
+
+/// The last `max` bytes of `s`, cut at a character boundary.
+fn tail(s: &str, max: usize) -> &str {
+    let mut start = s.len().saturating_sub(max);
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    &s[start..]
+}

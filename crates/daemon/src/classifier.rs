@@ -1,0 +1,56 @@
+//! Runs an agent's classifier command: the last message on its stdin and in
+//! `$BOSUN_LAST_MESSAGE`, its stdout the answer. A command that fails, or runs longer than
+//! `LIMIT`, is reported as failed; the core then falls back to its heuristic.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a classifier may take.
+pub const LIMIT: Duration = Duration::from_secs(120);
+
+pub fn run(command: &[String], cwd: &Path, said: &str) -> Result<String, String> {
+    let (program, args) = command.split_first().ok_or("the classifier command is empty")?;
+    let mut child = Command::new(program)
+        .args(args)
+        .current_dir(cwd)
+        .env("BOSUN_LAST_MESSAGE", said)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {program:?}: {e}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A classifier that reads only its environment may close stdin early: that is fine.
+        let _ = stdin.write_all(said.as_bytes());
+    }
+    let mut stdout = child.stdout.take().ok_or("no stdout")?;
+    let reader = std::thread::spawn(move || {
+        let mut out = String::new();
+        let _ = stdout.read_to_string(&mut out);
+        out
+    });
+    let deadline = Instant::now() + LIMIT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("it ran longer than {}s and was stopped", LIMIT.as_secs()));
+            }
+            Err(e) => return Err(format!("cannot wait for it: {e}")),
+        }
+    };
+    let out = reader.join().unwrap_or_default();
+    if !status.success() {
+        let mut err = String::new();
+        if let Some(mut e) = child.stderr.take() {
+            let _ = e.read_to_string(&mut err);
+        }
+        return Err(format!("it exited with {status}: {}", err.trim()));
+    }
+    Ok(out)
+}
