@@ -85,6 +85,18 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
                 let steps: Vec<String> = chain.0.iter().map(ToString::to_string).collect();
                 println!("on_error   {}: {}", kind.label(), steps.join(" → "));
             }
+            for (class, chain) in &a.policy.on_idle_class {
+                let steps: Vec<String> = chain.0.iter().map(ToString::to_string).collect();
+                println!("on_idle    {class}: {}", steps.join(" → "));
+            }
+            if let Some(v) = &a.verdict {
+                let rule = v.rule.as_ref().map(|r| format!(", rule {r}")).unwrap_or_default();
+                let source = format!("{:?}", v.source).to_lowercase();
+                println!("last turn  {} ({source}{rule})", v.class);
+                if let Some(e) = &v.error {
+                    println!("           {e}");
+                }
+            }
             for (trigger, p) in &a.recovery {
                 println!("recovery   {trigger:?}: step {} used {}", p.step + 1, p.used);
             }

@@ -14,6 +14,19 @@ pub enum Source {
     Hook,
 }
 
+/// What a state change was read from, kept with it so that detection can be replayed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "from", rename_all = "snake_case")]
+pub enum Cause {
+    /// A Claude hook call.
+    Hook { payload: crate::driver::claude::HookPayload },
+    /// A line of the agent's session log (at most `LINE_MAX` bytes of it).
+    LogLine { line: String },
+}
+
+/// The most of a log line kept as a cause.
+pub const LINE_MAX: usize = 2_000;
+
 /// Which dialog holds the agent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

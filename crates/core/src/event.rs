@@ -9,7 +9,7 @@ use crate::{
     Action, Agent, AgentId, BranchKept, DeathReason, Escalation, EscalationId, Heartbeat, Message, MessageId, Outcome,
     Progress, SessionName, SessionState, Source, Timer, TimerId, Timestamp, Trigger, Workspace, WorkspaceId,
 };
-use crate::{Cron, Item, ItemId, Job, JobId, JobState, Plan, TurnClass, Verdict, Worker};
+use crate::{Cause, Cron, Item, ItemId, Job, JobId, JobState, Observation, Plan, TurnClass, Verdict, Worker};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -66,12 +66,16 @@ pub enum Event {
         pid: Option<u32>,
         at: Timestamp,
     },
-    /// A driver saw the agent change state.
+    /// A driver saw the agent change state: `observation`, read from `cause`, when known.
     AgentObserved {
         id: AgentId,
         state: SessionState,
         source: Source,
         at: Timestamp,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        observation: Option<Observation>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cause: Option<Cause>,
     },
     /// A sign of life (recorded at most every few seconds per kind).
     Heartbeat {

@@ -131,6 +131,13 @@ pub enum Input {
         log: Option<PathBuf>,
         generation: Option<u32>,
     },
+    /// A Claude hook called back (`generation`: the restart count the calling process was
+    /// started with).
+    Hook {
+        agent: AgentId,
+        generation: Option<u32>,
+        payload: crate::driver::claude::HookPayload,
+    },
     /// What the agent said last (the end of its last message), as its driver reports it.
     Said {
         agent: AgentId,

@@ -22,6 +22,7 @@ mod plan;
 mod policy;
 mod queue;
 mod reject;
+pub mod replay;
 mod state;
 pub mod template;
 mod time;
@@ -34,7 +35,7 @@ pub use classify::{
 };
 pub use cron::{Cron, Origin, Schedule, ScheduleError};
 pub use decide::{decide, Decision};
-pub use detect::{AgentError, Heartbeat, Observation, PromptKind, Source};
+pub use detect::{AgentError, Cause, Heartbeat, Observation, PromptKind, Source, LINE_MAX};
 pub use doctor::{leftovers, Found, FoundBranch, FoundDir, FoundWorktree, Leftover, Orphan};
 pub use effect::Effect;
 pub use escalation::{Escalation, EscalationId, Resolution};

@@ -84,7 +84,7 @@ pub fn apply(state: &mut State, event: &Event) {
                 }
             }
         }
-        Event::AgentObserved { id, state: new, source, at } => {
+        Event::AgentObserved { id, state: new, source, at, .. } => {
             if let Some(agent) = state.agents.get_mut(id) {
                 set_agent_state(agent, new.clone(), *at, seq);
                 agent.source = Some(*source);

@@ -100,7 +100,16 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::Observed { agent, source, observation, log, generation } => {
             let current = |a: &&crate::Agent| generation.is_none_or(|g| g == a.restarts);
             if let Some(a) = state.agents.get(agent).filter(current) {
-                observe::observed(state, a, *source, observation, log.as_ref(), now, &mut d)
+                observe::observed(state, a, *source, observation, log.as_ref(), None, now, &mut d)
+            }
+        }
+        Input::Hook { agent, generation, payload } => {
+            let current = |a: &&crate::Agent| generation.is_none_or(|g| g == a.restarts);
+            if let Some(a) = state.agents.get(agent).filter(current) {
+                let observation = crate::driver::claude::hook_observation(payload);
+                let log = payload.transcript_path.as_ref().map(std::path::PathBuf::from);
+                let cause = Some(crate::Cause::Hook { payload: payload.clone() });
+                observe::observed(state, a, crate::Source::Hook, &observation, log.as_ref(), cause, now, &mut d)
             }
         }
         Input::Said { agent, text } => classify::said(state, agent, text, &mut d),
@@ -110,7 +119,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::FileWritten { agent } => {
             if let Some(a) = state.agents.get(agent) {
                 let beat = crate::Observation::Activity { heartbeat: crate::Heartbeat::FileWrite };
-                observe::observed(state, a, crate::Source::Screen, &beat, None, now, &mut d)
+                observe::observed(state, a, crate::Source::Screen, &beat, None, None, now, &mut d)
             }
         }
         Input::LogLines { agent, session_log, lines } => {

@@ -9,7 +9,8 @@ use super::session::came_up;
 use super::{clear_timers, recovery, set_timer, Decision};
 use crate::driver::{self, Driver};
 use crate::{
-    Agent, AgentId, Effect, Event, Heartbeat, Observation, SessionState, Source, State, TimerKind, Timestamp, Trigger,
+    Agent, AgentId, Cause, Effect, Event, Heartbeat, Observation, SessionState, Source, State, TimerKind, Timestamp,
+    Trigger, LINE_MAX,
 };
 
 /// Heartbeats are recorded at most this often per kind.
@@ -17,12 +18,14 @@ pub const HEARTBEAT_EVERY_MS: u64 = 5_000;
 /// Screen checks for a start-up dialog before bosun stops looking.
 pub const STARTUP_CHECKS: u32 = 5;
 
+#[allow(clippy::too_many_arguments)]
 pub(super) fn observed(
     state: &State,
     a: &Agent,
     source: Source,
     obs: &Observation,
     log: Option<&PathBuf>,
+    cause: Option<Cause>,
     now: Timestamp,
     d: &mut Decision,
 ) {
@@ -71,7 +74,8 @@ pub(super) fn observed(
     if new == current && a.source == Some(source) {
         return;
     }
-    d.event(Event::AgentObserved { id: a.id.clone(), state: new.clone(), source, at: now });
+    let observation = cause.is_some().then(|| obs.clone());
+    d.event(Event::AgentObserved { id: a.id.clone(), state: new.clone(), source, at: now, observation, cause });
     if new != SessionState::Idle {
         clear_timers(state, a, |k| matches!(k, TimerKind::Grace { .. }), d);
     }
@@ -148,9 +152,10 @@ pub(super) fn log_lines(
         };
         (Source::Screen, seen)
     };
-    let telling = observations.iter().rev().find(|o| !matches!(o, Observation::Activity { .. }));
-    if let Some(obs) = telling.or(observations.last()) {
-        observed(state, a, source, obs, None, now, d);
+    let telling = observations.iter().rposition(|o| !matches!(o, Observation::Activity { .. }));
+    if let Some(i) = telling.or(observations.len().checked_sub(1)) {
+        let cause = (session_log && telling.is_some()).then(|| Cause::LogLine { line: head(&lines[i], LINE_MAX) });
+        observed(state, a, source, &observations[i], None, cause, now, d);
     }
     // A generic agent is idle when its output has stopped for a while.
     let quiet_pending = state.timers.values().any(|t| t.kind == TimerKind::Quiet { agent: a.id.clone() });
@@ -173,7 +178,7 @@ pub(super) fn quiet_check(state: &State, a: &Agent, now: Timestamp, d: &mut Deci
     let last = a.heartbeats.get(&Heartbeat::TerminalOutput).copied().unwrap_or(a.state_since);
     let quiet_since = Timestamp::from_millis(last.as_millis() + HEARTBEAT_EVERY_MS);
     if now.millis_since(quiet_since) >= QUIET_MS {
-        observed(state, a, Source::Screen, &Observation::Idle, None, now, d);
+        observed(state, a, Source::Screen, &Observation::Idle, None, None, now, d);
     } else {
         let at = Timestamp::from_millis(quiet_since.as_millis() + QUIET_MS);
         set_timer(state, d, TimerKind::Quiet { agent: a.id.clone() }, at);
@@ -190,7 +195,7 @@ pub(super) fn screen(state: &State, agent: &AgentId, text: &str, now: Timestamp,
         if driver::claude::is_trust_dialog(text) {
             d.effect(Effect::PressEnter { session: a.session.clone() });
         }
-        observed(state, a, Source::Screen, &obs, None, now, d);
+        observed(state, a, Source::Screen, &obs, None, None, now, d);
     }
 }
 
@@ -202,4 +207,13 @@ pub(super) fn startup_check(state: &State, a: &Agent, checks: u32, now: Timestam
     d.effect(Effect::CaptureScreen { agent: a.id.clone(), session: a.session.clone() });
     let at = Timestamp::from_millis(now.as_millis() + super::session::STARTUP_CHECK_MS);
     set_timer(state, d, TimerKind::Startup { agent: a.id.clone(), checks: checks + 1 }, at);
+}
+
+/// The first `max` bytes of `s`, cut at a character boundary.
+fn head(s: &str, max: usize) -> String {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_owned()
 }

@@ -156,6 +156,8 @@ pub(super) fn came_up(state: &State, a: &Agent, pid: Option<u32>, now: Timestamp
                 state: SessionState::Idle,
                 source: crate::Source::Log,
                 at,
+                observation: None,
+                cause: None,
             });
         }
         // A generic agent gets its first prompt typed, and is idle once its output stops.

@@ -8,7 +8,7 @@
 //! assistant text line is written *before* the tool_use line of the same turn, so a text line
 //! never means the turn ended.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{AgentError, Heartbeat, Observation, PromptKind};
 
@@ -31,19 +31,19 @@ pub fn settings(hook_command: &str) -> String {
 }
 
 /// The fields of a hook payload bosun reads.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HookPayload {
     pub hook_event_name: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notification_type: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transcript_path: Option<String>,
     /// SessionStart's reason: `startup`, `resume`, `compact` or `clear`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
 }
 

@@ -10,8 +10,8 @@ use bosun_adapters::{AdapterError, Sessions, Survey, Workspaces};
 use bosun_core::driver::claude::{self, HookPayload};
 use bosun_core::driver::{codex, Driver, DriverKind};
 use bosun_core::{
-    AgentSpec, EscalationId, Event, Input, MessageState, Name, Nonce, Observation, SessionName, SessionState, Source,
-    State, WorkspaceId, WorkspaceKind, WorkspaceProbe, WorkspaceState,
+    AgentSpec, EscalationId, Event, Input, MessageState, Name, Nonce, Observation, SessionName, SessionState, State,
+    WorkspaceId, WorkspaceKind, WorkspaceProbe, WorkspaceState,
 };
 use bosun_wire::{
     AgentDetail, DaemonStatus, ErrorKind, HookEvent, Listing, Pruned, Removed, Request, Response, StartAgent, Started,
@@ -290,7 +290,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                             ctx.engine.submit(said).await.map_err(engine_error)?;
                         }
                     }
-                    Input::Observed { agent, source: Source::Hook, observation, log, generation }
+                    Input::Hook { agent, generation, payload: p }
                 }
                 HookEvent::Codex { agent, payload } => {
                     let Some(observation) = codex::notify_observation(&payload) else { return Ok(Response::Ok) };

@@ -1,0 +1,131 @@
+//! Replay (seed 003): detection and classification run again, with the rules of this build, over
+//! what a job's events recorded — each state change's cause (a hook call, a log line) and each
+//! classified turn's message and classifier answer — and every decision that comes out
+//! differently is reported, `original` beside `replayed`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::driver::{claude, codex, Driver};
+use crate::{after_command, guardrail, heuristic, AgentId, Cause, Event, Policy, Verdict};
+
+/// One recorded event with its place in the log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recorded {
+    pub seq: u64,
+    pub at: u64,
+    pub event: Event,
+}
+
+/// Which kind of decision differs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decided {
+    /// What a hook call or a log line means.
+    Detection,
+    /// What an idle turn means.
+    Classification,
+}
+
+/// A decision that came out differently.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Difference {
+    pub seq: u64,
+    pub agent: AgentId,
+    pub decided: Decided,
+    /// What the decision was made from (the hook, the line, the message), shortened.
+    pub from: String,
+    pub original: String,
+    pub replayed: String,
+}
+
+/// What a replay found.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Replayed {
+    /// Decisions replayed.
+    pub decisions: usize,
+    pub differences: Vec<Difference>,
+}
+
+/// Replays every recorded decision in `events` (in order; an agent's decisions need its
+/// `AgentCreated` before them, for its driver and policy).
+pub fn replay(events: &[Recorded]) -> Replayed {
+    let mut agents: BTreeMap<AgentId, (Driver, Policy)> = BTreeMap::new();
+    let mut out = Replayed::default();
+    for r in events {
+        match &r.event {
+            Event::AgentCreated { agent } => {
+                agents.insert(agent.id.clone(), (agent.driver.clone(), agent.policy.clone()));
+            }
+            Event::AgentObserved { id, observation: Some(original), cause: Some(cause), .. } => {
+                out.decisions += 1;
+                let driver = agents.get(id).map(|(d, _)| d);
+                let (replayed, from) = match cause {
+                    Cause::Hook { payload } => {
+                        (claude::hook_observation(payload), format!("hook {}", payload.hook_event_name))
+                    }
+                    Cause::LogLine { line } => {
+                        let seen = match driver {
+                            Some(Driver::Codex) => codex::log_observation(line),
+                            _ => claude::log_observation(line),
+                        };
+                        (seen, format!("log line {}", short(line)))
+                    }
+                };
+                if &replayed != original {
+                    out.differences.push(Difference {
+                        seq: r.seq,
+                        agent: id.clone(),
+                        decided: Decided::Detection,
+                        from,
+                        original: format!("{original:?}"),
+                        replayed: format!("{replayed:?}"),
+                    });
+                }
+            }
+            Event::TurnClassified { id, verdict, said, answer, .. } => {
+                out.decisions += 1;
+                let rules = agents.get(id).and_then(|(_, p)| p.classify.as_ref()).map(|c| c.rules.as_slice());
+                let replayed = guardrail(rules.unwrap_or_default(), said).unwrap_or_else(|| match answer {
+                    Some(answer) => after_command(said, answer),
+                    None => heuristic(said),
+                });
+                if !same(verdict, &replayed) {
+                    out.differences.push(Difference {
+                        seq: r.seq,
+                        agent: id.clone(),
+                        decided: Decided::Classification,
+                        from: format!("message {}", short(said)),
+                        original: describe(verdict),
+                        replayed: describe(&replayed),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Whether two verdicts decide alike: the same class, from the same source, by the same rule.
+fn same(a: &Verdict, b: &Verdict) -> bool {
+    (a.class, a.source, &a.rule) == (b.class, b.source, &b.rule)
+}
+
+fn describe(v: &Verdict) -> String {
+    let source = format!("{:?}", v.source).to_lowercase();
+    match &v.rule {
+        Some(rule) => format!("{} ({source}, rule {rule})", v.class),
+        None => format!("{} ({source})", v.class),
+    }
+}
+
+/// At most 80 characters of `s`, on one line, quoted.
+fn short(s: &str) -> String {
+    let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one.char_indices().nth(80) {
+        Some((i, _)) => format!("{:?}…", &one[..i]),
+        None => format!("{one:?}"),
+    }
+}
