@@ -11,6 +11,10 @@ use crate::{
     StepRun, TimerId, TimerKind, Timestamp, Workspace, WorkspaceId,
 };
 
+/// The files `bosun job export` writes: the checkpoint and the events.
+pub const CHECKPOINT_FILE: &str = "state.json";
+pub const EVENTS_FILE: &str = "events.jsonl";
+
 /// The records a job's history is about: the job, the jobs it ran as steps, its workspace, the
 /// agents its steps ran, and their messages, escalations and timers.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -7,6 +7,7 @@ pub mod executor;
 mod faults;
 mod handler;
 mod jobs;
+mod memory;
 mod pidlock;
 mod reconcile;
 mod server;
