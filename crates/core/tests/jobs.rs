@@ -416,6 +416,21 @@ fn a_job_whose_agent_crashed_is_resumed_mid_step_by_the_same_agent_with_its_conv
 }
 
 #[test]
+fn a_job_whose_agent_was_lost_and_escalated_is_resumed_mid_step_and_the_escalation_settled() {
+    let mut sim = Sim::new();
+    let (id, agent) = agent_up(&mut sim, agent_job("."));
+    let session = sim.state.agents[&agent].session.clone();
+    sim.ok(Input::SessionClosed { session });
+    assert_eq!(sim.state.open_escalations().count(), 1, "a person is asked about the lost agent");
+    assert!(matches!(sim.state.jobs[&id].state, JobState::Failed { .. }));
+
+    sim.ok(Input::ResumeJob { job: id.clone() });
+    assert_eq!(sim.state.open_escalations().count(), 0, "the resume settled it");
+    assert_eq!((sim.state.agents[&agent].restarts, sim.state.jobs[&id].resumed_with.as_ref()), (1, Some(&agent)));
+    assert!(sim.feed(Input::ResumeJob { job: id }).is_err(), "a running job is not resumed");
+}
+
+#[test]
 fn a_job_whose_shell_step_failed_is_resumed_from_the_start_of_the_step() {
     let mut sim = Sim::new();
     let spec = job(vec![step("build", None, None)]);
