@@ -134,7 +134,7 @@ fn a_job_whose_agent_was_killed_is_exported_then_resumed_mid_step_by_the_same_ag
     assert!(lines(&log) > before, "the same session log grew");
     let conversation = std::fs::read_to_string(&log).unwrap();
     assert!(conversation.contains("write the plan") && conversation.contains("I wrote NOTES.md"), "answered in it");
-    assert_eq!(agents_in(&bosun, &ws), [agent.clone()], "no second agent");
+    assert_eq!(agents_in(&bosun, &ws), std::slice::from_ref(&agent), "no second agent");
     let ended = bosun.agent(&agent);
     assert_eq!((ended.restarts, ended.state.label()), (1, "dead(completed)".to_owned()), "its gate passed: done");
     let shown = bosun.ok(repo.path(), &["job", "show", &job]);
