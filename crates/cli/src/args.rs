@@ -292,6 +292,7 @@ pub enum JobCommand {
     /// and escalations), in order, one JSON object a line: {"seq":N,"at":MS,"event":{…}}.
     #[command(after_help = "Example:\n  bosun job export j3kq9 --dir ./memory/j3kq9")]
     Export {
+        /// The job (its id, or the start of it)
         id: String,
         /// Where to write (created if missing)
         #[arg(long, value_name = "DIR")]
