@@ -273,9 +273,37 @@ pub enum JobCommand {
     },
     /// Cancel a job (its on_cancel step, if any, still runs)
     Cancel { id: String },
-    /// Run a failed or cancelled job again from the step where it stopped, in its workspace as
-    /// it is now (fix what made it fail first); its steps' visits count from zero
+    /// Run a failed or cancelled job again from where it stopped, in its workspace as it is now
+    /// (fix what made it fail first); its steps' visits count from zero
+    ///
+    /// When the step's agent died without finishing its work (it crashed, was lost or was
+    /// killed, its policy having said neither done nor fail), the job goes on mid-step: that
+    /// same agent is restarted with its conversation resumed, so it continues where it stopped.
+    /// Otherwise (a shell step, or an agent that ended with an outcome) the step starts again.
+    #[command(after_help = "Example:\n  bosun job resume j3kq9 && bosun send <agent> \"Carry on\"")]
     Resume { id: String },
+    /// Write a job's run memory into a directory: state.json and events.jsonl
+    ///
+    /// state.json is a checkpoint of where the job stands: its step and try, visits, vars, its
+    /// workspace (path and branch), the agents its steps ran (with each one's conversation id,
+    /// e.g. Claude's session id), their messages and escalations, and where `bosun job resume`
+    /// would take it up again. events.jsonl holds every recorded event that concerns the job
+    /// (the job, the jobs it ran as steps, its workspace, its agents and their messages, timers
+    /// and escalations), in order, one JSON object a line: {"seq":N,"at":MS,"event":{…}}.
+    #[command(after_help = "Example:\n  bosun job export j3kq9 --dir ./memory/j3kq9")]
+    Export {
+        /// The job (its id, or the start of it)
+        id: String,
+        /// Where to write (created if missing)
+        #[arg(long, value_name = "DIR")]
+        dir: PathBuf,
+        /// Overwrite an earlier export in DIR
+        #[arg(long)]
+        force: bool,
+        /// Print {"dir":…,"events":N,"seq":N}
+        #[arg(long)]
+        json: bool,
+    },
     /// Wait until a job is over; exit 0 when done, 1 when failed or cancelled
     Wait { id: String },
     /// Print the output of a job's shell steps, step by step and try by try

@@ -1,9 +1,9 @@
-//! `bosun run` and `bosun job ls | show | cancel | wait`.
+//! `bosun run` and `bosun job ls | show | cancel | resume | wait | logs | export`.
 
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
-use bosun_core::{Job, JobState};
+use bosun_core::{Job, JobState, CHECKPOINT_FILE, EVENTS_FILE};
 use bosun_wire::{Request, Response, RunCommand};
 
 use crate::args::JobCommand;
@@ -71,8 +71,28 @@ pub fn job(client: &Client, cmd: JobCommand) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        JobCommand::Cancel { id } => changed(client, Request::JobCancel { job: id }),
-        JobCommand::Resume { id } => changed(client, Request::JobResume { job: id }),
+        JobCommand::Cancel { id } => changed(client, Request::JobCancel { job: id }).map(|_| ExitCode::SUCCESS),
+        JobCommand::Resume { id } => {
+            let job = changed(client, Request::JobResume { job: id })?;
+            if let Some(agent) = &job.resumed_with {
+                println!("resumed mid-step: agent {agent} restarted with its conversation");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        JobCommand::Export { id, dir, force, json } => {
+            let dir = std::env::current_dir()?.join(dir);
+            let Response::Exported { dir, events, seq } = client.request(Request::JobExport { job: id, dir, force })?
+            else {
+                bail!(unexpected())
+            };
+            if json {
+                print_json(&serde_json::json!({ "dir": dir, "events": events, "seq": seq }))?;
+            } else {
+                println!("wrote {CHECKPOINT_FILE} and {EVENTS_FILE} to {}", dir.display());
+                println!("{events} events, up to event {seq}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         JobCommand::Logs { id, follow } => logs(client, id, follow),
         JobCommand::Wait { id } => loop {
             let Response::Job { job, over, .. } = client.request(Request::JobWait { job: id.clone() })? else {
@@ -137,14 +157,19 @@ fn show(now: u64, j: &Job) {
     for s in &j.spec.steps {
         println!("visits     {} ×{}", s.name, j.visits.get(&s.name).copied().unwrap_or(0));
     }
+    match (&j.resumed_with, j.resumes) {
+        (Some(agent), _) => println!("resumed    mid-step: agent {agent} restarted with its conversation"),
+        (None, 0) => {}
+        (None, n) => println!("resumed    {n} time(s); the last started its step again"),
+    }
     println!("runbook    {}", j.spec.runbook_hash);
     println!("logs       {}", j.spec.logs.display());
 }
 
 /// Asks for a change to a job and prints the state it is in after.
-fn changed(client: &Client, request: Request) -> Result<ExitCode> {
+fn changed(client: &Client, request: Request) -> Result<Box<Job>> {
     let Response::Job { job, .. } = client.request(request)? else { bail!(unexpected()) };
     let step = job.step.as_deref().map(|s| format!(" (step {s})")).unwrap_or_default();
     println!("{} {}{step}", job.spec.id, job.state.label());
-    Ok(ExitCode::SUCCESS)
+    Ok(job)
 }

@@ -184,6 +184,15 @@ pub enum Event {
         job: JobId,
         at: Timestamp,
     },
+    /// The resumed job goes on mid-step: the agent its step's try ran, which died without
+    /// finishing its work, is taken up again and restarted with its conversation.
+    StepResumed {
+        job: JobId,
+        step: String,
+        attempt: u32,
+        agent: AgentId,
+        at: Timestamp,
+    },
     JobCancelling {
         job: JobId,
     },

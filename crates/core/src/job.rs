@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 use crate::driver::DriverKind;
-use crate::{ItemId, Name, Nonce, Policy, Timestamp, WorkspaceId, WorkspaceKind};
+use crate::{AgentId, ItemId, Name, Nonce, Policy, Timestamp, WorkspaceId, WorkspaceKind};
 
 /// A job's id: `j` and its nonce.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -165,6 +165,10 @@ pub struct Job {
     /// never match the first run's.
     #[serde(default)]
     pub resumes: u32,
+    /// The agent its last resume restarted with its conversation, when it resumed mid-step
+    /// (none when the step started again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed_with: Option<AgentId>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -210,6 +214,7 @@ impl Job {
             state_since: now,
             workspace,
             resumes: 0,
+            resumed_with: None,
         }
     }
 }

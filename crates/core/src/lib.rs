@@ -18,6 +18,7 @@ mod event;
 mod id;
 mod input;
 mod job;
+mod memory;
 mod plan;
 mod policy;
 mod queue;
@@ -43,6 +44,7 @@ pub use event::Event;
 pub use id::{AgentId, MessageId, Name, NameError, Nonce, SessionName, WorkspaceId};
 pub use input::{AgentSpec, Input, Reality, SessionSeen, WorkspaceProbe};
 pub use job::{AgentPlan, Job, JobId, JobNotify, JobSpec, JobState, JobWorkspace, Next, StepRun, StepSpec};
+pub use memory::{stopped_agent, Checkpoint, JobScope, ResumePoint, CHECKPOINT_FILE, EVENTS_FILE};
 pub use plan::{Plan, PlanBranch, PlanJob, PlanState};
 pub use policy::{
     format_duration, parse_duration, Action, Attempts, Chain, Policy, Step, StepError, Trigger, DEFAULT_GRACE_MS,

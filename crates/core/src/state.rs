@@ -201,6 +201,22 @@ pub fn apply(state: &mut State, event: &Event) {
                 j.cancelled = false;
                 j.visits.clear();
                 j.resumes += 1;
+                j.resumed_with = None;
+            }
+        }
+        Event::StepResumed { job, step, attempt, agent, at } => {
+            if let Some(j) = state.jobs.get_mut(job) {
+                j.visits.insert(step.clone(), 1);
+                j.step = Some(step.clone());
+                j.attempt = *attempt;
+                j.state = JobState::Running;
+                j.state_since = *at;
+                j.resumed_with = Some(agent.clone());
+            }
+            // Taken up again: whatever ended it before no longer speaks for it.
+            if let Some(a) = state.agents.get_mut(agent) {
+                a.kill_requested = false;
+                a.recovery.clear();
             }
         }
         Event::JobCancelling { job } => {

@@ -3,7 +3,11 @@
 
 mod support;
 
-use bosun_core::{Effect, Input, JobId, JobSpec, JobState, Next, Nonce, StepRun, StepSpec};
+use bosun_core::driver::Driver;
+use bosun_core::{
+    AgentId, Effect, Event, ExitStatus, Input, JobId, JobSpec, JobState, Next, Nonce, Observation, Outcome,
+    SessionState, Source, StepRun, StepSpec,
+};
 use support::Sim;
 
 fn step(name: &str, on_done: Option<Next>, on_fail: Option<Next>) -> StepSpec {
@@ -359,19 +363,109 @@ fn an_agent_gets_its_context_before_its_prompt_and_runs_where_its_cwd_says() {
     assert!(sim.state.agents.is_empty());
 }
 
-#[test]
-fn a_resumed_agent_step_starts_a_new_agent() {
-    let mut sim = Sim::new();
-    let id = start_in_workspace(&mut sim, agent_job("."));
-    let first = sim.state.agents.keys().next().cloned().unwrap();
-    let session = sim.state.agents[&first].session.clone();
-    sim.ok(Input::KillAgent { agent: first.clone() });
-    sim.ok(Input::SessionExited { session, status: bosun_core::ExitStatus { code: None, signal: Some(15) } });
-    let ended = sim.state.jobs[&id].state.clone();
+/// Starts `spec`'s job in its workspace and brings its step's agent up; returns the job and agent.
+fn agent_up(sim: &mut Sim, spec: JobSpec) -> (JobId, AgentId) {
+    let id = start_in_workspace(sim, spec);
+    let agent = sim.state.agents.keys().next().cloned().expect("the step's agent");
+    sim.ok(Input::SessionSpawned { agent: agent.clone(), pid: Some(100) });
+    (id, agent)
+}
+
+/// Ends the agent's process with `status`; the job it ran must have failed with it.
+fn agent_exits(sim: &mut Sim, job: &JobId, agent: &AgentId, status: ExitStatus) {
+    let session = sim.state.agents[agent].session.clone();
+    sim.ok(Input::SessionExited { session, status });
+    let ended = &sim.state.jobs[job].state;
     assert!(matches!(ended, JobState::Failed { .. }), "{ended:?}");
+}
+
+#[test]
+fn a_job_whose_agent_crashed_is_resumed_mid_step_by_the_same_agent_with_its_conversation() {
+    let mut sim = Sim::new();
+    let (id, agent) = agent_up(&mut sim, agent_job("."));
+    let Driver::Claude { session_id } = sim.state.agents[&agent].driver.clone() else { panic!("a Claude agent") };
+    let first_session = sim.state.agents[&agent].session.clone();
+    agent_exits(&mut sim, &id, &agent, ExitStatus { code: None, signal: Some(9) });
+
+    let effects = sim.ok(Input::ResumeJob { job: id.clone() });
+    let spawned: Vec<_> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::SpawnSession { agent, session, command, replace, .. } => Some((agent, session, command, replace)),
+            _ => None,
+        })
+        .collect();
+    let [(who, session, command, replace)] = spawned.as_slice() else { panic!("one spawn: {effects:?}") };
+    assert_eq!(*who, &agent, "the same agent");
+    assert!(command.windows(2).any(|w| w[0] == "--resume" && w[1] == session_id), "{command:?}");
+    assert_ne!(*session, &first_session, "a new session, as for any restart");
+    assert_eq!(replace.as_ref(), Some(&first_session));
+    assert_eq!(sim.state.agents.len(), 1, "no new agent");
+    let a = &sim.state.agents[&agent];
+    assert_eq!((a.restarts, &a.state), (1, &SessionState::Starting));
+    let j = &sim.state.jobs[&id];
+    assert_eq!((&j.state, j.step.as_deref(), j.attempt), (&JobState::Running, Some("fix"), 1), "the same step and try");
+    assert_eq!(j.resumed_with.as_ref(), Some(&agent));
+    assert!(sim.log.iter().any(|e| matches!(e, Event::StepResumed { agent: a, .. } if *a == agent)));
+
+    // The conversation goes on; once the agent's work is done, so is the job.
+    sim.ok(Input::SessionSpawned { agent: agent.clone(), pid: Some(101) });
+    let session = sim.state.agents[&agent].session.clone();
+    sim.ok(Input::SessionExited { session, status: ExitStatus::code(0) });
+    assert_eq!(sim.state.jobs[&id].state, JobState::Done);
+}
+
+#[test]
+fn a_job_whose_agent_was_lost_and_escalated_is_resumed_mid_step_and_the_escalation_settled() {
+    let mut sim = Sim::new();
+    let (id, agent) = agent_up(&mut sim, agent_job("."));
+    let session = sim.state.agents[&agent].session.clone();
+    sim.ok(Input::SessionClosed { session });
+    assert_eq!(sim.state.open_escalations().count(), 1, "a person is asked about the lost agent");
+    assert!(matches!(sim.state.jobs[&id].state, JobState::Failed { .. }));
+
     sim.ok(Input::ResumeJob { job: id.clone() });
-    assert_eq!(sim.state.jobs[&id].state, JobState::Running, "resumed, not refused");
+    assert_eq!(sim.state.open_escalations().count(), 0, "the resume settled it");
+    assert_eq!((sim.state.agents[&agent].restarts, sim.state.jobs[&id].resumed_with.as_ref()), (1, Some(&agent)));
+    assert!(sim.feed(Input::ResumeJob { job: id }).is_err(), "a running job is not resumed");
+}
+
+#[test]
+fn a_job_whose_shell_step_failed_is_resumed_from_the_start_of_the_step() {
+    let mut sim = Sim::new();
+    let spec = job(vec![step("build", None, None)]);
+    let id = spec.id.clone();
+    sim.ok(Input::StartJob(Box::new(spec)));
+    finish(&mut sim, &id, false);
+    let effects = sim.ok(Input::ResumeJob { job: id.clone() });
+    assert_eq!(runs(&effects), [("build".into(), 1)], "the step runs again");
+    assert_eq!(sim.state.jobs[&id].resumed_with, None);
+    assert!(!sim.log.iter().any(|e| matches!(e, Event::StepResumed { .. })));
+}
+
+#[test]
+fn a_job_whose_agent_ended_failed_by_its_policy_is_resumed_from_the_start_of_the_step_by_a_new_agent() {
+    let mut spec = agent_job(".");
+    let policy = serde_json::from_value(serde_json::json!({ "on_idle": { "action": "fail" } })).unwrap();
+    spec.agents.get_mut("fixer").unwrap().policy = policy;
+    let mut sim = Sim::new();
+    let (id, first) = agent_up(&mut sim, spec);
+    sim.see(&first, Source::Hook, Observation::Idle);
+    assert_eq!(sim.state.agents[&first].outcome, Some(Outcome::Failed), "its policy said fail");
+    agent_exits(&mut sim, &id, &first, ExitStatus::UNKNOWN);
+
+    let effects = sim.ok(Input::ResumeJob { job: id.clone() });
     assert_eq!(sim.state.agents.len(), 2, "a second agent, with an id of its own");
+    let second = sim.state.agents.keys().find(|a| **a != first).cloned().unwrap();
+    let spawned = effects.iter().find_map(|e| match e {
+        Effect::SpawnSession { agent, command, .. } => Some((agent, command)),
+        _ => None,
+    });
+    let (who, command) = spawned.expect("the new agent is spawned");
+    assert_eq!(who, &second);
+    assert!(command.iter().any(|c| c == "--session-id") && !command.iter().any(|c| c == "--resume"), "{command:?}");
+    assert_eq!(sim.state.agents[&first].restarts, 0, "the first is left as it ended");
+    assert_eq!(sim.state.jobs[&id].resumed_with, None);
 }
 
 #[test]

@@ -68,6 +68,13 @@ pub enum Request {
     JobResume {
         job: String,
     },
+    /// Writes the job's run memory into `dir` (absolute): `state.json` and `events.jsonl`.
+    JobExport {
+        job: String,
+        dir: PathBuf,
+        /// Overwrite an earlier export in `dir`.
+        force: bool,
+    },
     /// Answers once the job is over (or after a minute: ask again).
     JobWait {
         job: String,

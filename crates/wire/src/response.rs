@@ -17,23 +17,69 @@ pub enum Response {
     Started(Started),
     List(Listing),
     Agent(Box<AgentDetail>),
-    Screen { text: String },
-    Attach { argv: Vec<String> },
-    Sent { message: MessageId },
-    Killed { agent: AgentId, state: SessionState },
-    Workspaces { workspaces: Vec<Workspace> },
+    Screen {
+        text: String,
+    },
+    Attach {
+        argv: Vec<String>,
+    },
+    Sent {
+        message: MessageId,
+    },
+    Killed {
+        agent: AgentId,
+        state: SessionState,
+    },
+    Workspaces {
+        workspaces: Vec<Workspace>,
+    },
     Removed(Removed),
     Pruned(Pruned),
-    Doctor { findings: Vec<Finding> },
-    Escalations { now: u64, escalations: Vec<Escalation> },
-    Resolved { escalation: EscalationId, message: Option<MessageId> },
-    JobStarted { job: JobId, workspace: Option<PathBuf>, branch: Option<String> },
-    Jobs { now: u64, jobs: Vec<Job> },
-    Items { now: u64, items: Vec<Item> },
-    Workers { workers: Vec<Worker> },
-    Crons { now: u64, crons: Vec<Cron> },
-    Plans { plans: Vec<Plan> },
-    Job { now: u64, job: Box<Job>, over: bool },
+    Doctor {
+        findings: Vec<Finding>,
+    },
+    Escalations {
+        now: u64,
+        escalations: Vec<Escalation>,
+    },
+    Resolved {
+        escalation: EscalationId,
+        message: Option<MessageId>,
+    },
+    JobStarted {
+        job: JobId,
+        workspace: Option<PathBuf>,
+        branch: Option<String>,
+    },
+    Jobs {
+        now: u64,
+        jobs: Vec<Job>,
+    },
+    Items {
+        now: u64,
+        items: Vec<Item>,
+    },
+    Workers {
+        workers: Vec<Worker>,
+    },
+    Crons {
+        now: u64,
+        crons: Vec<Cron>,
+    },
+    Plans {
+        plans: Vec<Plan>,
+    },
+    Job {
+        now: u64,
+        job: Box<Job>,
+        over: bool,
+    },
+    /// A job's run memory was written into `dir`: `events` events, up to event `seq`.
+    Exported {
+        dir: PathBuf,
+        events: u64,
+        seq: u64,
+    },
     Error(WireError),
 }
 

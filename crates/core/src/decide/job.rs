@@ -446,8 +446,10 @@ pub(super) fn backoff_over(state: &State, job: &JobId, now: Timestamp, d: &mut D
     }
 }
 
-/// Runs a failed or cancelled job again from the step where it stopped (or from its first when
-/// it stopped before one), in its workspace as it is now; every step's visits count from zero.
+/// Runs a failed or cancelled job again from where it stopped, in its workspace as it is now:
+/// mid-step when the step's agent died without finishing its work (it is restarted with its
+/// conversation), else from the start of the step (or of the job when it stopped before one);
+/// every step's visits count from zero.
 pub(crate) fn resume(state: &State, job: &JobId, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
     let j = state.jobs.get(job).ok_or_else(|| Rejection::NoSuchJob(job.to_string()))?;
     if !matches!(j.state, JobState::Failed { .. } | JobState::Cancelled) {
@@ -474,11 +476,29 @@ pub(crate) fn resume(state: &State, job: &JobId, now: Timestamp, d: &mut Decisio
         resumes: j.resumes + 1,
         ..j.clone()
     };
-    match &j.step {
-        Some(step) => enter(state, &resumed, step, now, d),
-        None => begin(state, &resumed, now, d),
+    match (&j.step, crate::stopped_agent(state, j)) {
+        (Some(step), Some(a)) => resume_mid_step(state, j, step, a, now, d),
+        (Some(step), None) => enter(state, &resumed, step, now, d),
+        (None, _) => begin(state, &resumed, now, d),
     }
     Ok(())
+}
+
+/// Takes the step up where its agent stopped: the same agent, in the job's workspace, restarted
+/// with its conversation resumed; what a person was asked about it is settled by the resume.
+fn resume_mid_step(state: &State, j: &Job, step: &str, a: &Agent, now: Timestamp, d: &mut Decision) {
+    d.event(Event::StepResumed {
+        job: j.spec.id.clone(),
+        step: step.to_owned(),
+        attempt: j.attempt,
+        agent: a.id.clone(),
+        at: now,
+    });
+    for e in state.open_escalations().filter(|e| e.agent == a.id) {
+        d.event(Event::EscalationResolved { id: e.id, at: now, message: None });
+    }
+    let taken_up = Agent { kill_requested: false, recovery: Default::default(), ..a.clone() };
+    super::recovery::resume(state, &taken_up, None, now, d);
 }
 
 /// Cancels the job: its current step is stopped; its `on_cancel` step, if any, runs, after which

@@ -107,7 +107,7 @@ pub(super) fn perform(state: &State, a: &Agent, trigger: Trigger, action: &Actio
 
 /// Restarts the agent in its workspace with its conversation resumed. A driver that takes a
 /// first message on its command line gets it there; others have it typed once they are up.
-fn resume(state: &State, a: &Agent, message: Option<&str>, now: Timestamp, d: &mut Decision) {
+pub(super) fn resume(state: &State, a: &Agent, message: Option<&str>, now: Timestamp, d: &mut Decision) {
     let session = a.id.restarted_session(a.restarts + 1);
     d.event(Event::AgentResuming { id: a.id.clone(), at: now, session: session.clone() });
     if let Some(ws) = state.workspaces.get(&a.workspace) {

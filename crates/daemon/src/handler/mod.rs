@@ -22,6 +22,7 @@ use tokio::sync::{broadcast, Notify};
 use crate::engine::{now, EngineError, EngineHandle};
 
 mod doctor;
+mod export;
 mod outcome;
 mod run;
 mod start;
@@ -126,6 +127,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         Request::JobCancel { job } => job_input(ctx, job, |job| Input::CancelJob { job }).await,
         Request::JobResume { job } => job_input(ctx, job, |job| Input::ResumeJob { job }).await,
         Request::JobWait { job } => outcome::wait_job(ctx, job).await,
+        Request::JobExport { job, dir, force } => export::export(ctx, job, dir, force).await,
         Request::QueuePush { queue, data, retry } => {
             ctx.engine.submit(Input::QueuePush { queue, data, retry }).await.map_err(engine_error)?;
             Ok(Response::Ok)

@@ -3,6 +3,7 @@
 //! returns only once the events are on disk; `load` starts from the newest snapshot that decodes
 //! and folds the events after it. A damaged database is salvaged at open or load.
 
+mod reader;
 mod row;
 mod salvage;
 mod snapshot;
@@ -11,6 +12,8 @@ use std::path::{Path, PathBuf};
 
 use bosun_core::{apply, Event, State, Timestamp};
 use rusqlite::{params, Connection, ErrorCode};
+
+pub use reader::LogReader;
 
 /// How many events are recorded between two snapshots, unless told otherwise.
 pub const SNAPSHOT_EVERY: u64 = 10_000;

@@ -22,10 +22,21 @@ pub(super) struct Row {
 pub(super) fn scan(
     conn: &Connection,
     after: u64,
+    f: impl FnMut(Row) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    scan_range(conn, after, i64::MAX as u64, f)
+}
+
+/// As `scan`, up to and including `last`.
+pub(super) fn scan_range(
+    conn: &Connection,
+    after: u64,
+    last: u64,
     mut f: impl FnMut(Row) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
-    let mut stmt = conn.prepare_cached("SELECT seq, at, body, tx_end FROM events WHERE seq > ?1 ORDER BY seq")?;
-    let mut rows = stmt.query([after as i64])?;
+    let mut stmt =
+        conn.prepare_cached("SELECT seq, at, body, tx_end FROM events WHERE seq > ?1 AND seq <= ?2 ORDER BY seq")?;
+    let mut rows = stmt.query([after as i64, last.min(i64::MAX as u64) as i64])?;
     let mut expected = after + 1;
     while let Some(row) = rows.next()? {
         let row = decode(row)?;
