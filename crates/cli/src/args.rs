@@ -76,6 +76,19 @@ pub enum Command {
     /// Manage workspaces
     #[command(subcommand)]
     Workspace(WorkspaceCommand),
+    /// Re-run detection and classification over a job's recorded events with this build's rules,
+    /// and print each decision that comes out differently (original beside replayed). Exits 1
+    /// when any differs, 0 when all agree.
+    Replay {
+        /// Job id (any unique prefix); or give --events
+        #[arg(required_unless_present = "events", conflicts_with = "events")]
+        job: Option<String>,
+        /// Replay an `events.jsonl` written by `bosun job export` instead (no daemon needed)
+        #[arg(long, value_name = "FILE")]
+        events: Option<std::path::PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Find what no record owns: workspace directories and git worktrees, `ws-*` branches,
     /// tmux sessions on bosun's server, agent directories. Exits 1 while any remains.
     ///

@@ -198,7 +198,8 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
         | Command::Worker(_)
         | Command::Cron(_)
         | Command::Plan(_)
-        | Command::Doctor { .. } => unreachable_command(),
+        | Command::Doctor { .. }
+        | Command::Replay { .. } => unreachable_command(),
     }
 }
 

@@ -12,6 +12,7 @@ mod plan_cmd;
 mod policy_args;
 mod queue_cmd;
 mod render;
+mod replay_cmd;
 mod runbook_cmd;
 
 use std::process::ExitCode;
@@ -50,6 +51,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Cron(cmd) => cron_cmd::cron(&client, cmd),
         Command::Plan(cmd) => plan_cmd::plan(&client, cmd),
         Command::Doctor { fix, json } => doctor_cmd::run(&client, fix, json),
+        Command::Replay { job, events, json } => replay_cmd::run(&client, job, events, json),
         other => commands::run(&client, other).map(|()| ExitCode::SUCCESS),
     }
 }

@@ -7,6 +7,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use bosun_core::replay::Recorded;
 use bosun_core::{Checkpoint, Event, JobScope, Timestamp};
 use serde::Serialize;
 
@@ -102,4 +103,17 @@ fn write_file(
     fill(&mut w)?;
     let file = w.into_inner().map_err(|e| io(e.into_error()))?;
     file.sync_all().map_err(io)
+}
+
+/// The recorded events of the job `scope` describes, up to `last`, in order.
+pub fn events(db: &Path, last: u64, mut scope: JobScope) -> Result<Vec<Recorded>, StoreError> {
+    let reader = LogReader::open(db)?;
+    let mut out = Vec::new();
+    reader.scan_until(last, |seq, at, event| {
+        if scope.concerns(event) {
+            out.push(Recorded { seq, at: at.as_millis(), event: event.clone() });
+        }
+        Ok(())
+    })?;
+    Ok(out)
 }

@@ -75,6 +75,10 @@ pub enum Request {
         /// Overwrite an earlier export in `dir`.
         force: bool,
     },
+    /// Detection and classification run again over the job's recorded events.
+    Replay {
+        job: String,
+    },
     /// Answers once the job is over (or after a minute: ask again).
     JobWait {
         job: String,

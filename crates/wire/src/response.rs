@@ -80,6 +80,10 @@ pub enum Response {
         events: u64,
         seq: u64,
     },
+    Replayed {
+        job: JobId,
+        replayed: bosun_core::replay::Replayed,
+    },
     Error(WireError),
 }
 

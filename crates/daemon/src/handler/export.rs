@@ -1,6 +1,6 @@
-//! `bosun job export`: the job's scope and checkpoint are taken on the engine thread, in one
-//! look at the state; the log is read and the files written on a blocking thread, so a long
-//! log never holds the engine up.
+//! `bosun job export` and `bosun replay`: the job's scope (and checkpoint) are taken on the
+//! engine thread, in one look at the state; the log is read (and the files written) on a
+//! blocking thread, so a long log never holds the engine up.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -39,4 +39,21 @@ fn export_error(e: ExportError) -> WireError {
         ExportError::Io { .. } | ExportError::Store(_) | ExportError::Encode(_) => ErrorKind::Failed,
     };
     WireError::new(kind, e.to_string())
+}
+
+/// Replays detection and classification over the job's recorded events.
+pub(super) async fn replay(ctx: &Arc<Context>, job: String) -> Answer {
+    let (id, scope, seq) = query(ctx, move |s| {
+        let id = s.find_job(&job)?.spec.id.clone();
+        let lost = || WireError::new(ErrorKind::Failed, format!("job {id} vanished while it was being read"));
+        Ok((id.clone(), JobScope::of(s, &id).ok_or_else(lost)?, s.seq))
+    })
+    .await?;
+    let db = ctx.dirs.db();
+    let read = tokio::task::spawn_blocking(move || memory::events(&db, seq, scope)).await;
+    match read {
+        Ok(Ok(events)) => Ok(Response::Replayed { job: id, replayed: bosun_core::replay::replay(&events) }),
+        Ok(Err(e)) => Err(WireError::new(ErrorKind::Failed, e.to_string())),
+        Err(e) => Err(WireError::new(ErrorKind::Failed, format!("internal task failed: {e}"))),
+    }
 }

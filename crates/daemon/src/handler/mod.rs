@@ -128,6 +128,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         Request::JobResume { job } => job_input(ctx, job, |job| Input::ResumeJob { job }).await,
         Request::JobWait { job } => outcome::wait_job(ctx, job).await,
         Request::JobExport { job, dir, force } => export::export(ctx, job, dir, force).await,
+        Request::Replay { job } => export::replay(ctx, job).await,
         Request::QueuePush { queue, data, retry } => {
             ctx.engine.submit(Input::QueuePush { queue, data, retry }).await.map_err(engine_error)?;
             Ok(Response::Ok)

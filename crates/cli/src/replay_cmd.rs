@@ -1,0 +1,63 @@
+//! `bosun replay JOB | --events FILE`: detection and classification run again over recorded
+//! events; every decision that differs is printed, original beside replayed.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use bosun_core::replay::{replay, Decided, Recorded, Replayed};
+use bosun_wire::{Request, Response};
+
+use crate::client::Client;
+use crate::commands::print_json;
+use crate::queue_cmd::unexpected;
+
+pub fn run(client: &Client, job: Option<String>, events: Option<PathBuf>, json: bool) -> Result<ExitCode> {
+    let (what, replayed) = match (job, events) {
+        (_, Some(file)) => (file.display().to_string(), replay(&read(&file)?)),
+        (Some(job), None) => {
+            let Response::Replayed { job, replayed } = client.request(Request::Replay { job })? else {
+                bail!(unexpected())
+            };
+            (format!("job {job}"), replayed)
+        }
+        (None, None) => bail!("name a job, or give --events FILE"),
+    };
+    if json {
+        print_json(&replayed)?;
+    } else {
+        print(&what, &replayed);
+    }
+    Ok(if replayed.differences.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// The events of an `events.jsonl`, each line checked.
+fn read(file: &PathBuf) -> Result<Vec<Recorded>> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l).with_context(|| {
+                format!("{}:{}: not an event as `bosun job export` writes them", file.display(), i + 1)
+            })
+        })
+        .collect()
+}
+
+fn print(what: &str, r: &Replayed) {
+    for d in &r.differences {
+        let kind = match d.decided {
+            Decided::Detection => "detection",
+            Decided::Classification => "classification",
+        };
+        println!("event {} agent {} {kind} from {}", d.seq, d.agent, d.from);
+        println!("  original  {}", d.original);
+        println!("  replayed  {}", d.replayed);
+    }
+    let differ = r.differences.len();
+    match differ {
+        0 => println!("{what}: {} decisions replayed, all alike", r.decisions),
+        n => println!("{what}: {} decisions replayed, {n} differ", r.decisions),
+    }
+}
