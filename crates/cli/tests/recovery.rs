@@ -69,16 +69,21 @@ fn a_killed_process_is_resumed_with_the_same_session_and_its_log_grows() {
     assert!(std::fs::read_to_string(&log).unwrap().contains("\"ping\""), "the resume message went into it");
 }
 
-#[test]
-fn when_the_tmux_server_dies_with_bosun_down_the_resumable_agent_restarts_and_the_other_is_lost_and_escalated() {
-    let bosun = bosun();
-    let repo = TempRepo::new();
+/// Two idle claudeless agents: one whose policy resumes it when it dies, one without a policy.
+fn two_idle_agents(bosun: &Bosun, repo: &TempRepo) -> (String, String) {
     let (cl, sc) = (claudeless(), scenario("chat"));
     let resumable =
         bosun.start(repo.path(), &claude_args(&cl, &sc, &["--prompt", "hello", "--on-dead", "resume:ping"]));
     let plain = bosun.start(repo.path(), &claude_args(&cl, &sc, &["--prompt", "hello"]));
     bosun.wait_state(&resumable, "idle");
     bosun.wait_state(&plain, "idle");
+    (resumable, plain)
+}
+
+#[test]
+fn when_the_tmux_server_dies_with_bosun_down_the_resumable_agent_restarts_and_the_other_is_lost_and_escalated() {
+    let (bosun, repo) = (bosun(), TempRepo::new());
+    let (resumable, plain) = two_idle_agents(&bosun, &repo);
     let log = wait_for(PATIENCE, || bosun.agent(&resumable).log).expect("the session log is known from the hooks");
     let cwd = bosun.agent(&resumable).cwd;
 
@@ -102,14 +107,8 @@ fn when_the_tmux_server_dies_with_bosun_down_the_resumable_agent_restarts_and_th
 
 #[test]
 fn when_the_tmux_server_dies_under_a_running_bosun_the_same_holds() {
-    let bosun = bosun();
-    let repo = TempRepo::new();
-    let (cl, sc) = (claudeless(), scenario("chat"));
-    let resumable =
-        bosun.start(repo.path(), &claude_args(&cl, &sc, &["--prompt", "hello", "--on-dead", "resume:ping"]));
-    let plain = bosun.start(repo.path(), &claude_args(&cl, &sc, &["--prompt", "hello"]));
-    bosun.wait_state(&resumable, "idle");
-    bosun.wait_state(&plain, "idle");
+    let (bosun, repo) = (bosun(), TempRepo::new());
+    let (resumable, plain) = two_idle_agents(&bosun, &repo);
 
     assert!(bosun.tmux(&["kill-server"]).status.success());
     let restarted = wait_for(PATIENCE, || Some(bosun.agent(&resumable)).filter(|a| a.restarts == 1 && a.state.is_up()));
