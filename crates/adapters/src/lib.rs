@@ -74,10 +74,11 @@ pub trait Survey: Send + Sync {
     fn branches(&self, repo: &Path) -> Result<Vec<FoundBranch>, AdapterError>;
     /// Removes a directory and everything in it; one already gone is fine.
     fn remove_dir(&self, path: &Path) -> Result<(), AdapterError>;
-    /// `git worktree remove` (never forced: git refuses one with changes), then prunes.
+    /// `git worktree remove` (never forced: git refuses one with changes); for a directory
+    /// already gone, `forget`.
     fn remove_worktree(&self, repo: &Path, path: &Path) -> Result<(), AdapterError>;
-    /// `git worktree prune`: drops the registrations of worktrees whose directories are gone.
-    fn prune(&self, repo: &Path) -> Result<(), AdapterError>;
+    /// Drops git's record of the worktree at `path` (whose directory is gone), and no other.
+    fn forget(&self, repo: &Path, path: &Path) -> Result<(), AdapterError>;
     fn delete_branch(&self, repo: &Path, name: &str) -> Result<(), AdapterError>;
 }
 

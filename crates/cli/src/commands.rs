@@ -330,9 +330,13 @@ pub fn hook(client: &Client, hook: HookCommand) -> Result<ExitCode> {
         HookCommand::Codex { agent, payload } => HookEvent::Codex { agent, payload },
     };
     // Spooled when no daemon answers, also one that died while it was being told: reports are
-    // states, so one told twice changes nothing, while one lost is a state missed.
-    let answered = client.request_if_running(Request::Hook(event.clone())).ok().flatten();
-    if answered.is_none() {
+    // states, so one told twice changes nothing, while one lost is a state missed. A daemon
+    // that answered with an error has heard it: that report is not kept for later.
+    let heard = match client.request_if_running(Request::Hook(event.clone())) {
+        Ok(answer) => answer.is_some(),
+        Err(e) => crate::client::wire_error(&e).is_some(),
+    };
+    if !heard {
         let mut line = serde_json::to_vec(&event)?;
         line.push(b'\n');
         let mut spool = std::fs::OpenOptions::new().create(true).append(true).open(client.dirs.hook_spool())?;

@@ -45,6 +45,11 @@ fn doctor_finds_every_kind_of_leftover_and_fix_removes_only_what_holds_no_work()
     commit_file_in(&elsewhere.path().join("w"), "feature.txt", "committed, never pushed");
     git_in(repo.path(), &["worktree", "remove", elsewhere.path().join("w").to_str().unwrap()]);
     repo.git(&["branch", "ws-orphan04"]);
+    // Two leftover branches share a commit no other branch has: each alone looks safe to delete.
+    git_in(repo.path(), &["worktree", "add", "-q", "-b", "ws-orphan06", elsewhere.path().join("v").to_str().unwrap()]);
+    let shared = commit_file_in(&elsewhere.path().join("v"), "shared.txt", "only on 06 and 07");
+    git_in(repo.path(), &["worktree", "remove", elsewhere.path().join("v").to_str().unwrap()]);
+    repo.git(&["branch", "ws-orphan07", "ws-orphan06"]);
     assert!(bosun.tmux(&["new-session", "-d", "-s", "bosun-stray", "sleep 600"]).status.success());
     let stray_dir = bosun.state_dir().join("agents/zzzzzzzz");
     std::fs::create_dir_all(&stray_dir).unwrap();
@@ -67,7 +72,7 @@ fn doctor_finds_every_kind_of_leftover_and_fix_removes_only_what_holds_no_work()
         assert!(out.contains(&what), "{what} not reported:\n{out}");
     }
     assert!(!out.contains(agent.session.as_str()) && !out.contains(&agent.cwd.display().to_string()), "{out}");
-    assert!(clean.exists() && stray_dir.exists() && branches(&repo).len() == 6, "looking changes nothing");
+    assert!(clean.exists() && stray_dir.exists() && branches(&repo).len() == 8, "looking changes nothing");
 
     let (ok, out) = doctor(&bosun, &repo, &["--fix"]);
     assert!(!ok, "what is kept still remains: {out}");
@@ -75,8 +80,9 @@ fn doctor_finds_every_kind_of_leftover_and_fix_removes_only_what_holds_no_work()
     assert_eq!(std::fs::read_to_string(dirty.join("work.txt")).unwrap(), "unsaved work", "a dirty worktree stays");
     assert!(!repo.git(&["worktree", "list"]).contains("ws-x-orphan05"), "the registration is pruned");
     let nonce = agent.cwd.file_name().unwrap().to_str().unwrap().rsplit('-').next().unwrap().to_owned();
-    let mut expected = vec![format!("ws-{nonce}"), "ws-orphan02".into(), "ws-orphan03".into()];
+    let mut expected = vec![format!("ws-{nonce}"), "ws-orphan02".into(), "ws-orphan03".into(), "ws-orphan07".into()];
     expected.sort();
+    assert!(!repo.git(&["branch", "--contains", &shared]).is_empty(), "the shared commit is still on a branch:\n{out}");
     assert_eq!(
         branches(&repo),
         expected,
@@ -93,5 +99,6 @@ fn doctor_finds_every_kind_of_leftover_and_fix_removes_only_what_holds_no_work()
     let out = bosun.run(repo.path(), &["doctor", "--json"]);
     let left: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
     let kinds: Vec<_> = left.iter().map(|f| (f["kind"].as_str().unwrap(), f["keep"].is_string())).collect();
-    assert_eq!(kinds, vec![("workspace", true), ("branch", true), ("branch", true)], "{left:#?}");
+    let expected = vec![("workspace", true), ("branch", true), ("branch", true), ("branch", true)];
+    assert_eq!(kinds, expected, "{left:#?}");
 }

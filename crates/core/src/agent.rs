@@ -56,9 +56,17 @@ pub struct Agent {
     /// What the agent last said (the end of its last message), when its driver reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub said: Option<String>,
-    /// The classification of its last idle turn.
+    /// The classification of its last idle turn, and that turn (its idle state's `state_seq`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Verdict>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict_turn: Option<u64>,
+    /// The idle turn whose classifier command runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classifying: Option<u64>,
+    /// The message its last restart gave it (a crash that cut the restart short gives it again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_message: Option<String>,
     /// How many times it was restarted with its conversation resumed.
     pub restarts: u32,
     /// Set by the `done` and `fail` actions: its work is over.

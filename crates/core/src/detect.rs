@@ -20,12 +20,17 @@ pub enum Source {
 pub enum Cause {
     /// A Claude hook call.
     Hook { payload: crate::driver::claude::HookPayload },
-    /// A line of the agent's session log (at most `LINE_MAX` bytes of it).
-    LogLine { line: String },
+    /// A line of the agent's session log: at most `LINE_MAX` bytes of it, `cut` when longer
+    /// (a cut line cannot be read again, so replay passes it over).
+    LogLine {
+        line: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        cut: bool,
+    },
 }
 
 /// The most of a log line kept as a cause.
-pub const LINE_MAX: usize = 2_000;
+pub const LINE_MAX: usize = 16_000;
 
 /// Which dialog holds the agent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

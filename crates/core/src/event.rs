@@ -106,6 +106,9 @@ pub enum Event {
         id: AgentId,
         at: Timestamp,
         session: SessionName,
+        /// The message the restarted agent is given (on its command line, or typed).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
     },
     /// The `done` or `fail` action ended its work.
     AgentFinished {
@@ -128,6 +131,11 @@ pub enum Event {
     AgentSaid {
         id: AgentId,
         text: String,
+    },
+    /// The classifier command of the agent's idle turn `turn` was started.
+    TurnClassifying {
+        id: AgentId,
+        turn: u64,
     },
     /// An idle turn was classified. `said` is what was classified, `answer` what the classifier
     /// command gave (when it ran), `turn` the agent's `state_seq` when it went idle.

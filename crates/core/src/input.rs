@@ -147,6 +147,7 @@ pub enum Input {
     Classified {
         agent: AgentId,
         turn: u64,
+        said: String,
         answer: Result<String, String>,
     },
     /// A file changed in the agent's workspace.

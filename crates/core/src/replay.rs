@@ -58,6 +58,7 @@ pub fn replay(events: &[Recorded]) -> Replayed {
             Event::AgentCreated { agent } => {
                 agents.insert(agent.id.clone(), (agent.driver.clone(), agent.policy.clone()));
             }
+            Event::AgentObserved { cause: Some(Cause::LogLine { cut: true, .. }), .. } => {}
             Event::AgentObserved { id, observation: Some(original), cause: Some(cause), .. } => {
                 out.decisions += 1;
                 let driver = agents.get(id).map(|(d, _)| d);
@@ -65,7 +66,7 @@ pub fn replay(events: &[Recorded]) -> Replayed {
                     Cause::Hook { payload } => {
                         (claude::hook_observation(payload), format!("hook {}", payload.hook_event_name))
                     }
-                    Cause::LogLine { line } => {
+                    Cause::LogLine { line, .. } => {
                         let seen = match driver {
                             Some(Driver::Codex) => codex::log_observation(line),
                             _ => claude::log_observation(line),

@@ -86,6 +86,10 @@ pub fn apply(state: &mut State, event: &Event) {
         }
         Event::AgentObserved { id, state: new, source, at, .. } => {
             if let Some(agent) = state.agents.get_mut(id) {
+                // What it said belongs to the turn before: a new turn says its own.
+                if *new == SessionState::Running {
+                    agent.said = None;
+                }
                 set_agent_state(agent, new.clone(), *at, seq);
                 agent.source = Some(*source);
             }
@@ -118,10 +122,11 @@ pub fn apply(state: &mut State, event: &Event) {
                 }
             }
         }
-        Event::AgentResuming { id, at, session } => {
+        Event::AgentResuming { id, at, session, message } => {
             if let Some(agent) = state.agents.get_mut(id) {
                 set_agent_state(agent, SessionState::Starting, *at, seq);
                 agent.restarts += 1;
+                agent.resume_message = message.clone();
                 agent.pid = None;
                 agent.session = session.clone();
                 agent.source = None;
@@ -150,14 +155,29 @@ pub fn apply(state: &mut State, event: &Event) {
                 agent.said = Some(text.clone());
             }
         }
-        Event::TurnClassified { id, verdict, .. } => {
+        Event::TurnClassifying { id, turn } => {
             if let Some(agent) = state.agents.get_mut(id) {
-                agent.verdict = Some(verdict.clone());
+                agent.classifying = Some(*turn);
+            }
+        }
+        // A verdict for a turn the agent has already left is history, not its current verdict.
+        Event::TurnClassified { id, verdict, turn, .. } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                if agent.classifying == Some(*turn) {
+                    agent.classifying = None;
+                }
+                if agent.state_seq == *turn {
+                    agent.verdict = Some(verdict.clone());
+                    agent.verdict_turn = Some(*turn);
+                }
             }
         }
         Event::RecoveryReset { id, trigger } => {
             if let Some(agent) = state.agents.get_mut(id) {
                 agent.recovery.remove(trigger);
+                if *trigger == crate::Trigger::Idle {
+                    agent.class_recovery.clear();
+                }
             }
         }
         Event::GateFinished { .. } => {}
@@ -217,6 +237,7 @@ pub fn apply(state: &mut State, event: &Event) {
             if let Some(a) = state.agents.get_mut(agent) {
                 a.kill_requested = false;
                 a.recovery.clear();
+                a.class_recovery.clear();
             }
         }
         Event::JobCancelling { job } => {

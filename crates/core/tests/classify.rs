@@ -90,7 +90,8 @@ fn the_classifier_command_runs_when_no_guardrail_decides_and_its_answer_routes()
     assert_eq!((command, said.as_str()), (vec!["classify-turn".to_owned()], "The feature is in."));
     assert!(verdicts(&sim).is_empty(), "nothing is decided before it answers");
 
-    sim.ok(Input::Classified { agent: a.clone(), turn: turn_seq, answer: Ok("Class: done\n".into()) });
+    let said = "The feature is in.".to_owned();
+    sim.ok(Input::Classified { agent: a.clone(), turn: turn_seq, said, answer: Ok("Class: done\n".into()) });
     assert_eq!(verdicts(&sim), vec![(TurnClass::Done, ClassSource::Classifier, None)]);
     assert!(sim.state.agents[&a].outcome.is_some());
 }
@@ -101,7 +102,8 @@ fn a_failed_classifier_falls_back_to_the_heuristic_and_the_failure_is_recorded()
     let a = agent(&mut sim, policy(Some(&["classify-turn"])));
     turn(&mut sim, &a, "Should I also update the docs?");
     let turn_seq = sim.state.agents[&a].state_seq;
-    sim.ok(Input::Classified { agent: a.clone(), turn: turn_seq, answer: Err("exit status 1".into()) });
+    let said = "Should I also update the docs?".to_owned();
+    sim.ok(Input::Classified { agent: a.clone(), turn: turn_seq, said, answer: Err("exit status 1".into()) });
     let verdict = sim.state.agents[&a].verdict.clone().unwrap();
     assert_eq!((verdict.class, verdict.source), (TurnClass::Question, ClassSource::Heuristic));
     assert!(verdict.error.unwrap().contains("exit status 1"));
@@ -115,8 +117,14 @@ fn an_answer_for_a_turn_the_agent_has_left_is_recorded_but_not_acted_on() {
     turn(&mut sim, &a, "Done, I think.");
     let turn_seq = sim.state.agents[&a].state_seq;
     sim.see(&a, Source::Hook, Observation::Working);
-    sim.ok(Input::Classified { agent: a.clone(), turn: turn_seq, answer: Ok("done".into()) });
+    sim.ok(Input::Classified {
+        agent: a.clone(),
+        turn: turn_seq,
+        said: "Done, I think.".into(),
+        answer: Ok("done".into()),
+    });
     assert_eq!(verdicts(&sim).len(), 1);
+    assert_eq!(sim.state.agents[&a].verdict, None, "a verdict for a turn it left is not its current one");
     assert_eq!(sim.state.agents[&a].outcome, None, "it went back to work: the verdict is moot");
     assert_eq!(sim.state.agents[&a].state, SessionState::Running);
 }
@@ -128,4 +136,30 @@ fn an_agent_without_classification_is_never_classified() {
     let effects = turn(&mut sim, &a, "Which database should I use?");
     assert!(verdicts(&sim).is_empty());
     assert!(effects.iter().any(|e| matches!(e, Effect::SendText { .. })));
+}
+
+#[test]
+fn a_classifier_cut_off_by_a_crash_runs_again_for_the_turn_the_agent_is_still_idle_in() {
+    let mut sim = Sim::new();
+    let a = agent(&mut sim, policy(Some(&["classify-turn"])));
+    turn(&mut sim, &a, "The feature is in.");
+    let session = sim.state.agents[&a].session.clone();
+    let seen = bosun_core::SessionSeen { session, pid: Some(7), exit: None };
+    let effects = sim.ok(Input::Reconcile(bosun_core::Reality { sessions: vec![seen], missing_dirs: Vec::new() }));
+    let again = effects.iter().any(|e| matches!(e, Effect::Classify { said, .. } if said == "The feature is in."));
+    assert!(again, "{effects:?}");
+}
+
+#[test]
+fn a_resolved_escalation_starts_the_class_chains_again() {
+    let mut sim = Sim::new();
+    let a = agent(&mut sim, policy(None));
+    turn(&mut sim, &a, "Which database should I use?");
+    let e = sim.state.open_escalations().next().unwrap().id;
+    sim.ok(Input::Resolve { escalation: e, message: None });
+    assert!(sim.state.agents[&a].class_recovery.is_empty());
+    turn(&mut sim, &a, "And which database for the tests?");
+    let open: Vec<_> = sim.state.open_escalations().collect();
+    assert_eq!(open.len(), 1, "escalated by its chain, not as a used-up chain");
+    assert!(!open[0].reason.contains("used up"), "{}", open[0].reason);
 }

@@ -5,6 +5,7 @@
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// How long a classifier may take.
@@ -21,16 +22,13 @@ pub fn run(command: &[String], cwd: &Path, said: &str) -> Result<String, String>
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot run {program:?}: {e}"))?;
+    // Both pipes are drained as the command writes, so neither can fill and stall it.
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
     if let Some(mut stdin) = child.stdin.take() {
         // A classifier that reads only its environment may close stdin early: that is fine.
         let _ = stdin.write_all(said.as_bytes());
     }
-    let mut stdout = child.stdout.take().ok_or("no stdout")?;
-    let reader = std::thread::spawn(move || {
-        let mut out = String::new();
-        let _ = stdout.read_to_string(&mut out);
-        out
-    });
     let deadline = Instant::now() + LIMIT;
     let status = loop {
         match child.try_wait() {
@@ -44,13 +42,25 @@ pub fn run(command: &[String], cwd: &Path, said: &str) -> Result<String, String>
             Err(e) => return Err(format!("cannot wait for it: {e}")),
         }
     };
-    let out = reader.join().unwrap_or_default();
+    // A process it left behind may hold the pipes open: what came within a moment is enough.
+    let grace = Duration::from_secs(1);
+    let out = stdout.recv_timeout(grace).unwrap_or_default();
     if !status.success() {
-        let mut err = String::new();
-        if let Some(mut e) = child.stderr.take() {
-            let _ = e.read_to_string(&mut err);
-        }
+        let err = stderr.recv_timeout(grace).unwrap_or_default();
         return Err(format!("it exited with {status}: {}", err.trim()));
     }
     Ok(out)
+}
+
+/// Reads `pipe` to its end on a thread of its own; the text arrives on the channel.
+fn drain(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    if let Some(mut pipe) = pipe {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            let _ = tx.send(text);
+        });
+    }
+    rx
 }

@@ -250,7 +250,7 @@ impl Executor {
             }
             Effect::Classify { agent, turn, command, cwd, said } => {
                 let answer = crate::classifier::run(&command, &cwd, &said);
-                Input::Classified { agent, turn, answer }
+                Input::Classified { agent, turn, said, answer }
             }
             Effect::Notify { title, body } => {
                 if let Err(e) = self.notifier.notify(&title, &body) {

@@ -146,13 +146,18 @@ async fn replay_spool(ctx: &Arc<handler::Context>, spool: &Path) {
     let mut replayed = 0;
     for file in taken {
         let Ok(text) = std::fs::read_to_string(&file) else { continue };
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        for (i, line) in lines.iter().enumerate() {
             match serde_json::from_str::<bosun_wire::HookEvent>(line) {
                 Ok(event) => {
                     handler::handle(ctx, bosun_wire::Request::Hook(event)).await;
                     replayed += 1;
                 }
                 Err(e) => tracing::warn!("skipping a spooled hook report: {e}"),
+            }
+            // What is left, kept as the file: a crash from here on does not tell these twice.
+            if let Err(e) = keep_rest(&file, &lines[i + 1..]) {
+                tracing::warn!("cannot update {}: {e}", file.display());
             }
         }
         if let Err(e) = std::fs::remove_file(&file) {
@@ -162,6 +167,15 @@ async fn replay_spool(ctx: &Arc<handler::Context>, spool: &Path) {
     if replayed > 0 {
         tracing::info!(replayed, "hook reports made while bosun was down");
     }
+}
+
+/// Replaces `file` with `rest`, one a line (written aside, then renamed over it).
+fn keep_rest(file: &Path, rest: &[&str]) -> std::io::Result<()> {
+    let aside = file.with_extension("rest");
+    let mut text = rest.join("\n");
+    text.push('\n');
+    std::fs::write(&aside, text)?;
+    std::fs::rename(&aside, file)
 }
 
 /// Binds the socket, replacing a stale one (the pid lock proves no daemon owns it).

@@ -97,7 +97,7 @@ pub fn run(bin: &Path, plan: &Plan) -> Result<Report, String> {
     let mut jobs = Vec::new();
     // The jobs come one every few kills, so that the last of them still runs when the last
     // kills land, however fast or slow the machine.
-    let every = plan.kills.div_ceil(plan.jobs.max(1)).max(1);
+    let every = (plan.kills / plan.jobs.max(1)).max(1);
     let (mut schedule, mut unreached) = (Vec::new(), 0);
     let mut draw = kills(plan.seed);
     while schedule.len() < plan.kills {

@@ -103,21 +103,31 @@ impl Survey for LocalSurvey {
     }
 
     fn remove_worktree(&self, repo: &Path, path: &Path) -> Result<(), AdapterError> {
-        if exists(path)? {
-            let mut cmd = git(repo);
-            cmd.args(["worktree", "remove"]).arg(path);
-            let out = output(&mut cmd)?;
-            if !out.status.success() {
-                return Err(command_error(&cmd, stderr_text(&out)));
-            }
+        if !exists(path)? {
+            return self.forget(repo, path);
         }
-        self.prune(repo)
+        let mut cmd = git(repo);
+        cmd.args(["worktree", "remove"]).arg(path);
+        let out = output(&mut cmd)?;
+        if !out.status.success() {
+            return Err(command_error(&cmd, stderr_text(&out)));
+        }
+        Ok(())
     }
 
-    fn prune(&self, repo: &Path) -> Result<(), AdapterError> {
+    fn forget(&self, repo: &Path, path: &Path) -> Result<(), AdapterError> {
         let mut cmd = git(repo);
-        cmd.args(["worktree", "prune"]);
-        run(&mut cmd).map(drop)
+        cmd.args(["rev-parse", "--path-format=absolute", "--git-common-dir"]);
+        let common = PathBuf::from(run(&mut cmd)?.trim());
+        let admin = common.join("worktrees");
+        let want = path.join(".git");
+        for entry in self.subdirs(&admin)? {
+            let gitdir = fs::read_to_string(entry.join("gitdir")).unwrap_or_default();
+            if Path::new(gitdir.trim()) == want {
+                return self.remove_dir(&entry);
+            }
+        }
+        Ok(())
     }
 
     fn delete_branch(&self, repo: &Path, name: &str) -> Result<(), AdapterError> {

@@ -15,7 +15,7 @@ const USAGE: &str = "usage: bosun-soak BOSUN_BINARY [--kills N] [--seed S] [--jo
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
-    let Some(bin) = args.next().map(PathBuf::from).filter(|p| p.is_file()) else {
+    let Some(bin) = args.next().and_then(|p| PathBuf::from(p).canonicalize().ok()).filter(|p| p.is_file()) else {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     };

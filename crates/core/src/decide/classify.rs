@@ -32,7 +32,8 @@ pub(super) fn turn_ended(state: &State, a: &Agent, now: Timestamp, d: &mut Decis
     let command = a.policy.classify.as_ref().and_then(|c| c.command.clone()).filter(|c| !c.is_empty());
     match (guardrail(rules, &said), command) {
         (None, Some(command)) => {
-            d.effect(Effect::Classify { agent: a.id.clone(), turn, command, cwd: a.cwd.clone(), said })
+            d.event(Event::TurnClassifying { id: a.id.clone(), turn });
+            d.effect(Effect::Classify { agent: a.id.clone(), turn, command, cwd: a.cwd.clone(), said });
         }
         (verdict, _) => {
             let verdict = verdict.unwrap_or_else(|| without_command(rules, &said));
@@ -46,14 +47,26 @@ pub(super) fn answered(
     state: &State,
     agent: &AgentId,
     turn: u64,
+    said: &str,
     answer: Result<String, String>,
     now: Timestamp,
     d: &mut Decision,
 ) {
     let Some(a) = state.agents.get(agent) else { return };
-    let said = a.said.clone().unwrap_or_default();
-    let verdict = after_command(&said, &answer);
-    decided(state, a, turn, verdict, said, Some(answer), now, d);
+    let verdict = after_command(said, &answer);
+    decided(state, a, turn, verdict, said.to_owned(), Some(answer), now, d);
+}
+
+/// After a restart of bosun: a classifier command a crash cut off is run again for the turn
+/// the agent is still idle in.
+pub(super) fn resume_after_restart(a: &Agent, d: &mut Decision) {
+    let command = a.policy.classify.as_ref().and_then(|c| c.command.clone()).filter(|c| !c.is_empty());
+    if let (Some(turn), Some(command)) = (a.classifying, command) {
+        if a.state == SessionState::Idle && a.state_seq == turn {
+            let said = a.said.clone().unwrap_or_default();
+            d.effect(Effect::Classify { agent: a.id.clone(), turn, command, cwd: a.cwd.clone(), said });
+        }
+    }
 }
 
 /// Records the verdict; the agent's chain acts on it if it is still in that idle turn.

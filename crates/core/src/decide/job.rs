@@ -194,6 +194,9 @@ fn launch(
         class_recovery: Default::default(),
         said: None,
         verdict: None,
+        verdict_turn: None,
+        classifying: None,
+        resume_message: None,
         restarts: 0,
         outcome: None,
         step: Some((job.spec.id.clone(), spec.name.clone(), attempt)),
@@ -497,7 +500,8 @@ fn resume_mid_step(state: &State, j: &Job, step: &str, a: &Agent, now: Timestamp
     for e in state.open_escalations().filter(|e| e.agent == a.id) {
         d.event(Event::EscalationResolved { id: e.id, at: now, message: None });
     }
-    let taken_up = Agent { kill_requested: false, recovery: Default::default(), ..a.clone() };
+    let taken_up =
+        Agent { kill_requested: false, recovery: Default::default(), class_recovery: Default::default(), ..a.clone() };
     super::recovery::resume(state, &taken_up, None, now, d);
 }
 

@@ -113,8 +113,8 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
             }
         }
         Input::Said { agent, text } => classify::said(state, agent, text, &mut d),
-        Input::Classified { agent, turn, answer } => {
-            classify::answered(state, agent, *turn, answer.clone(), now, &mut d)
+        Input::Classified { agent, turn, said, answer } => {
+            classify::answered(state, agent, *turn, said, answer.clone(), now, &mut d)
         }
         Input::FileWritten { agent } => {
             if let Some(a) = state.agents.get(agent) {

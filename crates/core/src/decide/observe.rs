@@ -154,7 +154,10 @@ pub(super) fn log_lines(
     };
     let telling = observations.iter().rposition(|o| !matches!(o, Observation::Activity { .. }));
     if let Some(i) = telling.or(observations.len().checked_sub(1)) {
-        let cause = (session_log && telling.is_some()).then(|| Cause::LogLine { line: head(&lines[i], LINE_MAX) });
+        let cause = (session_log && telling.is_some()).then(|| {
+            let line = head(&lines[i], LINE_MAX);
+            Cause::LogLine { cut: line.len() < lines[i].len(), line }
+        });
         observed(state, a, source, &observations[i], None, cause, now, d);
     }
     // A generic agent is idle when its output has stopped for a while.

@@ -91,6 +91,7 @@ fn adopt(state: &State, agent: &Agent, s: &SessionSeen, now: Timestamp, d: &mut 
             super::observe::grace(state, agent, now, d);
         }
     }
+    super::classify::resume_after_restart(agent, d);
     // Ended by bosun (killed, or its work done) just before the crash, its session still runs.
     if agent.kill_requested || agent.outcome.is_some() {
         d.effect(kill(agent));

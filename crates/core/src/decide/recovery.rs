@@ -109,7 +109,8 @@ pub(super) fn perform(state: &State, a: &Agent, trigger: Trigger, action: &Actio
 /// first message on its command line gets it there; others have it typed once they are up.
 pub(super) fn resume(state: &State, a: &Agent, message: Option<&str>, now: Timestamp, d: &mut Decision) {
     let session = a.id.restarted_session(a.restarts + 1);
-    d.event(Event::AgentResuming { id: a.id.clone(), at: now, session: session.clone() });
+    let recorded = message.map(str::to_owned);
+    d.event(Event::AgentResuming { id: a.id.clone(), at: now, session: session.clone(), message: recorded });
     if let Some(ws) = state.workspaces.get(&a.workspace) {
         if ws.state != (WorkspaceState::InUse { agent: a.id.clone() }) {
             d.event(Event::WorkspaceInUse { id: ws.id.clone(), agent: a.id.clone() });
@@ -147,15 +148,7 @@ pub(super) fn restart_interrupted(a: &Agent) -> Effect {
         0 | 1 => a.id.session(),
         n => a.id.restarted_session(n - 1),
     };
-    let class = a.verdict.as_ref().map(|v| v.class);
-    let message = a.recovery.iter().find_map(|(t, p)| {
-        let p = routed(a, *t, class).and_then(|c| a.class_recovery.get(&c)).unwrap_or(p);
-        match &a.policy.chain_for(*t, error_of(a), routed(a, *t, class)).0.get(p.step)?.action {
-            Action::Resume { message } => Some(message.clone()),
-            _ => None,
-        }
-    });
-    let message = message.flatten().filter(|_| takes_message(a));
+    let message = a.resume_message.clone().filter(|_| takes_message(a));
     spawn_replacing(a, Some(message.as_deref()), Some(old))
 }
 

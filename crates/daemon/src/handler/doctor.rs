@@ -73,14 +73,29 @@ fn gather(
     Ok(Found { workspace_dirs, agent_dirs, sessions, worktrees, branches })
 }
 
+/// The commits only `name` holds, as the repository stands now.
+fn own_commits(survey: &dyn Survey, repo: &std::path::Path, name: &str) -> Option<u32> {
+    survey.branches(repo).ok()?.into_iter().find(|b| b.name == name)?.unique_commits
+}
+
 fn remove(survey: &dyn Survey, sessions: &dyn Sessions, orphan: &Orphan) -> Fixed {
     let result = match &orphan.leftover {
         Leftover::Session { name } => sessions.kill(name),
         Leftover::AgentDir { path } => survey.remove_dir(path),
         Leftover::Workspace { path, repo: Some(repo) } => survey.remove_worktree(repo, path),
         Leftover::Workspace { path, repo: None } => survey.remove_dir(path),
-        Leftover::Registration { repo, .. } => survey.prune(repo),
-        Leftover::Branch { repo, name } => survey.delete_branch(repo, name),
+        Leftover::Registration { repo, path } => survey.forget(repo, path),
+        Leftover::Branch { repo, name } => match own_commits(survey, repo, name) {
+            // Counted again now: a branch that shared its commits with one just deleted holds
+            // them alone.
+            Some(0) => survey.delete_branch(repo, name),
+            n => {
+                let why = n.map_or("cannot tell whether it holds commits of its own".into(), |n| {
+                    format!("kept: it now holds {n} commit(s) on no other branch, tag or remote")
+                });
+                return Fixed::Failed { error: why };
+            }
+        },
     };
     match result {
         Ok(()) => Fixed::Removed,
