@@ -159,6 +159,17 @@ pub fn notify_observation(payload_json: &str) -> Option<Observation> {
     (n.kind == "agent-turn-complete").then_some(Observation::Idle)
 }
 
+/// What the agent said at the end of the turn a `notify` call reports (its
+/// `last-assistant-message`).
+pub fn notify_said(payload_json: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Notification {
+        #[serde(rename = "last-assistant-message")]
+        said: Option<String>,
+    }
+    serde_json::from_str::<Notification>(payload_json).ok()?.said.filter(|s| !s.trim().is_empty())
+}
+
 /// The argument bosun passes to `codex` after `-c` so that Codex runs `command` (followed by
 /// the notification's JSON) at the end of each turn: `notify=["prog","arg",...]`, a TOML array of
 /// basic strings. It overrides any `notify` in the user's `config.toml` for this run only.
@@ -299,6 +310,8 @@ mod tests {
         assert_eq!(notify_observation(r#"{"type":"approval-requested"}"#), None);
         assert_eq!(notify_observation("[]"), None);
         assert_eq!(notify_observation("not json"), None);
+        assert_eq!(notify_said(done).as_deref(), Some("Hello"), "what it said is what its turn is classified on");
+        assert_eq!(notify_said(r#"{"type":"agent-turn-complete"}"#), None);
     }
 
     #[test]
