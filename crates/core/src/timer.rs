@@ -18,8 +18,14 @@ pub struct Timer {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "timer", rename_all = "snake_case")]
 pub enum TimerKind {
-    /// A recovery step waits out its cooldown before acting.
-    Cooldown { agent: AgentId, trigger: Trigger },
+    /// A recovery step waits out its cooldown before acting; `class` names the idle class whose
+    /// own chain it is.
+    Cooldown {
+        agent: AgentId,
+        trigger: Trigger,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        class: Option<crate::TurnClass>,
+    },
     /// Without hooks, idle must last this long before `on_idle` fires.
     Grace { agent: AgentId },
     /// A message was typed when `seq` events had been applied: if the agent has not changed state

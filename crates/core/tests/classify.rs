@@ -163,3 +163,20 @@ fn a_resolved_escalation_starts_the_class_chains_again() {
     assert_eq!(open.len(), 1, "escalated by its chain, not as a used-up chain");
     assert!(!open[0].reason.contains("used up"), "{}", open[0].reason);
 }
+
+#[test]
+fn a_class_step_waiting_out_its_cooldown_acts_only_while_the_turn_is_still_of_that_class() {
+    let mut sim = Sim::new();
+    let mut p = policy(None);
+    p.on_idle_class.insert(TurnClass::Working, chain(&["nudge+10s:Keep going."]));
+    let a = agent(&mut sim, p);
+    turn(&mut sim, &a, "Let me look at the parser next.");
+    assert!(sim.state.messages.is_empty(), "the working step waits out its cooldown");
+    // Meanwhile the agent goes on by itself and ends a turn of another class.
+    turn(&mut sim, &a, "Which database should I use?");
+    assert_eq!(sim.state.open_escalations().count(), 1, "the question's own chain is not held up by it");
+    sim.advance(10_000);
+    let effects = sim.fire_due();
+    assert!(!effects.iter().any(|e| matches!(e, Effect::SendText { .. })), "{effects:?}");
+    assert!(sim.state.messages.is_empty(), "the working nudge is moot now");
+}

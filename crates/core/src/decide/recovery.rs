@@ -62,7 +62,7 @@ fn fire_from(
         return;
     }
     // A step already waits out its cooldown for this trigger: it acts for this firing too.
-    let cooling = state.timers.values().any(|t| t.kind == TimerKind::Cooldown { agent: a.id.clone(), trigger });
+    let cooling = state.timers.values().any(|t| t.kind == TimerKind::Cooldown { agent: a.id.clone(), trigger, class });
     if cooling {
         return;
     }
@@ -85,7 +85,7 @@ fn fire_from(
     d.event(Event::RecoveryStep { id: a.id.clone(), trigger, progress: p, action, at: now, class });
     if step.cooldown_ms > 0 {
         let at = Timestamp::from_millis(now.as_millis() + step.cooldown_ms);
-        set_timer(state, d, TimerKind::Cooldown { agent: a.id.clone(), trigger }, at);
+        set_timer(state, d, TimerKind::Cooldown { agent: a.id.clone(), trigger, class }, at);
     } else {
         perform(state, a, trigger, &step.action, now, d);
     }
@@ -213,9 +213,17 @@ fn in_trigger_state(a: &Agent, trigger: Trigger) -> bool {
 }
 
 /// A cooldown ended: the step it delayed acts, if the agent is still in the trigger's state.
-pub(super) fn cooled_down(state: &State, a: &Agent, trigger: Trigger, now: Timestamp, d: &mut Decision) {
-    let still = in_trigger_state(a, trigger);
-    let class = routed(a, trigger, a.verdict.as_ref().map(|v| v.class));
+pub(super) fn cooled_down(
+    state: &State,
+    a: &Agent,
+    trigger: Trigger,
+    class: Option<TurnClass>,
+    now: Timestamp,
+    d: &mut Decision,
+) {
+    // A class's step acts only while the agent's turn is still of that class.
+    let same_class = class.is_none_or(|c| a.verdict.as_ref().is_some_and(|v| v.class == c));
+    let still = in_trigger_state(a, trigger) && same_class;
     let p = match class {
         Some(c) => a.class_recovery.get(&c),
         None => a.recovery.get(&trigger),

@@ -19,7 +19,7 @@ pub(super) fn fired(state: &State, id: TimerId, now: Timestamp, d: &mut Decision
     }
     let Some(a) = timer.kind.agent().and_then(|a| state.agents.get(a)) else { return };
     match &timer.kind {
-        TimerKind::Cooldown { trigger, .. } => recovery::cooled_down(state, a, *trigger, now, d),
+        TimerKind::Cooldown { trigger, class, .. } => recovery::cooled_down(state, a, *trigger, *class, now, d),
         TimerKind::Grace { .. } => {
             if a.state != SessionState::Idle {
                 return;
