@@ -325,7 +325,7 @@ pub fn hook(client: &Client, hook: HookCommand) -> Result<ExitCode> {
         HookCommand::Claude { agent, generation, event } => {
             let mut payload = String::new();
             std::io::Read::read_to_string(&mut std::io::stdin(), &mut payload)?;
-            HookEvent::Claude { agent, generation: Some(generation), event, payload }
+            HookEvent::Claude { agent, generation: Some(generation), event, payload, spooled_at: None }
         }
         HookCommand::Codex { agent, payload } => HookEvent::Codex { agent, payload },
     };
@@ -337,6 +337,11 @@ pub fn hook(client: &Client, hook: HookCommand) -> Result<ExitCode> {
         Err(e) => crate::client::wire_error(&e).is_some(),
     };
     if !heard {
+        let mut event = event;
+        if let HookEvent::Claude { spooled_at, .. } = &mut event {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+            *spooled_at = now.ok().map(|d| d.as_millis() as u64);
+        }
         let mut line = serde_json::to_vec(&event)?;
         line.push(b'\n');
         let mut spool = std::fs::OpenOptions::new().create(true).append(true).open(client.dirs.hook_spool())?;

@@ -132,11 +132,13 @@ pub enum Input {
         generation: Option<u32>,
     },
     /// A Claude hook called back (`generation`: the restart count the calling process was
-    /// started with).
+    /// started with). `spooled_at`: when it was kept because no daemon answered; replayed, a
+    /// report older than the agent's last change of state is stale and passed over.
     Hook {
         agent: AgentId,
         generation: Option<u32>,
         payload: crate::driver::claude::HookPayload,
+        spooled_at: Option<crate::Timestamp>,
     },
     /// What the agent said last (the end of its last message), as its driver reports it.
     Said {

@@ -18,6 +18,17 @@ pub enum StateDirError {
     TooLong { dir: PathBuf, len: usize },
 }
 
+/// `path` with its longest existing ancestor resolved, and the rest (not made yet) as given.
+fn resolved(path: &Path) -> PathBuf {
+    for ancestor in path.ancestors() {
+        if let Ok(real) = std::fs::canonicalize(ancestor) {
+            let rest = path.strip_prefix(ancestor).unwrap_or(Path::new(""));
+            return real.join(rest);
+        }
+    }
+    path.to_path_buf()
+}
+
 impl StateDir {
     /// The state directory from an explicit path or the environment.
     pub fn resolve(explicit: Option<PathBuf>) -> Result<Self, StateDirError> {
@@ -32,11 +43,13 @@ impl StateDir {
         Self::new(root)
     }
 
+    /// The state directory at `root`, spelled as the file system resolves it (symlinks
+    /// followed), so every path bosun records and every path it finds on disk compare alike.
     pub fn new(root: PathBuf) -> Result<Self, StateDirError> {
         if !root.is_absolute() {
             return Err(StateDirError::Relative(root));
         }
-        let dir = Self { root };
+        let dir = Self { root: resolved(&root) };
         let len = dir.socket().as_os_str().len().max(dir.tmux_socket().as_os_str().len());
         if len > 100 {
             return Err(StateDirError::TooLong { dir: dir.root, len });
@@ -74,5 +87,21 @@ impl StateDir {
     /// Hook reports made while no daemon ran, one JSON `HookEvent` a line, read at start.
     pub fn hook_spool(&self) -> PathBuf {
         self.root.join("hooks.spool")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_dir_reached_through_a_symlink_is_spelled_as_its_real_path() {
+        let temp = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(temp.path()).unwrap().join("real");
+        std::fs::create_dir(&real).unwrap();
+        let link = temp.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert_eq!(StateDir::new(link.clone()).unwrap().root(), real);
+        assert_eq!(StateDir::new(link.join("not/yet")).unwrap().root(), real.join("not/yet"), "made later");
     }
 }

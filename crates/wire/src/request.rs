@@ -201,12 +201,15 @@ pub enum HookEvent {
     SessionClosed {
         session: String,
     },
-    /// A Claude Code hook: its event name and the JSON payload it got on stdin.
+    /// A Claude Code hook: its event name and the JSON payload it got on stdin. `spooled_at`
+    /// (unix ms) is set on a report kept while no daemon answered.
     Claude {
         agent: String,
         generation: Option<u32>,
         event: String,
         payload: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        spooled_at: Option<u64>,
     },
     /// Codex's `notify` program: its JSON argument.
     Codex {

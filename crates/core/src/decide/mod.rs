@@ -103,8 +103,9 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
                 observe::observed(state, a, *source, observation, log.as_ref(), None, now, &mut d)
             }
         }
-        Input::Hook { agent, generation, payload } => {
-            let current = |a: &&crate::Agent| generation.is_none_or(|g| g == a.restarts);
+        Input::Hook { agent, generation, payload, spooled_at } => {
+            let fresh = |a: &crate::Agent| spooled_at.is_none_or(|t| t >= a.state_since);
+            let current = |a: &&crate::Agent| generation.is_none_or(|g| g == a.restarts) && fresh(a);
             if let Some(a) = state.agents.get(agent).filter(current) {
                 let observation = crate::driver::claude::hook_observation(payload);
                 let log = payload.transcript_path.as_ref().map(std::path::PathBuf::from);

@@ -276,7 +276,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                 HookEvent::SessionClosed { session } => {
                     Input::SessionClosed { session: SessionName::from_reported(&session) }
                 }
-                HookEvent::Claude { agent, generation, event, payload } => {
+                HookEvent::Claude { agent, generation, event, payload, spooled_at } => {
                     let mut p: HookPayload = serde_json::from_str(&payload).unwrap_or_default();
                     if p.hook_event_name.is_empty() {
                         p.hook_event_name = event;
@@ -293,7 +293,12 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                             ctx.engine.submit(said).await.map_err(engine_error)?;
                         }
                     }
-                    Input::Hook { agent, generation, payload: p }
+                    Input::Hook {
+                        agent,
+                        generation,
+                        payload: p,
+                        spooled_at: spooled_at.map(bosun_core::Timestamp::from_millis),
+                    }
                 }
                 HookEvent::Codex { agent, payload } => {
                     let Some(observation) = codex::notify_observation(&payload) else { return Ok(Response::Ok) };
