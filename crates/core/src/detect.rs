@@ -27,6 +27,14 @@ pub enum Cause {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         cut: bool,
     },
+    /// Codex's `notify` call: its JSON argument.
+    Notify { payload: String },
+    /// A line of a generic agent's terminal output, read with its patterns (cut as a log line).
+    Output {
+        line: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        cut: bool,
+    },
 }
 
 /// The most of a log line kept as a cause.

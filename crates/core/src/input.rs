@@ -140,6 +140,11 @@ pub enum Input {
         payload: crate::driver::claude::HookPayload,
         spooled_at: Option<crate::Timestamp>,
     },
+    /// Codex called its `notify` program with `payload`.
+    Notify {
+        agent: AgentId,
+        payload: String,
+    },
     /// What the agent said last (the end of its last message), as its driver reports it.
     Said {
         agent: AgentId,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::driver::{claude, codex, Driver};
-use crate::{after_command, guardrail, heuristic, AgentId, Cause, Event, Policy, Verdict};
+use crate::{after_command, guardrail, heuristic, AgentId, Cause, Event, Heartbeat, Observation, Policy, Verdict};
 
 /// One recorded event with its place in the log.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,10 +58,14 @@ pub fn replay(events: &[Recorded]) -> Replayed {
             Event::AgentCreated { agent } => {
                 agents.insert(agent.id.clone(), (agent.driver.clone(), agent.policy.clone()));
             }
-            Event::AgentObserved { cause: Some(Cause::LogLine { cut: true, .. }), .. } => {}
+            Event::AgentObserved {
+                cause: Some(Cause::LogLine { cut: true, .. } | Cause::Output { cut: true, .. }),
+                ..
+            } => {}
             Event::AgentObserved { id, observation: Some(original), cause: Some(cause), .. } => {
                 out.decisions += 1;
                 let driver = agents.get(id).map(|(d, _)| d);
+                let activity = Observation::Activity { heartbeat: Heartbeat::TerminalOutput };
                 let (replayed, from) = match cause {
                     Cause::Hook { payload } => {
                         (claude::hook_observation(payload), format!("hook {}", payload.hook_event_name))
@@ -72,6 +76,18 @@ pub fn replay(events: &[Recorded]) -> Replayed {
                             _ => claude::log_observation(line),
                         };
                         (seen, format!("log line {}", short(line)))
+                    }
+                    Cause::Notify { payload } => {
+                        let seen = codex::notify_observation(payload).unwrap_or_else(|| activity.clone());
+                        (seen, format!("notify {}", short(payload)))
+                    }
+                    Cause::Output { line, .. } => {
+                        let matcher = match driver {
+                            Some(Driver::Generic { patterns }) => patterns.compile().ok(),
+                            _ => None,
+                        };
+                        let seen = matcher.and_then(|m| m.observe(line)).unwrap_or_else(|| activity.clone());
+                        (seen, format!("output {}", short(line)))
                     }
                 };
                 if &replayed != original {

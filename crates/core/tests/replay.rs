@@ -82,3 +82,39 @@ fn the_corpus_of_recorded_claudeless_sessions_replays_without_a_difference() {
         assert!(r.differences.is_empty(), "{}: {:#?}", file.display(), r.differences);
     }
 }
+
+#[test]
+fn codex_notifications_and_generic_output_replay_too() {
+    use bosun_core::driver::{generic::Patterns, Driver};
+    let mut sim = Sim::new();
+    let patterns = Patterns { prompt: Some(r"\? $".into()), error: Some("FATAL".into()), working: None };
+    let generic = support::spec(1);
+    let generic = bosun_core::AgentSpec { driver: Driver::Generic { patterns }, ..generic };
+    let (g, w) = sim.start_with(generic);
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: g.clone(), pid: Some(7) });
+    let lines = vec!["compiling".to_owned(), "FATAL: out of disk".to_owned()];
+    sim.ok(Input::LogLines { agent: g.clone(), session_log: false, lines });
+
+    let codex = bosun_core::AgentSpec { driver: Driver::Codex, command: vec!["codex".into()], ..support::spec(2) };
+    let (c, w) = sim.start_with(codex);
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: c.clone(), pid: Some(8) });
+    sim.see(&c, bosun_core::Source::Log, Observation::Working);
+    let done = r#"{"type":"agent-turn-complete","last-assistant-message":"Done."}"#;
+    sim.ok(Input::Notify { agent: c.clone(), payload: done.into() });
+
+    let events = recorded(&sim);
+    let r = replay(&events);
+    assert_eq!(r.differences, Vec::new());
+    let causes: Vec<String> = events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::AgentObserved { cause: Some(cause), .. } => Some(format!("{cause:?}")),
+            _ => None,
+        })
+        .collect();
+    assert!(causes.iter().any(|c| c.contains("FATAL")), "{causes:?}");
+    assert!(causes.iter().any(|c| c.contains("agent-turn-complete")), "{causes:?}");
+    assert!(r.decisions >= 2);
+}

@@ -113,6 +113,16 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
                 observe::observed(state, a, crate::Source::Hook, &observation, log.as_ref(), cause, now, &mut d)
             }
         }
+        Input::Notify { agent, payload } => {
+            let observation = crate::driver::codex::notify_observation(payload);
+            if let (Some(a), Some(observation)) = (state.agents.get(agent), observation) {
+                // Codex's notify says only "turn complete"; its rollout log says the rest. Neither
+                // outranks the other: they report at the log's tier, in time order.
+                let cause = Some(crate::Cause::Notify { payload: payload.clone() });
+                let source = crate::driver::codex::NOTIFY_SOURCE;
+                observe::observed(state, a, source, &observation, None, cause, now, &mut d)
+            }
+        }
         Input::Said { agent, text } => classify::said(state, agent, text, &mut d),
         Input::Classified { agent, turn, said, answer } => {
             classify::answered(state, agent, *turn, said, answer.clone(), now, &mut d)

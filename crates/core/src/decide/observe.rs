@@ -154,9 +154,14 @@ pub(super) fn log_lines(
     };
     let telling = observations.iter().rposition(|o| !matches!(o, Observation::Activity { .. }));
     if let Some(i) = telling.or(observations.len().checked_sub(1)) {
-        let cause = (session_log && telling.is_some()).then(|| {
+        let cause = telling.map(|_| {
             let line = head(&lines[i], LINE_MAX);
-            Cause::LogLine { cut: line.len() < lines[i].len(), line }
+            let cut = line.len() < lines[i].len();
+            if session_log {
+                Cause::LogLine { line, cut }
+            } else {
+                Cause::Output { line, cut }
+            }
         });
         observed(state, a, source, &observations[i], None, cause, now, d);
     }

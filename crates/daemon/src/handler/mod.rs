@@ -301,15 +301,12 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                     }
                 }
                 HookEvent::Codex { agent, payload } => {
-                    let Some(observation) = codex::notify_observation(&payload) else { return Ok(Response::Ok) };
                     let agent = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
                     if let Some(text) = codex::notify_said(&payload) {
                         let said = Input::Said { agent: agent.clone(), text };
                         ctx.engine.submit(said).await.map_err(engine_error)?;
                     }
-                    // Codex's notify says only "turn complete"; its rollout log says the rest.
-                    // Neither outranks the other: they report at the log's tier, in time order.
-                    Input::Observed { agent, source: codex::NOTIFY_SOURCE, observation, log: None, generation: None }
+                    Input::Notify { agent, payload }
                 }
             };
             ctx.engine.submit(input).await.map_err(engine_error)?;
