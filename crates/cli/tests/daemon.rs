@@ -7,6 +7,7 @@ use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 
+use bosun_testkit::poll::wait_until;
 use bosun_wire::{Envelope, ErrorKind, Request, Response};
 use support::*;
 
@@ -164,4 +165,45 @@ fn stop_returns_once_the_daemon_has_let_go_so_the_next_command_can_start_one() {
         bosun.ok(&dir, &["daemon", "stop"]);
         assert_eq!(bosun.daemon_pid(), None, "no daemon holds the lock after stop");
     }
+}
+
+#[test]
+fn a_shell_step_outlives_a_crash_of_bosun_and_is_never_run_twice() {
+    let bosun = bosun();
+    let marks = tempfile::tempdir().unwrap();
+    let m = marks.path().display();
+    let runbook = format!(
+        r#"
+command "step" {{
+  args = "<n>"
+  run  = "echo start >> {m}/runs-${{args.n}}; until [ -f {m}/go-${{args.n}} ]; do sleep 0.05; done; echo end >> {m}/runs-${{args.n}}"
+}}
+"#
+    );
+    let repo = repo_with_runbook("step.hcl", &runbook);
+    let runs = |n: u32| std::fs::read_to_string(marks.path().join(format!("runs-{n}"))).unwrap_or_default();
+    let go = |n: u32| std::fs::write(marks.path().join(format!("go-{n}")), "").unwrap();
+    let start = |n: u32| {
+        let v: serde_json::Value =
+            serde_json::from_str(&bosun.ok(repo.path(), &["run", "--json", "step", &n.to_string()])).unwrap();
+        assert!(wait_until(PATIENCE, || runs(n) == "start\n"), "step {n} started");
+        v["job"].as_str().unwrap().to_owned()
+    };
+
+    // It ends while bosun is down: the next bosun reads how it ended.
+    let first = start(1);
+    bosun.kill_daemon_hard();
+    go(1);
+    assert!(wait_until(PATIENCE, || runs(1) == "start\nend\n"), "the step went on without bosun");
+    let out = bosun.ok(repo.path(), &["job", "wait", &first]);
+    assert!(out.contains("done"), "{out}");
+
+    // It still runs when bosun comes back: the next bosun waits for it.
+    let second = start(2);
+    bosun.kill_daemon_hard();
+    bosun.list(); // a new daemon
+    go(2);
+    let out = bosun.ok(repo.path(), &["job", "wait", &second]);
+    assert!(out.contains("done"), "{out}");
+    assert_eq!((runs(1), runs(2)), ("start\nend\n".to_owned(), "start\nend\n".to_owned()), "each ran once");
 }

@@ -74,7 +74,9 @@ pub enum Effect {
     /// Run a job's step: a shell command, an agent, or a job; report `StepFinished`.
     /// Templates are rendered: a shell step's text is the command to run with `sh -c` in `cwd`,
     /// its output going to `log`.
-    RunStep { job: JobId, step: String, attempt: u32, run: StepRun, cwd: PathBuf, log: PathBuf },
+    /// `run_dir` is this run's own (its step, visit, try and the job's resumes): a shell step that
+    /// outlives a crash of bosun is found there, running or finished, and not run twice.
+    RunStep { job: JobId, step: String, attempt: u32, run: StepRun, cwd: PathBuf, log: PathBuf, run_dir: PathBuf },
     /// Stop whatever the job's current step runs.
     CancelStep { job: JobId, step: String },
     /// Make the job for a queue item a worker takes (its runbook text, its item data), or for a

@@ -263,9 +263,9 @@ impl Executor {
                 let observation = Observation::Activity { heartbeat: Heartbeat::LogWrite };
                 Input::Observed { agent, source: Source::Log, observation, log: Some(log), generation: None }
             }
-            Effect::RunStep { job, step, attempt, run, cwd, log } => {
+            Effect::RunStep { job, step, attempt, run, cwd, log, run_dir } => {
                 let (ok, detail) = match run {
-                    StepRun::Shell(command) => self.shell_step(&job, &command, &cwd, &log),
+                    StepRun::Shell(command) => self.shell_step(&job, &command, &cwd, &log, &run_dir),
                     // The core starts agent steps and jobs run as steps itself.
                     StepRun::Agent(_) | StepRun::Job(_) => (false, "not a shell step".to_owned()),
                 };
@@ -306,8 +306,9 @@ impl Executor {
             }
             Effect::CancelStep { job, .. } => {
                 let pid = self.steps.lock().unwrap_or_else(PoisonError::into_inner).get(&job).copied();
+                // The whole process group: the step's shell and all it started.
                 if let Some(pid) = pid {
-                    let _ = nix::sys::signal::kill(
+                    let _ = nix::sys::signal::killpg(
                         nix::unistd::Pid::from_raw(pid as i32),
                         nix::sys::signal::Signal::SIGTERM,
                     );
@@ -372,38 +373,17 @@ fn find_codex_log(sessions: &Path, cwd: &Path, since: Timestamp) -> Option<PathB
 
 impl Executor {
     /// Runs a shell step with `sh -c` in `cwd`, its output appended to `log`.
-    fn shell_step(&self, job: &JobId, command: &str, cwd: &Path, log: &Path) -> (bool, String) {
-        let out = log
-            .parent()
-            .map(std::fs::create_dir_all)
-            .transpose()
-            .and_then(|_| std::fs::OpenOptions::new().create(true).append(true).open(log));
-        let out = match out {
-            Ok(f) => f,
-            Err(e) => return (false, format!("cannot open {}: {e}", log.display())),
-        };
-        let err = match out.try_clone() {
-            Ok(f) => f,
-            Err(e) => return (false, format!("cannot open {}: {e}", log.display())),
-        };
-        let child = std::process::Command::new("sh")
-            .args(["-c", command])
-            .current_dir(cwd)
-            .stdin(std::process::Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .spawn();
-        let mut child = match child {
-            Ok(c) => c,
-            Err(e) => return (false, format!("cannot run sh: {e}")),
-        };
-        self.steps.lock().unwrap_or_else(PoisonError::into_inner).insert(job.clone(), child.id());
-        let status = child.wait();
+    fn shell_step(&self, job: &JobId, command: &str, cwd: &Path, log: &Path, run_dir: &Path) -> (bool, String) {
+        let steps = self.steps.clone();
+        let ended = crate::step_run::run(command, cwd, log, run_dir, |pid| {
+            steps.lock().unwrap_or_else(PoisonError::into_inner).insert(job.clone(), pid);
+        });
         self.steps.lock().unwrap_or_else(PoisonError::into_inner).remove(job);
-        match status {
-            Ok(s) if s.success() => (true, "exit 0".into()),
-            Ok(s) => (false, s.code().map_or_else(|| "killed by a signal".to_owned(), |c| format!("exit {c}"))),
-            Err(e) => (false, format!("cannot wait for sh: {e}")),
+        match ended {
+            crate::step_run::Ended::Exited(0) => (true, "exit 0".into()),
+            crate::step_run::Ended::Exited(code) => (false, format!("exit {code}")),
+            crate::step_run::Ended::Killed => (false, "killed by a signal".into()),
+            crate::step_run::Ended::Failed(e) => (false, e),
         }
     }
 }

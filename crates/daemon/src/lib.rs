@@ -12,6 +12,7 @@ mod memory;
 mod pidlock;
 mod reconcile;
 mod server;
+mod step_run;
 mod store;
 mod watch;
 

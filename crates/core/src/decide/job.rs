@@ -123,7 +123,8 @@ fn launch(
             return Ok(Started { child: Some(child_job(job, spec, child, visit, attempt, now)?), ..Default::default() })
         }
         StepRun::Shell(_) => {
-            return run_effect(state, job, spec, attempt).map(|e| Started { effects: vec![e], ..Default::default() })
+            return run_effect(state, job, spec, visit, attempt)
+                .map(|e| Started { effects: vec![e], ..Default::default() })
         }
     };
     let plan = job.spec.agents.get(name).ok_or_else(|| format!("no agent {name:?}"))?;
@@ -303,7 +304,7 @@ fn scope(state: &State, job: &Job) -> Scope {
 }
 
 /// The effect that runs a step's try: its templates rendered, in the job's workspace.
-fn run_effect(state: &State, job: &Job, spec: &StepSpec, attempt: u32) -> Result<Effect, String> {
+fn run_effect(state: &State, job: &Job, spec: &StepSpec, visit: u32, attempt: u32) -> Result<Effect, String> {
     let ws = job.workspace.as_ref().and_then(|id| state.workspaces.get(id));
     let cwd = ws.map_or_else(|| job.spec.cwd.clone(), |w| w.path.clone());
     let scope = scope(state, job);
@@ -314,7 +315,8 @@ fn run_effect(state: &State, job: &Job, spec: &StepSpec, attempt: u32) -> Result
         other => other.clone(),
     };
     let log = job.spec.logs.join(format!("{}-{attempt}.log", spec.name));
-    Ok(Effect::RunStep { job: job.spec.id.clone(), step: spec.name.clone(), attempt, run, cwd, log })
+    let run_dir = job.spec.logs.join(".runs").join(format!("{}-v{visit}-a{attempt}-r{}", spec.name, job.resumes));
+    Ok(Effect::RunStep { job: job.spec.id.clone(), step: spec.name.clone(), attempt, run, cwd, log, run_dir })
 }
 
 fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decision) {
@@ -428,14 +430,16 @@ fn retry(state: &State, j: &Job, now: Timestamp, d: &mut Decision) {
     }
 }
 
-/// After a restart: a shell step that was running when bosun died lost its process with it, so
-/// it runs again, the same try; agent steps go on with their agents, waits with their timers.
+/// After a restart: a shell step that was running when bosun died is asked for again, the same
+/// run: the daemon finds it still running or finished (it outlives bosun), or runs it if it never
+/// started; agent steps go on with their agents, waits with their timers.
 pub(super) fn resume_after_restart(state: &State, d: &mut Decision) {
     for j in state.jobs.values().filter(|j| j.state == JobState::Running) {
         let Some(spec) = j.step.as_deref().and_then(|s| j.spec.step(s)) else { continue };
         // A job run as a step resumes as the job it is.
         if matches!(spec.run, StepRun::Shell(_)) {
-            if let Ok(effect) = run_effect(state, j, spec, j.attempt) {
+            let visit = j.visits.get(&spec.name).copied().unwrap_or(1);
+            if let Ok(effect) = run_effect(state, j, spec, visit, j.attempt) {
                 d.effect(effect);
             }
         }

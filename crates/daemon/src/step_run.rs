@@ -1,0 +1,91 @@
+//! A job's shell step, run so that it outlives a crash of bosun and is never run twice: a small
+//! wrapper shell in a process group of its own runs the command and writes its exit status into
+//! the run's directory (`run_dir/status`, next to `run_dir/pid`). Asked again for the same run
+//! after a restart, the daemon reads the status of a run that finished meanwhile, waits for one
+//! still running, and runs the command only when no run of it ever started.
+
+use std::fs;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// The wrapper: runs `$1` with `sh -c` and writes its status into `$2` (aside, then renamed).
+const WRAPPER: &str = r#"sh -c "$1"; s=$?; printf '%s' "$s" > "$2.part" && mv "$2.part" "$2"; exit $s"#;
+
+/// How often a run left by an earlier daemon is looked at.
+const POLL: Duration = Duration::from_millis(100);
+
+/// How a run ended: its exit status, or why there is none.
+pub enum Ended {
+    Exited(i32),
+    Killed,
+    Failed(String),
+}
+
+/// Runs (or takes up) the step's command; `started` is told the wrapper's pid (its process group).
+pub fn run(command: &str, cwd: &Path, log: &Path, run_dir: &Path, started: impl FnOnce(u32)) -> Ended {
+    let (status, pid) = (run_dir.join("status"), run_dir.join("pid"));
+    if let Some(code) = read_status(&status) {
+        return Ended::Exited(code);
+    }
+    if let Some(alive) = read_pid(&pid).filter(|p| is_ours(*p, &status)) {
+        started(alive);
+        while is_ours(alive, &status) {
+            std::thread::sleep(POLL);
+        }
+        return read_status(&status).map_or(Ended::Killed, Ended::Exited);
+    }
+    if let Err(e) = fs::create_dir_all(run_dir) {
+        return Ended::Failed(format!("cannot make {}: {e}", run_dir.display()));
+    }
+    let out = log
+        .parent()
+        .map(fs::create_dir_all)
+        .transpose()
+        .and_then(|_| fs::OpenOptions::new().create(true).append(true).open(log));
+    let (out, err) = match out.and_then(|o| o.try_clone().map(|e| (o, e))) {
+        Ok(pair) => pair,
+        Err(e) => return Ended::Failed(format!("cannot open {}: {e}", log.display())),
+    };
+    let child = Command::new("sh")
+        .args(["-c", WRAPPER, "bosun-step", command])
+        .arg(&status)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0)
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => return Ended::Failed(format!("cannot run sh: {e}")),
+    };
+    if let Err(e) = fs::write(&pid, child.id().to_string()) {
+        tracing::warn!("cannot record the step's pid in {}: {e}", pid.display());
+    }
+    started(child.id());
+    match child.wait() {
+        Ok(s) => read_status(&status).or(s.code()).map_or(Ended::Killed, Ended::Exited),
+        Err(e) => Ended::Failed(format!("cannot wait for sh: {e}")),
+    }
+}
+
+fn read_status(path: &Path) -> Option<i32> {
+    fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+fn read_pid(path: &Path) -> Option<u32> {
+    fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// Whether `pid` is still this run's wrapper (a pid the system gave to another process since
+/// names another status file, or none).
+fn is_ours(pid: u32, status: &Path) -> bool {
+    let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let want = status.as_os_str().as_encoded_bytes();
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // A zombie has done its work: its status is written or never will be.
+    let zombie = stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z'));
+    !zombie && cmdline.split(|b| *b == 0).any(|arg| arg == want)
+}
