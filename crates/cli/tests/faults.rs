@@ -1,5 +1,5 @@
 //! The fault harness in the suite: ten jobs of claudeless agents that are nudged, restarted
-//! and finish while the daemon is killed with SIGKILL thirty times. `scripts/soak --kills N
+//! and finish, then run a shell step, while the daemon is killed with SIGKILL thirty times. `scripts/soak --kills N
 //! --seed S` runs the same harness longer.
 
 use bosun_testkit::faults::{run, Plan};

@@ -1,8 +1,8 @@
-//! A job's shell step, run so that it outlives a crash of bosun and is never run twice: a small
-//! wrapper shell in a process group of its own runs the command and writes its exit status into
-//! the run's directory (`run_dir/status`, next to `run_dir/pid`). Asked again for the same run
-//! after a restart, the daemon reads the status of a run that finished meanwhile, waits for one
-//! still running, and runs the command only when no run of it ever started.
+//! A job's shell step, run so that it outlives a crash of bosun and is never run twice: the
+//! daemon claims the run's directory, then a small wrapper shell in a process group of its own
+//! writes its pid there, runs the command and writes its exit status (`run_dir/status`). Asked
+//! again for the same run after a restart, the daemon reads the status of a run that finished
+//! meanwhile, waits for one still running, and runs the command only when no run of it started.
 
 use std::fs;
 use std::os::unix::process::CommandExt;
@@ -10,8 +10,14 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-/// The wrapper: runs `$1` with `sh -c` and writes its status into `$2` (aside, then renamed).
-const WRAPPER: &str = r#"sh -c "$1"; s=$?; printf '%s' "$s" > "$2.part" && mv "$2.part" "$2"; exit $s"#;
+/// The wrapper: writes its pid into `$3`, runs `$1` with `sh -c`, and writes its status into
+/// `$2` (aside, then renamed).
+const WRAPPER: &str =
+    r#"printf '%s' "$$" > "$3"; sh -c "$1"; s=$?; printf '%s' "$s" > "$2.part" && mv "$2.part" "$2"; exit $s"#;
+
+/// How long a claimed run's wrapper may take to write its pid before the run counts as never
+/// started.
+const CLAIM_WAIT: Duration = Duration::from_secs(2);
 
 /// How often a run left by an earlier daemon is looked at.
 const POLL: Duration = Duration::from_millis(100);
@@ -25,7 +31,11 @@ pub enum Ended {
 
 /// Runs (or takes up) the step's command; `started` is told the wrapper's pid (its process group).
 pub fn run(command: &str, cwd: &Path, log: &Path, run_dir: &Path, started: impl FnOnce(u32)) -> Ended {
-    let (status, pid) = (run_dir.join("status"), run_dir.join("pid"));
+    let (status, pid, claim) = (run_dir.join("status"), run_dir.join("pid"), run_dir.join("claimed"));
+    if claim.exists() && read_pid(&pid).is_none() {
+        // Claimed by a daemon that died about then: its wrapper may be starting.
+        poll_until(CLAIM_WAIT, POLL, || read_pid(&pid).is_some() || read_status(&status).is_some());
+    }
     if let Some(code) = read_status(&status) {
         return Ended::Exited(code);
     }
@@ -36,9 +46,10 @@ pub fn run(command: &str, cwd: &Path, log: &Path, run_dir: &Path, started: impl 
         }
         return read_status(&status).map_or(Ended::Killed, Ended::Exited);
     }
-    if let Err(e) = fs::create_dir_all(run_dir) {
-        return Ended::Failed(format!("cannot make {}: {e}", run_dir.display()));
+    if let Err(e) = fs::create_dir_all(run_dir).and_then(|()| fs::write(&claim, "")) {
+        return Ended::Failed(format!("cannot claim {}: {e}", run_dir.display()));
     }
+    let _ = fs::remove_file(&pid);
     let out = log
         .parent()
         .map(fs::create_dir_all)
@@ -51,6 +62,7 @@ pub fn run(command: &str, cwd: &Path, log: &Path, run_dir: &Path, started: impl 
     let child = Command::new("sh")
         .args(["-c", WRAPPER, "bosun-step", command])
         .arg(&status)
+        .arg(&pid)
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(out)
@@ -61,13 +73,18 @@ pub fn run(command: &str, cwd: &Path, log: &Path, run_dir: &Path, started: impl 
         Ok(c) => c,
         Err(e) => return Ended::Failed(format!("cannot run sh: {e}")),
     };
-    if let Err(e) = fs::write(&pid, child.id().to_string()) {
-        tracing::warn!("cannot record the step's pid in {}: {e}", pid.display());
-    }
     started(child.id());
     match child.wait() {
         Ok(s) => read_status(&status).or(s.code()).map_or(Ended::Killed, Ended::Exited),
         Err(e) => Ended::Failed(format!("cannot wait for sh: {e}")),
+    }
+}
+
+/// Polls `done` every `every` until it holds or `within` has passed.
+fn poll_until(within: Duration, every: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + within;
+    while !done() && std::time::Instant::now() < deadline {
+        std::thread::sleep(every);
     }
 }
 

@@ -74,6 +74,14 @@ impl Harness {
             }
         }
 
+        // Every job's shell step ran once: neither lost nor run again after a crash.
+        let marks = std::fs::read_to_string(self.files.path().join("marks")).unwrap_or_default();
+        let mut marked: Vec<usize> = marks.lines().filter_map(|l| l.trim().parse().ok()).collect();
+        marked.sort_unstable();
+        if marked != (0..jobs.len()).collect::<Vec<_>>() {
+            return Err(format!("each job's shell step should have run once: {marked:?}"));
+        }
+
         // Nothing left behind: no leftovers, no agent process still running.
         let out = b.command(self.repo.path(), &["doctor", "--json"]).output().map_err(|e| e.to_string())?;
         if !out.status.success() {

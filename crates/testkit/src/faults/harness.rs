@@ -63,7 +63,11 @@ job "work" {{
   vars   = ["n"]
   source = "worktree"
   step "agent" {{
-    run = {{ agent = "worker" }}
+    run     = {{ agent = "worker" }}
+    on_done = {{ step = "mark" }}
+  }}
+  step "mark" {{
+    run = "echo ${{var.n}} >> '{marks}'"
   }}
 }}
 
@@ -77,6 +81,7 @@ agent "worker" {{
 "#,
             wrapper = wrapper.display(),
             scenario = scenario.display(),
+            marks = files.path().join("marks").display(),
             chain = CHAIN.map(|(a, m)| format!("{{ action = \"{a}\", message = \"{m}\" }}")).join(", "),
         );
         let dir = repo.path().join(".bosun/runbooks");

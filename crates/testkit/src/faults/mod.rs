@@ -1,9 +1,10 @@
 //! The fault harness: a seeded workload of jobs whose claudeless agents are nudged, restarted
-//! and finish, while bosun's daemon is killed with SIGKILL again and again — at its own crash
-//! points (`BOSUN_FAULT`: just before an effect runs, or just after, before its outcome is
-//! recorded) and at random moments. Then the checks: no acknowledged fact lost, every job
-//! ends as it would have without the kills, no agent started twice, no message typed twice,
-//! nothing left behind. The same seed gives the same schedule of kills.
+//! and finish, then run a shell step, while bosun's daemon is killed with SIGKILL again and
+//! again — at its own crash points (`BOSUN_FAULT`: just before an effect runs, or just after,
+//! before its outcome is recorded) and at random moments. Then the checks: no acknowledged fact
+//! lost, every job ends as it would have without the kills, no agent started twice, no shell
+//! step run twice, no message typed twice, nothing left behind. The same seed gives the same
+//! schedule of kills.
 
 mod checks;
 mod harness;
