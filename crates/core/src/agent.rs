@@ -76,6 +76,63 @@ pub struct Agent {
     pub step: Option<(JobId, String, u32)>,
 }
 
+/// What a new agent is made of: the rest of an `Agent` is the bookkeeping of a fresh start.
+pub struct NewAgent {
+    pub id: AgentId,
+    pub name: Name,
+    pub workspace: WorkspaceId,
+    pub cwd: PathBuf,
+    pub command: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub driver: Driver,
+    pub policy: Policy,
+    pub prompt: Option<String>,
+    pub dir: PathBuf,
+    pub hook_command: String,
+    pub step: Option<(JobId, String, u32)>,
+}
+
+impl Agent {
+    /// A new agent, starting at `now`.
+    pub fn starting(new: NewAgent, now: Timestamp) -> Self {
+        let NewAgent { id, name, workspace, cwd, command, env, driver, policy, prompt, dir, hook_command, step } = new;
+        Self {
+            session: id.session(),
+            id,
+            name,
+            workspace,
+            cwd,
+            command,
+            env,
+            state: SessionState::Starting,
+            created_at: now,
+            state_since: now,
+            state_seq: 0,
+            pid: None,
+            kill_requested: false,
+            error: None,
+            driver,
+            policy,
+            prompt,
+            dir,
+            hook_command,
+            source: None,
+            log: None,
+            heartbeats: BTreeMap::new(),
+            recovery: BTreeMap::new(),
+            class_recovery: BTreeMap::new(),
+            said: None,
+            verdict: None,
+            verdict_turn: None,
+            classifying: None,
+            resume_message: None,
+            restarts: 0,
+            outcome: None,
+            step,
+        }
+    }
+}
+
 /// A trigger's place in its chain: the step, and how many tries of it were used.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Progress {

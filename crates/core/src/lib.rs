@@ -30,7 +30,9 @@ mod time;
 mod timer;
 mod workspace;
 
-pub use agent::{Agent, DeathReason, ExitStatus, Message, MessageKind, MessageState, Outcome, Progress, SessionState};
+pub use agent::{
+    Agent, DeathReason, ExitStatus, Message, MessageKind, MessageState, NewAgent, Outcome, Progress, SessionState,
+};
 pub use classify::{
     after_command, guardrail, heuristic, parse_answer, without_command, ClassSource, Classify, Rule, TurnClass, Verdict,
 };

@@ -168,40 +168,21 @@ fn launch(
     env.insert("BOSUN_AGENT_ID".into(), id.to_string());
     env.insert("BOSUN_WORKSPACE".into(), ws.path.display().to_string());
     env.insert("BOSUN_JOB".into(), job.spec.id.to_string());
-    let agent = Agent {
-        session: id.session(),
+    let new = crate::NewAgent {
         id: id.clone(),
         name: Name::derive(name),
         workspace: ws.id.clone(),
         cwd,
         command: plan.command.clone(),
         env,
-        state: SessionState::Starting,
-        created_at: now,
-        state_since: now,
-        state_seq: 0,
-        pid: None,
-        kill_requested: false,
-        error: None,
         driver,
         policy: plan.policy.clone(),
         prompt,
         dir: job.spec.agents_root.join(id.as_str()),
         hook_command: job.spec.hook_command.clone(),
-        source: None,
-        log: None,
-        heartbeats: Default::default(),
-        recovery: Default::default(),
-        class_recovery: Default::default(),
-        said: None,
-        verdict: None,
-        verdict_turn: None,
-        classifying: None,
-        resume_message: None,
-        restarts: 0,
-        outcome: None,
         step: Some((job.spec.id.clone(), spec.name.clone(), attempt)),
     };
+    let agent = Agent::starting(new, now);
     if state.agents.contains_key(&id) {
         return Err(format!("agent {id} already exists"));
     }

@@ -37,40 +37,21 @@ pub(super) fn start_agent(state: &State, spec: &AgentSpec, now: Timestamp, d: &m
     let mut env = spec.env.clone();
     env.insert("BOSUN_AGENT_ID".into(), agent_id.to_string());
     env.insert("BOSUN_WORKSPACE".into(), path.display().to_string());
-    let agent = Agent {
-        session: agent_id.session(),
+    let new = crate::NewAgent {
         id: agent_id.clone(),
         name: spec.name.clone(),
         workspace: ws_id,
         cwd: path,
         command: spec.command.clone(),
         env,
-        state: SessionState::Starting,
-        created_at: now,
-        state_since: now,
-        state_seq: 0,
-        pid: None,
-        kill_requested: false,
-        error: None,
         driver: spec.driver.clone(),
         policy: spec.policy.clone(),
         prompt: spec.prompt.clone(),
         dir: spec.agents_root.join(agent_id.as_str()),
         hook_command: spec.hook_command.clone(),
-        source: None,
-        log: None,
-        heartbeats: Default::default(),
-        recovery: Default::default(),
-        class_recovery: Default::default(),
-        said: None,
-        verdict: None,
-        verdict_turn: None,
-        classifying: None,
-        resume_message: None,
-        restarts: 0,
-        outcome: None,
         step: None,
     };
+    let agent = Agent::starting(new, now);
     d.effect(create(&workspace, false));
     d.event(Event::WorkspaceCreating { workspace });
     d.event(Event::AgentCreated { agent: Box::new(agent) });
