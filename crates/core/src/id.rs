@@ -82,6 +82,14 @@ impl AgentId {
     pub fn restarted_session(&self, n: u32) -> SessionName {
         SessionName(format!("bosun-{}-r{n}", self.0))
     }
+
+    /// The session the agent had after `restarts` restarts.
+    pub fn session_after(&self, restarts: u32) -> SessionName {
+        match restarts {
+            0 => self.session(),
+            n => self.restarted_session(n),
+        }
+    }
 }
 
 impl WorkspaceId {

@@ -144,10 +144,7 @@ fn takes_message(a: &Agent) -> bool {
 /// ended, the new one started with the message the `resume` step gave (a driver that takes no
 /// message on its command line has it queued already).
 pub(super) fn restart_interrupted(a: &Agent) -> Effect {
-    let old = match a.restarts {
-        0 | 1 => a.id.session(),
-        n => a.id.restarted_session(n - 1),
-    };
+    let old = a.id.session_after(a.restarts.saturating_sub(1));
     let message = a.resume_message.clone().filter(|_| takes_message(a));
     spawn_replacing(a, Some(message.as_deref()), Some(old))
 }

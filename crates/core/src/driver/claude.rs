@@ -47,6 +47,12 @@ pub struct HookPayload {
     pub source: Option<String>,
 }
 
+/// Whether the hook call reports the end of a turn (`Stop`): the moment what the agent said
+/// last is read, once per turn (the idle notification after it says nothing new).
+pub fn ends_turn(p: &HookPayload) -> bool {
+    p.hook_event_name == "Stop"
+}
+
 /// What a hook call means.
 pub fn hook_observation(p: &HookPayload) -> Observation {
     match p.hook_event_name.as_str() {

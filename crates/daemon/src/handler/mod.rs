@@ -10,8 +10,8 @@ use bosun_adapters::{AdapterError, Sessions, Survey, Workspaces};
 use bosun_core::driver::claude::{self, HookPayload};
 use bosun_core::driver::{codex, Driver, DriverKind};
 use bosun_core::{
-    AgentSpec, EscalationId, Event, Input, MessageState, Name, Nonce, Observation, SessionName, SessionState, State,
-    WorkspaceId, WorkspaceKind, WorkspaceProbe, WorkspaceState,
+    AgentSpec, EscalationId, Event, Input, MessageState, Name, Nonce, SessionName, SessionState, State, WorkspaceId,
+    WorkspaceKind, WorkspaceProbe, WorkspaceState,
 };
 use bosun_wire::{
     AgentDetail, DaemonStatus, ErrorKind, HookEvent, Listing, Pruned, Removed, Request, Response, StartAgent, Started,
@@ -283,9 +283,8 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                     }
                     let agent = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
                     let log = p.transcript_path.as_ref().map(PathBuf::from);
-                    let observation = claude::hook_observation(&p);
                     // The turn ended: what it said last is what its classification reads.
-                    if let (Observation::Idle, Some(log)) = (&observation, &log) {
+                    if let (true, Some(log)) = (claude::ends_turn(&p), &log) {
                         let log = log.clone();
                         let said = tokio::task::spawn_blocking(move || read_tail(&log, SAID_TAIL)).await;
                         if let Some(text) = said.ok().flatten().as_deref().and_then(claude::last_said) {
