@@ -198,7 +198,8 @@ pub struct StartArgs {
 /// steps, e.g. `--on-idle 'nudge*2:Continue' --on-idle 'resume:Carry on' --on-idle escalate`.
 #[derive(Debug, Args, Default)]
 pub struct PolicyArgs {
-    /// A policy file (TOML: on_idle, on_dead, on_error, on_error_kind, on_prompt, grace); the
+    /// A policy file (TOML: on_idle, on_dead, on_error, on_error_kind, on_prompt, grace,
+    /// accept_trust); the
     /// flags below add to it
     #[arg(long, value_name = "FILE.toml")]
     pub policy: Option<PathBuf>,
@@ -212,9 +213,13 @@ pub struct PolicyArgs {
     /// rate_limited, no_internet, other)
     #[arg(long = "on-error", value_name = "[KIND=]STEP")]
     pub on_error: Vec<String>,
-    /// A step for when a dialog holds the agent (permission, plan, question)
+    /// A step for when a dialog holds the agent (permission, plan, question, setup)
     #[arg(long = "on-prompt", value_name = "STEP")]
     pub on_prompt: Vec<String>,
+    /// Do not answer the agent's folder-trust dialog: leave it to --on-prompt as a setup prompt
+    /// (by default bosun trusts the workspace it made for the agent)
+    #[arg(long = "no-accept-trust")]
+    pub no_accept_trust: bool,
     /// Without hooks, how long idle must last before --on-idle acts (e.g. 60s, 5m)
     #[arg(long, value_name = "DURATION")]
     pub grace: Option<String>,

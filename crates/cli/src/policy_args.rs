@@ -31,6 +31,9 @@ pub fn policy(args: &PolicyArgs) -> Result<Policy> {
             _ => policy.on_error.0.push(step(s)?),
         }
     }
+    if args.no_accept_trust {
+        policy.accept_trust = false;
+    }
     if let Some(g) = &args.grace {
         policy.grace_ms = parse_duration(g).map_err(|e| anyhow::anyhow!("--grace {e}"))?;
     }

@@ -67,6 +67,9 @@ pub struct Agent {
     /// The message its last restart gave it (a crash that cut the restart short gives it again).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume_message: Option<String>,
+    /// What the dialog that holds it asks, when its driver could tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asks: Option<String>,
     /// How many times it was restarted with its conversation resumed.
     pub restarts: u32,
     /// Set by the `done` and `fail` actions: its work is over.
@@ -96,6 +99,7 @@ impl Agent {
     /// A new agent, starting at `now`.
     pub fn starting(new: NewAgent, now: Timestamp) -> Self {
         let NewAgent { id, name, workspace, cwd, command, env, driver, policy, prompt, dir, hook_command, step } = new;
+        let (command, prompt) = driver.split_prompt(command, prompt);
         Self {
             session: id.session(),
             id,
@@ -126,6 +130,7 @@ impl Agent {
             verdict_turn: None,
             classifying: None,
             resume_message: None,
+            asks: None,
             restarts: 0,
             outcome: None,
             step,

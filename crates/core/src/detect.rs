@@ -19,7 +19,7 @@ pub enum Source {
 #[serde(tag = "from", rename_all = "snake_case")]
 pub enum Cause {
     /// A Claude hook call.
-    Hook { payload: crate::driver::claude::HookPayload },
+    Hook { payload: Box<crate::driver::claude::HookPayload> },
     /// A line of the agent's session log: at most `LINE_MAX` bytes of it, `cut` when longer
     /// (a cut line cannot be read again, so replay passes it over).
     LogLine {
@@ -85,8 +85,11 @@ pub enum Observation {
     Working,
     /// Its turn ended; it waits for input.
     Idle,
+    /// A dialog holds it; `asks` is what it asks, when the driver can tell.
     Prompt {
         kind: PromptKind,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        asks: Option<String>,
     },
     Error {
         error: AgentError,

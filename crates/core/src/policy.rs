@@ -37,6 +37,10 @@ pub struct Policy {
     /// cancels it). With hooks, idle is certain and fires at once.
     #[serde(rename = "grace", default = "default_grace", with = "duration")]
     pub grace_ms: u64,
+    /// Whether bosun answers the agent's folder-trust dialog with "yes" in a workspace it made
+    /// (the default); when not, the dialog is a setup prompt for `on_prompt`.
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub accept_trust: bool,
 }
 
 pub const DEFAULT_GRACE_MS: u64 = 60_000;
@@ -52,8 +56,17 @@ impl Default for Policy {
             on_idle_class: BTreeMap::new(),
             classify: None,
             grace_ms: DEFAULT_GRACE_MS,
+            accept_trust: true,
         }
     }
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_yes(b: &bool) -> bool {
+    *b
 }
 
 fn default_grace() -> u64 {

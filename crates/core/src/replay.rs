@@ -78,7 +78,7 @@ pub fn replay(events: &[Recorded]) -> Replayed {
                         (seen, format!("log line {}", short(line)))
                     }
                     Cause::Notify { payload } => {
-                        let seen = codex::notify_observation(payload).unwrap_or_else(|| activity.clone());
+                        let seen = codex::notify_observation(payload, None).unwrap_or_else(|| activity.clone());
                         (seen, format!("notify {}", short(payload)))
                     }
                     Cause::Output { line, .. } => {

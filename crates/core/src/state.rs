@@ -84,8 +84,12 @@ pub fn apply(state: &mut State, event: &Event) {
                 }
             }
         }
-        Event::AgentObserved { id, state: new, source, at, .. } => {
+        Event::AgentObserved { id, state: new, source, at, observation, .. } => {
             if let Some(agent) = state.agents.get_mut(id) {
+                agent.asks = match (new, observation) {
+                    (SessionState::Prompt { .. }, Some(crate::Observation::Prompt { asks, .. })) => asks.clone(),
+                    _ => None,
+                };
                 // What it said belongs to the turn before: a new turn says its own.
                 if *new == SessionState::Running {
                     agent.said = None;

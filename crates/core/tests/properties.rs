@@ -100,10 +100,10 @@ fn input(n: u64, step: &Step, sim: &Sim) -> Input {
                 0 => O::Started,
                 1 => O::Working,
                 2 => O::Idle,
-                3 => O::Prompt { kind: PromptKind::Permission },
+                3 => O::Prompt { kind: PromptKind::Permission, asks: None },
                 4 => O::Error { error: AgentError::RateLimited },
                 5 => O::Activity { heartbeat: Heartbeat::LogWrite },
-                _ => O::Prompt { kind: PromptKind::Setup },
+                _ => O::Prompt { kind: PromptKind::Setup, asks: None },
             };
             Input::Observed { agent, source, observation, log: None, generation: None }
         }

@@ -313,7 +313,7 @@ fn a_permission_dialog_escalates_and_the_resolution_delivers_its_message() {
     let p = Policy { on_prompt: steps(&["escalate"]), ..Policy::default() };
     let a = idle_claude(&mut sim, p);
     sim.see(&a, Source::Hook, Observation::Working);
-    sim.see(&a, Source::Hook, Observation::Prompt { kind: PromptKind::Permission });
+    sim.see(&a, Source::Hook, Observation::Prompt { kind: PromptKind::Permission, asks: None });
     assert_eq!(sim.state.agents[&a].state, SessionState::Prompt { kind: PromptKind::Permission });
     let e = sim.state.open_escalations().next().expect("escalated").id;
     let effects = sim.ok(Input::Resolve { escalation: e, message: Some("1".into()) });
@@ -326,9 +326,9 @@ fn a_permission_dialog_escalates_and_the_resolution_delivers_its_message() {
 fn ask_user_question_and_plans_are_prompts() {
     let mut sim = Sim::new();
     let a = idle_claude(&mut sim, Policy::default());
-    sim.see(&a, Source::Hook, Observation::Prompt { kind: PromptKind::Question });
+    sim.see(&a, Source::Hook, Observation::Prompt { kind: PromptKind::Question, asks: None });
     assert_eq!(sim.state.agents[&a].state.label(), "prompt(question)");
-    sim.see(&a, Source::Hook, Observation::Prompt { kind: PromptKind::Plan });
+    sim.see(&a, Source::Hook, Observation::Prompt { kind: PromptKind::Plan, asks: None });
     assert_eq!(sim.state.agents[&a].state.label(), "prompt(plan)");
 }
 
@@ -425,7 +425,7 @@ fn a_trust_dialog_at_start_is_accepted() {
 fn a_hook_call_that_says_nothing_new_does_not_undo_a_dialog() {
     let mut sim = Sim::new();
     let a = idle_claude(&mut sim, Policy::default());
-    sim.see(&a, Source::Hook, Observation::Prompt { kind: PromptKind::Question });
+    sim.see(&a, Source::Hook, Observation::Prompt { kind: PromptKind::Question, asks: None });
     sim.see(&a, Source::Hook, Observation::Activity { heartbeat: Heartbeat::HookCall });
     sim.see(&a, Source::Screen, Observation::Activity { heartbeat: Heartbeat::TerminalOutput });
     assert_eq!(sim.state.agents[&a].state.label(), "prompt(question)");

@@ -107,15 +107,25 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
             let fresh = |a: &crate::Agent| spooled_at.is_none_or(|t| t >= a.state_since);
             let current = |a: &&crate::Agent| generation.is_none_or(|g| g == a.restarts) && fresh(a);
             if let Some(a) = state.agents.get(agent).filter(current) {
+                // The turn ended: what it said last is what its classification reads.
+                if let (true, Some(said)) = (crate::driver::claude::ends_turn(payload), payload.said()) {
+                    classify::said(state, agent, said, &mut d);
+                }
                 let observation = crate::driver::claude::hook_observation(payload);
                 let log = payload.transcript_path.as_ref().map(std::path::PathBuf::from);
-                let cause = Some(crate::Cause::Hook { payload: payload.clone() });
+                let cause = Some(crate::Cause::Hook { payload: Box::new(payload.clone()) });
                 observe::observed(state, a, crate::Source::Hook, &observation, log.as_ref(), cause, now, &mut d)
             }
         }
         Input::Notify { agent, payload } => {
-            let observation = crate::driver::codex::notify_observation(payload);
-            if let (Some(a), Some(observation)) = (state.agents.get(agent), observation) {
+            let a = state.agents.get(agent);
+            // The main thread is the one whose rollout log bosun follows.
+            let main = a.and_then(|a| a.log.as_deref()).and_then(driver::codex::session_id_from_path);
+            if let Some(said) = driver::codex::notify_said(payload, main.as_deref()) {
+                classify::said(state, agent, &said, &mut d);
+            }
+            let observation = driver::codex::notify_observation(payload, main.as_deref());
+            if let (Some(a), Some(observation)) = (a, observation) {
                 // Codex's notify says only "turn complete"; its rollout log says the rest. Neither
                 // outranks the other: they report at the log's tier, in time order.
                 let cause = Some(crate::Cause::Notify { payload: payload.clone() });

@@ -34,7 +34,9 @@ pub(super) fn observed(
     }
     if let Some(path) = log.filter(|p| a.log.as_ref() != Some(*p)) {
         d.event(Event::AgentLogFound { id: a.id.clone(), path: path.clone() });
-        d.effect(Effect::WatchLog { agent: a.id.clone(), path: path.clone(), session_log: true, from_start: false });
+        // A log new to this agent is read from its start: the agent may have written to it
+        // (an API error, say) before it said where it is.
+        d.effect(Effect::WatchLog { agent: a.id.clone(), path: path.clone(), session_log: true, from_start: true });
     }
     // Codex names its rollout log nowhere bosun can read: look for it once it has reported.
     if matches!(a.driver, Driver::Codex) && a.log.is_none() && log.is_none() && source == Source::Log {
@@ -68,13 +70,18 @@ pub(super) fn observed(
         Observation::Started => SessionState::Idle,
         Observation::Working | Observation::Activity { .. } => SessionState::Running,
         Observation::Idle => SessionState::Idle,
-        Observation::Prompt { kind } => SessionState::Prompt { kind: *kind },
+        Observation::Prompt { kind, .. } => SessionState::Prompt { kind: *kind },
         Observation::Error { error } => SessionState::Error { error: *error },
     };
-    if new == current && a.source == Some(source) {
+    let asks = match obs {
+        Observation::Prompt { asks, .. } => asks.as_ref(),
+        _ => None,
+    };
+    if new == current && a.source == Some(source) && (asks.is_none() || asks == a.asks.as_ref()) {
         return;
     }
-    let observation = cause.is_some().then(|| obs.clone());
+    // What a dialog asks is kept with the state it brings.
+    let observation = (cause.is_some() || asks.is_some()).then(|| obs.clone());
     d.event(Event::AgentObserved { id: a.id.clone(), state: new.clone(), source, at: now, observation, cause });
     if new != SessionState::Idle {
         clear_timers(state, a, |k| matches!(k, TimerKind::Grace { .. }), d);
@@ -92,8 +99,15 @@ pub(super) fn observed(
         SessionState::Idle if matches!(obs, Observation::Started) => grace(state, a, now, d),
         SessionState::Idle if source == Source::Hook => super::classify::turn_ended(state, a, now, d),
         SessionState::Idle => grace(state, a, now, d),
-        SessionState::Prompt { .. } => recovery::fire(state, a, Trigger::Prompt, None, now, d),
-        SessionState::Error { error } => recovery::fire(state, a, Trigger::Error, Some(*error), now, d),
+        // The chain (an escalation's reason) sees the dialog or the error it is about.
+        SessionState::Prompt { .. } => {
+            let held = Agent { state: new.clone(), asks: asks.cloned(), ..a.clone() };
+            recovery::fire(state, &held, Trigger::Prompt, None, now, d)
+        }
+        SessionState::Error { error } => {
+            let failed = Agent { state: new.clone(), ..a.clone() };
+            recovery::fire(state, &failed, Trigger::Error, Some(*error), now, d)
+        }
         _ => {}
     }
 }
@@ -198,9 +212,10 @@ pub(super) fn quiet_check(state: &State, a: &Agent, now: Timestamp, d: &mut Deci
 pub(super) fn screen(state: &State, agent: &AgentId, text: &str, now: Timestamp, d: &mut Decision) {
     let Some(a) = state.agents.get(agent).filter(|a| a.state.is_up()) else { return };
     if let Some(obs) = driver::claude::screen_observation(text) {
-        // bosun made this folder: it accepts the trust dialog's default ("Yes, proceed"). Other
+        // bosun made this folder: it accepts the trust dialog's default ("Yes, I trust this
+        // folder") unless its policy says not to. Other
         // start-up screens (login, onboarding) are prompts for the policy, and a person.
-        if driver::claude::is_trust_dialog(text) {
+        if driver::claude::is_trust_dialog(text) && a.policy.accept_trust {
             d.effect(Effect::PressEnter { session: a.session.clone() });
         }
         observed(state, a, Source::Screen, &obs, None, None, now, d);

@@ -245,6 +245,15 @@ fn what(a: &Agent, trigger: Trigger) -> String {
         Trigger::Idle => format!("agent {} is idle", a.id),
         Trigger::Dead => format!("agent {} died ({})", a.id, a.state.label()),
         Trigger::Error => format!("agent {} failed ({})", a.id, a.state.label()),
-        Trigger::Prompt => format!("agent {} waits at a dialog ({})", a.id, a.state.label()),
+        Trigger::Prompt => {
+            let kind = match &a.state {
+                SessionState::Prompt { kind } => kind.label(),
+                _ => "a",
+            };
+            match &a.asks {
+                Some(asks) => format!("agent {} waits at a {kind} dialog: {asks}", a.id),
+                None => format!("agent {} waits at a {kind} dialog", a.id),
+            }
+        }
     }
 }

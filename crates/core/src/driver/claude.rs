@@ -10,11 +10,96 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::argv::Grammar;
 use crate::{AgentError, Heartbeat, Observation, PromptKind};
 
+/// Claude Code 2.1's command line: `claude [options] [command] [prompt]`.
+pub const GRAMMAR: Grammar = Grammar {
+    value: &[
+        "--agent",
+        "--agents",
+        "--append-system-prompt",
+        "--append-system-prompt-file",
+        "--debug-file",
+        "--effort",
+        "--fallback-model",
+        "--input-format",
+        "--json-schema",
+        "--max-budget-usd",
+        "--max-turns",
+        "--model",
+        "-n",
+        "--name",
+        "--output-format",
+        "--permission-mode",
+        "--plugin-dir",
+        "--plugin-url",
+        "--remote-control-session-name-prefix",
+        "--session-id",
+        "--setting-sources",
+        "--settings",
+        "--system-prompt",
+        "--system-prompt-file",
+        // claudeless's own.
+        "--scenario",
+        "--cwd",
+        "--failure",
+        "--claude-version",
+    ],
+    optional: &[
+        "-d",
+        "--debug",
+        "--from-pr",
+        "--prompt-suggestions",
+        "--remote-control",
+        "-r",
+        "--resume",
+        "-w",
+        "--worktree",
+    ],
+    variadic: &[
+        "--add-dir",
+        "--allowedTools",
+        "--allowed-tools",
+        "--betas",
+        "--disallowedTools",
+        "--disallowed-tools",
+        "--file",
+        "--mcp-config",
+        "--tools",
+    ],
+    subcommands: &[
+        "agents",
+        "auth",
+        "auto-mode",
+        "doctor",
+        "gateway",
+        "install",
+        "mcp",
+        "plugin",
+        "plugins",
+        "project",
+        "setup-token",
+        "ultrareview",
+        "update",
+        "upgrade",
+    ],
+};
+
 /// The hooks bosun installs, each calling `<hook_command> <event>` with the payload on stdin.
-pub const HOOK_EVENTS: [&str; 6] =
-    ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "Notification"];
+/// `PermissionRequest` fires about 110 ms after `PreToolUse` when a permission dialog will show
+/// (the `Notification` that also says so comes about 6 s later); `StopFailure` ends a turn that
+/// an API error cut short, in place of `Stop`.
+pub const HOOK_EVENTS: [&str; 8] = [
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "Stop",
+    "StopFailure",
+    "Notification",
+];
 
 /// The settings file passed with `--settings`: one command hook per event in `HOOK_EVENTS`.
 /// `hook_command` is a shell command prefix (already quoted for `sh`).
@@ -30,7 +115,8 @@ pub fn settings(hook_command: &str) -> String {
     serde_json::json!({ "hooks": hooks }).to_string()
 }
 
-/// The fields of a hook payload bosun reads.
+/// The fields of a hook payload bosun reads, each bounded: what a dialog asks is kept as a
+/// short summary (`asks`), never the whole tool input.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HookPayload {
     pub hook_event_name: String,
@@ -45,16 +131,114 @@ pub struct HookPayload {
     /// SessionStart's reason: `startup`, `resume`, `compact` or `clear`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// StopFailure's error category (`rate_limit`, `authentication_failed`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Stop's (and StopFailure's) last assistant message: the turn's final text, which the
+    /// transcript often does not hold yet when the hook fires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_assistant_message: Option<String>,
+    /// A notification's (or error's) text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// What a dialog asks, from the tool's input: `Bash: rm -rf build`, a question and its
+    /// options, the start of a plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asks: Option<String>,
 }
 
-/// Whether the hook call reports the end of a turn (`Stop`): the moment what the agent said
-/// last is read, once per turn (the idle notification after it says nothing new).
+/// The most kept of a hook payload's text fields; a message keeps its end, where a turn says
+/// how it ended.
+const FIELD_MAX: usize = 4_000;
+/// The most of what a dialog asks.
+const ASKS_MAX: usize = 500;
+
+impl HookPayload {
+    /// Reads the payload Claude passed on stdin to the hook for `event` (the event name it was
+    /// installed for, used when the payload does not say). Anything unreadable gives a payload
+    /// with the event's name only.
+    pub fn parse(raw: &str, event: &str) -> Self {
+        let v: serde_json::Value = serde_json::from_str(raw).unwrap_or_default();
+        let text = |key: &str| v[key].as_str().map(str::to_owned);
+        let short = |key: &str| text(key).map(|s| head(&s, FIELD_MAX));
+        let name = text("hook_event_name").filter(|n| !n.is_empty()).unwrap_or_else(|| event.to_owned());
+        let tool = text("tool_name");
+        let asks = tool.as_deref().and_then(|t| asks(t, &v["tool_input"]));
+        Self {
+            hook_event_name: head(&name, 100),
+            notification_type: short("notification_type"),
+            tool_name: tool.map(|t| head(&t, 200)),
+            session_id: short("session_id"),
+            transcript_path: short("transcript_path"),
+            source: short("source"),
+            error: short("error").or_else(|| v["error"]["type"].as_str().map(|s| head(s, 200))),
+            last_assistant_message: text("last_assistant_message").map(|s| tail(&s, FIELD_MAX)),
+            message: short("message"),
+            asks,
+        }
+    }
+
+    /// What the agent said last, when the hook carries it.
+    pub fn said(&self) -> Option<&str> {
+        self.last_assistant_message.as_deref().filter(|s| !s.trim().is_empty())
+    }
+}
+
+/// What a dialog for tool `tool` with input `input` asks, in one short line or a few.
+fn asks(tool: &str, input: &serde_json::Value) -> Option<String> {
+    let s = |key: &str| input[key].as_str();
+    let text = match tool {
+        "AskUserQuestion" => {
+            let questions = input["questions"].as_array()?;
+            let lines: Vec<String> = questions
+                .iter()
+                .map(|q| {
+                    let options: Vec<&str> =
+                        q["options"].as_array().into_iter().flatten().filter_map(|o| o["label"].as_str()).collect();
+                    let question = q["question"].as_str().unwrap_or_default();
+                    if options.is_empty() {
+                        question.to_owned()
+                    } else {
+                        format!("{question} [{}]", options.join(" | "))
+                    }
+                })
+                .collect();
+            lines.join("\n")
+        }
+        "ExitPlanMode" => format!("approve the plan: {}", s("plan").unwrap_or_default()),
+        _ => {
+            let detail = s("command")
+                .or_else(|| s("file_path"))
+                .or_else(|| s("path"))
+                .or_else(|| s("url"))
+                .or_else(|| s("pattern"))
+                .map(str::to_owned)
+                .unwrap_or_else(|| if input.is_null() { String::new() } else { input.to_string() });
+            if detail.is_empty() {
+                tool.to_owned()
+            } else {
+                format!("{tool}: {detail}")
+            }
+        }
+    };
+    let text = text.trim();
+    (!text.is_empty()).then(|| head(text, ASKS_MAX))
+}
+
+/// Whether the hook call reports the end of a turn (`Stop`, or `StopFailure` after an API
+/// error): the moment what the agent said last is read, once per turn.
 pub fn ends_turn(p: &HookPayload) -> bool {
-    p.hook_event_name == "Stop"
+    matches!(p.hook_event_name.as_str(), "Stop" | "StopFailure")
 }
 
 /// What a hook call means.
+///
+/// `Notification`s are only signs of life, except the idle one: the permission notification
+/// comes about 6 s after its dialog (PermissionRequest said so at once, and by then the dialog
+/// may be answered), and the elicitation notification follows the PreToolUse of a question or
+/// a plan, which says more.
 pub fn hook_observation(p: &HookPayload) -> Observation {
+    let prompt = |kind| Observation::Prompt { kind, asks: p.asks.clone() };
     match p.hook_event_name.as_str() {
         // A new or resumed session waits for its first prompt; `compact` and `clear` happen
         // inside a session, mid-work or not.
@@ -62,18 +246,38 @@ pub fn hook_observation(p: &HookPayload) -> Observation {
         "SessionStart" => Observation::Activity { heartbeat: Heartbeat::HookCall },
         "UserPromptSubmit" | "PostToolUse" => Observation::Working,
         "PreToolUse" => match p.tool_name.as_deref() {
-            Some("AskUserQuestion") => Observation::Prompt { kind: PromptKind::Question },
-            Some("ExitPlanMode") => Observation::Prompt { kind: PromptKind::Plan },
+            Some("AskUserQuestion") => prompt(PromptKind::Question),
+            Some("ExitPlanMode") => prompt(PromptKind::Plan),
             _ => Observation::Working,
         },
+        "PermissionRequest" => match p.tool_name.as_deref() {
+            // These dialogs were reported at their PreToolUse already, as what they are.
+            Some("AskUserQuestion") => prompt(PromptKind::Question),
+            Some("ExitPlanMode") => prompt(PromptKind::Plan),
+            _ => prompt(PromptKind::Permission),
+        },
         "Stop" => Observation::Idle,
+        "StopFailure" => Observation::Error { error: failure(p) },
         "Notification" => match p.notification_type.as_deref() {
-            Some("permission_prompt") => Observation::Prompt { kind: PromptKind::Permission },
-            Some("elicitation_dialog") => Observation::Prompt { kind: PromptKind::Question },
             Some("idle_prompt") => Observation::Idle,
             _ => Observation::Activity { heartbeat: Heartbeat::HookCall },
         },
         _ => Observation::Activity { heartbeat: Heartbeat::HookCall },
+    }
+}
+
+/// The category of the API error a `StopFailure` reports: its `error` field, else its text.
+fn failure(p: &HookPayload) -> AgentError {
+    match api_error(p.error.as_deref()) {
+        AgentError::Other => {
+            let text = [p.message.as_deref(), p.last_assistant_message.as_deref()];
+            text.into_iter()
+                .flatten()
+                .map(error_from_text)
+                .find(|e| *e != AgentError::Other)
+                .unwrap_or(AgentError::Other)
+        }
+        known => known,
     }
 }
 
@@ -104,7 +308,13 @@ pub fn log_observation(line: &str) -> Observation {
     let activity = Observation::Activity { heartbeat: Heartbeat::LogWrite };
     let Ok(l) = serde_json::from_str::<LogLine>(line) else { return activity };
     match l.kind.as_str() {
-        "assistant" if l.api_error => Observation::Error { error: api_error(l.error.as_deref()) },
+        "assistant" if l.api_error => {
+            let error = match api_error(l.error.as_deref()) {
+                AgentError::Other => l.message.as_ref().map_or(AgentError::Other, message_error),
+                known => known,
+            };
+            Observation::Error { error }
+        }
         "assistant" if l.message.as_ref().is_some_and(|m| m.stop_reason.as_deref() == Some("tool_use")) => {
             Observation::Working
         }
@@ -161,24 +371,94 @@ pub fn api_error(error: Option<&str>) -> AgentError {
     }
 }
 
-/// What the screen shows at start-up, when hooks are silent: the trust dialog (before it is
-/// answered no hook fires), or a login or onboarding screen.
-pub fn screen_observation(screen: &str) -> Option<Observation> {
-    if is_trust_dialog(screen) {
-        return Some(Observation::Prompt { kind: PromptKind::Setup });
+/// The category of an error from its text, when no field says better: network failures
+/// ("Network error: Connection refused", "fetch failed", timeouts) are `no_internet`.
+pub fn error_from_text(text: &str) -> AgentError {
+    let t = text.to_lowercase();
+    let any = |words: &[&str]| words.iter().any(|w| t.contains(w));
+    if any(&["rate limit", "rate_limit", "too many requests", "overloaded"]) {
+        AgentError::RateLimited
+    } else if any(&["credit balance", "billing", "out of credits"]) {
+        AgentError::OutOfCredits
+    } else if any(&["invalid api key", "authentication", "unauthorized", "please run /login", "oauth token"]) {
+        AgentError::Unauthorized
+    } else if any(&[
+        "network error",
+        "network is unreachable",
+        "connection error",
+        "connection refused",
+        "connection reset",
+        "fetch failed",
+        "timed out",
+        "timeout",
+        "econnrefused",
+        "enotfound",
+        "getaddrinfo",
+        "unable to connect",
+    ]) {
+        AgentError::NoInternet
+    } else {
+        AgentError::Other
     }
-    const SETUP: [&str; 4] = [
-        "Do you trust the files in this folder?",
-        "Select login method",
-        "Choose the text style",
-        "Press Enter to continue",
-    ];
-    SETUP.iter().any(|s| screen.contains(s)).then_some(Observation::Prompt { kind: PromptKind::Setup })
 }
 
-/// The "Do you trust the files in this folder?" dialog.
+/// The error category of an error line's text.
+fn message_error(m: &LogMessage) -> AgentError {
+    m.content.as_ref().map_or(AgentError::Other, |c| {
+        let text = match c {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        error_from_text(&text)
+    })
+}
+
+/// What the screen shows at start-up, when hooks are silent: the folder-trust dialog (before it
+/// is answered no hook fires), the custom-API-key dialog, or a login or onboarding screen.
+/// Each is a setup prompt; `asks` is the dialog's question.
+pub fn screen_observation(screen: &str) -> Option<Observation> {
+    const SETUP: [&str; 7] = [
+        "Detected a custom API key",
+        "Do you want to use this API key?",
+        "Select login method",
+        "Choose the text style",
+        "Security notes:",
+        "Press Enter to continue",
+        "Browser didn't open?",
+    ];
+    let asks = if is_trust_dialog(screen) {
+        Some("trust this folder?".to_owned())
+    } else {
+        SETUP.iter().find(|s| screen.contains(*s)).map(|s| (*s).to_owned())
+    }?;
+    Some(Observation::Prompt { kind: PromptKind::Setup, asks: Some(asks) })
+}
+
+/// The folder-trust dialog: "Do you trust the files in this folder?" (Claude Code 1.x,
+/// claudeless) or "Quick safety check: Is this a project you created or one you trust?" with
+/// "Yes, I trust this folder" as its default (2.1).
 pub fn is_trust_dialog(screen: &str) -> bool {
     screen.contains("Do you trust the files in this folder?")
+        || screen.contains("Is this a project you created or one you trust?")
+        || screen.contains("Yes, I trust this folder")
+}
+
+/// The first `max` bytes of `s`, cut at a character boundary.
+fn head(s: &str, max: usize) -> String {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_owned()
+}
+
+/// The last `max` bytes of `s`, cut at a character boundary.
+fn tail(s: &str, max: usize) -> String {
+    let mut start = s.len().saturating_sub(max);
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    s[start..].to_owned()
 }
 
 /// `[Request interrupted by user]`: the turn was cut short, not a new one.
@@ -213,25 +493,127 @@ mod tests {
         })
     }
 
+    fn prompt(kind: PromptKind) -> Observation {
+        Observation::Prompt { kind, asks: None }
+    }
+
     #[test]
     fn hooks_mean_what_claude_says() {
         assert_eq!(hook("Stop", None, None), Observation::Idle);
         assert_eq!(hook("UserPromptSubmit", None, None), Observation::Working);
         assert_eq!(hook("PreToolUse", None, Some("Bash")), Observation::Working);
-        assert_eq!(
-            hook("PreToolUse", None, Some("AskUserQuestion")),
-            Observation::Prompt { kind: PromptKind::Question }
-        );
-        assert_eq!(hook("PreToolUse", None, Some("ExitPlanMode")), Observation::Prompt { kind: PromptKind::Plan });
-        assert_eq!(
-            hook("Notification", Some("permission_prompt"), None),
-            Observation::Prompt { kind: PromptKind::Permission }
-        );
+        assert_eq!(hook("PreToolUse", None, Some("AskUserQuestion")), prompt(PromptKind::Question));
+        assert_eq!(hook("PreToolUse", None, Some("ExitPlanMode")), prompt(PromptKind::Plan));
+        assert_eq!(hook("PermissionRequest", None, Some("Bash")), prompt(PromptKind::Permission));
+        assert_eq!(hook("PermissionRequest", None, Some("ExitPlanMode")), prompt(PromptKind::Plan));
         assert_eq!(hook("SessionStart", None, None), Observation::Started);
-        assert_eq!(
-            hook("Notification", Some("auth_success"), None),
-            Observation::Activity { heartbeat: Heartbeat::HookCall }
+        assert_eq!(hook("Notification", Some("idle_prompt"), None), Observation::Idle);
+        assert_eq!(hook("StopFailure", None, None), Observation::Error { error: AgentError::Other });
+    }
+
+    #[test]
+    fn a_notification_never_says_more_than_the_hook_before_it() {
+        // The permission notification comes ~6 s after PermissionRequest, maybe after the
+        // dialog was answered; the elicitation one follows a plan's or question's PreToolUse.
+        let beat = Observation::Activity { heartbeat: Heartbeat::HookCall };
+        for kind in ["permission_prompt", "elicitation_dialog", "auth_success"] {
+            assert_eq!(hook("Notification", Some(kind), None), beat, "{kind}");
+        }
+    }
+
+    #[test]
+    fn payloads_are_read_bounded_and_say_what_a_dialog_asks() {
+        let p = HookPayload::parse(
+            r#"{"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"rm -rf build"}}"#,
+            "PermissionRequest",
         );
+        assert_eq!(
+            hook_observation(&p),
+            Observation::Prompt { kind: PromptKind::Permission, asks: Some("Bash: rm -rf build".into()) }
+        );
+        let q = HookPayload::parse(
+            r#"{"tool_name":"AskUserQuestion","tool_input":{"questions":[{"question":"Which DB?","options":[{"label":"pg"},{"label":"sqlite"}]}]}}"#,
+            "PreToolUse",
+        );
+        assert_eq!(q.hook_event_name, "PreToolUse", "the installed event names a payload that does not");
+        assert_eq!(q.asks.as_deref(), Some("Which DB? [pg | sqlite]"));
+        let huge = format!(r#"{{"hook_event_name":"Stop","last_assistant_message":"{}end"}}"#, "x".repeat(100_000));
+        let stop = HookPayload::parse(&huge, "Stop");
+        assert!(
+            stop.said().is_some_and(|s| s.len() <= FIELD_MAX && s.ends_with("end")),
+            "the end of a message is kept"
+        );
+        let write = HookPayload::parse(
+            &format!(
+                r#"{{"tool_name":"Write","tool_input":{{"file_path":"/w/a","content":"{}"}}}}"#,
+                "y".repeat(50_000)
+            ),
+            "PermissionRequest",
+        );
+        assert_eq!(write.asks.as_deref(), Some("Write: /w/a"), "a tool's whole input is never kept");
+        let junk = HookPayload::parse("not json \u{0}", "Stop");
+        assert_eq!((junk.hook_event_name.as_str(), junk.said()), ("Stop", None));
+    }
+
+    #[test]
+    fn a_stop_failure_is_an_error_of_its_kind() {
+        let failure = |raw: &str| hook_observation(&HookPayload::parse(raw, "StopFailure"));
+        let error = |error| Observation::Error { error };
+        assert_eq!(failure(r#"{"error":"rate_limit"}"#), error(AgentError::RateLimited));
+        assert_eq!(failure(r#"{"error":"authentication_failed"}"#), error(AgentError::Unauthorized));
+        assert_eq!(failure(r#"{"error":"billing_error"}"#), error(AgentError::OutOfCredits));
+        assert_eq!(
+            failure(r#"{"error":"unknown","last_assistant_message":"API Error: Connection error."}"#),
+            error(AgentError::NoInternet)
+        );
+        assert_eq!(failure(r#"{"error":"server_error"}"#), error(AgentError::Other));
+    }
+
+    #[test]
+    fn network_failures_read_as_no_internet_from_their_text() {
+        for text in [
+            "Network error: Connection refused",
+            "Error: Network is unreachable",
+            "API Error: Connection error.",
+            "TypeError: fetch failed",
+            "Request timed out.",
+        ] {
+            assert_eq!(error_from_text(text), AgentError::NoInternet, "{text}");
+            let line = format!(
+                r#"{{"type":"assistant","error":"unknown","isApiErrorMessage":true,"message":{{"content":[{{"type":"text","text":{}}}]}}}}"#,
+                serde_json::json!(text)
+            );
+            assert_eq!(log_observation(&line), Observation::Error { error: AgentError::NoInternet }, "{text}");
+        }
+        assert_eq!(error_from_text("something odd"), AgentError::Other);
+    }
+
+    #[test]
+    fn start_up_dialogs_are_setup_prompts() {
+        let trust = "Accessing workspace:\n /tmp/w\n Quick safety check: Is this a project you created or one you trust?\n ❯ 1. Yes, I trust this folder\n   2. No, exit\n Enter to confirm · Esc to cancel";
+        assert!(is_trust_dialog(trust));
+        assert!(is_trust_dialog("Do you trust the files in this folder?"));
+        let key = "Detected a custom API key in your environment\n Do you want to use this API key?\n   1. Yes\n ❯ 2. No (recommended)";
+        assert!(!is_trust_dialog(key));
+        for screen in [trust, key] {
+            assert!(matches!(
+                screen_observation(screen),
+                Some(Observation::Prompt { kind: PromptKind::Setup, asks: Some(_) })
+            ));
+        }
+        assert_eq!(screen_observation("❯ Try \"fix lint errors\""), None);
+    }
+
+    #[test]
+    fn a_prompt_on_the_command_line_is_held_apart() {
+        let words = |w: &[&str]| w.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
+        assert_eq!(GRAMMAR.split_prompt(&words(&["claude", "fix it"])), (words(&["claude"]), Some("fix it".into())));
+        let cmd = words(&["claude", "--model", "opus", "--permission-mode", "plan", "-r", "fix it"]);
+        assert_eq!(GRAMMAR.split_prompt(&cmd).1.as_deref(), None, "--resume takes the next word as its id");
+        let cmd = words(&["claude", "--dangerously-skip-permissions", "--scenario", "s.toml", "fix it"]);
+        assert_eq!(GRAMMAR.split_prompt(&cmd).1.as_deref(), Some("fix it"));
+        assert_eq!(GRAMMAR.split_prompt(&words(&["claude", "mcp", "list"])).1, None);
+        assert_eq!(GRAMMAR.split_prompt(&words(&["claude", "--allowedTools", "Bash", "Edit"])).1, None);
     }
 
     #[test]

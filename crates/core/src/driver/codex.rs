@@ -21,7 +21,65 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use super::argv::Grammar;
 use crate::{AgentError, Heartbeat, Observation, Source};
+
+/// Codex 0.169's command line: `codex [OPTIONS] [PROMPT]` or `codex <COMMAND>`.
+pub const GRAMMAR: Grammar = Grammar {
+    value: &[
+        "-c",
+        "--config",
+        "-m",
+        "--model",
+        "-p",
+        "--profile",
+        "-s",
+        "--sandbox",
+        "-C",
+        "--cd",
+        "-a",
+        "--ask-for-approval",
+        "--enable",
+        "--disable",
+        "--remote",
+        "--remote-auth-token-env",
+        "--local-provider",
+        "--add-dir",
+    ],
+    optional: &[],
+    variadic: &["-i", "--image"],
+    subcommands: &[
+        "agents",
+        "exec",
+        "e",
+        "review",
+        "login",
+        "logout",
+        "mcp",
+        "plugin",
+        "app-server",
+        "remote-control",
+        "completion",
+        "update",
+        "doctor",
+        "sandbox",
+        "debug",
+        "apply",
+        "a",
+        "resume",
+        "queue",
+        "archive",
+        "delete",
+        "migrate-rollouts",
+        "migrate-nfs-db",
+        "unarchive",
+        "fork",
+        "cloud",
+        "exec-server",
+        "features",
+        "help",
+    ],
+};
 
 /// The confidence of Codex's `notify` reports: they say only "turn complete", the rollout log
 /// says the rest, and neither outranks the other — they are taken in time order.
@@ -45,6 +103,20 @@ struct Payload {
     message: Option<String>,
     #[serde(default)]
     codex_error_info: Option<serde_json::Value>,
+    /// 0.169 reports a failed turn inside its `task_complete`.
+    #[serde(default)]
+    error: Option<TurnError>,
+}
+
+/// `task_complete.error`: `{"message": "exceeded retry limit, last status: 429 Too Many
+/// Requests", "codex_error_info": {"response_too_many_failed_attempts": {"http_status_code":
+/// 429}}}`.
+#[derive(Deserialize)]
+struct TurnError {
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    codex_error_info: Option<serde_json::Value>,
 }
 
 /// What one line of a rollout log means. Every line is a log-write heartbeat; beyond that a
@@ -64,7 +136,13 @@ pub fn log_observation(line: &str) -> Observation {
         "response_item" => Observation::Working,
         "event_msg" => match item {
             "task_started" | "turn_started" | "user_message" => Observation::Working,
-            "task_complete" | "turn_complete" | "turn_aborted" => Observation::Idle,
+            "task_complete" | "turn_complete" => match &payload.error {
+                Some(e) => Observation::Error {
+                    error: error_category(e.message.as_deref().unwrap_or_default(), e.codex_error_info.as_ref()),
+                },
+                None => Observation::Idle,
+            },
+            "turn_aborted" => Observation::Idle,
             // Codex retries a broken stream itself ("Reconnecting... 2/5"): a sign of life, not
             // the end of the turn.
             "stream_error" => activity,
@@ -85,6 +163,11 @@ pub fn log_observation(line: &str) -> Observation {
 /// usage-limit message also offers to "purchase more credits", and quota before 429 because
 /// running out of quota is itself answered with a 429.
 pub fn error_category(message: &str, info: Option<&serde_json::Value>) -> AgentError {
+    // An HTTP status says it best: a 401 comes as `http_connection_failed`, which is no
+    // network failure.
+    if let Some(error) = info.and_then(status_category) {
+        return error;
+    }
     let m = message.to_lowercase();
     let any = |words: &[&str]| words.iter().any(|w| m.contains(w));
     if any(&["usage limit"]) {
@@ -99,6 +182,17 @@ pub fn error_category(message: &str, info: Option<&serde_json::Value>) -> AgentE
         AgentError::NoInternet
     } else {
         info.map_or(AgentError::Other, info_category)
+    }
+}
+
+/// The category of the HTTP status a `codex_error_info` object carries, when it carries one.
+fn status_category(info: &serde_json::Value) -> Option<AgentError> {
+    let status = info.as_object()?.values().find_map(|v| v["http_status_code"].as_u64())?;
+    match status {
+        401 | 403 => Some(AgentError::Unauthorized),
+        402 => Some(AgentError::OutOfCredits),
+        429 => Some(AgentError::RateLimited),
+        _ => None,
     }
 }
 
@@ -146,28 +240,46 @@ fn is_uuid(s: &str) -> bool {
         && groups.iter().zip([8, 4, 4, 4, 12]).all(|(g, n)| g.len() == n && g.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
-/// What a `notify` call means, from the JSON object Codex passes as the program's last argument:
-/// `agent-turn-complete` means the agent waits for input. None for any other (or unreadable)
-/// payload.
-pub fn notify_observation(payload_json: &str) -> Option<Observation> {
-    #[derive(Deserialize)]
-    struct Notification {
-        #[serde(rename = "type")]
-        kind: String,
-    }
-    let n: Notification = serde_json::from_str(payload_json).ok()?;
-    (n.kind == "agent-turn-complete").then_some(Observation::Idle)
+/// The fields of a `notify` payload bosun reads.
+#[derive(Deserialize)]
+struct Notification {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default, rename = "thread-id")]
+    thread: Option<String>,
+    #[serde(default, rename = "input-messages")]
+    input: Vec<serde_json::Value>,
+    #[serde(default, rename = "last-assistant-message")]
+    said: Option<String>,
 }
 
-/// What the agent said at the end of the turn a `notify` call reports (its
-/// `last-assistant-message`).
-pub fn notify_said(payload_json: &str) -> Option<String> {
-    #[derive(Deserialize)]
-    struct Notification {
-        #[serde(rename = "last-assistant-message")]
-        said: Option<String>,
+/// The start of what Codex asks its own title-generation thread.
+const TITLE_REQUEST: &str = "Generate a concise, single-line task title";
+
+impl Notification {
+    /// Whether the call reports a turn of the agent's main thread: not one of Codex's own side
+    /// threads (the title generation, which has its own thread id and no rollout log), and, once
+    /// the main thread's id is known (`main`, from its rollout log's name), of that thread.
+    fn of_main_thread(&self, main: Option<&str>) -> bool {
+        let titling = self.input.iter().any(|m| m.as_str().is_some_and(|m| m.trim_start().starts_with(TITLE_REQUEST)));
+        let other = matches!((main, self.thread.as_deref()), (Some(main), Some(t)) if t != main);
+        !titling && !other
     }
-    serde_json::from_str::<Notification>(payload_json).ok()?.said.filter(|s| !s.trim().is_empty())
+}
+
+/// What a `notify` call means, from the JSON object Codex passes as the program's last argument:
+/// `agent-turn-complete` of the agent's main thread means it waits for input. None for any
+/// other (or unreadable) payload. `main` is the main thread's id when known.
+pub fn notify_observation(payload_json: &str, main: Option<&str>) -> Option<Observation> {
+    let n: Notification = serde_json::from_str(payload_json).ok()?;
+    (n.kind == "agent-turn-complete" && n.of_main_thread(main)).then_some(Observation::Idle)
+}
+
+/// What the agent said at the end of the main-thread turn a `notify` call reports (its
+/// `last-assistant-message`).
+pub fn notify_said(payload_json: &str, main: Option<&str>) -> Option<String> {
+    let n = serde_json::from_str::<Notification>(payload_json).ok().filter(|n| n.of_main_thread(main))?;
+    n.said.filter(|s| !s.trim().is_empty())
 }
 
 /// The argument bosun passes to `codex` after `-c` so that Codex runs `command` (followed by
@@ -215,6 +327,13 @@ mod tests {
             (event(r#"{"type":"turn_started","turn_id":"1"}"#), Observation::Working),
             (event(r#"{"type":"user_message","message":"fix it"}"#), Observation::Working),
             (event(r#"{"type":"task_complete","last_agent_message":"Done."}"#), Observation::Idle),
+            (event(r#"{"type":"task_complete","error":null}"#), Observation::Idle),
+            // Line types new in 0.169 are signs of life.
+            (r#"{"type":"world_state","payload":{"x":1}}"#.to_owned(), ACTIVITY),
+            (r#"{"type":"token_usage_record","payload":{}}"#.to_owned(), ACTIVITY),
+            (r#"{"type":"item_completed","payload":{"type":"x"}}"#.to_owned(), ACTIVITY),
+            (r#"{"type":"thread_settings_applied","payload":{}}"#.to_owned(), ACTIVITY),
+            (r#"{"type":"ordinal","payload":7}"#.to_owned(), ACTIVITY),
             (event(r#"{"type":"turn_aborted","reason":"interrupted"}"#), Observation::Idle),
             (event(r#"{"type":"token_count","info":null}"#), ACTIVITY),
             (event(r#"{"type":"agent_message","message":"Done."}"#), ACTIVITY),
@@ -272,6 +391,19 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_turn_is_an_error_of_its_http_status() {
+        let failed = |error: &str| {
+            log_observation(&event(&format!(r#"{{"type":"task_complete","turn_id":"1","error":{error}}}"#)))
+        };
+        let rate = r#"{"message":"exceeded retry limit, last status: 429 Too Many Requests","codex_error_info":{"response_too_many_failed_attempts":{"http_status_code":429}}}"#;
+        assert_eq!(failed(rate), Observation::Error { error: AgentError::RateLimited });
+        let auth = r#"{"message":"unexpected status 401 Unauthorized: connection failed","codex_error_info":{"http_connection_failed":{"http_status_code":401}}}"#;
+        assert_eq!(failed(auth), Observation::Error { error: AgentError::Unauthorized });
+        let net = r#"{"message":"stream error: connection refused","codex_error_info":{"http_connection_failed":{"http_status_code":null}}}"#;
+        assert_eq!(failed(net), Observation::Error { error: AgentError::NoInternet });
+    }
+
+    #[test]
     fn error_info_decides_when_the_message_does_not() {
         let info = |v: serde_json::Value| error_category("something went wrong", Some(&v));
         assert_eq!(info(serde_json::json!("usage_limit_exceeded")), AgentError::RateLimited);
@@ -306,12 +438,24 @@ mod tests {
     #[test]
     fn turn_completion_notifications_mean_idle() {
         let done = r#"{"type":"agent-turn-complete","thread-id":"t","turn-id":"1","cwd":"/w","input-messages":["hi"],"last-assistant-message":"Hello"}"#;
-        assert_eq!(notify_observation(done), Some(Observation::Idle));
-        assert_eq!(notify_observation(r#"{"type":"approval-requested"}"#), None);
-        assert_eq!(notify_observation("[]"), None);
-        assert_eq!(notify_observation("not json"), None);
-        assert_eq!(notify_said(done).as_deref(), Some("Hello"), "what it said is what its turn is classified on");
-        assert_eq!(notify_said(r#"{"type":"agent-turn-complete"}"#), None);
+        assert_eq!(notify_observation(done, None), Some(Observation::Idle));
+        assert_eq!(notify_observation(done, Some("t")), Some(Observation::Idle));
+        assert_eq!(notify_observation(r#"{"type":"approval-requested"}"#, None), None);
+        assert_eq!(notify_observation("[]", None), None);
+        assert_eq!(notify_observation("not json", None), None);
+        assert_eq!(notify_said(done, None).as_deref(), Some("Hello"), "what it said is what its turn is classified on");
+        assert_eq!(notify_said(r#"{"type":"agent-turn-complete"}"#, None), None);
+    }
+
+    #[test]
+    fn only_the_main_threads_turns_count() {
+        let title = r#"{"type":"agent-turn-complete","thread-id":"019a-title","turn-id":"1","client":"codex-tui","input-messages":["Generate a concise, single-line task title for this request: fix the bug"],"last-assistant-message":"Fix the bug"}"#;
+        assert_eq!(notify_observation(title, None), None, "Codex's own title thread");
+        assert_eq!(notify_said(title, None), None);
+        let other = r#"{"type":"agent-turn-complete","thread-id":"other","input-messages":["hi"],"last-assistant-message":"x"}"#;
+        assert_eq!(notify_observation(other, Some("main")), None, "a thread that is not the main one");
+        assert_eq!(notify_said(other, Some("main")), None);
+        assert_eq!(notify_observation(other, None), Some(Observation::Idle), "before the main one is known");
     }
 
     #[test]

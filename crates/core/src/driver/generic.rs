@@ -98,7 +98,7 @@ impl Matcher {
         if matches(&self.error) {
             Some(Observation::Error { error: AgentError::Other })
         } else if matches(&self.prompt) {
-            Some(Observation::Prompt { kind: PromptKind::Question })
+            Some(Observation::Prompt { kind: PromptKind::Question, asks: None })
         } else if matches(&self.working) {
             Some(Observation::Working)
         } else {
@@ -167,7 +167,7 @@ mod tests {
         patterns(prompt, working, error).compile().unwrap()
     }
 
-    const QUESTION: Option<Observation> = Some(Observation::Prompt { kind: PromptKind::Question });
+    const QUESTION: Option<Observation> = Some(Observation::Prompt { kind: PromptKind::Question, asks: None });
     const ERROR: Option<Observation> = Some(Observation::Error { error: AgentError::Other });
 
     #[test]

@@ -2,6 +2,7 @@
 //! here — command lines, the Claude settings file with bosun's hooks, and the classification of
 //! hook payloads and log lines into `Observation`s; the adapters do the reading and writing.
 
+pub mod argv;
 pub mod claude;
 pub mod codex;
 pub mod generic;
@@ -50,6 +51,21 @@ impl Driver {
             Self::Claude { .. } => DriverKind::Claude,
             Self::Codex => DriverKind::Codex,
             Self::Generic { .. } => DriverKind::Generic,
+        }
+    }
+
+    /// The user's command and first prompt as bosun keeps them: a prompt given on the command
+    /// line (`claude "fix it"`) is taken out of it, so that it is given at start only and a
+    /// resume sends its own message instead. An explicit `prompt` leaves the command as it is.
+    pub fn split_prompt(&self, command: Vec<String>, prompt: Option<String>) -> (Vec<String>, Option<String>) {
+        let grammar = match self {
+            Self::Claude { .. } => &claude::GRAMMAR,
+            Self::Codex => &codex::GRAMMAR,
+            Self::Generic { .. } => return (command, prompt),
+        };
+        match prompt {
+            Some(p) => (command, Some(p)),
+            None => grammar.split_prompt(&command),
         }
     }
 

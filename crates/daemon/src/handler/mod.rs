@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use bosun_adapters::{AdapterError, Sessions, Survey, Workspaces};
 use bosun_core::driver::claude::{self, HookPayload};
-use bosun_core::driver::{codex, Driver, DriverKind};
+use bosun_core::driver::{Driver, DriverKind};
 use bosun_core::{
     AgentSpec, EscalationId, Event, Input, MessageState, Name, Nonce, SessionName, SessionState, State, WorkspaceId,
     WorkspaceKind, WorkspaceProbe, WorkspaceState,
@@ -277,14 +277,12 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                     Input::SessionClosed { session: SessionName::from_reported(&session) }
                 }
                 HookEvent::Claude { agent, generation, event, payload, spooled_at } => {
-                    let mut p: HookPayload = serde_json::from_str(&payload).unwrap_or_default();
-                    if p.hook_event_name.is_empty() {
-                        p.hook_event_name = event;
-                    }
+                    let p = HookPayload::parse(&payload, &event);
                     let agent = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
                     let log = p.transcript_path.as_ref().map(PathBuf::from);
-                    // The turn ended: what it said last is what its classification reads.
-                    if let (true, Some(log)) = (claude::ends_turn(&p), &log) {
+                    // The turn ended and the hook does not say what it said last (claudeless,
+                    // older Claude Code): the end of the transcript does.
+                    if let (true, None, Some(log)) = (claude::ends_turn(&p), p.said(), &log) {
                         let log = log.clone();
                         let said = tokio::task::spawn_blocking(move || read_tail(&log, SAID_TAIL)).await;
                         if let Some(text) = said.ok().flatten().as_deref().and_then(claude::last_said) {
@@ -301,10 +299,6 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                 }
                 HookEvent::Codex { agent, payload } => {
                     let agent = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
-                    if let Some(text) = codex::notify_said(&payload) {
-                        let said = Input::Said { agent: agent.clone(), text };
-                        ctx.engine.submit(said).await.map_err(engine_error)?;
-                    }
                     Input::Notify { agent, payload }
                 }
             };

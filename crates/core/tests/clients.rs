@@ -1,0 +1,171 @@
+//! What the real Claude Code 2.1 and Codex 0.169 report, read right (issue 9): a prompt on the
+//! command line, a resume, the Stop payload's last message, StopFailure, PermissionRequest,
+//! Codex's title thread and its failed turns, and escalations that say which dialog asks what.
+
+mod support;
+
+use bosun_core::driver::claude::HookPayload;
+use bosun_core::driver::Driver;
+use bosun_core::{AgentError, AgentId, Effect, Event, Input, Observation, Policy, SessionState, Source, Step};
+use support::{claude, spec, Sim};
+
+fn steps(s: &[&str]) -> bosun_core::Chain {
+    bosun_core::Chain(s.iter().map(|s| s.parse::<Step>().unwrap()).collect())
+}
+
+fn hook(a: &AgentId, raw: &str, event: &str) -> Input {
+    Input::Hook { agent: a.clone(), generation: None, payload: HookPayload::parse(raw, event), spooled_at: None }
+}
+
+fn spawned_command(effects: &[Effect]) -> Option<Vec<String>> {
+    effects.iter().find_map(|e| match e {
+        Effect::SpawnSession { command, .. } => Some(command.clone()),
+        _ => None,
+    })
+}
+
+fn words(w: &[&str]) -> Vec<String> {
+    w.iter().map(|w| (*w).to_owned()).collect()
+}
+
+/// A Claude agent started as `claude "fix it"` with `policy`, its session up.
+fn claude_with_prompt(sim: &mut Sim, policy: Policy) -> (AgentId, Vec<String>) {
+    let spec = bosun_core::AgentSpec { command: words(&["claude", "fix it"]), ..claude(1, policy) };
+    let (a, w) = sim.start_with(spec);
+    let first = spawned_command(&sim.ok(Input::WorkspaceCreated { id: w })).expect("spawned");
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(7) });
+    (a, first)
+}
+
+#[test]
+fn a_prompt_on_claudes_command_line_is_working_from_the_first_moment_and_never_sent_again() {
+    let mut sim = Sim::new();
+    let policy = Policy { on_dead: steps(&["resume:go on"]), ..Policy::default() };
+    let (a, first) = claude_with_prompt(&mut sim, policy);
+    assert_eq!(first.iter().filter(|w| *w == "fix it").count(), 1, "{first:?}");
+    assert_eq!(first.last().map(String::as_str), Some("fix it"), "the prompt ends the command: {first:?}");
+    assert_eq!(sim.state.agents[&a].prompt.as_deref(), Some("fix it"));
+    sim.ok(hook(&a, r#"{"hook_event_name":"SessionStart","source":"startup"}"#, "SessionStart"));
+    assert_eq!(sim.state.agents[&a].state, SessionState::Running, "not idle before UserPromptSubmit");
+    // It dies; the resume sends its own message only.
+    let effects = sim.ok(Input::SessionExited {
+        session: a.session(),
+        status: bosun_core::ExitStatus { code: Some(1), signal: None },
+    });
+    let resumed = spawned_command(&effects).expect("resumed");
+    assert!(!resumed.contains(&"fix it".to_owned()), "the first prompt is not sent again: {resumed:?}");
+    assert!(resumed.contains(&"--resume".to_owned()), "{resumed:?}");
+    assert_eq!(resumed.last().map(String::as_str), Some("go on"), "{resumed:?}");
+}
+
+#[test]
+fn codex_started_with_a_positional_prompt_is_working_until_its_turn_ends() {
+    let mut sim = Sim::new();
+    let spec = bosun_core::AgentSpec { command: words(&["codex", "fix it"]), driver: Driver::Codex, ..spec(2) };
+    let (a, w) = sim.start_with(spec);
+    let first = spawned_command(&sim.ok(Input::WorkspaceCreated { id: w })).expect("spawned");
+    assert_eq!(first.first().map(String::as_str), Some("codex"));
+    assert_eq!(first.last().map(String::as_str), Some("fix it"), "{first:?}");
+    assert_eq!(first.iter().filter(|w| *w == "fix it").count(), 1, "{first:?}");
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(8) });
+    assert_eq!(sim.state.agents[&a].state, SessionState::Running, "a turn runs from the start");
+    // Codex's title thread finishes first: neither idle nor what the agent said.
+    let title = r#"{"type":"agent-turn-complete","thread-id":"t-title","turn-id":"1","input-messages":["Generate a concise, single-line task title for this request"],"last-assistant-message":"Fix it"}"#;
+    sim.ok(Input::Notify { agent: a.clone(), payload: title.into() });
+    assert_eq!(sim.state.agents[&a].state, SessionState::Running, "the title thread is not the agent's turn");
+    assert_eq!(sim.state.agents[&a].said, None);
+    let done = r#"{"type":"agent-turn-complete","thread-id":"t-main","turn-id":"2","input-messages":["fix it"],"last-assistant-message":"Fixed."}"#;
+    sim.ok(Input::Notify { agent: a.clone(), payload: done.into() });
+    assert_eq!(sim.state.agents[&a].state, SessionState::Idle);
+    assert_eq!(sim.state.agents[&a].said.as_deref(), Some("Fixed."));
+}
+
+#[test]
+fn the_stop_payloads_last_message_is_what_the_turn_is_judged_on() {
+    let mut sim = Sim::new();
+    let (a, _) = claude_with_prompt(&mut sim, Policy::default());
+    sim.ok(hook(&a, r#"{"hook_event_name":"UserPromptSubmit","prompt":"fix it"}"#, "UserPromptSubmit"));
+    sim.ok(hook(&a, r#"{"hook_event_name":"Stop","last_assistant_message":"All fixed. Shall I push?"}"#, "Stop"));
+    let agent = &sim.state.agents[&a];
+    assert_eq!(agent.state, SessionState::Idle);
+    assert_eq!(agent.said.as_deref(), Some("All fixed. Shall I push?"));
+}
+
+#[test]
+fn stop_failure_is_an_error_and_starts_its_chain() {
+    let mut sim = Sim::new();
+    let mut policy = Policy::default();
+    policy.on_error_kind.insert(AgentError::RateLimited, steps(&["nudge:try again"]));
+    let (a, _) = claude_with_prompt(&mut sim, policy);
+    sim.ok(hook(&a, r#"{"hook_event_name":"UserPromptSubmit"}"#, "UserPromptSubmit"));
+    let effects = sim.ok(hook(&a, r#"{"hook_event_name":"StopFailure","error":"rate_limit"}"#, "StopFailure"));
+    assert_eq!(sim.state.agents[&a].state, SessionState::Error { error: AgentError::RateLimited });
+    assert!(effects.iter().any(|e| matches!(e, Effect::SendText { text, .. } if text == "try again")), "{effects:?}");
+}
+
+#[test]
+fn a_permission_request_is_a_prompt_at_once_and_its_escalation_says_what_it_asks() {
+    let mut sim = Sim::new();
+    let policy = Policy { on_prompt: steps(&["escalate"]), ..Policy::default() };
+    let (a, _) = claude_with_prompt(&mut sim, policy);
+    sim.ok(hook(&a, r#"{"hook_event_name":"PreToolUse","tool_name":"Bash"}"#, "PreToolUse"));
+    let request =
+        r#"{"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"rm -rf build"}}"#;
+    sim.ok(hook(&a, request, "PermissionRequest"));
+    let agent = &sim.state.agents[&a];
+    assert_eq!(agent.state.label(), "prompt(permission)");
+    assert_eq!(agent.asks.as_deref(), Some("Bash: rm -rf build"));
+    let e = sim.state.open_escalations().next().expect("escalated");
+    assert!(e.reason.contains("permission dialog") && e.reason.contains("Bash: rm -rf build"), "{}", e.reason);
+    // The notification six seconds later changes nothing, nor does one after the answer.
+    let late = r#"{"hook_event_name":"Notification","notification_type":"permission_prompt","message":"Claude needs your permission to use Bash"}"#;
+    sim.ok(hook(&a, late, "Notification"));
+    assert_eq!(sim.state.agents[&a].state.label(), "prompt(permission)");
+    sim.ok(hook(&a, r#"{"hook_event_name":"PostToolUse","tool_name":"Bash"}"#, "PostToolUse"));
+    assert_eq!(sim.state.agents[&a].asks, None, "answered: nothing asks any more");
+    sim.ok(hook(&a, late, "Notification"));
+    assert_eq!(sim.state.agents[&a].state, SessionState::Running, "a late notification never says prompt");
+}
+
+#[test]
+fn a_plan_dialog_is_not_turned_into_a_question_by_the_notification_after_it() {
+    let mut sim = Sim::new();
+    let (a, _) = claude_with_prompt(&mut sim, Policy::default());
+    let plan = r#"{"hook_event_name":"PreToolUse","tool_name":"ExitPlanMode","tool_input":{"plan":"1. add a test"}}"#;
+    sim.ok(hook(&a, plan, "PreToolUse"));
+    sim.ok(hook(&a, r#"{"hook_event_name":"Notification","notification_type":"elicitation_dialog"}"#, "Notification"));
+    let agent = &sim.state.agents[&a];
+    assert_eq!(agent.state.label(), "prompt(plan)");
+    assert_eq!(agent.asks.as_deref(), Some("approve the plan: 1. add a test"));
+}
+
+#[test]
+fn the_trust_dialog_is_accepted_unless_the_policy_says_not() {
+    let trust = "Quick safety check: Is this a project you created or one you trust?\n ❯ 1. Yes, I trust this folder";
+    for accept in [true, false] {
+        let mut sim = Sim::new();
+        let policy = Policy { accept_trust: accept, on_prompt: steps(&["escalate"]), ..Policy::default() };
+        let (a, _) = claude_with_prompt(&mut sim, policy);
+        let effects = sim.ok(Input::Screen { agent: a.clone(), text: trust.into() });
+        let pressed = effects.iter().any(|e| matches!(e, Effect::PressEnter { .. }));
+        assert_eq!(pressed, accept, "{effects:?}");
+        assert_eq!(sim.state.agents[&a].state.label(), "prompt(setup)");
+        let reason = sim.state.open_escalations().next().map(|e| e.reason.clone()).unwrap_or_default();
+        assert!(reason.contains("setup dialog: trust this folder?"), "{reason}");
+    }
+}
+
+#[test]
+fn what_a_dialog_asks_is_recorded_with_the_state_it_brings() {
+    let mut sim = Sim::new();
+    let (a, _) = claude_with_prompt(&mut sim, Policy::default());
+    let q = r#"{"hook_event_name":"PreToolUse","tool_name":"AskUserQuestion","tool_input":{"questions":[{"question":"Which DB?","options":[{"label":"pg"}]}]}}"#;
+    sim.ok(hook(&a, q, "PreToolUse"));
+    let recorded = sim.log.iter().rev().find_map(|e| match e {
+        Event::AgentObserved { observation: Some(Observation::Prompt { asks, .. }), source: Source::Hook, .. } => {
+            asks.clone()
+        }
+        _ => None,
+    });
+    assert_eq!(recorded.as_deref(), Some("Which DB? [pg]"));
+}
