@@ -199,7 +199,7 @@ pub struct StartArgs {
 #[derive(Debug, Args, Default)]
 pub struct PolicyArgs {
     /// A policy file (TOML: on_idle, on_dead, on_error, on_error_kind, on_prompt, grace,
-    /// accept_trust); the
+    /// accept_trust, allow, deny); the
     /// flags below add to it
     #[arg(long, value_name = "FILE.toml")]
     pub policy: Option<PathBuf>,
@@ -220,6 +220,14 @@ pub struct PolicyArgs {
     /// (by default bosun trusts the workspace it made for the agent)
     #[arg(long = "no-accept-trust")]
     pub no_accept_trust: bool,
+    /// A permission rule whose requests bosun allows at once, in Claude Code's syntax:
+    /// TOOL or TOOL(PATTERN), `*` matching anything, e.g. 'Bash(git *)', 'Write' (repeatable)
+    #[arg(long, value_name = "RULE")]
+    pub allow: Vec<String>,
+    /// A permission rule whose requests bosun denies at once; deny wins over allow, and what no
+    /// rule covers waits for a person (--on-prompt) (repeatable)
+    #[arg(long, value_name = "RULE")]
+    pub deny: Vec<String>,
     /// Without hooks, how long idle must last before --on-idle acts (e.g. 60s, 5m)
     #[arg(long, value_name = "DURATION")]
     pub grace: Option<String>,

@@ -43,6 +43,9 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             let a = &d.agent;
             println!("agent      {} ({})", a.id, a.name);
             println!("state      {} for {}", a.state.label(), render::age(d.now, a.state_since.as_millis()));
+            if let Some(asks) = &a.asks {
+                println!("asks       {asks}");
+            }
             println!("started    {} ago", render::age(d.now, a.created_at.as_millis()));
             println!("command    {}", a.command.join(" "));
             println!("session    {}{}", a.session, a.pid.map(|p| format!(" (pid {p})")).unwrap_or_default());
@@ -88,6 +91,22 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             for (class, chain) in &a.policy.on_idle_class {
                 let steps: Vec<String> = chain.0.iter().map(ToString::to_string).collect();
                 println!("on_idle    {class}: {}", steps.join(" → "));
+            }
+            for (label, rules) in [("allow", &a.policy.allow), ("deny", &a.policy.deny)] {
+                if !rules.is_empty() {
+                    let rules: Vec<String> = rules.iter().map(ToString::to_string).collect();
+                    println!("{label:<10} {}", rules.join(", "));
+                }
+            }
+            for p in &a.permissions {
+                let verb = if p.answer.allows() { "allowed" } else { "denied" };
+                let subject = p.subject.as_deref().map(|s| format!(" {s:?}")).unwrap_or_default();
+                println!(
+                    "permission {verb} {}{subject} by {} ({} ago)",
+                    p.tool,
+                    p.answer.rule(),
+                    render::age(d.now, p.at.as_millis())
+                );
             }
             if let Some(v) = &a.verdict {
                 let rule = v.rule.as_ref().map(|r| format!(", rule {r}")).unwrap_or_default();
@@ -333,6 +352,10 @@ pub fn hook(client: &Client, hook: HookCommand) -> Result<ExitCode> {
     // states, so one told twice changes nothing, while one lost is a state missed. A daemon
     // that answered with an error has heard it: that report is not kept for later.
     let heard = match client.request_if_running(Request::Hook(event.clone())) {
+        Ok(Some(Response::HookReply { stdout })) => {
+            println!("{stdout}");
+            true
+        }
         Ok(answer) => answer.is_some(),
         Err(e) => crate::client::wire_error(&e).is_some(),
     };

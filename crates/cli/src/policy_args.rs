@@ -3,7 +3,7 @@
 use std::str::FromStr;
 
 use anyhow::{Context, Result};
-use bosun_core::{parse_duration, AgentError, Policy, Step};
+use bosun_core::{parse_duration, AgentError, PermissionRule, Policy, Step};
 
 use crate::args::PolicyArgs;
 
@@ -29,6 +29,11 @@ pub fn policy(args: &PolicyArgs) -> Result<Policy> {
         match s.split_once('=').map(|(k, rest)| (error_kind(k), rest)) {
             Some((Some(kind), rest)) => policy.on_error_kind.entry(kind).or_default().0.push(step(&rest.to_owned())?),
             _ => policy.on_error.0.push(step(s)?),
+        }
+    }
+    for (rules, into) in [(&args.allow, &mut policy.allow), (&args.deny, &mut policy.deny)] {
+        for r in rules {
+            into.push(r.parse::<PermissionRule>().map_err(anyhow::Error::new)?);
         }
     }
     if args.no_accept_trust {

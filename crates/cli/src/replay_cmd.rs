@@ -50,6 +50,7 @@ fn print(what: &str, r: &Replayed) {
         let kind = match d.decided {
             Decided::Detection => "detection",
             Decided::Classification => "classification",
+            Decided::Permission => "permission",
         };
         println!("event {} agent {} {kind} from {}", d.seq, d.agent, d.from);
         println!("  original  {}", d.original);

@@ -70,6 +70,9 @@ pub struct Agent {
     /// What the dialog that holds it asks, when its driver could tell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub asks: Option<String>,
+    /// The newest permission requests its policy answered, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub permissions: Vec<crate::PermissionDecision>,
     /// How many times it was restarted with its conversation resumed.
     pub restarts: u32,
     /// Set by the `done` and `fail` actions: its work is over.
@@ -131,6 +134,7 @@ impl Agent {
             classifying: None,
             resume_message: None,
             asks: None,
+            permissions: Vec::new(),
             restarts: 0,
             outcome: None,
             step,

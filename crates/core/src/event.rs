@@ -9,7 +9,9 @@ use crate::{
     Action, Agent, AgentId, BranchKept, DeathReason, Escalation, EscalationId, Heartbeat, Message, MessageId, Outcome,
     Progress, SessionName, SessionState, Source, Timer, TimerId, Timestamp, Trigger, Workspace, WorkspaceId,
 };
-use crate::{Cause, Cron, Item, ItemId, Job, JobId, JobState, Observation, Plan, TurnClass, Verdict, Worker};
+use crate::{
+    Cause, Cron, Item, ItemId, Job, JobId, JobState, Observation, PermissionDecision, Plan, TurnClass, Verdict, Worker,
+};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -126,6 +128,11 @@ pub enum Event {
         at: Timestamp,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         class: Option<TurnClass>,
+    },
+    /// The agent's permission policy answered one of its permission requests.
+    PermissionAnswered {
+        id: AgentId,
+        decision: PermissionDecision,
     },
     /// The agent's driver reported what it said last (the end of its last message).
     AgentSaid {

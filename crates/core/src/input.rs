@@ -137,7 +137,7 @@ pub enum Input {
     Hook {
         agent: AgentId,
         generation: Option<u32>,
-        payload: crate::driver::claude::HookPayload,
+        payload: Box<crate::driver::claude::HookPayload>,
         spooled_at: Option<crate::Timestamp>,
     },
     /// Codex called its `notify` program with `payload`.

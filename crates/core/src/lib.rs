@@ -19,6 +19,7 @@ mod id;
 mod input;
 mod job;
 mod memory;
+mod permission;
 mod plan;
 mod policy;
 mod queue;
@@ -47,6 +48,9 @@ pub use id::{AgentId, MessageId, Name, NameError, Nonce, SessionName, WorkspaceI
 pub use input::{AgentSpec, Input, Reality, SessionSeen, WorkspaceProbe};
 pub use job::{AgentPlan, Job, JobId, JobNotify, JobSpec, JobState, JobWorkspace, Next, StepRun, StepSpec};
 pub use memory::{stopped_agent, Checkpoint, JobScope, ResumePoint, CHECKPOINT_FILE, EVENTS_FILE};
+pub use permission::{
+    answer as permission_answer, PermissionAnswer, PermissionDecision, PermissionRule, RuleError, DECISIONS_KEPT,
+};
 pub use plan::{Plan, PlanBranch, PlanJob, PlanState};
 pub use policy::{
     format_duration, parse_duration, Action, Attempts, Chain, Policy, Step, StepError, Trigger, DEFAULT_GRACE_MS,

@@ -95,6 +95,7 @@ impl JobScope {
             | Event::RecoveryReset { id, .. }
             | Event::GateFinished { id, .. }
             | Event::AgentSaid { id, .. }
+            | Event::PermissionAnswered { id, .. }
             | Event::TurnClassifying { id, .. }
             | Event::TurnClassified { id, .. } => agent(id),
             Event::EscalationRaised { escalation } => {

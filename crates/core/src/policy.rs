@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{AgentError, Classify, TurnClass};
+use crate::{AgentError, Classify, PermissionRule, TurnClass};
 
 /// What bosun does about an agent, trigger by trigger. The default does nothing but watch.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,6 +41,12 @@ pub struct Policy {
     /// (the default); when not, the dialog is a setup prompt for `on_prompt`.
     #[serde(default = "yes", skip_serializing_if = "is_yes")]
     pub accept_trust: bool,
+    /// Permission requests these rules cover are allowed at once (`Bash(git *)`, `Write`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<PermissionRule>,
+    /// Permission requests these rules cover are denied at once; deny wins over allow.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<PermissionRule>,
 }
 
 pub const DEFAULT_GRACE_MS: u64 = 60_000;
@@ -57,6 +63,8 @@ impl Default for Policy {
             classify: None,
             grace_ms: DEFAULT_GRACE_MS,
             accept_trust: true,
+            allow: Vec::new(),
+            deny: Vec::new(),
         }
     }
 }

@@ -26,6 +26,8 @@ pub enum Decided {
     Detection,
     /// What an idle turn means.
     Classification,
+    /// How the permission policy answered a request.
+    Permission,
 }
 
 /// A decision that came out differently.
@@ -65,10 +67,17 @@ pub fn replay(events: &[Recorded]) -> Replayed {
             Event::AgentObserved { id, observation: Some(original), cause: Some(cause), .. } => {
                 out.decisions += 1;
                 let driver = agents.get(id).map(|(d, _)| d);
+                let policy = agents.get(id).map(|(_, p)| p);
                 let activity = Observation::Activity { heartbeat: Heartbeat::TerminalOutput };
                 let (replayed, from) = match cause {
                     Cause::Hook { payload } => {
-                        (claude::hook_observation(payload), format!("hook {}", payload.hook_event_name))
+                        let answered = claude::permission_request(payload).is_some_and(|tool| {
+                            policy.is_some_and(|p| {
+                                crate::permission_answer(&p.allow, &p.deny, tool, payload.subject.as_deref()).is_some()
+                            })
+                        });
+                        let seen = if answered { Observation::Working } else { claude::hook_observation(payload) };
+                        (seen, format!("hook {}", payload.hook_event_name))
                     }
                     Cause::LogLine { line, .. } => {
                         let seen = match driver {
@@ -98,6 +107,27 @@ pub fn replay(events: &[Recorded]) -> Replayed {
                         from,
                         original: format!("{original:?}"),
                         replayed: format!("{replayed:?}"),
+                    });
+                }
+            }
+            Event::PermissionAnswered { id, decision } => {
+                out.decisions += 1;
+                let policy = agents.get(id).map(|(_, p)| p);
+                let replayed = policy.and_then(|p| {
+                    crate::permission_answer(&p.allow, &p.deny, &decision.tool, decision.subject.as_deref())
+                });
+                if replayed.as_ref() != Some(&decision.answer) {
+                    out.differences.push(Difference {
+                        seq: r.seq,
+                        agent: id.clone(),
+                        decided: Decided::Permission,
+                        from: format!(
+                            "permission request {} {}",
+                            decision.tool,
+                            decision.subject.as_deref().map(short).unwrap_or_default()
+                        ),
+                        original: format!("{:?}", decision.answer),
+                        replayed: replayed.map_or_else(|| "no rule: ask a person".to_owned(), |a| format!("{a:?}")),
                     });
                 }
             }

@@ -154,6 +154,14 @@ pub fn apply(state: &mut State, event: &Event) {
                 };
             }
         }
+        Event::PermissionAnswered { id, decision } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                if agent.permissions.len() >= crate::DECISIONS_KEPT {
+                    agent.permissions.remove(0);
+                }
+                agent.permissions.push(decision.clone());
+            }
+        }
         Event::AgentSaid { id, text } => {
             if let Some(agent) = state.agents.get_mut(id) {
                 agent.said = Some(text.clone());

@@ -14,7 +14,12 @@ fn steps(s: &[&str]) -> bosun_core::Chain {
 }
 
 fn hook(a: &AgentId, raw: &str, event: &str) -> Input {
-    Input::Hook { agent: a.clone(), generation: None, payload: HookPayload::parse(raw, event), spooled_at: None }
+    Input::Hook {
+        agent: a.clone(),
+        generation: None,
+        payload: Box::new(HookPayload::parse(raw, event)),
+        spooled_at: None,
+    }
 }
 
 fn spawned_command(effects: &[Effect]) -> Option<Vec<String>> {
@@ -168,4 +173,42 @@ fn what_a_dialog_asks_is_recorded_with_the_state_it_brings() {
         _ => None,
     });
     assert_eq!(recorded.as_deref(), Some("Which DB? [pg]"));
+}
+
+#[test]
+fn the_permission_policy_answers_what_its_rules_cover_and_replays_alike() {
+    let mut sim = Sim::new();
+    let policy = Policy {
+        allow: vec!["Bash(git *)".parse().unwrap()],
+        deny: vec!["Bash(git push *)".parse().unwrap()],
+        on_prompt: steps(&["escalate"]),
+        ..Policy::default()
+    };
+    let (a, _) = claude_with_prompt(&mut sim, policy);
+    sim.ok(hook(&a, r#"{"hook_event_name":"UserPromptSubmit"}"#, "UserPromptSubmit"));
+    let request = |command: &str| {
+        serde_json::json!({"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": command}})
+            .to_string()
+    };
+    sim.ok(hook(&a, &request("git status"), "PermissionRequest"));
+    sim.ok(hook(&a, &request("git push -f"), "PermissionRequest"));
+    let agent = &sim.state.agents[&a];
+    assert_eq!(agent.state, SessionState::Running, "no dialog shows for an answered request");
+    let answers: Vec<(bool, &str)> = agent.permissions.iter().map(|p| (p.answer.allows(), p.answer.rule())).collect();
+    assert_eq!(answers, vec![(true, "Bash(git *)"), (false, "Bash(git push *)")]);
+    assert_eq!(sim.state.open_escalations().count(), 0);
+    sim.ok(hook(&a, &request("make deploy"), "PermissionRequest"));
+    assert_eq!(sim.state.agents[&a].state.label(), "prompt(permission)", "no rule: a person decides");
+    assert_eq!(sim.state.open_escalations().count(), 1);
+
+    let recorded: Vec<bosun_core::replay::Recorded> = sim
+        .log
+        .iter()
+        .enumerate()
+        .map(|(i, e)| bosun_core::replay::Recorded { seq: i as u64 + 1, at: 0, event: e.clone() })
+        .collect();
+    let replayed = bosun_core::replay::replay(&recorded);
+    assert_eq!(replayed.differences, Vec::new());
+    // The prompt submitted, the two answers, the dialog.
+    assert_eq!(replayed.decisions, 4, "the answers are replayed too");
 }

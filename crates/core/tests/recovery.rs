@@ -224,7 +224,10 @@ fn a_spooled_hook_report_older_than_the_agents_last_change_is_passed_over() {
     let hook = |event: &str, at: u64| Input::Hook {
         agent: a.clone(),
         generation: None,
-        payload: bosun_core::driver::claude::HookPayload { hook_event_name: event.into(), ..Default::default() },
+        payload: Box::new(bosun_core::driver::claude::HookPayload {
+            hook_event_name: event.into(),
+            ..Default::default()
+        }),
         spooled_at: Some(bosun_core::Timestamp::from_millis(at)),
     };
     let since = sim.state.agents[&a].state_since.as_millis();

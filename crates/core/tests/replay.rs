@@ -12,7 +12,7 @@ use support::{claude, Sim};
 
 fn hook(sim: &mut Sim, a: &bosun_core::AgentId, event: &str) {
     let payload = HookPayload { hook_event_name: event.into(), ..HookPayload::default() };
-    sim.ok(Input::Hook { agent: a.clone(), generation: None, payload, spooled_at: None });
+    sim.ok(Input::Hook { agent: a.clone(), generation: None, payload: Box::new(payload), spooled_at: None });
 }
 
 fn recorded(sim: &Sim) -> Vec<Recorded> {

@@ -237,3 +237,19 @@ fn a_plan_job_may_use_only_one_written_before_it_and_each_name_once() {
     let e = errors("p.hcl", &shell);
     assert!(e.iter().any(|e| e.message.contains("runs a job: run = { job")), "{e:?}");
 }
+
+#[test]
+fn an_agents_permission_rules_and_trust_are_policy_in_hcl_and_toml() {
+    let hcl = "agent \"fix\" {\n  allow = [\"Bash(git *)\", \"Write\"]\n  deny = [\"Bash(rm *)\"]\n  accept_trust = false\n}\n";
+    let toml = "[agent.fix]\nallow = [\"Bash(git *)\", \"Write\"]\ndeny = [\"Bash(rm *)\"]\naccept_trust = false\n";
+    for (name, text) in [("a.hcl", hcl), ("a.toml", toml)] {
+        let rb = load(&[src(name, text)]).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        let policy = &rb.agents["fix"].policy;
+        let rules = |r: &[bosun_core::PermissionRule]| r.iter().map(ToString::to_string).collect::<Vec<_>>();
+        assert_eq!(rules(&policy.allow), ["Bash(git *)", "Write"], "{name}");
+        assert_eq!(rules(&policy.deny), ["Bash(rm *)"], "{name}");
+        assert!(!policy.accept_trust, "{name}");
+    }
+    let e = errors("b.hcl", "agent \"fix\" {\n  allow = [\"Bash(git *\"]\n}\n");
+    assert!(e.iter().any(|e| e.line == 2 && e.message.contains("not a permission rule")), "{e:?}");
+}

@@ -13,6 +13,10 @@ use serde::{Deserialize, Serialize};
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Response {
     Ok,
+    /// What a hook prints on stdout for its agent (a permission request's answer).
+    HookReply {
+        stdout: String,
+    },
     Status(DaemonStatus),
     Started(Started),
     List(Listing),

@@ -111,9 +111,25 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
                 if let (true, Some(said)) = (crate::driver::claude::ends_turn(payload), payload.said()) {
                     classify::said(state, agent, said, &mut d);
                 }
-                let observation = crate::driver::claude::hook_observation(payload);
+                // A permission its policy covers is answered at once: no dialog shows.
+                let answered = driver::claude::permission_request(payload).and_then(|tool| {
+                    let subject = payload.subject.as_deref();
+                    let answer = crate::permission_answer(&a.policy.allow, &a.policy.deny, tool, subject)?;
+                    let decision = crate::PermissionDecision {
+                        at: now,
+                        tool: tool.to_owned(),
+                        subject: payload.subject.clone(),
+                        answer,
+                    };
+                    d.event(crate::Event::PermissionAnswered { id: a.id.clone(), decision });
+                    Some(())
+                });
+                let observation = match answered {
+                    Some(()) => crate::Observation::Working,
+                    None => driver::claude::hook_observation(payload),
+                };
                 let log = payload.transcript_path.as_ref().map(std::path::PathBuf::from);
-                let cause = Some(crate::Cause::Hook { payload: Box::new(payload.clone()) });
+                let cause = Some(crate::Cause::Hook { payload: payload.clone() });
                 observe::observed(state, a, crate::Source::Hook, &observation, log.as_ref(), cause, now, &mut d)
             }
         }

@@ -145,6 +145,9 @@ pub struct HookPayload {
     /// options, the start of a plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub asks: Option<String>,
+    /// What a tool acts on, which permission rules match: a command, a path or a URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
 }
 
 /// The most kept of a hook payload's text fields; a message keeps its end, where a turn says
@@ -164,6 +167,9 @@ impl HookPayload {
         let name = text("hook_event_name").filter(|n| !n.is_empty()).unwrap_or_else(|| event.to_owned());
         let tool = text("tool_name");
         let asks = tool.as_deref().and_then(|t| asks(t, &v["tool_input"]));
+        let input = |key: &str| v["tool_input"][key].as_str();
+        let subject =
+            input("command").or_else(|| input("file_path")).or_else(|| input("path")).or_else(|| input("url"));
         Self {
             hook_event_name: head(&name, 100),
             notification_type: short("notification_type"),
@@ -175,6 +181,7 @@ impl HookPayload {
             last_assistant_message: text("last_assistant_message").map(|s| tail(&s, FIELD_MAX)),
             message: short("message"),
             asks,
+            subject: subject.map(|s| head(s, FIELD_MAX)),
         }
     }
 
@@ -223,6 +230,26 @@ fn asks(tool: &str, input: &serde_json::Value) -> Option<String> {
     };
     let text = text.trim();
     (!text.is_empty()).then(|| head(text, ASKS_MAX))
+}
+
+/// The tool a `PermissionRequest` asks to use, when it is a permission a policy may answer (a
+/// question or a plan is for a person).
+pub fn permission_request(p: &HookPayload) -> Option<&str> {
+    let tool = p.tool_name.as_deref()?;
+    (p.hook_event_name == "PermissionRequest" && !matches!(tool, "AskUserQuestion" | "ExitPlanMode")).then_some(tool)
+}
+
+/// What a hook prints on stdout to answer a permission request.
+pub fn permission_reply(answer: &crate::PermissionAnswer) -> String {
+    let decision = match answer {
+        crate::PermissionAnswer::Allow { .. } => serde_json::json!({ "behavior": "allow" }),
+        crate::PermissionAnswer::Deny { rule } => serde_json::json!({
+            "behavior": "deny",
+            "message": format!("bosun's permission policy denies this ({rule})"),
+        }),
+    };
+    serde_json::json!({ "hookSpecificOutput": { "hookEventName": "PermissionRequest", "decision": decision } })
+        .to_string()
 }
 
 /// Whether the hook call reports the end of a turn (`Stop`, or `StopFailure` after an API

@@ -293,7 +293,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                     Input::Hook {
                         agent,
                         generation,
-                        payload: p,
+                        payload: Box::new(p),
                         spooled_at: spooled_at.map(bosun_core::Timestamp::from_millis),
                     }
                 }
@@ -302,8 +302,13 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                     Input::Notify { agent, payload }
                 }
             };
-            ctx.engine.submit(input).await.map_err(engine_error)?;
-            Ok(Response::Ok)
+            let events = ctx.engine.submit(input).await.map_err(engine_error)?;
+            // A permission request its policy answered: the hook prints the answer.
+            let reply = events.iter().find_map(|e| match e {
+                Event::PermissionAnswered { decision, .. } => Some(claude::permission_reply(&decision.answer)),
+                _ => None,
+            });
+            Ok(reply.map_or(Response::Ok, |stdout| Response::HookReply { stdout }))
         }
     }
 }

@@ -308,6 +308,9 @@ fn agent(name: &str, node: &Node, p: &mut Problems) -> Option<AgentDef> {
         ("on_idle_class", &[][..]),
         ("classify", &[][..]),
         ("grace", &[][..]),
+        ("accept_trust", &[][..]),
+        ("allow", &[][..]),
+        ("deny", &[][..]),
     ] {
         if let Some(n) = f.take(key, aliases) {
             let value = per_class(key, json(n));
