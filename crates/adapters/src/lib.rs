@@ -104,6 +104,8 @@ pub trait Sessions: Send + Sync {
     fn send_text(&self, session: &SessionName, text: &str) -> Result<(), AdapterError>;
     /// Presses Enter.
     fn press_enter(&self, session: &SessionName) -> Result<(), AdapterError>;
+    /// Types one key literally, without Enter (a dialog's option number).
+    fn type_key(&self, session: &SessionName, key: char) -> Result<(), AdapterError>;
     /// The visible screen, with colour escapes when `colors`.
     fn capture(&self, session: &SessionName, colors: bool) -> Result<String, AdapterError>;
     /// Every session on the server, with its pane's pid and, once it has exited, its status.

@@ -247,6 +247,11 @@ impl Sessions for Tmux {
         Ok(())
     }
 
+    fn type_key(&self, session: &SessionName, key: char) -> Result<(), AdapterError> {
+        let key = key.to_string();
+        self.on_session(session, self.run(["send-keys", "-t", &exact_pane(session), "-l", "--", &key])).map(drop)
+    }
+
     fn press_enter(&self, session: &SessionName) -> Result<(), AdapterError> {
         self.on_session(session, self.run(["send-keys", "-t", &exact_pane(session), "Enter"])).map(drop)
     }

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use bosun_core::driver::dialog::DialogAnswer;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// bosun runs AI coding agents unattended and in parallel: each in its own git worktree and tmux
@@ -72,6 +73,25 @@ pub enum Command {
         id: String,
         #[arg(long)]
         message: Option<String>,
+        /// Also answer the dialog its agent waits at: allow, deny or an option's number (see
+        /// `bosun answer`)
+        #[arg(long, value_name = "ANSWER")]
+        answer: Option<DialogAnswer>,
+    },
+    /// Answer the dialog an agent waits at (a permission, a plan, a question, a setup dialog):
+    /// `allow` picks its first option that starts with "Yes", `deny` the first that starts with
+    /// "No", a number that option. The options are read from the agent's screen; with
+    /// --message, the text is typed once the agent waits for input again (after a deny, it is
+    /// what the agent should do instead)
+    Answer {
+        /// Agent id (any unique prefix) or name
+        id: String,
+        /// allow, deny, or the number of an option (1-9)
+        answer: DialogAnswer,
+        #[arg(long)]
+        message: Option<String>,
+        #[arg(long)]
+        json: bool,
     },
     /// Manage workspaces
     #[command(subcommand)]

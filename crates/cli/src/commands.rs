@@ -196,9 +196,21 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             println!("{}", render::table(&["ESCALATION", "AGENT", "AGE", "STATE", "REASON"], &rows));
             Ok(())
         }
-        Command::Resolve { id, message } => {
+        Command::Answer { id, answer, message, json } => {
+            let response = client.request(Request::Answer { agent: id, answer, message })?;
+            let Response::Answered { agent, key, message, .. } = &response else { bail!(unexpected()) };
+            if json {
+                return print_json(&response);
+            }
+            println!("answered {agent}'s dialog with {answer} (typed {key})");
+            if let Some(m) = message {
+                println!("message {m} goes to the agent when it waits for input");
+            }
+            Ok(())
+        }
+        Command::Resolve { id, message, answer } => {
             let Response::Resolved { escalation, message } =
-                client.request(Request::Resolve { escalation: id, message })?
+                client.request(Request::Resolve { escalation: id, message, answer })?
             else {
                 bail!(unexpected())
             };

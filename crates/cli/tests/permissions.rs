@@ -92,3 +92,52 @@ fn a_bad_rule_is_refused_before_anything_starts() {
     assert!(err.contains("not a permission rule") && err.contains("TOOL(PATTERN)"), "{err}");
     assert!(bosun.list().agents.is_empty());
 }
+
+#[test]
+fn answer_allow_picks_the_dialogs_yes() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("permission"));
+    let id = bosun.start(repo.path(), &claude_args(&cl, &sc, &["--prompt", "clean up"]));
+    let agent = bosun.wait_state(&id, "prompt(permission)");
+    assert_eq!(agent.asks.as_deref(), Some("Bash: echo cleaned > cleaned.txt"), "what the dialog asks");
+    bosun.wait_screen(&id, "Do you want to proceed?");
+    let out = bosun.ok(repo.path(), &["answer", &id, "allow"]);
+    assert_eq!(out.trim(), format!("answered {id}'s dialog with allow (typed 1)"));
+    // claudeless does not run the command; its screen drops the dialog, denying nothing.
+    let gone = bosun_testkit::poll::wait_until(PATIENCE, || {
+        !bosun.ok(repo.path(), &["peek", &id]).contains("Do you want to proceed?")
+    });
+    assert!(gone, "the dialog is answered");
+    assert!(!bosun.ok(repo.path(), &["peek", &id]).contains("Permission denied"), "and answered yes");
+    assert!(!bosun.agent(&id).state.label().starts_with("prompt"), "bosun knows it is answered");
+}
+
+#[test]
+fn resolve_with_an_answer_denies_and_hands_over_what_to_do_instead() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("permission"));
+    let id = bosun.start(repo.path(), &claude_args(&cl, &sc, &["--prompt", "clean up", "--on-prompt", "escalate"]));
+    bosun.wait_state(&id, "prompt(permission)");
+    bosun.wait_screen(&id, "Do you want to proceed?");
+    let out = bosun.ok(repo.path(), &["resolve", "e1", "--answer", "deny", "--message", "leave the build alone"]);
+    assert!(out.contains("resolved e1; message"), "{out}");
+    bosun.wait_screen(&id, "[Permission denied for Bash: echo cleaned");
+    assert!(bosun.ok(repo.path(), &["escalations"]).contains("nothing needs a person"));
+}
+
+#[test]
+fn answering_an_agent_at_no_dialog_is_refused_and_changes_nothing() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("chat"));
+    let id = bosun.start(repo.path(), &["--", &cl, "--scenario", &sc]);
+    bosun.wait_state(&id, "idle");
+    let err = bosun.fails(repo.path(), &["answer", &id, "allow"]);
+    assert!(err.contains("waits at no dialog") && err.contains("idle"), "{err}");
+    let err = bosun.fails(repo.path(), &["answer", &id, "maybe"]);
+    assert!(err.contains("allow, deny"), "{err}");
+    assert_eq!(bosun.agent(&id).state.label(), "idle");
+    assert!(bosun.show(&id).messages.is_empty());
+}

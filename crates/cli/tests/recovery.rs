@@ -9,12 +9,6 @@ use bosun_core::{MessageKind, MessageState};
 use bosun_testkit::poll::{wait_for, wait_until};
 use support::*;
 
-fn claude_args<'a>(cl: &'a str, sc: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
-    let mut v: Vec<&str> = rest.to_vec();
-    v.extend(["--", cl, "--scenario", sc]);
-    v
-}
-
 /// Waits until `bosun escalations --json` lists something, and returns the list.
 fn wait_escalations(bosun: &Bosun) -> Vec<serde_json::Value> {
     wait_for(PATIENCE, || {

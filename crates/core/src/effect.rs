@@ -40,6 +40,8 @@ pub enum Effect {
     SendText { message: MessageId, session: SessionName, text: String },
     /// Press Enter (to submit what was typed, or to accept a start-up dialog's default).
     PressEnter { session: SessionName },
+    /// Type one key, literally, without Enter (to pick a dialog's option by its number).
+    TypeKey { session: SessionName, key: char },
     /// Read the agent's screen and report it.
     CaptureScreen { agent: AgentId, session: SessionName },
     /// Find out whether the workspace holds changes (files other than `owned`).

@@ -129,6 +129,13 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         class: Option<TurnClass>,
     },
+    /// A person answered the dialog the agent waited at, with the key `key`.
+    DialogAnswered {
+        id: AgentId,
+        answer: crate::driver::dialog::DialogAnswer,
+        key: char,
+        at: Timestamp,
+    },
     /// The agent's permission policy answered one of its permission requests.
     PermissionAnswered {
         id: AgentId,

@@ -78,6 +78,14 @@ pub enum Input {
         escalation: EscalationId,
         message: Option<String>,
     },
+    /// A person answers the dialog the agent waits at; `screen` is what its screen showed just
+    /// before (the options are read from it). `message` is typed once it waits for input.
+    Answer {
+        agent: AgentId,
+        answer: crate::driver::dialog::DialogAnswer,
+        message: Option<String>,
+        screen: String,
+    },
     RemoveWorkspace {
         id: WorkspaceId,
         force: bool,

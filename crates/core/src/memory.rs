@@ -96,6 +96,7 @@ impl JobScope {
             | Event::GateFinished { id, .. }
             | Event::AgentSaid { id, .. }
             | Event::PermissionAnswered { id, .. }
+            | Event::DialogAnswered { id, .. }
             | Event::TurnClassifying { id, .. }
             | Event::TurnClassified { id, .. } => agent(id),
             Event::EscalationRaised { escalation } => {

@@ -54,6 +54,10 @@ pub enum Rejection {
     CronNeverFires(String),
     #[error("no escalation {0}: see `bosun escalations`")]
     NoSuchEscalation(crate::EscalationId),
+    #[error("agent {id} waits at no dialog (it is {state}): nothing to answer")]
+    NoDialog { id: AgentId, state: String },
+    #[error("cannot answer agent {id}'s dialog: {why}")]
+    CannotAnswer { id: AgentId, why: String },
     #[error("escalation {0} is already resolved")]
     AlreadyResolved(crate::EscalationId),
     #[error("workspace {id} is {state}: wait for it to finish")]

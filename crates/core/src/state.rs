@@ -154,6 +154,14 @@ pub fn apply(state: &mut State, event: &Event) {
                 };
             }
         }
+        // Answered, the agent goes on with its turn until its driver says otherwise.
+        Event::DialogAnswered { id, at, .. } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                set_agent_state(agent, SessionState::Running, *at, seq);
+                agent.source = Some(crate::Source::Screen);
+                agent.asks = None;
+            }
+        }
         Event::PermissionAnswered { id, decision } => {
             if let Some(agent) = state.agents.get_mut(id) {
                 if agent.permissions.len() >= crate::DECISIONS_KEPT {

@@ -202,6 +202,12 @@ impl Executor {
                 Ok(()) => Input::TextDelivered { message },
                 Err(e) => Input::TextFailed { message, error: e.to_string() },
             },
+            Effect::TypeKey { session, key } => {
+                if let Err(e) = self.sessions.type_key(&session, key) {
+                    tracing::warn!(%session, "cannot type {key:?}: {e}");
+                }
+                return None;
+            }
             Effect::PressEnter { session } => {
                 if let Err(e) = self.sessions.press_enter(&session) {
                     tracing::warn!(%session, "cannot press Enter: {e}");

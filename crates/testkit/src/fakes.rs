@@ -144,6 +144,9 @@ impl Sessions for FakeSessions {
     fn press_enter(&self, session: &SessionName) -> Result<(), AdapterError> {
         self.send_text(session, "")
     }
+    fn type_key(&self, session: &SessionName, key: char) -> Result<(), AdapterError> {
+        self.send_text(session, &format!("key:{key}"))
+    }
     fn capture(&self, session: &SessionName, _colors: bool) -> Result<String, AdapterError> {
         let s = self.state();
         let sess = s.sessions.get(session).ok_or_else(|| AdapterError::NoSession(session.to_string()))?;

@@ -136,6 +136,15 @@ pub enum Request {
     Resolve {
         escalation: String,
         message: Option<String>,
+        /// Also answer the dialog its agent waits at.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer: Option<bosun_core::driver::dialog::DialogAnswer>,
+    },
+    /// Answer the dialog the agent waits at; `message` is typed once it waits for input.
+    Answer {
+        agent: String,
+        answer: bosun_core::driver::dialog::DialogAnswer,
+        message: Option<String>,
     },
     Hook(HookEvent),
 }

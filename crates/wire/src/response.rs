@@ -50,6 +50,13 @@ pub enum Response {
         escalation: EscalationId,
         message: Option<MessageId>,
     },
+    Answered {
+        agent: AgentId,
+        answer: bosun_core::driver::dialog::DialogAnswer,
+        /// The key typed: the option's number.
+        key: char,
+        message: Option<MessageId>,
+    },
     JobStarted {
         job: JobId,
         workspace: Option<PathBuf>,

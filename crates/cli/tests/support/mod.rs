@@ -41,6 +41,13 @@ pub fn scenario(name: &str) -> String {
     p.canonicalize().expect("scenario exists").display().to_string()
 }
 
+/// `bosun agent start` arguments: `rest`, then claudeless with the scenario at `sc`.
+pub fn claude_args<'a>(cl: &'a str, sc: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut v: Vec<&str> = rest.to_vec();
+    v.extend(["--", cl, "--scenario", sc]);
+    v
+}
+
 pub fn claudeless() -> String {
     bosun_testkit::tools::claudeless().display().to_string()
 }

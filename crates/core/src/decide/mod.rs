@@ -85,6 +85,9 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::WorkspaceRemoved { id } => workspace::removed(state, id, &mut d),
         Input::WorkspaceRemoveFailed { id, error, dirty } => workspace::remove_failed(state, id, error, *dirty, &mut d),
         Input::KillAgent { agent } => session::kill(state, agent, &mut d)?,
+        Input::Answer { agent, answer, message, screen } => {
+            session::answer(state, agent, *answer, message.as_deref(), screen, now, &mut d)?
+        }
         Input::SendText { agent, text } => session::send_text(state, agent, text, now, &mut d)?,
         Input::SessionSpawned { agent, pid } => session::spawned(state, agent, *pid, now, &mut d),
         Input::SessionSpawnFailed { agent, error } => session::spawn_failed(state, agent, error, now, &mut d),

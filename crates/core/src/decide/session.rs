@@ -26,6 +26,31 @@ pub(super) fn kill(state: &State, agent: &AgentId, d: &mut Decision) -> Result<(
     Ok(())
 }
 
+/// A person answers the dialog the agent waits at: the key that picks the answer's option on
+/// the screen is typed, and a message, if any, queued for when it waits for input again.
+pub(super) fn answer(
+    state: &State,
+    agent: &AgentId,
+    answer: crate::driver::dialog::DialogAnswer,
+    message: Option<&str>,
+    screen: &str,
+    now: Timestamp,
+    d: &mut Decision,
+) -> Result<(), Rejection> {
+    let a = live_agent(state, agent)?;
+    if !matches!(a.state, SessionState::Prompt { .. }) {
+        return Err(Rejection::NoDialog { id: a.id.clone(), state: a.state.label() });
+    }
+    let key = crate::driver::dialog::key_for(screen, answer)
+        .map_err(|why| Rejection::CannotAnswer { id: a.id.clone(), why })?;
+    d.event(Event::DialogAnswered { id: a.id.clone(), answer, key, at: now });
+    d.effect(Effect::TypeKey { session: a.session.clone(), key });
+    if let Some(m) = message.filter(|m| !m.trim().is_empty()) {
+        queue(state, a, m, MessageKind::User, now, d);
+    }
+    Ok(())
+}
+
 pub(super) fn send_text(
     state: &State,
     agent: &AgentId,

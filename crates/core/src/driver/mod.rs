@@ -5,6 +5,7 @@
 pub mod argv;
 pub mod claude;
 pub mod codex;
+pub mod dialog;
 pub mod generic;
 
 use std::path::Path;

@@ -27,7 +27,7 @@ mod outcome;
 mod run;
 mod start;
 
-use outcome::{kill, prune, remove_workspace, resolve, send};
+use outcome::{answer_dialog, kill, prune, remove_workspace, resolve, resolve_answering, send};
 use start::start_agent;
 
 pub struct Context {
@@ -110,7 +110,11 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             })
             .await
         }
-        Request::Resolve { escalation, message } => resolve(ctx, escalation, message).await,
+        Request::Resolve { escalation, message, answer: None } => resolve(ctx, escalation, message).await,
+        Request::Resolve { escalation, message, answer: Some(answer) } => {
+            resolve_answering(ctx, escalation, answer, message).await
+        }
+        Request::Answer { agent, answer, message } => answer_dialog(ctx, agent, answer, message).await,
         Request::Run(req) => run::run(ctx, *req).await,
         Request::JobList => {
             let now = now().as_millis();

@@ -2,6 +2,7 @@
 //! removed), watched for in the state after every event.
 
 use super::*;
+use bosun_core::driver::dialog::DialogAnswer;
 
 /// How long a request waits for the outcome of what it asked for.
 const OUTCOME_WAIT: Duration = Duration::from_secs(60);
@@ -33,17 +34,76 @@ pub(super) async fn send(ctx: &Arc<Context>, agent: String, text: String) -> Ans
 }
 
 pub(super) async fn resolve(ctx: &Arc<Context>, escalation: String, message: Option<String>) -> Answer {
-    let number = escalation
-        .trim_start_matches('e')
-        .parse::<u64>()
-        .map_err(|_| bad(format!("{escalation:?} is not an escalation id (such as e3): see `bosun escalations`")))?;
-    let id = EscalationId(number);
+    let id = escalation_id(&escalation)?;
     let events = ctx.engine.submit(Input::Resolve { escalation: id, message }).await.map_err(engine_error)?;
     let message = events.iter().find_map(|e| match e {
         Event::MessageQueued { message } => Some(message.id),
         _ => None,
     });
     Ok(Response::Resolved { escalation: id, message })
+}
+
+/// Answers the dialog the agent waits at, from the options its screen shows now.
+pub(super) async fn answer_dialog(
+    ctx: &Arc<Context>,
+    agent: String,
+    answer: DialogAnswer,
+    message: Option<String>,
+) -> Answer {
+    let (id, session) = query(ctx, move |s| {
+        let a = s.find_agent(&agent)?;
+        Ok((a.id.clone(), a.session.clone()))
+    })
+    .await?;
+    let sessions = ctx.sessions.clone();
+    let screen = blocking(move || sessions.capture(&session, false)).await?;
+    let input = Input::Answer { agent: id.clone(), answer, message, screen };
+    let events = ctx.engine.submit(input).await.map_err(engine_error)?;
+    let key = events.iter().find_map(|e| match e {
+        Event::DialogAnswered { key, .. } => Some(*key),
+        _ => None,
+    });
+    let message = events.iter().find_map(|e| match e {
+        Event::MessageQueued { message } => Some(message.id),
+        _ => None,
+    });
+    let key = key.ok_or_else(|| WireError::new(ErrorKind::Failed, "the answer was not recorded"))?;
+    Ok(Response::Answered { agent: id, answer, key, message })
+}
+
+/// Resolves an escalation by answering its agent's dialog: the answer first (refused, it
+/// leaves the escalation open), then the resolution.
+pub(super) async fn resolve_answering(
+    ctx: &Arc<Context>,
+    escalation: String,
+    answer: DialogAnswer,
+    message: Option<String>,
+) -> Answer {
+    let id = escalation_id(&escalation)?;
+    let agent = query(ctx, move |s| {
+        let e = s.escalations.get(&id).ok_or(bosun_core::Rejection::NoSuchEscalation(id))?;
+        if e.resolved.is_some() {
+            return Err(bosun_core::Rejection::AlreadyResolved(id).into());
+        }
+        Ok(e.agent.to_string())
+    })
+    .await?;
+    let answered = answer_dialog(ctx, agent, answer, message).await?;
+    let events = ctx.engine.submit(Input::Resolve { escalation: id, message: None }).await.map_err(engine_error)?;
+    drop(events);
+    let message = match answered {
+        Response::Answered { message, .. } => message,
+        _ => None,
+    };
+    Ok(Response::Resolved { escalation: id, message })
+}
+
+fn escalation_id(escalation: &str) -> Result<EscalationId, WireError> {
+    let number = escalation
+        .trim_start_matches('e')
+        .parse::<u64>()
+        .map_err(|_| bad(format!("{escalation:?} is not an escalation id (such as e3): see `bosun escalations`")))?;
+    Ok(EscalationId(number))
 }
 
 pub(super) async fn kill(ctx: &Arc<Context>, agent: String) -> Answer {
