@@ -78,11 +78,12 @@ pub enum Command {
         #[arg(long, value_name = "ANSWER")]
         answer: Option<DialogAnswer>,
     },
-    /// Answer the dialog an agent waits at (a permission, a plan, a question, a setup dialog):
+    /// Answer the dialog an agent waits at (permission, plan, question, setup)
+    ///
     /// `allow` picks its first option that starts with "Yes", `deny` the first that starts with
     /// "No", a number that option. The options are read from the agent's screen; with
     /// --message, the text is typed once the agent waits for input again (after a deny, it is
-    /// what the agent should do instead)
+    /// what the agent should do instead).
     Answer {
         /// Agent id (any unique prefix) or name
         id: String,

@@ -154,9 +154,15 @@ fn the_trust_dialog_is_accepted_unless_the_policy_says_not() {
         let effects = sim.ok(Input::Screen { agent: a.clone(), text: trust.into() });
         let pressed = effects.iter().any(|e| matches!(e, Effect::PressEnter { .. }));
         assert_eq!(pressed, accept, "{effects:?}");
-        assert_eq!(sim.state.agents[&a].state.label(), "prompt(setup)");
-        let reason = sim.state.open_escalations().next().map(|e| e.reason.clone()).unwrap_or_default();
-        assert!(reason.contains("setup dialog: trust this folder?"), "{reason}");
+        let reason = sim.state.open_escalations().next().map(|e| e.reason.clone());
+        if accept {
+            assert_eq!(sim.state.agents[&a].state.label(), "running", "bosun answered it: nobody is asked");
+            assert_eq!(reason, None);
+        } else {
+            assert_eq!(sim.state.agents[&a].state.label(), "prompt(setup)");
+            let reason = reason.unwrap_or_default();
+            assert!(reason.contains("setup dialog: trust this folder?"), "{reason}");
+        }
     }
 }
 

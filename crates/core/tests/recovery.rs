@@ -416,7 +416,7 @@ fn a_trust_dialog_at_start_is_accepted() {
     assert!(effects.iter().any(|e| matches!(e, Effect::CaptureScreen { .. })), "{effects:?}");
     let effects = sim.ok(Input::Screen { agent: a.clone(), text: "Do you trust the files in this folder?".into() });
     assert!(effects.iter().any(|e| matches!(e, Effect::PressEnter { .. })), "{effects:?}");
-    assert_eq!(sim.state.agents[&a].state.label(), "prompt(setup)");
+    assert_eq!(sim.state.agents[&a].state.label(), "running", "accepted: no prompt for anybody");
     sim.see(&a, Source::Hook, Observation::Started);
     assert_eq!(sim.state.agents[&a].state, SessionState::Idle);
     sim.advance(10_000);

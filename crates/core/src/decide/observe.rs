@@ -211,13 +211,14 @@ pub(super) fn quiet_check(state: &State, a: &Agent, now: Timestamp, d: &mut Deci
 /// a little later, a few times, until the agent reports in.
 pub(super) fn screen(state: &State, agent: &AgentId, text: &str, now: Timestamp, d: &mut Decision) {
     let Some(a) = state.agents.get(agent).filter(|a| a.state.is_up()) else { return };
+    // bosun made this folder: it accepts the trust dialog's default ("Yes, I trust this
+    // folder") unless its policy says not to; nobody needs to hear of it then. Other start-up
+    // screens (the API key, login, onboarding) are prompts for the policy, and a person.
+    if driver::claude::is_trust_dialog(text) && a.policy.accept_trust {
+        d.effect(Effect::PressEnter { session: a.session.clone() });
+        return;
+    }
     if let Some(obs) = driver::claude::screen_observation(text) {
-        // bosun made this folder: it accepts the trust dialog's default ("Yes, I trust this
-        // folder") unless its policy says not to. Other
-        // start-up screens (login, onboarding) are prompts for the policy, and a person.
-        if driver::claude::is_trust_dialog(text) && a.policy.accept_trust {
-            d.effect(Effect::PressEnter { session: a.session.clone() });
-        }
         observed(state, a, Source::Screen, &obs, None, None, now, d);
     }
 }

@@ -4,6 +4,9 @@
 use super::*;
 use bosun_core::driver::dialog::DialogAnswer;
 
+/// How long an answer waits for the dialog's options to be drawn.
+const DIALOG_WAIT: Duration = Duration::from_secs(3);
+
 /// How long a request waits for the outcome of what it asked for.
 const OUTCOME_WAIT: Duration = Duration::from_secs(60);
 
@@ -55,8 +58,17 @@ pub(super) async fn answer_dialog(
         Ok((a.id.clone(), a.session.clone()))
     })
     .await?;
-    let sessions = ctx.sessions.clone();
-    let screen = blocking(move || sessions.capture(&session, false)).await?;
+    // The dialog may be reported (a hook) before it is drawn: look again, briefly, until its
+    // options show.
+    let deadline = tokio::time::Instant::now() + DIALOG_WAIT;
+    let screen = loop {
+        let (sessions, session) = (ctx.sessions.clone(), session.clone());
+        let screen = blocking(move || sessions.capture(&session, false)).await?;
+        if !bosun_core::driver::dialog::options(&screen).is_empty() || tokio::time::Instant::now() >= deadline {
+            break screen;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     let input = Input::Answer { agent: id.clone(), answer, message, screen };
     let events = ctx.engine.submit(input).await.map_err(engine_error)?;
     let key = events.iter().find_map(|e| match e {
