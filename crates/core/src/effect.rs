@@ -44,6 +44,9 @@ pub enum Effect {
     TypeKey { session: SessionName, key: char },
     /// Read the agent's screen and report it.
     CaptureScreen { agent: AgentId, session: SessionName },
+    /// Its output changed: read its screen a moment later and report it. Requests made while
+    /// one is pending are one look.
+    LookAtScreen { agent: AgentId, session: SessionName },
     /// Find out whether the workspace holds changes (files other than `owned`).
     InspectWorkspace { id: WorkspaceId, path: PathBuf, kind: WorkspaceKind, owned: Vec<PathBuf> },
     /// Remove the directory or worktree (forcibly only when `force`), delete the files bosun put

@@ -31,7 +31,12 @@ pub struct Executor {
     /// For making the jobs of queue items.
     pub dirs: bosun_wire::StateDir,
     pub hook_command: String,
+    /// The agents whose screen is about to be looked at.
+    pub looking: Arc<Mutex<std::collections::BTreeSet<AgentId>>>,
 }
+
+/// How long after its output changes an agent's screen is looked at: output comes in bursts.
+const LOOK_AFTER: Duration = Duration::from_millis(200);
 
 /// The daemon's one log watcher and one workspace watcher, started on first use, and which
 /// agent each watch is for.
@@ -214,6 +219,18 @@ impl Executor {
                 }
                 return None;
             }
+            Effect::LookAtScreen { agent, session } => {
+                // One look for every request made while it waits.
+                if !self.looking.lock().unwrap_or_else(PoisonError::into_inner).insert(agent.clone()) {
+                    return None;
+                }
+                std::thread::sleep(LOOK_AFTER);
+                self.looking.lock().unwrap_or_else(PoisonError::into_inner).remove(&agent);
+                match self.sessions.capture(&session, false) {
+                    Ok(text) => Input::Screen { agent, text },
+                    Err(_) => return None,
+                }
+            }
             Effect::CaptureScreen { agent, session } => match self.sessions.capture(&session, false) {
                 Ok(text) => Input::Screen { agent, text },
                 Err(e) => {
@@ -265,7 +282,15 @@ impl Executor {
                 return None;
             }
             Effect::FindCodexLog { agent, sessions, cwd, since } => {
-                let log = find_codex_log(&sessions, &cwd, since)?;
+                // Codex writes its rollout log once its first turn starts: look until then.
+                let deadline = std::time::Instant::now() + FIND_LOG_FOR;
+                let log = loop {
+                    match find_codex_log(&sessions, &cwd, since) {
+                        Some(log) => break log,
+                        None if std::time::Instant::now() >= deadline => return None,
+                        None => std::thread::sleep(Duration::from_millis(200)),
+                    }
+                };
                 let observation = Observation::Activity { heartbeat: Heartbeat::LogWrite };
                 Input::Observed { agent, source: Source::Log, observation, log: Some(log), generation: None }
             }
@@ -346,6 +371,12 @@ fn capture(command: &str, cwd: &Path) -> Result<String, String> {
 
 /// The newest Codex rollout log under `sessions` (`YYYY/MM/DD/rollout-*.jsonl`) written since
 /// `since` whose session started in `cwd` (its first line, `session_meta`, says where).
+/// How long bosun looks for a Codex agent's rollout log.
+const FIND_LOG_FOR: Duration = Duration::from_secs(60);
+
+/// The most of a rollout log's first line (its `session_meta`) read to learn its cwd.
+const META_MAX: u64 = 64 * 1024;
+
 fn find_codex_log(sessions: &Path, cwd: &Path, since: Timestamp) -> Option<PathBuf> {
     let since = std::time::UNIX_EPOCH + Duration::from_millis(since.as_millis());
     let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
@@ -371,10 +402,19 @@ fn find_codex_log(sessions: &Path, cwd: &Path, since: Timestamp) -> Option<PathB
     }
     found.sort();
     found.into_iter().rev().map(|(_, p)| p).find(|p| {
-        let first = std::fs::read_to_string(p).ok().and_then(|t| t.lines().next().map(str::to_owned));
+        let first = first_line(p, META_MAX);
         let meta: Option<serde_json::Value> = first.and_then(|l| serde_json::from_str(&l).ok());
         meta.and_then(|m| m["payload"]["cwd"].as_str().map(PathBuf::from)).is_some_and(|c| c == cwd)
     })
+}
+
+/// The first line of the regular file at `path`, if it ends within `max` bytes.
+fn first_line(path: &Path, max: u64) -> Option<String> {
+    use std::io::{BufRead, Read};
+    let file = std::fs::File::open(path).ok().filter(|f| f.metadata().is_ok_and(|m| m.is_file()))?;
+    let mut line = String::new();
+    std::io::BufReader::new(file.take(max)).read_line(&mut line).ok()?;
+    line.ends_with('\n').then_some(line)
 }
 
 impl Executor {

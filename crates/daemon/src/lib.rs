@@ -90,6 +90,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         steps: Arc::default(),
         dirs: opts.dirs.clone(),
         hook_command: hook_command.clone(),
+        looking: Arc::default(),
     };
     // Stop when asked (request or signal), and also if the engine thread ends on its own.
     let shutdown = Arc::new(Notify::new());

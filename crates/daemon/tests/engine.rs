@@ -44,6 +44,7 @@ impl Rig {
             steps: Arc::default(),
             dirs: bosun_wire::StateDir::new(dir.path().to_owned()).unwrap(),
             hook_command: "true".into(),
+            looking: Arc::default(),
         };
         let (engine, _thread) = engine::start(store, State::default(), executor, || {});
         Self { _dir: dir, db, runtime, sessions, workspaces, engine: Some(engine) }

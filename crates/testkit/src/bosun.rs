@@ -103,6 +103,45 @@ impl Bosun {
         v["agent"].as_str().expect("agent id").to_owned()
     }
 
+    /// `bosun agent start --json ARGS` with the command changed by `setup` first (the agent's
+    /// environment, say: an agent runs with its starter's): the new agent's id.
+    pub fn start_with(&self, cwd: &Path, args: &[&str], setup: impl FnOnce(&mut Command)) -> String {
+        let mut all = vec!["agent", "start", "--json"];
+        all.extend_from_slice(args);
+        let mut cmd = self.command(cwd, &all);
+        setup(&mut cmd);
+        let out = cmd.output().expect("run bosun");
+        assert!(
+            out.status.success(),
+            "bosun {all:?} failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("start prints JSON");
+        v["agent"].as_str().expect("agent id").to_owned()
+    }
+
+    /// Every event the daemon recorded so far, in order (read from its database, read-only).
+    pub fn events(&self) -> Vec<bosun_core::Event> {
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let db =
+            rusqlite::Connection::open_with_flags(self.state.path().join("bosun.db"), flags).expect("open bosun.db");
+        let mut stmt = db.prepare("SELECT body FROM events ORDER BY seq").expect("read events");
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0)).expect("read events");
+        rows.map(|body| serde_json::from_str(&body.expect("an event")).expect("an event parses")).collect()
+    }
+
+    /// The states the agent was observed in, in order.
+    pub fn states_seen(&self, id: &str) -> Vec<String> {
+        self.events()
+            .into_iter()
+            .filter_map(|e| match e {
+                bosun_core::Event::AgentObserved { id: a, state, .. } if a.to_string() == id => Some(state.label()),
+                _ => None,
+            })
+            .collect()
+    }
+
     pub fn list(&self) -> Listing {
         serde_json::from_str(&self.ok(self.state_dir(), &["ls", "--json"])).expect("ls --json parses")
     }

@@ -161,3 +161,122 @@ impl Drop for TmuxServer {
             .output();
     }
 }
+
+/// The real agent clients some tests drive, pinned in `scripts/real-clients`: one npm package a
+/// line, `NAME VERSION`, `#` starting a comment.
+const REAL_CLIENTS: &str = include_str!("../../../scripts/real-clients");
+
+/// The packages and versions `scripts/real-clients` pins, in its order.
+pub fn real_clients() -> Vec<(&'static str, &'static str)> {
+    REAL_CLIENTS
+        .lines()
+        .map(|line| line.split('#').next().unwrap_or_default())
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            Some((words.next()?, words.next()?))
+        })
+        .collect()
+}
+
+/// The pinned version of an npm package of `scripts/real-clients`.
+pub fn real_client_version(package: &str) -> Option<&'static str> {
+    real_clients().into_iter().find(|(name, _)| *name == package).map(|(_, version)| version)
+}
+
+/// The real Claude Code (`claude`): `$BOSUN_CLAUDE_CODE_BIN`, else the cache `scripts/setup`
+/// installs into, else installed there with npm. `None` only when the npm registry cannot be
+/// reached, after printing why the test skips: write
+/// `let Some(claude) = tools::claude_code() else { return };`.
+pub fn claude_code() -> Option<PathBuf> {
+    real_client("BOSUN_CLAUDE_CODE_BIN", "claude")
+}
+
+/// The real Codex CLI (`codex`), found or installed as `claude_code` is (`$BOSUN_CODEX_BIN`).
+pub fn codex() -> Option<PathBuf> {
+    real_client("BOSUN_CODEX_BIN", "codex")
+}
+
+/// Prints the one line a test prints when it skips.
+pub fn skip(reason: &str) {
+    eprintln!("testkit: skipping: {reason}");
+}
+
+fn real_client(var: &str, bin: &str) -> Option<PathBuf> {
+    if let Some(path) = env::var_os(var).filter(|p| !p.is_empty()).map(PathBuf::from) {
+        assert!(is_executable(&path), "${var} is {}, which is not an executable file", path.display());
+        return Some(path);
+    }
+    let Some(cache) = real_clients_installed() else {
+        let packages: Vec<String> = real_clients().iter().map(|(name, version)| format!("{name}@{version}")).collect();
+        skip(&format!("the npm registry cannot be reached to install {}", packages.join(" ")));
+        return None;
+    };
+    let path = cache.join("node_modules").join(".bin").join(bin);
+    assert!(is_executable(&path), "{} is missing after installing the real clients", path.display());
+    Some(path)
+}
+
+/// Where the real clients are installed: `${XDG_CACHE_HOME:-$HOME/.cache}/bosun/` and a name
+/// made of their names and versions (`real-clients-claude-code-2.1.197-codex-0.169.0`), so a
+/// change of versions installs afresh. `scripts/setup` uses the same directory.
+pub fn real_clients_cache() -> PathBuf {
+    let base = env::var_os("XDG_CACHE_HOME")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .unwrap_or_else(env::temp_dir);
+    let mut name = String::from("real-clients");
+    for (package, version) in real_clients() {
+        let short = package.rsplit('/').next().unwrap_or(package);
+        name.push_str(&format!("-{short}-{version}"));
+    }
+    base.join("bosun").join(name)
+}
+
+/// The cache dir with every real client installed in it, installing them once per machine when
+/// missing; `None` when `npm install` fails although the npm registry cannot be reached (any
+/// other failure panics, and so does a missing npm).
+fn real_clients_installed() -> Option<PathBuf> {
+    static CACHE: OnceLock<Option<PathBuf>> = OnceLock::new();
+    CACHE
+        .get_or_init(|| {
+            let cache = real_clients_cache();
+            // Written last by every installer, so a half-done install is done again.
+            let complete = cache.join(".complete");
+            if complete.is_file() {
+                return Some(cache);
+            }
+            locked("real-clients", || {
+                if complete.is_file() {
+                    return Some(cache.clone());
+                }
+                let npm = on_path("npm").unwrap_or_else(|| {
+                    panic!(
+                        "npm is missing, and the tests need it to install the real Claude Code and Codex: install \
+                         Node.js 18 or later with npm (on Debian: apt-get install -y nodejs npm)"
+                    )
+                });
+                fs::create_dir_all(&cache).unwrap_or_else(|e| panic!("cannot create {}: {e}", cache.display()));
+                let mut install = Command::new(&npm);
+                install
+                    .args(["install", "--prefix"])
+                    .arg(&cache)
+                    .args(["--no-audit", "--no-fund", "--loglevel=error", "--fetch-retries=1"])
+                    .args(["--fetch-retry-maxtimeout=10000"])
+                    .args(real_clients().iter().map(|(name, version)| format!("{name}@{version}")));
+                if run(&mut install) {
+                    fs::write(&complete, "").unwrap_or_else(|e| panic!("cannot write {}: {e}", complete.display()));
+                    return Some(cache.clone());
+                }
+                let ping = Command::new(&npm).args(["ping", "--fetch-retries=0", "--fetch-timeout=10000"]).output();
+                if ping.is_ok_and(|out| out.status.success()) {
+                    panic!(
+                        "`npm install --prefix {} …` failed although the npm registry answers: see its output above",
+                        cache.display()
+                    );
+                }
+                None
+            })
+        })
+        .clone()
+}

@@ -223,17 +223,21 @@ fn spawn_replacing(agent: &Agent, resume: Option<Option<&str>>, replace: Option<
         // Codex calls its `notify` program at the end of every turn, the JSON as last argument.
         let hook = format!("{} codex {} \"$1\"", agent.hook_command, agent.id);
         let notify = driver::codex::notify_config(&["sh".into(), "-c".into(), hook, "bosun-notify".into()]);
+        // And it starts no background app-server: one would outlive the agent and serve later
+        // agents with the first one's environment.
+        let overrides = ["-c".to_owned(), notify, "-c".to_owned(), driver::codex::NO_DAEMON.to_owned()];
         // Resumed: `codex resume <session-id> -c notify=… [message]`, the session named by the
         // rollout log it wrote; without one, it starts anew.
         let session = agent.log.as_deref().and_then(driver::codex::session_id_from_path);
         match (resume, session, command.first().cloned()) {
             (Some(message), Some(id), Some(program)) => {
-                command = vec![program, "resume".into(), id, "-c".into(), notify];
+                command = vec![program, "resume".into(), id];
+                command.extend(overrides);
                 command.extend(message.map(str::to_owned));
             }
             _ => {
                 let at = command.len().min(1);
-                command.splice(at..at, ["-c".to_owned(), notify]);
+                command.splice(at..at, overrides);
             }
         }
     }

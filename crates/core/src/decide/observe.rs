@@ -39,13 +39,8 @@ pub(super) fn observed(
         d.effect(Effect::WatchLog { agent: a.id.clone(), path: path.clone(), session_log: true, from_start: true });
     }
     // Codex names its rollout log nowhere bosun can read: look for it once it has reported.
-    if matches!(a.driver, Driver::Codex) && a.log.is_none() && log.is_none() && source == Source::Log {
-        let home = a.env.get("CODEX_HOME").map(PathBuf::from);
-        let home = home.or_else(|| a.env.get("HOME").map(|h| PathBuf::from(h).join(".codex")));
-        if let Some(home) = home {
-            let (sessions, cwd) = (home.join("sessions"), a.cwd.clone());
-            d.effect(Effect::FindCodexLog { agent: a.id.clone(), sessions, cwd, since: a.created_at });
-        }
+    if matches!(a.driver, Driver::Codex) && log.is_none() && source == Source::Log {
+        super::session::find_codex_log(a, d);
     }
     // A report from the agent proves its session is up, even before the spawn is confirmed.
     let current = if a.state == SessionState::Starting {
@@ -58,7 +53,10 @@ pub(super) fn observed(
     // What the current state's source said stands against a less confident source; the session
     // log alone reports API errors and interrupted turns, so it may overrule the hooks on those.
     let outranked = a.source.is_some_and(|top| source < top);
-    let log_only = source == Source::Log && matches!(obs, Observation::Error { .. } | Observation::Idle);
+    // The log alone reports API errors and interrupted turns; Codex's screen alone shows its
+    // approval dialogs.
+    let log_only = source == Source::Log && matches!(obs, Observation::Error { .. } | Observation::Idle)
+        || source == Source::Screen && matches!(a.driver, Driver::Codex) && matches!(obs, Observation::Prompt { .. });
     // A mere sign of life says "working" only for an agent nothing better reports on.
     let telling_activity =
         !matches!(obs, Observation::Activity { .. }) || a.source.is_none_or(|top| top <= Source::Screen);
@@ -156,6 +154,10 @@ pub(super) fn log_lines(
         };
         (Source::Log, lines.iter().map(read).collect())
     } else {
+        // Codex's approval dialogs reach neither its notify nor its log: its screen shows them.
+        if matches!(a.driver, Driver::Codex) {
+            d.effect(Effect::LookAtScreen { agent: a.id.clone(), session: a.session.clone() });
+        }
         let activity = Observation::Activity { heartbeat: Heartbeat::TerminalOutput };
         let seen = match &a.driver {
             Driver::Generic { patterns } => match patterns.compile() {
@@ -166,6 +168,13 @@ pub(super) fn log_lines(
         };
         (Source::Screen, seen)
     };
+    // Codex's rollout says what the agent said at the end of a turn, as soon as it says the turn
+    // ended.
+    if session_log && matches!(a.driver, Driver::Codex) {
+        if let Some(said) = lines.iter().rev().find_map(|l| driver::codex::log_said(l)) {
+            super::classify::said(state, agent, &said, d);
+        }
+    }
     let telling = observations.iter().rposition(|o| !matches!(o, Observation::Activity { .. }));
     if let Some(i) = telling.or(observations.len().checked_sub(1)) {
         let cause = telling.map(|_| {
@@ -211,15 +220,26 @@ pub(super) fn quiet_check(state: &State, a: &Agent, now: Timestamp, d: &mut Deci
 /// a little later, a few times, until the agent reports in.
 pub(super) fn screen(state: &State, agent: &AgentId, text: &str, now: Timestamp, d: &mut Decision) {
     let Some(a) = state.agents.get(agent).filter(|a| a.state.is_up()) else { return };
+    let (trust, seen) = match &a.driver {
+        Driver::Claude { .. } => (driver::claude::is_trust_dialog(text), driver::claude::screen_observation(text)),
+        Driver::Codex => (driver::codex::is_trust_dialog(text), driver::codex::screen_observation(text)),
+        Driver::Generic { .. } => return,
+    };
     // bosun made this folder: it accepts the trust dialog's default ("Yes, I trust this
-    // folder") unless its policy says not to; nobody needs to hear of it then. Other start-up
-    // screens (the API key, login, onboarding) are prompts for the policy, and a person.
-    if driver::claude::is_trust_dialog(text) && a.policy.accept_trust {
+    // folder", "Trust and continue") unless its policy says not to; nobody needs to hear of it
+    // then. Other screens (the API key, sign-in, an approval) are prompts for the policy, and a
+    // person.
+    if trust && a.policy.accept_trust {
         d.effect(Effect::PressEnter { session: a.session.clone() });
         return;
     }
-    if let Some(obs) = driver::claude::screen_observation(text) {
-        observed(state, a, Source::Screen, &obs, None, None, now, d);
+    match seen {
+        Some(obs) => observed(state, a, Source::Screen, &obs, None, None, now, d),
+        // The dialog the screen alone showed is gone: answered, the agent goes on.
+        None if matches!(a.state, SessionState::Prompt { .. }) && a.source == Some(Source::Screen) => {
+            observed(state, a, Source::Screen, &Observation::Working, None, None, now, d)
+        }
+        None => {}
     }
 }
 

@@ -173,8 +173,10 @@ pub(super) fn came_up(state: &State, a: &Agent, pid: Option<u32>, now: Timestamp
             set_timer(state, d, TimerKind::Startup { agent: a.id.clone(), checks: 0 }, at);
         }
         // Codex reports only the end of turns: one started without a prompt, or restarted (its
-        // message is typed), waits for input.
+        // message is typed), waits for input. Its rollout log, which says how turns fail, is
+        // looked for from the start.
         Driver::Codex if a.prompt.is_none() || a.restarts > 0 => {
+            find_codex_log(a, d);
             let at = now;
             d.event(Event::AgentObserved {
                 id: a.id.clone(),
@@ -185,6 +187,7 @@ pub(super) fn came_up(state: &State, a: &Agent, pid: Option<u32>, now: Timestamp
                 cause: None,
             });
         }
+        Driver::Codex => find_codex_log(a, d),
         // A generic agent gets its first prompt typed, and is idle once its output stops.
         Driver::Generic { .. } => {
             if let (Some(prompt), 0) = (&a.prompt, a.restarts) {
@@ -194,10 +197,23 @@ pub(super) fn came_up(state: &State, a: &Agent, pid: Option<u32>, now: Timestamp
                 Timestamp::from_millis(now.as_millis() + super::observe::QUIET_MS + super::observe::HEARTBEAT_EVERY_MS);
             set_timer(state, d, TimerKind::Quiet { agent: a.id.clone() }, at);
         }
-        _ => {}
     }
     if a.kill_requested {
         d.effect(kill_effect(a));
+    }
+}
+
+/// Looks for a Codex agent's rollout log in `$CODEX_HOME/sessions` (`~/.codex` by default),
+/// unless it is known.
+pub(super) fn find_codex_log(a: &Agent, d: &mut Decision) {
+    if a.log.is_some() {
+        return;
+    }
+    let home = a.env.get("CODEX_HOME").map(std::path::PathBuf::from);
+    let home = home.or_else(|| a.env.get("HOME").map(|h| std::path::PathBuf::from(h).join(".codex")));
+    if let Some(home) = home {
+        let (sessions, cwd) = (home.join("sessions"), a.cwd.clone());
+        d.effect(Effect::FindCodexLog { agent: a.id.clone(), sessions, cwd, since: a.created_at });
     }
 }
 

@@ -24,6 +24,10 @@ use serde::Deserialize;
 use super::argv::Grammar;
 use crate::{AgentError, Heartbeat, Observation, Source};
 
+/// The override that keeps Codex (0.169) from starting its background app-server, which
+/// outlives the TUI and hands later TUIs the environment it started with.
+pub const NO_DAEMON: &str = "features.daemon_auto_start=false";
+
 /// Codex 0.169's command line: `codex [OPTIONS] [PROMPT]` or `codex <COMMAND>`.
 pub const GRAMMAR: Grammar = Grammar {
     value: &[
@@ -106,6 +110,9 @@ struct Payload {
     /// 0.169 reports a failed turn inside its `task_complete`.
     #[serde(default)]
     error: Option<TurnError>,
+    /// What the agent said last in the turn a `task_complete` ends.
+    #[serde(default)]
+    last_agent_message: Option<String>,
 }
 
 /// `task_complete.error`: `{"message": "exceeded retry limit, last status: 429 Too Many
@@ -156,6 +163,16 @@ pub fn log_observation(line: &str) -> Observation {
         },
         _ => activity,
     }
+}
+
+/// What the agent said at the end of the turn a rollout line completes (`task_complete`'s
+/// `last_agent_message`), when the line is one.
+pub fn log_said(line: &str) -> Option<String> {
+    let RolloutLine { kind, payload: Some(payload) } = serde_json::from_str::<RolloutLine>(line).ok()? else {
+        return None;
+    };
+    let done = kind == "event_msg" && matches!(payload.kind.as_deref(), Some("task_complete" | "turn_complete"));
+    payload.last_agent_message.filter(|s| done && !s.trim().is_empty())
 }
 
 /// The category of a Codex error from its message, falling back on its `codex_error_info`
@@ -238,6 +255,34 @@ fn is_uuid(s: &str) -> bool {
     let groups: Vec<&str> = s.split('-').collect();
     groups.len() == 5
         && groups.iter().zip([8, 4, 4, 4, 12]).all(|(g, n)| g.len() == n && g.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// What Codex's screen shows that nothing else reports: an approval dialog ("Would you like to
+/// run the following command? … › 1. Yes, proceed (y) … Press enter to confirm or esc to
+/// cancel"), the folder-trust dialog ("Trust this folder? … › 1. Trust and continue"), or a
+/// sign-in screen. None for anything else.
+pub fn screen_observation(screen: &str) -> Option<Observation> {
+    use crate::PromptKind;
+    if is_trust_dialog(screen) {
+        return Some(Observation::Prompt { kind: PromptKind::Setup, asks: Some("trust this folder?".into()) });
+    }
+    if screen.contains("Sign in with ChatGPT") || screen.contains("Provide your own API key") {
+        return Some(Observation::Prompt { kind: PromptKind::Setup, asks: Some("sign in".into()) });
+    }
+    let question = screen.lines().map(str::trim).rfind(|l| l.starts_with("Would you like to"))?;
+    let confirm = screen.contains("Press enter to confirm") || screen.contains("Yes, proceed");
+    if !confirm {
+        return None;
+    }
+    // The command follows a `$ `; an edit or a grant says what in its question.
+    let command = screen.lines().map(str::trim).rfind(|l| l.starts_with("$ ")).map(|l| format!("run: {}", &l[2..]));
+    let asks = command.unwrap_or_else(|| question.to_owned());
+    Some(Observation::Prompt { kind: PromptKind::Permission, asks: Some(asks.chars().take(500).collect()) })
+}
+
+/// Codex's folder-trust dialog.
+pub fn is_trust_dialog(screen: &str) -> bool {
+    screen.contains("Trust this folder?") || screen.contains("Trust and continue")
 }
 
 /// The fields of a `notify` payload bosun reads.
@@ -445,6 +490,29 @@ mod tests {
         assert_eq!(notify_observation("not json", None), None);
         assert_eq!(notify_said(done, None).as_deref(), Some("Hello"), "what it said is what its turn is classified on");
         assert_eq!(notify_said(r#"{"type":"agent-turn-complete"}"#, None), None);
+        let done = event(r#"{"type":"task_complete","turn_id":"1","last_agent_message":"Fixed."}"#);
+        assert_eq!(log_said(&done).as_deref(), Some("Fixed."), "the rollout says it too, as soon");
+        assert_eq!(log_said(&event(r#"{"type":"task_complete","last_agent_message":null}"#)), None);
+        assert_eq!(log_said(&event(r#"{"type":"agent_message","message":"x","last_agent_message":"y"}"#)), None);
+    }
+
+    #[test]
+    fn the_screen_shows_approvals_and_the_trust_dialog() {
+        // As Codex 0.169 draws them (trimmed).
+        let approval = "› make the file\n• Running touch approved-file\n  Would you like to run the following command?\n  Environment: local\n  Reason: The test asks to run this outside the sandbox.\n  $ touch approved-file\n› 1. Yes, proceed (y)\n  2. Yes, and don't ask again for commands that start with `touch approved-file` (p)\n  3. No, and tell Codex what to do differently (esc)\n  Press enter to confirm or esc to cancel";
+        assert_eq!(
+            screen_observation(approval),
+            Some(Observation::Prompt {
+                kind: crate::PromptKind::Permission,
+                asks: Some("run: touch approved-file".into())
+            })
+        );
+        let trust = "  Folder access\n  /w\n  Trust this folder? Codex can read, edit, and run files here\n› 1. Trust and continue\n  2. Back to Agent Command Center\n  enter continue · esc back";
+        assert!(is_trust_dialog(trust));
+        assert!(matches!(screen_observation(trust), Some(Observation::Prompt { kind: crate::PromptKind::Setup, .. })));
+        let working = "› make the file\n• Working (0s • esc to interrupt)\n› Ask Codex to do anything";
+        assert_eq!(screen_observation(working), None);
+        assert_eq!(screen_observation("Would you like to hear a joke?"), None, "a question in the text is no dialog");
     }
 
     #[test]

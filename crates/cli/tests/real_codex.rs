@@ -1,0 +1,97 @@
+//! The real Codex CLI (from the npm registry, pinned in `scripts/real-clients`) through
+//! `bosun agent start`, against the fake OpenAI Responses API of `bosun_testkit::fake_model`.
+//! Each test skips, saying so in one line, only when the npm registry cannot be reached to
+//! install the client.
+
+mod support;
+
+use std::path::PathBuf;
+
+use bosun_testkit::clients::{ClientEnv, CodexConfig};
+use bosun_testkit::fake_model::{FakeModel, Reply};
+use bosun_testkit::poll::wait_until;
+use support::*;
+
+/// One bosun, one repository, one fake OpenAI API and a Codex home pointing at it.
+struct Real {
+    bosun: Bosun,
+    repo: TempRepo,
+    model: FakeModel,
+    env: ClientEnv,
+    codex: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Real {
+    /// None (the test skips) when the client cannot be installed. `configure` gets a config
+    /// that trusts the repository (Codex resolves a worktree to it).
+    fn new(configure: impl FnOnce(CodexConfig, &std::path::Path) -> CodexConfig) -> Option<Self> {
+        let codex = bosun_testkit::tools::codex()?;
+        let model = FakeModel::openai();
+        let dir = tempfile::tempdir().unwrap();
+        let repo = TempRepo::new();
+        let env = configure(CodexConfig::new(&model, dir.path()), repo.path()).write();
+        Some(Self { bosun: bosun(), repo, model, env, codex, _dir: dir })
+    }
+
+    /// `bosun agent start ARGS -- codex REST…`, the agent running with the client's environment.
+    fn start(&self, args: &[&str], rest: &[&str]) -> String {
+        let codex = self.codex.display().to_string();
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--", codex.as_str()]);
+        all.extend(rest);
+        self.bosun.start_with(self.repo.path(), &all, |cmd| {
+            self.env.apply(cmd);
+        })
+    }
+}
+
+fn trusted(c: CodexConfig, repo: &std::path::Path) -> CodexConfig {
+    c.trust(repo.canonicalize().unwrap())
+}
+
+#[test]
+fn a_positional_prompt_is_one_turn_to_idle_and_the_title_thread_is_not_the_agent() {
+    let Some(real) = Real::new(trusted) else { return };
+    real.model.push(Reply::stall(2, "Fixed the bug for you."));
+    let id = real.start(&[], &["fix the bug"]);
+    let agent = real.bosun.wait_state(&id, "idle");
+    assert_eq!(agent.said.as_deref(), Some("Fixed the bug for you."), "the main thread's answer, not a title");
+    let states = real.bosun.states_seen(&id);
+    assert_eq!(states.iter().filter(|s| *s == "idle").count(), 1, "never idle before the turn ended: {states:?}");
+    let main = real.model.main_requests();
+    assert_eq!(main[0].last_user_text().as_deref(), Some("fix the bug"));
+}
+
+#[test]
+fn failed_turns_are_errors_of_their_kind() {
+    for (status, label) in [(429, "error(rate_limited)"), (401, "error(unauthorized)")] {
+        let Some(real) = Real::new(trusted) else { return };
+        real.model.push(Reply::Status(status));
+        let id = real.start(&[], &["hello"]);
+        real.bosun.wait_state(&id, label);
+    }
+}
+
+#[test]
+fn an_approval_dialog_is_a_permission_prompt_and_answer_allows_it() {
+    let Some(real) = Real::new(|c, repo| trusted(c, repo).asking_approval()) else { return };
+    real.model.push(Reply::ShellNeedingApproval("touch approved-file".into()));
+    real.model.push(Reply::text("Made it."));
+    let id = real.start(&[], &["make the file"]);
+    let agent = real.bosun.wait_state(&id, "prompt(permission)");
+    assert_eq!(agent.asks.as_deref(), Some("run: touch approved-file"));
+    real.bosun.ok(real.repo.path(), &["answer", &id, "allow"]);
+    let ws = real.bosun.show(&id).workspace.unwrap().path;
+    assert!(wait_until(PATIENCE, || ws.join("approved-file").exists()), "the command ran");
+    real.bosun.wait_state(&id, "idle");
+}
+
+#[test]
+fn the_trust_dialog_of_a_new_folder_is_answered() {
+    let Some(real) = Real::new(|c, _| c) else { return };
+    real.model.push(Reply::text("Hello there."));
+    let id = real.start(&[], &["say hello"]);
+    let agent = real.bosun.wait_state(&id, "idle");
+    assert_eq!(agent.said.as_deref(), Some("Hello there."));
+}

@@ -1,0 +1,282 @@
+//! `FakeModel`: a model API server on 127.0.0.1 for the real agent clients to talk to — the
+//! Anthropic Messages API for Claude Code, the OpenAI Responses API for Codex. A test queues
+//! `Reply`s (text, a shell tool call, a stall, an HTTP error) and reads back every request it
+//! received (`Logged`). Main-loop requests (those offering tools; for Codex, tools beyond the
+//! `apply_patch` its title requests offer) take the replies in order; side requests (titles,
+//! summaries, Claude's quota check) get a short text and leave the queue alone.
+//!
+//! Each connection is served on a thread of its own; dropping the `FakeModel` stops the server
+//! and closes every connection.
+
+mod anthropic;
+mod http;
+mod openai;
+mod script;
+
+use std::collections::HashMap;
+use std::io::{BufReader, BufWriter};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::Value;
+
+pub use script::{Logged, Reply, DEFAULT_TEXT, SIDE_TEXT};
+
+use http::{Request, Response, Stop};
+use script::Script;
+
+/// Which API a server speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    /// Anthropic Messages (`/v1/messages`), for Claude Code.
+    Anthropic,
+    /// OpenAI Responses (`/v1/responses`), for Codex.
+    OpenAi,
+}
+
+/// A fake model server, listening until dropped.
+pub struct FakeModel {
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    accept: Option<JoinHandle<()>>,
+}
+
+struct Shared {
+    api: Api,
+    script: Mutex<Script>,
+    stop: Stop,
+    /// Every connection still open, by number, to shut them down when the server stops.
+    connections: Mutex<HashMap<u64, TcpStream>>,
+}
+
+impl FakeModel {
+    /// An Anthropic Messages API server.
+    pub fn anthropic() -> Self {
+        Self::start(Api::Anthropic)
+    }
+
+    /// An OpenAI Responses API server.
+    pub fn openai() -> Self {
+        Self::start(Api::OpenAi)
+    }
+
+    /// A server for `api` on a free port of 127.0.0.1.
+    pub fn start(api: Api) -> Self {
+        let listener =
+            TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("fake model: cannot listen on 127.0.0.1: {e}"));
+        let addr = listener.local_addr().unwrap_or_else(|e| panic!("fake model: no local address: {e}"));
+        let shared = Arc::new(Shared {
+            api,
+            script: Mutex::new(Script::default()),
+            stop: Stop::default(),
+            connections: Mutex::new(HashMap::new()),
+        });
+        let accepting = Arc::clone(&shared);
+        let accept = thread::Builder::new()
+            .name("fake-model-accept".into())
+            .spawn(move || accept_loop(&listener, &accepting))
+            .unwrap_or_else(|e| panic!("fake model: cannot start a thread: {e}"));
+        Self { shared, addr, accept: Some(accept) }
+    }
+
+    pub fn api(&self) -> Api {
+        self.shared.api
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// What a client is configured with: `http://127.0.0.1:P` for Anthropic
+    /// (`ANTHROPIC_BASE_URL`), `http://127.0.0.1:P/v1` for OpenAI (a Codex provider's `base_url`).
+    pub fn base_url(&self) -> String {
+        match self.shared.api {
+            Api::Anthropic => format!("http://{}", self.addr),
+            Api::OpenAi => format!("http://{}/v1", self.addr),
+        }
+    }
+
+    /// Queues `reply` for the next main-loop request that finds nothing queued before it.
+    pub fn push(&self, reply: Reply) {
+        self.shared.script().queue.push_back(reply);
+    }
+
+    /// How many replies are still queued.
+    pub fn queued(&self) -> usize {
+        self.shared.script().queue.len()
+    }
+
+    /// Every request received so far, oldest first.
+    pub fn requests(&self) -> Vec<Logged> {
+        self.shared.script().log.clone()
+    }
+
+    /// The main-loop requests received so far, oldest first.
+    pub fn main_requests(&self) -> Vec<Logged> {
+        self.shared.script().log.iter().filter(|r| r.main_loop).cloned().collect()
+    }
+
+    /// Waits until the log holds a request matching `pred` and returns the first such; `None`
+    /// after `timeout`.
+    pub fn wait_request(&self, timeout: Duration, pred: impl Fn(&Logged) -> bool) -> Option<Logged> {
+        crate::poll::wait_for(timeout, || self.shared.script().log.iter().find(|r| pred(r)).cloned())
+    }
+
+    /// Waits until `count` main-loop requests have arrived; whether they did within `timeout`.
+    pub fn wait_main_requests(&self, count: usize, timeout: Duration) -> bool {
+        crate::poll::wait_until(timeout, || self.shared.script().log.iter().filter(|r| r.main_loop).count() >= count)
+    }
+}
+
+impl Drop for FakeModel {
+    fn drop(&mut self) {
+        self.shared.stop.stop();
+        // Wake the accept loop, which then sees the stop.
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
+        for (_, connection) in self.shared.connections().drain() {
+            let _ = connection.shutdown(Shutdown::Both);
+        }
+        if let Some(accept) = self.accept.take() {
+            let _ = accept.join();
+        }
+    }
+}
+
+impl Shared {
+    fn script(&self) -> MutexGuard<'_, Script> {
+        self.script.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn connections(&self) -> MutexGuard<'_, HashMap<u64, TcpStream>> {
+        self.connections.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
+    for (number, stream) in (0u64..).zip(listener.incoming()) {
+        if shared.stop.is_stopped() {
+            return;
+        }
+        let Ok(stream) = stream else { continue };
+        let Ok(clone) = stream.try_clone() else { continue };
+        shared.connections().insert(number, clone);
+        let shared = Arc::clone(shared);
+        // A connection that cannot get a thread is dropped, which the client sees as a reset.
+        let _ = thread::Builder::new().name("fake-model-conn".into()).spawn(move || {
+            serve(stream, &shared);
+            shared.connections().remove(&number);
+        });
+    }
+}
+
+/// Serves one connection's requests until it closes, errs, or the server stops.
+fn serve(stream: TcpStream, shared: &Shared) {
+    let _ = stream.set_nodelay(true);
+    let Ok(write_half) = stream.try_clone() else { return };
+    let mut reader = BufReader::new(stream);
+    let mut writer = BufWriter::new(write_half);
+    while !shared.stop.is_stopped() {
+        let request = match http::read_request(&mut reader) {
+            Ok(Some(request)) => request,
+            Ok(None) | Err(_) => return,
+        };
+        let close = request.wants_close();
+        let (response, logged) = respond(shared, &request);
+        let body = request.method != "HEAD";
+        let written = http::write_response(&mut writer, &response, close, body, &shared.stop);
+        if written.is_ok() {
+            if let Some(entry) = shared.script().log.get_mut(logged) {
+                entry.answered = Some(SystemTime::now());
+            }
+        }
+        if written.is_err() || close {
+            return;
+        }
+    }
+}
+
+/// Logs `request` and works out its answer; the index of its log entry.
+fn respond(shared: &Shared, request: &Request) -> (Response, usize) {
+    let raw = String::from_utf8_lossy(&request.body).into_owned();
+    let body: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
+    let path = request.path().to_owned();
+    let query = request.target.split_once('?').map(|(_, q)| q.to_owned()).unwrap_or_default();
+    let method = request.method.as_str();
+    let model_call = match shared.api {
+        Api::Anthropic => anthropic::is_model_call(method, &path),
+        Api::OpenAi => openai::is_model_call(method, &path),
+    };
+    let main_loop = model_call
+        && match shared.api {
+            Api::Anthropic => anthropic::is_main_loop(&body),
+            Api::OpenAi => openai::is_main_loop(request.header("x-codex-turn-metadata"), &body),
+        };
+    let mut script = shared.script();
+    let reply = model_call.then(|| script.next(main_loop));
+    let response = match (&reply, shared.api) {
+        (Some(reply), Api::Anthropic) => anthropic::answer(reply, &body),
+        (Some(reply), Api::OpenAi) => openai::answer(reply, &body),
+        (None, Api::Anthropic) => anthropic::other(method, &path, &body),
+        (None, Api::OpenAi) => openai::other(method, &path),
+    };
+    script.log.push(Logged {
+        method: request.method.clone(),
+        path,
+        query,
+        headers: request.headers.clone(),
+        raw,
+        body,
+        at: Instant::now(),
+        time: SystemTime::now(),
+        main_loop,
+        reply,
+        answered: None,
+    });
+    (response, script.log.len() - 1)
+}
+
+/// A fresh id with this prefix, like the APIs' own (`msg_01…`).
+fn id(prefix: &str) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let tail: String = (0..24).map(|_| char::from(ALPHABET[fastrand::usize(..ALPHABET.len())])).collect();
+    format!("{prefix}01{tail}")
+}
+
+/// A rough token count for usage figures: a token per four bytes, at least one.
+fn tokens(text: &str) -> u64 {
+    u64::try_from(text.len() / 4).unwrap_or(u64::MAX).max(1)
+}
+
+/// `text` cut into at most `n` pieces of about the same length, on character boundaries.
+fn pieces_of(text: &str, n: usize) -> Vec<&str> {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    if chars.is_empty() {
+        return vec![text];
+    }
+    let per = chars.len().div_ceil(n.max(1));
+    let mut starts: Vec<usize> = chars.iter().step_by(per).map(|(i, _)| *i).collect();
+    starts.push(text.len());
+    starts.windows(2).map(|w| &text[w[0]..w[1]]).collect()
+}
+
+/// `text` cut in two at the character nearest its middle.
+fn halves(text: &str) -> (&str, &str) {
+    let middle = text.char_indices().nth(text.chars().count() / 2).map_or(text.len(), |(i, _)| i);
+    text.split_at(middle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_cover_the_text_on_character_boundaries() {
+        assert_eq!(pieces_of("héllo wörld", 3).concat(), "héllo wörld");
+        assert_eq!(pieces_of("héllo wörld", 3).len(), 3);
+        assert_eq!(pieces_of("", 3), vec![""]);
+        assert_eq!(halves("añb"), ("a", "ñb"));
+    }
+}

@@ -1,0 +1,169 @@
+//! The fake model servers on the wire: plain HTTP/1.1 from a socket, as the real clients speak
+//! it (their own tests are in `fake_model.rs`).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+
+use bosun_testkit::fake_model::{FakeModel, Reply, DEFAULT_TEXT, SIDE_TEXT};
+use serde_json::{json, Value};
+
+/// Sends one request on `stream` and reads the response: status, headers, body (chunks joined).
+fn exchange(stream: &mut BufReader<TcpStream>, method: &str, path: &str, body: &Value) -> (u16, String, String) {
+    let body = body.to_string();
+    let head = format!("{method} {path} HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\n\r\n", body.len());
+    stream.get_mut().write_all(format!("{head}{body}").as_bytes()).expect("send");
+    let mut status = String::new();
+    stream.read_line(&mut status).expect("status line");
+    let code = status.split(' ').nth(1).and_then(|c| c.parse().ok()).expect("status code");
+    let mut headers = String::new();
+    loop {
+        let mut line = String::new();
+        stream.read_line(&mut line).expect("header");
+        if line == "\r\n" {
+            break;
+        }
+        headers.push_str(&line.to_ascii_lowercase());
+    }
+    let mut text = Vec::new();
+    if headers.contains("transfer-encoding: chunked") {
+        loop {
+            let mut size = String::new();
+            stream.read_line(&mut size).expect("chunk size");
+            let size = usize::from_str_radix(size.trim(), 16).expect("hex chunk size");
+            let mut chunk = vec![0; size + 2];
+            stream.read_exact(&mut chunk).expect("chunk");
+            if size == 0 {
+                break;
+            }
+            text.extend_from_slice(&chunk[..size]);
+        }
+    } else {
+        let len = headers
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length: "))
+            .and_then(|l| l.trim().parse().ok())
+            .expect("content-length");
+        text = vec![0; len];
+        stream.read_exact(&mut text).expect("body");
+    }
+    (code, headers, String::from_utf8(text).expect("utf-8 body"))
+}
+
+fn connect(model: &FakeModel) -> BufReader<TcpStream> {
+    BufReader::new(TcpStream::connect(model.addr()).expect("connect"))
+}
+
+/// The `data:` JSON of every event of a stream.
+fn events(stream: &str) -> Vec<Value> {
+    stream.lines().filter_map(|l| l.strip_prefix("data: ")).map(|d| serde_json::from_str(d).expect("json")).collect()
+}
+
+#[test]
+fn anthropic_streams_text_and_tool_calls_and_side_requests_leave_the_queue_alone() {
+    let model = FakeModel::anthropic();
+    model.push(Reply::shell("touch x"));
+    let mut conn = connect(&model);
+    let tools = json!([{"name": "Bash", "input_schema": {}}]);
+
+    let (code, _, body) = exchange(&mut conn, "POST", "/v1/messages", &json!({"stream": true, "messages": []}));
+    assert_eq!(code, 200);
+    let side = events(&body);
+    assert_eq!(side[2]["type"], "ping");
+    assert_eq!(side.iter().filter_map(|e| e["delta"]["text"].as_str()).collect::<String>(), SIDE_TEXT);
+
+    // Same connection: kept alive.
+    let request = json!({"stream": true, "tools": tools, "messages": [{"role": "user", "content": "go"}]});
+    let (_, headers, body) = exchange(&mut conn, "POST", "/v1/messages?beta=true", &request);
+    assert!(headers.contains("content-type: text/event-stream"), "{headers}");
+    let call = events(&body);
+    let kinds: Vec<&str> = call.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(kinds.first(), Some(&"message_start"));
+    assert_eq!(kinds.last(), Some(&"message_stop"));
+    assert_eq!(call[1]["content_block"]["name"], "Bash");
+    let input: String = call.iter().filter_map(|e| e["delta"]["partial_json"].as_str()).collect();
+    assert_eq!(serde_json::from_str::<Value>(&input).expect("input json")["command"], "touch x");
+    assert!(call.iter().any(|e| e["delta"]["stop_reason"] == "tool_use"));
+
+    // The queue is empty: the default text, here not streamed.
+    let request = json!({"tools": tools, "messages": [{"role": "user", "content": "again"}]});
+    let (_, _, body) = exchange(&mut conn, "POST", "/v1/messages", &request);
+    let message: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(
+        (message["content"][0]["text"].as_str(), message["stop_reason"].as_str()),
+        (Some(DEFAULT_TEXT), Some("end_turn"))
+    );
+
+    let (code, _, body) = exchange(&mut conn, "POST", "/v1/messages/count_tokens", &json!({"messages": []}));
+    assert!(code == 200 && body.contains("input_tokens"), "{code} {body}");
+    let (code, _, body) = exchange(&mut conn, "GET", "/v1/models", &json!(null));
+    assert!(code == 200 && body.contains("\"data\""), "{code} {body}");
+
+    let log = model.requests();
+    let main: Vec<bool> = log.iter().map(|r| r.main_loop).collect();
+    assert_eq!(main, [false, true, true, false, false]);
+    assert_eq!(log[1].query, "beta=true");
+    assert_eq!(log[2].messages(), [("user".to_owned(), "again".to_owned())]);
+}
+
+#[test]
+fn errors_have_each_apis_json_body() {
+    let anthropic = FakeModel::anthropic();
+    anthropic.push(Reply::Status(529));
+    let tools = json!([{"name": "Bash"}]);
+    let (code, _, body) =
+        exchange(&mut connect(&anthropic), "POST", "/v1/messages", &json!({"stream": true, "tools": tools}));
+    let body: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(
+        (code, body["type"].as_str(), body["error"]["type"].as_str()),
+        (529, Some("error"), Some("overloaded_error"))
+    );
+
+    let openai = FakeModel::openai();
+    openai.push(Reply::Status(429));
+    let tools = json!([{"type": "function", "name": "exec_command"}]);
+    let (code, _, body) =
+        exchange(&mut connect(&openai), "POST", "/v1/responses", &json!({"stream": true, "tools": tools}));
+    let body: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!((code, body["error"]["code"].as_str()), (429, Some("rate_limit_exceeded")));
+}
+
+#[test]
+fn openai_streams_a_response_and_title_requests_are_side_requests() {
+    let model = FakeModel::openai();
+    assert!(model.base_url().ends_with("/v1"));
+    model.push(Reply::text("Hello there"));
+    let mut conn = connect(&model);
+    // Codex's title requests offer apply_patch alone.
+    let title = json!({"stream": true, "tools": [{"name": "apply_patch"}], "input": []});
+    let (_, _, body) = exchange(&mut conn, "POST", "/v1/responses", &title);
+    assert!(body.contains(SIDE_TEXT), "{body}");
+
+    let request = json!({
+        "stream": true,
+        "tools": [{"type": "function", "name": "exec_command"}],
+        "input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}],
+    });
+    let (_, _, body) = exchange(&mut conn, "POST", "/v1/responses", &request);
+    let stream = events(&body);
+    let kinds: Vec<&str> = stream.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(kinds[..3], ["response.created", "response.in_progress", "response.output_item.added"]);
+    assert_eq!(kinds.last(), Some(&"response.completed"));
+    let text: String = stream
+        .iter()
+        .filter(|e| e["type"] == "response.output_text.delta")
+        .filter_map(|e| e["delta"].as_str())
+        .collect();
+    assert_eq!(text, "Hello there");
+    let completed = stream.last().expect("events");
+    assert!(completed["response"]["usage"]["total_tokens"].as_u64().is_some(), "{completed}");
+    assert_eq!(model.main_requests()[0].last_user_text().as_deref(), Some("hi"));
+}
+
+#[test]
+fn a_dropped_server_stops_listening() {
+    let model = FakeModel::anthropic();
+    let addr = model.addr();
+    let _idle = connect(&model);
+    drop(model);
+    assert!(TcpStream::connect(addr).is_err(), "still listening on {addr}");
+}
