@@ -1,7 +1,8 @@
 //! `bosun-bench`: measures bosun against real git, tmux and claudeless, and prints each figure
 //! beside its target and a peer's (oj's) figure measured on the same kind of machine. Run it
-//! with `scripts/bench [start|detect|nudge|idle|store] …` (which builds bosun in release mode first).
+//! with `scripts/bench [start|detect|nudge|idle|store|clients] …` (which builds bosun in release mode first).
 
+mod clients;
 mod start;
 mod store;
 mod supervise;
@@ -58,7 +59,8 @@ fn main() {
             "nudge" => figures.extend(supervise::nudges(&bin, &claudeless, &chat)),
             "idle" => figures.extend(supervise::idle_agents(&bin, &claudeless, &chat)),
             "store" => figures.extend(store::figures()),
-            other => panic!("unknown benchmark {other:?}: start, detect, nudge, idle or store"),
+            "clients" => figures.extend(clients::figures(&bin)),
+            other => panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store or clients"),
         }
     }
     println!();

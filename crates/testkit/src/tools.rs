@@ -1,5 +1,6 @@
-//! The real programs adapter tests drive — tmux and claudeless — found or, when missing,
-//! installed once per machine; and `TmuxServer`, a private tmux server that dies with its test.
+//! The real programs tests drive — tmux, claudeless, and the real Claude Code and Codex from the
+//! npm registry — found or, when missing, installed once per machine; and `TmuxServer`, a
+//! private tmux server that dies with its test.
 
 use std::env;
 use std::fs::{self, OpenOptions};

@@ -1,0 +1,258 @@
+//! Issue 9's figures, with the real Claude Code and Codex against bosun's fake model servers:
+//! from the server's last byte of an answer to bosun recording what it means (idle, a
+//! permission prompt, an error), for each client, through `bosun agent start`.
+
+use std::path::Path;
+use std::time::{Duration, UNIX_EPOCH};
+
+use bosun_core::{Agent, SessionState};
+use bosun_testkit::bosun::Bosun;
+use bosun_testkit::clients::{ClaudeConfig, ClientEnv, CodexConfig};
+use bosun_testkit::fake_model::{FakeModel, Logged, Reply};
+use bosun_testkit::repo::TempRepo;
+
+use crate::{show, wait_secs, Figure};
+
+const TURNS: usize = 20;
+const DIALOGS: usize = 8;
+const ERRORS: usize = 12;
+const STARTS: usize = 6;
+/// How long an observation may take before it counts as missed.
+const MISSED_AFTER: u64 = 15;
+
+/// One client under one bosun: its fake model, its environment, its binary.
+struct Rig {
+    bosun: Bosun,
+    repo: TempRepo,
+    model: FakeModel,
+    env: ClientEnv,
+    client: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Rig {
+    fn start(&self, args: &[&str], rest: &[&str]) -> String {
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--", self.client.as_str()]);
+        all.extend(rest);
+        self.bosun.start_with(self.repo.path(), &all, |cmd| {
+            self.env.apply(cmd);
+        })
+    }
+
+    fn agent(&self, id: &str) -> Agent {
+        wait_secs(10, || show(self.bosun.state_dir(), id))
+    }
+
+    /// Waits for the agent to enter a state `want` accepts after `after` (its `state_seq`);
+    /// None when it does not within `MISSED_AFTER` seconds.
+    fn next_state(&self, id: &str, after: u64, want: impl Fn(&SessionState) -> bool) -> Option<Agent> {
+        let deadline = std::time::Instant::now() + Duration::from_secs(MISSED_AFTER);
+        loop {
+            if let Some(a) = show(self.bosun.state_dir(), id).filter(|a| a.state_seq > after && want(&a.state)) {
+                return Some(a);
+            }
+            if std::time::Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_micros(500));
+        }
+    }
+
+    /// The time from the last byte of the newest main-loop answer to `a`'s state change.
+    fn since_answer(&self, a: &Agent) -> Duration {
+        let answered = self.model.main_requests().iter().rev().find_map(|l: &Logged| l.answered);
+        let answered = answered.and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map_or(0, |d| d.as_millis() as u64);
+        Duration::from_millis(a.state_since.as_millis().saturating_sub(answered))
+    }
+
+    fn send(&self, id: &str, text: &str) {
+        self.bosun.ok(self.repo.path(), &["send", id, text]);
+    }
+}
+
+fn claude_rig(claude: &Path) -> Rig {
+    let model = FakeModel::anthropic();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let repo = TempRepo::new();
+    let env = ClaudeConfig::new(&model, dir.path()).trust(repo.path().canonicalize().expect("repo")).write();
+    let client = claude.display().to_string();
+    Rig { bosun: Bosun::new(bosun_bin()), repo, model, env, client, _dir: dir }
+}
+
+fn codex_rig(codex: &Path, configure: impl FnOnce(CodexConfig) -> CodexConfig) -> Rig {
+    let model = FakeModel::openai();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let repo = TempRepo::new();
+    let config = CodexConfig::new(&model, dir.path()).trust(repo.path().canonicalize().expect("repo"));
+    let env = configure(config).write();
+    let client = codex.display().to_string();
+    Rig { bosun: Bosun::new(bosun_bin()), repo, model, env, client, _dir: dir }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+fn bosun_bin() -> std::path::PathBuf {
+    BIN.get().expect("the bosun binary is set").clone()
+}
+
+static BIN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+pub fn figures(bin: &Path) -> Vec<Figure> {
+    let _ = BIN.set(bin.to_owned());
+    let mut figures = Vec::new();
+    match bosun_testkit::tools::claude_code() {
+        Some(claude) => figures.extend(claude_figures(&claude)),
+        None => println!("bosun-bench: Claude Code could not be installed; its figures are left out"),
+    }
+    match bosun_testkit::tools::codex() {
+        Some(codex) => figures.extend(codex_figures(&codex)),
+        None => println!("bosun-bench: Codex could not be installed; its figures are left out"),
+    }
+    figures
+}
+
+fn claude_figures(claude: &Path) -> Vec<Figure> {
+    let rig = claude_rig(claude);
+    rig.model.push(Reply::text("Ready."));
+    let id = rig.start(&[], &["get ready"]);
+    let mut last = rig.next_state(&id, 0, |s| *s == SessionState::Idle).expect("the first turn ends");
+    // Turn end: a plain answer, then idle.
+    let mut turns = Vec::new();
+    for i in 0..TURNS {
+        rig.model.push(Reply::text(format!("Answer {i}.")));
+        rig.send(&id, &format!("question {i}"));
+        let idle = rig.next_state(&id, last.state_seq, |s| *s == SessionState::Idle).expect("idle again");
+        turns.push(rig.since_answer(&idle));
+        last = idle;
+    }
+    // Permission dialogs: a Bash call, answered yes by `bosun answer`.
+    let mut dialogs = Vec::new();
+    for i in 0..DIALOGS {
+        rig.model.push(Reply::shell(format!("touch file-{i}")));
+        rig.model.push(Reply::text("Made it."));
+        rig.send(&id, &format!("make file {i}"));
+        let prompt = rig
+            .next_state(&id, last.state_seq, |s| matches!(s, SessionState::Prompt { .. }))
+            .expect("a permission prompt");
+        dialogs.push(rig.since_answer(&prompt));
+        rig.bosun.ok(rig.repo.path(), &["answer", &id, "allow"]);
+        last = rig.next_state(&id, prompt.state_seq, |s| *s == SessionState::Idle).expect("idle after the tool");
+    }
+    // API errors: a 429, then a message that is answered.
+    let (mut errors, mut missed) = (Vec::new(), 0);
+    for i in 0..ERRORS {
+        rig.model.push(Reply::Status(429));
+        rig.send(&id, &format!("try {i}"));
+        match rig.next_state(&id, last.state_seq, |s| matches!(s, SessionState::Error { .. })) {
+            Some(error) => {
+                errors.push(rig.since_answer(&error));
+                last = error;
+            }
+            None => {
+                missed += 1;
+                last = rig.agent(&id);
+            }
+        }
+    }
+    rig.bosun.ok(rig.repo.path(), &["kill", &id]);
+    vec![
+        Figure::new(
+            format!("Claude Code: turn end (last byte) to Idle (n={TURNS})"),
+            turns,
+            "p50<50",
+            "before: 23-54 ms",
+        ),
+        Figure::new(
+            format!("Claude Code: permission dialog answer to prompt(permission) (n={DIALOGS})"),
+            dialogs,
+            "<300",
+            "before: 6.05 s",
+        ),
+        Figure::new(
+            format!("Claude Code: API error (429) to error(kind) (n={ERRORS})"),
+            errors,
+            "<500",
+            "before: 0.7-1.4 s",
+        ),
+        Figure::value("Claude Code: API errors missed", format!("{missed} of {ERRORS}"), "none", "before: 3 of 12"),
+    ]
+}
+
+fn codex_figures(codex: &Path) -> Vec<Figure> {
+    let mut figures = Vec::new();
+    // A positional prompt: a fresh agent each time, its first turn to idle.
+    let rig = codex_rig(codex, |c| c);
+    let mut positional = Vec::new();
+    for i in 0..STARTS {
+        rig.model.push(Reply::text(format!("Started {i}.")));
+        let id = rig.start(&[], &[&format!("task {i}")]);
+        let idle = rig.next_state(&id, 0, |s| *s == SessionState::Idle).expect("the first turn ends");
+        positional.push(rig.since_answer(&idle));
+        rig.bosun.ok(rig.repo.path(), &["kill", &id]);
+    }
+    figures.push(Figure::new(
+        format!("Codex: turn end to Idle, prompt on the command line (n={STARTS})"),
+        positional,
+        "p50<100",
+        "before: never",
+    ));
+    // Later turns, typed.
+    rig.model.push(Reply::text("Ready."));
+    let id = rig.start(&[], &["get ready"]);
+    let mut last = rig.next_state(&id, 0, |s| *s == SessionState::Idle).expect("the first turn ends");
+    let mut turns = Vec::new();
+    for i in 0..TURNS {
+        rig.model.push(Reply::text(format!("Answer {i}.")));
+        rig.send(&id, &format!("question {i}"));
+        let idle = rig.next_state(&id, last.state_seq, |s| *s == SessionState::Idle).expect("idle again");
+        turns.push(rig.since_answer(&idle));
+        last = idle;
+    }
+    rig.bosun.ok(rig.repo.path(), &["kill", &id]);
+    figures.push(Figure::new(
+        format!("Codex: turn end to Idle, typed turns (n={TURNS})"),
+        turns,
+        "p50<100",
+        "before: 17-21 ms",
+    ));
+    // Approval dialogs.
+    let rig = codex_rig(codex, CodexConfig::asking_approval);
+    rig.model.push(Reply::text("Ready."));
+    let id = rig.start(&[], &["get ready"]);
+    let mut last = rig.next_state(&id, 0, |s| *s == SessionState::Idle).expect("the first turn ends");
+    let (mut dialogs, mut drawn) = (Vec::new(), Vec::new());
+    for i in 0..DIALOGS {
+        rig.model.push(Reply::ShellNeedingApproval(format!("touch file-{i}")));
+        rig.model.push(Reply::text("Made it."));
+        rig.send(&id, &format!("make file {i}"));
+        // When the dialog is on the screen, looked at as often as a peek allows.
+        let seen = wait_secs(MISSED_AFTER, || {
+            let screen = rig.bosun.ok(rig.repo.path(), &["peek", &id]);
+            screen.contains("Would you like to run").then(now_ms)
+        });
+        let prompt = rig
+            .next_state(&id, last.state_seq, |s| matches!(s, SessionState::Prompt { .. }))
+            .expect("an approval prompt");
+        dialogs.push(rig.since_answer(&prompt));
+        drawn.push(Duration::from_millis(prompt.state_since.as_millis().saturating_sub(seen)));
+        rig.bosun.ok(rig.repo.path(), &["answer", &id, "allow"]);
+        last = rig.next_state(&id, prompt.state_seq, |s| *s == SessionState::Idle).expect("idle after the command");
+    }
+    rig.bosun.ok(rig.repo.path(), &["kill", &id]);
+    figures.push(Figure::new(
+        format!("Codex: approval dialog answer to prompt(permission) (n={DIALOGS})"),
+        dialogs,
+        "<1000",
+        "before: never",
+    ));
+    figures.push(Figure::new(
+        format!("Codex: approval dialog on screen to prompt(permission) (n={DIALOGS})"),
+        drawn,
+        "",
+        "(bosun's own part)",
+    ));
+    figures
+}
