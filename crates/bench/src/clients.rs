@@ -66,6 +66,21 @@ impl Rig {
         Duration::from_millis(a.state_since.as_millis().saturating_sub(answered))
     }
 
+    /// Waits for the agent's first turn to end, then times `TURNS` more, each a plain answer:
+    /// the times from each answer's last byte to idle, and the agent after the last.
+    fn turns(&self, id: &str) -> (Vec<Duration>, Agent) {
+        let mut last = self.next_state(id, 0, |s| *s == SessionState::Idle).expect("the first turn ends");
+        let mut turns = Vec::new();
+        for i in 0..TURNS {
+            self.model.push(Reply::text(format!("Answer {i}.")));
+            self.send(id, &format!("question {i}"));
+            let idle = self.next_state(id, last.state_seq, |s| *s == SessionState::Idle).expect("idle again");
+            turns.push(self.since_answer(&idle));
+            last = idle;
+        }
+        (turns, last)
+    }
+
     fn send(&self, id: &str, text: &str) {
         self.bosun.ok(self.repo.path(), &["send", id, text]);
     }
@@ -118,16 +133,8 @@ fn claude_figures(claude: &Path) -> Vec<Figure> {
     let rig = claude_rig(claude);
     rig.model.push(Reply::text("Ready."));
     let id = rig.start(&[], &["get ready"]);
-    let mut last = rig.next_state(&id, 0, |s| *s == SessionState::Idle).expect("the first turn ends");
     // Turn end: a plain answer, then idle.
-    let mut turns = Vec::new();
-    for i in 0..TURNS {
-        rig.model.push(Reply::text(format!("Answer {i}.")));
-        rig.send(&id, &format!("question {i}"));
-        let idle = rig.next_state(&id, last.state_seq, |s| *s == SessionState::Idle).expect("idle again");
-        turns.push(rig.since_answer(&idle));
-        last = idle;
-    }
+    let (turns, mut last) = rig.turns(&id);
     // Permission dialogs: a Bash call, answered yes by `bosun answer`.
     let mut dialogs = Vec::new();
     for i in 0..DIALOGS {
@@ -202,15 +209,7 @@ fn codex_figures(codex: &Path) -> Vec<Figure> {
     // Later turns, typed.
     rig.model.push(Reply::text("Ready."));
     let id = rig.start(&[], &["get ready"]);
-    let mut last = rig.next_state(&id, 0, |s| *s == SessionState::Idle).expect("the first turn ends");
-    let mut turns = Vec::new();
-    for i in 0..TURNS {
-        rig.model.push(Reply::text(format!("Answer {i}.")));
-        rig.send(&id, &format!("question {i}"));
-        let idle = rig.next_state(&id, last.state_seq, |s| *s == SessionState::Idle).expect("idle again");
-        turns.push(rig.since_answer(&idle));
-        last = idle;
-    }
+    let (turns, _) = rig.turns(&id);
     rig.bosun.ok(rig.repo.path(), &["kill", &id]);
     figures.push(Figure::new(
         format!("Codex: turn end to Idle, typed turns (n={TURNS})"),
