@@ -1,7 +1,10 @@
 //! bosun's side effects, one trait each: `Workspaces` (directories and git worktrees) and
 //! `Sessions` (tmux on bosun's own socket). The real implementations run `git` and `tmux`; they
 //! carry out what the core decided and report what they saw, and decide nothing themselves.
+//! Where a driver's own files live and how they are found is a module named after it
+//! (`codex_log`).
 
+pub mod codex_log;
 mod dirwatch;
 mod error;
 mod logwatch;
@@ -32,7 +35,8 @@ pub trait Workspaces: Send + Sync {
     /// or `AdapterError::BranchExists` otherwise.
     fn check_new_branch(&self, repo: &Path, branch: &str) -> Result<(), AdapterError>;
     /// Creates the workspace at `path`: an empty directory, or `git worktree add -b <branch>
-    /// <path> <base>`; then copies `settings_from` to `<path>/.claude/settings.local.json`.
+    /// <path> <base>`; then copies `settings_from` (a Claude agent's repository settings) to
+    /// `<path>/.claude/settings.local.json`.
     /// With `resume` (after a crash), a worktree already there as asked counts as created and a
     /// branch already there is checked out rather than created.
     fn create(

@@ -17,9 +17,6 @@ use crate::{AdapterError, Workspaces};
 use git::{branch_exists, command_error, git, names_no_repo, output, run, stderr_text, stdout_line};
 pub use survey::LocalSurvey;
 
-/// Where `settings_from` is copied to, relative to the workspace.
-const SETTINGS_LOCAL: &str = ".claude/settings.local.json";
-
 /// What `git worktree remove` says when it refuses because of changes.
 const REFUSED_DIRTY: &str = "contains modified or untracked files";
 
@@ -114,7 +111,7 @@ impl Workspaces for LocalWorkspaces {
             }
         }
         if let Some(from) = settings_from {
-            let to = path.join(SETTINGS_LOCAL);
+            let to = path.join(bosun_core::driver::claude::SETTINGS_LOCAL);
             if let Some(dir) = to.parent() {
                 create_dir_all(dir)?;
             }

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use bosun_core::driver::dialog::DialogAnswer;
+use bosun_core::driver::DriverKind;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// bosun runs AI coding agents unattended and in parallel: each in its own git worktree and tmux
@@ -192,8 +193,8 @@ pub struct StartArgs {
     #[arg(long)]
     pub json: bool,
     /// How bosun reads the agent [default: from the command's name: claude, codex, else generic]
-    #[arg(long, value_enum)]
-    pub driver: Option<DriverArg>,
+    #[arg(long, value_parser = driver_kind())]
+    pub driver: Option<DriverKind>,
     /// The agent's first prompt (Claude and Codex get it on their command line; a generic agent
     /// has it typed)
     #[arg(long)]
@@ -254,11 +255,10 @@ pub struct PolicyArgs {
     pub grace: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum DriverArg {
-    Claude,
-    Codex,
-    Generic,
+/// `--driver NAME`, one of the drivers' names.
+fn driver_kind() -> impl clap::builder::TypedValueParser<Value = DriverKind> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(DriverKind::ALL.map(DriverKind::name)).try_map(|s| s.parse::<DriverKind>())
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -7,13 +7,12 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context, Result};
 use bosun_core::driver::generic::Patterns;
-use bosun_core::driver::DriverKind;
 use bosun_core::Name;
 use bosun_wire::{HookEvent, Request, Response, StartAgent, WorkspaceChoice};
 use serde::Serialize;
 
 use crate::args::{
-    AgentCommand, Colors, Command, DriverArg, HookCommand, StartArgs, TmuxHook, WorkspaceCommand, WorkspaceKindArg,
+    AgentCommand, Colors, Command, HookCommand, StartArgs, TmuxHook, WorkspaceCommand, WorkspaceKindArg,
 };
 use crate::client::Client;
 use crate::render;
@@ -266,11 +265,7 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
         base_ref: args.base_ref,
         name: args.name,
         env,
-        driver: args.driver.map(|d| match d {
-            DriverArg::Claude => DriverKind::Claude,
-            DriverArg::Codex => DriverKind::Codex,
-            DriverArg::Generic => DriverKind::Generic,
-        }),
+        driver: args.driver,
         prompt: args.prompt,
         policy: crate::policy_args::policy(&args.policy)?,
         patterns: Patterns { prompt: args.prompt_pattern, working: args.working_pattern, error: args.error_pattern },

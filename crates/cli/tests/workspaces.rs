@@ -93,14 +93,17 @@ fn a_folder_workspace_is_an_empty_directory_outside_any_repository() {
 }
 
 #[test]
-fn the_repositorys_claude_settings_are_copied_into_the_worktree() {
+fn the_repositorys_claude_settings_are_copied_into_a_claude_agents_worktree_only() {
     let bosun = bosun();
     let repo = TempRepo::new();
     std::fs::create_dir_all(repo.path().join(".claude")).unwrap();
     std::fs::write(repo.path().join(".claude/settings.json"), "{\"model\":\"test\"}").unwrap();
-    let (ws, path) = finished(&bosun, &repo, &["--", "true"]);
+    // A Claude agent (whose program ignores the driver's flags and exits).
+    let (ws, path) = finished(&bosun, &repo, &["--driver", "claude", "--", "true"]);
     let copied = std::fs::read_to_string(path.join(".claude/settings.local.json")).unwrap();
     assert_eq!(copied, "{\"model\":\"test\"}");
     let out = bosun.ok(repo.path(), &["workspace", "rm", &ws]);
     assert!(out.contains("removed"), "bosun's own copy does not make it dirty: {out}");
+    let (_, path) = finished(&bosun, &repo, &["--", "true"]);
+    assert!(!path.join(".claude/settings.local.json").exists(), "a generic agent gets no Claude settings");
 }

@@ -139,19 +139,15 @@ pub enum Input {
         log: Option<PathBuf>,
         generation: Option<u32>,
     },
-    /// A Claude hook called back (`generation`: the restart count the calling process was
-    /// started with). `spooled_at`: when it was kept because no daemon answered; replayed, a
-    /// report older than the agent's last change of state is stale and passed over.
-    Hook {
+    /// The agent's own program reported (a Claude hook, Codex's notify), with its raw payload.
+    /// `generation`: the restart count the reporting process was started with, when the report
+    /// carries it. `spooled_at`: when it was kept because no daemon answered; replayed, a report
+    /// older than the agent's last change of state is stale and passed over.
+    Report {
         agent: AgentId,
         generation: Option<u32>,
-        payload: Box<crate::driver::claude::HookPayload>,
         spooled_at: Option<crate::Timestamp>,
-    },
-    /// Codex called its `notify` program with `payload`.
-    Notify {
-        agent: AgentId,
-        payload: String,
+        report: crate::driver::Report,
     },
     /// What the agent said last (the end of its last message), as its driver reports it.
     Said {

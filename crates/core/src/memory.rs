@@ -5,7 +5,6 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::driver::{self, Driver};
 use crate::{
     Agent, AgentId, DeathReason, Escalation, EscalationId, Event, Job, JobId, Message, MessageId, SessionState, State,
     StepRun, TimerId, TimerKind, Timestamp, Workspace, WorkspaceId,
@@ -247,9 +246,5 @@ pub fn stopped_agent<'a>(state: &'a State, job: &Job) -> Option<&'a Agent> {
 
 /// The conversation the agent's driver resumes, if it can resume one.
 fn conversation(a: &Agent) -> Option<String> {
-    match &a.driver {
-        Driver::Claude { session_id } => Some(session_id.clone()),
-        Driver::Codex => a.log.as_deref().and_then(driver::codex::session_id_from_path),
-        Driver::Generic { .. } => None,
-    }
+    a.driver.behaviour().conversation(a)
 }

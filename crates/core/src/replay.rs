@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::driver::{claude, codex, Driver};
+use crate::driver::{Driver, DriverKind, Report};
 use crate::{after_command, guardrail, heuristic, AgentId, Cause, Event, Heartbeat, Observation, Policy, Verdict};
 
 /// One recorded event with its place in the log.
@@ -70,31 +70,13 @@ pub fn replay(events: &[Recorded]) -> Replayed {
                 let policy = agents.get(id).map(|(_, p)| p);
                 let activity = Observation::Activity { heartbeat: Heartbeat::TerminalOutput };
                 let (replayed, from) = match cause {
-                    Cause::Hook { payload } => {
-                        let answered = claude::permission_request(payload).is_some_and(|tool| {
-                            policy.is_some_and(|p| {
-                                crate::permission_answer(&p.allow, &p.deny, tool, payload.subject.as_deref()).is_some()
-                            })
-                        });
-                        let seen = if answered { Observation::Working } else { claude::hook_observation(payload) };
-                        (seen, format!("hook {}", payload.hook_event_name))
-                    }
+                    Cause::Hook { .. } | Cause::Notify { .. } => report_seen(Report::from_cause(cause), policy),
                     Cause::LogLine { line, .. } => {
-                        let seen = match driver {
-                            Some(Driver::Codex) => codex::log_observation(line),
-                            _ => claude::log_observation(line),
-                        };
-                        (seen, format!("log line {}", short(line)))
-                    }
-                    Cause::Notify { payload } => {
-                        let seen = codex::notify_observation(payload, None).unwrap_or_else(|| activity.clone());
-                        (seen, format!("notify {}", short(payload)))
+                        let kind = driver.map_or(DriverKind::Claude, Driver::kind);
+                        (kind.behaviour().log_observation(line), format!("log line {}", short(line)))
                     }
                     Cause::Output { line, .. } => {
-                        let matcher = match driver {
-                            Some(Driver::Generic { patterns }) => patterns.compile().ok(),
-                            _ => None,
-                        };
+                        let matcher = driver.and_then(|d| d.behaviour().output_matcher(d));
                         let seen = matcher.and_then(|m| m.observe(line)).unwrap_or_else(|| activity.clone());
                         (seen, format!("output {}", short(line)))
                     }
@@ -153,6 +135,23 @@ pub fn replay(events: &[Recorded]) -> Replayed {
         }
     }
     out
+}
+
+/// What a recorded report reads as now, its policy answering a permission it covers, and
+/// where it came from.
+fn report_seen(report: Option<Report>, policy: Option<&Policy>) -> (Observation, String) {
+    let activity = Observation::Activity { heartbeat: Heartbeat::TerminalOutput };
+    let Some(report) = report else { return (activity, String::new()) };
+    let reading = report.kind().behaviour().read_report(None, &report).unwrap_or_default();
+    let answered = reading.permission.as_ref().is_some_and(|(tool, subject)| {
+        policy.is_some_and(|p| crate::permission_answer(&p.allow, &p.deny, tool, subject.as_deref()).is_some())
+    });
+    let seen = match reading.observation {
+        _ if answered => Observation::Working,
+        Some((_, seen)) => seen,
+        None => activity,
+    };
+    (seen, report.describe(short))
 }
 
 /// Whether two verdicts decide alike: the same class, from the same source, by the same rule.

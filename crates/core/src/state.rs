@@ -135,7 +135,7 @@ pub fn apply(state: &mut State, event: &Event) {
                 agent.session = session.clone();
                 agent.source = None;
                 // A restarted Codex writes a new rollout log.
-                if agent.driver.kind() == crate::driver::DriverKind::Codex {
+                if agent.driver.behaviour().new_log_per_session() {
                     agent.log = None;
                 }
             }

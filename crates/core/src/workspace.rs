@@ -16,7 +16,8 @@ pub struct Workspace {
     pub kind: WorkspaceKind,
     pub state: WorkspaceState,
     pub created_at: Timestamp,
-    /// Where `.claude/settings.json` is copied from into `<ws>/.claude/settings.local.json`.
+    /// Where a Claude agent's repository settings are copied from into
+    /// `<ws>/.claude/settings.local.json` (`driver::claude::SETTINGS_LOCAL`).
     pub settings_from: Option<PathBuf>,
     /// Why the last creation or removal failed, if it did.
     pub error: Option<String>,
@@ -98,7 +99,7 @@ impl Workspace {
     /// Files bosun put in the workspace itself, which do not count as the agent's work.
     pub fn owned_files(&self) -> Vec<PathBuf> {
         match self.settings_from {
-            Some(_) => vec![PathBuf::from(".claude/settings.local.json")],
+            Some(_) => vec![PathBuf::from(crate::driver::claude::SETTINGS_LOCAL)],
             None => Vec::new(),
         }
     }

@@ -6,6 +6,7 @@ mod support;
 
 use bosun_core::driver::claude::HookPayload;
 use bosun_core::driver::Driver;
+use bosun_core::driver::Report;
 use bosun_core::{AgentError, AgentId, Effect, Event, Input, Observation, Policy, SessionState, Source, Step};
 use support::{claude, spec, Sim};
 
@@ -14,12 +15,13 @@ fn steps(s: &[&str]) -> bosun_core::Chain {
 }
 
 fn hook(a: &AgentId, raw: &str, event: &str) -> Input {
-    Input::Hook {
-        agent: a.clone(),
-        generation: None,
-        payload: Box::new(HookPayload::parse(raw, event)),
-        spooled_at: None,
-    }
+    let report = Report::ClaudeHook(Box::new(HookPayload::parse(raw, event)));
+    Input::Report { agent: a.clone(), generation: None, spooled_at: None, report }
+}
+
+fn notify(a: &AgentId, payload: &str) -> Input {
+    let report = Report::CodexNotify(payload.into());
+    Input::Report { agent: a.clone(), generation: None, spooled_at: None, report }
 }
 
 fn spawned_command(effects: &[Effect]) -> Option<Vec<String>> {
@@ -76,11 +78,11 @@ fn codex_started_with_a_positional_prompt_is_working_until_its_turn_ends() {
     assert_eq!(sim.state.agents[&a].state, SessionState::Running, "a turn runs from the start");
     // Codex's title thread finishes first: neither idle nor what the agent said.
     let title = r#"{"type":"agent-turn-complete","thread-id":"t-title","turn-id":"1","input-messages":["Generate a concise, single-line task title for this request"],"last-assistant-message":"Fix it"}"#;
-    sim.ok(Input::Notify { agent: a.clone(), payload: title.into() });
+    sim.ok(notify(&a, title));
     assert_eq!(sim.state.agents[&a].state, SessionState::Running, "the title thread is not the agent's turn");
     assert_eq!(sim.state.agents[&a].said, None);
     let done = r#"{"type":"agent-turn-complete","thread-id":"t-main","turn-id":"2","input-messages":["fix it"],"last-assistant-message":"Fixed."}"#;
-    sim.ok(Input::Notify { agent: a.clone(), payload: done.into() });
+    sim.ok(notify(&a, done));
     assert_eq!(sim.state.agents[&a].state, SessionState::Idle);
     assert_eq!(sim.state.agents[&a].said.as_deref(), Some("Fixed."));
 }

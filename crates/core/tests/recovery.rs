@@ -221,14 +221,14 @@ fn a_restart_cut_off_by_a_crash_ends_the_old_session_and_gives_the_new_one_its_m
 fn a_spooled_hook_report_older_than_the_agents_last_change_is_passed_over() {
     let mut sim = Sim::new();
     let a = idle_claude(&mut sim, Policy::default());
-    let hook = |event: &str, at: u64| Input::Hook {
+    let hook = |event: &str, at: u64| Input::Report {
         agent: a.clone(),
         generation: None,
-        payload: Box::new(bosun_core::driver::claude::HookPayload {
+        spooled_at: Some(bosun_core::Timestamp::from_millis(at)),
+        report: bosun_core::driver::Report::ClaudeHook(Box::new(bosun_core::driver::claude::HookPayload {
             hook_event_name: event.into(),
             ..Default::default()
-        }),
-        spooled_at: Some(bosun_core::Timestamp::from_millis(at)),
+        })),
     };
     let since = sim.state.agents[&a].state_since.as_millis();
     // Kept while bosun was down, replayed after a live report already said the agent is idle.

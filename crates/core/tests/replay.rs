@@ -6,13 +6,15 @@
 mod support;
 
 use bosun_core::driver::claude::HookPayload;
+use bosun_core::driver::Report;
 use bosun_core::replay::{replay, Decided, Recorded};
 use bosun_core::{Classify, Event, Input, Observation, Policy, Rule, TurnClass};
 use support::{claude, Sim};
 
 fn hook(sim: &mut Sim, a: &bosun_core::AgentId, event: &str) {
     let payload = HookPayload { hook_event_name: event.into(), ..HookPayload::default() };
-    sim.ok(Input::Hook { agent: a.clone(), generation: None, payload: Box::new(payload), spooled_at: None });
+    let report = Report::ClaudeHook(Box::new(payload));
+    sim.ok(Input::Report { agent: a.clone(), generation: None, spooled_at: None, report });
 }
 
 fn recorded(sim: &Sim) -> Vec<Recorded> {
@@ -102,7 +104,8 @@ fn codex_notifications_and_generic_output_replay_too() {
     sim.ok(Input::SessionSpawned { agent: c.clone(), pid: Some(8) });
     sim.see(&c, bosun_core::Source::Log, Observation::Working);
     let done = r#"{"type":"agent-turn-complete","last-assistant-message":"Done."}"#;
-    sim.ok(Input::Notify { agent: c.clone(), payload: done.into() });
+    let report = Report::CodexNotify(done.into());
+    sim.ok(Input::Report { agent: c.clone(), generation: None, spooled_at: None, report });
 
     let events = recorded(&sim);
     let r = replay(&events);

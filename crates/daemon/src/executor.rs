@@ -285,7 +285,7 @@ impl Executor {
                 // Codex writes its rollout log once its first turn starts: look until then.
                 let deadline = std::time::Instant::now() + FIND_LOG_FOR;
                 let log = loop {
-                    match find_codex_log(&sessions, &cwd, since) {
+                    match bosun_adapters::codex_log::find(&sessions, &cwd, since) {
                         Some(log) => break log,
                         None if std::time::Instant::now() >= deadline => return None,
                         None => std::thread::sleep(Duration::from_millis(200)),
@@ -369,53 +369,8 @@ fn capture(command: &str, cwd: &Path) -> Result<String, String> {
     Err(format!("{code}: {}", String::from_utf8_lossy(&out.stderr).trim()))
 }
 
-/// The newest Codex rollout log under `sessions` (`YYYY/MM/DD/rollout-*.jsonl`) written since
-/// `since` whose session started in `cwd` (its first line, `session_meta`, says where).
 /// How long bosun looks for a Codex agent's rollout log.
 const FIND_LOG_FOR: Duration = Duration::from_secs(60);
-
-/// The most of a rollout log's first line (its `session_meta`) read to learn its cwd.
-const META_MAX: u64 = 64 * 1024;
-
-fn find_codex_log(sessions: &Path, cwd: &Path, since: Timestamp) -> Option<PathBuf> {
-    let since = std::time::UNIX_EPOCH + Duration::from_millis(since.as_millis());
-    let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
-    let mut dirs = vec![sessions.to_owned()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).ok()?.flatten() {
-            let path = entry.path();
-            let Ok(meta) = entry.metadata() else { continue };
-            if meta.is_dir() {
-                dirs.push(path);
-            } else if path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(".jsonl"))
-            {
-                if let Ok(modified) = meta.modified() {
-                    if modified >= since {
-                        found.push((modified, path));
-                    }
-                }
-            }
-        }
-    }
-    found.sort();
-    found.into_iter().rev().map(|(_, p)| p).find(|p| {
-        let first = first_line(p, META_MAX);
-        let meta: Option<serde_json::Value> = first.and_then(|l| serde_json::from_str(&l).ok());
-        meta.and_then(|m| m["payload"]["cwd"].as_str().map(PathBuf::from)).is_some_and(|c| c == cwd)
-    })
-}
-
-/// The first line of the regular file at `path`, if it ends within `max` bytes.
-fn first_line(path: &Path, max: u64) -> Option<String> {
-    use std::io::{BufRead, Read};
-    let file = std::fs::File::open(path).ok().filter(|f| f.metadata().is_ok_and(|m| m.is_file()))?;
-    let mut line = String::new();
-    std::io::BufReader::new(file.take(max)).read_line(&mut line).ok()?;
-    line.ends_with('\n').then_some(line)
-}
 
 impl Executor {
     /// Runs a shell step with `sh -c` in `cwd`, its output appended to `log`.

@@ -3,7 +3,6 @@
 
 use super::{create, kill, set_timer, spawn, Decision};
 
-use crate::driver::{Driver, DriverKind};
 use crate::template::{self, Scope, Target};
 use crate::{
     Agent, AgentId, DeathReason, Effect, Event, Job, JobId, JobSpec, JobState, Name, Next, Nonce, Outcome, Rejection,
@@ -159,11 +158,8 @@ fn launch(
             ws.path.join(dir)
         }
     };
-    let driver = match plan.driver {
-        DriverKind::Claude => Driver::Claude { session_id: uuid(seed) },
-        DriverKind::Codex => Driver::Codex,
-        DriverKind::Generic => Driver::Generic { patterns: Default::default() },
-    };
+    let ids = (fnv(&[&seed.to_string(), "a"]), fnv(&[&seed.to_string(), "b"]));
+    let driver = plan.driver.behaviour().record(ids, Default::default());
     let mut env = plan.env.clone();
     env.insert("BOSUN_AGENT_ID".into(), id.to_string());
     env.insert("BOSUN_WORKSPACE".into(), ws.path.display().to_string());
@@ -252,11 +248,6 @@ pub(super) fn fnv(parts: &[&str]) -> u64 {
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
     h
-}
-
-/// A Claude session id drawn from `seed`.
-fn uuid(seed: u64) -> String {
-    crate::driver::claude::session_uuid(fnv(&[&seed.to_string(), "a"]), fnv(&[&seed.to_string(), "b"]))
 }
 
 /// The values a job's templates may name.

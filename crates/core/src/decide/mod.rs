@@ -11,11 +11,11 @@ mod plan;
 mod queue;
 mod reconcile;
 mod recovery;
+mod report;
 mod session;
 mod timers;
 mod workspace;
 
-use crate::driver::{self, Driver, DriverKind};
 use crate::{
     Agent, Effect, Event, Input, Message, Origin, Rejection, State, Timer, TimerId, TimerKind, Timestamp, Workspace,
 };
@@ -106,50 +106,11 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
                 observe::observed(state, a, *source, observation, log.as_ref(), None, now, &mut d)
             }
         }
-        Input::Hook { agent, generation, payload, spooled_at } => {
+        Input::Report { agent, generation, spooled_at, report } => {
             let fresh = |a: &crate::Agent| spooled_at.is_none_or(|t| t >= a.state_since);
             let current = |a: &&crate::Agent| generation.is_none_or(|g| g == a.restarts) && fresh(a);
             if let Some(a) = state.agents.get(agent).filter(current) {
-                // The turn ended: what it said last is what its classification reads.
-                if let (true, Some(said)) = (crate::driver::claude::ends_turn(payload), payload.said()) {
-                    classify::said(state, agent, said, &mut d);
-                }
-                // A permission its policy covers is answered at once: no dialog shows.
-                let answered = driver::claude::permission_request(payload).and_then(|tool| {
-                    let subject = payload.subject.as_deref();
-                    let answer = crate::permission_answer(&a.policy.allow, &a.policy.deny, tool, subject)?;
-                    let decision = crate::PermissionDecision {
-                        at: now,
-                        tool: tool.to_owned(),
-                        subject: payload.subject.clone(),
-                        answer,
-                    };
-                    d.event(crate::Event::PermissionAnswered { id: a.id.clone(), decision });
-                    Some(())
-                });
-                let observation = match answered {
-                    Some(()) => crate::Observation::Working,
-                    None => driver::claude::hook_observation(payload),
-                };
-                let log = payload.transcript_path.as_ref().map(std::path::PathBuf::from);
-                let cause = Some(crate::Cause::Hook { payload: payload.clone() });
-                observe::observed(state, a, crate::Source::Hook, &observation, log.as_ref(), cause, now, &mut d)
-            }
-        }
-        Input::Notify { agent, payload } => {
-            let a = state.agents.get(agent);
-            // The main thread is the one whose rollout log bosun follows.
-            let main = a.and_then(|a| a.log.as_deref()).and_then(driver::codex::session_id_from_path);
-            if let Some(said) = driver::codex::notify_said(payload, main.as_deref()) {
-                classify::said(state, agent, &said, &mut d);
-            }
-            let observation = driver::codex::notify_observation(payload, main.as_deref());
-            if let (Some(a), Some(observation)) = (a, observation) {
-                // Codex's notify says only "turn complete"; its rollout log says the rest. Neither
-                // outranks the other: they report at the log's tier, in time order.
-                let cause = Some(crate::Cause::Notify { payload: payload.clone() });
-                let source = crate::driver::codex::NOTIFY_SOURCE;
-                observe::observed(state, a, source, &observation, None, cause, now, &mut d)
+                report::read(state, a, report, now, &mut d)
             }
         }
         Input::Said { agent, text } => classify::said(state, agent, text, &mut d),
@@ -215,39 +176,9 @@ fn spawn(agent: &Agent, resume: Option<Option<&str>>) -> Effect {
 
 fn spawn_replacing(agent: &Agent, resume: Option<Option<&str>>, replace: Option<crate::SessionName>) -> Effect {
     let settings = agent.dir.join("settings.json");
-    let mut command = agent.driver.launch(&agent.command, &settings, resume);
-    if let (None, Some(prompt), DriverKind::Claude | DriverKind::Codex) = (resume, &agent.prompt, agent.driver.kind()) {
-        command.push(prompt.clone());
-    }
-    if let Driver::Codex = agent.driver {
-        // Codex calls its `notify` program at the end of every turn, the JSON as last argument.
-        let hook = format!("{} codex {} \"$1\"", agent.hook_command, agent.id);
-        let notify = driver::codex::notify_config(&["sh".into(), "-c".into(), hook, "bosun-notify".into()]);
-        // And it starts no background app-server: one would outlive the agent and serve later
-        // agents with the first one's environment.
-        let overrides = ["-c".to_owned(), notify, "-c".to_owned(), driver::codex::NO_DAEMON.to_owned()];
-        // Resumed: `codex resume <session-id> -c notify=… [message]`, the session named by the
-        // rollout log it wrote; without one, it starts anew.
-        let session = agent.log.as_deref().and_then(driver::codex::session_id_from_path);
-        match (resume, session, command.first().cloned()) {
-            (Some(message), Some(id), Some(program)) => {
-                command = vec![program, "resume".into(), id];
-                command.extend(overrides);
-                command.extend(message.map(str::to_owned));
-            }
-            _ => {
-                let at = command.len().min(1);
-                command.splice(at..at, overrides);
-            }
-        }
-    }
-    let files = match &agent.driver {
-        Driver::Claude { .. } => {
-            let hook = format!("{} claude {} {}", agent.hook_command, agent.id, agent.restarts);
-            vec![(settings, driver::claude::settings(&hook))]
-        }
-        Driver::Codex | Driver::Generic { .. } => Vec::new(),
-    };
+    let driver = agent.driver.behaviour();
+    let command = driver.command_line(agent, &settings, resume);
+    let files = driver.files(agent, &settings);
     Effect::SpawnSession {
         agent: agent.id.clone(),
         session: agent.session.clone(),

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 
 use super::session::came_up;
 use super::{clear_timers, recovery, set_timer, Decision};
-use crate::driver::{self, Driver};
 use crate::{
     Agent, AgentId, Cause, Effect, Event, Heartbeat, Observation, SessionState, Source, State, TimerKind, Timestamp,
     Trigger, LINE_MAX,
@@ -38,9 +37,9 @@ pub(super) fn observed(
         // (an API error, say) before it said where it is.
         d.effect(Effect::WatchLog { agent: a.id.clone(), path: path.clone(), session_log: true, from_start: true });
     }
-    // Codex names its rollout log nowhere bosun can read: look for it once it has reported.
-    if matches!(a.driver, Driver::Codex) && log.is_none() && source == Source::Log {
-        super::session::find_codex_log(a, d);
+    // A log named nowhere bosun can read (Codex's) is looked for once the agent has reported.
+    if log.is_none() && source == Source::Log {
+        super::session::find_log(a, d);
     }
     // A report from the agent proves its session is up, even before the spawn is confirmed.
     let current = if a.state == SessionState::Starting {
@@ -53,10 +52,12 @@ pub(super) fn observed(
     // What the current state's source said stands against a less confident source; the session
     // log alone reports API errors and interrupted turns, so it may overrule the hooks on those.
     let outranked = a.source.is_some_and(|top| source < top);
-    // The log alone reports API errors and interrupted turns; Codex's screen alone shows its
-    // approval dialogs.
+    // The log alone reports API errors and interrupted turns; some agents' screens (Codex's)
+    // alone show their approval dialogs.
     let log_only = source == Source::Log && matches!(obs, Observation::Error { .. } | Observation::Idle)
-        || source == Source::Screen && matches!(a.driver, Driver::Codex) && matches!(obs, Observation::Prompt { .. });
+        || source == Source::Screen
+            && a.driver.behaviour().screen_shows_dialogs()
+            && matches!(obs, Observation::Prompt { .. });
     // A mere sign of life says "working" only for an agent nothing better reports on.
     let telling_activity =
         !matches!(obs, Observation::Activity { .. }) || a.source.is_none_or(|top| top <= Source::Screen);
@@ -147,31 +148,26 @@ pub(super) fn log_lines(
     d: &mut Decision,
 ) {
     let Some(a) = state.agents.get(agent).filter(|a| a.state.is_up()) else { return };
+    let driver = a.driver.behaviour();
     let (source, observations): (Source, Vec<Observation>) = if session_log {
-        let read = |l: &String| match &a.driver {
-            Driver::Codex => driver::codex::log_observation(l),
-            _ => driver::claude::log_observation(l),
-        };
-        (Source::Log, lines.iter().map(read).collect())
+        (Source::Log, lines.iter().map(|l| driver.log_observation(l)).collect())
     } else {
-        // Codex's approval dialogs reach neither its notify nor its log: its screen shows them.
-        if matches!(a.driver, Driver::Codex) {
+        // Dialogs that reach neither its reports nor its log (Codex's approvals): its screen
+        // shows them.
+        if driver.screen_shows_dialogs() {
             d.effect(Effect::LookAtScreen { agent: a.id.clone(), session: a.session.clone() });
         }
         let activity = Observation::Activity { heartbeat: Heartbeat::TerminalOutput };
-        let seen = match &a.driver {
-            Driver::Generic { patterns } => match patterns.compile() {
-                Ok(m) => lines.iter().map(|l| m.observe(l).unwrap_or_else(|| activity.clone())).collect(),
-                Err(_) => vec![activity],
-            },
-            _ => vec![activity],
+        let seen = match driver.output_matcher(&a.driver) {
+            Some(m) => lines.iter().map(|l| m.observe(l).unwrap_or_else(|| activity.clone())).collect(),
+            None => vec![activity],
         };
         (Source::Screen, seen)
     };
-    // Codex's rollout says what the agent said at the end of a turn, as soon as it says the turn
-    // ended.
-    if session_log && matches!(a.driver, Driver::Codex) {
-        if let Some(said) = lines.iter().rev().find_map(|l| driver::codex::log_said(l)) {
+    // A session log that says what the agent said at the end of a turn (Codex's rollout) says
+    // it as soon as it says the turn ended.
+    if session_log {
+        if let Some(said) = lines.iter().rev().find_map(|l| driver.log_said(l)) {
             super::classify::said(state, agent, &said, d);
         }
     }
@@ -190,7 +186,7 @@ pub(super) fn log_lines(
     }
     // A generic agent is idle when its output has stopped for a while.
     let quiet_pending = state.timers.values().any(|t| t.kind == TimerKind::Quiet { agent: a.id.clone() });
-    if !session_log && matches!(a.driver, Driver::Generic { .. }) && !quiet_pending {
+    if !session_log && driver.start_up(a).idle_when_quiet && !quiet_pending {
         let at = Timestamp::from_millis(now.as_millis() + QUIET_MS + HEARTBEAT_EVERY_MS);
         set_timer(state, d, TimerKind::Quiet { agent: a.id.clone() }, at);
     }
@@ -220,11 +216,7 @@ pub(super) fn quiet_check(state: &State, a: &Agent, now: Timestamp, d: &mut Deci
 /// a little later, a few times, until the agent reports in.
 pub(super) fn screen(state: &State, agent: &AgentId, text: &str, now: Timestamp, d: &mut Decision) {
     let Some(a) = state.agents.get(agent).filter(|a| a.state.is_up()) else { return };
-    let (trust, seen) = match &a.driver {
-        Driver::Claude { .. } => (driver::claude::is_trust_dialog(text), driver::claude::screen_observation(text)),
-        Driver::Codex => (driver::codex::is_trust_dialog(text), driver::codex::screen_observation(text)),
-        Driver::Generic { .. } => return,
-    };
+    let Some(crate::driver::Screen { trust, seen }) = a.driver.behaviour().screen(text) else { return };
     // bosun made this folder: it accepts the trust dialog's default ("Yes, I trust this
     // folder", "Trust and continue") unless its policy says not to; nobody needs to hear of it
     // then. Other screens (the API key, sign-in, an approval) are prompts for the policy, and a

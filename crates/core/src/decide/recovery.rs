@@ -131,13 +131,7 @@ pub(super) fn resume(state: &State, a: &Agent, message: Option<&str>, now: Times
 
 /// Whether the agent, resumed, takes its first message on its command line.
 fn takes_message(a: &Agent) -> bool {
-    match a.driver.kind() {
-        crate::driver::DriverKind::Claude => true,
-        crate::driver::DriverKind::Codex => {
-            a.log.as_deref().and_then(crate::driver::codex::session_id_from_path).is_some()
-        }
-        crate::driver::DriverKind::Generic => false,
-    }
+    a.driver.behaviour().conversation(a).is_some()
 }
 
 /// The restart a crash interrupted after it was recorded, carried out: the session before it

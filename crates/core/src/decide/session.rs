@@ -4,7 +4,6 @@
 use std::collections::BTreeSet;
 
 use super::{clear_timers, inspect, kill as kill_effect, output_log, recovery, send, set_timer, Decision};
-use crate::driver::Driver;
 use crate::{
     apply, Agent, AgentId, DeathReason, Effect, Event, ExitStatus, Message, MessageId, MessageKind, MessageState,
     Outcome, Rejection, SessionName, SessionState, State, TimerKind, Timestamp, Trigger, WorkspaceState,
@@ -143,7 +142,7 @@ pub(super) fn deliverable(a: &Agent, state: &SessionState) -> bool {
 
 /// A generic agent without a prompt pattern: nothing tells when it waits for input.
 fn blind(a: &Agent) -> bool {
-    matches!(&a.driver, Driver::Generic { patterns } if patterns.prompt.is_none())
+    !a.driver.behaviour().tells_waiting(&a.driver)
 }
 
 pub(super) fn spawned(state: &State, agent: &AgentId, pid: Option<u32>, now: Timestamp, d: &mut Decision) {
@@ -167,53 +166,45 @@ pub(super) fn came_up(state: &State, a: &Agent, pid: Option<u32>, now: Timestamp
     if let Some(log) = &a.log {
         d.effect(Effect::WatchLog { agent: a.id.clone(), path: log.clone(), session_log: true, from_start: false });
     }
-    match &a.driver {
-        Driver::Claude { .. } => {
-            let at = crate::Timestamp::from_millis(now.as_millis() + STARTUP_CHECK_MS);
-            set_timer(state, d, TimerKind::Startup { agent: a.id.clone(), checks: 0 }, at);
-        }
-        // Codex reports only the end of turns: one started without a prompt, or restarted (its
-        // message is typed), waits for input. Its rollout log, which says how turns fail, is
-        // looked for from the start.
-        Driver::Codex if a.prompt.is_none() || a.restarts > 0 => {
-            find_codex_log(a, d);
-            let at = now;
-            d.event(Event::AgentObserved {
-                id: a.id.clone(),
-                state: SessionState::Idle,
-                source: crate::Source::Log,
-                at,
-                observation: None,
-                cause: None,
-            });
-        }
-        Driver::Codex => find_codex_log(a, d),
-        // A generic agent gets its first prompt typed, and is idle once its output stops.
-        Driver::Generic { .. } => {
-            if let (Some(prompt), 0) = (&a.prompt, a.restarts) {
-                queue(state, a, prompt, MessageKind::User, now, d);
-            }
-            let at =
-                Timestamp::from_millis(now.as_millis() + super::observe::QUIET_MS + super::observe::HEARTBEAT_EVERY_MS);
-            set_timer(state, d, TimerKind::Quiet { agent: a.id.clone() }, at);
-        }
+    let start = a.driver.behaviour().start_up(a);
+    if start.look_at_screen {
+        let at = crate::Timestamp::from_millis(now.as_millis() + STARTUP_CHECK_MS);
+        set_timer(state, d, TimerKind::Startup { agent: a.id.clone(), checks: 0 }, at);
+    }
+    if start.find_log {
+        find_log(a, d);
+    }
+    if start.waits_for_input {
+        d.event(Event::AgentObserved {
+            id: a.id.clone(),
+            state: SessionState::Idle,
+            source: crate::Source::Log,
+            at: now,
+            observation: None,
+            cause: None,
+        });
+    }
+    if let (true, Some(prompt), 0) = (start.types_prompt, &a.prompt, a.restarts) {
+        queue(state, a, prompt, MessageKind::User, now, d);
+    }
+    if start.idle_when_quiet {
+        let at =
+            Timestamp::from_millis(now.as_millis() + super::observe::QUIET_MS + super::observe::HEARTBEAT_EVERY_MS);
+        set_timer(state, d, TimerKind::Quiet { agent: a.id.clone() }, at);
     }
     if a.kill_requested {
         d.effect(kill_effect(a));
     }
 }
 
-/// Looks for a Codex agent's rollout log in `$CODEX_HOME/sessions` (`~/.codex` by default),
+/// Looks for the agent's session log where its driver keeps them (Codex's rollout logs),
 /// unless it is known.
-pub(super) fn find_codex_log(a: &Agent, d: &mut Decision) {
+pub(super) fn find_log(a: &Agent, d: &mut Decision) {
     if a.log.is_some() {
         return;
     }
-    let home = a.env.get("CODEX_HOME").map(std::path::PathBuf::from);
-    let home = home.or_else(|| a.env.get("HOME").map(|h| std::path::PathBuf::from(h).join(".codex")));
-    if let Some(home) = home {
-        let (sessions, cwd) = (home.join("sessions"), a.cwd.clone());
-        d.effect(Effect::FindCodexLog { agent: a.id.clone(), sessions, cwd, since: a.created_at });
+    if let Some(sessions) = a.driver.behaviour().log_search(a) {
+        d.effect(Effect::FindCodexLog { agent: a.id.clone(), sessions, cwd: a.cwd.clone(), since: a.created_at });
     }
 }
 

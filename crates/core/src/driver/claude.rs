@@ -8,6 +8,8 @@
 //! assistant text line is written *before* the tool_use line of the same turn, so a text line
 //! never means the turn ended.
 
+use std::path::{Path, PathBuf};
+
 use serde::{Deserialize, Serialize};
 
 use super::argv::Grammar;
@@ -505,6 +507,107 @@ pub fn session_uuid(a: u64, b: u64) -> String {
         lo >> 48,
         lo & 0xffff_ffff_ffff
     )
+}
+
+/// The repository's own Claude settings, copied into a workspace made for a Claude agent.
+pub const REPO_SETTINGS: &str = ".claude/settings.json";
+
+/// Where `REPO_SETTINGS` is copied to in the workspace: Claude reads it as the project's local
+/// settings, and git ignores it, so the copy is not the agent's work.
+pub const SETTINGS_LOCAL: &str = ".claude/settings.local.json";
+
+/// Claude Code's driver: bosun picks its session id, and its hooks (in the `--settings` file
+/// bosun writes) report its every step.
+pub struct Claude;
+
+impl super::AgentDriver for Claude {
+    fn kind(&self) -> super::DriverKind {
+        super::DriverKind::Claude
+    }
+
+    fn record(&self, (a, b): (u64, u64), _patterns: super::generic::Patterns) -> super::Driver {
+        super::Driver::Claude { session_id: session_uuid(a, b) }
+    }
+
+    fn grammar(&self) -> Option<&'static Grammar> {
+        Some(&GRAMMAR)
+    }
+
+    fn has_hooks(&self) -> bool {
+        true
+    }
+
+    fn repo_settings(&self) -> Option<&'static str> {
+        Some(REPO_SETTINGS)
+    }
+
+    /// `claude … --session-id <id> --settings <file> [prompt]`; resumed, `--resume <id>` and
+    /// the message instead of the prompt.
+    fn command_line(&self, a: &crate::Agent, settings: &Path, resume: Option<Option<&str>>) -> Vec<String> {
+        let mut argv = a.command.clone();
+        let session_id = self.conversation(a).unwrap_or_default();
+        match resume {
+            None => argv.extend(["--session-id".to_owned(), session_id]),
+            Some(_) => argv.extend(["--resume".to_owned(), session_id]),
+        }
+        argv.extend(["--settings".to_owned(), settings.display().to_string()]);
+        match resume {
+            Some(message) => argv.extend(message.map(str::to_owned)),
+            None => argv.extend(a.prompt.clone()),
+        }
+        argv
+    }
+
+    /// The `--settings` file with bosun's hooks, which name the agent and its generation.
+    fn files(&self, a: &crate::Agent, path: &Path) -> Vec<(PathBuf, String)> {
+        let hook = format!("{} claude {} {}", a.hook_command, a.id, a.restarts);
+        vec![(path.to_owned(), settings(&hook))]
+    }
+
+    fn conversation(&self, a: &crate::Agent) -> Option<String> {
+        match &a.driver {
+            super::Driver::Claude { session_id } => Some(session_id.clone()),
+            _ => None,
+        }
+    }
+
+    /// Its start-up dialogs (trust, API key) reach no hook: its screen is looked at.
+    fn start_up(&self, _a: &crate::Agent) -> super::StartUp {
+        super::StartUp { look_at_screen: true, ..super::StartUp::default() }
+    }
+
+    fn read_report(&self, _a: Option<&crate::Agent>, report: &super::Report) -> Option<super::Reading> {
+        let super::Report::ClaudeHook(p) = report else { return None };
+        Some(super::Reading {
+            observation: Some((crate::Source::Hook, hook_observation(p))),
+            said: ends_turn(p).then(|| p.said()).flatten().map(str::to_owned),
+            permission: permission_request(p).map(|tool| (tool.to_owned(), p.subject.clone())),
+            log: p.transcript_path.as_ref().map(PathBuf::from),
+        })
+    }
+
+    fn log_observation(&self, line: &str) -> Observation {
+        log_observation(line)
+    }
+
+    fn screen(&self, text: &str) -> Option<super::Screen> {
+        Some(super::Screen { trust: is_trust_dialog(text), seen: screen_observation(text) })
+    }
+
+    /// A turn's end whose hook does not say what it said (claudeless, older Claude Code): its
+    /// transcript's end does.
+    fn said_in_log(&self, report: &super::Report) -> Option<PathBuf> {
+        let super::Report::ClaudeHook(p) = report else { return None };
+        (ends_turn(p) && p.said().is_none()).then(|| p.transcript_path.as_ref().map(PathBuf::from)).flatten()
+    }
+
+    fn said_in_tail(&self, tail: &str) -> Option<String> {
+        last_said(tail)
+    }
+
+    fn permission_reply(&self, answer: &crate::PermissionAnswer) -> Option<String> {
+        Some(permission_reply(answer))
+    }
 }
 
 #[cfg(test)]

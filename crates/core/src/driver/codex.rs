@@ -354,6 +354,104 @@ fn toml_string(s: &str) -> String {
     out
 }
 
+/// OpenAI's Codex CLI: its `notify` program reports the end of turns, its rollout log (found
+/// by searching `$CODEX_HOME/sessions`) the rest, its screen its approval dialogs.
+pub struct Codex;
+
+impl super::AgentDriver for Codex {
+    fn kind(&self) -> super::DriverKind {
+        super::DriverKind::Codex
+    }
+
+    fn record(&self, _ids: (u64, u64), _patterns: super::generic::Patterns) -> super::Driver {
+        super::Driver::Codex
+    }
+
+    fn grammar(&self) -> Option<&'static Grammar> {
+        Some(&GRAMMAR)
+    }
+
+    /// `codex -c notify=… -c features.daemon_auto_start=false … [prompt]`; resumed, `codex
+    /// resume <session-id> -c … [message]`, the session named by the rollout log it wrote
+    /// (without one, it starts anew).
+    fn command_line(&self, a: &crate::Agent, _settings: &Path, resume: Option<Option<&str>>) -> Vec<String> {
+        let mut command = a.command.clone();
+        if resume.is_none() {
+            command.extend(a.prompt.clone());
+        }
+        // Codex calls its `notify` program at the end of every turn, the JSON as last argument.
+        let hook = format!("{} codex {} \"$1\"", a.hook_command, a.id);
+        let notify = notify_config(&["sh".into(), "-c".into(), hook, "bosun-notify".into()]);
+        // And it starts no background app-server: one would outlive the agent and serve later
+        // agents with the first one's environment.
+        let overrides = ["-c".to_owned(), notify, "-c".to_owned(), NO_DAEMON.to_owned()];
+        match (resume, self.conversation(a), command.first().cloned()) {
+            (Some(message), Some(id), Some(program)) => {
+                command = vec![program, "resume".into(), id];
+                command.extend(overrides);
+                command.extend(message.map(str::to_owned));
+            }
+            _ => {
+                let at = command.len().min(1);
+                command.splice(at..at, overrides);
+            }
+        }
+        command
+    }
+
+    fn conversation(&self, a: &crate::Agent) -> Option<String> {
+        a.log.as_deref().and_then(session_id_from_path)
+    }
+
+    /// It reports only the end of turns: one started without a prompt, or restarted (its
+    /// message is typed), waits for input. Its rollout log, which says how turns fail, is
+    /// looked for from the start.
+    fn start_up(&self, a: &crate::Agent) -> super::StartUp {
+        let waits_for_input = a.prompt.is_none() || a.restarts > 0;
+        super::StartUp { find_log: true, waits_for_input, ..super::StartUp::default() }
+    }
+
+    /// `$CODEX_HOME/sessions`, `~/.codex/sessions` by default.
+    fn log_search(&self, a: &crate::Agent) -> Option<std::path::PathBuf> {
+        let home = a.env.get("CODEX_HOME").map(std::path::PathBuf::from);
+        let home = home.or_else(|| a.env.get("HOME").map(|h| std::path::PathBuf::from(h).join(".codex")));
+        home.map(|h| h.join("sessions"))
+    }
+
+    /// Its notify says only "turn complete" (of the main thread: the one whose rollout log
+    /// bosun follows); its rollout log says the rest. Neither outranks the other: they report
+    /// at the log's tier, in time order.
+    fn read_report(&self, a: Option<&crate::Agent>, report: &super::Report) -> Option<super::Reading> {
+        let super::Report::CodexNotify(payload) = report else { return None };
+        let main = a.and_then(|a| self.conversation(a));
+        Some(super::Reading {
+            observation: notify_observation(payload, main.as_deref()).map(|o| (NOTIFY_SOURCE, o)),
+            said: notify_said(payload, main.as_deref()),
+            ..super::Reading::default()
+        })
+    }
+
+    fn log_observation(&self, line: &str) -> Observation {
+        log_observation(line)
+    }
+
+    fn log_said(&self, line: &str) -> Option<String> {
+        log_said(line)
+    }
+
+    fn screen(&self, text: &str) -> Option<super::Screen> {
+        Some(super::Screen { trust: is_trust_dialog(text), seen: screen_observation(text) })
+    }
+
+    fn screen_shows_dialogs(&self) -> bool {
+        true
+    }
+
+    fn new_log_per_session(&self) -> bool {
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

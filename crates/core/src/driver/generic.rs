@@ -155,6 +155,46 @@ fn skip_string(chars: &mut Chars<'_>) {
     }
 }
 
+/// Any terminal program: process liveness, output activity and the user's patterns.
+pub struct Generic;
+
+impl super::AgentDriver for Generic {
+    fn kind(&self) -> super::DriverKind {
+        super::DriverKind::Generic
+    }
+
+    fn record(&self, _ids: (u64, u64), patterns: Patterns) -> super::Driver {
+        super::Driver::Generic { patterns }
+    }
+
+    /// The user's command as it is: its first prompt is typed.
+    fn command_line(
+        &self,
+        a: &crate::Agent,
+        _settings: &std::path::Path,
+        _resume: Option<Option<&str>>,
+    ) -> Vec<String> {
+        a.command.clone()
+    }
+
+    /// It gets its first prompt typed, and is idle once its output stops.
+    fn start_up(&self, _a: &crate::Agent) -> super::StartUp {
+        super::StartUp { types_prompt: true, idle_when_quiet: true, ..super::StartUp::default() }
+    }
+
+    fn output_matcher(&self, driver: &super::Driver) -> Option<Matcher> {
+        match driver {
+            super::Driver::Generic { patterns } => patterns.compile().ok(),
+            _ => None,
+        }
+    }
+
+    /// Without a prompt pattern nothing tells when it waits for input.
+    fn tells_waiting(&self, driver: &super::Driver) -> bool {
+        !matches!(driver, super::Driver::Generic { patterns } if patterns.prompt.is_none())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

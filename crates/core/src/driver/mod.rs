@@ -1,17 +1,23 @@
-//! Agent drivers: how each kind of agent is launched, resumed and read. The pure half lives
-//! here — command lines, the Claude settings file with bosun's hooks, and the classification of
-//! hook payloads and log lines into `Observation`s; the adapters do the reading and writing.
+//! Agent drivers: how each kind of agent is launched, resumed and read. One trait,
+//! `AgentDriver`, with one module per agent (`claude`, `codex`, `generic`) implementing it; the
+//! serialized `Driver` record reaches its module only through `Driver::behaviour`. The pure
+//! half lives here — command lines, the files an agent needs, the reading of its reports, log
+//! lines and screen into `Observation`s; the adapters do the reading and writing.
 
 pub mod argv;
 pub mod claude;
 pub mod codex;
 pub mod dialog;
 pub mod generic;
+mod report;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use report::{Reading, Report, Screen, StartUp};
+
+use crate::{Agent, Observation};
 /// Which driver runs an agent, with what it needs to know.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "driver", rename_all = "snake_case")]
@@ -33,7 +39,32 @@ pub enum DriverKind {
     Generic,
 }
 
+/// A driver name no driver has.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("no driver is called {0:?} (there are {names})", names = DriverKind::ALL.map(DriverKind::name).join(", "))]
+pub struct UnknownDriver(pub String);
+
+impl std::str::FromStr for DriverKind {
+    type Err = UnknownDriver;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| UnknownDriver(s.to_owned()))
+    }
+}
+
 impl DriverKind {
+    /// Every driver, as users name them.
+    pub const ALL: [DriverKind; 3] = [Self::Claude, Self::Codex, Self::Generic];
+
+    /// Its name, as `--driver` and runbooks give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Claude => "claude",
+            Self::Codex => "codex",
+            Self::Generic => "generic",
+        }
+    }
+
     /// The driver for a command, from its program's name: `claude` and `claudeless` are Claude,
     /// `codex` is Codex, anything else is generic.
     pub fn detect(command: &[String]) -> Self {
@@ -42,6 +73,125 @@ impl DriverKind {
             Some("claude" | "claudeless") => Self::Claude,
             Some("codex") => Self::Codex,
             _ => Self::Generic,
+        }
+    }
+}
+
+/// What one kind of agent knows about itself: how it is launched and resumed, the files it
+/// needs, and how its reports, session log, output and screen read. Each driver module has one;
+/// `Driver::behaviour` is the one place a `Driver` record finds it.
+pub trait AgentDriver: Sync {
+    fn kind(&self) -> DriverKind;
+
+    /// A new record of this driver: `ids` seed a session id for one that picks its own,
+    /// `patterns` are the user's for one that reads output with them.
+    fn record(&self, ids: (u64, u64), patterns: generic::Patterns) -> Driver;
+
+    /// How its command line holds a positional prompt, when it takes one there.
+    fn grammar(&self) -> Option<&'static argv::Grammar> {
+        None
+    }
+
+    /// Whether it reports through hooks, so that idle is certain when reported.
+    fn has_hooks(&self) -> bool {
+        false
+    }
+
+    /// The repository's own settings for it (relative to the repository), copied into its
+    /// workspace when there (Claude's `.claude/settings.json`, as `claude::SETTINGS_LOCAL`).
+    fn repo_settings(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The command line that starts agent `a` (`resume: None`), or restarts it with its
+    /// conversation resumed and, when given, a first message. `settings` is the file its
+    /// `files` are written to. A resume never repeats the first positional prompt.
+    fn command_line(&self, a: &Agent, settings: &Path, resume: Option<Option<&str>>) -> Vec<String>;
+
+    /// The files written before its session starts.
+    fn files(&self, _a: &Agent, _settings: &Path) -> Vec<(PathBuf, String)> {
+        Vec::new()
+    }
+
+    /// The conversation a resume continues, when it can continue one; resumed, it then takes
+    /// its first message on its command line.
+    fn conversation(&self, _a: &Agent) -> Option<String> {
+        None
+    }
+
+    /// What it does once its session is up.
+    fn start_up(&self, a: &Agent) -> StartUp;
+
+    /// Where to look for its session log when nothing names it (Codex's `sessions` folder).
+    fn log_search(&self, _a: &Agent) -> Option<PathBuf> {
+        None
+    }
+
+    /// Whether each session it starts writes a new session log (a restarted Codex does), so
+    /// that a restart forgets the old one.
+    fn new_log_per_session(&self) -> bool {
+        false
+    }
+
+    /// What a report from agent `a` (none when replayed) says.
+    fn read_report(&self, _a: Option<&Agent>, _report: &Report) -> Option<Reading> {
+        None
+    }
+
+    /// What a line of its session log says.
+    fn log_observation(&self, _line: &str) -> Observation {
+        Observation::Activity { heartbeat: crate::Heartbeat::LogWrite }
+    }
+
+    /// What it said at the end of a turn, when a line of its session log says so.
+    fn log_said(&self, _line: &str) -> Option<String> {
+        None
+    }
+
+    /// How lines of its terminal output read (beyond being signs of life).
+    fn output_matcher(&self, _driver: &Driver) -> Option<generic::Matcher> {
+        None
+    }
+
+    /// Whether anything tells when it waits for input.
+    fn tells_waiting(&self, _driver: &Driver) -> bool {
+        true
+    }
+
+    /// What its screen shows; none when its screen is not read.
+    fn screen(&self, _text: &str) -> Option<Screen> {
+        None
+    }
+
+    /// Whether its screen must be looked at whenever it writes output (its approval dialogs
+    /// reach nothing else), and a dialog seen there stands against its other sources.
+    fn screen_shows_dialogs(&self) -> bool {
+        false
+    }
+
+    /// The session log whose end says what it said last, when a report does not say it.
+    fn said_in_log(&self, _report: &Report) -> Option<PathBuf> {
+        None
+    }
+
+    /// What it said last, from the end of its session log.
+    fn said_in_tail(&self, _tail: &str) -> Option<String> {
+        None
+    }
+
+    /// What its report call prints to answer a permission request.
+    fn permission_reply(&self, _answer: &crate::PermissionAnswer) -> Option<String> {
+        None
+    }
+}
+
+impl DriverKind {
+    /// The driver of this kind: the one registration of a driver module.
+    pub fn behaviour(self) -> &'static dyn AgentDriver {
+        match self {
+            Self::Claude => &claude::Claude,
+            Self::Codex => &codex::Codex,
+            Self::Generic => &generic::Generic,
         }
     }
 }
@@ -55,43 +205,44 @@ impl Driver {
         }
     }
 
+    /// What this driver knows and does.
+    pub fn behaviour(&self) -> &'static dyn AgentDriver {
+        self.kind().behaviour()
+    }
+
     /// The user's command and first prompt as bosun keeps them: a prompt given on the command
     /// line (`claude "fix it"`) is taken out of it, so that it is given at start only and a
     /// resume sends its own message instead. An explicit `prompt` leaves the command as it is.
     pub fn split_prompt(&self, command: Vec<String>, prompt: Option<String>) -> (Vec<String>, Option<String>) {
-        let grammar = match self {
-            Self::Claude { .. } => &claude::GRAMMAR,
-            Self::Codex => &codex::GRAMMAR,
-            Self::Generic { .. } => return (command, prompt),
-        };
-        match prompt {
-            Some(p) => (command, Some(p)),
-            None => grammar.split_prompt(&command),
+        match (prompt, self.behaviour().grammar()) {
+            (Some(p), _) => (command, Some(p)),
+            (None, Some(grammar)) => grammar.split_prompt(&command),
+            (None, None) => (command, None),
         }
     }
+}
 
-    /// Whether the agent reports through hooks, so that idle is certain when reported.
-    pub fn has_hooks(&self) -> bool {
-        matches!(self, Self::Claude { .. })
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    /// The command line that starts the agent: the user's `command` plus what the driver adds.
-    /// `resume` restarts it with its conversation resumed and, when given, a first message.
-    pub fn launch(&self, command: &[String], settings: &Path, resume: Option<Option<&str>>) -> Vec<String> {
-        let mut argv = command.to_vec();
-        match self {
-            Self::Claude { session_id } => {
-                match resume {
-                    None => argv.extend(["--session-id".to_owned(), session_id.clone()]),
-                    Some(_) => argv.extend(["--resume".to_owned(), session_id.clone()]),
-                }
-                argv.extend(["--settings".to_owned(), settings.display().to_string()]);
-                if let Some(Some(message)) = resume {
-                    argv.push(message.to_owned());
-                }
-            }
-            Self::Codex | Self::Generic { .. } => {}
+    #[test]
+    fn every_driver_is_reached_through_its_registration() {
+        let drivers = [
+            Driver::Claude { session_id: "s".into() },
+            Driver::Codex,
+            Driver::Generic { patterns: generic::Patterns::default() },
+        ];
+        for d in &drivers {
+            assert_eq!(d.behaviour().kind(), d.kind(), "{d:?}");
+            assert_eq!(d.kind().behaviour().record((1, 2), generic::Patterns::default()).kind(), d.kind());
         }
-        argv
+        for kind in DriverKind::ALL {
+            assert_eq!(kind.behaviour().kind(), kind);
+            assert_eq!(kind.name().parse(), Ok(kind));
+            let serialized = serde_json::to_string(&kind).unwrap_or_default();
+            assert_eq!(serialized, format!("\"{}\"", kind.name()), "its name is its serialized name");
+        }
+        assert!("aider".parse::<DriverKind>().is_err());
     }
 }

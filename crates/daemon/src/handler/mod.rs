@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bosun_adapters::{AdapterError, Sessions, Survey, Workspaces};
-use bosun_core::driver::claude::{self, HookPayload};
-use bosun_core::driver::{Driver, DriverKind};
+use bosun_core::driver::claude::HookPayload;
+use bosun_core::driver::{DriverKind, Report};
 use bosun_core::{
     AgentSpec, EscalationId, Event, Input, MessageState, Name, Nonce, SessionName, SessionState, State, WorkspaceId,
     WorkspaceKind, WorkspaceProbe, WorkspaceState,
@@ -24,6 +24,7 @@ use crate::engine::{now, EngineError, EngineHandle};
 mod doctor;
 mod export;
 mod outcome;
+mod report;
 mod run;
 mod start;
 
@@ -281,54 +282,17 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                     Input::SessionClosed { session: SessionName::from_reported(&session) }
                 }
                 HookEvent::Claude { agent, generation, event, payload, spooled_at } => {
-                    let p = HookPayload::parse(&payload, &event);
-                    let agent = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
-                    let log = p.transcript_path.as_ref().map(PathBuf::from);
-                    // The turn ended and the hook does not say what it said last (claudeless,
-                    // older Claude Code): the end of the transcript does.
-                    if let (true, None, Some(log)) = (claude::ends_turn(&p), p.said(), &log) {
-                        let log = log.clone();
-                        let said = tokio::task::spawn_blocking(move || read_tail(&log, SAID_TAIL)).await;
-                        if let Some(text) = said.ok().flatten().as_deref().and_then(claude::last_said) {
-                            let said = Input::Said { agent: agent.clone(), text };
-                            ctx.engine.submit(said).await.map_err(engine_error)?;
-                        }
-                    }
-                    Input::Hook {
-                        agent,
-                        generation,
-                        payload: Box::new(p),
-                        spooled_at: spooled_at.map(bosun_core::Timestamp::from_millis),
-                    }
+                    let report = Report::ClaudeHook(Box::new(HookPayload::parse(&payload, &event)));
+                    return report::submit(ctx, agent, generation, spooled_at, report).await;
                 }
                 HookEvent::Codex { agent, payload } => {
-                    let agent = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
-                    Input::Notify { agent, payload }
+                    return report::submit(ctx, agent, None, None, Report::CodexNotify(payload)).await
                 }
             };
-            let events = ctx.engine.submit(input).await.map_err(engine_error)?;
-            // A permission request its policy answered: the hook prints the answer.
-            let reply = events.iter().find_map(|e| match e {
-                Event::PermissionAnswered { decision, .. } => Some(claude::permission_reply(&decision.answer)),
-                _ => None,
-            });
-            Ok(reply.map_or(Response::Ok, |stdout| Response::HookReply { stdout }))
+            ctx.engine.submit(input).await.map_err(engine_error)?;
+            Ok(Response::Ok)
         }
     }
-}
-
-/// How much of the end of a session log is read for what the agent said last.
-const SAID_TAIL: u64 = 256 * 1024;
-
-/// The last `max` bytes of the file at `path` (as text, a character cut in two dropped).
-fn read_tail(path: &Path, max: u64) -> Option<String> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = std::fs::File::open(path).ok()?;
-    let len = f.metadata().ok()?.len();
-    f.seek(SeekFrom::Start(len.saturating_sub(max))).ok()?;
-    let mut bytes = Vec::new();
-    f.read_to_end(&mut bytes).ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 async fn status(ctx: &Arc<Context>) -> Answer {

@@ -64,22 +64,21 @@ fn prepare(
         }
         WorkspaceChoice::Folder => (WorkspaceKind::Folder, source),
     };
-    let settings = settings_root.join(".claude/settings.json");
+    // A session id a driver picks itself (Claude's) is drawn at random.
+    let driver_kind = req.driver.unwrap_or_else(|| DriverKind::detect(&req.command));
+    let driver = driver_kind.behaviour().record((fastrand::u64(..), fastrand::u64(..)), req.patterns);
+    // The repository's own settings for the agent (Claude's), copied into its workspace.
+    let settings = driver.behaviour().repo_settings().map(|f| settings_root.join(f)).filter(|p| p.is_file());
     let mut env = req.env;
     env.remove("TMUX");
     env.remove("TMUX_PANE");
-    let driver = match req.driver.unwrap_or_else(|| DriverKind::detect(&req.command)) {
-        DriverKind::Claude => Driver::Claude { session_id: uuid(&nonce) },
-        DriverKind::Codex => Driver::Codex,
-        DriverKind::Generic => Driver::Generic { patterns: req.patterns },
-    };
     Ok(AgentSpec {
         name,
         nonce,
         workspaces_root: roots.workspaces,
         agents_root: roots.agents,
         kind,
-        settings_from: settings.is_file().then_some(settings),
+        settings_from: settings,
         command: req.command,
         env,
         driver,
@@ -94,9 +93,4 @@ pub struct Roots {
     pub workspaces: PathBuf,
     pub agents: PathBuf,
     pub hook_command: String,
-}
-
-/// A random UUID (version 4) for a Claude session id, drawn with the agent's nonce.
-fn uuid(_nonce: &Nonce) -> String {
-    bosun_core::driver::claude::session_uuid(fastrand::u64(..), fastrand::u64(..))
 }

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use bosun_core::driver::DriverKind;
 use bosun_core::Policy;
 
 use super::{boolean, duration, json, number, string, strings, words, Fields, Problems};
@@ -287,12 +286,7 @@ fn notify(node: &Node, p: &mut Problems) -> Notify {
 fn agent(name: &str, node: &Node, p: &mut Problems) -> Option<AgentDef> {
     let mut f = Fields::of(node, format!("agent {name:?}"), p)?;
     let command = f.take("run", &["command"]).map(|n| words(n, "run", p)).unwrap_or_else(|| vec!["claude".into()]);
-    let driver = f.take("driver", &[]).and_then(|n| string(n, "driver", p)).and_then(|d| match d.as_str() {
-        "claude" => Some(DriverKind::Claude),
-        "codex" => Some(DriverKind::Codex),
-        "generic" => Some(DriverKind::Generic),
-        _ => None,
-    });
+    let driver = f.take("driver", &[]).and_then(|n| string(n, "driver", p)).and_then(|d| d.parse().ok());
     let prompt = f.take("prompt", &[]).and_then(|n| string(n, "prompt", p));
     let prompt_file = f.take("prompt_file", &[]).and_then(|n| string(n, "prompt_file", p));
     let env = f.take("env", &[]).map(|n| strings(n, "env", p)).unwrap_or_default();

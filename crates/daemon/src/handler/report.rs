@@ -1,0 +1,49 @@
+//! Reports from agents' own programs (Claude's hooks, Codex's notify), handed to the core as one
+//! kind of input. What the agent's driver needs done first is done here (the end of its session
+//! log read for what it said, when the report does not say), and its answer to a permission
+//! request returned for the calling program to print.
+
+use super::*;
+
+/// How much of the end of a session log is read for what the agent said last.
+const SAID_TAIL: u64 = 256 * 1024;
+
+pub(super) async fn submit(
+    ctx: &Arc<Context>,
+    agent: String,
+    generation: Option<u32>,
+    spooled_at: Option<u64>,
+    report: Report,
+) -> Answer {
+    let (agent, driver) = query(ctx, move |s| {
+        let a = s.find_agent(&agent)?;
+        Ok((a.id.clone(), a.driver.behaviour()))
+    })
+    .await?;
+    if let Some(log) = driver.said_in_log(&report) {
+        let tail = tokio::task::spawn_blocking(move || read_tail(&log, SAID_TAIL)).await;
+        if let Some(text) = tail.ok().flatten().as_deref().and_then(|t| driver.said_in_tail(t)) {
+            ctx.engine.submit(Input::Said { agent: agent.clone(), text }).await.map_err(engine_error)?;
+        }
+    }
+    let spooled_at = spooled_at.map(bosun_core::Timestamp::from_millis);
+    let input = Input::Report { agent, generation, spooled_at, report };
+    let events = ctx.engine.submit(input).await.map_err(engine_error)?;
+    // A permission request its policy answered: the calling program prints the answer.
+    let reply = events.iter().find_map(|e| match e {
+        Event::PermissionAnswered { decision, .. } => driver.permission_reply(&decision.answer),
+        _ => None,
+    });
+    Ok(reply.map_or(Response::Ok, |stdout| Response::HookReply { stdout }))
+}
+
+/// The last `max` bytes of the file at `path` (as text, a character cut in two dropped).
+fn read_tail(path: &Path, max: u64) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    f.seek(SeekFrom::Start(len.saturating_sub(max))).ok()?;
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
