@@ -10,6 +10,7 @@ mod error;
 mod logwatch;
 mod notifier;
 mod tmux;
+pub mod transcript;
 mod workspaces;
 
 use std::collections::BTreeMap;

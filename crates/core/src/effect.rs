@@ -33,6 +33,10 @@ pub enum Effect {
         files: Vec<(PathBuf, String)>,
         output: PathBuf,
         replace: Option<SessionName>,
+        /// Before ending `replace`: wait, a few seconds at most, until this file holds this
+        /// text (the agent's transcript, its last words), so the resume finds its whole turn.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hold: Option<(PathBuf, String)>,
     },
     /// End the session; a session that is already gone counts as killed.
     KillSession { agent: AgentId, session: SessionName },

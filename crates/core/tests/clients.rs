@@ -220,3 +220,35 @@ fn the_permission_policy_answers_what_its_rules_cover_and_replays_alike() {
     // The prompt submitted, the two answers, the dialog.
     assert_eq!(replayed.decisions, 4, "the answers are replayed too");
 }
+
+#[test]
+fn a_resume_right_after_a_turn_waits_for_the_transcript_to_hold_the_turns_last_words() {
+    let mut sim = Sim::new();
+    let policy = Policy { on_idle: steps(&["resume:go on"]), on_dead: steps(&["resume:again"]), ..Policy::default() };
+    let (a, _) = claude_with_prompt(&mut sim, policy);
+    let log = "/claude/projects/-w/00000000-0000-0000-0000-000000000001.jsonl";
+    sim.ok(hook(
+        &a,
+        &format!(r#"{{"hook_event_name":"UserPromptSubmit","transcript_path":"{log}"}}"#),
+        "UserPromptSubmit",
+    ));
+    let stop = r#"{"hook_event_name":"Stop","last_assistant_message":"All fixed, and the tests pass. Shall I push?"}"#;
+    let effects = sim.ok(hook(&a, stop, "Stop"));
+    let hold = effects.iter().find_map(|e| match e {
+        Effect::SpawnSession { replace: Some(_), hold, .. } => Some(hold.clone()),
+        _ => None,
+    });
+    let expected = (std::path::PathBuf::from(log), "All fixed, and the tests pass. Shall I p".to_owned());
+    assert_eq!(hold, Some(Some(expected)), "bosun ends the session itself: it waits for the transcript");
+    // A session that died on its own wrote what it could: its resume waits for nothing.
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(9) });
+    let effects = sim.ok(Input::SessionExited {
+        session: sim.state.agents[&a].session.clone(),
+        status: bosun_core::ExitStatus { code: Some(1), signal: None },
+    });
+    let hold = effects.iter().find_map(|e| match e {
+        Effect::SpawnSession { hold, .. } => Some(hold.clone()),
+        _ => None,
+    });
+    assert_eq!(hold, Some(None));
+}

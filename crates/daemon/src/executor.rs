@@ -35,6 +35,9 @@ pub struct Executor {
     pub looking: Arc<Mutex<std::collections::BTreeSet<AgentId>>>,
 }
 
+/// How long a resume waits for the agent's transcript to hold its last message.
+const HOLD_WAIT: Duration = Duration::from_secs(3);
+
 /// How long after its output changes an agent's screen is looked at: output comes in bursts.
 const LOOK_AFTER: Duration = Duration::from_millis(200);
 
@@ -186,7 +189,12 @@ impl Executor {
                     Err(e) => Input::WorkspaceCreateFailed { id, error: e.to_string() },
                 }
             }
-            Effect::SpawnSession { agent, session, cwd, env, command, files, output, replace } => {
+            Effect::SpawnSession { agent, session, cwd, env, command, files, output, replace, hold } => {
+                if let Some((transcript, text)) = &hold {
+                    if !bosun_adapters::transcript::holds_within(transcript, text, HOLD_WAIT) {
+                        tracing::warn!(%agent, "its transcript does not hold its last message yet; resuming anyway");
+                    }
+                }
                 if let Some(old) = replace {
                     if let Err(e) = self.sessions.kill(&old) {
                         tracing::warn!(%old, "cannot end the old session: {e}");

@@ -478,7 +478,7 @@ fn resume_mid_step(state: &State, j: &Job, step: &str, a: &Agent, now: Timestamp
     }
     let taken_up =
         Agent { kill_requested: false, recovery: Default::default(), class_recovery: Default::default(), ..a.clone() };
-    super::recovery::resume(state, &taken_up, None, now, d);
+    super::recovery::resume(state, &taken_up, None, false, now, d);
 }
 
 /// Cancels the job: its current step is stopped; its `on_cancel` step, if any, runs, after which

@@ -188,6 +188,7 @@ fn spawn_replacing(agent: &Agent, resume: Option<Option<&str>>, replace: Option<
         files,
         output: output_log(agent),
         replace,
+        hold: None,
     }
 }
 

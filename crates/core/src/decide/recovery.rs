@@ -95,7 +95,7 @@ fn fire_from(
 pub(super) fn perform(state: &State, a: &Agent, trigger: Trigger, action: &Action, now: Timestamp, d: &mut Decision) {
     match action {
         Action::Nudge { message } => queue(state, a, message, MessageKind::Nudge, now, d),
-        Action::Resume { message } => resume(state, a, message.as_deref(), now, d),
+        Action::Resume { message } => resume(state, a, message.as_deref(), trigger != Trigger::Dead, now, d),
         Action::Gate { run } => {
             d.effect(Effect::RunGate { agent: a.id.clone(), run: run.clone(), cwd: a.cwd.clone() });
         }
@@ -107,7 +107,9 @@ pub(super) fn perform(state: &State, a: &Agent, trigger: Trigger, action: &Actio
 
 /// Restarts the agent in its workspace with its conversation resumed. A driver that takes a
 /// first message on its command line gets it there; others have it typed once they are up.
-pub(super) fn resume(state: &State, a: &Agent, message: Option<&str>, now: Timestamp, d: &mut Decision) {
+/// An agent still `alive` is ended by bosun: the restart first waits for its transcript to hold
+/// its last words, when its driver says it writes them late.
+pub(super) fn resume(state: &State, a: &Agent, message: Option<&str>, alive: bool, now: Timestamp, d: &mut Decision) {
     let session = a.id.restarted_session(a.restarts + 1);
     let recorded = message.map(str::to_owned);
     d.event(Event::AgentResuming { id: a.id.clone(), at: now, session: session.clone(), message: recorded });
@@ -118,14 +120,21 @@ pub(super) fn resume(state: &State, a: &Agent, message: Option<&str>, now: Times
     }
     let next = Agent { session, restarts: a.restarts + 1, ..a.clone() };
     let old = Some(a.session.clone());
-    match takes_message(a) {
-        true => d.effect(spawn_replacing(&next, Some(message), old)),
-        false => {
-            d.effect(spawn_replacing(&next, Some(None), old));
-            if let Some(m) = message {
-                queue(state, a, m, MessageKind::Nudge, now, d);
-            }
-        }
+    // What it said in this very decision (the turn that just ended) counts.
+    let said = d.events.iter().rev().find_map(|e| match e {
+        Event::AgentSaid { id, text } if id == &a.id => Some(text.clone()),
+        _ => None,
+    });
+    let said = Agent { said: said.or_else(|| a.said.clone()), ..a.clone() };
+    let hold = alive.then(|| a.driver.behaviour().resume_waits_for(&said)).flatten();
+    let takes = takes_message(a);
+    let mut spawn = spawn_replacing(&next, Some(if takes { message } else { None }), old);
+    if let Effect::SpawnSession { hold: h, .. } = &mut spawn {
+        *h = hold;
+    }
+    d.effect(spawn);
+    if let (false, Some(m)) = (takes, message) {
+        queue(state, a, m, MessageKind::Nudge, now, d);
     }
 }
 

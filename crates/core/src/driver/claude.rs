@@ -472,6 +472,14 @@ pub fn is_trust_dialog(screen: &str) -> bool {
         || screen.contains("Yes, I trust this folder")
 }
 
+/// A piece of `said` as it stands, byte for byte, in a JSON transcript: its first run of plain
+/// characters (those JSON writes as they are), at most 40; None when under 8.
+pub fn transcript_piece(said: &str) -> Option<String> {
+    let plain = |c: &char| c.is_ascii_alphanumeric() || matches!(c, ' ' | '.' | ',' | '-' | '_' | ':' | '!' | '?');
+    let piece: String = said.trim_start().chars().take_while(plain).take(40).collect();
+    (piece.trim().len() >= 8).then_some(piece)
+}
+
 /// The first `max` bytes of `s`, cut at a character boundary.
 fn head(s: &str, max: usize) -> String {
     let mut end = s.len().min(max);
@@ -571,6 +579,12 @@ impl super::AgentDriver for Claude {
         }
     }
 
+    /// Claude Code writes its transcript a little after Stop (47 ms after it one held 188
+    /// bytes, and `--resume` found no conversation): a resume waits for the last message.
+    fn resume_waits_for(&self, a: &crate::Agent) -> Option<(std::path::PathBuf, String)> {
+        Some((a.log.clone()?, transcript_piece(a.said.as_deref()?)?))
+    }
+
     /// Its start-up dialogs (trust, API key) reach no hook: its screen is looked at.
     fn start_up(&self, _a: &crate::Agent) -> super::StartUp {
         super::StartUp { look_at_screen: true, ..super::StartUp::default() }
@@ -625,6 +639,19 @@ mod tests {
 
     fn prompt(kind: PromptKind) -> Observation {
         Observation::Prompt { kind, asks: None }
+    }
+
+    #[test]
+    fn the_transcript_piece_is_text_json_writes_as_it_is() {
+        assert_eq!(transcript_piece("  Done. All tests pass").as_deref(), Some("Done. All tests pass"));
+        assert_eq!(
+            transcript_piece("Fixed the \"login\" bug").as_deref(),
+            Some("Fixed the "),
+            "a quote is escaped in JSON"
+        );
+        assert_eq!(transcript_piece("Fixed it\nnow"), Some("Fixed it".into()));
+        assert_eq!(transcript_piece("Ok\n"), None, "too short to tell");
+        assert_eq!(transcript_piece(&"a".repeat(100)).map(|p| p.len()), Some(40));
     }
 
     #[test]

@@ -119,6 +119,13 @@ pub trait AgentDriver: Sync {
         None
     }
 
+    /// What its conversation's file must hold before a running session of it is ended to be
+    /// resumed: a client that writes its transcript after its turn ends would otherwise lose
+    /// the turn (the file, and a piece of the text it must hold).
+    fn resume_waits_for(&self, _a: &Agent) -> Option<(PathBuf, String)> {
+        None
+    }
+
     /// What it does once its session is up.
     fn start_up(&self, a: &Agent) -> StartUp;
 
