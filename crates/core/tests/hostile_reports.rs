@@ -1,0 +1,80 @@
+//! What agents report comes from outside: hook payloads, notify arguments, log lines, screens
+//! and permission rules are read without ever panicking, whatever they hold, and what is kept of
+//! them stays bounded.
+
+use bosun_core::driver::claude::{self, HookPayload};
+use bosun_core::driver::codex;
+use bosun_core::driver::dialog::{self, DialogAnswer};
+use bosun_core::PermissionRule;
+use proptest::prelude::*;
+
+/// Text with the characters that matter to these readers over-represented.
+fn hostile() -> impl Strategy<Value = String> {
+    let pieces = prop::collection::vec(
+        prop_oneof![
+            any::<String>(),
+            Just("{".to_owned()),
+            Just("}".to_owned()),
+            Just("\"".to_owned()),
+            Just("\\".to_owned()),
+            Just("\n".to_owned()),
+            Just("❯ 1. ".to_owned()),
+            Just("› 2. Yes".to_owned()),
+            Just(". ".to_owned()),
+            Just("*".to_owned()),
+            Just("(".to_owned()),
+            Just(")".to_owned()),
+            Just("Would you like to".to_owned()),
+            Just("\"tool_input\":".to_owned()),
+            Just("\"last_assistant_message\":".to_owned()),
+            Just("é".to_owned()),
+        ],
+        0..40,
+    );
+    pieces.prop_map(|p| p.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn readers_never_panic(text in hostile(), n in 0u8..12) {
+        let payload = HookPayload::parse(&text, "PermissionRequest");
+        let _ = claude::hook_observation(&payload);
+        prop_assert!(payload.said().is_none_or(|s| s.len() <= 4_000));
+        prop_assert!(payload.asks.as_ref().is_none_or(|s| s.len() <= 500));
+        let _ = claude::log_observation(&text);
+        let _ = claude::screen_observation(&text);
+        let _ = claude::error_from_text(&text);
+        let _ = codex::log_observation(&text);
+        let _ = codex::log_said(&text);
+        let _ = codex::notify_observation(&text, Some("main"));
+        let _ = codex::screen_observation(&text);
+        let _ = dialog::options(&text);
+        for answer in [DialogAnswer::Allow, DialogAnswer::Deny, DialogAnswer::Option(n.max(1))] {
+            if let Ok(key) = dialog::key_for(&text, answer) {
+                prop_assert!(key.is_ascii_digit() && key != '0');
+            }
+        }
+        if let Ok(rule) = text.parse::<PermissionRule>() {
+            let _ = rule.covers("Bash", Some(&text));
+        }
+    }
+
+    #[test]
+    fn a_hook_payload_built_from_json_keeps_its_fields_bounded(
+        message in "\\PC{0,9000}", command in "\\PC{0,9000}",
+    ) {
+        let raw = serde_json::json!({
+            "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash",
+            "tool_input": { "command": command },
+            "last_assistant_message": message,
+        })
+        .to_string();
+        let p = HookPayload::parse(&raw, "x");
+        prop_assert!(p.said().is_none_or(|s| s.len() <= 4_000));
+        prop_assert!(p.asks.as_ref().is_none_or(|s| s.len() <= 500));
+        prop_assert!(p.subject.as_ref().is_none_or(|s| s.len() <= 4_000));
+    }
+}
