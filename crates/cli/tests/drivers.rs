@@ -1,5 +1,6 @@
 //! The generic and Codex drivers through the CLI: output that stops, patterns, and Codex's
-//! notify program (played by a stand-in script, as codex is not installed here).
+//! notify program, played here by a stand-in script that writes exactly the lines and calls a
+//! test needs (the real Codex is driven in real_codex.rs).
 
 mod support;
 

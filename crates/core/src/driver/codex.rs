@@ -1,8 +1,8 @@
 //! OpenAI's Codex CLI: what its rollout log lines and `notify` payloads mean, where its session id
 //! is, and the `-c notify=[...]` override that makes it call bosun at the end of each turn.
 //!
-//! Written from Codex's public format only: codex is not installed here, so none of this has
-//! been checked against a running Codex (../shared/AGENT-FACTS.md, § Codex CLI). What it relies on:
+//! Checked against the real Codex 0.169 (crates/cli/tests/real_codex.rs, against a fake
+//! OpenAI Responses server; ../shared/AGENT-FACTS.md, § Codex CLI). What it relies on:
 //!
 //! - Rollout logs live at `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<timestamp>-<uuid>.jsonl`, one
 //!   `{"timestamp", "type", "payload"}` object a line, `type` one of `session_meta`,
@@ -13,9 +13,13 @@
 //!   Codex writes to the log varies by version: older ones write neither the task events nor
 //!   errors, newer ones write the task events and write errors only with extended history. So
 //!   a turn's end is certain only from `notify`, and a log without errors proves nothing.
-//! - Approval requests are never logged: they need the screen.
+//! - 0.169 reports a failed turn in `task_complete.error` (its `codex_error_info` carries the
+//!   HTTP status), and says what the agent said in `task_complete.last_agent_message`.
+//! - Approval requests and the folder-trust dialog are never logged nor notified: they need the
+//!   screen.
 //! - `notify = [program, args...]` runs the program with one more argument, a JSON object, at
-//!   the end of each turn: `{"type": "agent-turn-complete", "thread-id", "turn-id", ...}`.
+//!   the end of each turn: `{"type": "agent-turn-complete", "thread-id", "turn-id", ...}`. It
+//!   fires for Codex's own title-generation thread too, and not for a main turn that failed.
 
 use std::path::Path;
 
