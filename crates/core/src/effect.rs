@@ -85,7 +85,17 @@ pub enum Effect {
     /// its output going to `log`.
     /// `run_dir` is this run's own (its step, visit, try and the job's resumes): a shell step that
     /// outlives a crash of bosun is found there, running or finished, and not run twice.
-    RunStep { job: JobId, step: String, attempt: u32, run: StepRun, cwd: PathBuf, log: PathBuf, run_dir: PathBuf },
+    /// Run a step's try; a shell step's values are in `env` (its text names them).
+    RunStep {
+        job: JobId,
+        step: String,
+        attempt: u32,
+        run: StepRun,
+        env: BTreeMap<String, String>,
+        cwd: PathBuf,
+        log: PathBuf,
+        run_dir: PathBuf,
+    },
     /// Stop whatever the job's current step runs.
     CancelStep { job: JobId, step: String },
     /// Make the job for a queue item a worker takes (its runbook text, its item data), or for a
@@ -95,7 +105,7 @@ pub enum Effect {
         job: JobId,
         data: BTreeMap<String, String>,
         /// For an external queue's item: the command that claims it (rendered), run first.
-        take: Option<String>,
+        take: Option<crate::template::ShellCommand>,
         /// For a plan's job: the branch its worktree is made on, and from where.
         branch: Option<PlanBranch>,
         /// The worker's (or cron's) job, runbook text and repository.

@@ -190,12 +190,16 @@ fn a_job_with_a_workspace_starts_once_it_is_made_and_renders_its_steps_there() {
     assert!(effects.iter().any(|e| matches!(e, Effect::CreateWorkspace { .. })));
     let ws = bosun_core::WorkspaceId::new(&bosun_core::Name::parse("build").unwrap(), &nonce);
     let effects = sim.ok(Input::WorkspaceCreated { id: ws.clone() });
-    let Some(Effect::RunStep { run: StepRun::Shell(cmd), cwd, .. }) =
+    let Some(Effect::RunStep { run: StepRun::Shell(cmd), env, cwd, .. }) =
         effects.iter().find(|e| matches!(e, Effect::RunStep { .. }))
     else {
         panic!("{effects:?}")
     };
-    assert_eq!(cmd, "echo 'it'\\''s me' on 'feature/auth' in \"/state/workspaces/ws-build-90000000\"");
+    // Values are never in the text: it names them, and they come in the environment.
+    assert_eq!(cmd, "echo \"${BOSUN_VAR_NAME}\" on \"${BOSUN_SOURCE_BRANCH}\" in \"${BOSUN_WORKSPACE_PATH}\"");
+    assert_eq!(env["BOSUN_VAR_NAME"], "it's me");
+    assert_eq!(env["BOSUN_SOURCE_BRANCH"], "feature/auth");
+    assert_eq!(env["BOSUN_WORKSPACE_PATH"], "/state/workspaces/ws-build-90000000");
     assert_eq!(cwd, &std::path::PathBuf::from("/state/workspaces/ws-build-90000000"));
     let refused = sim.feed(Input::RemoveWorkspace { id: ws, force: true, probe: Default::default() });
     assert!(matches!(refused, Err(bosun_core::Rejection::WorkspaceOfJob { .. })), "{refused:?}");

@@ -49,7 +49,8 @@ fn run_jobs(sim: &mut Sim, jobs: &[(ItemId, JobId)], ok: bool) -> Vec<Effect> {
         let effects = sim.ok(Input::StartJob(Box::new(job_for(*item, job.clone(), data))));
         assert!(effects
             .iter()
-            .any(|e| matches!(e, Effect::RunStep { run: StepRun::Shell(c), .. } if c.starts_with("fix '"))));
+            .any(|e| matches!(e, Effect::RunStep { run: StepRun::Shell(c), env, .. }
+                if c == "fix \"${BOSUN_ITEM_TITLE}\"" && env.get("BOSUN_ITEM_TITLE") == sim.state.items[item].data.get("title"))));
         out.extend(sim.ok(Input::StepFinished { job: job.clone(), step: "fix".into(), attempt: 1, ok, detail: None }));
     }
     out
@@ -124,14 +125,15 @@ fn an_external_queue_is_listed_each_poll_and_each_item_is_taken_once() {
     let effects = sim.ok(Input::StartWorker(Box::new(external_worker())));
     assert!(effects.iter().any(|e| matches!(e, Effect::ListQueue { list, .. } if list == "gh issue list")));
     let effects = listed(&mut sim, Ok("{\"id\": 7, \"title\": \"crash; rm -rf /\"}\n\n{\"id\": 8}\n"));
-    let takes: Vec<String> = effects
+    let takes: Vec<(String, Option<String>)> = effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Dispatch { take: Some(t), .. } => Some(t.clone()),
+            Effect::Dispatch { take: Some(t), .. } => Some((t.text.clone(), t.env.get("BOSUN_ITEM_ID").cloned())),
             _ => None,
         })
         .collect();
-    assert_eq!(takes, ["claim '7'", "claim '8'"], "each claimed, its values quoted");
+    let claim = |id: &str| ("claim \"${BOSUN_ITEM_ID}\"".to_owned(), Some(id.to_owned()));
+    assert_eq!(takes, [claim("7"), claim("8")], "each claimed, its values in the environment");
     assert_eq!(sim.state.items.values().filter_map(|i| i.key.clone()).collect::<Vec<_>>(), ["7", "8"]);
     assert_eq!(sim.state.items.values().next().unwrap().data["title"], "crash; rm -rf /");
 

@@ -302,17 +302,19 @@ impl Executor {
                 let observation = Observation::Activity { heartbeat: Heartbeat::LogWrite };
                 Input::Observed { agent, source: Source::Log, observation, log: Some(log), generation: None }
             }
-            Effect::RunStep { job, step, attempt, run, cwd, log, run_dir } => {
+            Effect::RunStep { job, step, attempt, run, env, cwd, log, run_dir } => {
                 let (ok, detail) = match run {
-                    StepRun::Shell(command) => self.shell_step(&job, &command, &cwd, &log, &run_dir),
+                    StepRun::Shell(command) => self.shell_step(&job, &command, &env, &cwd, &log, &run_dir),
                     // The core starts agent steps and jobs run as steps itself.
                     StepRun::Agent(_) | StepRun::Job(_) => (false, "not a shell step".to_owned()),
                 };
                 Input::StepFinished { job, step, attempt, ok, detail: Some(detail) }
             }
-            Effect::ListQueue { worker, list, cwd } => Input::Listed { worker, output: capture(&list, &cwd) },
+            Effect::ListQueue { worker, list, cwd } => {
+                Input::Listed { worker, output: capture(&list, &BTreeMap::new(), &cwd) }
+            }
             Effect::Dispatch { origin, job, data, job_name, sources, cwd, take, branch } => {
-                if let Some(Err(e)) = take.as_deref().map(|t| capture(t, &cwd)) {
+                if let Some(Err(e)) = take.as_ref().map(|t| capture(&t.text, &t.env, &cwd)) {
                     return Some(Input::DispatchFailed { origin, error: format!("its take command failed: {e}") });
                 }
                 let sources: Vec<SourceFile> =
@@ -363,9 +365,10 @@ impl Executor {
 }
 
 /// What `command` (run with `sh -c` in `cwd`) prints, or why it failed.
-fn capture(command: &str, cwd: &Path) -> Result<String, String> {
+fn capture(command: &str, env: &BTreeMap<String, String>, cwd: &Path) -> Result<String, String> {
     let out = std::process::Command::new("sh")
         .args(["-c", command])
+        .envs(env)
         .current_dir(cwd)
         .stdin(std::process::Stdio::null())
         .output()
@@ -382,9 +385,17 @@ const FIND_LOG_FOR: Duration = Duration::from_secs(60);
 
 impl Executor {
     /// Runs a shell step with `sh -c` in `cwd`, its output appended to `log`.
-    fn shell_step(&self, job: &JobId, command: &str, cwd: &Path, log: &Path, run_dir: &Path) -> (bool, String) {
+    fn shell_step(
+        &self,
+        job: &JobId,
+        command: &str,
+        env: &BTreeMap<String, String>,
+        cwd: &Path,
+        log: &Path,
+        run_dir: &Path,
+    ) -> (bool, String) {
         let steps = self.steps.clone();
-        let ended = crate::step_run::run(command, cwd, log, run_dir, |pid| {
+        let ended = crate::step_run::run(command, env, cwd, log, run_dir, |pid| {
             steps.lock().unwrap_or_else(PoisonError::into_inner).insert(job.clone(), pid);
         });
         self.steps.lock().unwrap_or_else(PoisonError::into_inner).remove(job);

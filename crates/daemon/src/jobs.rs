@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use bosun_adapters::Workspaces;
 use bosun_core::driver::DriverKind;
-use bosun_core::template::{render, Scope, Target};
+use bosun_core::template::{render, render_shell, Scope, Target};
 use bosun_core::{
     AgentPlan, ItemId, JobId, JobNotify, JobSpec, JobWorkspace, Name, Next, Nonce, PlanBranch, StepRun, StepSpec,
     WorkspaceKind,
@@ -275,9 +275,10 @@ fn agents(runbook: &Runbook, spec: &JobSpec, cwd: &Path) -> Result<BTreeMap<Stri
 /// A local (or a ref with `$(…)`): rendered as a double-quoted shell word, so its `$(…)` runs
 /// and its values stay data, and printed by the shell in `cwd`.
 fn evaluate(template: &str, scope: &Scope, cwd: &Path) -> Result<String, String> {
-    let word = render(&format!("\"{template}\""), scope, Target::Shell).map_err(|e| e.to_string())?;
+    let word = render_shell(&format!("\"{template}\""), scope).map_err(|e| e.to_string())?;
     let out = std::process::Command::new("sh")
-        .args(["-c", &format!("printf '%s' {word}")])
+        .args(["-c", &format!("printf '%s' {}", word.text)])
+        .envs(&word.env)
         .current_dir(cwd)
         .stdin(std::process::Stdio::null())
         .output()

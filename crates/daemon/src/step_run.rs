@@ -30,7 +30,14 @@ pub enum Ended {
 }
 
 /// Runs (or takes up) the step's command; `started` is told the wrapper's pid (its process group).
-pub fn run(command: &str, cwd: &Path, log: &Path, run_dir: &Path, started: impl FnOnce(u32)) -> Ended {
+pub fn run(
+    command: &str,
+    env: &std::collections::BTreeMap<String, String>,
+    cwd: &Path,
+    log: &Path,
+    run_dir: &Path,
+    started: impl FnOnce(u32),
+) -> Ended {
     let (status, pid, claim) = (run_dir.join("status"), run_dir.join("pid"), run_dir.join("claimed"));
     if claim.exists() && read_pid(&pid).is_none() {
         // Claimed by a daemon that died about then: its wrapper may be starting.
@@ -63,6 +70,7 @@ pub fn run(command: &str, cwd: &Path, log: &Path, run_dir: &Path, started: impl 
         .args(["-c", WRAPPER, "bosun-step", command])
         .arg(&status)
         .arg(&pid)
+        .envs(env)
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(out)

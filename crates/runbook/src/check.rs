@@ -11,6 +11,7 @@ use crate::template;
 pub fn check(rb: &Runbook, p: &mut Problems) {
     for (name, c) in &rb.commands {
         run_ref(rb, &c.run, &c.span, &format!("command {name:?}"), p);
+        reevaluation(&c.run, &c.span, &format!("command {name:?}"), p);
     }
     for (name, job) in &rb.jobs {
         check_job(rb, name, job, p);
@@ -25,6 +26,7 @@ pub fn check(rb: &Runbook, p: &mut Problems) {
     }
     for (name, c) in &rb.crons {
         run_ref(rb, &c.run, &c.span, &format!("cron {name:?}"), p);
+        reevaluation(&c.run, &c.span, &format!("cron {name:?}"), p);
     }
     for (name, plan) in &rb.plans {
         for j in &plan.jobs {
@@ -32,6 +34,16 @@ pub fn check(rb: &Runbook, p: &mut Problems) {
                 p.at(&j.span, format!("job {:?} of plan {name:?} runs job {:?}, which is not defined", j.name, j.job));
             }
         }
+    }
+}
+
+/// A shell command run directly may not hand a template to another shell.
+fn reevaluation(run: &Run, span: &Span, what: &str, p: &mut Problems) {
+    if let Some(line) = match run {
+        Run::Shell(text) => template::unsafe_reevaluation(text),
+        _ => None,
+    } {
+        p.at(span, format!("in {what}: {}", template::reevaluation_error(&line)));
     }
 }
 
@@ -120,6 +132,10 @@ fn check_templates(job: &Job, name: &str, p: &mut Problems) {
         }
     }
     for (text, span) in texts {
+        // A template another shell parses again would run its value as a command.
+        if let Some(line) = template::unsafe_reevaluation(text) {
+            p.at(span, format!("in job {name:?}: {}", template::reevaluation_error(&line)));
+        }
         match template::names(text) {
             Err(e) => p.at(span, format!("in job {name:?}: {e}")),
             Ok(used) => {

@@ -280,15 +280,19 @@ fn run_effect(state: &State, job: &Job, spec: &StepSpec, visit: u32, attempt: u3
     let ws = job.workspace.as_ref().and_then(|id| state.workspaces.get(id));
     let cwd = ws.map_or_else(|| job.spec.cwd.clone(), |w| w.path.clone());
     let scope = scope(state, job);
-    let run = match &spec.run {
-        StepRun::Shell(text) => StepRun::Shell(
-            template::render(text, &scope, Target::Shell).map_err(|e| format!("step {:?}: {e}", spec.name))?,
-        ),
-        other => other.clone(),
+    let (run, env) = match &spec.run {
+        StepRun::Shell(text) => {
+            if let Some(line) = template::unsafe_reevaluation(text) {
+                return Err(format!("step {:?}: {}", spec.name, template::reevaluation_error(&line)));
+            }
+            let command = template::render_shell(text, &scope).map_err(|e| format!("step {:?}: {e}", spec.name))?;
+            (StepRun::Shell(command.text), command.env)
+        }
+        other => (other.clone(), Default::default()),
     };
     let log = job.spec.logs.join(format!("{}-{attempt}.log", spec.name));
     let run_dir = job.spec.logs.join(".runs").join(format!("{}-v{visit}-a{attempt}-r{}", spec.name, job.resumes));
-    Ok(Effect::RunStep { job: job.spec.id.clone(), step: spec.name.clone(), attempt, run, cwd, log, run_dir })
+    Ok(Effect::RunStep { job: job.spec.id.clone(), step: spec.name.clone(), attempt, run, env, cwd, log, run_dir })
 }
 
 fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decision) {

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{set_timer, Decision};
-use crate::template::{render, Scope, Target};
+use crate::template::{render_shell, Scope};
 use crate::{
     apply, Effect, Event, External, Item, ItemId, ItemState, JobId, Nonce, Origin, Rejection, State, TimerKind,
     Timestamp, Worker,
@@ -212,7 +212,7 @@ pub(super) fn dispatch(state: &State, d: &mut Decision) {
                 for (k, v) in &item.data {
                     scope.set("item", k, v.as_str());
                 }
-                render(t, &scope, Target::Shell)
+                render_shell(t, &scope)
             });
             let take = match take.transpose() {
                 Ok(take) => take,
