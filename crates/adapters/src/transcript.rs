@@ -14,7 +14,7 @@ const TAIL: u64 = 256 * 1024;
 pub fn holds_within(path: &Path, text: &str, wait: Duration) -> bool {
     let deadline = Instant::now() + wait;
     loop {
-        if tail(path).is_some_and(|t| t.contains(text)) {
+        if tail(path, TAIL).is_some_and(|t| t.contains(text)) {
             return true;
         }
         if Instant::now() >= deadline {
@@ -24,14 +24,22 @@ pub fn holds_within(path: &Path, text: &str, wait: Duration) -> bool {
     }
 }
 
-/// The last `TAIL` bytes of the regular file at `path`, as text.
-fn tail(path: &Path) -> Option<String> {
-    let mut f = std::fs::File::open(path).ok()?;
+/// The last `max` bytes of the regular file at `path`, as text. The file is opened without
+/// blocking, so a FIFO put there never hangs the reader, and anything but a regular file (a
+/// device such as `/dev/zero`, a directory) is not read.
+pub fn tail(path: &Path, max: u64) -> Option<String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new().read(true).custom_flags(libc_nonblock()).open(path).ok()?;
     let meta = f.metadata().ok().filter(std::fs::Metadata::is_file)?;
-    f.seek(SeekFrom::Start(meta.len().saturating_sub(TAIL))).ok()?;
+    f.seek(SeekFrom::Start(meta.len().saturating_sub(max))).ok()?;
     let mut bytes = Vec::new();
-    f.take(TAIL).read_to_end(&mut bytes).ok()?;
+    f.take(max).read_to_end(&mut bytes).ok()?;
     Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// `O_NONBLOCK` (Linux): opening a FIFO for reading returns at once.
+const fn libc_nonblock() -> i32 {
+    0o4000
 }
 
 #[cfg(test)]
@@ -55,5 +63,9 @@ mod tests {
         writer.join().unwrap();
         assert!(!holds_within(&path, "never written", Duration::from_millis(100)));
         assert!(!holds_within(dir.path(), "x", Duration::ZERO), "a directory is no transcript");
+        assert_eq!(tail(Path::new("/dev/zero"), 1024), None, "a device is never read");
+        let fifo = dir.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        assert_eq!(tail(&fifo, 1024), None, "a FIFO neither hangs the reader nor is read");
     }
 }

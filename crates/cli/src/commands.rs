@@ -349,11 +349,15 @@ pub fn hook(client: &Client, hook: HookCommand) -> Result<ExitCode> {
         }
         HookCommand::Tmux(TmuxHook::SessionClosed { session }) => HookEvent::SessionClosed { session },
         HookCommand::Claude { agent, generation, event } => {
-            let mut payload = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut payload)?;
+            let payload = bounded_stdin(HOOK_PAYLOAD_MAX)?;
             HookEvent::Claude { agent, generation: Some(generation), event, payload, spooled_at: None }
         }
-        HookCommand::Codex { agent, payload } => HookEvent::Codex { agent, payload },
+        HookCommand::Codex { agent, payload } => {
+            // Too large to be a notification Codex sends: only its end is of use, and none of it
+            // is kept beyond the agent's last words.
+            let payload = if payload.len() > HOOK_PAYLOAD_MAX { String::new() } else { payload };
+            HookEvent::Codex { agent, payload }
+        }
     };
     // Spooled when no daemon answers, also one that died while it was being told: reports are
     // states, so one told twice changes nothing, while one lost is a state missed. A daemon
@@ -378,6 +382,16 @@ pub fn hook(client: &Client, hook: HookCommand) -> Result<ExitCode> {
         std::io::Write::write_all(&mut spool, &line)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The most of a hook report read: a larger one is cut, and then reads as its event alone.
+const HOOK_PAYLOAD_MAX: usize = 1024 * 1024;
+
+/// At most `max` bytes of stdin, as text; the rest is left unread.
+fn bounded_stdin(max: usize) -> Result<String> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(std::io::stdin().lock(), max as u64), &mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// JSON for scripts: indented on a terminal, compact (and faster) into a pipe.

@@ -252,3 +252,37 @@ fn a_resume_right_after_a_turn_waits_for_the_transcript_to_hold_the_turns_last_w
     });
     assert_eq!(hold, Some(None));
 }
+
+#[test]
+fn a_hook_report_names_a_transcript_only_where_claude_keeps_this_agents_log() {
+    let mut sim = Sim::new();
+    let mut spec = claude(1, Policy::default());
+    spec.env.insert("CLAUDE_CONFIG_DIR".into(), "/home/u/.claude-test".into());
+    let (a, w) = sim.start_with(spec);
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(7) });
+    let session = "00000000-0000-0000-0000-000000000001";
+    let report = |path: &str| {
+        let raw = serde_json::json!({"hook_event_name": "UserPromptSubmit", "transcript_path": path}).to_string();
+        hook(&a, &raw, "UserPromptSubmit")
+    };
+    for hostile in [
+        "/etc/shadow".to_owned(),
+        "/proc/self/environ".to_owned(),
+        format!("/tmp/fifo/{session}.jsonl"),
+        format!("/home/u/.claude-test/projects/../../../../etc/{session}.jsonl"),
+        format!("/home/u/.claude-test/projects/-w/{}.jsonl", "11111111-1111-4111-8111-111111111111"),
+        format!("/home/u/elsewhere/projects/-w/{session}.jsonl"),
+        format!("projects/-w/{session}.jsonl"),
+    ] {
+        let effects = sim.feed(report(&hostile)).unwrap();
+        assert!(!effects.iter().any(|e| matches!(e, Effect::WatchLog { session_log: true, .. })), "{hostile}");
+        assert_eq!(sim.state.agents[&a].log, None, "{hostile}");
+    }
+    let real = format!("/home/u/.claude-test/projects/-w/{session}.jsonl");
+    let effects = sim.feed(report(&real)).unwrap();
+    assert!(effects.iter().any(
+        |e| matches!(e, Effect::WatchLog { session_log: true, path, .. } if path.to_str() == Some(real.as_str()))
+    ));
+    assert_eq!(sim.state.agents[&a].log.as_deref().and_then(|p| p.to_str()), Some(real.as_str()));
+}

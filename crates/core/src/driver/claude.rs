@@ -472,6 +472,26 @@ pub fn is_trust_dialog(screen: &str) -> bool {
         || screen.contains("Yes, I trust this folder")
 }
 
+/// The session log a hook report names (`transcript_path`), accepted only where Claude keeps
+/// this agent's: `<config>/projects/<dir>/<session id>.jsonl`, `<config>` being the agent's
+/// `CLAUDE_CONFIG_DIR` (or `CLAUDELESS_CONFIG_DIR`), else `$HOME/.claude`, an absolute path with
+/// no `..` in it. A report is untrusted: any other path (`/etc/shadow`, a FIFO somewhere, the
+/// log of another agent) is not read.
+pub fn session_log(a: &crate::Agent, p: &HookPayload) -> Option<PathBuf> {
+    use std::path::{Component, Path};
+    let super::Driver::Claude { session_id } = &a.driver else { return None };
+    let path = Path::new(p.transcript_path.as_deref()?);
+    let plain = path.is_absolute() && path.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+    let named = path.file_name().and_then(|f| f.to_str()) == Some(&format!("{session_id}.jsonl"));
+    let projects = path.parent()?.parent()?;
+    let config = a.env.get("CLAUDE_CONFIG_DIR").or_else(|| a.env.get("CLAUDELESS_CONFIG_DIR")).map(PathBuf::from);
+    let config = config.or_else(|| a.env.get("HOME").map(|h| Path::new(h).join(".claude")));
+    let config = config.filter(|c| c.is_absolute());
+    let placed = projects.file_name().is_some_and(|n| n == "projects")
+        && config.is_none_or(|c| projects.parent() == Some(c.as_path()));
+    (plain && named && placed).then(|| path.to_owned())
+}
+
 /// A piece of `said` as it stands, byte for byte, in a JSON transcript: its first run of plain
 /// characters (those JSON writes as they are), at most 40; None when under 8.
 pub fn transcript_piece(said: &str) -> Option<String> {
@@ -590,13 +610,13 @@ impl super::AgentDriver for Claude {
         super::StartUp { look_at_screen: true, ..super::StartUp::default() }
     }
 
-    fn read_report(&self, _a: Option<&crate::Agent>, report: &super::Report) -> Option<super::Reading> {
+    fn read_report(&self, a: Option<&crate::Agent>, report: &super::Report) -> Option<super::Reading> {
         let super::Report::ClaudeHook(p) = report else { return None };
         Some(super::Reading {
             observation: Some((crate::Source::Hook, hook_observation(p))),
             said: ends_turn(p).then(|| p.said()).flatten().map(str::to_owned),
             permission: permission_request(p).map(|tool| (tool.to_owned(), p.subject.clone())),
-            log: p.transcript_path.as_ref().map(PathBuf::from),
+            log: a.and_then(|a| session_log(a, p)),
         })
     }
 
@@ -610,9 +630,9 @@ impl super::AgentDriver for Claude {
 
     /// A turn's end whose hook does not say what it said (claudeless, older Claude Code): its
     /// transcript's end does.
-    fn said_in_log(&self, report: &super::Report) -> Option<PathBuf> {
+    fn said_in_log(&self, a: &crate::Agent, report: &super::Report) -> Option<PathBuf> {
         let super::Report::ClaudeHook(p) = report else { return None };
-        (ends_turn(p) && p.said().is_none()).then(|| p.transcript_path.as_ref().map(PathBuf::from)).flatten()
+        (ends_turn(p) && p.said().is_none()).then(|| session_log(a, p)).flatten()
     }
 
     fn said_in_tail(&self, tail: &str) -> Option<String> {

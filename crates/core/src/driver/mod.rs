@@ -177,7 +177,7 @@ pub trait AgentDriver: Sync {
     }
 
     /// The session log whose end says what it said last, when a report does not say it.
-    fn said_in_log(&self, _report: &Report) -> Option<PathBuf> {
+    fn said_in_log(&self, _a: &Agent, _report: &Report) -> Option<PathBuf> {
         None
     }
 

@@ -15,12 +15,13 @@ pub(super) async fn submit(
     spooled_at: Option<u64>,
     report: Report,
 ) -> Answer {
-    let (agent, driver) = query(ctx, move |s| {
+    let probe = report.clone();
+    let (agent, driver, log) = query(ctx, move |s| {
         let a = s.find_agent(&agent)?;
-        Ok((a.id.clone(), a.driver.behaviour()))
+        Ok((a.id.clone(), a.driver.behaviour(), a.driver.behaviour().said_in_log(a, &probe)))
     })
     .await?;
-    if let Some(log) = driver.said_in_log(&report) {
+    if let Some(log) = log {
         let tail = tokio::task::spawn_blocking(move || read_tail(&log, SAID_TAIL)).await;
         if let Some(text) = tail.ok().flatten().as_deref().and_then(|t| driver.said_in_tail(t)) {
             ctx.engine.submit(Input::Said { agent: agent.clone(), text }).await.map_err(engine_error)?;
@@ -37,13 +38,8 @@ pub(super) async fn submit(
     Ok(reply.map_or(Response::Ok, |stdout| Response::HookReply { stdout }))
 }
 
-/// The last `max` bytes of the file at `path` (as text, a character cut in two dropped).
+/// The last `max` bytes of the regular file at `path` (as text, a character cut in two
+/// dropped). Opened without blocking (a FIFO there never hangs the daemon) and read bounded.
 fn read_tail(path: &Path, max: u64) -> Option<String> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = std::fs::File::open(path).ok()?;
-    let len = f.metadata().ok()?.len();
-    f.seek(SeekFrom::Start(len.saturating_sub(max))).ok()?;
-    let mut bytes = Vec::new();
-    f.read_to_end(&mut bytes).ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    bosun_adapters::transcript::tail(path, max)
 }

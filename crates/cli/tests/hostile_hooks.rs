@@ -1,0 +1,65 @@
+//! Hook reports are untrusted: a report that names a transcript somewhere else (a FIFO, a
+//! device, a secret) is not read there, and a huge one is cut; either way the hook returns and
+//! the daemon goes on.
+
+mod support;
+
+use std::io::Write;
+use std::process::Stdio;
+
+use support::*;
+
+fn hook(bosun: &Bosun, id: &str, event: &str, payload: &[u8]) -> std::process::Output {
+    let mut child = bosun
+        .command(bosun.state_dir(), &["hook", "claude", id, "0", event])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the hook");
+    // A hook may stop reading a huge payload: a broken pipe here is fine.
+    let _ = child.stdin.take().unwrap().write_all(payload);
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn transcripts_named_outside_the_agents_config_are_never_read() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("chat"));
+    let id = bosun.start(repo.path(), &["--", &cl, "--scenario", &sc]);
+    bosun.wait_state(&id, "idle");
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.jsonl");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let secret = dir.path().join("secret.jsonl");
+    std::fs::write(&secret, r#"{"type":"assistant","message":{"id":"m","content":[{"type":"text","text":"SECRET"}]}}"#)
+        .unwrap();
+    for path in [fifo.as_path(), std::path::Path::new("/dev/zero"), secret.as_path()] {
+        let prompt = serde_json::json!({"hook_event_name": "UserPromptSubmit", "transcript_path": path});
+        assert!(hook(&bosun, &id, "UserPromptSubmit", prompt.to_string().as_bytes()).status.success());
+        let stop = serde_json::json!({"hook_event_name": "Stop", "transcript_path": path});
+        let out = hook(&bosun, &id, "Stop", stop.to_string().as_bytes());
+        assert!(out.status.success(), "{out:?}");
+        let agent = bosun.wait_state(&id, "idle");
+        assert!(!agent.said.as_deref().unwrap_or_default().contains("SECRET"), "{path:?} was read");
+        assert_ne!(agent.log.as_deref(), Some(path), "{path:?} was taken as its log");
+    }
+    // The daemon still answers, and follows the agent as before.
+    bosun.ok(repo.path(), &["send", &id, "ping"]);
+    bosun.wait_screen(&id, "pong");
+}
+
+#[test]
+fn a_huge_report_is_cut_and_still_reports_its_event() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("chat"));
+    let id = bosun.start(repo.path(), &["--", &cl, "--scenario", &sc]);
+    bosun.wait_state(&id, "idle");
+    let huge = format!(r#"{{"hook_event_name":"UserPromptSubmit","prompt":"{}"}}"#, "x".repeat(8 * 1024 * 1024));
+    let out = hook(&bosun, &id, "UserPromptSubmit", huge.as_bytes());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Cut, its JSON does not parse: the event it was installed for still counts.
+    bosun.wait_state(&id, "running");
+}
