@@ -63,3 +63,18 @@ fn a_huge_report_is_cut_and_still_reports_its_event() {
     // Cut, its JSON does not parse: the event it was installed for still counts.
     bosun.wait_state(&id, "running");
 }
+
+#[test]
+fn a_pane_died_report_for_a_live_pane_changes_nothing() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("chat"));
+    let id = bosun.start(repo.path(), &["--", &cl, "--scenario", &sc]);
+    bosun.wait_state(&id, "idle");
+    let session = format!("bosun-{id}");
+    bosun.ok(bosun.state_dir(), &["hook", "tmux", "pane-died", &session, "0", ""]);
+    bosun.ok(bosun.state_dir(), &["hook", "tmux", "session-closed", &session]);
+    assert_eq!(bosun.agent(&id).state.label(), "idle", "the pane is alive: the reports were false");
+    let out = bosun.ok(repo.path(), &["kill", &id]);
+    assert_eq!(out.trim(), format!("{id} dead(killed)"), "and the agent can still be killed");
+}

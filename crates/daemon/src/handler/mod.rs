@@ -274,12 +274,20 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         }
         Request::Hook(hook) => {
             let input = match hook {
-                HookEvent::PaneDied { session, status, signal } => Input::SessionExited {
-                    session: SessionName::from_reported(&session),
-                    status: bosun_core::ExitStatus { code: status, signal },
-                },
+                HookEvent::PaneDied { session, status, signal } => {
+                    let session = SessionName::from_reported(&session);
+                    // Anyone can run `bosun hook tmux pane-died`: a pane tmux shows alive is.
+                    if session_alive(ctx, &session).await {
+                        return Ok(Response::Ok);
+                    }
+                    Input::SessionExited { session, status: bosun_core::ExitStatus { code: status, signal } }
+                }
                 HookEvent::SessionClosed { session } => {
-                    Input::SessionClosed { session: SessionName::from_reported(&session) }
+                    let session = SessionName::from_reported(&session);
+                    if session_alive(ctx, &session).await {
+                        return Ok(Response::Ok);
+                    }
+                    Input::SessionClosed { session }
                 }
                 HookEvent::Claude { agent, generation, event, payload, spooled_at } => {
                     let report = Report::ClaudeHook(Box::new(HookPayload::parse(&payload, &event)));
@@ -312,6 +320,15 @@ async fn status(ctx: &Arc<Context>) -> Answer {
         })
         .await
         .map_err(engine_error)
+}
+
+/// Whether tmux shows `session` with its process still running (a listing that fails proves
+/// nothing: the report is taken).
+async fn session_alive(ctx: &Arc<Context>, session: &SessionName) -> bool {
+    let sessions = ctx.sessions.clone();
+    let listed = tokio::task::spawn_blocking(move || sessions.list()).await;
+    let Ok(Ok(listed)) = listed else { return false };
+    listed.iter().any(|s| &s.session == session && s.exit.is_none())
 }
 
 async fn session_of(ctx: &Arc<Context>, agent: String) -> Result<SessionName, WireError> {
