@@ -202,9 +202,15 @@ impl Sessions for Tmux {
     }
 
     fn spawn(&self, spec: SpawnSpec<'_>) -> Result<Option<u32>, AdapterError> {
+        /// `text` with each `#` doubled, so tmux's format expansion gives it back as it is.
+        fn unformat(text: &str) -> String {
+            text.replace('#', "##")
+        }
         let mut args: Vec<OsString> =
             vec!["new-session".into(), "-d".into(), "-s".into(), spec.session.as_str().into()];
-        args.extend(["-c".into(), spec.cwd.as_os_str().to_owned()]);
+        // tmux expands formats (`#{…}`, and `#(…)`, which runs a command) in a start directory
+        // and a pipe-pane command: a `#` of a path is doubled so it stays a `#`.
+        args.extend(["-c".into(), unformat(&spec.cwd.display().to_string()).into()]);
         for (key, value) in spec.env {
             args.extend(["-e".into(), format!("{key}={value}").into()]);
         }
@@ -212,7 +218,7 @@ impl Sessions for Tmux {
         args.extend(spec.command.iter().map(OsString::from));
         if let Some(output) = spec.output {
             // In the same tmux command list, so no output is missed before the pipe is set.
-            let quoted = format!("'{}'", output.display().to_string().replace('\'', r"'\''"));
+            let quoted = format!("'{}'", unformat(&output.display().to_string()).replace('\'', r"'\''"));
             args.extend([";", "pipe-pane", "-t", &exact_pane(spec.session), "-O"].map(OsString::from));
             args.push(format!("cat >> {quoted}").into());
         }

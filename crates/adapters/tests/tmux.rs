@@ -254,3 +254,27 @@ fn a_session_started_just_as_the_last_one_ends_still_starts() {
         server.tmux().kill(&new).expect("kill new");
     }
 }
+
+#[test]
+fn a_path_with_tmux_formats_in_it_is_only_a_path() {
+    let server = TmuxServer::new();
+    let trap = tempfile::tempdir().unwrap();
+    let pwned = trap.path().join("pwned");
+    // A directory whose name tmux would run as a command, or expand, were it a format.
+    let cwd = server.dir().join(format!("w.#(touch {}).#{{session_name}}", pwned.display()));
+    fs::create_dir_all(&cwd).unwrap();
+    let output = cwd.join("output.log");
+    let session = name("bosun-fmt");
+    let command = argv(&["sh", "-c", "pwd > where.txt; echo printed-line; exec sleep 30"]);
+    let spec =
+        SpawnSpec { session: &session, cwd: &cwd, env: &BTreeMap::new(), command: &command, output: Some(&output) };
+    server.tmux().spawn(spec).expect("spawn");
+    let wrote = wait_for(TIMEOUT, || fs::read_to_string(cwd.join("where.txt")).ok());
+    assert_eq!(wrote.as_deref().map(str::trim), Some(cwd.to_str().unwrap()), "it runs in that very directory");
+    server.tmux().send_text(&session, "echo typed-line").expect("send");
+    assert!(
+        wait_until(TIMEOUT, || fs::read_to_string(&output).is_ok_and(|t| t.contains("typed-line"))),
+        "its output goes to the path as named"
+    );
+    assert!(!pwned.exists(), "a format in a path ran a command");
+}
