@@ -78,3 +78,31 @@ fn a_pane_died_report_for_a_live_pane_changes_nothing() {
     let out = bosun.ok(repo.path(), &["kill", &id]);
     assert_eq!(out.trim(), format!("{id} dead(killed)"), "and the agent can still be killed");
 }
+
+#[test]
+fn a_spooled_report_a_crash_cut_off_is_not_told_again() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("chat"));
+    let id = bosun.start(repo.path(), &["--", &cl, "--scenario", &sc]);
+    bosun.wait_state(&id, "idle");
+    bosun.ok(repo.path(), &["daemon", "stop"]);
+    // A replay a crash cut off: its first report was counted as told (it may be what killed the
+    // daemon), the rest was not.
+    let report = |event: &str| {
+        let payload = serde_json::json!({ "hook_event_name": event }).to_string();
+        let hook = bosun_wire::HookEvent::Claude {
+            agent: id.clone(),
+            generation: Some(0),
+            event: event.into(),
+            payload,
+            spooled_at: None,
+        };
+        serde_json::to_string(&hook).unwrap()
+    };
+    let file = bosun.state_dir().join("hooks.replaying-0000000000001");
+    std::fs::write(&file, format!("{}\n", report("UserPromptSubmit"))).unwrap();
+    std::fs::write(bosun.state_dir().join("hooks.replaying-0000000000001.told"), "1").unwrap();
+    assert_eq!(bosun.agent(&id).state.label(), "idle", "not told again: it would say running");
+    assert!(!file.exists(), "the replayed spool is dropped");
+}

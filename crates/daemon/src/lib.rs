@@ -145,11 +145,20 @@ async fn replay_spool(ctx: &Arc<handler::Context>, spool: &Path) {
         .unwrap_or_default();
     taken.retain(|p| p.to_string_lossy().starts_with(&*prefix.to_string_lossy()));
     taken.sort();
+    taken.retain(|p| p.extension().is_none_or(|e| e != "told"));
     let mut replayed = 0;
     for file in taken {
         let Ok(text) = std::fs::read_to_string(&file) else { continue };
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        for (i, line) in lines.iter().enumerate() {
+        // How many a replay a crash cut off has told already.
+        let told_file = file.with_extension(format!("{}.told", file.extension().unwrap_or_default().to_string_lossy()));
+        let told: usize = std::fs::read_to_string(&told_file).ok().and_then(|t| t.trim().parse().ok()).unwrap_or(0);
+        for (i, line) in lines.iter().enumerate().skip(told) {
+            // Counted before it is told: a report whose telling kills the daemon is not told
+            // again at every start (reports are states: one lost to a crash is the lesser harm).
+            if let Err(e) = std::fs::write(&told_file, (i + 1).to_string()) {
+                tracing::warn!("cannot update {}: {e}", told_file.display());
+            }
             match serde_json::from_str::<bosun_wire::HookEvent>(line) {
                 Ok(event) => {
                     handler::handle(ctx, bosun_wire::Request::Hook(event)).await;
@@ -157,27 +166,16 @@ async fn replay_spool(ctx: &Arc<handler::Context>, spool: &Path) {
                 }
                 Err(e) => tracing::warn!("skipping a spooled hook report: {e}"),
             }
-            // What is left, kept as the file: a crash from here on does not tell these twice.
-            if let Err(e) = keep_rest(&file, &lines[i + 1..]) {
-                tracing::warn!("cannot update {}: {e}", file.display());
-            }
         }
         if let Err(e) = std::fs::remove_file(&file) {
             tracing::warn!("cannot remove {}: {e}", file.display());
         }
+        // Absent when the file held no report.
+        let _ = std::fs::remove_file(&told_file);
     }
     if replayed > 0 {
         tracing::info!(replayed, "hook reports made while bosun was down");
     }
-}
-
-/// Replaces `file` with `rest`, one a line (written aside, then renamed over it).
-fn keep_rest(file: &Path, rest: &[&str]) -> std::io::Result<()> {
-    let aside = file.with_extension("rest");
-    let mut text = rest.join("\n");
-    text.push('\n');
-    std::fs::write(&aside, text)?;
-    std::fs::rename(&aside, file)
 }
 
 /// Binds the socket, replacing a stale one (the pid lock proves no daemon owns it).

@@ -322,9 +322,14 @@ async fn status(ctx: &Arc<Context>) -> Answer {
         .map_err(engine_error)
 }
 
-/// Whether tmux shows `session` with its process still running (a listing that fails proves
-/// nothing: the report is taken).
+/// Whether tmux shows `session`, the session of an agent bosun thinks alive, with its process
+/// still running (a listing that fails proves nothing: the report is taken).
 async fn session_alive(ctx: &Arc<Context>, session: &SessionName) -> bool {
+    let name = session.clone();
+    let ours = query(ctx, move |s| Ok(s.agent_by_session(&name).is_some_and(|a| !a.state.is_dead()))).await;
+    if !ours.unwrap_or(false) {
+        return false;
+    }
     let sessions = ctx.sessions.clone();
     let listed = tokio::task::spawn_blocking(move || sessions.list()).await;
     let Ok(Ok(listed)) = listed else { return false };
