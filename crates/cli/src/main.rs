@@ -24,6 +24,9 @@ use crate::args::{Cli, Command};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let quiet = matches!(cli.command, Command::Hook(_));
+    if !matches!(cli.command, Command::Daemon(args::DaemonCommand::Run { .. }) | Command::Hook(_)) {
+        quiet_on_closed_pipe();
+    }
     match run(cli) {
         Ok(code) => code,
         Err(_) if quiet => ExitCode::SUCCESS,
@@ -35,6 +38,16 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// A reader that stops reading (`bosun ls | head -1`) ends the command quietly, as it ends any
+/// other command-line tool, rather than making a print fail: the default action of SIGPIPE,
+/// which Rust's runtime ignores. The daemon, which writes to sockets, keeps ignoring it.
+fn quiet_on_closed_pipe() {
+    use nix::sys::signal::{signal, SigHandler, Signal};
+    // SAFETY: setting a signal's disposition to its default installs no handler, and nothing
+    // else in this process has touched SIGPIPE yet.
+    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {

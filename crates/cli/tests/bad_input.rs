@@ -105,3 +105,42 @@ fn which(tool: &str) -> std::path::PathBuf {
     let path = std::env::var("PATH").unwrap_or_default();
     std::env::split_paths(&path).map(|d| d.join(tool)).find(|p| p.is_file()).expect("tool on PATH")
 }
+
+#[test]
+fn a_reader_that_stops_reading_ends_the_command_quietly() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = bosun.command(repo.path(), &["ls"]).stdout(writer).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(101), "it panicked: {stderr}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "{stderr}");
+}
+
+#[test]
+fn oversized_and_half_sent_frames_cost_the_daemon_nothing_lasting() {
+    use std::io::{Read, Write};
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    bosun.ok(repo.path(), &["ls"]);
+    let socket = bosun.state_dir().join("bosun.sock");
+    // A length over the limit: the connection is closed, nothing is read or allocated.
+    let mut big = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+    big.write_all(&(48u32 * 1024 * 1024).to_be_bytes()).unwrap();
+    let mut rest = Vec::new();
+    assert_eq!(big.read_to_end(&mut rest).unwrap_or(0), 0, "closed without an answer");
+    // Frames begun and never finished, held open: the daemon goes on answering everyone else.
+    let half: Vec<_> = (0..20)
+        .map(|_| {
+            let mut s = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+            s.write_all(&(8u32 * 1024 * 1024).to_be_bytes()).unwrap();
+            s.write_all(&[b'{'; 1024]).unwrap();
+            s
+        })
+        .collect();
+    let listed = bosun.list();
+    assert!(listed.agents.is_empty());
+    drop(half);
+    bosun.ok(repo.path(), &["ls"]);
+}

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use bosun_wire::{decode, encode, Envelope, ErrorKind, Response, WireError, MAX_FRAME, VERSION};
+use bosun_wire::{decode, encode, Envelope, ErrorKind, Response, WireError, VERSION};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
 
@@ -28,6 +28,11 @@ pub async fn serve(listener: UnixListener, ctx: Arc<Context>) {
     }
 }
 
+/// The largest request read (a runbook's text rides along with `bosun run`).
+pub const MAX_REQUEST: usize = 16 * 1024 * 1024;
+/// How long a request's frame may take to arrive once its length has.
+const FRAME_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 async fn connection(mut stream: UnixStream, ctx: Arc<Context>) -> std::io::Result<()> {
     loop {
         let len = match stream.read_u32().await {
@@ -35,11 +40,18 @@ async fn connection(mut stream: UnixStream, ctx: Arc<Context>) -> std::io::Resul
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
             Err(e) => return Err(e),
         };
-        if len > MAX_FRAME {
-            return Err(std::io::Error::other("frame too large"));
+        if len > MAX_REQUEST {
+            return Err(std::io::Error::other(format!("a request of {len} bytes is over the limit")));
         }
-        let mut body = vec![0u8; len];
-        stream.read_exact(&mut body).await?;
+        // Held only as it arrives, and only for so long: half-sent frames cost what was sent.
+        let mut body = Vec::new();
+        let read = tokio::time::timeout(FRAME_WAIT, (&mut stream).take(len as u64).read_to_end(&mut body)).await;
+        match read {
+            Ok(Ok(n)) if n == len => {}
+            Ok(Ok(_)) => return Ok(()),
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Err(std::io::Error::other("a request was not sent whole in time")),
+        }
         let response = match decode::<Envelope>(&body) {
             Err(e) => Response::Error(WireError::new(ErrorKind::BadRequest, format!("malformed request: {e}"))),
             Ok(env) if env.version != VERSION && !env.request.version_independent() => {
