@@ -233,13 +233,27 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
     }
 }
 
+/// The most of a value `--env` takes.
+const ENV_VALUE_MAX: usize = 64 * 1024;
+
 fn start(client: &Client, args: StartArgs) -> Result<()> {
     if let Some(name) = &args.name {
         Name::parse(name)?;
     }
     let mut env: BTreeMap<String, String> = std::env::vars().collect();
     for kv in &args.env {
-        let (k, v) = kv.split_once('=').with_context(|| format!("--env {kv:?} is not KEY=VALUE"))?;
+        let shown: String = kv.chars().take(60).collect();
+        let (k, v) = kv.split_once('=').with_context(|| format!("--env {shown:?} is not KEY=VALUE"))?;
+        let name_ok = k.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !name_ok {
+            bail!(
+                "--env {shown:?}: {k:.60?} is not a variable name (letters, digits and _, not starting with a digit)"
+            );
+        }
+        if v.len() > ENV_VALUE_MAX {
+            bail!("--env {k}: its value is {} bytes; the most is {ENV_VALUE_MAX}", v.len());
+        }
         env.insert(k.to_owned(), v.to_owned());
     }
     let repo = match &args.repo {

@@ -75,9 +75,10 @@ fn a_missing_repo_directory_or_a_branch_for_a_folder() {
 
 #[test]
 fn tmux_missing() {
-    // A PATH with git and a shell but no tmux, for the CLI and the daemon it starts.
+    // A PATH with git, a shell and the agent's program but no tmux, for the CLI and the daemon
+    // it starts.
     let bin = tempfile::tempdir().unwrap();
-    for tool in ["git", "sh"] {
+    for tool in ["git", "sh", "true"] {
         let path = which(tool);
         std::os::unix::fs::symlink(path, bin.path().join(tool)).unwrap();
     }
@@ -143,4 +144,40 @@ fn oversized_and_half_sent_frames_cost_the_daemon_nothing_lasting() {
     assert!(listed.agents.is_empty());
     drop(half);
     bosun.ok(repo.path(), &["ls"]);
+}
+
+#[test]
+fn what_would_fail_later_is_refused_at_the_door() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let long_branch = "b".repeat(10_000);
+    let big = format!("K={}", "v".repeat(100 * 1024));
+    for (args, says) in [
+        (vec!["--", ""], "the command to run is empty"),
+        (vec!["--", "/nonexistent/bin/x"], "is not an executable file"),
+        (vec!["--", "no-such-program-anywhere"], "is not found on PATH"),
+        (vec!["--env", "=v", "--", "true"], "is not a variable name"),
+        (vec!["--env", "K V=x", "--", "true"], "is not a variable name"),
+        (vec!["--env", &big, "--", "true"], "the most is 65536"),
+        (vec!["--branch", &long_branch, "--", "true"], "longer than 200 bytes"),
+    ] {
+        let err = refused(&bosun, &repo, repo.path(), &args);
+        assert!(err.contains(says), "{says}: {err}");
+        assert!(err.len() < 400, "the error quotes only the start of a value: {} bytes", err.len());
+    }
+    let huge_name = "n".repeat(10_000);
+    let err = refused(&bosun, &repo, repo.path(), &["--name", &huge_name, "--", "true"]);
+    assert!(err.len() < 400, "{} bytes", err.len());
+}
+
+#[test]
+fn a_name_that_is_another_agents_id_is_refused() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let first = bosun.start(repo.path(), &["--", "sleep", "600"]);
+    let err = bosun.fails(repo.path(), &["agent", "start", "--name", &first, "--", "sleep", "600"]);
+    assert!(err.contains("is the id of agent") && err.contains("choose another --name"), "{err}");
+    assert_eq!(bosun.list().agents.len(), 1, "nothing recorded");
+    let out = bosun.ok(repo.path(), &["kill", &first]);
+    assert!(out.starts_with(&first), "the name still means the first agent: {out}");
 }

@@ -147,7 +147,11 @@ impl Name {
     pub const MAX_LEN: usize = 48;
 
     pub fn parse(s: &str) -> Result<Self, NameError> {
-        let owned = || s.to_owned();
+        // What an error shows of it: its start, so a huge name gives a short error.
+        let owned = || match s.char_indices().nth(64) {
+            Some((i, _)) => format!("{}…", &s[..i]),
+            None => s.to_owned(),
+        };
         if s.is_empty() {
             return Err(NameError::Empty);
         }
@@ -168,7 +172,7 @@ impl Name {
         if s.len() > Self::MAX_LEN {
             return Err(NameError::TooLong(owned()));
         }
-        Ok(Self(owned()))
+        Ok(Self(s.to_owned()))
     }
 
     /// A valid name derived from arbitrary text (a command's file name, say): invalid characters

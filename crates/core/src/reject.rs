@@ -54,6 +54,8 @@ pub enum Rejection {
     CronNeverFires(String),
     #[error("no escalation {0}: see `bosun escalations`")]
     NoSuchEscalation(crate::EscalationId),
+    #[error("the name {name:?} is the id of agent {agent}: choose another --name")]
+    NameIsAnId { name: String, agent: AgentId },
     #[error("agent {id} waits at no dialog (it is {state}): nothing to answer")]
     NoDialog { id: AgentId, state: String },
     #[error("cannot answer agent {id}'s dialog: {why}")]

@@ -17,6 +17,10 @@ pub(super) fn start_agent(state: &State, spec: &AgentSpec, now: Timestamp, d: &m
     if state.agents.contains_key(&agent_id) {
         return Err(Rejection::AlreadyExists(format!("agent {agent_id}")));
     }
+    // A name that is another agent's id would make `bosun kill NAME` end that other agent.
+    if let Some(other) = state.agents.values().find(|a| a.id.as_str() == spec.name.as_str()) {
+        return Err(Rejection::NameIsAnId { name: spec.name.to_string(), agent: other.id.clone() });
+    }
     if let Some(branch) = spec.kind.branch() {
         if let Some(other) = state.workspaces.values().find(|w| w.branch() == Some(branch)) {
             return Err(Rejection::BranchTaken { branch: branch.to_owned(), workspace: other.id.clone() });

@@ -14,6 +14,7 @@ pub(super) async fn start_agent(ctx: &Arc<Context>, req: StartAgent) -> Answer {
     if let Err(e) = req.patterns.compile() {
         return Err(bad(e.to_string()));
     }
+    check_door(&req).map_err(bad)?;
     let nonce = Nonce::from_bits(fastrand::u64(..));
     let roots =
         Roots { workspaces: ctx.dirs.workspaces(), agents: ctx.dirs.agents(), hook_command: ctx.hook_command.clone() };
@@ -34,6 +35,51 @@ pub(super) async fn start_agent(ctx: &Arc<Context>, req: StartAgent) -> Answer {
         return Err(WireError::new(ErrorKind::Failed, "the start recorded no agent"));
     };
     Ok(Response::Started(Started { agent, branch: w.branch().map(str::to_owned), workspace: w.id, path: w.path }))
+}
+
+/// The longest branch name taken.
+const BRANCH_MAX: usize = 200;
+
+/// What can be told wrong from the request alone: the program (it must be there to run), the
+/// variables given with `--env`, the branch's length. Errors quote at most the start of a value.
+fn check_door(req: &StartAgent) -> Result<(), String> {
+    let short = |s: &str| -> String {
+        let cut: String = s.chars().take(60).collect();
+        if cut.len() < s.len() {
+            format!("{cut}…")
+        } else {
+            cut
+        }
+    };
+    let program = req.command.first().map(String::as_str).unwrap_or_default();
+    if program.trim().is_empty() {
+        return Err("the command to run is empty: give it after `--`, e.g. `bosun agent start -- claude`".into());
+    }
+    let runnable = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let path = if Path::new(program).is_absolute() { PathBuf::from(program) } else { req.cwd.join(program) };
+        if !runnable(&path) {
+            return Err(format!("{} is not an executable file: check the command after `--`", short(program)));
+        }
+    } else {
+        let path = req.env.get("PATH").cloned().unwrap_or_default();
+        if !std::env::split_paths(&path).any(|dir| runnable(&dir.join(program))) {
+            return Err(format!("{} is not found on PATH: install it, or give its full path", short(program)));
+        }
+    }
+    // Whatever the caller's environment holds is passed on; what no process can be given is not.
+    for (key, value) in &req.env {
+        if key.is_empty() || key.contains(['=', '\0']) || value.contains('\0') {
+            return Err(format!("the environment variable {:?} cannot be passed to a process", short(key)));
+        }
+    }
+    if let Some(branch) = req.branch.as_deref().filter(|b| b.len() > BRANCH_MAX) {
+        return Err(format!("the branch name {} is longer than {BRANCH_MAX} bytes", short(branch)));
+    }
+    Ok(())
 }
 
 /// Checks everything a start needs before anything is recorded or created.
