@@ -9,6 +9,8 @@ mod dirwatch;
 mod error;
 mod logwatch;
 mod notifier;
+pub mod private;
+pub mod secret;
 mod tmux;
 pub mod transcript;
 mod workspaces;

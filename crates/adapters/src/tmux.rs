@@ -139,7 +139,7 @@ impl Tmux {
 
     /// Runs the tmux program with `args` as they are, outside any tmux the caller runs in.
     fn exec(&self, args: &[OsString]) -> Result<Output, AdapterError> {
-        Command::new(&self.program)
+        crate::private::as_user(&mut Command::new(&self.program))
             .args(args)
             .env_remove("TMUX")
             .env_remove("TMUX_PANE")

@@ -64,7 +64,7 @@ impl Client {
             .open(&log_path)
             .with_context(|| format!("cannot open {}", log_path.display()))?;
         let exe = std::env::current_exe().context("cannot find the bosun executable")?;
-        let mut child = Command::new(exe)
+        let mut child = bosun_adapters::private::as_user(&mut Command::new(exe))
             .arg("--state-dir")
             .arg(root)
             .args(["daemon", "run", "--detach"])

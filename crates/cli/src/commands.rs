@@ -148,7 +148,11 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
         Command::Attach { id } => {
             let Response::Attach { argv } = client.request(Request::Attach { agent: id })? else { bail!(unexpected()) };
             let (program, rest) = argv.split_first().context("the daemon gave no attach command")?;
-            let err = std::process::Command::new(program).args(rest).env_remove("TMUX").env_remove("TMUX_PANE").exec();
+            let err = bosun_adapters::private::as_user(&mut std::process::Command::new(program))
+                .args(rest)
+                .env_remove("TMUX")
+                .env_remove("TMUX_PANE")
+                .exec();
             Err(anyhow!("cannot run {program}: {err}"))
         }
         Command::Send { id, text } => {
@@ -240,7 +244,7 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
     if let Some(name) = &args.name {
         Name::parse(name)?;
     }
-    let mut env: BTreeMap<String, String> = std::env::vars().collect();
+    let mut env = BTreeMap::new();
     for kv in &args.env {
         let shown: String = kv.chars().take(60).collect();
         let (k, v) = kv.split_once('=').with_context(|| format!("--env {shown:?} is not KEY=VALUE"))?;
@@ -279,6 +283,10 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
         base_ref: args.base_ref,
         name: args.name,
         env,
+        // A variable that is not UTF-8 cannot cross the socket; it is left out.
+        inherit: std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect(),
         driver: args.driver,
         prompt: args.prompt,
         policy: crate::policy_args::policy(&args.policy)?,

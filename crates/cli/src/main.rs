@@ -22,6 +22,7 @@ use clap::Parser;
 use crate::args::{Cli, Command};
 
 fn main() -> ExitCode {
+    bosun_adapters::private::keep_files_private();
     let cli = Cli::parse();
     let quiet = matches!(cli.command, Command::Hook(_));
     if !matches!(cli.command, Command::Daemon(args::DaemonCommand::Run { .. }) | Command::Hook(_)) {

@@ -21,7 +21,13 @@ pub struct Agent {
     pub session: SessionName,
     pub cwd: PathBuf,
     pub command: Vec<String>,
+    /// The variables it was given (`--env`, a runbook's `env`) and those bosun reads itself
+    /// (see [`RECORDED_ENV`]): never the rest of the caller's environment.
     pub env: BTreeMap<String, String>,
+    /// The names of the variables it inherited from its caller, whose values are kept outside
+    /// the log in [`Agent::inherited_env`] (mode 0600).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inherits: Vec<String>,
     pub state: SessionState,
     pub created_at: Timestamp,
     /// When the state last changed.
@@ -82,6 +88,13 @@ pub struct Agent {
     pub step: Option<(JobId, String, u32)>,
 }
 
+/// Inherited variables whose values are recorded all the same: paths bosun itself reads to find
+/// an agent's session logs. Everything else inherited is recorded by name only.
+pub const RECORDED_ENV: &[&str] = &["HOME", "CLAUDE_CONFIG_DIR", "CLAUDELESS_CONFIG_DIR", "CODEX_HOME"];
+
+/// The file, in an agent's own directory, that holds the values of what it inherited.
+pub const INHERITED_ENV_FILE: &str = "inherited-env.json";
+
 /// What a new agent is made of: the rest of an `Agent` is the bookkeeping of a fresh start.
 pub struct NewAgent {
     pub id: AgentId,
@@ -90,6 +103,7 @@ pub struct NewAgent {
     pub cwd: PathBuf,
     pub command: Vec<String>,
     pub env: BTreeMap<String, String>,
+    pub inherits: Vec<String>,
     pub driver: Driver,
     pub policy: Policy,
     pub prompt: Option<String>,
@@ -99,9 +113,28 @@ pub struct NewAgent {
 }
 
 impl Agent {
+    /// Where the values of the variables it inherited are kept, when it inherited any.
+    pub fn inherited_env(&self) -> Option<PathBuf> {
+        (!self.inherits.is_empty()).then(|| self.dir.join(INHERITED_ENV_FILE))
+    }
+
     /// A new agent, starting at `now`.
     pub fn starting(new: NewAgent, now: Timestamp) -> Self {
-        let NewAgent { id, name, workspace, cwd, command, env, driver, policy, prompt, dir, hook_command, step } = new;
+        let NewAgent {
+            id,
+            name,
+            workspace,
+            cwd,
+            command,
+            env,
+            inherits,
+            driver,
+            policy,
+            prompt,
+            dir,
+            hook_command,
+            step,
+        } = new;
         let (command, prompt) = driver.split_prompt(command, prompt);
         Self {
             session: id.session(),
@@ -111,6 +144,7 @@ impl Agent {
             cwd,
             command,
             env,
+            inherits,
             state: SessionState::Starting,
             created_at: now,
             state_since: now,

@@ -37,6 +37,10 @@ pub enum Effect {
         /// text (the agent's transcript, its last words), so the resume finds its whole turn.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         hold: Option<(PathBuf, String)>,
+        /// The file (mode 0600, outside the log) that holds the values of the variables it
+        /// inherited: read and put under `env`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        inherit: Option<PathBuf>,
     },
     /// End the session; a session that is already gone counts as killed.
     KillSession { agent: AgentId, session: SessionName },
@@ -62,6 +66,10 @@ pub enum Effect {
         force: bool,
         delete_branch: bool,
         owned: Vec<PathBuf>,
+        /// Files outside the workspace that go with it: the inherited environments of the
+        /// agents that ran there, which cannot start again once it is gone.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        forget: Vec<PathBuf>,
     },
     /// Follow a log — the agent's session log (`session_log`) or its terminal output — from its
     /// start (a file new with this session) or from its end.

@@ -223,7 +223,10 @@ pub struct AgentSpec {
     pub kind: WorkspaceKind,
     pub settings_from: Option<PathBuf>,
     pub command: Vec<String>,
+    /// What is recorded of its environment: see `Agent::env`.
     pub env: BTreeMap<String, String>,
+    /// The names of the variables it inherits, whose values the daemon keeps outside the log.
+    pub inherits: Vec<String>,
     pub driver: Driver,
     pub policy: Policy,
     pub prompt: Option<String>,

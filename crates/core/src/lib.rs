@@ -33,6 +33,7 @@ mod workspace;
 
 pub use agent::{
     Agent, DeathReason, ExitStatus, Message, MessageKind, MessageState, NewAgent, Outcome, Progress, SessionState,
+    INHERITED_ENV_FILE, RECORDED_ENV,
 };
 pub use classify::{
     after_command, guardrail, heuristic, parse_answer, without_command, ClassSource, Classify, Rule, TurnClass, Verdict,

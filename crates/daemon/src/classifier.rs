@@ -13,7 +13,7 @@ pub const LIMIT: Duration = Duration::from_secs(120);
 
 pub fn run(command: &[String], cwd: &Path, said: &str) -> Result<String, String> {
     let (program, args) = command.split_first().ok_or("the classifier command is empty")?;
-    let mut child = Command::new(program)
+    let mut child = bosun_adapters::private::as_user(&mut Command::new(program))
         .args(args)
         .current_dir(cwd)
         .env("BOSUN_LAST_MESSAGE", said)

@@ -189,7 +189,7 @@ impl Executor {
                     Err(e) => Input::WorkspaceCreateFailed { id, error: e.to_string() },
                 }
             }
-            Effect::SpawnSession { agent, session, cwd, env, command, files, output, replace, hold } => {
+            Effect::SpawnSession { agent, session, cwd, env, command, files, output, replace, hold, inherit } => {
                 if let Some((transcript, text)) = &hold {
                     if !bosun_adapters::transcript::holds_within(transcript, text, HOLD_WAIT) {
                         tracing::warn!(%agent, "its transcript does not hold its last message yet; resuming anyway");
@@ -200,6 +200,10 @@ impl Executor {
                         tracing::warn!(%old, "cannot end the old session: {e}");
                     }
                 }
+                let env = match inherit.as_deref().map(bosun_adapters::secret::read_env).transpose() {
+                    Ok(inherited) => inherited.unwrap_or_default().into_iter().chain(env).collect(),
+                    Err(e) => return Some(Input::SessionSpawnFailed { agent, error: e.to_string() }),
+                };
                 let spec =
                     SpawnSpec { session: &session, cwd: &cwd, env: &env, command: &command, output: Some(&output) };
                 match write_files(&files, &output).and_then(|()| self.sessions.spawn(spec)) {
@@ -256,9 +260,16 @@ impl Executor {
                 };
                 Input::WorkspaceInspected { id, dirty }
             }
-            Effect::RemoveWorkspace { id, path, kind, force, delete_branch, owned } => {
+            Effect::RemoveWorkspace { id, path, kind, force, delete_branch, owned, forget } => {
                 match self.workspaces.remove(&path, &kind, force, delete_branch, &owned) {
-                    Ok(()) => Input::WorkspaceRemoved { id },
+                    Ok(()) => {
+                        for file in &forget {
+                            if let Err(e) = bosun_adapters::secret::forget(file) {
+                                tracing::warn!(%id, "{e}");
+                            }
+                        }
+                        Input::WorkspaceRemoved { id }
+                    }
                     Err(e) => {
                         let dirty = matches!(e, AdapterError::Dirty(_));
                         Input::WorkspaceRemoveFailed { id, error: e.to_string(), dirty }
@@ -266,7 +277,7 @@ impl Executor {
                 }
             }
             Effect::RunGate { agent, run, cwd } => {
-                let status = std::process::Command::new("sh")
+                let status = bosun_adapters::private::as_user(&mut std::process::Command::new("sh"))
                     .args(["-c", &run])
                     .current_dir(&cwd)
                     .stdin(std::process::Stdio::null())
@@ -366,7 +377,7 @@ impl Executor {
 
 /// What `command` (run with `sh -c` in `cwd`) prints, or why it failed.
 fn capture(command: &str, env: &BTreeMap<String, String>, cwd: &Path) -> Result<String, String> {
-    let out = std::process::Command::new("sh")
+    let out = bosun_adapters::private::as_user(&mut std::process::Command::new("sh"))
         .args(["-c", command])
         .envs(env)
         .current_dir(cwd)

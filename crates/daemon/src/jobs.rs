@@ -276,7 +276,7 @@ fn agents(runbook: &Runbook, spec: &JobSpec, cwd: &Path) -> Result<BTreeMap<Stri
 /// and its values stay data, and printed by the shell in `cwd`.
 fn evaluate(template: &str, scope: &Scope, cwd: &Path) -> Result<String, String> {
     let word = render_shell(&format!("\"{template}\""), scope).map_err(|e| e.to_string())?;
-    let out = std::process::Command::new("sh")
+    let out = bosun_adapters::private::as_user(&mut std::process::Command::new("sh"))
         .args(["-c", &format!("printf '%s' {}", word.text)])
         .envs(&word.env)
         .current_dir(cwd)

@@ -65,6 +65,12 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     let _ = std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o700));
     let _lock = pidlock::PidLock::acquire(&opts.dirs.pid_file())?;
     let mut store = Store::open(&opts.dirs.db())?;
+    // A database made by an earlier bosun, before its files were made private, is made so now.
+    for suffix in ["", "-wal", "-shm"] {
+        let mut file = opts.dirs.db().into_os_string();
+        file.push(suffix);
+        let _ = std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600));
+    }
     let state = store.load()?;
     tracing::info!(version = bosun_wire::VERSION, pid = std::process::id(), events = store.count(), "daemon starting");
 

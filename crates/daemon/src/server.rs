@@ -1,5 +1,6 @@
 //! The IPC server: a Unix socket (mode 0600) taking length-prefixed JSON frames, one task per
-//! connection. Requests from a CLI of another version are refused, except to see or stop.
+//! connection. Only the daemon's own user is served, whatever the socket's mode was made. Requests
+//! from a CLI of another version are refused, except to see or stop.
 
 use std::sync::Arc;
 
@@ -14,6 +15,10 @@ pub async fn serve(listener: UnixListener, ctx: Arc<Context>) {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
+                    if let Err(why) = same_user(&stream) {
+                        tracing::warn!("refused a connection: {why}");
+                        continue;
+                    }
                     let ctx = ctx.clone();
                     tokio::spawn(async move {
                         if let Err(e) = connection(stream, ctx).await {
@@ -25,6 +30,17 @@ pub async fn serve(listener: UnixListener, ctx: Arc<Context>) {
             },
             () = ctx.shutdown.notified() => return,
         }
+    }
+}
+
+/// The peer is this process's user (`SO_PEERCRED`): the socket's mode is not all that keeps
+/// others out.
+fn same_user(stream: &UnixStream) -> Result<(), String> {
+    let me = nix::unistd::geteuid().as_raw();
+    match stream.peer_cred() {
+        Ok(cred) if cred.uid() == me => Ok(()),
+        Ok(cred) => Err(format!("its peer is uid {}, not this daemon's uid {me}", cred.uid())),
+        Err(e) => Err(format!("cannot tell who its peer is: {e}")),
     }
 }
 

@@ -12,8 +12,9 @@ use std::time::Duration;
 
 /// The wrapper: writes its pid into `$3`, runs `$1` with `sh -c`, and writes its status into
 /// `$2` (aside, then renamed).
-const WRAPPER: &str =
-    r#"printf '%s' "$$" > "$3"; sh -c "$1"; s=$?; printf '%s' "$s" > "$2.part" && mv "$2.part" "$2"; exit $s"#;
+/// bosun's files (`$3` the pid, `$2` the status) are written with bosun's mask, the step runs with
+/// its user's (`$4`, when known).
+const WRAPPER: &str = r#"b=$(umask); printf '%s' "$$" > "$3"; [ -z "$4" ] || umask "$4"; sh -c "$1"; s=$?; umask "$b"; printf '%s' "$s" > "$2.part" && mv "$2.part" "$2"; exit $s"#;
 
 /// How long a claimed run's wrapper may take to write its pid before the run counts as never
 /// started.
@@ -70,6 +71,7 @@ pub fn run(
         .args(["-c", WRAPPER, "bosun-step", command])
         .arg(&status)
         .arg(&pid)
+        .arg(bosun_adapters::private::user_mask().map(|m| format!("{m:o}")).unwrap_or_default())
         .envs(env)
         .current_dir(cwd)
         .stdin(Stdio::null())

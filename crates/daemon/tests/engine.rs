@@ -87,6 +87,7 @@ fn spec(n: u64, agents_root: &std::path::Path) -> AgentSpec {
         settings_from: None,
         command: vec!["agent".into()],
         env: BTreeMap::new(),
+        inherits: Vec::new(),
         agents_root: agents_root.to_owned(),
         driver: bosun_core::driver::Driver::Generic { patterns: Default::default() },
         policy: bosun_core::Policy::default(),

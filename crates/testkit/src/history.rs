@@ -115,6 +115,7 @@ fn spec(n: u64) -> AgentSpec {
         settings_from: Some("/home/dev/src/project/.claude/settings.json".into()),
         command: vec!["claude".into(), "--model".into(), "sonnet".into()],
         env: BTreeMap::from([("CLAUDE_CONFIG_DIR".into(), "/home/dev/.claude".into())]),
+        inherits: Vec::new(),
         agents_root: Path::new("/home/dev/.local/state/bosun/agents").to_owned(),
         driver: Driver::Generic { patterns: Default::default() },
         policy: Policy::default(),

@@ -173,8 +173,12 @@ pub struct StartAgent {
     pub base_ref: Option<String>,
     pub name: Option<String>,
     pub command: Vec<String>,
-    /// The environment the agent runs with: the caller's, plus `--env` settings.
+    /// The variables given with `--env`: recorded, and laid over `inherit`.
     pub env: BTreeMap<String, String>,
+    /// The caller's environment, which the agent inherits: kept outside the event log, its
+    /// names recorded, its values in a file of mode 0600 removed with the agent's workspace.
+    #[serde(default)]
+    pub inherit: BTreeMap<String, String>,
     /// The driver, when named; else chosen from the command's name.
     #[serde(default)]
     pub driver: Option<DriverKind>,

@@ -15,6 +15,7 @@ const FOREIGN_REPO_ENV: [&str; 4] = ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE
 /// `git commit` in the same worktree fail on `index.lock`.
 pub(super) fn git(dir: &Path) -> Command {
     let mut cmd = Command::new("git");
+    crate::private::as_user(&mut cmd);
     cmd.arg("--no-optional-locks").arg("-C").arg(dir).env("LC_ALL", "C").stdin(Stdio::null());
     for var in FOREIGN_REPO_ENV {
         cmd.env_remove(var);

@@ -171,6 +171,7 @@ fn launch(
         cwd,
         command: plan.command.clone(),
         env,
+        inherits: Vec::new(),
         driver,
         policy: plan.policy.clone(),
         prompt,

@@ -147,7 +147,7 @@ fn create(ws: &Workspace, resume: bool) -> Effect {
     }
 }
 
-fn remove(ws: &Workspace, force: bool, delete_branch: bool) -> Effect {
+fn remove(state: &State, ws: &Workspace, force: bool, delete_branch: bool) -> Effect {
     Effect::RemoveWorkspace {
         id: ws.id.clone(),
         path: ws.path.clone(),
@@ -155,6 +155,7 @@ fn remove(ws: &Workspace, force: bool, delete_branch: bool) -> Effect {
         force,
         delete_branch,
         owned: ws.owned_files(),
+        forget: state.agents.values().filter(|a| a.workspace == ws.id).filter_map(Agent::inherited_env).collect(),
     }
 }
 
@@ -189,6 +190,7 @@ fn spawn_replacing(agent: &Agent, resume: Option<Option<&str>>, replace: Option<
         output: output_log(agent),
         replace,
         hold: None,
+        inherit: agent.inherited_env(),
     }
 }
 

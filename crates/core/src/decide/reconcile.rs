@@ -33,7 +33,9 @@ pub(super) fn at_start(state: &State, reality: &Reality, now: Timestamp, d: &mut
         });
         match &ws.state {
             WorkspaceState::Creating => d.effect(create(ws, true)),
-            WorkspaceState::Removing { force, keep_branch } => d.effect(remove(ws, *force, keep_branch.is_none())),
+            WorkspaceState::Removing { force, keep_branch } => {
+                d.effect(remove(state, ws, *force, keep_branch.is_none()))
+            }
             WorkspaceState::Stale => {}
             _ if missing && !live_agent => d.event(Event::WorkspaceStale {
                 id: ws.id.clone(),

@@ -48,6 +48,7 @@ pub(super) fn start_agent(state: &State, spec: &AgentSpec, now: Timestamp, d: &m
         cwd: path,
         command: spec.command.clone(),
         env,
+        inherits: spec.inherits.clone(),
         driver: spec.driver.clone(),
         policy: spec.policy.clone(),
         prompt: spec.prompt.clone(),
@@ -132,7 +133,7 @@ pub(super) fn remove(
         _ => None,
     };
     d.event(Event::WorkspaceRemoving { id: id.clone(), force, keep_branch: keep_branch.clone() });
-    d.effect(remove_effect(ws, force, keep_branch.is_none()));
+    d.effect(remove_effect(state, ws, force, keep_branch.is_none()));
     // The sessions of its (dead) agents were kept for `peek`; they go with the workspace.
     for a in state.agents.values().filter(|a| &a.workspace == id) {
         d.effect(kill(a));

@@ -115,6 +115,7 @@ pub fn spec(n: u64) -> AgentSpec {
         settings_from: None,
         command: vec!["agent".into()],
         env: BTreeMap::new(),
+        inherits: Vec::new(),
         agents_root: PathBuf::from("/state/agents"),
         driver: Driver::Generic { patterns: Default::default() },
         policy: Policy::default(),

@@ -1,5 +1,9 @@
 //! Starting an agent: everything a start needs is checked before anything is recorded.
 
+use std::collections::BTreeMap;
+
+use bosun_core::{AgentId, INHERITED_ENV_FILE};
+
 use super::*;
 
 pub(super) async fn start_agent(ctx: &Arc<Context>, req: StartAgent) -> Answer {
@@ -21,7 +25,18 @@ pub(super) async fn start_agent(ctx: &Arc<Context>, req: StartAgent) -> Answer {
     let (workspaces, sessions) = (ctx.workspaces.clone(), ctx.sessions.clone());
     let (n, nc) = (name.clone(), nonce.clone());
     let spec = blocking(move || prepare(&*workspaces, &*sessions, req, n, nc, roots)).await?;
-    let events = ctx.engine.submit(Input::StartAgent(Box::new(spec))).await.map_err(engine_error)?;
+    let inherited = (!spec.inherits.is_empty())
+        .then(|| spec.agents_root.join(AgentId::new(&spec.nonce).as_str()).join(INHERITED_ENV_FILE));
+    let events = match ctx.engine.submit(Input::StartAgent(Box::new(spec))).await {
+        Ok(events) => events,
+        Err(e) => {
+            // Nothing was recorded: nothing of it stays behind.
+            if let Some(file) = inherited {
+                let _ = bosun_adapters::secret::forget(&file);
+            }
+            return Err(engine_error(e));
+        }
+    };
     // Report what the core recorded.
     let (mut agent, mut workspace) = (None, None);
     for e in events {
@@ -65,13 +80,13 @@ fn check_door(req: &StartAgent) -> Result<(), String> {
             return Err(format!("{} is not an executable file: check the command after `--`", short(program)));
         }
     } else {
-        let path = req.env.get("PATH").cloned().unwrap_or_default();
+        let path = req.env.get("PATH").or_else(|| req.inherit.get("PATH")).cloned().unwrap_or_default();
         if !std::env::split_paths(&path).any(|dir| runnable(&dir.join(program))) {
             return Err(format!("{} is not found on PATH: install it, or give its full path", short(program)));
         }
     }
     // Whatever the caller's environment holds is passed on; what no process can be given is not.
-    for (key, value) in &req.env {
+    for (key, value) in req.env.iter().chain(&req.inherit) {
         if key.is_empty() || key.contains(['=', '\0']) || value.contains('\0') {
             return Err(format!("the environment variable {:?} cannot be passed to a process", short(key)));
         }
@@ -115,9 +130,12 @@ fn prepare(
     let driver = driver_kind.behaviour().record((fastrand::u64(..), fastrand::u64(..)), req.patterns);
     // The repository's own settings for the agent (Claude's), copied into its workspace.
     let settings = driver.behaviour().repo_settings().map(|f| settings_root.join(f)).filter(|p| p.is_file());
-    let mut env = req.env;
-    env.remove("TMUX");
-    env.remove("TMUX_PANE");
+    let (env, inherited) = split_env(req.env, req.inherit);
+    let inherits: Vec<String> = inherited.keys().cloned().collect();
+    if !inherits.is_empty() {
+        let dir = roots.agents.join(AgentId::new(&nonce).as_str());
+        bosun_adapters::secret::write_env(&dir.join(INHERITED_ENV_FILE), &inherited)?;
+    }
     Ok(AgentSpec {
         name,
         nonce,
@@ -127,11 +145,32 @@ fn prepare(
         settings_from: settings,
         command: req.command,
         env,
+        inherits,
         driver,
         policy: req.policy,
         prompt: req.prompt,
         hook_command: roots.hook_command,
     })
+}
+
+/// What of a start's environment is recorded (the `--env` variables and the inherited paths
+/// bosun reads), and what it inherits besides, whose values stay out of the log. A session of the
+/// caller's tmux is not the agent's.
+fn split_env(
+    mut given: BTreeMap<String, String>,
+    mut inherited: BTreeMap<String, String>,
+) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+    for key in ["TMUX", "TMUX_PANE"] {
+        inherited.remove(key);
+        given.remove(key);
+    }
+    for key in bosun_core::RECORDED_ENV {
+        if let Some(value) = inherited.get(*key) {
+            given.entry((*key).to_owned()).or_insert_with(|| value.clone());
+        }
+    }
+    inherited.retain(|k, _| !given.contains_key(k));
+    (given, inherited)
 }
 
 /// Where a new agent's files go, and how its hooks call back.
