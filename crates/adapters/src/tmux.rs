@@ -333,10 +333,14 @@ fn no_server(err: &AdapterError) -> bool {
         if stderr.contains("no server running") || stderr.contains("error connecting to"))
 }
 
-/// tmux failed because the target session does not exist.
+/// tmux failed because the target session does not exist. "no current target" is what a server
+/// holding no session at all answers (one just started by a `new-session` that has not made its
+/// session yet, or one about to exit), so the named session does not exist either.
 fn no_session(err: &AdapterError) -> bool {
     matches!(err, AdapterError::Command { stderr, .. }
-        if stderr.contains("can't find session") || stderr.contains("can't find pane") || stderr.contains("can't find window"))
+        if ["can't find session", "can't find pane", "can't find window", "no current target"]
+            .iter()
+            .any(|says| stderr.contains(says)))
 }
 
 #[cfg(test)]

@@ -175,6 +175,24 @@ fn no_server_means_no_sessions() {
     assert!(!server.socket().exists(), "a server was started");
 }
 
+/// A server that holds no session answers "no current target" rather than "can't find session"
+/// (one that a `new-session` has just started is like that for a moment): the session is gone.
+#[test]
+fn a_server_holding_no_session_has_none_to_kill() {
+    let server = TmuxServer::new();
+    let tmux = server.tmux();
+    let status = std::process::Command::new(bosun_testkit::tools::tmux())
+        .arg("-S")
+        .arg(server.socket())
+        .args(["-f", "/dev/null", "start-server", ";", "set", "-g", "exit-empty", "off"])
+        .status()
+        .expect("run tmux");
+    assert!(status.success(), "an empty server did not start");
+    assert!(server.socket().exists(), "no server is listening");
+    tmux.kill(&name("any")).expect("kill on an empty server");
+    assert!(matches!(tmux.capture(&name("any"), false), Err(AdapterError::NoSession(_))));
+}
+
 #[test]
 fn check_available_fails_for_a_missing_program() {
     let server = TmuxServer::new();
