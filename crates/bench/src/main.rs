@@ -90,7 +90,8 @@ fn main() {
 /// a millisecond.
 pub fn show(state: &Path, id: &str) -> Option<Agent> {
     let mut s = UnixStream::connect(state.join("bosun.sock")).ok()?;
-    let request = Envelope { version: bosun_wire::VERSION.into(), request: Request::Show { agent: id.into() } };
+    let request =
+        Envelope { version: bosun_wire::VERSION.into(), request: Request::Show { agent: id.into() }, id: None };
     write_frame(&mut s, &request).ok()?;
     match read_frame::<_, Response>(&mut s).ok()? {
         Response::Agent(d) => Some(d.agent),

@@ -8,10 +8,16 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
+use bosun_core::RequestId;
 use bosun_wire::{read_frame, write_frame, Envelope, Request, Response, StateDir, WireError, VERSION};
 
 /// How long to wait for a daemon we started to accept connections.
 const START_DEADLINE: Duration = Duration::from_secs(10);
+/// How long after the first try a request whose daemon died is sent again to a new one.
+const RETRY_WINDOW: Duration = Duration::from_secs(60);
+/// How long a daemon that dropped a connection may take to be gone (its lock free) for the
+/// request to be sent again: one that lives on closed it on purpose.
+const GONE_WAIT: Duration = Duration::from_secs(3);
 
 pub struct Client {
     pub dirs: StateDir,
@@ -24,22 +30,61 @@ impl Client {
 
     /// Sends `request`, starting the daemon first if it does not run. A daemon-side error
     /// becomes an `Err` carrying its `WireError`.
+    ///
+    /// When the daemon dies with the request unanswered, a new one is started and the request
+    /// sent again, with the same id: one it had carried out already is answered with what it
+    /// did, not carried out twice.
     pub fn request(&self, request: Request) -> Result<Response> {
-        let stream = match self.connect() {
-            Some(s) => s,
-            None => {
-                self.start_daemon()?;
-                self.connect().context("the daemon started but does not accept connections")?
+        let retry = !matches!(request, Request::Shutdown);
+        let id = (!request.only_looks()).then(|| RequestId(fastrand::u64(..)));
+        let envelope = Envelope { version: VERSION.to_owned(), request, id };
+        let deadline = Instant::now() + RETRY_WINDOW;
+        loop {
+            let stream = match self.connect() {
+                Some(s) => s,
+                None => {
+                    self.start_daemon()?;
+                    self.connect().context("the daemon started but does not accept connections")?
+                }
+            };
+            match exchange(stream, &envelope) {
+                Err(Lost(e)) if retry && Instant::now() < deadline && self.daemon_gone_within(GONE_WAIT) => {
+                    tracing::debug!("the daemon died with the request unanswered ({e:#}): asking a new one");
+                }
+                Err(Lost(e)) => return Err(e.context("the daemon did not answer (see `bosun daemon logs`)")),
+                Ok(answer) => return answer,
             }
-        };
-        exchange(stream, request)
+        }
     }
 
     /// Sends `request` only if a daemon runs.
     pub fn request_if_running(&self, request: Request) -> Result<Option<Response>> {
+        let envelope = Envelope { version: VERSION.to_owned(), request, id: None };
         match self.connect() {
-            Some(s) => exchange(s, request).map(Some),
+            Some(s) => match exchange(s, &envelope) {
+                Ok(answer) => answer.map(Some),
+                Err(Lost(e)) => Err(e.context("the daemon did not answer (see `bosun daemon logs`)")),
+            },
             None => Ok(None),
+        }
+    }
+
+    /// Whether the daemon process is gone (its lock free), or goes within `wait`. A lock that
+    /// cannot be looked at (another user's state directory) is never taken for a gone daemon.
+    fn daemon_gone_within(&self, wait: Duration) -> bool {
+        let deadline = Instant::now() + wait;
+        loop {
+            let gone = match std::fs::File::open(self.dirs.pid_file()) {
+                Ok(lock) => lock.try_lock_shared().is_ok(),
+                Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+            };
+            if gone {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
 
@@ -94,14 +139,18 @@ impl Client {
     }
 }
 
-fn exchange(mut stream: UnixStream, request: Request) -> Result<Response> {
-    let envelope = Envelope { version: VERSION.to_owned(), request };
-    write_frame(&mut stream, &envelope).context("cannot send the request to the daemon")?;
-    let response: Response = read_frame(&mut stream).context("the daemon did not answer (see `bosun daemon logs`)")?;
-    match response {
+/// The connection was lost before an answer came.
+struct Lost(anyhow::Error);
+
+/// Sends the request and reads its answer: the daemon's answer (an error it sent is an `Err`),
+/// or `Lost` when none came.
+fn exchange(mut stream: UnixStream, envelope: &Envelope) -> Result<Result<Response>, Lost> {
+    write_frame(&mut stream, envelope).context("cannot send the request to the daemon").map_err(Lost)?;
+    let response: Response = read_frame(&mut stream).map_err(|e| Lost(e.into()))?;
+    Ok(match response {
         Response::Error(e) => Err(anyhow::Error::new(e)),
         other => Ok(other),
-    }
+    })
 }
 
 /// The error the daemon sent, if `err` is one.

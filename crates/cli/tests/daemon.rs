@@ -114,7 +114,7 @@ fn a_cli_of_another_version_is_told_what_to_do() {
     bosun.ok(&dir, &["daemon", "start"]);
     let ask = |request: Request| -> Response {
         let mut s = UnixStream::connect(dir.join("bosun.sock")).unwrap();
-        let frame = bosun_wire::encode(&Envelope { version: "0.0.1-old".into(), request }).unwrap();
+        let frame = bosun_wire::encode(&Envelope { version: "0.0.1-old".into(), request, id: None }).unwrap();
         s.write_all(&frame).unwrap();
         let mut len = [0u8; 4];
         s.read_exact(&mut len).unwrap();

@@ -16,6 +16,11 @@ use crate::{
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
+    /// The `events` recorded just before this one were request `id`'s.
+    RequestDone {
+        id: crate::RequestId,
+        events: u32,
+    },
     WorkspaceCreating {
         workspace: Workspace,
     },

@@ -116,6 +116,18 @@ impl fmt::Display for MessageId {
     }
 }
 
+/// A request's id, drawn by the CLI that sends it and kept when it sends it again (after the
+/// daemon died): a request already carried out is answered, not carried out twice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RequestId(pub u64);
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "r{:016x}", self.0)
+    }
+}
+
 /// A user-given name for an agent or workspace: 1 to 48 of `A-Z a-z 0-9 . _ -`, not starting
 /// with `.` or `-`, and never containing `..`. Safe in a path, a branch name and a tmux target.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -16,6 +16,11 @@ use crate::{Cron, ItemId, JobId, JobSpec, Origin, Plan, Worker};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Input {
+    /// `input`, asked for by request `id`: its events are recorded as that request's.
+    Requested {
+        id: crate::RequestId,
+        input: Box<Input>,
+    },
     StartAgent(Box<AgentSpec>),
     StartJob(Box<JobSpec>),
     /// A step's run ended: `ok` when it succeeded; `detail` says why not.

@@ -45,7 +45,7 @@ pub use doctor::{leftovers, Found, FoundBranch, FoundDir, FoundWorktree, Leftove
 pub use effect::Effect;
 pub use escalation::{Escalation, EscalationId, Resolution};
 pub use event::Event;
-pub use id::{AgentId, MessageId, Name, NameError, Nonce, SessionName, WorkspaceId};
+pub use id::{AgentId, MessageId, Name, NameError, Nonce, RequestId, SessionName, WorkspaceId};
 pub use input::{AgentSpec, Input, Reality, SessionSeen, WorkspaceProbe};
 pub use job::{AgentPlan, Job, JobId, JobNotify, JobSpec, JobState, JobWorkspace, Next, StepRun, StepSpec};
 pub use memory::{stopped_agent, Checkpoint, JobScope, ResumePoint, CHECKPOINT_FILE, EVENTS_FILE};
@@ -58,7 +58,7 @@ pub use policy::{
 };
 pub use queue::{parse_listed, External, Item, ItemId, ItemState, Worker};
 pub use reject::Rejection;
-pub use state::{apply, State};
+pub use state::{apply, State, REQUESTS_KEPT};
 pub use time::Timestamp;
 pub use timer::{Timer, TimerId, TimerKind};
 pub use workspace::{BranchKept, Workspace, WorkspaceKind, WorkspaceState};

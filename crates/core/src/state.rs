@@ -1,6 +1,6 @@
 //! `State`: everything bosun knows, as folded from the event log, and `apply`, the fold.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
@@ -8,7 +8,7 @@ use crate::{
     Agent, AgentId, Escalation, EscalationId, Event, Message, MessageId, MessageState, Rejection, Resolution,
     SessionName, SessionState, Timer, TimerId, Timestamp, Workspace, WorkspaceId, WorkspaceState,
 };
-use crate::{Cron, Item, ItemId, ItemState, Job, JobId, JobState, Plan, PlanState, Worker};
+use crate::{Cron, Item, ItemId, ItemState, Job, JobId, JobState, Plan, PlanState, RequestId, Worker};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
@@ -39,6 +39,21 @@ pub struct State {
     /// The last queue item id handed out (ids are never reused, even after a drop).
     #[serde(default)]
     pub last_item: u64,
+    /// The newest requests carried out (at most `REQUESTS_KEPT`), oldest first: each one's id,
+    /// the seq of its first event and how many it recorded.
+    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
+    pub requests: VecDeque<(RequestId, u64, u32)>,
+}
+
+/// How many requests are remembered as carried out: far more than can be sent again while a
+/// daemon restarts.
+pub const REQUESTS_KEPT: usize = 4096;
+
+impl State {
+    /// The events request `id` recorded, as (first seq, count), when it was carried out.
+    pub fn request(&self, id: RequestId) -> Option<(u64, u32)> {
+        self.requests.iter().rev().find(|(r, ..)| *r == id).map(|&(_, first, n)| (first, n))
+    }
 }
 
 /// Folds one event into the state. Never fails: an event about a record that is gone changes
@@ -47,6 +62,12 @@ pub fn apply(state: &mut State, event: &Event) {
     state.seq += 1;
     let seq = state.seq;
     match event {
+        Event::RequestDone { id, events } => {
+            if state.requests.len() >= REQUESTS_KEPT {
+                state.requests.pop_front();
+            }
+            state.requests.push_back((*id, seq.saturating_sub(u64::from(*events)), *events));
+        }
         Event::WorkspaceCreating { workspace } => {
             state.workspaces.insert(workspace.id.clone(), workspace.clone());
         }

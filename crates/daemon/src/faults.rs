@@ -1,7 +1,8 @@
 //! Crash points for the fault harness: with `BOSUN_FAULT=before:N` the daemon kills itself with
 //! SIGKILL as it is about to carry out its Nth effect (its events durable, the effect not run);
-//! with `after:N`, once the Nth effect has run but before its outcome is recorded. Unset, as
-//! for every user, it costs one branch per effect.
+//! with `after:N`, once the Nth effect has run but before its outcome is recorded; with
+//! `unanswered:N`, once the Nth request sent with an id is carried out, before it is answered.
+//! Unset, as for every user, it costs one branch per effect and per answer.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -11,6 +12,7 @@ use std::sync::OnceLock;
 enum When {
     Before,
     After,
+    Unanswered,
 }
 
 struct Point {
@@ -20,6 +22,7 @@ struct Point {
 
 static POINT: OnceLock<Option<Point>> = OnceLock::new();
 static COUNT: AtomicU64 = AtomicU64::new(0);
+static ANSWERS: AtomicU64 = AtomicU64::new(0);
 
 fn point() -> Option<&'static Point> {
     POINT
@@ -29,6 +32,7 @@ fn point() -> Option<&'static Point> {
             let when = match when {
                 "before" => When::Before,
                 "after" => When::After,
+                "unanswered" => When::Unanswered,
                 _ => return None,
             };
             Some(Point { when, nth: nth.parse().ok()? })
@@ -46,6 +50,14 @@ pub fn before() -> u64 {
 /// The `n`th effect ran: crashes if this is the point, before its outcome is recorded.
 pub fn after(n: u64) {
     crash_at(When::After, n);
+}
+
+/// A request sent with an id was carried out and is about to be answered: crashes if this is
+/// the point.
+pub fn before_answer() {
+    if point().is_some_and(|p| p.when == When::Unanswered) {
+        crash_at(When::Unanswered, ANSWERS.fetch_add(1, Ordering::SeqCst) + 1);
+    }
 }
 
 fn crash_at(when: When, n: u64) {

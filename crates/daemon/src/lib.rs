@@ -167,7 +167,7 @@ async fn replay_spool(ctx: &Arc<handler::Context>, spool: &Path) {
             }
             match serde_json::from_str::<bosun_wire::HookEvent>(line) {
                 Ok(event) => {
-                    handler::handle(ctx, bosun_wire::Request::Hook(event)).await;
+                    handler::handle(ctx, bosun_wire::Request::Hook(event), None).await;
                     replayed += 1;
                 }
                 Err(e) => tracing::warn!("skipping a spooled hook report: {e}"),

@@ -79,7 +79,13 @@ async fn connection(mut stream: UnixStream, ctx: Arc<Context>) -> std::io::Resul
                     ),
                 ))
             }
-            Ok(env) => handle(&ctx, env.request).await,
+            Ok(env) => {
+                let answer = handle(&ctx, env.request, env.id).await;
+                if env.id.is_some() {
+                    crate::faults::before_answer();
+                }
+                answer
+            }
         };
         let frame = encode(&response).map_err(std::io::Error::other)?;
         stream.write_all(&frame).await?;

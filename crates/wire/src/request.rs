@@ -13,6 +13,10 @@ use serde::{Deserialize, Serialize};
 pub struct Envelope {
     pub version: String,
     pub request: Request,
+    /// Drawn by the CLI for a request that changes something, and kept when it is sent again
+    /// after the daemon died: one already carried out is answered from what it recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<bosun_core::RequestId>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -153,6 +157,30 @@ impl Request {
     /// Requests any version may send: enough to see and stop a daemon of another version.
     pub fn version_independent(&self) -> bool {
         matches!(self, Self::Status | Self::Shutdown)
+    }
+
+    /// Requests that only look: sent again, they cannot do anything twice, so they carry no id.
+    pub fn only_looks(&self) -> bool {
+        matches!(
+            self,
+            Self::Status
+                | Self::List
+                | Self::Show { .. }
+                | Self::Peek { .. }
+                | Self::Attach { .. }
+                | Self::WorkspaceList
+                | Self::Doctor { fix: false, .. }
+                | Self::Escalations { .. }
+                | Self::JobList
+                | Self::JobShow { .. }
+                | Self::JobExport { .. }
+                | Self::Replay { .. }
+                | Self::JobWait { .. }
+                | Self::QueueList { .. }
+                | Self::WorkerList
+                | Self::CronList
+                | Self::PlanList
+        )
     }
 }
 

@@ -51,6 +51,14 @@ impl Decision {
 pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, Rejection> {
     let mut d = Decision { base_seq: state.seq, ..Decision::default() };
     match input {
+        Input::Requested { id, input } => {
+            let mut d = decide(state, input, now)?;
+            if !d.events.is_empty() {
+                let events = u32::try_from(d.events.len()).unwrap_or(u32::MAX);
+                d.event(Event::RequestDone { id: *id, events });
+            }
+            return Ok(d);
+        }
         Input::StartAgent(spec) => workspace::start_agent(state, spec, now, &mut d)?,
         Input::StartJob(spec) => job::start(state, spec, now, &mut d)?,
         Input::StepFinished { job, step, attempt, ok, detail } => {

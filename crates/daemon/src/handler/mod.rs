@@ -20,6 +20,8 @@ use bosun_wire::{
 use tokio::sync::{broadcast, Notify};
 
 use crate::engine::{now, EngineError, EngineHandle};
+use crate::store::LogReader;
+use bosun_core::RequestId;
 
 mod doctor;
 mod export;
@@ -45,8 +47,62 @@ pub struct Context {
 
 type Answer = Result<Response, WireError>;
 
-pub async fn handle(ctx: &Arc<Context>, request: Request) -> Response {
-    answer(ctx, request).await.unwrap_or_else(Response::Error)
+tokio::task_local! {
+    /// The request being answered: its id, and the events it recorded if it was carried out
+    /// already (it is being sent again after the daemon died).
+    static REQUEST: Scope;
+}
+
+#[derive(Clone, Default)]
+struct Scope {
+    id: Option<RequestId>,
+    done: Option<Vec<Event>>,
+}
+
+pub async fn handle(ctx: &Arc<Context>, request: Request, id: Option<RequestId>) -> Response {
+    let done = match id {
+        Some(id) => match recorded(ctx, id).await {
+            Ok(done) => done,
+            Err(e) => return Response::Error(e),
+        },
+        None => None,
+    };
+    if let (Some(id), Some(done)) = (id, &done) {
+        tracing::info!(%id, events = done.len(), "a request sent again was carried out already: answering from its events");
+    }
+    REQUEST.scope(Scope { id, done }, answer(ctx, request)).await.unwrap_or_else(Response::Error)
+}
+
+/// The events request `id` recorded, if it was carried out.
+async fn recorded(ctx: &Arc<Context>, id: RequestId) -> Result<Option<Vec<Event>>, WireError> {
+    let Some((first, count)) = ctx.engine.query(move |s, _| s.request(id)).await.map_err(engine_error)? else {
+        return Ok(None);
+    };
+    let db = ctx.dirs.db();
+    let read = tokio::task::spawn_blocking(move || LogReader::open(&db)?.events(first, count)).await;
+    match read {
+        Ok(Ok(events)) => Ok(Some(events)),
+        Ok(Err(e)) => Err(WireError::new(ErrorKind::Failed, format!("cannot read what request {id} did: {e}"))),
+        Err(e) => Err(WireError::new(ErrorKind::Failed, format!("internal task failed: {e}"))),
+    }
+}
+
+/// The events of a request carried out before it was sent again, if this one is.
+fn done_already() -> Option<Vec<Event>> {
+    REQUEST.try_with(|s| s.done.clone()).ok().flatten()
+}
+
+/// Submits `input` for the request being answered: recorded as that request's, or, when it was
+/// carried out already, not submitted again but answered with the events it recorded.
+async fn submit(ctx: &Arc<Context>, input: Input) -> Result<Vec<Event>, WireError> {
+    if let Some(events) = done_already() {
+        return Ok(events);
+    }
+    let input = match REQUEST.try_with(|s| s.id).ok().flatten() {
+        Some(id) => Input::Requested { id, input: Box::new(input) },
+        None => input,
+    };
+    ctx.engine.submit(input).await.map_err(engine_error)
 }
 
 async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
@@ -135,7 +191,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         Request::JobExport { job, dir, force } => export::export(ctx, job, dir, force).await,
         Request::Replay { job } => export::replay(ctx, job).await,
         Request::QueuePush { queue, data, retry } => {
-            ctx.engine.submit(Input::QueuePush { queue, data, retry }).await.map_err(engine_error)?;
+            submit(ctx, Input::QueuePush { queue, data, retry }).await?;
             Ok(Response::Ok)
         }
         Request::QueueList { queue } => {
@@ -149,12 +205,12 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         }
         Request::QueueRetry { item } => {
             let item = item_id(&item)?;
-            ctx.engine.submit(Input::QueueRetry { item }).await.map_err(engine_error)?;
+            submit(ctx, Input::QueueRetry { item }).await?;
             Ok(Response::Ok)
         }
         Request::QueueDrop { item } => {
             let item = item_id(&item)?;
-            ctx.engine.submit(Input::QueueDrop { item }).await.map_err(engine_error)?;
+            submit(ctx, Input::QueueDrop { item }).await?;
             Ok(Response::Ok)
         }
         Request::WorkerStart { name, sources, cwd } => {
@@ -182,11 +238,11 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                 external,
                 error: None,
             };
-            ctx.engine.submit(Input::StartWorker(Box::new(worker))).await.map_err(engine_error)?;
+            submit(ctx, Input::StartWorker(Box::new(worker))).await?;
             Ok(Response::Ok)
         }
         Request::WorkerStop { name } => {
-            ctx.engine.submit(Input::StopWorker { name }).await.map_err(engine_error)?;
+            submit(ctx, Input::StopWorker { name }).await?;
             Ok(Response::Ok)
         }
         Request::WorkerList => {
@@ -209,12 +265,12 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                 last_started: None,
                 error: None,
             };
-            ctx.engine.submit(Input::StartCron(Box::new(cron))).await.map_err(engine_error)?;
+            submit(ctx, Input::StartCron(Box::new(cron))).await?;
             query(ctx, |s| Ok(Response::Crons { now: now().as_millis(), crons: s.crons.values().cloned().collect() }))
                 .await
         }
         Request::CronStop { name } => {
-            ctx.engine.submit(Input::StopCron { name }).await.map_err(engine_error)?;
+            submit(ctx, Input::StopCron { name }).await?;
             Ok(Response::Ok)
         }
         Request::CronOnce { name, sources, cwd } => {
@@ -260,12 +316,12 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                 sources,
                 cwd,
             };
-            ctx.engine.submit(Input::StartPlan(Box::new(plan))).await.map_err(engine_error)?;
+            submit(ctx, Input::StartPlan(Box::new(plan))).await?;
             query(ctx, move |s| Ok(Response::Plans { plans: s.plans.get(&id).cloned().into_iter().collect() })).await
         }
         Request::PlanList => query(ctx, |s| Ok(Response::Plans { plans: s.plans.values().cloned().collect() })).await,
         Request::PlanResume { plan } => {
-            ctx.engine.submit(Input::ResumePlan { plan: plan.clone() }).await.map_err(engine_error)?;
+            submit(ctx, Input::ResumePlan { plan: plan.clone() }).await?;
             query(ctx, move |s| Ok(Response::Plans { plans: s.plans.get(&plan).cloned().into_iter().collect() })).await
         }
         Request::CronList => {
@@ -297,7 +353,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                     return report::submit(ctx, agent, None, None, Report::CodexNotify(payload)).await
                 }
             };
-            ctx.engine.submit(input).await.map_err(engine_error)?;
+            submit(ctx, input).await?;
             Ok(Response::Ok)
         }
     }
@@ -367,7 +423,7 @@ async fn blocking<R: Send + 'static>(
 /// Submits what `input` makes of the job `job` names, and answers with the job as it is then.
 async fn job_input(ctx: &Arc<Context>, job: String, input: impl FnOnce(bosun_core::JobId) -> Input) -> Answer {
     let id = query(ctx, move |s| Ok(s.find_job(&job)?.spec.id.clone())).await?;
-    ctx.engine.submit(input(id.clone())).await.map_err(engine_error)?;
+    submit(ctx, input(id.clone())).await?;
     let now = now().as_millis();
     query(ctx, move |s| {
         let j = s.find_job(id.as_str())?;

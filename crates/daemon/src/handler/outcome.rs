@@ -13,7 +13,7 @@ const OUTCOME_WAIT: Duration = Duration::from_secs(60);
 pub(super) async fn send(ctx: &Arc<Context>, agent: String, text: String) -> Answer {
     let id = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
     let rx = ctx.engine.subscribe();
-    let events = ctx.engine.submit(Input::SendText { agent: id, text }).await.map_err(engine_error)?;
+    let events = submit(ctx, Input::SendText { agent: id, text }).await?;
     let message = events
         .iter()
         .find_map(|e| match e {
@@ -38,7 +38,7 @@ pub(super) async fn send(ctx: &Arc<Context>, agent: String, text: String) -> Ans
 
 pub(super) async fn resolve(ctx: &Arc<Context>, escalation: String, message: Option<String>) -> Answer {
     let id = escalation_id(&escalation)?;
-    let events = ctx.engine.submit(Input::Resolve { escalation: id, message }).await.map_err(engine_error)?;
+    let events = submit(ctx, Input::Resolve { escalation: id, message }).await?;
     let message = events.iter().find_map(|e| match e {
         Event::MessageQueued { message } => Some(message.id),
         _ => None,
@@ -70,7 +70,7 @@ pub(super) async fn answer_dialog(
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     let input = Input::Answer { agent: id.clone(), answer, message, screen };
-    let events = ctx.engine.submit(input).await.map_err(engine_error)?;
+    let events = submit(ctx, input).await?;
     let key = events.iter().find_map(|e| match e {
         Event::DialogAnswered { key, .. } => Some(*key),
         _ => None,
@@ -101,7 +101,7 @@ pub(super) async fn resolve_answering(
     })
     .await?;
     let answered = answer_dialog(ctx, agent, answer, message).await?;
-    let events = ctx.engine.submit(Input::Resolve { escalation: id, message: None }).await.map_err(engine_error)?;
+    let events = submit(ctx, Input::Resolve { escalation: id, message: None }).await?;
     drop(events);
     let message = match answered {
         Response::Answered { message, .. } => message,
@@ -121,7 +121,7 @@ fn escalation_id(escalation: &str) -> Result<EscalationId, WireError> {
 pub(super) async fn kill(ctx: &Arc<Context>, agent: String) -> Answer {
     let id = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
     let rx = ctx.engine.subscribe();
-    ctx.engine.submit(Input::KillAgent { agent: id.clone() }).await.map_err(engine_error)?;
+    submit(ctx, Input::KillAgent { agent: id.clone() }).await?;
     let failed = id.clone();
     wait_outcome(
         ctx,
@@ -140,9 +140,23 @@ pub(super) async fn kill(ctx: &Arc<Context>, agent: String) -> Answer {
     .await?
 }
 
+fn removed_already(ctx: &Arc<Context>, id: WorkspaceId, events: &[Event]) -> Removed {
+    let branch_kept = events.iter().find_map(|e| match e {
+        Event::WorkspaceRemoving { keep_branch, .. } => keep_branch.clone(),
+        _ => None,
+    });
+    Removed { path: ctx.dirs.workspaces().join(id.as_str()), workspace: id, branch_deleted: None, branch_kept }
+}
+
 pub(super) async fn remove_workspace(ctx: &Arc<Context>, id: WorkspaceId, force: bool) -> Result<Removed, WireError> {
     let wid = id.clone();
-    let ws = query(ctx, move |s| Ok(s.find_workspace(wid.as_str())?.clone())).await?;
+    let ws = query(ctx, move |s| Ok(s.find_workspace(wid.as_str()).ok().cloned())).await?;
+    let ws = match (ws, done_already()) {
+        (Some(ws), _) => ws,
+        // Sent again after the daemon died, and removed since: what it decided is the answer.
+        (None, Some(events)) => return Ok(removed_already(ctx, id, &events)),
+        (None, None) => return Err(bosun_core::Rejection::NoSuchWorkspace(id.to_string()).into()),
+    };
     let (workspaces, w) = (ctx.workspaces.clone(), ws.clone());
     let probe = blocking(move || {
         Ok(WorkspaceProbe {
@@ -152,8 +166,7 @@ pub(super) async fn remove_workspace(ctx: &Arc<Context>, id: WorkspaceId, force:
     })
     .await?;
     let rx = ctx.engine.subscribe();
-    let events =
-        ctx.engine.submit(Input::RemoveWorkspace { id: id.clone(), force, probe }).await.map_err(engine_error)?;
+    let events = submit(ctx, Input::RemoveWorkspace { id: id.clone(), force, probe }).await?;
     // The core decided the branch's fate; report what it decided.
     let branch_kept = events.iter().find_map(|e| match e {
         bosun_core::Event::WorkspaceRemoving { keep_branch, .. } => keep_branch.clone(),

@@ -51,7 +51,7 @@ pub(super) async fn start_job(
     })
     .await
     .map_err(|e| WireError::new(ErrorKind::Failed, e.to_string()))??;
-    let events = ctx.engine.submit(Input::StartJob(Box::new(spec))).await.map_err(engine_error)?;
+    let events = submit(ctx, Input::StartJob(Box::new(spec))).await?;
     let (mut job, mut workspace, mut branch) = (None, None, None);
     for e in events {
         match e {

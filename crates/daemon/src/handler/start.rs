@@ -7,6 +7,11 @@ use bosun_core::{AgentId, INHERITED_ENV_FILE};
 use super::*;
 
 pub(super) async fn start_agent(ctx: &Arc<Context>, req: StartAgent) -> Answer {
+    // Sent again after the daemon died, once carried out: its branch exists now, its checks
+    // would fail; what it did is the answer.
+    if let Some(events) = done_already() {
+        return started(events);
+    }
     let program = req
         .command
         .first()
@@ -27,17 +32,21 @@ pub(super) async fn start_agent(ctx: &Arc<Context>, req: StartAgent) -> Answer {
     let spec = blocking(move || prepare(&*workspaces, &*sessions, req, n, nc, roots)).await?;
     let inherited = (!spec.inherits.is_empty())
         .then(|| spec.agents_root.join(AgentId::new(&spec.nonce).as_str()).join(INHERITED_ENV_FILE));
-    let events = match ctx.engine.submit(Input::StartAgent(Box::new(spec))).await {
+    let events = match submit(ctx, Input::StartAgent(Box::new(spec))).await {
         Ok(events) => events,
         Err(e) => {
             // Nothing was recorded: nothing of it stays behind.
             if let Some(file) = inherited {
                 let _ = bosun_adapters::secret::forget(&file);
             }
-            return Err(engine_error(e));
+            return Err(e);
         }
     };
-    // Report what the core recorded.
+    started(events)
+}
+
+/// What the core recorded of a start.
+fn started(events: Vec<Event>) -> Answer {
     let (mut agent, mut workspace) = (None, None);
     for e in events {
         match e {

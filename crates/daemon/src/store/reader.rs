@@ -28,4 +28,15 @@ impl LogReader {
     ) -> Result<(), StoreError> {
         row::scan_range(&self.conn, 0, last, |row| f(row.seq, row.at, &row.event))
     }
+
+    /// The `count` events from seq `first` on.
+    pub fn events(&self, first: u64, count: u32) -> Result<Vec<Event>, StoreError> {
+        let mut events = Vec::new();
+        let (after, last) = (first.saturating_sub(1), first.saturating_sub(1) + u64::from(count));
+        row::scan_range(&self.conn, after, last, |row| {
+            events.push(row.event);
+            Ok(())
+        })?;
+        Ok(events)
+    }
 }
