@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// bosun runs AI coding agents unattended and in parallel: each in its own git worktree and tmux
 /// session, watched by a daemon that remembers everything across its own crashes.
 #[derive(Debug, Parser)]
-#[command(name = "bosun", version, propagate_version = true)]
+#[command(name = "bosun", version, propagate_version = true, after_help = crate::error::EXIT_CODES)]
 pub struct Cli {
     /// State directory (database, sockets, workspaces) [default: $BOSUN_STATE_DIR, else
     /// $XDG_STATE_HOME/bosun, else ~/.local/state/bosun]

@@ -7,6 +7,7 @@ use std::os::unix::net::UnixStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::error::{CliError, Kind};
 use anyhow::{bail, Context, Result};
 use bosun_core::RequestId;
 use bosun_wire::{read_frame, write_frame, Envelope, Request, Response, StateDir, WireError, VERSION};
@@ -43,15 +44,17 @@ impl Client {
             let stream = match self.connect() {
                 Some(s) => s,
                 None => {
-                    self.start_daemon()?;
-                    self.connect().context("the daemon started but does not accept connections")?
+                    self.start_daemon().context(unavailable("the daemon is not running and could not be started"))?;
+                    self.connect().context(unavailable(
+                        "the daemon started but does not accept connections (see `bosun daemon logs`)",
+                    ))?
                 }
             };
             match exchange(stream, &envelope) {
                 Err(Lost(e)) if retry && Instant::now() < deadline && self.daemon_gone_within(GONE_WAIT) => {
                     tracing::debug!("the daemon died with the request unanswered ({e:#}): asking a new one");
                 }
-                Err(Lost(e)) => return Err(e.context("the daemon did not answer (see `bosun daemon logs`)")),
+                Err(Lost(e)) => return Err(e.context(no_answer())),
                 Ok(answer) => return answer,
             }
         }
@@ -63,7 +66,7 @@ impl Client {
         match self.connect() {
             Some(s) => match exchange(s, &envelope) {
                 Ok(answer) => answer.map(Some),
-                Err(Lost(e)) => Err(e.context("the daemon did not answer (see `bosun daemon logs`)")),
+                Err(Lost(e)) => Err(e.context(no_answer())),
             },
             None => Ok(None),
         }
@@ -137,6 +140,14 @@ impl Client {
             std::thread::sleep(Duration::from_millis(2));
         }
     }
+}
+
+fn unavailable(message: &str) -> CliError {
+    CliError::new(Kind::DaemonUnavailable, message)
+}
+
+fn no_answer() -> CliError {
+    unavailable("the daemon did not answer (see `bosun daemon logs`)")
 }
 
 /// The connection was lost before an answer came.

@@ -15,6 +15,7 @@ use crate::args::{
     AgentCommand, Colors, Command, HookCommand, StartArgs, TmuxHook, WorkspaceCommand, WorkspaceKindArg,
 };
 use crate::client::Client;
+use crate::error::usage;
 use crate::render;
 
 pub fn run(client: &Client, command: Command) -> Result<()> {
@@ -242,27 +243,27 @@ const ENV_VALUE_MAX: usize = 64 * 1024;
 
 fn start(client: &Client, args: StartArgs) -> Result<()> {
     if let Some(name) = &args.name {
-        Name::parse(name)?;
+        Name::parse(name).map_err(|e| crate::error::usage(e.to_string()))?;
     }
     let mut env = BTreeMap::new();
     for kv in &args.env {
         let shown: String = kv.chars().take(60).collect();
-        let (k, v) = kv.split_once('=').with_context(|| format!("--env {shown:?} is not KEY=VALUE"))?;
+        let (k, v) = kv.split_once('=').ok_or_else(|| usage(format!("--env {shown:?} is not KEY=VALUE")))?;
         let name_ok = k.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
             && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !name_ok {
-            bail!(
+            return Err(usage(format!(
                 "--env {shown:?}: {k:.60?} is not a variable name (letters, digits and _, not starting with a digit)"
-            );
+            )));
         }
         if v.len() > ENV_VALUE_MAX {
-            bail!("--env {k}: its value is {} bytes; the most is {ENV_VALUE_MAX}", v.len());
+            return Err(usage(format!("--env {k}: its value is {} bytes; the most is {ENV_VALUE_MAX}", v.len())));
         }
         env.insert(k.to_owned(), v.to_owned());
     }
     let repo = match &args.repo {
         Some(r) => {
-            Some(std::fs::canonicalize(r).with_context(|| format!("--repo {}: no such directory", r.display()))?)
+            Some(std::fs::canonicalize(r).map_err(|_| usage(format!("--repo {}: no such directory", r.display())))?)
         }
         None => None,
     };
@@ -270,7 +271,7 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
         WorkspaceKindArg::Worktree => WorkspaceChoice::Worktree,
         WorkspaceKindArg::Folder => {
             if args.branch.is_some() || args.base_ref.is_some() {
-                bail!("--branch and --ref only apply to --workspace worktree");
+                return Err(usage("--branch and --ref only apply to --workspace worktree"));
             }
             WorkspaceChoice::Folder
         }
@@ -289,7 +290,7 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
             .collect(),
         driver: args.driver,
         prompt: args.prompt,
-        policy: crate::policy_args::policy(&args.policy)?,
+        policy: crate::policy_args::policy(&args.policy).map_err(|e| usage(format!("{e:#}")))?,
         patterns: Patterns { prompt: args.prompt_pattern, working: args.working_pattern, error: args.error_pattern },
         command: args.command,
     }));

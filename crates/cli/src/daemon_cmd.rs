@@ -11,9 +11,6 @@ use crate::args::DaemonCommand;
 use crate::client::Client;
 use crate::commands::print_json;
 
-/// Exit code of `bosun daemon status` when no daemon runs (as `systemctl status`).
-const NOT_RUNNING: u8 = 3;
-
 pub fn run(client: &Client, cmd: DaemonCommand) -> Result<ExitCode> {
     match cmd {
         DaemonCommand::Run { detach } => {
@@ -82,7 +79,7 @@ pub fn run(client: &Client, cmd: DaemonCommand) -> Result<ExitCode> {
                 } else {
                     println!("not running (state directory {})", client.dirs.root().display());
                 }
-                Ok(ExitCode::from(NOT_RUNNING))
+                Ok(ExitCode::from(crate::error::Kind::DaemonUnavailable.code()))
             }
         },
         DaemonCommand::Logs { lines, follow } => logs(client, lines, follow).map(|()| ExitCode::SUCCESS),

@@ -7,6 +7,7 @@ mod commands;
 mod cron_cmd;
 mod daemon_cmd;
 mod doctor_cmd;
+mod error;
 mod job_cmd;
 mod plan_cmd;
 mod policy_args;
@@ -31,13 +32,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(_) if quiet => ExitCode::SUCCESS,
-        Err(e) => {
-            match client::wire_error(&e) {
-                Some(w) => eprintln!("bosun: {w}"),
-                None => eprintln!("bosun: {e:#}"),
-            }
-            ExitCode::FAILURE
-        }
+        Err(e) => error::report(&e),
     }
 }
 

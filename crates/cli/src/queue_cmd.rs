@@ -11,6 +11,7 @@ use bosun_wire::{Request, Response};
 use crate::args::{QueueCommand, WorkerCommand};
 use crate::client::Client;
 use crate::commands::print_json;
+use crate::error::{usage, CliError, Kind};
 use crate::render;
 
 pub fn queue(client: &Client, cmd: QueueCommand) -> Result<ExitCode> {
@@ -18,13 +19,17 @@ pub fn queue(client: &Client, cmd: QueueCommand) -> Result<ExitCode> {
         QueueCommand::Push { queue, fields } => {
             let (files, _, _) = crate::runbook_cmd::sources()?;
             let runbook = load(&files)
-                .map_err(|e| anyhow::anyhow!("the runbooks have {} error(s): see `bosun runbook check`", e.len()))?;
+                .map_err(|e| usage(format!("the runbooks have {} error(s): see `bosun runbook check`", e.len())))?;
             let retry = match runbook.queues.get(&queue).map(|q| &q.kind) {
                 Some(QueueKind::Persisted { retry }) => *retry,
                 Some(QueueKind::External { .. }) => {
-                    bail!("queue {queue:?} is external: its items come from its `list` command")
+                    return Err(usage(format!("queue {queue:?} is external: its items come from its `list` command")))
                 }
-                None => bail!("no queue {queue:?} in the runbooks"),
+                None => {
+                    return Err(CliError::new(Kind::NotFound, format!("no queue {queue:?} in the runbooks"))
+                        .hint("`bosun runbook ls` lists the queues")
+                        .into())
+                }
             };
             let mut data = BTreeMap::new();
             for f in fields {

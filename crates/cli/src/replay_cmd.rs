@@ -21,7 +21,7 @@ pub fn run(client: &Client, job: Option<String>, events: Option<PathBuf>, json: 
             };
             (format!("job {job}"), replayed)
         }
-        (None, None) => bail!("name a job, or give --events FILE"),
+        (None, None) => return Err(crate::error::usage("name a job, or give --events FILE")),
     };
     if json {
         print_json(&replayed)?;

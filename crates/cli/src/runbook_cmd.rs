@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use bosun_runbook::load::{find_dir, load, read_dir};
 use bosun_runbook::model::Run;
 
@@ -16,10 +16,10 @@ use crate::commands::print_json;
 pub fn sources() -> Result<(Vec<bosun_runbook::load::SourceFile>, PathBuf, PathBuf)> {
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let Some(dir) = find_dir(&here) else {
-        bail!(
+        return Err(crate::error::usage(format!(
             "no .bosun/runbooks/ here or in any parent of {}: create one with *.hcl or *.toml runbooks",
             here.display()
-        );
+        )));
     };
     let sources = read_dir(&dir).with_context(|| format!("cannot read {}", dir.display()))?;
     Ok((sources, dir, here))
@@ -43,7 +43,7 @@ pub fn run(cmd: RunbookCommand) -> Result<ExitCode> {
                 eprintln!("{e}");
             }
             eprintln!("bosun: {} error(s) in {}", errors.len(), dir.display());
-            return Ok(ExitCode::FAILURE);
+            return Ok(ExitCode::from(crate::error::Kind::Usage.code()));
         }
     };
     match cmd {

@@ -73,14 +73,14 @@ fn status_start_and_stop() {
     let bosun = bosun();
     let dir = bosun.state_dir().to_owned();
     let out = bosun.run(&dir, &["daemon", "status"]);
-    assert_eq!(out.status.code(), Some(3), "not running");
+    assert_eq!(out.status.code(), Some(4), "not running: the daemon is unavailable");
     bosun.ok(&dir, &["daemon", "start"]);
     let status: serde_json::Value = serde_json::from_str(&bosun.ok(&dir, &["daemon", "status", "--json"])).unwrap();
     assert_eq!(status["running"], true);
     assert_eq!(status["daemon"]["version"], bosun_wire::VERSION);
     let out = bosun.ok(&dir, &["daemon", "stop"]);
     assert!(out.contains("daemon stopped"), "{out}");
-    assert_eq!(bosun.run(&dir, &["daemon", "status"]).status.code(), Some(3));
+    assert_eq!(bosun.run(&dir, &["daemon", "status"]).status.code(), Some(4));
     assert!(!dir.join("bosun.sock").exists(), "socket removed on stop");
     let logs = bosun.ok(&dir, &["daemon", "logs"]);
     assert!(logs.contains("daemon stopped"), "{logs}");

@@ -21,8 +21,10 @@ fn a_dirty_workspace_is_refused_without_force_and_removed_with_it() {
     let bosun = bosun();
     let repo = TempRepo::new();
     let (ws, path) = finished(&bosun, &repo, &["--", "sh", "-c", "echo work > result.txt"]);
-    let err = bosun.fails(repo.path(), &["workspace", "rm", &ws]);
+    let out = bosun.run(repo.path(), &["workspace", "rm", &ws]);
+    let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("uncommitted changes") && err.contains("--force"), "{err}");
+    assert_eq!(out.status.code(), Some(5), "refused to protect work");
     assert!(path.join("result.txt").exists(), "nothing removed");
 
     let out = bosun.ok(repo.path(), &["workspace", "rm", &ws, "--force"]);

@@ -201,6 +201,8 @@ pub enum ErrorKind {
     VersionMismatch,
     /// Something outside failed (git, tmux, the disk).
     Failed,
+    /// Refused because it would lose work (uncommitted changes, unpushed commits): `--force`.
+    WouldLoseWork,
 }
 
 impl WireError {
@@ -213,8 +215,20 @@ impl From<bosun_core::Rejection> for WireError {
     fn from(r: bosun_core::Rejection) -> Self {
         use bosun_core::Rejection as R;
         let kind = match r {
-            R::NoSuchAgent(_) | R::NoSuchWorkspace(_) => ErrorKind::NotFound,
-            R::AmbiguousAgent { .. } | R::AmbiguousWorkspace { .. } => ErrorKind::BadRequest,
+            R::NoSuchAgent(_)
+            | R::NoSuchWorkspace(_)
+            | R::NoSuchJob(_)
+            | R::NoSuchItem(_)
+            | R::NoSuchWorker(_)
+            | R::NoSuchPlan(_)
+            | R::NoSuchCron(_)
+            | R::NoSuchEscalation(_) => ErrorKind::NotFound,
+            R::AmbiguousAgent { .. }
+            | R::AmbiguousWorkspace { .. }
+            | R::NameIsAnId { .. }
+            | R::BranchTaken { .. }
+            | R::CronNeverFires(_) => ErrorKind::BadRequest,
+            R::WorkspaceDirty(_) => ErrorKind::WouldLoseWork,
             _ => ErrorKind::Conflict,
         };
         Self::new(kind, r.to_string())
