@@ -22,7 +22,7 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
     match command {
         Command::Agent(AgentCommand::Start(args)) => start(client, *args),
         Command::Ls(flag) => {
-            let Response::List(list) = client.request(Request::List)? else { bail!(unexpected()) };
+            let list = client.list()?;
             if flag.json {
                 return print_json(&list);
             }
@@ -36,7 +36,7 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             Ok(())
         }
         Command::Show { id, json } => {
-            let Response::Agent(d) = client.request(Request::Show { agent: id })? else { bail!(unexpected()) };
+            let d = client.show(id)?;
             if json {
                 return print_json(&d);
             }
@@ -140,14 +140,11 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
                 Colors::Always => true,
                 Colors::Never => false,
             };
-            let Response::Screen { text } = client.request(Request::Peek { agent: id, colors })? else {
-                bail!(unexpected())
-            };
-            println!("{text}");
+            println!("{}", client.peek(id, colors)?);
             Ok(())
         }
         Command::Attach { id } => {
-            let Response::Attach { argv } = client.request(Request::Attach { agent: id })? else { bail!(unexpected()) };
+            let argv = client.attach(id)?;
             let (program, rest) = argv.split_first().context("the daemon gave no attach command")?;
             let err = bosun_adapters::private::as_user(&mut std::process::Command::new(program))
                 .args(rest)
@@ -157,16 +154,12 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             Err(anyhow!("cannot run {program}: {err}"))
         }
         Command::Send { id, text } => {
-            let Response::Sent { message } = client.request(Request::Send { agent: id, text: text.join(" ") })? else {
-                bail!(unexpected())
-            };
+            let message = client.send(id, text.join(" "))?;
             println!("delivered {message}");
             Ok(())
         }
         Command::Kill { id, json } => {
-            let Response::Killed { agent, state } = client.request(Request::Kill { agent: id })? else {
-                bail!(unexpected())
-            };
+            let (agent, state) = client.kill(id)?;
             if json {
                 return print_json(&serde_json::json!({ "agent": agent, "state": state }));
             }
@@ -175,9 +168,7 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
         }
         Command::Workspace(cmd) => workspace(client, cmd),
         Command::Escalations { all, json } => {
-            let Response::Escalations { now, escalations } = client.request(Request::Escalations { all })? else {
-                bail!(unexpected())
-            };
+            let crate::calls::Dated { now, all: escalations } = client.escalations(all)?;
             if json {
                 return print_json(&escalations);
             }
@@ -201,11 +192,11 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             Ok(())
         }
         Command::Answer { id, answer, message, json } => {
-            let response = client.request(Request::Answer { agent: id, answer, message })?;
-            let Response::Answered { agent, key, message, .. } = &response else { bail!(unexpected()) };
+            let answered = client.answer(id, answer, message)?;
             if json {
-                return print_json(&response);
+                return print_json(&answered);
             }
+            let crate::calls::Answered { agent, key, message, .. } = answered;
             println!("answered {agent}'s dialog with {answer} (typed {key})");
             if let Some(m) = message {
                 println!("message {m} goes to the agent when it waits for input");
@@ -213,11 +204,7 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             Ok(())
         }
         Command::Resolve { id, message, answer } => {
-            let Response::Resolved { escalation, message } =
-                client.request(Request::Resolve { escalation: id, message, answer })?
-            else {
-                bail!(unexpected())
-            };
+            let (escalation, message) = client.resolve(id, message, answer)?;
             match message {
                 Some(m) => println!("resolved {escalation}; message {m} goes to the agent when it waits for input"),
                 None => println!("resolved {escalation}"),
@@ -276,7 +263,7 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
             WorkspaceChoice::Folder
         }
     };
-    let request = Request::StartAgent(Box::new(StartAgent {
+    let s = client.start_agent(Box::new(StartAgent {
         repo,
         cwd: std::env::current_dir().context("cannot read the current directory")?,
         workspace,
@@ -293,8 +280,7 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
         policy: crate::policy_args::policy(&args.policy).map_err(|e| usage(format!("{e:#}")))?,
         patterns: Patterns { prompt: args.prompt_pattern, working: args.working_pattern, error: args.error_pattern },
         command: args.command,
-    }));
-    let Response::Started(s) = client.request(request)? else { bail!(unexpected()) };
+    }))?;
     if args.json {
         return print_json(&s);
     }
@@ -309,7 +295,7 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
 fn workspace(client: &Client, cmd: WorkspaceCommand) -> Result<()> {
     match cmd {
         WorkspaceCommand::Ls(flag) => {
-            let Response::List(list) = client.request(Request::List)? else { bail!(unexpected()) };
+            let list = client.list()?;
             if flag.json {
                 return print_json(&list.workspaces);
             }
@@ -317,9 +303,7 @@ fn workspace(client: &Client, cmd: WorkspaceCommand) -> Result<()> {
             Ok(())
         }
         WorkspaceCommand::Rm { id, force, json } => {
-            let Response::Removed(r) = client.request(Request::WorkspaceRemove { workspace: id, force })? else {
-                bail!(unexpected())
-            };
+            let r = client.workspace_remove(id, force)?;
             if json {
                 return print_json(&r);
             }
@@ -327,7 +311,7 @@ fn workspace(client: &Client, cmd: WorkspaceCommand) -> Result<()> {
             Ok(())
         }
         WorkspaceCommand::Prune { dry_run, json } => {
-            let Response::Pruned(p) = client.request(Request::WorkspacePrune { dry_run })? else { bail!(unexpected()) };
+            let p = client.workspace_prune(dry_run)?;
             if json {
                 return print_json(&p);
             }
@@ -427,10 +411,6 @@ pub fn print_json<T: Serialize>(value: &T) -> Result<()> {
     }
     writeln!(out)?;
     Ok(())
-}
-
-fn unexpected() -> &'static str {
-    "the daemon gave an unexpected answer: are the CLI and daemon the same version? (`bosun daemon status`)"
 }
 
 fn unreachable_command() -> Result<()> {

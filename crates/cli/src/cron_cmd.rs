@@ -2,22 +2,20 @@
 
 use std::process::ExitCode;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use bosun_core::{Cron, Schedule};
-use bosun_wire::{Request, Response};
 
 use crate::args::CronCommand;
+use crate::calls::Dated;
 use crate::client::Client;
 use crate::commands::print_json;
-use crate::queue_cmd::unexpected;
 use crate::render;
 
 pub fn cron(client: &Client, cmd: CronCommand) -> Result<ExitCode> {
     match cmd {
         CronCommand::Start { name } => {
             let (sources, cwd) = crate::runbook_cmd::pairs()?;
-            let answer = client.request(Request::CronStart { name: name.clone(), sources, cwd })?;
-            let Response::Crons { now, crons } = answer else { bail!(unexpected()) };
+            let Dated { now, all: crons } = client.cron_start(name.clone(), sources, cwd)?;
             let next = crons.iter().find(|c| c.name == name).and_then(|c| c.next);
             match next {
                 Some(at) => println!("cron {name} started: next turn in {}", render::age(at.as_millis(), now)),
@@ -25,15 +23,15 @@ pub fn cron(client: &Client, cmd: CronCommand) -> Result<ExitCode> {
             }
         }
         CronCommand::Stop { name } => {
-            client.request(Request::CronStop { name: name.clone() })?;
+            client.cron_stop(name.clone())?;
             println!("cron {name} stopped (a job it started runs on)");
         }
         CronCommand::Once { name, json } => {
             let (sources, cwd) = crate::runbook_cmd::pairs()?;
-            return crate::job_cmd::started(client.request(Request::CronOnce { name, sources, cwd })?, json);
+            return crate::job_cmd::started(client.cron_once(name, sources, cwd)?, json);
         }
         CronCommand::Ls(flag) => {
-            let Response::Crons { now, crons } = client.request(Request::CronList)? else { bail!(unexpected()) };
+            let Dated { now, all: crons } = client.cron_list()?;
             if flag.json {
                 print_json(&crons)?;
             } else if crons.is_empty() {

@@ -2,17 +2,16 @@
 
 use std::process::ExitCode;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use bosun_core::Leftover;
-use bosun_wire::{Finding, Fixed, Request, Response};
+use bosun_wire::{Finding, Fixed};
 
 use crate::client::Client;
 use crate::commands::print_json;
-use crate::queue_cmd::unexpected;
 
 pub fn run(client: &Client, fix: bool, json: bool) -> Result<ExitCode> {
     let cwd = std::env::current_dir().ok();
-    let Response::Doctor { findings } = client.request(Request::Doctor { fix, cwd })? else { bail!(unexpected()) };
+    let findings = client.doctor(fix, cwd)?;
     let remaining = findings.iter().filter(|f| f.fixed != Some(Fixed::Removed)).count();
     if json {
         print_json(&findings)?;

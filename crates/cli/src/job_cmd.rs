@@ -2,25 +2,24 @@
 
 use std::process::ExitCode;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use bosun_core::{Job, JobState, CHECKPOINT_FILE, EVENTS_FILE};
-use bosun_wire::{Request, Response, RunCommand};
+use bosun_wire::RunCommand;
 
 use crate::args::JobCommand;
+use crate::calls::{Dated, Exported, JobNow, JobStarted};
 use crate::client::Client;
 use crate::commands::print_json;
-use crate::queue_cmd::unexpected;
 use crate::render;
 
 pub fn run(client: &Client, command: String, args: Vec<String>, json: bool) -> Result<ExitCode> {
     let (sources, cwd) = crate::runbook_cmd::pairs()?;
-    let request = Request::Run(Box::new(RunCommand { sources, command, args, cwd }));
-    started(client.request(request)?, json)
+    started(client.run(Box::new(RunCommand { sources, command, args, cwd }))?, json)
 }
 
 /// Prints what a started job's answer says: its id, workspace and branch.
-pub fn started(answer: Response, json: bool) -> Result<ExitCode> {
-    let Response::JobStarted { job, workspace, branch } = answer else { bail!(unexpected()) };
+pub fn started(answer: JobStarted, json: bool) -> Result<ExitCode> {
+    let JobStarted { job, workspace, branch } = answer;
     if json {
         print_json(&serde_json::json!({ "job": job, "workspace": workspace, "branch": branch }))?;
     } else {
@@ -38,7 +37,7 @@ pub fn started(answer: Response, json: bool) -> Result<ExitCode> {
 pub fn job(client: &Client, cmd: JobCommand) -> Result<ExitCode> {
     match cmd {
         JobCommand::Ls(flag) => {
-            let Response::Jobs { now, jobs } = client.request(Request::JobList)? else { bail!(unexpected()) };
+            let Dated { now, all: jobs } = client.job_list()?;
             if flag.json {
                 print_json(&jobs)?;
             } else if jobs.is_empty() {
@@ -61,9 +60,7 @@ pub fn job(client: &Client, cmd: JobCommand) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         JobCommand::Show { id, json } => {
-            let Response::Job { now, job, .. } = client.request(Request::JobShow { job: id })? else {
-                bail!(unexpected())
-            };
+            let JobNow { now, job, .. } = client.job_show(id)?;
             if json {
                 print_json(&job)?;
             } else {
@@ -71,9 +68,13 @@ pub fn job(client: &Client, cmd: JobCommand) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        JobCommand::Cancel { id } => changed(client, Request::JobCancel { job: id }).map(|_| ExitCode::SUCCESS),
+        JobCommand::Cancel { id } => {
+            changed(&*client.job_cancel(id)?);
+            Ok(ExitCode::SUCCESS)
+        }
         JobCommand::Resume { id } => {
-            let job = changed(client, Request::JobResume { job: id })?;
+            let job = client.job_resume(id)?;
+            changed(&job);
             if let Some(agent) = &job.resumed_with {
                 println!("resumed mid-step: agent {agent} restarted with its conversation");
             }
@@ -81,10 +82,7 @@ pub fn job(client: &Client, cmd: JobCommand) -> Result<ExitCode> {
         }
         JobCommand::Export { id, dir, force, json } => {
             let dir = std::env::current_dir()?.join(dir);
-            let Response::Exported { dir, events, seq } = client.request(Request::JobExport { job: id, dir, force })?
-            else {
-                bail!(unexpected())
-            };
+            let Exported { dir, events, seq } = client.job_export(id, dir, force)?;
             if json {
                 print_json(&serde_json::json!({ "dir": dir, "events": events, "seq": seq }))?;
             } else {
@@ -95,9 +93,7 @@ pub fn job(client: &Client, cmd: JobCommand) -> Result<ExitCode> {
         }
         JobCommand::Logs { id, follow } => logs(client, id, follow),
         JobCommand::Wait { id } => loop {
-            let Response::Job { job, over, .. } = client.request(Request::JobWait { job: id.clone() })? else {
-                bail!(unexpected())
-            };
+            let JobNow { job, over, .. } = client.job_wait(id.clone())?;
             if over {
                 println!("{} {}", job.spec.id, outcome(&job.state));
                 return Ok(if job.state == JobState::Done { ExitCode::SUCCESS } else { ExitCode::FAILURE });
@@ -110,9 +106,7 @@ pub fn job(client: &Client, cmd: JobCommand) -> Result<ExitCode> {
 fn logs(client: &Client, id: String, follow: bool) -> Result<ExitCode> {
     let mut printed: std::collections::BTreeMap<std::path::PathBuf, u64> = Default::default();
     loop {
-        let Response::Job { job, over, .. } = client.request(Request::JobShow { job: id.clone() })? else {
-            bail!(unexpected())
-        };
+        let JobNow { job, over, .. } = client.job_show(id.clone())?;
         let mut files: Vec<_> =
             std::fs::read_dir(&job.spec.logs).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
         files.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.created().or_else(|_| m.modified())).ok());
@@ -166,10 +160,8 @@ fn show(now: u64, j: &Job) {
     println!("logs       {}", j.spec.logs.display());
 }
 
-/// Asks for a change to a job and prints the state it is in after.
-fn changed(client: &Client, request: Request) -> Result<Box<Job>> {
-    let Response::Job { job, .. } = client.request(request)? else { bail!(unexpected()) };
+/// Prints the state a job is in after a change.
+fn changed(job: &Job) {
     let step = job.step.as_deref().map(|s| format!(" (step {s})")).unwrap_or_default();
     println!("{} {}{step}", job.spec.id, job.state.label());
-    Ok(job)
 }

@@ -2,6 +2,7 @@
 //! and prints for people, or JSON for scripts.
 
 mod args;
+mod calls;
 mod client;
 mod commands;
 mod cron_cmd;

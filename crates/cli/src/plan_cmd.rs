@@ -2,26 +2,23 @@
 
 use std::process::ExitCode;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use bosun_core::{Plan, PlanState};
-use bosun_wire::{Request, Response};
 
 use crate::args::PlanCommand;
 use crate::client::Client;
 use crate::commands::print_json;
-use crate::queue_cmd::unexpected;
 use crate::render;
 
 pub fn plan(client: &Client, cmd: PlanCommand) -> Result<ExitCode> {
-    let (answer, json) = match cmd {
+    let (plans, json) = match cmd {
         PlanCommand::Run { name, json } => {
             let (sources, cwd) = crate::runbook_cmd::pairs()?;
-            (client.request(Request::PlanRun { name, sources, cwd })?, json)
+            (client.plan_run(name, sources, cwd)?, json)
         }
-        PlanCommand::Ls(flag) => (client.request(Request::PlanList)?, flag.json),
-        PlanCommand::Resume { id, json } => (client.request(Request::PlanResume { plan: id })?, json),
+        PlanCommand::Ls(flag) => (client.plan_list()?, flag.json),
+        PlanCommand::Resume { id, json } => (client.plan_resume(id)?, json),
     };
-    let Response::Plans { plans } = answer else { bail!(unexpected()) };
     if json {
         print_json(&plans)?;
     } else if plans.is_empty() {

@@ -3,12 +3,12 @@
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use bosun_runbook::load::load;
 use bosun_runbook::model::QueueKind;
-use bosun_wire::{Request, Response};
 
 use crate::args::{QueueCommand, WorkerCommand};
+use crate::calls::Dated;
 use crate::client::Client;
 use crate::commands::print_json;
 use crate::error::{usage, CliError, Kind};
@@ -36,13 +36,11 @@ pub fn queue(client: &Client, cmd: QueueCommand) -> Result<ExitCode> {
                 let (k, v) = f.split_once('=').with_context(|| format!("{f:?} is not KEY=VALUE"))?;
                 data.insert(k.to_owned(), v.to_owned());
             }
-            client.request(Request::QueuePush { queue, data, retry })?;
+            client.queue_push(queue, data, retry)?;
             println!("pushed");
         }
         QueueCommand::Ls { queue, json } => {
-            let Response::Items { now, items } = client.request(Request::QueueList { queue })? else {
-                bail!(unexpected())
-            };
+            let Dated { now, all: items } = client.queue_list(queue)?;
             if json {
                 print_json(&items)?;
             } else {
@@ -64,11 +62,11 @@ pub fn queue(client: &Client, cmd: QueueCommand) -> Result<ExitCode> {
             }
         }
         QueueCommand::Retry { item } => {
-            client.request(Request::QueueRetry { item: item.clone() })?;
+            client.queue_retry(item.clone())?;
             println!("{item} is pending again");
         }
         QueueCommand::Drop { item } => {
-            client.request(Request::QueueDrop { item: item.clone() })?;
+            client.queue_drop(item.clone())?;
             println!("{item} dropped");
         }
     }
@@ -79,15 +77,15 @@ pub fn worker(client: &Client, cmd: WorkerCommand) -> Result<ExitCode> {
     match cmd {
         WorkerCommand::Start { name } => {
             let (sources, cwd) = crate::runbook_cmd::pairs()?;
-            client.request(Request::WorkerStart { name: name.clone(), sources, cwd })?;
+            client.worker_start(name.clone(), sources, cwd)?;
             println!("worker {name} started");
         }
         WorkerCommand::Stop { name } => {
-            client.request(Request::WorkerStop { name: name.clone() })?;
+            client.worker_stop(name.clone())?;
             println!("worker {name} stopped");
         }
         WorkerCommand::Ls(flag) => {
-            let Response::Workers { workers } = client.request(Request::WorkerList)? else { bail!(unexpected()) };
+            let workers = client.worker_list()?;
             if flag.json {
                 print_json(&workers)?;
             } else {
@@ -111,8 +109,4 @@ pub fn worker(client: &Client, cmd: WorkerCommand) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-pub fn unexpected() -> &'static str {
-    "the daemon gave an unexpected answer: are the CLI and daemon the same version? (`bosun daemon status`)"
 }

@@ -4,21 +4,17 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use bosun_core::replay::{replay, Decided, Recorded, Replayed};
-use bosun_wire::{Request, Response};
 
 use crate::client::Client;
 use crate::commands::print_json;
-use crate::queue_cmd::unexpected;
 
 pub fn run(client: &Client, job: Option<String>, events: Option<PathBuf>, json: bool) -> Result<ExitCode> {
     let (what, replayed) = match (job, events) {
         (_, Some(file)) => (file.display().to_string(), replay(&read(&file)?)),
         (Some(job), None) => {
-            let Response::Replayed { job, replayed } = client.request(Request::Replay { job })? else {
-                bail!(unexpected())
-            };
+            let (job, replayed) = client.replay(job)?;
             (format!("job {job}"), replayed)
         }
         (None, None) => return Err(crate::error::usage("name a job, or give --events FILE")),

@@ -1,0 +1,137 @@
+//! The daemon's calls, typed: each sends its request and gives the answer it expects, so a
+//! command never matches on `Response` itself. Any other answer means the CLI and the daemon
+//! are not the same version.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use bosun_core::driver::dialog::DialogAnswer;
+use bosun_core::{AgentId, Cron, Escalation, EscalationId, Item, Job, JobId, MessageId, Plan, SessionState, Worker};
+use bosun_wire::{AgentDetail, Finding, Listing, Pruned, Removed, Request, Response, RunCommand, StartAgent, Started};
+
+use crate::client::Client;
+use crate::error::{CliError, Kind};
+
+/// A job the daemon started.
+pub struct JobStarted {
+    pub job: JobId,
+    pub workspace: Option<PathBuf>,
+    pub branch: Option<String>,
+}
+
+/// A job as it is now, and whether it is over.
+pub struct JobNow {
+    pub now: u64,
+    pub job: Box<Job>,
+    pub over: bool,
+}
+
+/// A job's run memory, written.
+pub struct Exported {
+    pub dir: PathBuf,
+    pub events: u64,
+    pub seq: u64,
+}
+
+/// Records listed with the daemon's clock (`now`), for their ages.
+pub struct Dated<T> {
+    pub now: u64,
+    pub all: Vec<T>,
+}
+
+/// An agent's dialog answered: how, with which key, and the message queued after it.
+#[derive(serde::Serialize)]
+pub struct Answered {
+    pub agent: AgentId,
+    pub answer: DialogAnswer,
+    pub key: char,
+    pub message: Option<MessageId>,
+}
+
+fn unexpected() -> anyhow::Error {
+    CliError::new(
+        Kind::DaemonUnavailable,
+        "the daemon gave an unexpected answer: are the CLI and daemon the same version?",
+    )
+    .hint("`bosun daemon status` shows the daemon's version; `bosun daemon stop` lets the next command start this one")
+    .into()
+}
+
+/// `fn name(args) -> Out = Request => pattern => value;` becomes a method of `Client`.
+macro_rules! calls {
+    ($( $(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $out:ty = $request:expr => $answer:pat => $value:expr; )*) => {
+        impl Client {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self, $($arg: $ty),*) -> Result<$out> {
+                    match self.request($request)? {
+                        $answer => Ok($value),
+                        _ => Err(unexpected()),
+                    }
+                }
+            )*
+        }
+    };
+}
+
+calls! {
+    fn list() -> Listing = Request::List => Response::List(l) => l;
+    fn show(agent: String) -> Box<AgentDetail> = Request::Show { agent } => Response::Agent(d) => d;
+    fn peek(agent: String, colors: bool) -> String = Request::Peek { agent, colors } => Response::Screen { text } => text;
+    /// The command that attaches a terminal to the agent's session.
+    fn attach(agent: String) -> Vec<String> = Request::Attach { agent } => Response::Attach { argv } => argv;
+    fn send(agent: String, text: String) -> MessageId =
+        Request::Send { agent, text } => Response::Sent { message } => message;
+    fn kill(agent: String) -> (AgentId, SessionState) =
+        Request::Kill { agent } => Response::Killed { agent, state } => (agent, state);
+    fn start_agent(start: Box<StartAgent>) -> Started = Request::StartAgent(start) => Response::Started(s) => s;
+    fn workspace_remove(workspace: String, force: bool) -> Removed =
+        Request::WorkspaceRemove { workspace, force } => Response::Removed(r) => r;
+    fn workspace_prune(dry_run: bool) -> Pruned = Request::WorkspacePrune { dry_run } => Response::Pruned(p) => p;
+    fn doctor(fix: bool, cwd: Option<PathBuf>) -> Vec<Finding> =
+        Request::Doctor { fix, cwd } => Response::Doctor { findings } => findings;
+    fn escalations(all: bool) -> Dated<Escalation> =
+        Request::Escalations { all } => Response::Escalations { now, escalations } => Dated { now, all: escalations };
+    fn answer(agent: String, answer: DialogAnswer, message: Option<String>) -> Answered =
+        Request::Answer { agent, answer, message } =>
+        Response::Answered { agent, answer, key, message } => Answered { agent, answer, key, message };
+    fn resolve(escalation: String, message: Option<String>, answer: Option<DialogAnswer>)
+        -> (EscalationId, Option<MessageId>) =
+        Request::Resolve { escalation, message, answer } =>
+        Response::Resolved { escalation, message } => (escalation, message);
+    fn run(command: Box<RunCommand>) -> JobStarted = Request::Run(command) => Response::JobStarted { job, workspace, branch } =>
+        JobStarted { job, workspace, branch };
+    fn job_list() -> Dated<Job> = Request::JobList => Response::Jobs { now, jobs } => Dated { now, all: jobs };
+    fn job_show(job: String) -> JobNow = Request::JobShow { job } => Response::Job { now, job, over } =>
+        JobNow { now, job, over };
+    fn job_cancel(job: String) -> Box<Job> = Request::JobCancel { job } => Response::Job { job, .. } => job;
+    fn job_resume(job: String) -> Box<Job> = Request::JobResume { job } => Response::Job { job, .. } => job;
+    /// Answers once the job is over, or after a while (`over` says which).
+    fn job_wait(job: String) -> JobNow = Request::JobWait { job } => Response::Job { now, job, over } =>
+        JobNow { now, job, over };
+    fn job_export(job: String, dir: PathBuf, force: bool) -> Exported =
+        Request::JobExport { job, dir, force } => Response::Exported { dir, events, seq } => Exported { dir, events, seq };
+    fn replay(job: String) -> (JobId, bosun_core::replay::Replayed) =
+        Request::Replay { job } => Response::Replayed { job, replayed } => (job, replayed);
+    fn queue_list(queue: Option<String>) -> Dated<Item> =
+        Request::QueueList { queue } => Response::Items { now, items } => Dated { now, all: items };
+    fn worker_list() -> Vec<Worker> = Request::WorkerList => Response::Workers { workers } => workers;
+    fn cron_start(name: String, sources: Vec<(PathBuf, String)>, cwd: PathBuf) -> Dated<Cron> =
+        Request::CronStart { name, sources, cwd } => Response::Crons { now, crons } => Dated { now, all: crons };
+    fn cron_once(name: String, sources: Vec<(PathBuf, String)>, cwd: PathBuf) -> JobStarted =
+        Request::CronOnce { name, sources, cwd } => Response::JobStarted { job, workspace, branch } =>
+        JobStarted { job, workspace, branch };
+    fn cron_list() -> Dated<Cron> = Request::CronList => Response::Crons { now, crons } => Dated { now, all: crons };
+    fn plan_run(name: String, sources: Vec<(PathBuf, String)>, cwd: PathBuf) -> Vec<Plan> =
+        Request::PlanRun { name, sources, cwd } => Response::Plans { plans } => plans;
+    fn plan_list() -> Vec<Plan> = Request::PlanList => Response::Plans { plans } => plans;
+    fn plan_resume(plan: String) -> Vec<Plan> = Request::PlanResume { plan } => Response::Plans { plans } => plans;
+    fn cron_stop(name: String) -> () = Request::CronStop { name } => Response::Ok => ();
+    fn queue_push(queue: String, data: std::collections::BTreeMap<String, String>, retry: u32) -> () =
+        Request::QueuePush { queue, data, retry } => Response::Ok => ();
+    fn queue_retry(item: String) -> () = Request::QueueRetry { item } => Response::Ok => ();
+    fn queue_drop(item: String) -> () = Request::QueueDrop { item } => Response::Ok => ();
+    fn worker_start(name: String, sources: Vec<(PathBuf, String)>, cwd: PathBuf) -> () =
+        Request::WorkerStart { name, sources, cwd } => Response::Ok => ();
+    fn worker_stop(name: String) -> () = Request::WorkerStop { name } => Response::Ok => ();
+}
