@@ -111,6 +111,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print a shell completion script: `bosun completions bash > ~/.local/share/bash-completion/completions/bosun`,
+    /// `bosun completions zsh > "${fpath[1]}/_bosun"`, `bosun completions fish > ~/.config/fish/completions/bosun.fish`
+    Completions {
+        /// The shell to complete for
+        shell: clap_complete::Shell,
+    },
+    /// Print bosun's man page (roff): `bosun man | man -l -`, or save it as `bosun.1`
+    Man,
     /// Find what no record owns: workspace directories and git worktrees, `ws-*` branches,
     /// tmux sessions on bosun's server, agent directories. Exits 1 while any remains.
     ///

@@ -136,7 +136,7 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
         }
         Command::Peek { id, colors } => {
             let colors = match colors {
-                Colors::Auto => std::io::stdout().is_terminal(),
+                Colors::Auto => colors_wanted(std::io::stdout().is_terminal()),
                 Colors::Always => true,
                 Colors::Never => false,
             };
@@ -221,7 +221,9 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
         | Command::Cron(_)
         | Command::Plan(_)
         | Command::Doctor { .. }
-        | Command::Replay { .. } => unreachable_command(),
+        | Command::Replay { .. }
+        | Command::Completions { .. }
+        | Command::Man => unreachable_command(),
     }
 }
 
@@ -399,6 +401,12 @@ fn bounded_stdin(max: usize) -> Result<String> {
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut std::io::Read::take(std::io::stdin().lock(), max as u64), &mut bytes)?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Whether output going to a terminal (`terminal`) gets colours: never when `NO_COLOR` is set
+/// to anything but the empty string (no-color.org).
+pub fn colors_wanted(terminal: bool) -> bool {
+    terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 /// JSON for scripts: indented on a terminal, compact (and faster) into a pipe.

@@ -1,6 +1,6 @@
 //! `bosun daemon run | start | stop | status | logs`: the daemon's life, systemctl-style.
 
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{IsTerminal, Read, Seek, SeekFrom, Write};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -16,7 +16,9 @@ pub fn run(client: &Client, cmd: DaemonCommand) -> Result<ExitCode> {
         DaemonCommand::Run { detach } => {
             let filter = tracing_subscriber::EnvFilter::try_from_env("BOSUN_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-            tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+            // Colours only on a terminal: in the background its stderr is daemon.log.
+            let ansi = crate::commands::colors_wanted(std::io::stderr().is_terminal());
+            tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi).init();
             let exe = std::env::current_exe().context("cannot find the bosun executable")?;
             bosun_daemon::run(bosun_daemon::Options { dirs: client.dirs.clone(), exe, detach })?;
             Ok(ExitCode::SUCCESS)

@@ -7,6 +7,7 @@ mod client;
 mod commands;
 mod cron_cmd;
 mod daemon_cmd;
+mod docs;
 mod doctor_cmd;
 mod error;
 mod job_cmd;
@@ -48,6 +49,11 @@ fn quiet_on_closed_pipe() {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Completions { shell } => return docs::completions(shell),
+        Command::Man => return docs::man(),
+        _ => {}
+    }
     let dirs = bosun_wire::StateDir::resolve(cli.state_dir)?;
     let client = client::Client::new(dirs);
     match cli.command {
