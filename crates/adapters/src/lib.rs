@@ -9,6 +9,7 @@ mod dirwatch;
 mod error;
 mod logwatch;
 mod notifier;
+pub mod output_log;
 pub mod private;
 pub mod secret;
 mod tmux;

@@ -54,13 +54,22 @@ pub struct Tmux {
     socket: PathBuf,
     config: PathBuf,
     settle: SettleDelay,
+    output_writer: Option<String>,
 }
 
 impl Tmux {
     /// tmux (found on `PATH`) on `socket`, starting its server with the configuration at
     /// `config` (see `write_config`).
     pub fn new(socket: PathBuf, config: PathBuf) -> Self {
-        Self { program: PathBuf::from("tmux"), socket, config, settle: SettleDelay::default() }
+        Self { program: PathBuf::from("tmux"), socket, config, settle: SettleDelay::default(), output_writer: None }
+    }
+
+    /// Has a session's output written by `writer` (a shell command prefix, already quoted for
+    /// `sh`, that takes the log's path as its last argument and its output on stdin, such as
+    /// bosun's rotating writer) instead of `cat >>`.
+    pub fn with_output_writer(mut self, writer: impl Into<String>) -> Self {
+        self.output_writer = Some(writer.into());
+        self
     }
 
     /// Runs `program` instead of `tmux` from `PATH`.
@@ -220,7 +229,11 @@ impl Sessions for Tmux {
             // In the same tmux command list, so no output is missed before the pipe is set.
             let quoted = format!("'{}'", unformat(&output.display().to_string()).replace('\'', r"'\''"));
             args.extend([";", "pipe-pane", "-t", &exact_pane(spec.session), "-O"].map(OsString::from));
-            args.push(format!("cat >> {quoted}").into());
+            let command = match &self.output_writer {
+                Some(writer) => format!("{} {quoted}", unformat(writer)),
+                None => format!("cat >> {quoted}"),
+            };
+            args.push(command.into());
         }
         // A server whose last session just ended is on its way out: a client that reaches it
         // then sees "server exited unexpectedly". A second try starts a fresh server.

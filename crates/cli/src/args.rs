@@ -481,6 +481,13 @@ pub enum HookCommand {
     Claude { agent: String, generation: u32, event: String },
     /// Codex's notify program (payload as the last argument)
     Codex { agent: String, payload: String },
+    /// An agent's terminal output (on stdin, from tmux's pipe-pane), appended to FILE, which is
+    /// rotated to FILE.1 at --max bytes
+    Output {
+        file: std::path::PathBuf,
+        #[arg(long)]
+        max: u64,
+    },
 }
 
 #[derive(Debug, Subcommand)]

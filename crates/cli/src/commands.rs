@@ -49,6 +49,7 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             println!("started    {} ago", render::age(d.now, a.created_at.as_millis()));
             println!("command    {}", a.command.join(" "));
             println!("session    {}{}", a.session, a.pid.map(|p| format!(" (pid {p})")).unwrap_or_default());
+            println!("output     {}", a.output_log().display());
             match &d.workspace {
                 Some(w) => {
                     println!("workspace  {} ({}, {})", w.id, w.kind.label(), w.state.label());
@@ -353,6 +354,11 @@ fn print_removed(r: &bosun_wire::Removed) {
 pub fn hook(client: &Client, hook: HookCommand) -> Result<ExitCode> {
     let num = |s: &str| s.trim().parse::<i32>().ok();
     let event = match hook {
+        HookCommand::Output { file, max } => {
+            bosun_adapters::output_log::append_rotating(std::io::stdin().lock(), &file, max)
+                .with_context(|| format!("writing {}", file.display()))?;
+            return Ok(ExitCode::SUCCESS);
+        }
         HookCommand::Tmux(TmuxHook::PaneDied { session, status, signal }) => {
             HookEvent::PaneDied { session, status: num(&status), signal: num(&signal) }
         }

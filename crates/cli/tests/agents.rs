@@ -169,3 +169,25 @@ fn attach_puts_a_terminal_in_the_agents_session_even_from_inside_tmux() {
     let clients = bosun.tmux(&["list-clients", "-F", "#{session_name}"]);
     assert_eq!(String::from_utf8_lossy(&clients.stdout).trim(), format!("bosun-{id}"), "one client, on the agent");
 }
+
+#[test]
+fn the_output_log_rotates_at_its_limit_and_show_says_where_it_is() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let started = bosun.command(repo.path(), &["daemon", "start"]).env("BOSUN_OUTPUT_LOG_MAX", "4096").output();
+    assert!(started.unwrap().status.success());
+    let script = "i=0; while [ $i -lt 400 ]; do echo line-$i-xxxxxxxxxxxxxxxxxxxxxxxx; i=$((i+1)); done; \
+                  echo FINISHED; exec sleep 600";
+    let id = bosun.start(repo.path(), &["--", "sh", "-c", script]);
+    let show = bosun.ok(repo.path(), &["show", &id]);
+    let log = show.lines().find_map(|l| l.strip_prefix("output     ")).expect("show names the output log");
+    let log = std::path::PathBuf::from(log.trim());
+    let rotated = bosun_testkit::poll::wait_until(PATIENCE, || {
+        std::fs::read_to_string(&log).is_ok_and(|t| t.contains("FINISHED"))
+            && bosun_adapters::output_log::previous(&log).exists()
+    });
+    assert!(rotated, "no rotation: {:?}", std::fs::metadata(&log));
+    assert!(std::fs::metadata(&log).unwrap().len() <= 4096);
+    assert!(std::fs::metadata(bosun_adapters::output_log::previous(&log)).unwrap().len() <= 4096);
+    bosun.ok(repo.path(), &["kill", &id]);
+}

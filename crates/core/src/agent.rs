@@ -113,6 +113,11 @@ pub struct NewAgent {
 }
 
 impl Agent {
+    /// Where the agent's terminal output is written (rotated to `output.log.1` at a size).
+    pub fn output_log(&self) -> std::path::PathBuf {
+        self.dir.join("output.log")
+    }
+
     /// Where the values of the variables it inherited are kept, when it inherited any.
     pub fn inherited_env(&self) -> Option<PathBuf> {
         (!self.inherits.is_empty()).then(|| self.dir.join(INHERITED_ENV_FILE))

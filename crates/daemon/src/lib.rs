@@ -74,8 +74,12 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     let state = store.load()?;
     tracing::info!(version = bosun_wire::VERSION, pid = std::process::id(), events = store.count(), "daemon starting");
 
-    let tmux = Tmux::new(opts.dirs.tmux_socket(), opts.dirs.tmux_config());
     let hook_command = format!("{} --state-dir {} hook", shell_quote(&opts.exe), shell_quote(root));
+    // BOSUN_OUTPUT_LOG_MAX (bytes) sets where an agent's output.log rotates.
+    let output_max = std::env::var("BOSUN_OUTPUT_LOG_MAX").ok().and_then(|v| v.parse::<u64>().ok());
+    let output_max = output_max.unwrap_or(bosun_adapters::output_log::OUTPUT_LOG_MAX);
+    let tmux = Tmux::new(opts.dirs.tmux_socket(), opts.dirs.tmux_config())
+        .with_output_writer(format!("{hook_command} output --max {output_max}"));
     if let Err(e) = tmux.write_config(Some(&format!("{hook_command} tmux"))) {
         tracing::warn!("cannot write tmux config: {e}");
     }

@@ -195,15 +195,11 @@ fn spawn_replacing(agent: &Agent, resume: Option<Option<&str>>, replace: Option<
         env: agent.env.clone(),
         command,
         files,
-        output: output_log(agent),
+        output: agent.output_log(),
         replace,
         hold: None,
         inherit: agent.inherited_env(),
     }
-}
-
-fn output_log(agent: &Agent) -> std::path::PathBuf {
-    agent.dir.join("output.log")
 }
 
 /// A new timer `kind` at `at`, with an id no other timer had.

@@ -3,7 +3,7 @@
 
 use super::session::{came_up, ended, sending};
 use super::workspace::inspect_if_released;
-use super::{create, kill, output_log, remove, spawn, Decision};
+use super::{create, kill, remove, spawn, Decision};
 use crate::{Agent, Effect, Event, ExitStatus, Reality, SessionSeen, SessionState, State, Timestamp, WorkspaceState};
 
 /// Judges running agents by a listing of sessions taken when `as_of` events had been applied:
@@ -74,7 +74,7 @@ fn adopt(state: &State, agent: &Agent, s: &SessionSeen, now: Timestamp, d: &mut 
     // Its logs are followed again from their ends: what they said while bosun was down is past.
     d.effect(Effect::WatchLog {
         agent: agent.id.clone(),
-        path: output_log(agent),
+        path: agent.output_log(),
         session_log: false,
         from_start: false,
     });

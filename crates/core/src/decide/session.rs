@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{clear_timers, inspect, kill as kill_effect, output_log, recovery, send, set_timer, Decision};
+use super::{clear_timers, inspect, kill as kill_effect, recovery, send, set_timer, Decision};
 use crate::{
     apply, Agent, AgentId, DeathReason, Effect, Event, ExitStatus, Message, MessageId, MessageKind, MessageState,
     Outcome, Rejection, SessionName, SessionState, State, TimerKind, Timestamp, Trigger, WorkspaceState,
@@ -161,7 +161,7 @@ pub(super) fn spawned(state: &State, agent: &AgentId, pid: Option<u32>, now: Tim
 /// known), watch a Claude agent's start-up, and end it at once if a kill was asked meanwhile.
 pub(super) fn came_up(state: &State, a: &Agent, pid: Option<u32>, now: Timestamp, d: &mut Decision) {
     d.event(Event::AgentRunning { id: a.id.clone(), pid, at: now });
-    d.effect(Effect::WatchLog { agent: a.id.clone(), path: output_log(a), session_log: false, from_start: true });
+    d.effect(Effect::WatchLog { agent: a.id.clone(), path: a.output_log(), session_log: false, from_start: true });
     d.effect(Effect::WatchWorkspace { agent: a.id.clone(), path: a.cwd.clone() });
     if let Some(log) = &a.log {
         d.effect(Effect::WatchLog { agent: a.id.clone(), path: log.clone(), session_log: true, from_start: false });
