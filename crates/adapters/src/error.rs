@@ -20,7 +20,7 @@ pub enum AdapterError {
     Watch(String),
     #[error("no session {0}")]
     NoSession(String),
-    #[error("`{command}` failed: {stderr}")]
+    #[error("`{command}` failed: {}", one_line(stderr))]
     Command { command: String, stderr: String },
     #[error("{context}: {source}")]
     Io {
@@ -33,5 +33,36 @@ pub enum AdapterError {
 impl AdapterError {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Self::Io { context: context.into(), source }
+    }
+}
+
+/// A command's error output on one line: its lines joined by " / ", at most 400 bytes, so an
+/// error a person reads (or a record keeps) never runs over many lines.
+fn one_line(text: &str) -> String {
+    const MAX: usize = 400;
+    let joined = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" / ");
+    if joined.len() <= MAX {
+        return joined;
+    }
+    let cut = (0..=MAX).rev().find(|&i| joined.is_char_boundary(i)).unwrap_or(0);
+    format!("{}…", &joined[..cut])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_commands_error_is_one_bounded_line() {
+        let e = AdapterError::Command {
+            command: "git worktree remove".into(),
+            stderr: "error: failed to delete 'x': Directory not empty\n\nhint: try again\n".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "`git worktree remove` failed: error: failed to delete 'x': Directory not empty / hint: try again"
+        );
+        let long = AdapterError::Command { command: "git".into(), stderr: "é\n".repeat(1000) };
+        assert!(!long.to_string().contains('\n') && long.to_string().len() < 450);
     }
 }
