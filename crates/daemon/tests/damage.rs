@@ -224,3 +224,39 @@ fn an_event_holding_a_field_of_the_wrong_type_ends_what_is_salvaged() {
     assert_eq!(recovered(&db), vec![1]);
     assert_eq!(damaged(dir.path()).len(), 1);
 }
+
+/// Whether the store at `path` opens, loads, takes an append and keeps it: what went wrong if not.
+fn usable(path: &Path) -> Result<u64, String> {
+    let mut store = Store::open(path).map_err(|e| format!("open: {e}"))?;
+    store.load().map_err(|e| format!("load: {e}"))?;
+    store.append(Timestamp::from_millis(9), &[event(6)]).map_err(|e| format!("append: {e}"))?;
+    drop(store);
+    let mut store = Store::open(path).map_err(|e| format!("reopen: {e}"))?;
+    store.load().map_err(|e| format!("reload: {e}"))?;
+    Ok(store.count())
+}
+
+#[test]
+fn a_database_with_any_byte_of_its_header_overwritten_opens_and_takes_appends() {
+    let dir = tempfile::tempdir().unwrap();
+    let pristine = std::fs::read(recorded_in_db(dir.path())).unwrap();
+    let mut failures = Vec::new();
+    for at in 0..100 {
+        for value in [pristine[at] ^ 0xff, 0x00, 0x07] {
+            if value == pristine[at] {
+                continue;
+            }
+            let case = tempfile::tempdir().unwrap();
+            let db = case.path().join("bosun.db");
+            let mut bytes = pristine.clone();
+            bytes[at] = value;
+            std::fs::write(&db, &bytes).unwrap();
+            match usable(&db) {
+                Ok(6) => {}
+                Ok(n) => failures.push(format!("byte {at} = {value:#04x}: {} of the 5 events kept", n - 1)),
+                Err(e) => failures.push(format!("byte {at} = {value:#04x}: {e}")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -3,6 +3,7 @@
 //! returns only once the events are on disk; `load` starts from the newest snapshot that decodes
 //! and folds the events after it. A damaged database is salvaged at open or load.
 
+mod header;
 mod reader;
 mod row;
 mod salvage;
@@ -38,6 +39,8 @@ impl StoreError {
     fn is_damage(&self) -> bool {
         match self {
             StoreError::Damaged(_) => true,
+            // A schema format number no SQLite wrote since 2006 is a damaged header.
+            StoreError::Sqlite(rusqlite::Error::SqliteFailure(_, Some(m))) if m == "unsupported file format" => true,
             StoreError::Sqlite(e) => {
                 matches!(e.sqlite_error_code(), Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase))
             }
@@ -60,7 +63,8 @@ impl Store {
     /// Opens (or creates) the store; a damaged one is salvaged first.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         salvage::finish(path)?;
-        let conn = match connect(path).and_then(|conn| check(&conn).map(|()| conn)) {
+        let conn = match connect(path).and_then(|conn| check(&conn).and_then(|()| writable(&conn, path)).map(|()| conn))
+        {
             Ok(conn) => conn,
             Err(e) if e.is_damage() => {
                 salvage::salvage(path, &e)?;
@@ -199,6 +203,31 @@ fn check(conn: &Connection) -> Result<(), StoreError> {
         return Err(StoreError::Damaged(problems.join("; ")));
     }
     Ok(())
+}
+
+/// Finds a database that refuses writes although its file takes them, as one whose header says
+/// it was written by a format this SQLite cannot write does: a test write, rolled back.
+fn writable(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let probe = (|| {
+        let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        tx.pragma_update(None, "user_version", version)?;
+        tx.rollback()
+    })();
+    match probe {
+        Err(e) if e.sqlite_error_code() == Some(ErrorCode::ReadOnly) => {
+            match std::fs::OpenOptions::new().append(true).open(path) {
+                Ok(_) => Err(StoreError::Damaged(format!("it refuses writes although its file takes them ({e})"))),
+                Err(io) => Err(StoreError::Io {
+                    what: format!("the event store {} cannot be written", path.display()),
+                    source: io,
+                }),
+            }
+        }
+        // Another writer holds the lock: nothing is learnt, and nothing is wrong.
+        Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy) => Ok(()),
+        other => Ok(other?),
+    }
 }
 
 fn last_seq(conn: &Connection) -> Result<u64, StoreError> {
