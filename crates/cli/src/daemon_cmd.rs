@@ -19,7 +19,13 @@ pub fn run(client: &Client, cmd: DaemonCommand) -> Result<ExitCode> {
         DaemonCommand::Run { detach } => {
             let filter = tracing_subscriber::EnvFilter::try_from_env("BOSUN_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-            tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+            // A log it cannot write (its disk full) is passed over: the fallback, a line on stderr,
+            // would panic for the same reason and take the daemon down.
+            tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_writer(std::io::stderr)
+                .log_internal_errors(false)
+                .init();
             let exe = std::env::current_exe().context("cannot find the bosun executable")?;
             bosun_daemon::run(bosun_daemon::Options { dirs: client.dirs.clone(), exe, detach })?;
             Ok(ExitCode::SUCCESS)

@@ -31,6 +31,10 @@ pub enum StoreError {
     Encode(serde_json::Error),
     #[error("{what}: {source}")]
     Io { what: String, source: std::io::Error },
+    #[error("the disk holding {} is full: free some space; nothing was recorded", .dir.display())]
+    Full { dir: PathBuf },
+    #[error("cannot write to the event store {} ({source}): nothing was recorded", .db.display())]
+    Write { db: PathBuf, source: rusqlite::Error },
 }
 
 impl StoreError {
@@ -83,11 +87,37 @@ impl Store {
         self
     }
 
-    /// Appends the events in one transaction; on return they are durable.
+    /// Caps the database at `pages` pages, as a quota would: an append beyond fails as on a
+    /// full disk (SQLite's own SQLITE_FULL).
+    pub fn max_pages(self, pages: u64) -> Result<Self, StoreError> {
+        self.conn.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))?;
+        Ok(self)
+    }
+
+    /// Appends the events in one transaction; on return they are durable. When it fails, nothing
+    /// of them is recorded, and a full disk says so.
     pub fn append<'a>(&mut self, at: Timestamp, events: impl IntoIterator<Item = &'a Event>) -> Result<(), StoreError> {
+        let full = |dir: &Path| StoreError::Full { dir: dir.to_owned() };
+        let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_owned();
+        match self.append_events(at, events) {
+            Err(StoreError::Sqlite(e)) if e.sqlite_error_code() == Some(ErrorCode::DiskFull) => Err(full(&dir)),
+            Err(StoreError::Sqlite(source)) => Err(StoreError::Write { db: self.path.clone(), source }),
+            other => other,
+        }
+    }
+
+    fn append_events<'a>(
+        &mut self,
+        at: Timestamp,
+        events: impl IntoIterator<Item = &'a Event>,
+    ) -> Result<(), StoreError> {
         let mut events = events.into_iter().peekable();
         if events.peek().is_none() {
             return Ok(());
+        }
+        if crate::faults::disk_full() {
+            let source = rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL);
+            return Err(rusqlite::Error::SqliteFailure(source, Some("BOSUN_FAULT: disk full".into())).into());
         }
         let tx = self.conn.transaction()?;
         let mut seq = self.last_seq;
