@@ -1,7 +1,8 @@
 //! A full disk (`BOSUN_FAULT=full:FILE`: while FILE exists the store's appends fail with
 //! SQLITE_FULL): each write is refused with an error that says so and records nothing, reads are
-//! answered all along by the same daemon (even when its log cannot be written), and writes
-//! succeed again once there is room.
+//! answered all along by the same daemon (even when its log cannot be written), writes succeed
+//! again once there is room, and the log of a refused write holds no value of the caller's
+//! environment.
 
 mod support;
 
@@ -56,6 +57,28 @@ fn a_full_disk_refuses_each_write_clearly_keeps_answering_reads_and_takes_writes
     bosun.ok(repo.path(), &["queue", "ls"]);
     assert_eq!(bosun.events().len(), recorded, "a new daemon finds the log as the old one left it");
     assert_eq!(pushed(&bosun, repo.path()), ["before", "after"]);
+}
+
+#[test]
+fn the_log_of_a_refused_start_holds_no_value_of_its_environment() {
+    let repo = repo_with_runbook("q.hcl", RUNBOOK);
+    let (bosun, _flags, full) = bosun_with_a_disk_to_fill(repo.path());
+    std::fs::write(&full, "").unwrap();
+    let (given, planted) = (format!("given-{}", std::process::id()), format!("planted-{}", std::process::id()));
+    let out = bosun
+        .command(repo.path(), &["agent", "start", "--env", &format!("GIVEN={given}"), "--", "sh", "-c", "sleep 600"])
+        .env("PLANTED_SECRET", &planted)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("is full"), "{err}");
+
+    let log = std::fs::read_to_string(bosun.state_dir().join("daemon.log")).unwrap();
+    assert!(log.contains("input not recorded"), "the refused write is logged:\n{log}");
+    assert!(log.contains("start_agent"), "by its kind:\n{log}");
+    for secret in [&given, &planted] {
+        assert!(!log.contains(secret.as_str()), "{secret} is in the log:\n{log}");
+    }
 }
 
 #[test]
