@@ -2,7 +2,8 @@
 //! SIGKILL as it is about to carry out its Nth effect (its events durable, the effect not run);
 //! with `after:N`, once the Nth effect has run but before its outcome is recorded; with
 //! `unanswered:N`, once the Nth request sent with an id is carried out, before it is answered.
-//! Unset, as for every user, it costs one branch per effect and per answer.
+//! With `full:PATH`, the store's appends fail as on a full disk (SQLITE_FULL) while a file exists
+//! at PATH. Unset, as for every user, it costs one branch per effect, per answer and per append.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -13,11 +14,14 @@ enum When {
     Before,
     After,
     Unanswered,
+    Full,
 }
 
 struct Point {
     when: When,
     nth: u64,
+    /// For `full`: the file whose presence fills the disk.
+    file: Option<std::path::PathBuf>,
 }
 
 static POINT: OnceLock<Option<Point>> = OnceLock::new();
@@ -29,13 +33,16 @@ fn point() -> Option<&'static Point> {
         .get_or_init(|| {
             let spec = std::env::var("BOSUN_FAULT").ok()?;
             let (when, nth) = spec.split_once(':')?;
+            if when == "full" {
+                return Some(Point { when: When::Full, nth: 0, file: Some(nth.into()) });
+            }
             let when = match when {
                 "before" => When::Before,
                 "after" => When::After,
                 "unanswered" => When::Unanswered,
                 _ => return None,
             };
-            Some(Point { when, nth: nth.parse().ok()? })
+            Some(Point { when, nth: nth.parse().ok()?, file: None })
         })
         .as_ref()
 }
@@ -58,6 +65,11 @@ pub fn before_answer() {
     if point().is_some_and(|p| p.when == When::Unanswered) {
         crash_at(When::Unanswered, ANSWERS.fetch_add(1, Ordering::SeqCst) + 1);
     }
+}
+
+/// Whether the disk is to be taken as full for an append.
+pub fn disk_full() -> bool {
+    point().is_some_and(|p| p.when == When::Full && p.file.as_deref().is_some_and(std::path::Path::exists))
 }
 
 fn crash_at(when: When, n: u64) {

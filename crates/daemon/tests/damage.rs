@@ -184,3 +184,79 @@ fn a_salvage_interrupted_before_the_fresh_database_took_its_place_is_finished() 
     let aside = names.iter().filter(|n| n.to_string_lossy().starts_with("bosun.db.damaged-")).count();
     assert_eq!(aside, 1, "the stale WAL is kept aside: {names:?}");
 }
+
+/// Rewrites the body of event `seq` with `edit` applied to its JSON, as a hand edit would.
+fn edit_event(db: &Path, seq: u64, edit: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>)) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let body: String = conn.query_row("SELECT body FROM events WHERE seq = ?1", [seq as i64], |r| r.get(0)).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&body).unwrap();
+    edit(json.as_object_mut().unwrap());
+    conn.execute("UPDATE events SET body = ?1 WHERE seq = ?2", rusqlite::params![json.to_string(), seq as i64])
+        .unwrap();
+}
+
+#[test]
+fn an_event_missing_a_field_ends_what_is_salvaged_and_the_store_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = recorded_in_db(dir.path());
+    edit_event(&db, 4, |e| {
+        e.remove("dirty");
+    });
+
+    // Event 4's append [4, 5] is not whole without it: the first three are kept.
+    assert_eq!(recovered(&db), (1..=3).collect::<Vec<_>>());
+    let aside = damaged(dir.path());
+    assert_eq!(aside.len(), 1, "the damaged database is kept: {aside:?}");
+    let kept = rusqlite::Connection::open(dir.path().join(&aside[0])).unwrap();
+    let n: i64 = kept.query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0)).unwrap();
+    assert_eq!(n, 5, "with every event it held");
+    assert_eq!(recovered(&db), (1..=3).collect::<Vec<_>>(), "the salvaged database opens cleanly");
+    assert_eq!(damaged(dir.path()), aside, "and needs no second salvage");
+}
+
+#[test]
+fn an_event_holding_a_field_of_the_wrong_type_ends_what_is_salvaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = recorded_in_db(dir.path());
+    edit_event(&db, 2, |e| {
+        e.insert("dirty".into(), "yes".into());
+    });
+    assert_eq!(recovered(&db), vec![1]);
+    assert_eq!(damaged(dir.path()).len(), 1);
+}
+
+/// Whether the store at `path` opens, loads, takes an append and keeps it: what went wrong if not.
+fn usable(path: &Path) -> Result<u64, String> {
+    let mut store = Store::open(path).map_err(|e| format!("open: {e}"))?;
+    store.load().map_err(|e| format!("load: {e}"))?;
+    store.append(Timestamp::from_millis(9), &[event(6)]).map_err(|e| format!("append: {e}"))?;
+    drop(store);
+    let mut store = Store::open(path).map_err(|e| format!("reopen: {e}"))?;
+    store.load().map_err(|e| format!("reload: {e}"))?;
+    Ok(store.count())
+}
+
+#[test]
+fn a_database_with_any_byte_of_its_header_overwritten_opens_and_takes_appends() {
+    let dir = tempfile::tempdir().unwrap();
+    let pristine = std::fs::read(recorded_in_db(dir.path())).unwrap();
+    let mut failures = Vec::new();
+    for at in 0..100 {
+        for value in [pristine[at] ^ 0xff, 0x00, 0x07] {
+            if value == pristine[at] {
+                continue;
+            }
+            let case = tempfile::tempdir().unwrap();
+            let db = case.path().join("bosun.db");
+            let mut bytes = pristine.clone();
+            bytes[at] = value;
+            std::fs::write(&db, &bytes).unwrap();
+            match usable(&db) {
+                Ok(6) => {}
+                Ok(n) => failures.push(format!("byte {at} = {value:#04x}: {} of the 5 events kept", n - 1)),
+                Err(e) => failures.push(format!("byte {at} = {value:#04x}: {e}")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

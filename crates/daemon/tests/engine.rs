@@ -245,3 +245,25 @@ fn the_engine_takes_snapshots_as_it_goes() {
     assert_eq!(snapshots, 2, "taken, and all but the newest two dropped");
     assert_eq!(Store::open(&rig.db).unwrap().load().unwrap(), before);
 }
+
+#[test]
+fn on_a_full_disk_each_input_is_refused_the_state_stays_the_logs_and_the_engine_keeps_answering() {
+    let rig = Rig::with_store(|s| s.max_pages(8).unwrap());
+    let push = |n: usize| Input::QueuePush {
+        queue: "bugs".into(),
+        data: BTreeMap::from([("title".to_owned(), format!("{n}-{}", "x".repeat(2000)))]),
+        retry: 0,
+    };
+    let submit = |n: usize| rig.runtime.block_on(rig.engine().submit(push(n)));
+    let mut n = 0;
+    while submit(n).is_ok() {
+        n += 1;
+        assert!(n < 1000, "the capped database never filled");
+    }
+    for again in n..n + 3 {
+        let refused = submit(again).expect_err("no room yet");
+        assert!(refused.to_string().contains("is full: free some space; nothing was recorded"), "{refused}");
+        assert_eq!(rig.state().items.len(), n, "the refused push is not in the state");
+    }
+    assert_eq!(rig.state(), Store::open(&rig.db).unwrap().load().unwrap(), "the state is the log's");
+}

@@ -151,3 +151,32 @@ fn an_event_of_a_newer_bosun_stops_the_load_and_moves_nothing() {
     let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(!names.iter().any(|n| n.to_string_lossy().contains("damaged")), "{names:?}");
 }
+
+#[test]
+fn an_append_the_full_disk_has_no_room_for_is_refused_records_nothing_and_fits_once_there_is_room() {
+    let (dir, path) = db();
+    let batch =
+        |n: u64| -> Vec<Event> { (0..50).map(|k| Event::MessageDelivered { id: MessageId(n * 100 + k) }).collect() };
+    let mut store = Store::open(&path).unwrap().max_pages(8).unwrap();
+    let mut n = 0;
+    let refused = loop {
+        match store.append(at(n), &batch(n)) {
+            Ok(()) => n += 1,
+            Err(e) => break e,
+        }
+        assert!(n < 1000, "the capped database never filled");
+    };
+    assert!(n > 0, "some appends fit");
+    assert!(matches!(refused, StoreError::Full { .. }), "{refused:?}");
+    let message = refused.to_string();
+    assert!(message.contains(&format!("the disk holding {} is full", dir.path().display())), "{message}");
+    assert!(message.contains("nothing was recorded"), "{message}");
+    assert_eq!(store.count(), n * 50);
+    assert_eq!(store.load().unwrap().seq, n * 50, "the log is as it was before the refused append");
+    drop(store);
+
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(store.count(), n * 50, "nothing of the refused append is on disk");
+    store.append(at(n), &batch(n)).unwrap();
+    assert_eq!(store.load().unwrap().seq, (n + 1) * 50, "with room, the same append is recorded");
+}

@@ -44,7 +44,7 @@ pub(super) fn commit(
     if let Err(e) = store.append(at, recorded) {
         tracing::error!(inputs = decided.len(), "cannot record a batch of inputs, none is acknowledged: {e}");
         for ((input, reply), _) in decided {
-            tracing::error!(?input, "input not recorded");
+            tracing::error!(input = %describe(&input), "input not recorded");
             if let Some(r) = reply {
                 let _ = r.send(Err(EngineError::Store(e.to_string())));
             }
@@ -78,4 +78,17 @@ pub(super) fn commit(
         }
     }
     Some(effects)
+}
+
+/// What an input is, for the log: its kind and the request it came with, never its values (a
+/// start's environment, a message's text).
+fn describe(input: &Input) -> String {
+    let kind = |input: &Input| {
+        let value = serde_json::to_value(input).ok();
+        value.and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_owned)).unwrap_or_default()
+    };
+    match input {
+        Input::Requested { id, input } => format!("{} (request {})", kind(input), id.0),
+        other => kind(other),
+    }
 }

@@ -3,6 +3,7 @@
 //! returns only once the events are on disk; `load` starts from the newest snapshot that decodes
 //! and folds the events after it. A damaged database is salvaged at open or load.
 
+mod header;
 mod reader;
 mod row;
 mod salvage;
@@ -30,6 +31,10 @@ pub enum StoreError {
     Encode(serde_json::Error),
     #[error("{what}: {source}")]
     Io { what: String, source: std::io::Error },
+    #[error("the disk holding {} is full: free some space; nothing was recorded", .dir.display())]
+    Full { dir: PathBuf },
+    #[error("cannot write to the event store {} ({source}): nothing was recorded", .db.display())]
+    Write { db: PathBuf, source: rusqlite::Error },
 }
 
 impl StoreError {
@@ -38,6 +43,8 @@ impl StoreError {
     fn is_damage(&self) -> bool {
         match self {
             StoreError::Damaged(_) => true,
+            // A schema format number no SQLite wrote since 2006 is a damaged header.
+            StoreError::Sqlite(rusqlite::Error::SqliteFailure(_, Some(m))) if m == "unsupported file format" => true,
             StoreError::Sqlite(e) => {
                 matches!(e.sqlite_error_code(), Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase))
             }
@@ -60,7 +67,8 @@ impl Store {
     /// Opens (or creates) the store; a damaged one is salvaged first.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         salvage::finish(path)?;
-        let conn = match connect(path).and_then(|conn| check(&conn).map(|()| conn)) {
+        let conn = match connect(path).and_then(|conn| check(&conn).and_then(|()| writable(&conn, path)).map(|()| conn))
+        {
             Ok(conn) => conn,
             Err(e) if e.is_damage() => {
                 salvage::salvage(path, &e)?;
@@ -79,11 +87,37 @@ impl Store {
         self
     }
 
-    /// Appends the events in one transaction; on return they are durable.
+    /// Caps the database at `pages` pages, as a quota would: an append beyond fails as on a
+    /// full disk (SQLite's own SQLITE_FULL).
+    pub fn max_pages(self, pages: u64) -> Result<Self, StoreError> {
+        self.conn.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))?;
+        Ok(self)
+    }
+
+    /// Appends the events in one transaction; on return they are durable. When it fails, nothing
+    /// of them is recorded, and a full disk says so.
     pub fn append<'a>(&mut self, at: Timestamp, events: impl IntoIterator<Item = &'a Event>) -> Result<(), StoreError> {
+        let full = |dir: &Path| StoreError::Full { dir: dir.to_owned() };
+        let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_owned();
+        match self.append_events(at, events) {
+            Err(StoreError::Sqlite(e)) if e.sqlite_error_code() == Some(ErrorCode::DiskFull) => Err(full(&dir)),
+            Err(StoreError::Sqlite(source)) => Err(StoreError::Write { db: self.path.clone(), source }),
+            other => other,
+        }
+    }
+
+    fn append_events<'a>(
+        &mut self,
+        at: Timestamp,
+        events: impl IntoIterator<Item = &'a Event>,
+    ) -> Result<(), StoreError> {
         let mut events = events.into_iter().peekable();
         if events.peek().is_none() {
             return Ok(());
+        }
+        if crate::faults::disk_full() {
+            let source = rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL);
+            return Err(rusqlite::Error::SqliteFailure(source, Some("BOSUN_FAULT: disk full".into())).into());
         }
         let tx = self.conn.transaction()?;
         let mut seq = self.last_seq;
@@ -199,6 +233,31 @@ fn check(conn: &Connection) -> Result<(), StoreError> {
         return Err(StoreError::Damaged(problems.join("; ")));
     }
     Ok(())
+}
+
+/// Finds a database that refuses writes although its file takes them, as one whose header says
+/// it was written by a format this SQLite cannot write does: a test write, rolled back.
+fn writable(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let probe = (|| {
+        let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        tx.pragma_update(None, "user_version", version)?;
+        tx.rollback()
+    })();
+    match probe {
+        Err(e) if e.sqlite_error_code() == Some(ErrorCode::ReadOnly) => {
+            match std::fs::OpenOptions::new().append(true).open(path) {
+                Ok(_) => Err(StoreError::Damaged(format!("it refuses writes although its file takes them ({e})"))),
+                Err(io) => Err(StoreError::Io {
+                    what: format!("the event store {} cannot be written", path.display()),
+                    source: io,
+                }),
+            }
+        }
+        // Another writer holds the lock: nothing is learnt, and nothing is wrong.
+        Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy) => Ok(()),
+        other => Ok(other?),
+    }
 }
 
 fn last_seq(conn: &Connection) -> Result<u64, StoreError> {

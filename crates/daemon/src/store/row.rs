@@ -17,8 +17,9 @@ pub(super) struct Row {
     pub tx_end: bool,
 }
 
-/// Calls `f` with each row after `after`, in order. A missing seq, an unreadable row or a body
-/// that is not well-formed JSON is damage; well-formed JSON that is no known event is not.
+/// Calls `f` with each row after `after`, in order. A missing seq, an unreadable row, a body that
+/// is not JSON or an event missing a field or holding one of the wrong type is damage; an event
+/// of a kind (or holding a value of a kind) this bosun does not know is a newer bosun's, not damage.
 pub(super) fn scan(
     conn: &Connection,
     after: u64,
@@ -59,8 +60,16 @@ fn decode(row: &rusqlite::Row) -> Result<Row, StoreError> {
         other => return Err(damaged(format!("a body of type {}", other.data_type()))),
     };
     let event = serde_json::from_slice(body).map_err(|error| match error.classify() {
-        Category::Data => StoreError::Decode { seq, error },
+        Category::Data if newer(&error) => StoreError::Decode { seq, error },
+        Category::Data => damaged(format!("a body that is no event ({error})")),
         Category::Syntax | Category::Eof | Category::Io => damaged(format!("a body that is not JSON ({error})")),
     })?;
     Ok(Row { seq, at: Timestamp::from_millis(at as u64), event, tx_end })
+}
+
+/// Whether a body that is JSON but no event could be a newer bosun's: one names kinds this bosun
+/// does not know, and adds fields (which are ignored), but never drops one an older bosun needs.
+/// serde tells the cases apart only in its message.
+fn newer(error: &serde_json::Error) -> bool {
+    error.to_string().starts_with("unknown variant")
 }

@@ -8,13 +8,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{params, Connection, OpenFlags};
 
+use super::header;
 use super::row::{self, Row};
 use super::StoreError;
 
 /// Replaces the damaged database at `path` (found so because of `why`) by what can be saved of it.
 pub(super) fn salvage(path: &Path, why: &StoreError) -> Result<(), StoreError> {
     tracing::error!(db = %path.display(), "the event store is damaged ({why}): salvaging it");
-    let (mut rows, stopped, claimed) = readable(path);
+    let (mut rows, stopped, claimed) = most_readable(path)?;
     let read = rows.len();
     let whole = rows.iter().rposition(|r| r.tx_end).map_or(0, |i| i + 1);
     rows.truncate(whole);
@@ -50,9 +51,38 @@ pub(super) fn finish(path: &Path) -> Result<(), StoreError> {
     rename(&fresh, path)
 }
 
+/// The rows readable in order, why reading stopped, the last seq the database claims to hold.
+type Readable = (Vec<Row>, Option<String>, Option<u64>);
+
+/// The rows readable from the database as it is or, when more are, from a copy whose header is
+/// repaired (for each page size it could have, if its own is damaged).
+fn most_readable(path: &Path) -> Result<Readable, StoreError> {
+    let mut best = readable(path);
+    let Ok(bytes) = std::fs::read(path) else { return Ok(best) };
+    let copy = sibling(path, ".reading");
+    for size in header::page_sizes(&bytes) {
+        match header::repaired_copy(&bytes, size, &copy) {
+            Some(Ok(())) => {}
+            Some(Err(e)) => {
+                tracing::warn!("salvage: cannot write a copy with its header repaired: {e}");
+                remove_if_present(&copy)?;
+                break;
+            }
+            None => break,
+        }
+        let read = readable(&copy);
+        remove_if_present(&copy)?;
+        if read.0.len() > best.0.len() {
+            tracing::warn!(page_size = size, "salvage: more events are readable with the header repaired");
+            best = read;
+        }
+    }
+    Ok(best)
+}
+
 /// The rows readable in order from the start, why reading stopped, and the last seq the
 /// database claims to hold.
-fn readable(path: &Path) -> (Vec<Row>, Option<String>, Option<u64>) {
+fn readable(path: &Path) -> Readable {
     let conn = match Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY) {
         Ok(conn) => conn,
         Err(e) => return (Vec::new(), Some(e.to_string()), None),
