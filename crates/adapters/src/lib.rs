@@ -14,6 +14,7 @@ pub mod private;
 pub mod secret;
 mod tmux;
 pub mod transcript;
+pub mod webhook;
 mod workspaces;
 
 use std::collections::BTreeMap;

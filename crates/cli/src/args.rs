@@ -229,7 +229,7 @@ pub struct StartArgs {
 #[derive(Debug, Args, Default)]
 pub struct PolicyArgs {
     /// A policy file (TOML: on_idle, on_dead, on_error, on_error_kind, on_prompt, grace,
-    /// accept_trust, allow, deny); the
+    /// accept_trust, allow, deny, webhook); the
     /// flags below add to it
     #[arg(long, value_name = "FILE.toml")]
     pub policy: Option<PathBuf>,
@@ -261,6 +261,10 @@ pub struct PolicyArgs {
     /// Without hooks, how long idle must last before --on-idle acts (e.g. 60s, 5m)
     #[arg(long, value_name = "DURATION")]
     pub grace: Option<String>,
+    /// Also POST each escalation as JSON to this http:// or https:// URL (retried with
+    /// backoff; each delivery is recorded as a webhook_sent event)
+    #[arg(long = "notify-webhook", value_name = "URL")]
+    pub notify_webhook: Option<String>,
 }
 
 /// `--driver NAME`, one of the drivers' names.

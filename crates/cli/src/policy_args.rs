@@ -42,6 +42,9 @@ pub fn policy(args: &PolicyArgs) -> Result<Policy> {
     if let Some(g) = &args.grace {
         policy.grace_ms = parse_duration(g).map_err(|e| anyhow::anyhow!("--grace {e}"))?;
     }
+    if let Some(url) = &args.notify_webhook {
+        policy.webhook = Some(bosun_core::WebhookUrl::parse(url).map_err(|e| anyhow::anyhow!("--notify-{e}"))?);
+    }
     Ok(policy)
 }
 

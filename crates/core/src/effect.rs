@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::{AgentId, MessageId, SessionName, TimerId, Timestamp, WorkspaceId, WorkspaceKind};
-use crate::{JobId, Origin, PlanBranch, StepRun};
+use crate::{JobId, Notice, Origin, PlanBranch, StepRun, WebhookUrl};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -86,8 +86,9 @@ pub enum Effect {
     /// Run the classifier `command` in `cwd` with `said` on stdin (and in
     /// `$BOSUN_LAST_MESSAGE`); report `Classified` with its output, or why it failed.
     Classify { agent: AgentId, turn: u64, command: Vec<String>, cwd: PathBuf, said: String },
-    /// Tell a person: a desktop notification where there is a desktop, else the log.
-    Notify { title: String, body: String },
+    /// Tell a person: a desktop notification where there is a desktop, else the log; and POST
+    /// the notice as JSON to `webhook`, retried with backoff, reporting `WebhookSent`.
+    Notify { notice: Notice, desktop: bool, webhook: Option<WebhookUrl> },
     /// Run a job's step: a shell command, an agent, or a job; report `StepFinished`.
     /// Templates are rendered: a shell step's text is the command to run with `sh -c` in `cwd`,
     /// its output going to `log`.

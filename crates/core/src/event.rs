@@ -178,6 +178,13 @@ pub enum Event {
         passed: bool,
         code: Option<i32>,
     },
+    /// A notice's delivery to a webhook: after how many tries, and the last error if none took.
+    WebhookSent {
+        url: crate::WebhookUrl,
+        notice: crate::NoticeKind,
+        attempts: u32,
+        error: Option<String>,
+    },
     EscalationRaised {
         escalation: Escalation,
     },

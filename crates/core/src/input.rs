@@ -189,6 +189,13 @@ pub enum Input {
     TimerFired {
         id: TimerId,
     },
+    /// A notice was POSTed to a webhook (`error` when every try failed).
+    WebhookSent {
+        url: crate::WebhookUrl,
+        notice: crate::NoticeKind,
+        attempts: u32,
+        error: Option<String>,
+    },
     /// Whether the workspace of an agent that ended holds changes; `None` when it could not be
     /// checked.
     WorkspaceInspected {

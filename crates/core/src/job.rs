@@ -88,6 +88,9 @@ pub struct JobNotify {
     pub on_start: Option<String>,
     pub on_done: Option<String>,
     pub on_fail: Option<String>,
+    /// Where the job's notices (and its agents' escalations) are POSTed, besides the desktop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook: Option<crate::WebhookUrl>,
 }
 
 /// An agent a step runs: its command, driver, first prompt (a template), environment, policy.

@@ -19,6 +19,7 @@ mod id;
 mod input;
 mod job;
 mod memory;
+mod notice;
 mod permission;
 mod plan;
 mod policy;
@@ -49,6 +50,7 @@ pub use id::{AgentId, MessageId, Name, NameError, Nonce, RequestId, SessionName,
 pub use input::{AgentSpec, Input, Reality, SessionSeen, WorkspaceProbe};
 pub use job::{AgentPlan, Job, JobId, JobNotify, JobSpec, JobState, JobWorkspace, Next, StepRun, StepSpec};
 pub use memory::{stopped_agent, Checkpoint, JobScope, ResumePoint, CHECKPOINT_FILE, EVENTS_FILE};
+pub use notice::{Notice, NoticeKind, WebhookUrl};
 pub use permission::{
     answer as permission_answer, PermissionAnswer, PermissionDecision, PermissionRule, RuleError, DECISIONS_KEPT,
 };

@@ -70,7 +70,7 @@ impl JobScope {
         let agent = |id: &AgentId| self.agents.contains(id);
         let ws = |id: &WorkspaceId| self.workspaces.contains(id);
         match e {
-            Event::RequestDone { .. } => false,
+            Event::RequestDone { .. } | Event::WebhookSent { .. } => false,
             Event::WorkspaceCreating { workspace } => ws(&workspace.id),
             Event::WorkspaceInUse { id, agent: a } => ws(id) || agent(a),
             Event::WorkspaceReady { id, .. }

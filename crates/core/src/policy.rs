@@ -47,6 +47,9 @@ pub struct Policy {
     /// Permission requests these rules cover are denied at once; deny wins over allow.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deny: Vec<PermissionRule>,
+    /// Where the agent's escalations are POSTed, besides the desktop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook: Option<crate::WebhookUrl>,
 }
 
 pub const DEFAULT_GRACE_MS: u64 = 60_000;
@@ -65,6 +68,7 @@ impl Default for Policy {
             accept_trust: true,
             allow: Vec::new(),
             deny: Vec::new(),
+            webhook: None,
         }
     }
 }

@@ -62,6 +62,8 @@ pub fn apply(state: &mut State, event: &Event) {
     state.seq += 1;
     let seq = state.seq;
     match event {
+        // Recorded for people and scripts; it changes nothing bosun decides.
+        Event::WebhookSent { .. } => {}
         Event::RequestDone { id, events } => {
             if state.requests.len() >= REQUESTS_KEPT {
                 state.requests.pop_front();

@@ -297,7 +297,10 @@ fn a_job_tells_a_person_it_started_and_how_it_ended_with_its_values() {
     let notes = |effects: &[Effect]| -> Vec<String> {
         effects
             .iter()
-            .filter_map(|e| if let Effect::Notify { body, .. } = e { Some(body.clone()) } else { None })
+            .filter_map(|e| match e {
+                Effect::Notify { notice, desktop: true, webhook: None } => Some(notice.body.clone()),
+                _ => None,
+            })
             .collect()
     };
     let mut spec = job(vec![step("build", None, None)]);
@@ -306,6 +309,7 @@ fn a_job_tells_a_person_it_started_and_how_it_ended_with_its_values() {
         on_start: Some("building ${var.name}".into()),
         on_done: Some("${var.name} is built".into()),
         on_fail: Some("${var.name} did not build".into()),
+        webhook: None,
     };
     let id = spec.id.clone();
     let mut sim = Sim::new();
@@ -315,6 +319,29 @@ fn a_job_tells_a_person_it_started_and_how_it_ended_with_its_values() {
     let mut sim = Sim::new();
     sim.ok(Input::StartJob(Box::new(spec)));
     assert_eq!(notes(&finish(&mut sim, &id, false)), ["auth did not build (step \"build\" failed: exit 1)"]);
+}
+
+#[test]
+fn a_job_with_a_webhook_and_no_messages_posts_its_end_only_and_the_delivery_is_recorded() {
+    let hook = bosun_core::WebhookUrl::parse("http://127.0.0.1:9/hook").unwrap();
+    let posts = |effects: &[Effect]| -> Vec<(bosun_core::NoticeKind, bool)> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Notify { notice, desktop, webhook: Some(_) } => Some((notice.kind, *desktop)),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut spec = job(vec![step("build", None, None)]);
+    spec.notify.webhook = Some(hook.clone());
+    let id = spec.id.clone();
+    let mut sim = Sim::new();
+    assert!(posts(&sim.ok(Input::StartJob(Box::new(spec.clone())))).is_empty(), "a start without a message");
+    assert_eq!(posts(&finish(&mut sim, &id, false)), [(bosun_core::NoticeKind::JobFailed, false)]);
+    let sent = Input::WebhookSent { url: hook, notice: bosun_core::NoticeKind::JobFailed, attempts: 2, error: None };
+    sim.ok(sent);
+    assert!(sim.log.iter().any(|e| matches!(e, Event::WebhookSent { attempts: 2, error: None, .. })));
 }
 
 /// A job in a folder workspace whose one step runs agent `fixer` with `context` and `cwd`.

@@ -24,6 +24,7 @@ pub struct Executor {
     pub workspaces: Arc<dyn Workspaces>,
     pub sessions: Arc<dyn Sessions>,
     pub notifier: Arc<dyn Notifier>,
+    pub webhooks: Arc<dyn bosun_adapters::webhook::Webhooks>,
     pub runtime: Handle,
     pub logs: Arc<Logs>,
     /// The shell each running job step runs in, by job, so a cancel can end it.
@@ -294,11 +295,26 @@ impl Executor {
                 let answer = crate::classifier::run(&command, &cwd, &said);
                 Input::Classified { agent, turn, said, answer }
             }
-            Effect::Notify { title, body } => {
-                if let Err(e) = self.notifier.notify(&title, &body) {
-                    tracing::warn!("cannot notify: {e}");
+            Effect::Notify { notice, desktop, webhook } => {
+                if desktop {
+                    if let Err(e) = self.notifier.notify(&notice.title, &notice.body) {
+                        tracing::warn!("cannot notify: {e}");
+                    }
                 }
-                return None;
+                let url = webhook?;
+                let json = match serde_json::to_string(&notice) {
+                    Ok(json) => json,
+                    Err(e) => {
+                        tracing::error!("cannot encode a notice: {e}");
+                        return None;
+                    }
+                };
+                let waits = bosun_adapters::webhook::backoff();
+                let (attempts, error) = bosun_adapters::webhook::deliver(&*self.webhooks, &url, &json, &waits);
+                if let Some(e) = &error {
+                    tracing::warn!(url = url.as_str(), attempts, "webhook not delivered: {e}");
+                }
+                Input::WebhookSent { url, notice: notice.kind, attempts, error }
             }
             Effect::FindCodexLog { agent, sessions, cwd, since } => {
                 // Codex writes its rollout log once its first turn starts: look until then.

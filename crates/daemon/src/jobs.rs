@@ -227,6 +227,7 @@ fn prepare(
             on_start: job.notify.on_start.clone(),
             on_done: job.notify.on_done.clone(),
             on_fail: job.notify.on_fail.clone(),
+            webhook: job.notify.webhook.clone(),
         },
         parent: None,
     })

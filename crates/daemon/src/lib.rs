@@ -95,6 +95,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         workspaces: workspaces.clone(),
         sessions: sessions.clone(),
         notifier: Arc::new(DesktopNotifier),
+        webhooks: Arc::new(bosun_adapters::webhook::HttpWebhooks::default()),
         runtime: runtime.handle().clone(),
         logs: Arc::default(),
         steps: Arc::default(),

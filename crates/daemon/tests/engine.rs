@@ -39,6 +39,7 @@ impl Rig {
             workspaces: workspaces.clone(),
             sessions: sessions.clone(),
             notifier: Arc::new(bosun_adapters::DesktopNotifier),
+            webhooks: Arc::new(bosun_adapters::webhook::HttpWebhooks::default()),
             runtime: runtime.handle().clone(),
             logs: Arc::default(),
             steps: Arc::default(),

@@ -125,6 +125,8 @@ pub struct Notify {
     pub on_start: Option<String>,
     pub on_done: Option<String>,
     pub on_fail: Option<String>,
+    /// Where the job's notices are POSTed as JSON (checked: http:// or https://).
+    pub webhook: Option<bosun_core::WebhookUrl>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -3,15 +3,29 @@
 
 use super::session::{live_agent, queue};
 use super::Decision;
-use crate::{Agent, Effect, Escalation, EscalationId, Event, MessageKind, Rejection, State, Timestamp, Trigger};
+use crate::{
+    Agent, Effect, Escalation, EscalationId, Event, MessageKind, Notice, NoticeKind, Rejection, State, Timestamp,
+    Trigger,
+};
 
 pub(super) fn escalate(state: &State, a: &Agent, trigger: Trigger, reason: String, now: Timestamp, d: &mut Decision) {
     let earlier = d.events.iter().filter(|e| matches!(e, Event::EscalationRaised { .. })).count() as u64;
     let id = EscalationId(state.next_escalation_id().0 + earlier);
-    d.effect(Effect::Notify {
+    // The agent's own webhook, else that of the job it runs a step of.
+    let webhook = a.policy.webhook.clone().or_else(|| {
+        let (job, _, _) = a.step.as_ref()?;
+        state.jobs.get(job)?.spec.notify.webhook.clone()
+    });
+    let notice = Notice {
+        kind: NoticeKind::Escalation,
         title: format!("bosun: {} needs a person ({id})", a.name),
         body: format!("{reason}. Resolve with `bosun resolve {id} [--message TEXT]`."),
-    });
+        agent: Some(a.id.clone()),
+        job: a.step.as_ref().map(|(job, _, _)| job.clone()),
+        escalation: Some(id),
+        at: now,
+    };
+    d.effect(Effect::Notify { notice, desktop: true, webhook });
     let escalation = Escalation { id, agent: a.id.clone(), trigger, reason, at: now, resolved: None };
     d.event(Event::EscalationRaised { escalation });
 }

@@ -5,8 +5,9 @@ use super::{create, kill, set_timer, spawn, Decision};
 
 use crate::template::{self, Scope, Target};
 use crate::{
-    Agent, AgentId, DeathReason, Effect, Event, Job, JobId, JobSpec, JobState, Name, Next, Nonce, Outcome, Rejection,
-    SessionState, State, StepRun, StepSpec, TimerKind, Timestamp, Workspace, WorkspaceId, WorkspaceState,
+    Agent, AgentId, DeathReason, Effect, Event, Job, JobId, JobSpec, JobState, Name, Next, Nonce, Notice, NoticeKind,
+    Outcome, Rejection, SessionState, State, StepRun, StepSpec, TimerKind, Timestamp, Workspace, WorkspaceId,
+    WorkspaceState,
 };
 
 pub(super) fn start(state: &State, spec: &JobSpec, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
@@ -19,7 +20,7 @@ pub(super) fn start(state: &State, spec: &JobSpec, now: Timestamp, d: &mut Decis
     }
     let job = Job::new(spec.clone(), workspace.clone(), now);
     d.event(Event::JobCreated { job: Box::new(job.clone()) });
-    notify(state, &job, "started", spec.notify.on_start.as_deref(), d);
+    notify(state, &job, NoticeKind::JobStarted, spec.notify.on_start.as_deref(), now, d);
     match (&spec.workspace, workspace) {
         // Its first step waits for its workspace.
         (Some(w), Some(id)) => {
@@ -316,10 +317,11 @@ fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decis
     d.event(Event::JobFinished { job: job.spec.id.clone(), state: end.clone(), at: now });
     super::plan::job_ended(state, job, &end, d);
     match &end {
-        JobState::Done => notify(state, job, "done", job.spec.notify.on_done.as_deref(), d),
+        JobState::Done => notify(state, job, NoticeKind::JobDone, job.spec.notify.on_done.as_deref(), now, d),
         JobState::Failed { reason } => {
             let message = job.spec.notify.on_fail.as_deref().map(|m| format!("{m} ({reason})"));
-            notify(state, job, "failed", message.as_deref(), d);
+            let message = message.unwrap_or_else(|| reason.clone());
+            notify(state, job, NoticeKind::JobFailed, Some(&message), now, d);
         }
         _ => {}
     }
@@ -339,11 +341,37 @@ fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decis
 }
 
 /// Tells a person the job's `message` (a template; shown as written when it names what is not
-/// known yet, such as the workspace of a job that is only starting).
-fn notify(state: &State, job: &Job, what: &str, message: Option<&str>, d: &mut Decision) {
-    let Some(message) = message else { return };
-    let body = template::render(message, &scope(state, job), Target::Text).unwrap_or_else(|_| message.to_owned());
-    d.effect(Effect::Notify { title: format!("bosun: job {} ({}) {what}", job.spec.name, job.spec.id), body });
+/// known yet, such as the workspace of a job that is only starting) on the desktop, and the
+/// job's webhook, if any, of its end (and of its start when there is a message for it).
+fn notify(state: &State, job: &Job, kind: NoticeKind, message: Option<&str>, now: Timestamp, d: &mut Decision) {
+    let desktop = match (kind, message) {
+        (NoticeKind::JobDone, Some(_)) | (NoticeKind::JobStarted, Some(_)) => true,
+        (NoticeKind::JobFailed, _) => job.spec.notify.on_fail.is_some(),
+        _ => false,
+    };
+    let webhook = job.spec.notify.webhook.clone().filter(|_| kind != NoticeKind::JobStarted || message.is_some());
+    if !desktop && webhook.is_none() {
+        return;
+    }
+    let what = match kind {
+        NoticeKind::JobStarted => "started",
+        NoticeKind::JobDone => "done",
+        _ => "failed",
+    };
+    let body = match message {
+        Some(m) => template::render(m, &scope(state, job), Target::Text).unwrap_or_else(|_| m.to_owned()),
+        None => format!("job {} ({}) {what}", job.spec.name, job.spec.id),
+    };
+    let notice = Notice {
+        kind,
+        title: format!("bosun: job {} ({}) {what}", job.spec.name, job.spec.id),
+        body,
+        agent: None,
+        job: Some(job.spec.id.clone()),
+        escalation: None,
+        at: now,
+    };
+    d.effect(Effect::Notify { notice, desktop, webhook });
 }
 
 /// How a step's run ended.

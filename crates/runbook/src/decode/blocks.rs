@@ -278,6 +278,10 @@ fn notify(node: &Node, p: &mut Problems) -> Notify {
         on_start: f.take("on_start", &[]).and_then(|n| string(n, "notify.on_start", p)),
         on_done: f.take("on_done", &[]).and_then(|n| string(n, "notify.on_done", p)),
         on_fail: f.take("on_fail", &[]).and_then(|n| string(n, "notify.on_fail", p)),
+        webhook: f.take("webhook", &[]).and_then(|n| {
+            let text = string(n, "notify.webhook", p)?;
+            bosun_core::WebhookUrl::parse(&text).map_err(|e| p.at(&n.span, format!("notify.{e}"))).ok()
+        }),
     };
     f.finish(p);
     n
