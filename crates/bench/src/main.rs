@@ -1,8 +1,9 @@
 //! `bosun-bench`: measures bosun against real git, tmux and claudeless, and prints each figure
 //! beside its target and a peer's (oj's) figure measured on the same kind of machine. Run it
-//! with `scripts/bench [start|detect|nudge|idle|store|clients] …` (which builds bosun in release mode first).
+//! with `scripts/bench [start|detect|nudge|idle|store|clients|hostile] …` (which builds bosun in release mode first).
 
 mod clients;
+mod hostile;
 mod start;
 mod store;
 mod supervise;
@@ -60,7 +61,8 @@ fn main() {
             "idle" => figures.extend(supervise::idle_agents(&bin, &claudeless, &chat)),
             "store" => figures.extend(store::figures()),
             "clients" => figures.extend(clients::figures(&bin)),
-            other => panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store or clients"),
+            "hostile" => figures.extend(hostile::figures(&bin, &claudeless, &chat)),
+            other => panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients or hostile"),
         }
     }
     println!();
