@@ -11,6 +11,7 @@ use bosun_core::SessionState;
 use bosun_testkit::bosun::Bosun;
 use bosun_testkit::repo::TempRepo;
 
+use crate::supervise::status_kib;
 use crate::{show, wait, Figure};
 
 pub fn figures(bin: &Path, claudeless: &Path, chat: &Path) -> Vec<Figure> {
@@ -70,13 +71,4 @@ fn hook(bosun: &Bosun, id: &str, event: &str, payload: &[u8]) {
     // The hook stops reading past its bound: a broken pipe is expected.
     let _ = child.stdin.take().expect("stdin").write_all(payload);
     let _ = child.wait();
-}
-
-fn status_kib(pid: i32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
 }

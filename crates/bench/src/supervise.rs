@@ -153,10 +153,15 @@ fn cpu_ticks(pid: i32) -> (u64, u64) {
 }
 
 fn rss_kib(pid: i32) -> u64 {
+    status_kib(pid, "VmRSS:")
+}
+
+/// A memory figure of `/proc/PID/status` (`VmRSS:`, `VmHWM:`), in KiB.
+pub fn status_kib(pid: i32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
         .unwrap_or(0)
 }
