@@ -50,3 +50,20 @@ fn without_runbooks_check_says_where_to_put_them() {
     let err = bosun.fails(plain.path(), &["runbook", "check"]);
     assert!(err.contains("no .bosun/runbooks/") && err.trim().lines().count() == 1, "{err}");
 }
+
+#[test]
+fn check_names_a_cycle_of_jobs_where_it_closes() {
+    let bosun = bosun();
+    let job = |name: &str, runs: &str| {
+        format!("job \"{name}\" {{\n  step \"s\" {{\n    run = {{ job = \"{runs}\" }}\n  }}\n}}\n")
+    };
+    let repo = repo_with_runbook("a.hcl", &job("a", "b"));
+    write_runbook(&repo, "b.hcl", &job("b", "a"));
+    let err = bosun.fails(repo.path(), &["runbook", "check"]);
+    assert!(
+        err.contains(
+            "b.hcl:2:3: step \"s\" of job \"b\" runs a job that leads back to it: job \"a\" → job \"b\" → job \"a\""
+        ),
+        "{err}"
+    );
+}
