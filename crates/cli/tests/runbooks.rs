@@ -67,3 +67,14 @@ fn check_names_a_cycle_of_jobs_where_it_closes() {
         "{err}"
     );
 }
+
+#[test]
+fn check_reads_a_byte_order_mark_and_names_a_file_that_is_not_utf8() {
+    let bosun = bosun();
+    let repo = repo_with_runbook("a.hcl", "\u{feff}agent \"a\" {\n  run = \"claude\"\n}\n");
+    let out = bosun.ok(repo.path(), &["runbook", "check"]);
+    assert!(out.starts_with("ok: 1 file(s)") && out.contains("1 agent(s)"), "{out}");
+    std::fs::write(repo.path().join(".bosun/runbooks/b.toml"), b"[agent.b]\nrun = \"\xc3\x28\"\n").unwrap();
+    let err = bosun.fails(repo.path(), &["runbook", "check"]);
+    assert!(err.contains("b.toml:2:8: not UTF-8 text (byte 17)"), "{err}");
+}

@@ -42,12 +42,13 @@ pub fn files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 }
 
 /// Reads, decodes and checks `sources` as one runbook. All problems are reported, in order.
+/// A leading byte-order mark is no part of the text.
 pub fn load(sources: &[SourceFile]) -> Result<Runbook, Vec<RunbookError>> {
     let mut rb = Runbook::default();
     let mut errors = Vec::new();
     let mut per_file: Vec<(&Path, &str, Runbook)> = Vec::new();
     for src in sources {
-        let text = src.text.as_str();
+        let text = src.text.strip_prefix('\u{feff}').unwrap_or(&src.text);
         let tree = match parse(&src.path, text) {
             Ok(t) => t,
             Err(e) => {
@@ -171,7 +172,46 @@ fn placed(path: &Path, text: &str, problems: Vec<Problem>) -> Vec<RunbookError> 
     problems.into_iter().map(place).collect()
 }
 
-/// Reads every runbook file of `dir`.
-pub fn read_dir(dir: &Path) -> std::io::Result<Vec<SourceFile>> {
-    files(dir)?.into_iter().map(|path| std::fs::read_to_string(&path).map(|text| SourceFile { path, text })).collect()
+/// The largest runbook file read, in bytes: 16 MiB.
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+
+/// Why the runbook files of a directory could not be read; each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("cannot list {}: {source}", dir.display())]
+    List { dir: PathBuf, source: std::io::Error },
+    #[error("cannot read {}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{}: a runbook file may be at most {MAX_FILE_BYTES} bytes (16 MiB): split it into several files", path.display())]
+    TooBig { path: PathBuf },
+    #[error("{}:{line}:{column}: not UTF-8 text (byte {offset}): save the file as UTF-8", path.display())]
+    NotUtf8 { path: PathBuf, offset: usize, line: usize, column: usize },
+}
+
+/// Reads every runbook file of `dir`, each at most [`MAX_FILE_BYTES`].
+pub fn read_dir(dir: &Path) -> Result<Vec<SourceFile>, ReadError> {
+    let paths = files(dir).map_err(|source| ReadError::List { dir: dir.to_owned(), source })?;
+    paths.into_iter().map(read_file).collect()
+}
+
+fn read_file(path: PathBuf) -> Result<SourceFile, ReadError> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let read = std::fs::File::open(&path).and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes));
+    if let Err(source) = read {
+        return Err(ReadError::Read { path, source });
+    }
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(ReadError::TooBig { path });
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(SourceFile { path, text }),
+        Err(e) => {
+            let offset = e.utf8_error().valid_up_to();
+            let valid = std::str::from_utf8(&e.as_bytes()[..offset]).unwrap_or_default();
+            let line = valid.matches('\n').count() + 1;
+            let column = valid.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            Err(ReadError::NotUtf8 { path, offset, line, column })
+        }
+    }
 }

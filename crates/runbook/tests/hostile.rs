@@ -1,10 +1,11 @@
-//! Runbooks written to hurt the checker: cycles of jobs and of locals, twenty thousand steps.
-//! Each is an error that says what is wrong and where, or loads as it should.
+//! Runbooks written to hurt the checker: cycles of jobs and of locals, twenty thousand steps,
+//! byte-order marks, files that are not UTF-8 or too big. Each is an error that says what is
+//! wrong and where, or loads as it should.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use bosun_runbook::load::{load, RunbookError, SourceFile};
+use bosun_runbook::load::{load, read_dir, ReadError, RunbookError, SourceFile, MAX_FILE_BYTES};
 
 fn src(name: &str, text: &str) -> SourceFile {
     SourceFile { path: PathBuf::from(name), text: text.to_owned() }
@@ -78,4 +79,40 @@ fn twenty_thousand_steps_are_checked_and_a_bad_name_lists_ten() {
     );
     let rb = load(&[src("long.hcl", &text.replace("\n    on_cancel = \"nope\"", ""))]).expect("loads");
     assert_eq!(rb.jobs["long"].steps.len(), n);
+}
+
+#[test]
+fn a_leading_byte_order_mark_is_not_part_of_the_text() {
+    let rb = load(&[
+        src("a.hcl", "\u{feff}agent \"a\" {\n  run = \"claude\"\n}\n"),
+        src("b.toml", "\u{feff}[agent.b]\nrun = \"claude\"\n"),
+    ])
+    .expect("loads");
+    assert_eq!(rb.agents.keys().collect::<Vec<_>>(), ["a", "b"]);
+    // Places count from after the mark.
+    let e = errors(&[src("c.hcl", "\u{feff}agent \"a\" { nope = 1 }\n")]);
+    assert_eq!((e[0].line, e[0].column), (1, 13), "{e:?}");
+}
+
+#[test]
+fn a_file_that_is_not_utf8_is_named_with_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.hcl"), "agent \"a\" {}\n").unwrap();
+    std::fs::write(dir.path().join("b.hcl"), b"agent \"b\" {\n  run = \"cl\xffaude\"\n}\n").unwrap();
+    let e = read_dir(dir.path()).expect_err("not UTF-8");
+    assert!(matches!(&e, ReadError::NotUtf8 { offset: 23, line: 2, column: 12, .. }), "{e:?}");
+    let shown = e.to_string();
+    assert!(shown.starts_with(&format!("{}:2:12: not UTF-8", dir.path().join("b.hcl").display())), "{shown}");
+}
+
+#[test]
+fn a_file_over_the_limit_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.hcl");
+    std::fs::File::create(&big).unwrap().set_len(MAX_FILE_BYTES + 1).unwrap();
+    let e = read_dir(dir.path()).expect_err("too big");
+    assert!(matches!(&e, ReadError::TooBig { path } if *path == big), "{e:?}");
+    assert!(e.to_string().contains("at most 16777216 bytes"), "{e}");
+    std::fs::File::create(&big).unwrap().set_len(MAX_FILE_BYTES).unwrap();
+    assert_eq!(read_dir(dir.path()).expect("at the limit")[0].text.len() as u64, MAX_FILE_BYTES);
 }
