@@ -21,7 +21,7 @@ pub fn sources() -> Result<(Vec<bosun_runbook::load::SourceFile>, PathBuf, PathB
             here.display()
         )));
     };
-    let sources = read_dir(&dir).with_context(|| format!("cannot read {}", dir.display()))?;
+    let sources = read_dir(&dir)?;
     Ok((sources, dir, here))
 }
 

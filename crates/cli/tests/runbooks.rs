@@ -50,3 +50,31 @@ fn without_runbooks_check_says_where_to_put_them() {
     let err = bosun.fails(plain.path(), &["runbook", "check"]);
     assert!(err.contains("no .bosun/runbooks/") && err.trim().lines().count() == 1, "{err}");
 }
+
+#[test]
+fn check_names_a_cycle_of_jobs_where_it_closes() {
+    let bosun = bosun();
+    let job = |name: &str, runs: &str| {
+        format!("job \"{name}\" {{\n  step \"s\" {{\n    run = {{ job = \"{runs}\" }}\n  }}\n}}\n")
+    };
+    let repo = repo_with_runbook("a.hcl", &job("a", "b"));
+    write_runbook(&repo, "b.hcl", &job("b", "a"));
+    let err = bosun.fails(repo.path(), &["runbook", "check"]);
+    assert!(
+        err.contains(
+            "b.hcl:2:3: step \"s\" of job \"b\" runs a job that leads back to it: job \"a\" → job \"b\" → job \"a\""
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn check_reads_a_byte_order_mark_and_names_a_file_that_is_not_utf8() {
+    let bosun = bosun();
+    let repo = repo_with_runbook("a.hcl", "\u{feff}agent \"a\" {\n  run = \"claude\"\n}\n");
+    let out = bosun.ok(repo.path(), &["runbook", "check"]);
+    assert!(out.starts_with("ok: 1 file(s)") && out.contains("1 agent(s)"), "{out}");
+    std::fs::write(repo.path().join(".bosun/runbooks/b.toml"), b"[agent.b]\nrun = \"\xc3\x28\"\n").unwrap();
+    let err = bosun.fails(repo.path(), &["runbook", "check"]);
+    assert!(err.contains("b.toml:2:8: not UTF-8 text (byte 17)"), "{err}");
+}

@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::check::check;
-use crate::decode::{decode, Problems};
+use crate::check::{self, check};
+use crate::decode::{decode, Problem, Problems};
 use crate::model::{Job, Run, Runbook, Source, Step, DEFAULT_MAX_STEP_VISITS};
-use crate::syntax::{self, line_col};
+use crate::syntax;
 
 /// One problem, placed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -42,15 +42,17 @@ pub fn files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 }
 
 /// Reads, decodes and checks `sources` as one runbook. All problems are reported, in order.
+/// A leading byte-order mark is no part of the text.
 pub fn load(sources: &[SourceFile]) -> Result<Runbook, Vec<RunbookError>> {
     let mut rb = Runbook::default();
     let mut errors = Vec::new();
-    let mut per_file: Vec<(&SourceFile, Runbook)> = Vec::new();
+    let mut per_file: Vec<(&Path, &str, Runbook)> = Vec::new();
     for src in sources {
-        let tree = match parse(src) {
+        let text = src.text.strip_prefix('\u{feff}').unwrap_or(&src.text);
+        let tree = match parse(&src.path, text) {
             Ok(t) => t,
             Err(e) => {
-                errors.push(place(src, &e.span, e.message));
+                errors.extend(placed(&src.path, text, vec![Problem { span: e.span, message: e.message }]));
                 continue;
             }
         };
@@ -58,23 +60,17 @@ pub fn load(sources: &[SourceFile]) -> Result<Runbook, Vec<RunbookError>> {
         let mut own = Runbook::default();
         decode(&tree, &mut own, &mut p);
         merge(&mut rb, &own, &mut p);
-        errors.extend(p.0.into_iter().map(|pr| place(src, &pr.span, pr.message)));
-        per_file.push((src, own));
+        errors.extend(placed(&src.path, text, p.0));
+        per_file.push((&src.path, text, own));
     }
     // Each file's blocks are checked against the whole runbook, so a job may use an agent
     // defined in another file; problems are placed in the file that holds the block.
-    for (src, own) in &per_file {
+    let mut cycles = check::job_cycles(&rb);
+    for (path, text, own) in &per_file {
         let mut p = Problems::default();
-        let view = Runbook {
-            commands: own.commands.clone(),
-            jobs: own.jobs.clone(),
-            workers: own.workers.clone(),
-            crons: own.crons.clone(),
-            plans: own.plans.clone(),
-            ..rb.clone()
-        };
-        check(&view, &mut p);
-        errors.extend(p.0.into_iter().map(|pr| place(src, &pr.span, pr.message)));
+        check(&rb, own, &mut p);
+        p.0.extend(cycles.extract_if(.., |(job, _)| own.jobs.contains_key(*job)).map(|(_, pr)| pr));
+        errors.extend(placed(path, text, p.0));
     }
     if errors.is_empty() {
         direct_runs(&mut rb);
@@ -152,19 +148,70 @@ fn merge(into: &mut Runbook, from: &Runbook, p: &mut Problems) {
     add("plan", &mut into.plans, &from.plans, |v| v.span.clone(), p);
 }
 
-fn parse(src: &SourceFile) -> Result<syntax::Node, syntax::SyntaxError> {
-    match src.path.extension().and_then(|e| e.to_str()) {
-        Some("toml") => syntax::toml::parse(&src.text),
-        _ => syntax::hcl::parse(&src.text),
+fn parse(path: &Path, text: &str) -> Result<syntax::Node, syntax::SyntaxError> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("toml") => syntax::toml::parse(text),
+        _ => syntax::hcl::parse(text),
     }
 }
 
-fn place(src: &SourceFile, span: &syntax::Span, message: String) -> RunbookError {
-    let (line, column) = line_col(&src.text, span.start);
-    RunbookError { file: src.path.clone(), line, column, message }
+/// Problems of one file as `file:line:column` errors; its lines are found once, so placing many
+/// problems stays linear.
+fn placed(path: &Path, text: &str, problems: Vec<Problem>) -> Vec<RunbookError> {
+    if problems.is_empty() {
+        return Vec::new();
+    }
+    let starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+    let place = |pr: Problem| {
+        let offset = pr.span.start.min(text.len());
+        let line = starts.partition_point(|s| *s <= offset);
+        let start = starts.get(line.wrapping_sub(1)).copied().unwrap_or(0);
+        let column = text.get(start..offset).map_or(0, |l| l.chars().count()) + 1;
+        RunbookError { file: path.to_owned(), line, column, message: pr.message }
+    };
+    problems.into_iter().map(place).collect()
 }
 
-/// Reads every runbook file of `dir`.
-pub fn read_dir(dir: &Path) -> std::io::Result<Vec<SourceFile>> {
-    files(dir)?.into_iter().map(|path| std::fs::read_to_string(&path).map(|text| SourceFile { path, text })).collect()
+/// The largest runbook file read, in bytes: 16 MiB.
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+
+/// Why the runbook files of a directory could not be read; each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("cannot list {}: {source}", dir.display())]
+    List { dir: PathBuf, source: std::io::Error },
+    #[error("cannot read {}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{}: a runbook file may be at most {MAX_FILE_BYTES} bytes (16 MiB): split it into several files", path.display())]
+    TooBig { path: PathBuf },
+    #[error("{}:{line}:{column}: not UTF-8 text (byte {offset}): save the file as UTF-8", path.display())]
+    NotUtf8 { path: PathBuf, offset: usize, line: usize, column: usize },
+}
+
+/// Reads every runbook file of `dir`, each at most [`MAX_FILE_BYTES`].
+pub fn read_dir(dir: &Path) -> Result<Vec<SourceFile>, ReadError> {
+    let paths = files(dir).map_err(|source| ReadError::List { dir: dir.to_owned(), source })?;
+    paths.into_iter().map(read_file).collect()
+}
+
+fn read_file(path: PathBuf) -> Result<SourceFile, ReadError> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let read = std::fs::File::open(&path).and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes));
+    if let Err(source) = read {
+        return Err(ReadError::Read { path, source });
+    }
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(ReadError::TooBig { path });
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(SourceFile { path, text }),
+        Err(e) => {
+            let offset = e.utf8_error().valid_up_to();
+            let valid = std::str::from_utf8(&e.as_bytes()[..offset]).unwrap_or_default();
+            let line = valid.matches('\n').count() + 1;
+            let column = valid.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            Err(ReadError::NotUtf8 { path, offset, line, column })
+        }
+    }
 }

@@ -437,6 +437,7 @@ fn plan(name: &str, node: &Node, p: &mut Problems) -> Option<Plan> {
     let span = node.span.clone();
     f.finish(p);
     let mut jobs: Vec<PlanJob> = Vec::new();
+    let mut written = std::collections::HashSet::new();
     let Some(Node { value: Value::Map(entries), .. }) = entries else {
         p.at(&span, format!("plan {name:?} needs its jobs, in order: job \"name\" {{ run = {{ job = \"…\" }} }}"));
         return None;
@@ -466,10 +467,11 @@ fn plan(name: &str, node: &Node, p: &mut Problems) -> Option<Plan> {
         };
         let (using, using_span) = using.unwrap_or_default();
         for u in &using {
-            if !jobs.iter().any(|j| &j.name == u) {
+            if !written.contains(u.as_str()) {
                 p.at(&using_span, format!("{what} uses {u:?}, which is not a job written before it in the plan"));
             }
         }
+        written.insert(e.key.as_str());
         jobs.push(PlanJob { span: e.node.span.clone(), name: e.key.clone(), job, vars, using, branch });
     }
     Some(Plan { span, base, jobs })

@@ -12,6 +12,8 @@
 //! ending in a newline, and `<<-` removes the indentation the lines share. Any other expression
 //! (a variable, a call, an operator) is an error: a runbook's templates are strings.
 
+use std::collections::{HashMap, HashSet};
+
 use hcl_edit::expr::{Expression, Object, ObjectKey, UnaryOperator};
 use hcl_edit::structure::{Block, Body, Structure};
 use hcl_edit::template::{Directive, Element, Template};
@@ -36,17 +38,37 @@ struct Slot {
 enum Item {
     Attribute(Node),
     Body(Node),
-    Group(Span, Vec<Slot>),
+    Group(Span, Slots),
+}
+
+/// The entries of a body being built, indexed by key so that finding one stays cheap however
+/// many there are.
+#[derive(Default)]
+struct Slots {
+    list: Vec<Slot>,
+    index: HashMap<String, usize>,
+}
+
+impl Slots {
+    fn find(&self, key: &str) -> Option<usize> {
+        self.index.get(key).copied()
+    }
+
+    fn push(&mut self, slot: Slot) -> usize {
+        self.index.insert(slot.key.clone(), self.list.len());
+        self.list.push(slot);
+        self.list.len() - 1
+    }
 }
 
 fn body_entries(source: &str, body: &Body) -> Result<Vec<Entry>, SyntaxError> {
-    let mut slots: Vec<Slot> = Vec::new();
+    let mut slots = Slots::default();
     for structure in body.iter() {
         match structure {
             Structure::Attribute(attr) => {
                 let key_span = span_of(&attr.key, 0..0);
                 let key = attr.key.as_str();
-                if let Some(slot) = slots.iter().find(|slot| slot.key == key) {
+                if let Some(slot) = slots.find(key).and_then(|i| slots.list.get(i)) {
                     let message = match slot.item {
                         Item::Attribute(_) => format!("duplicate attribute \"{key}\""),
                         _ => format!("\"{key}\" is both a block and an attribute"),
@@ -59,10 +81,10 @@ fn body_entries(source: &str, body: &Body) -> Result<Vec<Entry>, SyntaxError> {
             Structure::Block(block) => add_block(source, &mut slots, block)?,
         }
     }
-    Ok(slots.into_iter().map(into_entry).collect())
+    Ok(slots.list.into_iter().map(into_entry).collect())
 }
 
-fn add_block(source: &str, slots: &mut Vec<Slot>, block: &Block) -> Result<(), SyntaxError> {
+fn add_block(source: &str, slots: &mut Slots, block: &Block) -> Result<(), SyntaxError> {
     let span = span_of(block, 0..0);
     let ident_span = span_of(&block.ident, span.clone());
     let mut path = vec![(block.ident.as_str().to_owned(), ident_span.clone())];
@@ -74,22 +96,19 @@ fn add_block(source: &str, slots: &mut Vec<Slot>, block: &Block) -> Result<(), S
     let mut level = slots;
     for (depth, (key, key_span)) in path.iter().enumerate() {
         let last = depth + 1 == path.len();
-        let index = match level.iter().position(|slot| &slot.key == key) {
+        let index = match level.find(key) {
             Some(index) => index,
             None if last => {
                 level.push(Slot { key: key.clone(), key_span: key_span.clone(), item: Item::Body(body) });
                 return Ok(());
             }
-            None => {
-                level.push(Slot {
-                    key: key.clone(),
-                    key_span: key_span.clone(),
-                    item: Item::Group(span.clone(), Vec::new()),
-                });
-                level.len() - 1
-            }
+            None => level.push(Slot {
+                key: key.clone(),
+                key_span: key_span.clone(),
+                item: Item::Group(span.clone(), Slots::default()),
+            }),
         };
-        let Some(slot) = level.get_mut(index) else { break };
+        let Some(slot) = level.list.get_mut(index) else { break };
         match &mut slot.item {
             Item::Group(_, children) if !last => level = children,
             Item::Attribute(_) if depth == 0 => {
@@ -110,7 +129,9 @@ fn add_block(source: &str, slots: &mut Vec<Slot>, block: &Block) -> Result<(), S
 fn into_entry(slot: Slot) -> Entry {
     let node = match slot.item {
         Item::Attribute(node) | Item::Body(node) => node,
-        Item::Group(span, children) => Node { span, value: Value::Map(children.into_iter().map(into_entry).collect()) },
+        Item::Group(span, children) => {
+            Node { span, value: Value::Map(children.list.into_iter().map(into_entry).collect()) }
+        }
     };
     Entry { key: slot.key, key_span: slot.key_span, node }
 }
@@ -152,6 +173,7 @@ fn unsupported(span: Span) -> SyntaxError {
 
 fn object_entries(source: &str, object: &Object) -> Result<Vec<Entry>, SyntaxError> {
     let mut entries: Vec<Entry> = Vec::new();
+    let mut seen = HashSet::new();
     for (key, value) in object.iter() {
         let key_span = span_of(key, 0..0);
         let name = match key {
@@ -162,7 +184,7 @@ fn object_entries(source: &str, object: &Object) -> Result<Vec<Entry>, SyntaxErr
                 return Err(SyntaxError { span: key_span, message });
             }
         };
-        if entries.iter().any(|entry| entry.key == name) {
+        if !seen.insert(name.clone()) {
             return Err(SyntaxError {
                 span: key_span,
                 message: format!("duplicate key \"{}\"", name.escape_default()),
