@@ -284,3 +284,32 @@ agent "helper" {{
     assert_eq!(agents.len(), 1);
     assert_eq!(bosun.show(agents[0].id.as_str()).agent.cwd, std::path::PathBuf::from(ws));
 }
+
+#[test]
+fn a_local_made_of_a_later_named_local_is_evaluated_after_it() {
+    let repo = repo_with_runbook(
+        "order.hcl",
+        r#"
+command "order" {
+  run = { job = "order" }
+}
+
+job "order" {
+  locals = { a = "${local.b}-x", b = "$(echo hi)" }
+  step "check" {
+    run = "test \"${local.a}\" = hi-x"
+  }
+}
+"#,
+    );
+    let bosun = bosun();
+    let out = bosun.ok(repo.path(), &["run", "--json", "order"]);
+    let job = serde_json::from_str::<serde_json::Value>(&out).unwrap()["job"].as_str().unwrap().to_owned();
+    let waited = bosun.run(repo.path(), &["job", "wait", &job]);
+    let said = String::from_utf8_lossy(&waited.stdout);
+    assert!(
+        waited.status.success() && said.contains("done"),
+        "{said} {}",
+        bosun.ok(repo.path(), &["job", "show", &job])
+    );
+}

@@ -141,7 +141,16 @@ fn prepare(
         scope.set("item", k, v.as_str());
     }
     let mut locals = BTreeMap::new();
-    for (k, template) in &job.locals {
+    // In the order they use each other: a local after those it names (`runbook check` refuses
+    // locals made of each other; were there such, the first left would fail on its own).
+    let mut pending: Vec<(&String, &String)> = job.locals.iter().collect();
+    while !pending.is_empty() {
+        let ready = pending.iter().position(|(_, template)| {
+            let names = bosun_core::template::names(template).unwrap_or_default();
+            let mut used = names.iter().filter_map(|n| n.strip_prefix("local."));
+            used.all(|l| locals.contains_key(l) || !job.locals.contains_key(l))
+        });
+        let (k, template) = pending.remove(ready.unwrap_or(0));
         let value = evaluate(template, &scope, cwd).map_err(|e| err(format!("local {k:?}: {e}")))?;
         scope.set("local", k, value.as_str());
         locals.insert(k.clone(), value);
