@@ -223,6 +223,17 @@ impl From<Name> for String {
     }
 }
 
+/// FNV-1a (64 bits) over the parts, each ended by a zero byte: the one stable digest bosun
+/// derives ids and a runbook's hash from.
+pub fn fnv(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in parts.iter().flat_map(|p| p.bytes().chain([0])) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

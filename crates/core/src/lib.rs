@@ -46,7 +46,7 @@ pub use doctor::{leftovers, Found, FoundBranch, FoundDir, FoundWorktree, Leftove
 pub use effect::Effect;
 pub use escalation::{Escalation, EscalationId, Resolution};
 pub use event::Event;
-pub use id::{AgentId, MessageId, Name, NameError, Nonce, RequestId, SessionName, WorkspaceId};
+pub use id::{fnv, AgentId, MessageId, Name, NameError, Nonce, RequestId, SessionName, WorkspaceId};
 pub use input::{AgentSpec, Input, Reality, SessionSeen, WorkspaceProbe};
 pub use job::{AgentPlan, Job, JobId, JobNotify, JobSpec, JobState, JobWorkspace, Next, StepRun, StepSpec};
 pub use memory::{stopped_agent, Checkpoint, JobScope, ResumePoint, CHECKPOINT_FILE, EVENTS_FILE};

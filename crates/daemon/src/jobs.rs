@@ -301,12 +301,7 @@ fn evaluate(template: &str, scope: &Scope, cwd: &Path) -> Result<String, String>
 
 /// A stable digest of the runbook text (FNV-1a, 64 bits), so a job says which text it runs.
 pub fn runbook_hash(sources: &[SourceFile]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for s in sources {
-        for b in s.path.to_string_lossy().bytes().chain([0]).chain(s.text.bytes()).chain([0]) {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    format!("{h:016x}")
+    let paths: Vec<_> = sources.iter().map(|s| s.path.to_string_lossy()).collect();
+    let parts: Vec<&str> = paths.iter().zip(sources).flat_map(|(p, s)| [p.as_ref(), s.text.as_str()]).collect();
+    format!("{:016x}", bosun_core::fnv(&parts))
 }

@@ -242,15 +242,7 @@ fn resumed(job: &Job) -> String {
     }
 }
 
-/// FNV-1a over the parts, each ended by a zero byte.
-pub(super) fn fnv(parts: &[&str]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in parts.iter().flat_map(|p| p.bytes().chain([0])) {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
-}
+pub(super) use crate::id::fnv;
 
 /// The values a job's templates may name.
 fn scope(state: &State, job: &Job) -> Scope {
