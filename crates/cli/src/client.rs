@@ -72,16 +72,11 @@ impl Client {
         }
     }
 
-    /// Whether the daemon process is gone (its lock free), or goes within `wait`. A lock that
-    /// cannot be looked at (another user's state directory) is never taken for a gone daemon.
+    /// Whether the daemon process is gone (its lock free), or goes within `wait`.
     fn daemon_gone_within(&self, wait: Duration) -> bool {
         let deadline = Instant::now() + wait;
         loop {
-            let gone = match std::fs::File::open(self.dirs.pid_file()) {
-                Ok(lock) => lock.try_lock_shared().is_ok(),
-                Err(e) => e.kind() == std::io::ErrorKind::NotFound,
-            };
-            if gone {
+            if !self.daemon_alive() {
                 return true;
             }
             if Instant::now() >= deadline {
@@ -92,9 +87,13 @@ impl Client {
     }
 
     /// Whether a daemon process holds the state directory's lock (it may not listen yet, or
-    /// any more).
+    /// any more). A lock that cannot be looked at (another user's state directory) counts as
+    /// held: it is never taken for a gone daemon.
     pub fn daemon_alive(&self) -> bool {
-        std::fs::File::open(self.dirs.pid_file()).is_ok_and(|f| f.try_lock_shared().is_err())
+        match std::fs::File::open(self.dirs.pid_file()) {
+            Ok(lock) => lock.try_lock_shared().is_err(),
+            Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+        }
     }
 
     pub fn connect(&self) -> Option<UnixStream> {

@@ -303,8 +303,7 @@ job "order" {
 "#,
     );
     let bosun = bosun();
-    let out = bosun.ok(repo.path(), &["run", "--json", "order"]);
-    let job = serde_json::from_str::<serde_json::Value>(&out).unwrap()["job"].as_str().unwrap().to_owned();
+    let job = bosun.run_job(repo.path(), &["order"]);
     let waited = bosun.run(repo.path(), &["job", "wait", &job]);
     let said = String::from_utf8_lossy(&waited.stdout);
     assert!(

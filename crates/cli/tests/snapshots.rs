@@ -94,8 +94,7 @@ fn job_ls_and_job_show_of_a_finished_job() {
     let bosun = bosun();
     let repo = repo_with_runbook("hello.hcl", RUNBOOK);
     insta::assert_snapshot!("job_ls_none", bosun.ok(repo.path(), &["job", "ls"]));
-    let out = bosun.ok(repo.path(), &["run", "--json", "hello", "world"]);
-    let job = serde_json::from_str::<serde_json::Value>(&out).unwrap()["job"].as_str().unwrap().to_owned();
+    let job = bosun.run_job(repo.path(), &["hello", "world"]);
     bosun.ok(repo.path(), &["job", "wait", &job]);
     let shown = bosun.ok(repo.path(), &["job", "show", &job]);
     let hash = shown.lines().find_map(|l| l.strip_prefix("runbook    ")).unwrap().trim().to_owned();

@@ -110,8 +110,7 @@ job "build" {{
     let repo = repo_with_runbook("build.hcl", &runbook);
     let bosun = bosun();
     daemon_with_short_backoff(&bosun, repo.path());
-    let out = bosun.ok(repo.path(), &["run", "--json", "build"]);
-    let job = serde_json::from_str::<serde_json::Value>(&out).unwrap()["job"].as_str().unwrap().to_owned();
+    let job = bosun.run_job(repo.path(), &["build"]);
     let recorded = bosun_testkit::poll::wait_until(PATIENCE, || !sent(&bosun).is_empty());
     assert!(recorded, "{:?}", hook.bodies());
     let (attempts, error) = sent(&bosun).remove(0);

@@ -178,9 +178,9 @@ pub enum Event {
         passed: bool,
         code: Option<i32>,
     },
-    /// A notice's delivery to a webhook: after how many tries, and the last error if none took.
+    /// A notice's delivery to the webhook of its agent or job: after how many tries, and the
+    /// last error if none took. The URL is not repeated here: it may carry a token.
     WebhookSent {
-        url: crate::WebhookUrl,
         notice: crate::NoticeKind,
         attempts: u32,
         error: Option<String>,

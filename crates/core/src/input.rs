@@ -191,7 +191,6 @@ pub enum Input {
     },
     /// A notice was POSTed to a webhook (`error` when every try failed).
     WebhookSent {
-        url: crate::WebhookUrl,
         notice: crate::NoticeKind,
         attempts: u32,
         error: Option<String>,

@@ -334,12 +334,12 @@ fn a_job_with_a_webhook_and_no_messages_posts_its_end_only_and_the_delivery_is_r
             .collect()
     };
     let mut spec = job(vec![step("build", None, None)]);
-    spec.notify.webhook = Some(hook.clone());
+    spec.notify.webhook = Some(hook);
     let id = spec.id.clone();
     let mut sim = Sim::new();
     assert!(posts(&sim.ok(Input::StartJob(Box::new(spec.clone())))).is_empty(), "a start without a message");
     assert_eq!(posts(&finish(&mut sim, &id, false)), [(bosun_core::NoticeKind::JobFailed, false)]);
-    let sent = Input::WebhookSent { url: hook, notice: bosun_core::NoticeKind::JobFailed, attempts: 2, error: None };
+    let sent = Input::WebhookSent { notice: bosun_core::NoticeKind::JobFailed, attempts: 2, error: None };
     sim.ok(sent);
     assert!(sim.log.iter().any(|e| matches!(e, Event::WebhookSent { attempts: 2, error: None, .. })));
 }

@@ -314,7 +314,7 @@ impl Executor {
                 if let Some(e) = &error {
                     tracing::warn!(url = url.as_str(), attempts, "webhook not delivered: {e}");
                 }
-                Input::WebhookSent { url, notice: notice.kind, attempts, error }
+                Input::WebhookSent { notice: notice.kind, attempts, error }
             }
             Effect::FindCodexLog { agent, sessions, cwd, since } => {
                 // Codex writes its rollout log once its first turn starts: look until then.

@@ -103,6 +103,14 @@ impl Bosun {
         v["agent"].as_str().expect("agent id").to_owned()
     }
 
+    /// `bosun run --json ARGS`: the new job's id.
+    pub fn run_job(&self, cwd: &Path, args: &[&str]) -> String {
+        let mut all = vec!["run", "--json"];
+        all.extend_from_slice(args);
+        let v: serde_json::Value = serde_json::from_str(&self.ok(cwd, &all)).expect("run prints JSON");
+        v["job"].as_str().expect("job id").to_owned()
+    }
+
     /// `bosun agent start --json ARGS` with the command changed by `setup` first (the agent's
     /// environment, say: an agent runs with its starter's): the new agent's id.
     pub fn start_with(&self, cwd: &Path, args: &[&str], setup: impl FnOnce(&mut Command)) -> String {

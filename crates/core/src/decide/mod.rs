@@ -137,8 +137,8 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::Screen { agent, text } => observe::screen(state, agent, text, now, &mut d),
         Input::GateFinished { agent, run, code } => recovery::gate_finished(state, agent, run, *code, now, &mut d),
         Input::TimerFired { id } => timers::fired(state, *id, now, &mut d),
-        Input::WebhookSent { url, notice, attempts, error } => {
-            d.event(Event::WebhookSent { url: url.clone(), notice: *notice, attempts: *attempts, error: error.clone() })
+        Input::WebhookSent { notice, attempts, error } => {
+            d.event(Event::WebhookSent { notice: *notice, attempts: *attempts, error: error.clone() })
         }
         Input::SessionsObserved { sessions, as_of } => reconcile::observed(state, sessions, *as_of, now, &mut d),
         Input::Reconcile(reality) => reconcile::at_start(state, reality, now, &mut d),

@@ -140,12 +140,12 @@ pub(super) async fn kill(ctx: &Arc<Context>, agent: String) -> Answer {
     .await?
 }
 
-fn removed_already(ctx: &Arc<Context>, id: WorkspaceId, events: &[Event]) -> Removed {
-    let branch_kept = events.iter().find_map(|e| match e {
+/// The branch the core decided to keep, if any, in a removal's events.
+fn branch_kept(events: &[Event]) -> Option<bosun_core::BranchKept> {
+    events.iter().find_map(|e| match e {
         Event::WorkspaceRemoving { keep_branch, .. } => keep_branch.clone(),
         _ => None,
-    });
-    Removed { path: ctx.dirs.workspaces().join(id.as_str()), workspace: id, branch_deleted: None, branch_kept }
+    })
 }
 
 pub(super) async fn remove_workspace(ctx: &Arc<Context>, id: WorkspaceId, force: bool) -> Result<Removed, WireError> {
@@ -154,7 +154,10 @@ pub(super) async fn remove_workspace(ctx: &Arc<Context>, id: WorkspaceId, force:
     let ws = match (ws, done_already()) {
         (Some(ws), _) => ws,
         // Sent again after the daemon died, and removed since: what it decided is the answer.
-        (None, Some(events)) => return Ok(removed_already(ctx, id, &events)),
+        (None, Some(events)) => {
+            let path = ctx.dirs.workspaces().join(id.as_str());
+            return Ok(Removed { path, workspace: id, branch_deleted: None, branch_kept: branch_kept(&events) });
+        }
         (None, None) => return Err(bosun_core::Rejection::NoSuchWorkspace(id.to_string()).into()),
     };
     let (workspaces, w) = (ctx.workspaces.clone(), ws.clone());
@@ -168,10 +171,7 @@ pub(super) async fn remove_workspace(ctx: &Arc<Context>, id: WorkspaceId, force:
     let rx = ctx.engine.subscribe();
     let events = submit(ctx, Input::RemoveWorkspace { id: id.clone(), force, probe }).await?;
     // The core decided the branch's fate; report what it decided.
-    let branch_kept = events.iter().find_map(|e| match e {
-        bosun_core::Event::WorkspaceRemoving { keep_branch, .. } => keep_branch.clone(),
-        _ => None,
-    });
+    let branch_kept = branch_kept(&events);
     let removed = Removed {
         workspace: id.clone(),
         path: ws.path.clone(),
