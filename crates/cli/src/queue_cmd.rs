@@ -4,8 +4,7 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use bosun_runbook::load::load;
-use bosun_runbook::model::QueueKind;
+use bosun_runbook::lower::{lower, LowerError};
 
 use crate::args::{QueueCommand, WorkerCommand};
 use crate::calls::Dated;
@@ -18,18 +17,14 @@ pub fn queue(client: &Client, cmd: QueueCommand) -> Result<ExitCode> {
     match cmd {
         QueueCommand::Push { queue, fields } => {
             let (files, _, _) = crate::runbook_cmd::sources()?;
-            let runbook = load(&files)
-                .map_err(|e| usage(format!("the runbooks have {} error(s): see `bosun runbook check`", e.len())))?;
-            let retry = match runbook.queues.get(&queue).map(|q| &q.kind) {
-                Some(QueueKind::Persisted { retry }) => *retry,
-                Some(QueueKind::External { .. }) => {
-                    return Err(usage(format!("queue {queue:?} is external: its items come from its `list` command")))
-                }
-                None => {
-                    return Err(CliError::new(Kind::NotFound, format!("no queue {queue:?} in the runbooks"))
+            let retry = match lower(&files).and_then(|l| l.queue_retry(&queue)) {
+                Ok(retry) => retry,
+                Err(e @ LowerError::Missing { .. }) => {
+                    return Err(CliError::new(Kind::NotFound, e.to_string())
                         .hint("`bosun runbook ls` lists the queues")
                         .into())
                 }
+                Err(e) => return Err(usage(e.to_string())),
             };
             let mut data = BTreeMap::new();
             for f in fields {

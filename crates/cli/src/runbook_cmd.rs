@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use bosun_runbook::load::{find_dir, load, read_dir};
+use bosun_runbook::load::{find_dir, read_dir};
+use bosun_runbook::lower::{lower, LowerError};
 use bosun_runbook::model::Run;
 
 use crate::args::RunbookCommand;
@@ -36,16 +37,24 @@ pub fn run(cmd: RunbookCommand) -> Result<ExitCode> {
     let shown = |p: &PathBuf| p.strip_prefix(&here).map(PathBuf::from).unwrap_or_else(|_| p.clone());
     let sources: Vec<_> =
         sources.into_iter().map(|s| bosun_runbook::load::SourceFile { path: shown(&s.path), text: s.text }).collect();
-    let runbook = match load(&sources) {
-        Ok(rb) => rb,
-        Err(errors) => {
-            for e in &errors {
-                eprintln!("{e}");
-            }
-            eprintln!("bosun: {} error(s) in {}", errors.len(), dir.display());
-            return Ok(ExitCode::from(crate::error::Kind::Usage.code()));
+    let failed = |errors: Vec<String>| {
+        for e in &errors {
+            eprintln!("{e}");
         }
+        eprintln!("bosun: {} error(s) in {}", errors.len(), dir.display());
+        Ok(ExitCode::from(crate::error::Kind::Usage.code()))
     };
+    let lowered = match lower(&sources) {
+        Ok(lowered) => lowered,
+        Err(LowerError::Invalid(errors)) => return failed(errors.iter().map(ToString::to_string).collect()),
+        Err(other) => return failed(vec![other.to_string()]),
+    };
+    // A runbook that reads well but holds a job that could not start (too deep, too many) is wrong too.
+    let problems = lowered.problems();
+    if !problems.is_empty() {
+        return failed(problems.iter().map(ToString::to_string).collect());
+    }
+    let runbook = lowered.runbook();
     match cmd {
         RunbookCommand::Check => {
             println!(

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ItemId, JobId, Timestamp};
+use crate::{ItemId, JobBook, JobId, Timestamp};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cron {
@@ -14,8 +14,10 @@ pub struct Cron {
     /// The job it starts.
     pub job: String,
     pub running: bool,
-    /// The runbook files as they were when the cron started.
-    pub sources: Vec<(PathBuf, String)>,
+    /// Its job, lowered from the runbook as it was when the cron started (empty in a record
+    /// an older bosun wrote, which kept the text: such a cron is started again).
+    #[serde(default)]
+    pub book: JobBook,
     /// Where it was started: the repository its jobs' worktrees come from.
     pub cwd: PathBuf,
     /// When it fires next, while it runs.

@@ -117,9 +117,9 @@ pub enum Effect {
         take: Option<crate::template::ShellCommand>,
         /// For a plan's job: the branch its worktree is made on, and from where.
         branch: Option<PlanBranch>,
-        /// The worker's (or cron's) job, runbook text and repository.
+        /// The worker's (cron's, plan's) job, as lowered, and its repository.
         job_name: String,
-        sources: Vec<(PathBuf, String)>,
+        book: crate::JobBook,
         cwd: PathBuf,
     },
     /// Run an external queue's `list` command with `sh -c` in `cwd`; report `Listed`.

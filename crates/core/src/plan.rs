@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::JobId;
+use crate::{JobBook, JobId};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Plan {
@@ -17,8 +17,10 @@ pub struct Plan {
     pub base: String,
     pub jobs: Vec<PlanJob>,
     pub state: PlanState,
-    /// The runbook files as they were when the plan started, and where it started.
-    pub sources: Vec<(PathBuf, String)>,
+    /// Its jobs, lowered from the runbook as it was when the plan started (empty in a record an
+    /// older bosun wrote), and where it started.
+    #[serde(default)]
+    pub book: JobBook,
     pub cwd: PathBuf,
 }
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{JobId, Timestamp};
+use crate::{JobBook, JobId, Timestamp};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -64,8 +64,10 @@ pub struct Worker {
     pub job: String,
     pub concurrency: u32,
     pub running: bool,
-    /// The runbook files as they were when the worker started.
-    pub sources: Vec<(PathBuf, String)>,
+    /// Its job, lowered from the runbook as it was when the worker started (empty in a record
+    /// an older bosun wrote).
+    #[serde(default)]
+    pub book: JobBook,
     /// Where it was started: the repository its jobs' worktrees come from.
     pub cwd: PathBuf,
     /// When its queue is external: the commands that list and take items.

@@ -14,7 +14,7 @@ fn cron(schedule: Schedule) -> Cron {
         schedule,
         job: "sweep".into(),
         running: false,
-        sources: vec![],
+        book: bosun_core::JobBook { hash: "pinned".into(), jobs: Default::default() },
         cwd: "/repo".into(),
         next: None,
         fired: 0,
@@ -28,8 +28,9 @@ fn turns(effects: &[Effect]) -> Vec<JobId> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Dispatch { origin: Origin::Cron(name), job, job_name, .. } => {
+            Effect::Dispatch { origin: Origin::Cron(name), job, job_name, book, .. } => {
                 assert_eq!((name.as_str(), job_name.as_str()), ("nightly", "sweep"));
+                assert_eq!(book.hash, "pinned", "the job as lowered when the cron started");
                 Some(job.clone())
             }
             _ => None,
@@ -125,4 +126,14 @@ fn a_turn_waits_for_a_job_still_being_made_but_not_for_one_that_never_comes() {
     assert!(turns(&sim.fire_due()).is_empty(), "its job is still being made: skipped");
     sim.advance(10 * MINUTE);
     assert_eq!(turns(&sim.fire_due()).len(), 1, "that job never came (bosun died making it): a new one");
+}
+
+#[test]
+fn a_cron_an_older_bosun_recorded_with_runbook_text_reads_with_no_jobs() {
+    let mut old = serde_json::to_value(cron(Schedule::every(MINUTE).unwrap())).unwrap();
+    let fields = old.as_object_mut().unwrap();
+    fields.remove("book");
+    fields.insert("sources".into(), serde_json::json!([["/repo/.bosun/runbooks/a.hcl", "job \"sweep\" {}"]]));
+    let read: Cron = serde_json::from_value(old).unwrap();
+    assert!(read.book.jobs.is_empty() && read.book.hash.is_empty(), "making its job says to start it again");
 }

@@ -26,7 +26,7 @@ fn plan() -> Plan {
         base: "main".into(),
         jobs: vec![job("schema"), job("api"), job("ui")],
         state: PlanState::Running,
-        sources: vec![],
+        book: Default::default(),
         cwd: "/repo".into(),
     }
 }

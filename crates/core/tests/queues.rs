@@ -15,7 +15,7 @@ fn worker(concurrency: u32) -> Worker {
         job: "fix".into(),
         concurrency,
         running: false,
-        sources: vec![],
+        book: Default::default(),
         cwd: "/repo".into(),
         external: None,
         error: None,

@@ -14,10 +14,9 @@ use bosun_core::{AgentId, Effect, Heartbeat, Input, JobId, Observation, Source, 
 use tokio::runtime::Handle;
 
 use bosun_core::{Nonce, Origin};
-use bosun_runbook::load::SourceFile;
 
 use crate::engine::{now, EffectSink, EngineHandle};
-use crate::jobs::Making;
+use crate::jobs::{Asked, Making};
 
 #[derive(Clone)]
 pub struct Executor {
@@ -340,33 +339,27 @@ impl Executor {
             Effect::ListQueue { worker, list, cwd } => {
                 Input::Listed { worker, output: capture(&list, &BTreeMap::new(), &cwd) }
             }
-            Effect::Dispatch { origin, job, data, job_name, sources, cwd, take, branch } => {
+            Effect::Dispatch { origin, job, data, job_name, book, cwd, take, branch } => {
                 if let Some(Err(e)) = take.as_ref().map(|t| capture(&t.text, &t.env, &cwd)) {
                     return Some(Input::DispatchFailed { origin, error: format!("its take command failed: {e}") });
                 }
-                let sources: Vec<SourceFile> =
-                    sources.into_iter().map(|(path, text)| SourceFile { path, text }).collect();
-                let made = bosun_runbook::load::load(&sources)
-                    .map_err(|errors| errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))
-                    .and_then(|runbook| {
-                        let making = Making {
-                            workspaces: &*self.workspaces,
-                            dirs: &self.dirs,
-                            hook_command: &self.hook_command,
-                            branch,
-                        };
-                        let nonce = Nonce::from_bits(fastrand::u64(..));
-                        let hash = crate::jobs::runbook_hash(&sources);
-                        let item = match &origin {
-                            Origin::Item(item) => Some((*item, data.clone())),
-                            Origin::Cron(_) | Origin::Plan(..) => None,
-                        };
-                        let mut spec = making.job(&runbook, &job_name, data, &cwd, job, nonce, hash, item)?;
-                        if let Origin::Plan(plan, index) = &origin {
-                            spec.plan = Some((plan.clone(), *index));
-                        }
-                        Ok(spec)
-                    });
+                let making = Making {
+                    workspaces: &*self.workspaces,
+                    dirs: &self.dirs,
+                    hook_command: &self.hook_command,
+                    branch,
+                };
+                let item = match &origin {
+                    Origin::Item(item) => Some((*item, data.clone())),
+                    Origin::Cron(_) | Origin::Plan(..) => None,
+                };
+                let asked = Asked { id: job, nonce: Nonce::from_bits(fastrand::u64(..)), vars: data, cwd, item };
+                let made = making.job(&book, &job_name, asked).map(|mut spec| {
+                    if let Origin::Plan(plan, index) = &origin {
+                        spec.plan = Some((plan.clone(), *index));
+                    }
+                    spec
+                });
                 match made {
                     Ok(spec) => Input::StartJob(Box::new(spec)),
                     Err(error) => Input::DispatchFailed { origin, error },

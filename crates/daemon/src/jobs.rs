@@ -1,23 +1,20 @@
-//! Making a job from the runbook: the job's definition with its vars, locals evaluated once,
-//! its workspace prepared (repository, ref, branch checked) and its agents — for `bosun run`
-//! and for the items a worker takes.
+//! Making a job of its lowered definition: its vars, locals evaluated once, its workspace
+//! prepared (repository, ref, branch checked) and its agents — for `bosun run`, a cron's turn, a
+//! plan's job and the items a worker takes.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use bosun_adapters::Workspaces;
-use bosun_core::driver::DriverKind;
 use bosun_core::template::{render, render_shell, Scope, Target};
 use bosun_core::{
-    AgentPlan, ItemId, JobId, JobNotify, JobSpec, JobWorkspace, Name, Next, Nonce, PlanBranch, StepRun, StepSpec,
-    WorkspaceKind,
+    AgentPlan, ItemId, JobBook, JobDef, JobId, JobSource as Source, JobSpec, JobWorkspace, Name, Nonce, PlanBranch,
+    StepRun, WorkspaceKind,
 };
-use bosun_runbook::load::SourceFile;
-use bosun_runbook::model::{Run, Runbook, Source, Transition};
 use bosun_wire::StateDir;
 
-/// How deep jobs may run each other as steps.
-const MAX_DEPTH: usize = 8;
+/// How deep jobs may run each other as steps (lowering refuses deeper ones already).
+use bosun_runbook::lower::MAX_DEPTH;
 
 fn err(message: impl Into<String>) -> String {
     message.into()
@@ -32,76 +29,48 @@ pub struct Making<'a> {
     pub branch: Option<PlanBranch>,
 }
 
+/// A job asked for: its id, the nonce its workspace is named with, its vars, where it was asked
+/// from, and the queue item it works on.
+pub struct Asked {
+    pub id: JobId,
+    pub nonce: Nonce,
+    pub vars: BTreeMap<String, String>,
+    pub cwd: PathBuf,
+    pub item: Option<(ItemId, BTreeMap<String, String>)>,
+}
+
 impl Making<'_> {
-    /// The job `name` of `runbook`, with `vars`, run from `cwd`; for a queue item when `item`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn job(
-        &self,
-        runbook: &Runbook,
-        name: &str,
-        vars: BTreeMap<String, String>,
-        cwd: &Path,
-        id: JobId,
-        nonce: Nonce,
-        runbook_hash: String,
-        item: Option<(ItemId, BTreeMap<String, String>)>,
-    ) -> Result<JobSpec, String> {
-        let mut spec = self.made(runbook, name, vars, cwd, id, nonce, runbook_hash, item.as_ref(), 0)?;
-        spec.item = item;
+    /// The job `name` of `book`, as `asked`.
+    pub fn job(&self, book: &JobBook, name: &str, asked: Asked) -> Result<JobSpec, String> {
+        let mut spec = self.made(book, name, &asked, asked.vars.clone(), asked.id.clone(), 0)?;
+        spec.item = asked.item;
         Ok(spec)
     }
 
     /// The job, and the jobs its steps run (made with its vars, in its workspace), `depth` deep.
-    #[allow(clippy::too_many_arguments)]
     fn made(
         &self,
-        runbook: &Runbook,
+        book: &JobBook,
         name: &str,
+        asked: &Asked,
         vars: BTreeMap<String, String>,
-        cwd: &Path,
         id: JobId,
-        nonce: Nonce,
-        runbook_hash: String,
-        item: Option<&(ItemId, BTreeMap<String, String>)>,
         depth: usize,
     ) -> Result<JobSpec, String> {
         if depth > MAX_DEPTH {
             return Err(err(format!("jobs run each other more than {MAX_DEPTH} deep (a loop?) at job {name:?}")));
         }
-        let own_workspace = depth == 0;
-        let mut spec = prepare(
-            self.workspaces,
-            self.dirs,
-            runbook,
-            name,
-            vars,
-            cwd,
-            (id, nonce.clone(), runbook_hash.clone()),
-            item,
-            own_workspace.then_some(self.branch.as_ref()),
-        )?;
-        spec.agents = agents(runbook, &spec, cwd)?;
-        spec.agents_root = self.dirs.agents();
-        spec.hook_command = self.hook_command.to_owned();
+        let own_workspace = (depth == 0).then_some(self.branch.as_ref());
+        let mut spec = self.prepare(book, name, vars, asked, id, own_workspace)?;
         for step in &spec.steps {
             let StepRun::Job(child) = &step.run else { continue };
             if spec.children.contains_key(child) {
                 continue;
             }
             // Its id is drawn by the core when the step runs.
-            let placeholder = JobId::new(&nonce);
+            let placeholder = JobId::new(&asked.nonce);
             let made = self
-                .made(
-                    runbook,
-                    child,
-                    spec.vars.clone(),
-                    cwd,
-                    placeholder,
-                    nonce.clone(),
-                    runbook_hash.clone(),
-                    item,
-                    depth + 1,
-                )
+                .made(book, child, asked, spec.vars.clone(), placeholder, depth + 1)
                 .map_err(|e| err(format!("step {:?}: {e}", step.name)))?;
             spec.children.insert(child.clone(), made);
         }
@@ -109,137 +78,113 @@ impl Making<'_> {
     }
 }
 
-/// Builds the job as the runbook says, with its templates' inputs ready.
-#[allow(clippy::too_many_arguments)]
-fn prepare(
-    workspaces: &dyn bosun_adapters::Workspaces,
-    dirs: &StateDir,
-    runbook: &Runbook,
-    name: &str,
-    vars: BTreeMap<String, String>,
-    cwd: &Path,
-    (id, nonce, runbook_hash): (JobId, Nonce, String),
-    item: Option<&(ItemId, BTreeMap<String, String>)>,
-    // `None` for a job run as a step (it works in its parent's workspace); else the plan's
-    // branch, if it is a plan's job.
-    own_workspace: Option<Option<&PlanBranch>>,
-) -> Result<JobSpec, String> {
-    let job = runbook.jobs.get(name).ok_or_else(|| err(format!("no job {name:?}")))?;
-    let mut vars = vars;
-    for (k, v) in &job.defaults {
-        vars.entry(k.clone()).or_insert_with(|| v.clone());
-    }
-    if let Some(missing) = job.vars.iter().find(|v| !vars.contains_key(*v)) {
-        return Err(err(format!("job {name:?} needs var {missing:?}, which the command does not give")));
-    }
-    let mut scope = Scope::new();
-    for (k, v) in &vars {
-        scope.set("var", k, v.as_str()).set("args", k, v.as_str());
-    }
-    scope.set("source", "nonce", nonce.as_str());
-    for (k, v) in item.iter().flat_map(|(_, data)| data) {
-        scope.set("item", k, v.as_str());
-    }
-    let mut locals = BTreeMap::new();
-    // In the order they use each other: a local after those it names (`runbook check` refuses
-    // locals made of each other; were there such, the first left would fail on its own).
-    let mut pending: Vec<(&String, &String)> = job.locals.iter().collect();
-    while !pending.is_empty() {
-        let ready = pending.iter().position(|(_, template)| {
-            let names = bosun_core::template::names(template).unwrap_or_default();
-            let mut used = names.iter().filter_map(|n| n.strip_prefix("local."));
-            used.all(|l| locals.contains_key(l) || !job.locals.contains_key(l))
-        });
-        let (k, template) = pending.remove(ready.unwrap_or(0));
-        let value = evaluate(template, &scope, cwd).map_err(|e| err(format!("local {k:?}: {e}")))?;
-        scope.set("local", k, value.as_str());
-        locals.insert(k.clone(), value);
-    }
-    let workspace = match &job.source {
-        // A job run as a step works in its parent's workspace.
-        _ if own_workspace.is_none() => None,
-        Source::None | Source::Folder if own_workspace.flatten().is_some() => {
-            return Err(err(format!("job {name:?} runs in a plan, so it needs `source = \"worktree\"`")));
+impl Making<'_> {
+    /// Builds the job as its definition says, with its templates' inputs ready.
+    fn prepare(
+        &self,
+        book: &JobBook,
+        name: &str,
+        vars: BTreeMap<String, String>,
+        asked: &Asked,
+        id: JobId,
+        // `None` for a job run as a step (it works in its parent's workspace); else the plan's
+        // branch, if it is a plan's job.
+        own_workspace: Option<Option<&PlanBranch>>,
+    ) -> Result<JobSpec, String> {
+        let job = book.jobs.get(name).ok_or_else(|| {
+            err(format!(
+                "job {name:?} is not among the jobs it was started with (an older bosun kept runbook text \
+                 instead): start it again"
+            ))
+        })?;
+        let (workspaces, dirs, cwd, nonce) = (self.workspaces, self.dirs, asked.cwd.as_path(), &asked.nonce);
+        let mut vars = vars;
+        for (k, v) in &job.defaults {
+            vars.entry(k.clone()).or_insert_with(|| v.clone());
         }
-        Source::None => None,
-        Source::Folder => Some(WorkspaceKind::Folder),
-        Source::Worktree { branch, base_ref } => {
-            let repo = workspaces.repo_root(cwd).map_err(|e| e.to_string())?;
-            let text = |t: &str| render(t, &scope, Target::Text).map_err(|e| err(e.to_string()));
-            let mut branch = branch.as_deref().map(text).transpose()?.unwrap_or_else(|| nonce.default_branch());
-            let mut base_ref = match base_ref {
-                Some(r) if r.contains("$(") => evaluate(r, &scope, &repo)?,
-                Some(r) => text(r)?,
-                None => "HEAD".to_owned(),
-            };
-            if let Some(plan) = own_workspace.flatten() {
-                base_ref = plan.base.clone();
-                branch = free_branch(workspaces, &repo, plan)?;
+        if let Some(missing) = job.vars.iter().find(|v| !vars.contains_key(*v)) {
+            return Err(err(format!("job {name:?} needs var {missing:?}, which the command does not give")));
+        }
+        let mut scope = Scope::new();
+        for (k, v) in &vars {
+            scope.set("var", k, v.as_str()).set("args", k, v.as_str());
+        }
+        scope.set("source", "nonce", nonce.as_str());
+        for (k, v) in asked.item.iter().flat_map(|(_, data)| data) {
+            scope.set("item", k, v.as_str());
+        }
+        let mut locals = BTreeMap::new();
+        // In the order they use each other: a local after those it names (`runbook check` refuses
+        // locals made of each other; were there such, the first left would fail on its own).
+        let mut pending: Vec<(&String, &String)> = job.locals.iter().collect();
+        while !pending.is_empty() {
+            let ready = pending.iter().position(|(_, template)| {
+                let names = bosun_core::template::names(template).unwrap_or_default();
+                let mut used = names.iter().filter_map(|n| n.strip_prefix("local."));
+                used.all(|l| locals.contains_key(l) || !job.locals.contains_key(l))
+            });
+            let (k, template) = pending.remove(ready.unwrap_or(0));
+            let value = evaluate(template, &scope, cwd).map_err(|e| err(format!("local {k:?}: {e}")))?;
+            scope.set("local", k, value.as_str());
+            locals.insert(k.clone(), value);
+        }
+        let workspace = match &job.source {
+            // A job run as a step works in its parent's workspace.
+            _ if own_workspace.is_none() => None,
+            Source::None | Source::Folder if own_workspace.flatten().is_some() => {
+                return Err(err(format!("job {name:?} runs in a plan, so it needs `source = \"worktree\"`")));
             }
-            let base = workspaces.resolve_commit(&repo, &base_ref).map_err(|e| e.to_string())?;
-            workspaces.check_new_branch(&repo, &branch).map_err(|e| e.to_string())?;
-            Some(WorkspaceKind::Worktree { repo, branch, base_ref, base })
-        }
-    };
-    let workspace = workspace.map(|kind| JobWorkspace {
-        name: Name::derive(name),
-        nonce: nonce.clone(),
-        workspaces_root: dirs.workspaces(),
-        kind,
-        settings_from: None,
-    });
-    let next = |t: &Option<Transition>| {
-        t.as_ref().map(|t| match t {
-            Transition::Step { name, .. } => Next::Step(name.clone()),
-            Transition::Done => Next::Done,
-            Transition::Fail => Next::Fail,
+            Source::None => None,
+            Source::Folder => Some(WorkspaceKind::Folder),
+            Source::Worktree { branch, base_ref } => {
+                let repo = workspaces.repo_root(cwd).map_err(|e| e.to_string())?;
+                let text = |t: &str| render(t, &scope, Target::Text).map_err(|e| err(e.to_string()));
+                let mut branch = branch.as_deref().map(text).transpose()?.unwrap_or_else(|| nonce.default_branch());
+                let mut base_ref = match base_ref {
+                    Some(r) if r.contains("$(") => evaluate(r, &scope, &repo)?,
+                    Some(r) => text(r)?,
+                    None => "HEAD".to_owned(),
+                };
+                if let Some(plan) = own_workspace.flatten() {
+                    base_ref = plan.base.clone();
+                    branch = free_branch(workspaces, &repo, plan)?;
+                }
+                let base = workspaces.resolve_commit(&repo, &base_ref).map_err(|e| e.to_string())?;
+                workspaces.check_new_branch(&repo, &branch).map_err(|e| e.to_string())?;
+                Some(WorkspaceKind::Worktree { repo, branch, base_ref, base })
+            }
+        };
+        let workspace = workspace.map(|kind| JobWorkspace {
+            name: Name::derive(name),
+            nonce: nonce.clone(),
+            workspaces_root: dirs.workspaces(),
+            kind,
+            settings_from: None,
+        });
+        let logs = dirs.root().join("jobs").join(id.as_str());
+        Ok(JobSpec {
+            id,
+            name: name.to_owned(),
+            vars,
+            steps: job.steps.clone(),
+            on_done: job.on_done.clone(),
+            on_fail: job.on_fail.clone(),
+            max_step_visits: job.max_step_visits,
+            runbook_hash: book.hash.clone(),
+            locals,
+            cwd: cwd.to_owned(),
+            workspace,
+            logs,
+            agents: agents(job, cwd)?,
+            agents_root: dirs.agents(),
+            hook_command: self.hook_command.to_owned(),
+            item: None,
+            children: BTreeMap::new(),
+            plan: None,
+            notify: job.notify.clone(),
+            parent: None,
         })
-    };
-    let steps = job
-        .steps
-        .iter()
-        .map(|s| StepSpec {
-            name: s.name.clone(),
-            run: match &s.run {
-                Run::Shell(t) => StepRun::Shell(t.clone()),
-                Run::Agent(a) => StepRun::Agent(a.clone()),
-                Run::Job(j) => StepRun::Job(j.clone()),
-            },
-            on_done: next(&s.on_done),
-            on_fail: next(&s.on_fail),
-            on_cancel: next(&s.on_cancel),
-            attempts: s.attempts,
-            backoff_ms: s.backoff_ms,
-        })
-        .collect();
-    let logs = dirs.root().join("jobs").join(id.as_str());
-    Ok(JobSpec {
-        id,
-        name: name.to_owned(),
-        vars,
-        steps,
-        on_done: next(&job.on_done),
-        on_fail: next(&job.on_fail),
-        max_step_visits: job.max_step_visits,
-        runbook_hash,
-        locals,
-        cwd: cwd.to_owned(),
-        workspace,
-        logs,
-        agents: BTreeMap::new(),
-        agents_root: PathBuf::new(),
-        hook_command: String::new(),
-        item: None,
-        children: BTreeMap::new(),
-        plan: None,
-        notify: JobNotify {
-            on_start: job.notify.on_start.clone(),
-            on_done: job.notify.on_done.clone(),
-            on_fail: job.notify.on_fail.clone(),
-            webhook: job.notify.webhook.clone(),
-        },
-        parent: None,
-    })
+    }
 }
 
 /// The plan job's branch: as asked for, or with the first numeric suffix that makes it free.
@@ -253,30 +198,16 @@ fn free_branch(workspaces: &dyn Workspaces, repo: &Path, plan: &PlanBranch) -> R
         .ok_or_else(|| err(format!("branches {0} to {0}-99 are all taken", plan.branch)))
 }
 
-/// The agents the job's steps run, as the runbook defines them (a `prompt_file` read now, from
-/// where `bosun run` ran).
-fn agents(runbook: &Runbook, spec: &JobSpec, cwd: &Path) -> Result<BTreeMap<String, AgentPlan>, String> {
+/// The agents the job's steps run, a `prompt_file` read now, from where the job was asked for.
+fn agents(def: &JobDef, cwd: &Path) -> Result<BTreeMap<String, AgentPlan>, String> {
     let mut out = BTreeMap::new();
-    for step in &spec.steps {
-        let StepRun::Agent(name) = &step.run else { continue };
-        let def = runbook.agents.get(name).ok_or_else(|| err(format!("no agent {name:?}")))?;
-        let prompt = match (&def.prompt, &def.prompt_file) {
-            (Some(p), _) => Some(p.clone()),
-            (None, Some(f)) => Some(
-                std::fs::read_to_string(cwd.join(f))
-                    .map_err(|e| err(format!("agent {name:?}: prompt_file {f}: {e}")))?,
-            ),
-            (None, None) => None,
-        };
-        let plan = AgentPlan {
-            command: def.command.clone(),
-            driver: def.driver.unwrap_or_else(|| DriverKind::detect(&def.command)),
-            prompt,
-            context: def.context.clone(),
-            cwd: def.cwd.clone(),
-            env: def.env.clone(),
-            policy: def.policy.clone(),
-        };
+    for (name, agent) in &def.agents {
+        let mut plan = agent.plan.clone();
+        if let Some(f) = &agent.prompt_file {
+            let text = std::fs::read_to_string(cwd.join(f))
+                .map_err(|e| err(format!("agent {name:?}: prompt_file {f}: {e}")))?;
+            plan.prompt = Some(text);
+        }
         out.insert(name.clone(), plan);
     }
     Ok(out)
@@ -299,9 +230,83 @@ fn evaluate(template: &str, scope: &Scope, cwd: &Path) -> Result<String, String>
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// A stable digest of the runbook text (FNV-1a, 64 bits), so a job says which text it runs.
-pub fn runbook_hash(sources: &[SourceFile]) -> String {
-    let paths: Vec<_> = sources.iter().map(|s| s.path.to_string_lossy()).collect();
-    let parts: Vec<&str> = paths.iter().zip(sources).flat_map(|(p, s)| [p.as_ref(), s.text.as_str()]).collect();
-    format!("{:016x}", bosun_core::fnv(&parts))
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bosun_runbook::load::SourceFile;
+    use bosun_testkit::fakes::FakeWorkspaces;
+
+    const RUNBOOK: &str = r#"
+job "build" {
+  vars     = ["name"]
+  defaults = { kind = "debug" }
+  locals   = { tag = "${var.name}-${var.kind}" }
+  source   = { git = true, branch = "ci/${local.tag}" }
+  step "review" {
+    run     = { agent = "reviewer" }
+    on_done = { step = "lint" }
+  }
+  step "lint" {
+    run = { job = "lint" }
+  }
+}
+job "lint" {
+  step "fmt" {
+    run = "cargo fmt --check"
+  }
+}
+agent "reviewer" {
+  command     = ["claude"]
+  prompt_file = "prompt.md"
+}
+cron "c" {
+  every = "1h"
+  run   = { job = "build" }
+}
+"#;
+
+    fn make(book: &JobBook, dir: &Path) -> Result<JobSpec, String> {
+        let dirs = StateDir::new(dir.join("state")).unwrap();
+        let making = Making { workspaces: &FakeWorkspaces::default(), dirs: &dirs, hook_command: "hook", branch: None };
+        let nonce = Nonce::from_bits(7);
+        let vars = BTreeMap::from([("name".to_owned(), "web".to_owned())]);
+        making.job(book, "build", Asked { id: JobId::new(&nonce), nonce, vars, cwd: dir.to_owned(), item: None })
+    }
+
+    fn book() -> JobBook {
+        let src = SourceFile { path: "a.hcl".into(), text: RUNBOOK.into() };
+        bosun_runbook::lower::lower(&[src]).unwrap().cron("c", PathBuf::new()).unwrap().book
+    }
+
+    #[test]
+    fn a_job_is_made_of_its_lowered_definition_with_its_values_and_its_prompt_file_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("prompt.md"), "review ${var.name}").unwrap();
+        let book = book();
+        let spec = make(&book, dir.path()).unwrap();
+        assert_eq!(spec.runbook_hash, book.hash);
+        assert_eq!(spec.vars.get("kind").map(String::as_str), Some("debug"), "the job's default");
+        assert_eq!(spec.locals.get("tag").map(String::as_str), Some("web-debug"));
+        let branch = spec.workspace.as_ref().and_then(|w| match &w.kind {
+            WorkspaceKind::Worktree { branch, .. } => Some(branch.as_str()),
+            WorkspaceKind::Folder => None,
+        });
+        assert_eq!(branch, Some("ci/web-debug"));
+        assert_eq!(spec.agents["reviewer"].prompt.as_deref(), Some("review ${var.name}"));
+        assert_eq!(spec.hook_command, "hook");
+        let lint = &spec.children["lint"];
+        assert_eq!((lint.workspace.as_ref(), lint.vars.get("name").map(String::as_str)), (None, Some("web")));
+    }
+
+    #[test]
+    fn a_missing_prompt_file_or_a_job_not_in_the_book_says_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = make(&book(), dir.path()).unwrap_err();
+        assert!(e.contains("agent \"reviewer\": prompt_file prompt.md"), "{e}");
+        let e = make(&JobBook::default(), dir.path()).unwrap_err();
+        assert!(
+            e.contains("job \"build\" is not among the jobs it was started with") && e.contains("start it again"),
+            "{e}"
+        );
+    }
 }

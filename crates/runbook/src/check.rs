@@ -47,10 +47,7 @@ pub fn check(all: &Runbook, own: &Runbook, p: &mut Problems) {
 /// Jobs that run themselves through steps that run jobs (`job "a" → job "b" → job "a"`): each
 /// cycle once, as the job whose step closes it and a problem at that step.
 pub fn job_cycles(rb: &Runbook) -> Vec<(&str, Problem)> {
-    let runs = |job: &str| -> Vec<(&str, &Step)> {
-        let steps = rb.jobs.get(job).map_or(&[][..], |j| &j.steps);
-        steps.iter().filter_map(|s| if let Run::Job(j) = &s.run { Some((j.as_str(), s)) } else { None }).collect()
-    };
+    let runs = |job: &str| -> Vec<(&str, &Step)> { rb.jobs_run_by(job).map(|(s, j)| (j, s)).collect() };
     cycles(rb.jobs.keys().map(String::as_str), runs, "job")
         .into_iter()
         .map(|(job, step, ring)| {

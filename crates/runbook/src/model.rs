@@ -19,6 +19,14 @@ pub struct Runbook {
     pub plans: BTreeMap<String, Plan>,
 }
 
+impl Runbook {
+    /// The jobs the steps of job `job` run, in step order (a job run by two steps, twice).
+    pub fn jobs_run_by<'a>(&'a self, job: &str) -> impl Iterator<Item = (&'a Step, &'a str)> {
+        let steps = self.jobs.get(job).map_or(&[][..], |j| &j.steps);
+        steps.iter().filter_map(|s| if let Run::Job(j) = &s.run { Some((s, j.as_str())) } else { None })
+    }
+}
+
 /// Seed 003's plan: jobs run in order, each from the branch the one before produced.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
@@ -59,13 +67,8 @@ pub struct ArgsSpec {
     pub options: Vec<(String, Option<String>)>,
 }
 
-/// What a command, step or cron runs.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Run {
-    Shell(String),
-    Agent(String),
-    Job(String),
-}
+/// What a command, step or cron runs: a shell command, an agent or a job.
+pub use bosun_core::StepRun as Run;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Job {
@@ -89,16 +92,8 @@ pub const DEFAULT_MAX_STEP_VISITS: u32 = 20;
 /// How often an external queue's `list` runs by default.
 pub const DEFAULT_POLL_MS: u64 = 30_000;
 
-/// Where a job's work happens.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Source {
-    /// No workspace of its own: steps run in the repository.
-    None,
-    /// `source = "folder"`: an empty directory.
-    Folder,
-    /// `source { git = true, branch = …, ref = … }`: a worktree.
-    Worktree { branch: Option<String>, base_ref: Option<String> },
-}
+/// Where a job's work happens: no workspace, a folder or a worktree.
+pub use bosun_core::JobSource as Source;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Step {
@@ -120,14 +115,8 @@ pub enum Transition {
     Fail,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Notify {
-    pub on_start: Option<String>,
-    pub on_done: Option<String>,
-    pub on_fail: Option<String>,
-    /// Where the job's notices are POSTed as JSON (checked: http:// or https://).
-    pub webhook: Option<bosun_core::WebhookUrl>,
-}
+/// What to tell a person when a job starts, ends done or fails, and where its webhook is.
+pub use bosun_core::JobNotify as Notify;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct AgentDef {

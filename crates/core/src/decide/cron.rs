@@ -63,7 +63,7 @@ pub(super) fn fired(state: &State, name: &str, now: Timestamp, d: &mut Decision)
             job,
             data: Default::default(),
             job_name: c.job.clone(),
-            sources: c.sources.clone(),
+            book: c.book.clone(),
             cwd: c.cwd.clone(),
         });
     }

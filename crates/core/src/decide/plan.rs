@@ -31,7 +31,7 @@ fn dispatch(plan: &Plan, index: usize, source: String, d: &mut Decision) {
         take: None,
         branch: Some(PlanBranch { base: source, branch, suffix }),
         job_name: j.job.clone(),
-        sources: plan.sources.clone(),
+        book: plan.book.clone(),
         cwd: plan.cwd.clone(),
     });
 }

@@ -229,7 +229,7 @@ pub(super) fn dispatch(state: &State, d: &mut Decision) {
                 job,
                 data: item.data.clone(),
                 job_name: w.job.clone(),
-                sources: w.sources.clone(),
+                book: w.book.clone(),
                 cwd: w.cwd.clone(),
             });
         }

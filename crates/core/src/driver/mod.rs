@@ -65,6 +65,11 @@ impl DriverKind {
         }
     }
 
+    /// The driver asked for, else the one [`detect`](Self::detect) finds for `command`.
+    pub fn chosen(given: Option<Self>, command: &[String]) -> Self {
+        given.unwrap_or_else(|| Self::detect(command))
+    }
+
     /// The driver for a command, from its program's name: `claude` and `claudeless` are Claude,
     /// `codex` is Codex, anything else is generic.
     pub fn detect(command: &[String]) -> Self {

@@ -214,30 +214,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             Ok(Response::Ok)
         }
         Request::WorkerStart { name, sources, cwd } => {
-            let (runbook, _) = runbook(&sources)?;
-            let def = runbook.workers.get(&name).ok_or_else(|| bad(format!("no worker {name:?} in the runbooks")))?;
-            let external = match runbook.queues.get(&def.queue).map(|q| &q.kind) {
-                Some(bosun_runbook::model::QueueKind::External { list, take, poll_ms, retry }) => {
-                    Some(bosun_core::External {
-                        list: list.clone(),
-                        take: take.clone(),
-                        poll_ms: *poll_ms,
-                        retry: *retry,
-                    })
-                }
-                _ => None,
-            };
-            let worker = bosun_core::Worker {
-                name: name.clone(),
-                queue: def.queue.clone(),
-                job: def.job.clone(),
-                concurrency: def.concurrency,
-                running: true,
-                sources,
-                cwd,
-                external,
-                error: None,
-            };
+            let worker = run::lowered(&sources)?.worker(&name, cwd).map_err(run::lower_error)?;
             submit(ctx, Input::StartWorker(Box::new(worker))).await?;
             Ok(Response::Ok)
         }
@@ -249,22 +226,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             query(ctx, |s| Ok(Response::Workers { workers: s.workers.values().cloned().collect() })).await
         }
         Request::CronStart { name, sources, cwd } => {
-            let (runbook, _) = runbook(&sources)?;
-            let job = cron_job(&runbook, &name)?;
-            let def = &runbook.crons[&name];
-            let cron = bosun_core::Cron {
-                name,
-                schedule: def.schedule.clone(),
-                job,
-                running: true,
-                sources,
-                cwd,
-                next: None,
-                fired: 0,
-                last_job: None,
-                last_started: None,
-                error: None,
-            };
+            let cron = run::lowered(&sources)?.cron(&name, cwd).map_err(run::lower_error)?;
             submit(ctx, Input::StartCron(Box::new(cron))).await?;
             query(ctx, |s| Ok(Response::Crons { now: now().as_millis(), crons: s.crons.values().cloned().collect() }))
                 .await
@@ -274,48 +236,18 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             Ok(Response::Ok)
         }
         Request::CronOnce { name, sources, cwd } => {
-            let (runbook, files) = runbook(&sources)?;
-            let job = cron_job(&runbook, &name)?;
-            run::start_job(ctx, runbook, job, Default::default(), cwd, &files).await
+            let cron = run::lowered(&sources)?.cron(&name, cwd).map_err(run::lower_error)?;
+            run::start_job(ctx, cron.book, cron.job, Default::default(), cron.cwd).await
         }
         Request::PlanRun { name, sources, cwd } => {
-            let (runbook, _) = runbook(&sources)?;
-            let def = runbook.plans.get(&name).ok_or_else(|| {
-                let known: Vec<&str> = runbook.plans.keys().map(String::as_str).collect();
-                bad(format!("no plan {name:?} in the runbooks (plans: {})", known.join(", ")))
-            })?;
-            let base = def.base.clone().unwrap_or_else(|| "HEAD".to_owned());
-            let (workspaces, dir, checked) = (ctx.workspaces.clone(), cwd.clone(), base.clone());
+            let id = format!("p{}", Nonce::from_bits(fastrand::u64(..)).as_str());
+            let plan = run::lowered(&sources)?.plan(&name, id.clone(), cwd).map_err(run::lower_error)?;
+            let (workspaces, dir, base) = (ctx.workspaces.clone(), plan.cwd.clone(), plan.base.clone());
             blocking(move || {
                 let repo = workspaces.repo_root(&dir)?;
-                workspaces.resolve_commit(&repo, &checked)
+                workspaces.resolve_commit(&repo, &base)
             })
             .await?;
-            let jobs = def
-                .jobs
-                .iter()
-                .map(|j| bosun_core::PlanJob {
-                    name: j.name.clone(),
-                    job: j.job.clone(),
-                    vars: j.vars.clone(),
-                    using: j.using.clone(),
-                    branch: j.branch.clone(),
-                    job_id: None,
-                    target: None,
-                    source: None,
-                    done: false,
-                })
-                .collect();
-            let id = format!("p{}", Nonce::from_bits(fastrand::u64(..)).as_str());
-            let plan = bosun_core::Plan {
-                id: id.clone(),
-                name,
-                base,
-                jobs,
-                state: bosun_core::PlanState::Running,
-                sources,
-                cwd,
-            };
             submit(ctx, Input::StartPlan(Box::new(plan))).await?;
             query(ctx, move |s| Ok(Response::Plans { plans: s.plans.get(&id).cloned().into_iter().collect() })).await
         }
@@ -430,32 +362,6 @@ async fn job_input(ctx: &Arc<Context>, job: String, input: impl FnOnce(bosun_cor
         Ok(Response::Job { now, job: Box::new(j.clone()), over: j.state.is_over() })
     })
     .await
-}
-
-/// The runbook the CLI sent as (path, text) pairs, and those as source files.
-fn runbook(
-    sources: &[(PathBuf, String)],
-) -> Result<(bosun_runbook::model::Runbook, Vec<bosun_runbook::load::SourceFile>), WireError> {
-    let files: Vec<bosun_runbook::load::SourceFile> = sources
-        .iter()
-        .map(|(path, text)| bosun_runbook::load::SourceFile { path: path.clone(), text: text.clone() })
-        .collect();
-    let runbook = bosun_runbook::load::load(&files)
-        .map_err(|errors| bad(format!("the runbooks have {} error(s): see `bosun runbook check`", errors.len())))?;
-    Ok((runbook, files))
-}
-
-/// The job the runbook's cron `name` runs.
-fn cron_job(runbook: &bosun_runbook::model::Runbook, name: &str) -> Result<String, WireError> {
-    let cron = runbook.crons.get(name).ok_or_else(|| {
-        let known: Vec<&str> = runbook.crons.keys().map(String::as_str).collect();
-        bad(format!("no cron {name:?} in the runbooks (crons: {})", known.join(", ")))
-    })?;
-    match &cron.run {
-        bosun_runbook::model::Run::Job(job) => Ok(job.clone()),
-        // The loader gives a cron that runs a shell command or an agent a job of one step.
-        _ => Err(bad(format!("cron {name:?} runs no job"))),
-    }
 }
 
 fn item_id(text: &str) -> Result<bosun_core::ItemId, WireError> {

@@ -135,7 +135,7 @@ fn prepare(
         WorkspaceChoice::Folder => (WorkspaceKind::Folder, source),
     };
     // A session id a driver picks itself (Claude's) is drawn at random.
-    let driver_kind = req.driver.unwrap_or_else(|| DriverKind::detect(&req.command));
+    let driver_kind = DriverKind::chosen(req.driver, &req.command);
     let driver = driver_kind.behaviour().record((fastrand::u64(..), fastrand::u64(..)), req.patterns);
     // The repository's own settings for the agent (Claude's), copied into its workspace.
     let settings = driver.behaviour().repo_settings().map(|f| settings_root.join(f)).filter(|p| p.is_file());
