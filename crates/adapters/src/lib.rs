@@ -30,6 +30,40 @@ pub use tmux::{SettleDelay, Tmux};
 pub use workspaces::{LocalSurvey, LocalWorkspaces};
 
 /// Directories and git worktrees that agents work in.
+/// A repository's pool of worktrees (seed 004): what its slots need from git. A slot is a
+/// worktree at a detached HEAD; a task's branch is made in it when it is bound (through
+/// `Workspaces::create` with `WorkspaceKind::Pool`).
+pub trait Pools: Send + Sync {
+    /// Where `repo`'s pool starts from: the default branch of its `origin` remote
+    /// (`refs/remotes/origin/HEAD`, else `origin/main`, else `origin/master`) with `remote`
+    /// `Some("origin")` when there is one; else the branch the repository's main worktree has
+    /// checked out (the repository's default branch), with no remote.
+    fn base(&self, repo: &Path) -> Result<bosun_core::PoolBase, AdapterError>;
+    /// Makes the slot at `path`: `git worktree add --detach <path> <base_ref>` (a worktree of
+    /// `repo` already registered there counts as made: a crash may have cut its creation
+    /// short), copies the untracked files the repository's `.worktreeinclude` lists (gitignore
+    /// syntax) into it, then runs `setup` with `sh -c` in it. Returns the commit its HEAD is at.
+    fn create_slot(
+        &self,
+        repo: &Path,
+        path: &Path,
+        base_ref: &str,
+        setup: Option<&str>,
+    ) -> Result<String, AdapterError>;
+    /// Returns a slot to its base after a task: `AdapterError::Dirty` unless `force` when it
+    /// holds uncommitted or untracked files other than the task file (nothing touched then);
+    /// fetches the remote when there is one (a failed fetch is not fatal: the local ref is
+    /// used); detaches HEAD, `git reset --hard` to the base, `git clean -fd` (`-fdx` when
+    /// `pristine`: ignored build output is kept otherwise), removes the task file, and deletes
+    /// `delete_branch` (one already gone is fine). Returns the commit its HEAD is at.
+    fn reset_slot(&self, reset: &bosun_core::SlotReset) -> Result<String, AdapterError>;
+    /// Removes the slot's worktree and what it holds (ignored files included: the core removes
+    /// only slots that hold no work), and prunes `repo`'s worktree list. Gone already is fine.
+    fn remove_slot(&self, repo: &Path, path: &Path) -> Result<(), AdapterError>;
+    /// What the slot looks like (at a restart): whether it exists, holds work, and its HEAD.
+    fn probe_slot(&self, path: &Path) -> Result<bosun_core::SlotProbe, AdapterError>;
+}
+
 pub trait Workspaces: Send + Sync {
     /// The top-level directory of the git repository that contains `dir`.
     /// `AdapterError::NotARepo` when there is none.

@@ -109,6 +109,9 @@ impl Workspaces for LocalWorkspaces {
             WorkspaceKind::Worktree { repo, branch, base, .. } => {
                 self.serialized(repo, || create_worktree(repo, path, branch, base, resume))?
             }
+            WorkspaceKind::Pool { .. } => {
+                return Err(AdapterError::Command { command: "bind".into(), stderr: "not yet".into() })
+            }
         }
         if let Some(from) = settings_from {
             let to = path.join(bosun_core::driver::claude::SETTINGS_LOCAL);
@@ -127,7 +130,7 @@ impl Workspaces for LocalWorkspaces {
         }
         match kind {
             WorkspaceKind::Folder => folder_has_content(path, Path::new(""), owned),
-            WorkspaceKind::Worktree { .. } => {
+            WorkspaceKind::Worktree { .. } | WorkspaceKind::Pool { .. } => {
                 let mut cmd = git(path);
                 cmd.args(["status", "--porcelain=v1", "--untracked-files=all", "-z"]);
                 let out = run(&mut cmd)?;
@@ -168,6 +171,9 @@ impl Workspaces for LocalWorkspaces {
         }
         match kind {
             WorkspaceKind::Folder => remove_folder(path, force),
+            WorkspaceKind::Pool { .. } => {
+                Err(AdapterError::Command { command: "remove".into(), stderr: "a pool workspace is released".into() })
+            }
             WorkspaceKind::Worktree { repo, branch, .. } => {
                 self.serialized(repo, || remove_worktree(repo, path, force))?;
                 if delete_branch {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::{SessionName, State, WorkspaceKind};
+use crate::{SessionName, State};
 
 /// What exists, as the daemon gathered it before it looked at its records.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,7 +101,8 @@ pub fn leftovers(state: &State, found: &Found) -> Vec<Orphan> {
     for path in found.agent_dirs.iter().filter(|p| !agent_dirs.contains(p.as_path())) {
         out.push(Orphan { leftover: Leftover::AgentDir { path: path.clone() }, keep: None });
     }
-    let owned_dirs: BTreeSet<&Path> = state.workspaces.values().map(|w| w.path.as_path()).collect();
+    let slots = state.pools.values().flat_map(|p| p.slots.values()).map(|s| s.path.as_path());
+    let owned_dirs: BTreeSet<&Path> = state.workspaces.values().map(|w| w.path.as_path()).chain(slots).collect();
     let mut kept_branches = BTreeSet::new();
     for dir in found.workspace_dirs.iter().filter(|d| !owned_dirs.contains(d.path.as_path())) {
         let keep = match dir.dirty {
@@ -120,14 +121,8 @@ pub fn leftovers(state: &State, found: &Found) -> Vec<Orphan> {
             keep: None,
         });
     }
-    let owned_branches: BTreeSet<(&Path, &str)> = state
-        .workspaces
-        .values()
-        .filter_map(|w| match &w.kind {
-            WorkspaceKind::Worktree { repo, branch, .. } => Some((repo.as_path(), branch.as_str())),
-            WorkspaceKind::Folder => None,
-        })
-        .collect();
+    let owned_branches: BTreeSet<(&Path, &str)> =
+        state.workspaces.values().filter_map(|w| Some((w.kind.repo()?, w.kind.branch()?))).collect();
     // A branch checked out in a worktree that stays (the user's own, or one of bosun's).
     let orphan_dirs: BTreeSet<&Path> =
         found.workspace_dirs.iter().map(|d| d.path.as_path()).filter(|p| !owned_dirs.contains(p)).collect();

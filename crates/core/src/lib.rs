@@ -24,6 +24,7 @@ mod notice;
 mod permission;
 mod plan;
 mod policy;
+mod pool;
 mod queue;
 mod reject;
 pub mod replay;
@@ -60,6 +61,7 @@ pub use plan::{Plan, PlanBranch, PlanJob, PlanState};
 pub use policy::{
     format_duration, parse_duration, Action, Attempts, Chain, Policy, Step, StepError, Trigger, DEFAULT_GRACE_MS,
 };
+pub use pool::{Pool, PoolBase, PoolSpec, Slot, SlotId, SlotProbe, SlotReset, SlotState, DEFAULT_POOL_SIZE, TASK_FILE};
 pub use queue::{parse_listed, External, Item, ItemId, ItemState, Worker};
 pub use reject::Rejection;
 pub use state::{apply, State, REQUESTS_KEPT};

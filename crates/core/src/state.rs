@@ -33,6 +33,9 @@ pub struct State {
     pub crons: BTreeMap<String, Cron>,
     #[serde(default)]
     pub plans: BTreeMap<String, Plan>,
+    /// Workspace pools, by project.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub pools: BTreeMap<String, crate::Pool>,
     /// The last timer id handed out (ids are never reused).
     #[serde(default)]
     pub last_timer: u64,

@@ -37,13 +37,17 @@ pub enum WorkspaceKind {
         /// The commit `base_ref` resolved to: the branch's starting point.
         base: String,
     },
+    /// A slot of `repo`'s pool (seed 004), bound to this task by creating `branch` at the commit
+    /// its detached HEAD is at (`base`) and writing its `task` to `TASK.md`. The slot and its
+    /// path are known once it is bound; until then the task waits.
+    Pool { repo: PathBuf, slot: Option<crate::SlotId>, branch: String, base: String, task: Option<String> },
 }
 
 impl WorkspaceKind {
     pub fn branch(&self) -> Option<&str> {
         match self {
             Self::Folder => None,
-            Self::Worktree { branch, .. } => Some(branch),
+            Self::Worktree { branch, .. } | Self::Pool { branch, .. } => Some(branch),
         }
     }
 
@@ -51,6 +55,15 @@ impl WorkspaceKind {
         match self {
             Self::Folder => "folder",
             Self::Worktree { .. } => "worktree",
+            Self::Pool { .. } => "pool",
+        }
+    }
+
+    /// The repository it is a worktree of, if it is one.
+    pub fn repo(&self) -> Option<&std::path::Path> {
+        match self {
+            Self::Folder => None,
+            Self::Worktree { repo, .. } | Self::Pool { repo, .. } => Some(repo),
         }
     }
 }
@@ -58,6 +71,8 @@ impl WorkspaceKind {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum WorkspaceState {
+    /// A pool's task waiting for one of its slots.
+    Waiting,
     Creating,
     Ready,
     InUse {
@@ -77,6 +92,7 @@ pub enum WorkspaceState {
 impl WorkspaceState {
     pub fn label(&self) -> &'static str {
         match self {
+            Self::Waiting => "waiting",
             Self::Creating => "creating",
             Self::Ready => "ready",
             Self::InUse { .. } => "in-use",
@@ -98,10 +114,14 @@ pub struct BranchKept {
 impl Workspace {
     /// Files bosun put in the workspace itself, which do not count as the agent's work.
     pub fn owned_files(&self) -> Vec<PathBuf> {
-        match self.settings_from {
-            Some(_) => vec![PathBuf::from(crate::driver::claude::SETTINGS_LOCAL)],
-            None => Vec::new(),
+        let mut owned = Vec::new();
+        if self.settings_from.is_some() {
+            owned.push(PathBuf::from(crate::driver::claude::SETTINGS_LOCAL));
         }
+        if matches!(self.kind, WorkspaceKind::Pool { .. }) {
+            owned.push(PathBuf::from(crate::TASK_FILE));
+        }
+        owned
     }
 
     pub fn branch(&self) -> Option<&str> {

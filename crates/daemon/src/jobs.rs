@@ -287,10 +287,7 @@ cron "c" {
         assert_eq!(spec.runbook_hash, book.hash);
         assert_eq!(spec.vars.get("kind").map(String::as_str), Some("debug"), "the job's default");
         assert_eq!(spec.locals.get("tag").map(String::as_str), Some("web-debug"));
-        let branch = spec.workspace.as_ref().and_then(|w| match &w.kind {
-            WorkspaceKind::Worktree { branch, .. } => Some(branch.as_str()),
-            WorkspaceKind::Folder => None,
-        });
+        let branch = spec.workspace.as_ref().and_then(|w| w.kind.branch());
         assert_eq!(branch, Some("ci/web-debug"));
         assert_eq!(spec.agents["reviewer"].prompt.as_deref(), Some("review ${var.name}"));
         assert_eq!(spec.hook_command, "hook");

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use bosun_adapters::{AdapterError, Sessions, Survey};
-use bosun_core::{leftovers, Found, Leftover, Orphan, State, WorkspaceKind};
+use bosun_core::{leftovers, Found, Leftover, Orphan, State};
 use bosun_wire::{Finding, Fixed, Response, StateDir};
 
 use super::{query, Answer, Context};
@@ -39,13 +39,8 @@ pub(super) async fn doctor(ctx: &Arc<Context>, fix: bool, cwd: Option<PathBuf>) 
 fn known_repos(state: &State) -> BTreeSet<PathBuf> {
     let workspaces = state.workspaces.values().map(|w| &w.kind);
     let jobs = state.jobs.values().filter_map(|j| j.spec.workspace.as_ref()).map(|w| &w.kind);
-    workspaces
-        .chain(jobs)
-        .filter_map(|k| match k {
-            WorkspaceKind::Worktree { repo, .. } => Some(repo.clone()),
-            WorkspaceKind::Folder => None,
-        })
-        .collect()
+    let pools = state.pools.values().map(|p| p.repo.clone());
+    workspaces.chain(jobs).filter_map(|k| k.repo().map(std::path::Path::to_path_buf)).chain(pools).collect()
 }
 
 fn gather(

@@ -1,0 +1,185 @@
+//! Workspace pools (seed 004): per repository, worktrees `<project>--<n>` kept at a detached
+//! base and handed to one task at a time — bound by creating the task's branch in one, reset
+//! (fetch, reset to the base, clean) when released, never deleted between tasks. Tasks that
+//! find none available wait, first come first served.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Timestamp, WorkspaceId};
+
+/// A pool slot's id: `<project>--<n>`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SlotId(String);
+
+impl SlotId {
+    pub fn new(project: &str, n: u32) -> Self {
+        Self(format!("{project}--{n}"))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Its project and number, read back.
+    pub fn parts(&self) -> Option<(&str, u32)> {
+        let (project, n) = self.0.rsplit_once("--")?;
+        Some((project, n.parse().ok()?))
+    }
+}
+
+impl fmt::Display for SlotId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The file a bound workspace holds its task in, excluded from git.
+pub const TASK_FILE: &str = "TASK.md";
+
+/// How many workspaces a pool keeps when nobody said.
+pub const DEFAULT_POOL_SIZE: u32 = 2;
+
+/// Where a pool's workspaces start from, as found when it was made.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PoolBase {
+    /// What they are reset to: the remote's default branch (`origin/main`) when there is a
+    /// remote, else the repository's default branch.
+    pub base_ref: String,
+    /// The remote fetched before each reset, when there is one.
+    pub remote: Option<String>,
+}
+
+/// What a pool is asked for with: by `bosun pool init`, or by the first task that needs one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PoolSpec {
+    /// The repository's top directory.
+    pub repo: PathBuf,
+    /// The project's name, from the repository's directory (made unique among pools by the core).
+    pub project: String,
+    pub size: u32,
+    pub base: PoolBase,
+    /// Where its workspaces live (`<state>/workspaces`).
+    pub root: PathBuf,
+    /// Run once in each workspace when it is made (`npm ci`), not per task.
+    pub setup: Option<String>,
+}
+
+/// A repository's pool.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pool {
+    pub project: String,
+    pub repo: PathBuf,
+    /// How many workspaces it keeps.
+    pub size: u32,
+    pub base: PoolBase,
+    pub root: PathBuf,
+    pub setup: Option<String>,
+    /// By number.
+    pub slots: BTreeMap<u32, Slot>,
+    /// Workspaces of tasks waiting for one of its slots, first come first.
+    pub waiting: VecDeque<WorkspaceId>,
+    pub created_at: Timestamp,
+}
+
+/// One of a pool's worktrees.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Slot {
+    pub id: SlotId,
+    pub path: PathBuf,
+    pub state: SlotState,
+    /// The commit its detached HEAD is at, once made or reset.
+    pub commit: Option<String>,
+    pub created_at: Timestamp,
+    pub state_since: Timestamp,
+    /// Why its last creation, reset or removal failed.
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum SlotState {
+    Creating,
+    Available,
+    /// Handed to a task: the workspace record of that task.
+    Bound {
+        workspace: WorkspaceId,
+    },
+    /// Being fetched, reset and cleaned after its task; `pristine` cleans ignored files too.
+    Resetting {
+        pristine: bool,
+        force: bool,
+        delete_branch: Option<String>,
+    },
+    /// Holds work no task owns (found so at a restart, or a reset refused): never handed out.
+    Dirty,
+    /// Its directory is gone.
+    Missing,
+    Removing {
+        force: bool,
+    },
+}
+
+impl SlotState {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::Creating => "creating",
+            Self::Available => "available",
+            Self::Bound { .. } => "bound",
+            Self::Resetting { .. } => "resetting",
+            Self::Dirty => "dirty",
+            Self::Missing => "missing",
+            Self::Removing { .. } => "removing",
+        }
+    }
+}
+
+impl Pool {
+    /// The slot `id` names, if it is this pool's.
+    pub fn slot(&self, id: &SlotId) -> Option<&Slot> {
+        self.slots.values().find(|s| &s.id == id)
+    }
+
+    /// Its first available slot.
+    pub fn available(&self) -> Option<&Slot> {
+        self.slots.values().find(|s| s.state == SlotState::Available)
+    }
+
+    /// The slots that count towards its size (all but those being removed).
+    pub fn kept(&self) -> usize {
+        self.slots.values().filter(|s| !matches!(s.state, SlotState::Removing { .. })).count()
+    }
+
+    /// The lowest number no slot has.
+    pub fn free_number(&self) -> u32 {
+        (1..).find(|n| !self.slots.contains_key(n)).unwrap_or(u32::MAX)
+    }
+}
+
+/// What returning a slot to its base asks for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlotReset {
+    pub repo: PathBuf,
+    pub path: PathBuf,
+    pub base: PoolBase,
+    /// Clean ignored files too (build output), not only untracked ones.
+    pub pristine: bool,
+    /// Reset even when it holds uncommitted or untracked work.
+    pub force: bool,
+    /// The task's branch, deleted once the slot has left it (it holds no commit of its own).
+    pub delete_branch: Option<String>,
+}
+
+/// A slot as found at a restart.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlotProbe {
+    pub exists: bool,
+    /// It holds uncommitted or untracked files besides the task file.
+    pub dirty: bool,
+    /// The commit its HEAD is at.
+    pub head: Option<String>,
+}
