@@ -35,6 +35,19 @@ pub(super) fn branch_exists(repo: &Path, branch: &str) -> Result<bool, AdapterEr
     }
 }
 
+/// The commits `refs/heads/<branch>` holds that no other branch, tag or remote-tracking branch
+/// reaches: what deleting the branch would lose.
+pub(super) fn unique_commits(repo: &Path, branch: &str) -> Result<u32, AdapterError> {
+    let mut cmd = git(repo);
+    cmd.args(["rev-list", "--count"]).arg(format!("refs/heads/{branch}"));
+    // An `--exclude` before `--branches` names a branch without `refs/heads/`: with the prefix it
+    // would exclude nothing, and the branch would hide its own commits.
+    cmd.arg("--not").arg(format!("--exclude={branch}")).args(["--branches", "--tags", "--remotes"]);
+    let out = run(&mut cmd)?;
+    let count = out.trim();
+    count.parse().map_err(|_| command_error(&cmd, format!("unexpected output {count:?}")))
+}
+
 /// Whether git's `stderr` says there is no repository (or no directory) where it was run.
 pub(super) fn names_no_repo(stderr: &str) -> bool {
     stderr.contains("not a git repository") || stderr.contains("cannot change to")

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use bosun_core::{FoundBranch, FoundDir, FoundWorktree};
 
-use super::git::{command_error, git, output, run, stderr_text, stdout_line};
+use super::git::{command_error, git, output, run, stderr_text, stdout_line, unique_commits};
 use super::{exists, folder_has_content, status_paths};
 use crate::{AdapterError, Survey};
 
@@ -81,13 +81,10 @@ impl Survey for LocalSurvey {
 
     fn branches(&self, repo: &Path) -> Result<Vec<FoundBranch>, AdapterError> {
         let mut cmd = git(repo);
-        cmd.args(["for-each-ref", "--format=%(refname:short)"]).arg(format!("refs/heads/{BOSUN_BRANCHES}"));
+        cmd.args(["for-each-ref", "--format=%(refname:lstrip=2)"]).arg(format!("refs/heads/{BOSUN_BRANCHES}"));
         let out = run(&mut cmd)?;
         let branch = |name: &str| {
-            let mut cmd = git(repo);
-            cmd.args(["rev-list", "--count"]).arg(format!("refs/heads/{name}"));
-            cmd.args(["--not"]).arg(format!("--exclude={name}")).args(["--branches", "--tags", "--remotes"]);
-            let unique_commits = run(&mut cmd).ok().and_then(|n| n.trim().parse().ok());
+            let unique_commits = unique_commits(repo, name).ok();
             FoundBranch { repo: repo.to_path_buf(), name: name.to_owned(), unique_commits }
         };
         Ok(out.lines().filter(|l| !l.is_empty()).map(branch).collect())
