@@ -12,8 +12,18 @@ pub enum AdapterError {
     InvalidBranch { branch: String, reason: String },
     #[error("branch {branch:?} already exists in {}: choose another --branch, or leave it out for ws-<nonce>", .repo.display())]
     BranchExists { repo: PathBuf, branch: String },
-    #[error("workspace {} has changes; git refused to remove it", .0.display())]
+    #[error("workspace {} has uncommitted or untracked changes", .0.display())]
     Dirty(PathBuf),
+    #[error("{} has no commit yet: make a first commit (`git commit`) before using a workspace pool", .0.display())]
+    NoCommit(PathBuf),
+    #[error("{} is not a git worktree (it has no .git)", .0.display())]
+    NotAWorktree(PathBuf),
+    #[error("pool slot {} moved: its HEAD is at {head}, not at {base}; reset it before binding a task to it", .path.display())]
+    SlotMoved { path: PathBuf, head: String, base: String },
+    #[error("{} is a pool slot: it is returned to its pool with a reset, never removed as a task's workspace", .0.display())]
+    PoolSlot(PathBuf),
+    #[error("setup failed in {} ({}): {}", .path.display(), exit_text(*.code), one_line(.stderr))]
+    Setup { path: PathBuf, code: Option<i32>, stderr: String },
     #[error("tmux is not installed or cannot run ({0}): install it, e.g. `sudo apt-get install tmux`")]
     TmuxMissing(String),
     #[error("cannot watch files for changes ({0}): if inotify limits are reached, raise fs.inotify.max_user_instances or max_user_watches with sysctl")]
@@ -34,6 +44,10 @@ impl AdapterError {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Self::Io { context: context.into(), source }
     }
+}
+
+fn exit_text(code: Option<i32>) -> String {
+    code.map_or_else(|| "killed by a signal".to_owned(), |c| format!("exit code {c}"))
 }
 
 /// A command's error output on one line: its lines joined by " / ", at most 400 bytes, so an

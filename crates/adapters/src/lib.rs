@@ -89,12 +89,14 @@ pub trait Workspaces: Send + Sync {
     /// A folder counts as dirty when it holds anything; a worktree when `git status` shows
     /// modified or untracked files. A missing directory is clean.
     fn is_dirty(&self, path: &Path, kind: &WorkspaceKind, owned: &[PathBuf]) -> Result<bool, AdapterError>;
-    /// Commits on the worktree's branch not reachable from its base; 0 for a folder or a
-    /// branch that no longer exists.
+    /// Commits on the worktree's branch not reachable from its base — for a pool's workspace,
+    /// the commits on its branch that no other branch, tag or remote-tracking branch holds; 0
+    /// for a folder or a branch that no longer exists.
     fn commits_ahead(&self, kind: &WorkspaceKind) -> Result<u32, AdapterError>;
     /// Deletes the files in `owned`, then removes the directory or worktree (`--force` only when
     /// `force`; `AdapterError::Dirty` when git refuses because of changes), prunes the worktree
     /// list, and deletes the branch when `delete_branch`. A directory already gone is fine.
+    /// A pool's workspace is never removed (`AdapterError::PoolSlot`): its slot is reset.
     fn remove(
         &self,
         path: &Path,

@@ -1,8 +1,9 @@
-//! `LocalWorkspaces`: workspaces on the local disk — plain directories, and git worktrees made
-//! and removed by running `git` as a subprocess. It carries out what the core asked and reports
-//! what git said; it decides nothing.
+//! `LocalWorkspaces`: workspaces on the local disk — plain directories, git worktrees, and
+//! pools' slots (`pool`) — made and removed by running `git` as a subprocess. It carries out
+//! what the core asked and reports what git said; it decides nothing.
 
 mod git;
+mod pool;
 mod survey;
 
 use std::collections::BTreeMap;
@@ -14,7 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use bosun_core::WorkspaceKind;
 
 use crate::{AdapterError, Workspaces};
-use git::{branch_exists, command_error, git, names_no_repo, output, run, stderr_text, stdout_line};
+use git::{branch_exists, command_error, git, names_no_repo, output, run, stderr_text, stdout_line, unique_commits};
 pub use survey::LocalSurvey;
 
 /// What `git worktree remove` says when it refuses because of changes.
@@ -109,8 +110,9 @@ impl Workspaces for LocalWorkspaces {
             WorkspaceKind::Worktree { repo, branch, base, .. } => {
                 self.serialized(repo, || create_worktree(repo, path, branch, base, resume))?
             }
-            WorkspaceKind::Pool { .. } => {
-                return Err(AdapterError::Command { command: "bind".into(), stderr: "not yet".into() })
+            WorkspaceKind::Pool { repo, branch, base, task, .. } => {
+                // Under the lock: two binds must not both add the task file's exclude line.
+                self.serialized(repo, || pool::bind(repo, path, branch, base, task.as_deref(), resume))?
             }
         }
         if let Some(from) = settings_from {
@@ -141,17 +143,22 @@ impl Workspaces for LocalWorkspaces {
     }
 
     fn commits_ahead(&self, kind: &WorkspaceKind) -> Result<u32, AdapterError> {
-        let WorkspaceKind::Worktree { repo, branch, base, .. } = kind else {
-            return Ok(0);
-        };
-        if !branch_exists(repo, branch)? {
-            return Ok(0);
+        match kind {
+            WorkspaceKind::Folder => Ok(0),
+            WorkspaceKind::Worktree { repo, branch, .. } | WorkspaceKind::Pool { repo, branch, .. }
+                if !branch_exists(repo, branch)? =>
+            {
+                Ok(0)
+            }
+            WorkspaceKind::Worktree { repo, branch, base, .. } => {
+                let mut cmd = git(repo);
+                cmd.args(["rev-list", "--count"]).arg(format!("{base}..refs/heads/{branch}"));
+                let out = run(&mut cmd)?;
+                let count = out.trim();
+                count.parse().map_err(|_| command_error(&cmd, format!("unexpected output {count:?}")))
+            }
+            WorkspaceKind::Pool { repo, branch, .. } => unique_commits(repo, branch),
         }
-        let mut cmd = git(repo);
-        cmd.args(["rev-list", "--count"]).arg(format!("{base}..refs/heads/{branch}"));
-        let out = run(&mut cmd)?;
-        let count = out.trim();
-        count.parse().map_err(|_| command_error(&cmd, format!("unexpected output {count:?}")))
     }
 
     fn remove(
@@ -162,6 +169,10 @@ impl Workspaces for LocalWorkspaces {
         delete_branch: bool,
         owned: &[PathBuf],
     ) -> Result<(), AdapterError> {
+        // The core releases a pool's workspace with `Pools::reset_slot`: its slot stays.
+        if matches!(kind, WorkspaceKind::Pool { .. }) {
+            return Err(AdapterError::PoolSlot(path.to_path_buf()));
+        }
         // Refuse before touching anything, so a refused workspace is left exactly as it was.
         if !force && self.is_dirty(path, kind, owned)? {
             return Err(AdapterError::Dirty(path.to_path_buf()));
@@ -171,9 +182,7 @@ impl Workspaces for LocalWorkspaces {
         }
         match kind {
             WorkspaceKind::Folder => remove_folder(path, force),
-            WorkspaceKind::Pool { .. } => {
-                Err(AdapterError::Command { command: "remove".into(), stderr: "a pool workspace is released".into() })
-            }
+            WorkspaceKind::Pool { .. } => Err(AdapterError::PoolSlot(path.to_path_buf())),
             WorkspaceKind::Worktree { repo, branch, .. } => {
                 self.serialized(repo, || remove_worktree(repo, path, force))?;
                 if delete_branch {
