@@ -1,12 +1,12 @@
-//! Fakes for the adapter traits: in-memory workspaces and sessions that record what was asked
-//! of them, for tests of the daemon that need no git and no tmux.
+//! Fakes for the adapter traits: in-memory workspaces (and pool slots) and sessions that record
+//! what was asked of them, for tests of the daemon that need no git and no tmux.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use bosun_adapters::{AdapterError, Sessions, SpawnSpec, Workspaces};
-use bosun_core::{ExitStatus, SessionName, SessionSeen, WorkspaceKind};
+use bosun_adapters::{AdapterError, Pools, Sessions, SpawnSpec, Workspaces};
+use bosun_core::{ExitStatus, PoolBase, SessionName, SessionSeen, SlotProbe, SlotReset, WorkspaceKind};
 
 /// Workspaces that exist only in memory. Every path is a repository whose every ref resolves.
 #[derive(Debug, Default)]
@@ -22,6 +22,19 @@ pub struct FakeWorkspacesState {
     pub deleted_branches: Vec<String>,
     /// When set, `create` fails with this message.
     pub fail_create: Option<String>,
+    /// What `Pools::base` answers; the repository's `main`, with no remote, when unset.
+    pub pool_base: Option<PoolBase>,
+    /// Pool slots that exist, with the commit their HEAD is at (`commit-of-<base_ref>`). A slot
+    /// in `dirty` holds work.
+    pub slots: BTreeMap<PathBuf, String>,
+    /// Slots made, in order, counting repeats; `setups` the setups run in them.
+    pub slots_created: Vec<PathBuf>,
+    pub setups: Vec<(PathBuf, String)>,
+    /// Resets done (not those refused).
+    pub resets: Vec<SlotReset>,
+    pub slots_removed: Vec<PathBuf>,
+    /// When set, `create_slot`, `reset_slot` and `remove_slot` fail with this message.
+    pub fail_slot: Option<String>,
 }
 
 impl FakeWorkspaces {
@@ -78,6 +91,66 @@ impl Workspaces for FakeWorkspaces {
             s.deleted_branches.push(b.to_owned());
         }
         Ok(())
+    }
+}
+
+impl FakeWorkspacesState {
+    fn slot_failure(&self, what: &str) -> Result<(), AdapterError> {
+        match &self.fail_slot {
+            Some(msg) => Err(AdapterError::Command { command: format!("fake {what}"), stderr: msg.clone() }),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Pools for FakeWorkspaces {
+    fn base(&self, _repo: &Path) -> Result<PoolBase, AdapterError> {
+        let base = self.state().pool_base.clone();
+        Ok(base.unwrap_or_else(|| PoolBase { base_ref: "main".to_owned(), remote: None }))
+    }
+    fn create_slot(
+        &self,
+        _repo: &Path,
+        path: &Path,
+        base_ref: &str,
+        setup: Option<&str>,
+    ) -> Result<String, AdapterError> {
+        let mut s = self.state();
+        s.slot_failure("create_slot")?;
+        let head = s.slots.entry(path.to_owned()).or_insert_with(|| format!("commit-of-{base_ref}")).clone();
+        s.slots_created.push(path.to_owned());
+        if let Some(setup) = setup {
+            s.setups.push((path.to_owned(), setup.to_owned()));
+        }
+        Ok(head)
+    }
+    fn reset_slot(&self, reset: &SlotReset) -> Result<String, AdapterError> {
+        let mut s = self.state();
+        s.slot_failure("reset_slot")?;
+        if !reset.force && s.dirty.contains(&reset.path) {
+            return Err(AdapterError::Dirty(reset.path.clone()));
+        }
+        s.dirty.remove(&reset.path);
+        let head = format!("commit-of-{}", reset.base.base_ref);
+        s.slots.insert(reset.path.clone(), head.clone());
+        if let Some(branch) = &reset.delete_branch {
+            s.deleted_branches.push(branch.clone());
+        }
+        s.resets.push(reset.clone());
+        Ok(head)
+    }
+    fn remove_slot(&self, _repo: &Path, path: &Path) -> Result<(), AdapterError> {
+        let mut s = self.state();
+        s.slot_failure("remove_slot")?;
+        s.slots.remove(path);
+        s.dirty.remove(path);
+        s.slots_removed.push(path.to_owned());
+        Ok(())
+    }
+    fn probe_slot(&self, path: &Path) -> Result<SlotProbe, AdapterError> {
+        let s = self.state();
+        let Some(head) = s.slots.get(path) else { return Ok(SlotProbe::default()) };
+        Ok(SlotProbe { exists: true, dirty: s.dirty.contains(path), head: Some(head.clone()) })
     }
 }
 

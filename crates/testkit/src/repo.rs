@@ -6,7 +6,8 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-/// A git repository on branch `main` with one commit (a README), deleted when dropped.
+/// A git repository in a temp dir, deleted when dropped: made on branch `main` with one commit
+/// (a README), or cloned.
 pub struct TempRepo {
     /// Made under the system temp dir with symlinks resolved, so its path is the one git reports.
     dir: tempfile::TempDir,
@@ -14,24 +15,41 @@ pub struct TempRepo {
 
 impl TempRepo {
     pub fn new() -> Self {
-        let temp = fs::canonicalize(std::env::temp_dir()).expect("resolve the system temp dir");
-        let dir = tempfile::Builder::new()
-            .prefix("bosun-repo-")
-            .tempdir_in(temp)
-            .expect("create a temp dir for the repository");
-        let path = dir.path();
-        git_in(path, &["init", "-q", "-b", "main"]);
+        let dir = temp_dir("bosun-repo-");
+        git_in(dir.path(), &["init", "-q", "-b", "main"]);
+        let repo = Self::with_identity(dir);
+        repo.commit_file("README.md", "# test repository\n");
+        repo
+    }
+
+    /// A clone of the repository at `origin` (its remote `origin`), on origin's default branch.
+    pub fn clone_of(origin: &Path) -> Self {
+        let dir = temp_dir("bosun-clone-");
+        let into = dir.path().to_str().expect("a UTF-8 temp dir");
+        git_in(dir.path(), &["clone", "-q", "--", origin.to_str().expect("a UTF-8 origin"), into]);
+        Self::with_identity(dir)
+    }
+
+    /// A bare clone of this repository in a temp dir, deleted when dropped: a remote for
+    /// `clone_of` that can be pushed to.
+    pub fn bare_clone(&self) -> tempfile::TempDir {
+        let dir = temp_dir("bosun-bare-");
+        let into = dir.path().to_str().expect("a UTF-8 temp dir");
+        self.git(&["clone", "-q", "--bare", "--", self.path().to_str().expect("a UTF-8 repo"), into]);
+        dir
+    }
+
+    /// The repository in `dir`, with its identity set in its own config.
+    fn with_identity(dir: tempfile::TempDir) -> Self {
         for (key, value) in [
             ("user.name", "bosun test"),
             ("user.email", "test@bosun.invalid"),
             ("commit.gpgsign", "false"),
             ("tag.gpgsign", "false"),
         ] {
-            git_in(path, &["config", "--local", key, value]);
+            git_in(dir.path(), &["config", "--local", key, value]);
         }
-        let repo = Self { dir };
-        repo.commit_file("README.md", "# test repository\n");
-        repo
+        Self { dir }
     }
 
     /// The repository's top-level directory, symlinks resolved.
@@ -60,6 +78,13 @@ impl Default for TempRepo {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// A temp dir under the system temp dir with symlinks resolved, so its path is the one git
+/// reports.
+fn temp_dir(prefix: &str) -> tempfile::TempDir {
+    let temp = fs::canonicalize(std::env::temp_dir()).expect("resolve the system temp dir");
+    tempfile::Builder::new().prefix(prefix).tempdir_in(temp).expect("create a temp dir")
 }
 
 /// Runs `git -C <dir> args…` (in a repository or one of its worktrees) without system config and
