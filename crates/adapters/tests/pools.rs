@@ -426,3 +426,29 @@ fn probe_slot_sees_missing_clean_and_dirty_slots() {
     write(&path.join("README.md"), "changed\n");
     assert_eq!(WS.probe_slot(&path).expect("probe"), SlotProbe { dirty: true, ..clean });
 }
+
+#[test]
+fn a_forced_reset_recovers_a_slot_left_in_a_merge_conflict() {
+    let repo = TempRepo::new();
+    let (_state, path, base) = made_slot(&repo);
+    WS.create(&path, &pool_kind(&repo, "task-k", &base, None), None, false).expect("bind");
+    commit_file_in(&path, "README.md", "the task's\n");
+    repo.git(&["branch", "theirs", &base]);
+    let (_other_state, other, _) = made_slot(&repo);
+    git_in(&other, &["checkout", "-q", "theirs"]);
+    commit_file_in(&other, "README.md", "theirs\n");
+    let merge = std::process::Command::new("git").arg("-C").arg(&path).args(["merge", "-q", "theirs"]).output();
+    assert!(!merge.expect("run git merge").status.success(), "the merge conflicts");
+
+    let reset = SlotReset { force: true, delete_branch: Some("task-k".into()), ..reset_of(&repo, &path, local_base()) };
+    assert_eq!(WS.reset_slot(&reset).expect("forced reset"), base);
+    assert_eq!(symbolic_head(&path), None);
+    assert_eq!(git_in(&path, &["status", "--porcelain"]), "");
+    let merging = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&path)
+        .args(["rev-parse", "-q", "--verify", "MERGE_HEAD"])
+        .output();
+    assert!(!merging.expect("run git").status.success(), "no merge in progress");
+    assert!(!branch_exists(&repo, "task-k"));
+}
