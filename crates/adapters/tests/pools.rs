@@ -47,6 +47,7 @@ fn reset_of(repo: &TempRepo, path: &Path, base: PoolBase) -> SlotReset {
         pristine: false,
         force: false,
         delete_branch: None,
+        setup: None,
     }
 }
 
@@ -319,6 +320,20 @@ fn reset_keeps_ignored_build_output_unless_pristine() {
 }
 
 #[test]
+fn a_pristine_reset_copies_the_included_files_again_and_runs_the_setup_again() {
+    let repo = TempRepo::new();
+    repo.commit_file(".gitignore", ".env\ndeps/\n");
+    repo.commit_file(".worktreeinclude", ".env\n");
+    write(&repo.path().join(".env"), "TOKEN=1\n");
+    let (_state, path, _) = made_slot(&repo);
+    assert!(path.join(".env").exists());
+    let setup = Some("mkdir -p deps && echo ran >> deps/log".to_owned());
+    WS.reset_slot(&SlotReset { pristine: true, setup, ..reset_of(&repo, &path, local_base()) }).expect("reset");
+    assert_eq!(fs::read_to_string(path.join(".env")).unwrap(), "TOKEN=1\n", "copied again");
+    assert_eq!(fs::read_to_string(path.join("deps/log")).unwrap(), "ran\n", "made again");
+}
+
+#[test]
 fn reset_deletes_the_task_branch_and_leaves_head_detached_at_base_twice_over() {
     let repo = TempRepo::new();
     let (_state, path, base) = made_slot(&repo);
@@ -350,6 +365,7 @@ fn reset_fetches_and_lands_on_the_remotes_new_commit_and_survives_a_failed_fetch
         pristine: false,
         force: false,
         delete_branch: None,
+        setup: None,
     };
     assert_eq!(WS.reset_slot(&reset).expect("reset"), newer);
     assert!(path.join("news.txt").is_file());

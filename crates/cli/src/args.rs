@@ -150,6 +150,10 @@ pub enum Command {
     /// Jobs started by `bosun run`
     #[command(subcommand)]
     Job(JobCommand),
+    /// Workspace pools: warm worktrees per repository, handed to one task at a time and reset
+    /// after it (`bosun agent start --workspace pool`)
+    #[command(subcommand)]
+    Pool(PoolCommand),
     /// Queues of work items for workers
     #[command(subcommand)]
     Queue(QueueCommand),
@@ -218,6 +222,13 @@ pub struct StartArgs {
     /// Generic driver: a regular expression that means the agent hit an error
     #[arg(long, value_name = "REGEX")]
     pub error_pattern: Option<String>,
+    /// --workspace pool: the task written to the workspace's TASK.md [default: the prompt]
+    #[arg(long, value_name = "FILE")]
+    pub task_file: Option<PathBuf>,
+    /// --workspace pool: fail at once when every workspace of the pool is taken, instead of
+    /// waiting in line for one
+    #[arg(long)]
+    pub no_wait: bool,
     /// The agent's command and its arguments
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -279,6 +290,9 @@ pub enum WorkspaceKindArg {
     Worktree,
     /// An empty directory
     Folder,
+    /// A warm worktree of the repository's pool, handed out at once and reset after use
+    /// (see `bosun pool`)
+    Pool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -371,6 +385,81 @@ pub enum JobCommand {
         /// Keep printing until the job is over
         #[arg(short, long)]
         follow: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PoolCommand {
+    /// Make the repository's pool and its workspaces now (they are also made when a task needs
+    /// one): each a worktree `<project>--<n>` at a detached HEAD on the base — the remote's
+    /// default branch, else the repository's
+    Init {
+        /// How many workspaces it keeps [default: 2, or what the pool has]
+        #[arg(long)]
+        size: Option<u32>,
+        /// The repository [default: the current directory]
+        #[arg(long, value_name = "DIR")]
+        repo: Option<PathBuf>,
+        /// A command run once in each new workspace (`npm ci`), not per task
+        #[arg(long, value_name = "COMMAND")]
+        setup: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the pools' workspaces: state (available, bound to whom, resetting, dirty), disk
+    /// usage and age, and the tasks waiting
+    Ls(JsonFlag),
+    /// Keep N workspaces: more are made now; available ones beyond N are removed now, bound
+    /// ones when released
+    Resize {
+        project: String,
+        size: u32,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Take a workspace for a script: a new branch in the first available one; prints its path
+    Acquire {
+        /// The repository [default: the current directory]
+        #[arg(long, value_name = "DIR")]
+        repo: Option<PathBuf>,
+        /// The branch made in it [default: ws-<nonce>]
+        #[arg(long)]
+        branch: Option<String>,
+        /// Written to the workspace's TASK.md (excluded from git)
+        #[arg(long, value_name = "FILE")]
+        task_file: Option<PathBuf>,
+        /// Fail at once when every workspace is taken, instead of waiting for one
+        #[arg(long)]
+        no_wait: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Give a workspace back: refused while it holds uncommitted or untracked work (unless
+    /// --force); its branch is kept when it holds commits no other branch, tag or remote has,
+    /// deleted otherwise; then it is reset in the background (fetch, reset to the base, clean)
+    Release {
+        /// The pool workspace (`<project>--<n>`) or the task's workspace id
+        workspace: String,
+        /// Release and reset it even with uncommitted work, which is lost
+        #[arg(long)]
+        force: bool,
+        /// Also clean ignored files (build output such as target/ and node_modules/, kept by
+        /// default so the next task starts warm)
+        #[arg(long)]
+        pristine: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a pool workspace, or the whole pool; never one bound to a task, nor (without
+    /// --force) one holding work
+    Rm {
+        project: String,
+        /// One workspace (`<project>--<n>`) [default: all of them, and the pool]
+        workspace: Option<String>,
+        #[arg(long)]
+        force: bool,
+        #[arg(long)]
+        json: bool,
     },
 }
 

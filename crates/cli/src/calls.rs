@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 use bosun_core::driver::dialog::DialogAnswer;
 use bosun_core::{AgentId, Cron, Escalation, EscalationId, Item, Job, JobId, MessageId, Plan, SessionState, Worker};
-use bosun_wire::{AgentDetail, Finding, Listing, Pruned, Removed, Request, Response, RunCommand, StartAgent, Started};
+use bosun_wire::{
+    AgentDetail, Finding, Listing, Pools, Pruned, Removed, Request, Response, RunCommand, StartAgent, Started,
+};
 
 use crate::client::Client;
 use crate::error::{CliError, Kind};
@@ -17,6 +19,15 @@ pub struct JobStarted {
     pub job: JobId,
     pub workspace: Option<PathBuf>,
     pub branch: Option<String>,
+}
+
+/// A pool's workspace a script took.
+#[derive(serde::Serialize)]
+pub struct Acquired {
+    pub workspace: bosun_core::WorkspaceId,
+    pub path: PathBuf,
+    pub branch: Option<String>,
+    pub waiting: bool,
 }
 
 /// A job as it is now, and whether it is over.
@@ -127,6 +138,17 @@ calls! {
     fn plan_list() -> Vec<Plan> = Request::PlanList => Response::Plans { plans } => plans;
     fn plan_resume(plan: String) -> Vec<Plan> = Request::PlanResume { plan } => Response::Plans { plans } => plans;
     fn cron_stop(name: String) -> () = Request::CronStop { name } => Response::Ok => ();
+    fn pool_init(ask: Box<bosun_wire::PoolAsk>) -> Pools = Request::PoolInit(ask) => Response::Pools(p) => p;
+    fn pool_list() -> Pools = Request::PoolList => Response::Pools(p) => p;
+    fn pool_resize(project: String, size: u32) -> Pools =
+        Request::PoolResize { project, size } => Response::Pools(p) => p;
+    fn pool_acquire(ask: Box<bosun_wire::PoolAsk>) -> Acquired =
+        Request::PoolAcquire(ask) => Response::Acquired { workspace, path, branch, waiting } =>
+            Acquired { workspace, path, branch, waiting };
+    fn pool_release(workspace: String, force: bool, pristine: bool) -> Pools =
+        Request::PoolRelease { workspace, force, pristine } => Response::Pools(p) => p;
+    fn pool_remove(project: String, slot: Option<String>, force: bool) -> Pools =
+        Request::PoolRemove { project, slot, force } => Response::Pools(p) => p;
     fn queue_push(queue: String, data: std::collections::BTreeMap<String, String>, retry: u32) -> () =
         Request::QueuePush { queue, data, retry } => Response::Ok => ();
     fn queue_retry(item: String) -> () = Request::QueueRetry { item } => Response::Ok => ();

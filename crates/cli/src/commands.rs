@@ -218,6 +218,7 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
         | Command::Run { .. }
         | Command::Job(_)
         | Command::Queue(_)
+        | Command::Pool(_)
         | Command::Worker(_)
         | Command::Cron(_)
         | Command::Plan(_)
@@ -257,7 +258,19 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
         }
         None => None,
     };
+    if (args.task_file.is_some() || args.no_wait) && !matches!(args.workspace, WorkspaceKindArg::Pool) {
+        return Err(usage("--task-file and --no-wait only apply to --workspace pool"));
+    }
+    let task = args.task_file.as_deref().map(crate::pool_cmd::read_task).transpose()?;
     let workspace = match args.workspace {
+        WorkspaceKindArg::Pool => {
+            if args.base_ref.is_some() {
+                return Err(usage(
+                    "--ref does not apply to --workspace pool: its workspaces start from the pool's base",
+                ));
+            }
+            WorkspaceChoice::Pool
+        }
         WorkspaceKindArg::Worktree => WorkspaceChoice::Worktree,
         WorkspaceKindArg::Folder => {
             if args.branch.is_some() || args.base_ref.is_some() {
@@ -283,12 +296,18 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
         policy: crate::policy_args::policy(&args.policy).map_err(|e| usage(format!("{e:#}")))?,
         patterns: Patterns { prompt: args.prompt_pattern, working: args.working_pattern, error: args.error_pattern },
         command: args.command,
+        task,
+        no_wait: args.no_wait,
     }))?;
     if args.json {
         return print_json(&s);
     }
     println!("agent      {}", s.agent);
-    println!("workspace  {}", s.path.display());
+    if s.waiting {
+        println!("workspace  waiting for a pool workspace (see `bosun pool ls`)");
+    } else {
+        println!("workspace  {}", s.path.display());
+    }
     if let Some(b) = &s.branch {
         println!("branch     {b}");
     }

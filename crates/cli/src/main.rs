@@ -13,6 +13,7 @@ mod error;
 mod job_cmd;
 mod plan_cmd;
 mod policy_args;
+mod pool_cmd;
 mod queue_cmd;
 mod render;
 mod replay_cmd;
@@ -63,6 +64,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run { command, args, json } => job_cmd::run(&client, command, args, json),
         Command::Job(cmd) => job_cmd::job(&client, cmd),
         Command::Queue(cmd) => queue_cmd::queue(&client, cmd),
+        Command::Pool(cmd) => pool_cmd::pool(&client, cmd),
         Command::Worker(cmd) => queue_cmd::worker(&client, cmd),
         Command::Cron(cmd) => cron_cmd::cron(&client, cmd),
         Command::Plan(cmd) => plan_cmd::plan(&client, cmd),

@@ -55,6 +55,13 @@ pub enum Effect {
     /// Its output changed: read its screen a moment later and report it. Requests made while
     /// one is pending are one look.
     LookAtScreen { agent: AgentId, session: SessionName },
+    /// Make slot `n` of `project`'s pool (a detached worktree of `repo` at `base_ref`, with the
+    /// repository's `.worktreeinclude` files and `setup` run once); report `SlotCreated`.
+    CreateSlot { project: String, n: u32, repo: PathBuf, path: PathBuf, base_ref: String, setup: Option<String> },
+    /// Return slot `n` to its base; report `SlotReset` or `SlotResetFailed`.
+    ResetSlot { project: String, n: u32, reset: crate::SlotReset },
+    /// Remove slot `n`'s worktree; report `SlotRemoved` or `SlotRemoveFailed`.
+    RemoveSlot { project: String, n: u32, repo: PathBuf, path: PathBuf },
     /// Find out whether the workspace holds changes (files other than `owned`).
     InspectWorkspace { id: WorkspaceId, path: PathBuf, kind: WorkspaceKind, owned: Vec<PathBuf> },
     /// Remove the directory or worktree (forcibly only when `force`), delete the files bosun put

@@ -62,6 +62,88 @@ pub enum Event {
     AgentCreated {
         agent: Box<Agent>,
     },
+    /// A repository's pool, with no slot yet.
+    PoolCreated {
+        pool: Box<crate::Pool>,
+    },
+    PoolResized {
+        project: String,
+        size: u32,
+    },
+    /// A pool whose last slot went, removed as asked.
+    PoolRemoved {
+        project: String,
+    },
+    SlotCreating {
+        project: String,
+        slot: crate::Slot,
+    },
+    SlotCreated {
+        project: String,
+        n: u32,
+        commit: String,
+        at: Timestamp,
+    },
+    /// Its creation failed: the slot is forgotten (what git made of it is for `bosun doctor`).
+    SlotCreateFailed {
+        project: String,
+        n: u32,
+        error: String,
+    },
+    /// A task waits for a slot of the pool: its workspace joins the end of the line.
+    TaskWaiting {
+        project: String,
+        workspace: WorkspaceId,
+    },
+    /// The slot is handed to the task's workspace (which leaves the line, if it was in it): the
+    /// workspace is made there next, its branch at the slot's commit.
+    SlotBound {
+        project: String,
+        n: u32,
+        workspace: WorkspaceId,
+        at: Timestamp,
+    },
+    SlotResetting {
+        project: String,
+        n: u32,
+        pristine: bool,
+        force: bool,
+        delete_branch: Option<String>,
+        at: Timestamp,
+    },
+    SlotReset {
+        project: String,
+        n: u32,
+        commit: String,
+        at: Timestamp,
+    },
+    /// It was found holding work, or its reset failed: never handed out until released by force.
+    SlotDirty {
+        project: String,
+        n: u32,
+        error: Option<String>,
+        at: Timestamp,
+    },
+    SlotMissing {
+        project: String,
+        n: u32,
+        at: Timestamp,
+    },
+    SlotRemoving {
+        project: String,
+        n: u32,
+        at: Timestamp,
+    },
+    SlotRemoved {
+        project: String,
+        n: u32,
+    },
+    SlotRemoveFailed {
+        project: String,
+        n: u32,
+        error: String,
+        at: Timestamp,
+    },
     AgentRunning {
         id: AgentId,
         pid: Option<u32>,

@@ -96,6 +96,62 @@ pub enum Input {
         force: bool,
         probe: WorkspaceProbe,
     },
+    /// `bosun pool init`: the repository's pool, made when it has none, grown to `spec.size`.
+    PoolInit(Box<crate::PoolSpec>),
+    /// `bosun pool resize`: kept to `size` (available slots beyond it are removed now, bound
+    /// ones when released).
+    PoolResize {
+        project: String,
+        size: u32,
+    },
+    /// `bosun pool acquire`: a workspace of the pool for a script, bound like an agent's.
+    PoolAcquire {
+        workspace: Box<crate::PoolWorkspace>,
+    },
+    /// `bosun pool release SLOT`: the slot's task (if any) is over and the slot is reset; the
+    /// probe is of the task's workspace.
+    PoolRelease {
+        slot: crate::SlotId,
+        force: bool,
+        pristine: bool,
+        probe: WorkspaceProbe,
+    },
+    /// `bosun pool rm`: the slot, or every slot of the project and then the pool.
+    PoolRemove {
+        project: String,
+        slot: Option<crate::SlotId>,
+        force: bool,
+    },
+    SlotCreated {
+        project: String,
+        n: u32,
+        commit: String,
+    },
+    SlotCreateFailed {
+        project: String,
+        n: u32,
+        error: String,
+    },
+    SlotReset {
+        project: String,
+        n: u32,
+        commit: String,
+    },
+    SlotResetFailed {
+        project: String,
+        n: u32,
+        error: String,
+        dirty: bool,
+    },
+    SlotRemoved {
+        project: String,
+        n: u32,
+    },
+    SlotRemoveFailed {
+        project: String,
+        n: u32,
+        error: String,
+    },
     WorkspaceCreated {
         id: WorkspaceId,
     },
@@ -200,6 +256,10 @@ pub enum Input {
     WorkspaceInspected {
         id: WorkspaceId,
         dirty: Option<bool>,
+        /// For a pool's workspace: the commits its branch holds that no other branch, tag or
+        /// remote does (the branch is kept when there are any).
+        #[serde(default)]
+        ahead: u32,
     },
     WorkspaceRemoved {
         id: WorkspaceId,
@@ -244,6 +304,9 @@ pub struct AgentSpec {
     /// The shell command prefix hooks call back into bosun with; the agent id and the event
     /// are appended.
     pub hook_command: String,
+    /// For a pool's workspace (`kind` is `Pool`): its pool and whether to wait for a slot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<crate::PoolAsk>,
 }
 
 /// What the daemon found out about a workspace before asking to remove it.
@@ -261,6 +324,9 @@ pub struct Reality {
     pub sessions: Vec<SessionSeen>,
     /// Workspaces whose directory does not exist.
     pub missing_dirs: Vec<WorkspaceId>,
+    /// The pools' available slots, as found.
+    #[serde(default)]
+    pub slots: Vec<(crate::SlotId, crate::SlotProbe)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -117,6 +117,9 @@ pub struct JobWorkspace {
     pub workspaces_root: PathBuf,
     pub kind: WorkspaceKind,
     pub settings_from: Option<PathBuf>,
+    /// For a pool's workspace: its pool and whether to wait for a slot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<crate::PoolAsk>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

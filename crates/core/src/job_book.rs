@@ -47,6 +47,9 @@ pub enum JobSource {
     /// A worktree, on `branch` (a template; `ws-<nonce>` when none) from `base_ref` (a template
     /// that may use `$(…)`; `HEAD` when none).
     Worktree { branch: Option<String>, base_ref: Option<String> },
+    /// A workspace of the repository's pool (seed 004), on `branch` (a template; `ws-<nonce>`
+    /// when none), waiting in line when every one is taken.
+    Pool { branch: Option<String> },
 }
 
 /// An agent a step runs: its plan, with a prompt file (relative to where the job is asked for)

@@ -61,7 +61,10 @@ pub use plan::{Plan, PlanBranch, PlanJob, PlanState};
 pub use policy::{
     format_duration, parse_duration, Action, Attempts, Chain, Policy, Step, StepError, Trigger, DEFAULT_GRACE_MS,
 };
-pub use pool::{Pool, PoolBase, PoolSpec, Slot, SlotId, SlotProbe, SlotReset, SlotState, DEFAULT_POOL_SIZE, TASK_FILE};
+pub use pool::{
+    Pool, PoolAsk, PoolBase, PoolSpec, PoolWorkspace, Slot, SlotId, SlotProbe, SlotReset, SlotState, DEFAULT_POOL_SIZE,
+    TASK_FILE,
+};
 pub use queue::{parse_listed, External, Item, ItemId, ItemState, Worker};
 pub use reject::Rejection;
 pub use state::{apply, State, REQUESTS_KEPT};

@@ -80,6 +80,20 @@ impl JobScope {
             | Event::WorkspaceRemoving { id, .. }
             | Event::WorkspaceRemoved { id, .. }
             | Event::WorkspaceRemoveFailed { id, .. } => ws(id),
+            Event::TaskWaiting { workspace, .. } | Event::SlotBound { workspace, .. } => ws(workspace),
+            Event::PoolCreated { .. }
+            | Event::PoolResized { .. }
+            | Event::PoolRemoved { .. }
+            | Event::SlotCreating { .. }
+            | Event::SlotCreated { .. }
+            | Event::SlotCreateFailed { .. }
+            | Event::SlotResetting { .. }
+            | Event::SlotReset { .. }
+            | Event::SlotDirty { .. }
+            | Event::SlotMissing { .. }
+            | Event::SlotRemoving { .. }
+            | Event::SlotRemoved { .. }
+            | Event::SlotRemoveFailed { .. } => false,
             Event::AgentCreated { agent: a } => agent(&a.id),
             Event::AgentRunning { id, .. }
             | Event::AgentAdopted { id, .. }

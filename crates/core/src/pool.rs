@@ -69,6 +69,24 @@ pub struct PoolSpec {
     pub setup: Option<String>,
 }
 
+/// A task's ask for a pool's workspace: the pool (made when the repository has none yet) and
+/// whether the task waits for a slot when all are taken.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PoolAsk {
+    pub spec: PoolSpec,
+    pub wait: bool,
+}
+
+/// A pool's workspace asked for by a script (`bosun pool acquire`), owned by no agent or job.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PoolWorkspace {
+    pub name: crate::Name,
+    pub nonce: crate::Nonce,
+    /// `WorkspaceKind::Pool`.
+    pub kind: crate::WorkspaceKind,
+    pub ask: PoolAsk,
+}
+
 /// A repository's pool.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pool {
@@ -79,7 +97,8 @@ pub struct Pool {
     pub base: PoolBase,
     pub root: PathBuf,
     pub setup: Option<String>,
-    /// By number.
+    /// By number (a list in JSON, each slot's number in its id).
+    #[serde(with = "by_number")]
     pub slots: BTreeMap<u32, Slot>,
     /// Workspaces of tasks waiting for one of its slots, first come first.
     pub waiting: VecDeque<WorkspaceId>,
@@ -172,6 +191,10 @@ pub struct SlotReset {
     pub force: bool,
     /// The task's branch, deleted once the slot has left it (it holds no commit of its own).
     pub delete_branch: Option<String>,
+    /// The pool's setup, run again after a pristine clean (which also removed what it made and
+    /// the files `.worktreeinclude` copied, copied again too).
+    #[serde(default)]
+    pub setup: Option<String>,
 }
 
 /// A slot as found at a restart.
@@ -182,4 +205,39 @@ pub struct SlotProbe {
     pub dirty: bool,
     /// The commit its HEAD is at.
     pub head: Option<String>,
+}
+
+/// The task's workspace as bound to `slot`: made at the slot's path, its branch starting at the
+/// commit the slot is at.
+pub fn bind(ws: &mut crate::Workspace, slot: &Slot) {
+    ws.path = slot.path.clone();
+    ws.state = crate::WorkspaceState::Creating;
+    if let crate::WorkspaceKind::Pool { slot: bound, base, .. } = &mut ws.kind {
+        *bound = Some(slot.id.clone());
+        *base = slot.commit.clone().unwrap_or_default();
+    }
+}
+
+/// A pool's slots as a JSON list, read back by the number in each one's id (JSON object keys
+/// are text, which not every reader takes as a number).
+mod by_number {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::Slot;
+
+    pub fn serialize<S: Serializer>(slots: &BTreeMap<u32, Slot>, s: S) -> Result<S::Ok, S::Error> {
+        let list: Vec<&Slot> = slots.values().collect();
+        list.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<u32, Slot>, D::Error> {
+        let list = Vec::<Slot>::deserialize(d)?;
+        let numbered = list.into_iter().map(|slot| {
+            let n = slot.id.parts().map(|(_, n)| n);
+            n.map(|n| (n, slot)).ok_or_else(|| serde::de::Error::custom("a pool slot's id has no number"))
+        });
+        numbered.collect()
+    }
 }

@@ -4,6 +4,16 @@ use crate::{AgentId, WorkspaceId};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Rejection {
+    #[error("the pool of {project} has all {size} of its workspaces taken: wait for one (leave out --no-wait), or grow it with `bosun pool resize {project} N`")]
+    PoolExhausted { project: String, size: u32 },
+    #[error("no pool {0:?}: see `bosun pool ls`")]
+    NoSuchPool(String),
+    #[error("no pool workspace {0:?}: see `bosun pool ls`")]
+    NoSuchSlot(String),
+    #[error("pool workspace {slot} is {state}: {hint}")]
+    SlotBusy { slot: crate::SlotId, state: &'static str, hint: &'static str },
+    #[error("a pool keeps at least one workspace: to remove the pool, use `bosun pool rm {0}`")]
+    PoolSizeZero(String),
     #[error("no agent matches {0:?}: see `bosun ls`")]
     NoSuchAgent(String),
     #[error("{query:?} matches several agents ({}): give more of the id", .matches.join(", "))]

@@ -145,7 +145,11 @@ fn a_classifier_cut_off_by_a_crash_runs_again_for_the_turn_the_agent_is_still_id
     turn(&mut sim, &a, "The feature is in.");
     let session = sim.state.agents[&a].session.clone();
     let seen = bosun_core::SessionSeen { session, pid: Some(7), exit: None };
-    let effects = sim.ok(Input::Reconcile(bosun_core::Reality { sessions: vec![seen], missing_dirs: Vec::new() }));
+    let effects = sim.ok(Input::Reconcile(bosun_core::Reality {
+        sessions: vec![seen],
+        missing_dirs: Vec::new(),
+        slots: Vec::new(),
+    }));
     let again = effects.iter().any(|e| matches!(e, Effect::Classify { said, .. } if said == "The feature is in."));
     assert!(again, "{effects:?}");
 }

@@ -183,6 +183,7 @@ fn a_job_with_a_workspace_starts_once_it_is_made_and_renders_its_steps_there() {
             base: "c0ffee".into(),
         },
         settings_from: None,
+        pool: None,
     });
     let id = spec.id.clone();
     let effects = sim.ok(Input::StartJob(Box::new(spec)));
@@ -356,6 +357,7 @@ fn agent_job(cwd: &str) -> JobSpec {
         workspaces_root: "/state/workspaces".into(),
         kind: bosun_core::WorkspaceKind::Folder,
         settings_from: None,
+        pool: None,
     });
     let plan = bosun_core::AgentPlan {
         command: vec!["claude".into()],

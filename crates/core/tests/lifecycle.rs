@@ -33,7 +33,7 @@ fn exit_codes_become_completed_or_crashed_and_the_workspace_is_checked() {
     let effects = sim.ok(Input::SessionExited { session, status: ExitStatus::code(3) });
     assert_eq!(sim.state.agents[&a].state, SessionState::Dead { reason: DeathReason::Crashed { code: 3 } });
     assert!(matches!(effects.as_slice(), [Effect::InspectWorkspace { id, .. }] if id == &w));
-    sim.ok(Input::WorkspaceInspected { id: w.clone(), dirty: Some(true) });
+    sim.ok(Input::WorkspaceInspected { id: w.clone(), dirty: Some(true), ahead: 0 });
     assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Dirty);
 
     let (b, _) = sim.running(2);
@@ -117,7 +117,7 @@ fn a_dirty_workspace_is_refused_without_force_and_removed_with_it() {
     assert!(matches!(busy, Err(Rejection::WorkspaceInUse { .. })), "in use: {busy:?}");
     sim.ok(Input::KillAgent { agent: a.clone() });
     sim.ok(Input::SessionKilled { agent: a });
-    sim.ok(Input::WorkspaceInspected { id: w.clone(), dirty: Some(true) });
+    sim.ok(Input::WorkspaceInspected { id: w.clone(), dirty: Some(true), ahead: 0 });
     let refused = sim.feed(Input::RemoveWorkspace { id: w.clone(), force: false, probe: WorkspaceProbe::default() });
     assert_eq!(refused, Err(Rejection::WorkspaceDirty(w.clone())));
     assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Dirty);
@@ -149,6 +149,7 @@ fn reconcile_adopts_live_sessions_buries_vanished_ones_and_marks_missing_dirs_st
     let reality = Reality {
         sessions: vec![seen(&live, None), seen(&exited, Some(ExitStatus::code(4)))],
         missing_dirs: vec![stale_ws.clone()],
+        slots: Vec::new(),
     };
     let effects = sim.ok(Input::Reconcile(reality));
     assert_eq!(sim.state.agents[&live].state, SessionState::Running);
@@ -216,8 +217,11 @@ fn after_a_restart_a_possibly_typed_message_is_failed_and_the_next_one_sent() {
     sim.ok(Input::WorkspaceCreated { id: w2 });
     sim.ok(Input::SendText { agent: starting.clone(), text: "waiting".into() });
     let alive = |a: &bosun_core::AgentId| SessionSeen { session: a.session(), pid: Some(1), exit: None };
-    let effects =
-        sim.ok(Input::Reconcile(Reality { sessions: vec![alive(&running), alive(&starting)], missing_dirs: vec![] }));
+    let effects = sim.ok(Input::Reconcile(Reality {
+        sessions: vec![alive(&running), alive(&starting)],
+        missing_dirs: vec![],
+        slots: Vec::new(),
+    }));
     let texts: Vec<&str> = effects
         .iter()
         .filter_map(|e| match e {

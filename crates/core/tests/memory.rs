@@ -19,6 +19,7 @@ fn agent_job(n: u64) -> JobSpec {
         workspaces_root: "/state/workspaces".into(),
         kind: WorkspaceKind::Folder,
         settings_from: None,
+        pool: None,
     });
     let policy = serde_json::from_value(serde_json::json!({ "on_idle": { "action": "nudge", "message": "go on" } }));
     let plan = AgentPlan {

@@ -60,6 +60,7 @@ fn run(sim: &mut Sim, (index, id, b): &(usize, JobId, PlanBranch), branch: &str,
             base: "abc".into(),
         },
         settings_from: None,
+        pool: None,
     });
     sim.ok(Input::StartJob(Box::new(spec)));
     let ws = sim.state.jobs[id].workspace.clone().unwrap();

@@ -84,7 +84,7 @@ fn input(n: u64, step: &Step, sim: &Sim) -> Input {
         Step::Closed => Input::SessionClosed { session: agent.session() },
         Step::Kill => Input::KillAgent { agent },
         Step::Killed => Input::SessionKilled { agent },
-        Step::Inspected(dirty) => Input::WorkspaceInspected { id: ws, dirty: Some(dirty) },
+        Step::Inspected(dirty) => Input::WorkspaceInspected { id: ws, dirty: Some(dirty), ahead: 0 },
         Step::Remove { dirty, ahead } => {
             Input::RemoveWorkspace { id: ws, force: false, probe: WorkspaceProbe { dirty, commits_ahead: ahead } }
         }
@@ -123,6 +123,7 @@ fn input(n: u64, step: &Step, sim: &Sim) -> Input {
                 vec![]
             },
             missing_dirs: if missing { vec![ws] } else { vec![] },
+            slots: Vec::new(),
         }),
     }
 }

@@ -179,7 +179,11 @@ fn an_item_whose_job_was_never_made_goes_back_to_its_queue_after_a_restart() {
     let jobs = dispatched(&push(&mut sim, "a", 1));
     assert_eq!(sim.state.items[&jobs[0].0].state, ItemState::Taken);
     // bosun died before the job was made.
-    let again = dispatched(&sim.ok(Input::Reconcile(bosun_core::Reality { sessions: vec![], missing_dirs: vec![] })));
+    let again = dispatched(&sim.ok(Input::Reconcile(bosun_core::Reality {
+        sessions: vec![],
+        missing_dirs: vec![],
+        slots: Vec::new(),
+    })));
     assert_eq!(again.len(), 1, "taken again at once");
     assert_ne!(again[0].1, jobs[0].1, "as a new job");
     assert_eq!(sim.state.items[&jobs[0].0].failures, 1);

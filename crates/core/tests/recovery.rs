@@ -128,7 +128,8 @@ fn after_a_reboot_an_agent_whose_policy_resumes_is_restarted_and_the_rest_are_lo
     };
     let (lost, _) = sim.running(2);
     // The machine restarted: bosun's tmux server, and every session on it, is gone.
-    let effects = sim.ok(Input::Reconcile(Reality { sessions: Vec::new(), missing_dirs: Vec::new() }));
+    let effects =
+        sim.ok(Input::Reconcile(Reality { sessions: Vec::new(), missing_dirs: Vec::new(), slots: Vec::new() }));
 
     let restarted = effects.iter().find_map(|e| match e {
         Effect::SpawnSession { agent, command, cwd, .. } if agent == &resumed => Some((command.clone(), cwd.clone())),
@@ -153,7 +154,7 @@ fn seen(a: &bosun_core::AgentId, sim: &Sim) -> bosun_core::SessionSeen {
 
 fn restart_bosun(sim: &mut Sim, alive: &[&bosun_core::AgentId]) -> Vec<Effect> {
     let sessions = alive.iter().map(|a| seen(a, sim)).collect();
-    sim.ok(Input::Reconcile(Reality { sessions, missing_dirs: Vec::new() }))
+    sim.ok(Input::Reconcile(Reality { sessions, missing_dirs: Vec::new(), slots: Vec::new() }))
 }
 
 #[test]
@@ -204,7 +205,8 @@ fn a_restart_cut_off_by_a_crash_ends_the_old_session_and_gives_the_new_one_its_m
     assert_eq!(sim.state.agents[&a].state, SessionState::Starting, "the restart is recorded");
     // bosun died before it ended the old session and started the new one.
     let old = bosun_core::SessionSeen { session: a.session(), pid: Some(7), exit: None };
-    let effects = sim.ok(Input::Reconcile(Reality { sessions: vec![old], missing_dirs: Vec::new() }));
+    let effects =
+        sim.ok(Input::Reconcile(Reality { sessions: vec![old], missing_dirs: Vec::new(), slots: Vec::new() }));
     let spawn = effects.iter().find_map(|e| match e {
         Effect::SpawnSession { replace, command, session, .. } => {
             Some((replace.clone(), command.clone(), session.clone()))

@@ -21,6 +21,7 @@ use crate::jobs::{Asked, Making};
 #[derive(Clone)]
 pub struct Executor {
     pub workspaces: Arc<dyn Workspaces>,
+    pub pools: Arc<dyn bosun_adapters::Pools>,
     pub sessions: Arc<dyn Sessions>,
     pub notifier: Arc<dyn Notifier>,
     pub webhooks: Arc<dyn bosun_adapters::webhook::Webhooks>,
@@ -258,8 +259,37 @@ impl Executor {
                         None
                     }
                 };
-                Input::WorkspaceInspected { id, dirty }
+                // A pool's workspace goes back to its pool: its branch stays if only it holds commits.
+                let ahead = match (&kind, dirty) {
+                    (bosun_core::WorkspaceKind::Pool { .. }, Some(false)) => match self.workspaces.commits_ahead(&kind)
+                    {
+                        Ok(n) => n,
+                        Err(e) => {
+                            tracing::warn!(%id, "cannot count the branch's own commits: {e}");
+                            return Some(Input::WorkspaceInspected { id, dirty: None, ahead: 0 });
+                        }
+                    },
+                    _ => 0,
+                };
+                Input::WorkspaceInspected { id, dirty, ahead }
             }
+            Effect::CreateSlot { project, n, repo, path, base_ref, setup } => {
+                match self.pools.create_slot(&repo, &path, &base_ref, setup.as_deref()) {
+                    Ok(commit) => Input::SlotCreated { project, n, commit },
+                    Err(e) => Input::SlotCreateFailed { project, n, error: e.to_string() },
+                }
+            }
+            Effect::ResetSlot { project, n, reset } => match self.pools.reset_slot(&reset) {
+                Ok(commit) => Input::SlotReset { project, n, commit },
+                Err(e) => {
+                    let dirty = matches!(e, AdapterError::Dirty(_));
+                    Input::SlotResetFailed { project, n, error: e.to_string(), dirty }
+                }
+            },
+            Effect::RemoveSlot { project, n, repo, path } => match self.pools.remove_slot(&repo, &path) {
+                Ok(()) => Input::SlotRemoved { project, n },
+                Err(e) => Input::SlotRemoveFailed { project, n, error: e.to_string() },
+            },
             Effect::RemoveWorkspace { id, path, kind, force, delete_branch, owned, forget } => {
                 match self.workspaces.remove(&path, &kind, force, delete_branch, &owned) {
                     Ok(()) => {
@@ -345,6 +375,7 @@ impl Executor {
                 }
                 let making = Making {
                     workspaces: &*self.workspaces,
+                    pools: &*self.pools,
                     dirs: &self.dirs,
                     hook_command: &self.hook_command,
                     branch,

@@ -23,6 +23,7 @@ fn err(message: impl Into<String>) -> String {
 /// What making a job needs from the daemon.
 pub struct Making<'a> {
     pub workspaces: &'a dyn Workspaces,
+    pub pools: &'a dyn bosun_adapters::Pools,
     pub dirs: &'a StateDir,
     pub hook_command: &'a str,
     /// For a plan's job: the branch its worktree is made on, and from where.
@@ -128,10 +129,11 @@ impl Making<'_> {
             scope.set("local", k, value.as_str());
             locals.insert(k.clone(), value);
         }
+        let mut pool = None;
         let workspace = match &job.source {
             // A job run as a step works in its parent's workspace.
             _ if own_workspace.is_none() => None,
-            Source::None | Source::Folder if own_workspace.flatten().is_some() => {
+            Source::None | Source::Folder | Source::Pool { .. } if own_workspace.flatten().is_some() => {
                 return Err(err(format!("job {name:?} runs in a plan, so it needs `source = \"worktree\"`")));
             }
             Source::None => None,
@@ -153,6 +155,16 @@ impl Making<'_> {
                 workspaces.check_new_branch(&repo, &branch).map_err(|e| e.to_string())?;
                 Some(WorkspaceKind::Worktree { repo, branch, base_ref, base })
             }
+            Source::Pool { branch } => {
+                let repo = workspaces.repo_root(cwd).map_err(|e| e.to_string())?;
+                let text = |t: &str| render(t, &scope, Target::Text).map_err(|e| err(e.to_string()));
+                let branch = branch.as_deref().map(text).transpose()?.unwrap_or_else(|| nonce.default_branch());
+                workspaces.check_new_branch(&repo, &branch).map_err(|e| e.to_string())?;
+                let spec =
+                    new_pool(self.pools, repo.clone(), dirs.workspaces(), None, None).map_err(|e| e.to_string())?;
+                pool = Some(bosun_core::PoolAsk { spec, wait: true });
+                Some(WorkspaceKind::Pool { repo, slot: None, branch, base: String::new(), task: None })
+            }
         };
         let workspace = workspace.map(|kind| JobWorkspace {
             name: Name::derive(name),
@@ -160,6 +172,7 @@ impl Making<'_> {
             workspaces_root: dirs.workspaces(),
             kind,
             settings_from: None,
+            pool,
         });
         let logs = dirs.root().join("jobs").join(id.as_str());
         Ok(JobSpec {
@@ -185,6 +198,27 @@ impl Making<'_> {
             parent: None,
         })
     }
+}
+
+/// The pool `repo` gets when it has none: named after its directory, its base found by git.
+/// (When it has one, the core keeps that one and this is not used.)
+pub fn new_pool(
+    pools: &dyn bosun_adapters::Pools,
+    repo: PathBuf,
+    root: PathBuf,
+    size: Option<u32>,
+    setup: Option<String>,
+) -> Result<bosun_core::PoolSpec, bosun_adapters::AdapterError> {
+    let base = pools.base(&repo)?;
+    let dir_name = repo.file_name().map_or("repo".into(), |n| n.to_string_lossy());
+    Ok(bosun_core::PoolSpec {
+        project: Name::derive(&dir_name).to_string(),
+        repo,
+        size: size.unwrap_or(bosun_core::DEFAULT_POOL_SIZE),
+        base,
+        root,
+        setup,
+    })
 }
 
 /// The plan job's branch: as asked for, or with the first numeric suffix that makes it free.
@@ -267,7 +301,8 @@ cron "c" {
 
     fn make(book: &JobBook, dir: &Path) -> Result<JobSpec, String> {
         let dirs = StateDir::new(dir.join("state")).unwrap();
-        let making = Making { workspaces: &FakeWorkspaces::default(), dirs: &dirs, hook_command: "hook", branch: None };
+        let fake = FakeWorkspaces::default();
+        let making = Making { workspaces: &fake, pools: &fake, dirs: &dirs, hook_command: "hook", branch: None };
         let nonce = Nonce::from_bits(7);
         let vars = BTreeMap::from([("name".to_owned(), "web".to_owned())]);
         making.job(book, "build", Asked { id: JobId::new(&nonce), nonce, vars, cwd: dir.to_owned(), item: None })

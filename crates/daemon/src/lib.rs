@@ -84,7 +84,9 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         tracing::warn!("cannot write tmux config: {e}");
     }
     let sessions: Arc<dyn Sessions> = Arc::new(tmux);
-    let workspaces: Arc<dyn Workspaces> = Arc::new(LocalWorkspaces::new());
+    let local = Arc::new(LocalWorkspaces::new());
+    let workspaces: Arc<dyn Workspaces> = local.clone();
+    let pools: Arc<dyn bosun_adapters::Pools> = local;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -93,6 +95,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         .map_err(io("cannot start the runtime"))?;
     let executor = executor::Executor {
         workspaces: workspaces.clone(),
+        pools: pools.clone(),
         sessions: sessions.clone(),
         notifier: Arc::new(DesktopNotifier),
         webhooks: Arc::new(bosun_adapters::webhook::HttpWebhooks::default()),
@@ -112,11 +115,12 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     let (engine, thread) = engine::start(store, state, executor, on_exit);
     let result = runtime.block_on(async {
         let listener = bind(&opts.dirs.socket())?;
-        reconcile::at_start(&engine, &*sessions, runtime.handle()).await;
+        reconcile::at_start(&engine, &*sessions, &*pools, runtime.handle()).await;
         let ctx = Arc::new(handler::Context {
             engine: engine.clone(),
             hook_command,
             workspaces,
+            pools,
             sessions,
             survey: Arc::new(LocalSurvey),
             dirs: opts.dirs.clone(),

@@ -37,6 +37,7 @@ impl Rig {
         let store = f(Store::open(&db).unwrap());
         let executor = Executor {
             workspaces: workspaces.clone(),
+            pools: workspaces.clone(),
             sessions: sessions.clone(),
             notifier: Arc::new(bosun_adapters::DesktopNotifier),
             webhooks: Arc::new(bosun_adapters::webhook::HttpWebhooks::default()),
@@ -76,6 +77,7 @@ impl Rig {
 fn spec(n: u64, agents_root: &std::path::Path) -> AgentSpec {
     let nonce = Nonce::from_bits(n);
     AgentSpec {
+        pool: None,
         name: Name::parse("fake").unwrap(),
         kind: WorkspaceKind::Worktree {
             repo: "/repo".into(),

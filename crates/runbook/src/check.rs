@@ -203,8 +203,12 @@ fn check_templates(job: &Job, name: &str, p: &mut Problems) {
     for v in job.locals.values() {
         texts.push((v, &job.span));
     }
-    if let Source::Worktree { branch, base_ref } = &job.source {
-        texts.extend(branch.iter().chain(base_ref).map(|t| (t.as_str(), &job.span)));
+    match &job.source {
+        Source::Worktree { branch, base_ref } => {
+            texts.extend(branch.iter().chain(base_ref).map(|t| (t.as_str(), &job.span)))
+        }
+        Source::Pool { branch } => texts.extend(branch.iter().map(|t| (t.as_str(), &job.span))),
+        Source::None | Source::Folder => {}
     }
     for s in &job.steps {
         if let Run::Shell(cmd) = &s.run {

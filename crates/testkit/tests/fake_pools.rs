@@ -14,6 +14,7 @@ fn reset(path: &Path, force: bool) -> SlotReset {
         pristine: false,
         force,
         delete_branch: Some("task".into()),
+        setup: None,
     }
 }
 

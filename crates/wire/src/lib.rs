@@ -9,10 +9,10 @@ mod response;
 
 pub use frame::{decode, encode, read_frame, write_frame, FrameError, MAX_FRAME};
 pub use paths::{StateDir, StateDirError};
-pub use request::{Envelope, HookEvent, Request, RunCommand, StartAgent, WorkspaceChoice};
+pub use request::{Envelope, HookEvent, PoolAsk, Request, RunCommand, StartAgent, WorkspaceChoice};
 pub use response::{
-    AgentDetail, AgentSummary, DaemonStatus, ErrorKind, Finding, Fixed, Listing, Pruned, Removed, Response, Started,
-    WireError,
+    AgentDetail, AgentSummary, DaemonStatus, ErrorKind, Finding, Fixed, Listing, Pools, Pruned, Removed, Response,
+    Started, WireError,
 };
 
 /// The version both sides must share; a CLI and a daemon that differ refuse to talk.

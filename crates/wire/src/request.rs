@@ -25,6 +25,24 @@ pub enum Request {
     Status,
     Shutdown,
     StartAgent(Box<StartAgent>),
+    PoolInit(Box<PoolAsk>),
+    PoolList,
+    PoolResize {
+        project: String,
+        size: u32,
+    },
+    PoolAcquire(Box<PoolAsk>),
+    /// A slot (`<project>--<n>`) or the workspace bound to one.
+    PoolRelease {
+        workspace: String,
+        force: bool,
+        pristine: bool,
+    },
+    PoolRemove {
+        project: String,
+        slot: Option<String>,
+        force: bool,
+    },
     List,
     Show {
         agent: String,
@@ -189,6 +207,8 @@ impl Request {
 pub enum WorkspaceChoice {
     Worktree,
     Folder,
+    /// A workspace of the repository's pool (made when it has none).
+    Pool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -218,6 +238,26 @@ pub struct StartAgent {
     /// Patterns for the generic driver.
     #[serde(default)]
     pub patterns: Patterns,
+    /// For a pool's workspace: the task written to its `TASK.md` (`--task-file`; else the prompt).
+    #[serde(default)]
+    pub task: Option<String>,
+    /// For a pool's workspace: fail at once rather than wait when every one is taken.
+    #[serde(default)]
+    pub no_wait: bool,
+}
+
+/// `bosun pool init` and `bosun pool acquire`: the repository (absolute) and what is asked.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PoolAsk {
+    pub repo: PathBuf,
+    /// Its size (init: default 2, or what the pool has).
+    pub size: Option<u32>,
+    /// Run once in each new workspace.
+    pub setup: Option<String>,
+    /// Acquire: the branch made in it (default `ws-<nonce>`), its task, and whether to wait.
+    pub branch: Option<String>,
+    pub task: Option<String>,
+    pub no_wait: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

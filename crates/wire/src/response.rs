@@ -19,6 +19,14 @@ pub enum Response {
     },
     Status(DaemonStatus),
     Started(Started),
+    Pools(Pools),
+    /// `bosun pool acquire`: the workspace, where and on what branch; `waiting` until bound.
+    Acquired {
+        workspace: WorkspaceId,
+        path: PathBuf,
+        branch: Option<String>,
+        waiting: bool,
+    },
     List(Listing),
     Agent(Box<AgentDetail>),
     Screen {
@@ -116,6 +124,19 @@ pub struct Started {
     pub workspace: WorkspaceId,
     pub path: PathBuf,
     pub branch: Option<String>,
+    /// It waits for a pool's workspace (its path is known once one is free).
+    #[serde(default)]
+    pub waiting: bool,
+}
+
+/// The pools, and who holds each bound slot.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pools {
+    pub now: u64,
+    pub pools: Vec<bosun_core::Pool>,
+    /// Per workspace bound to a slot or waiting: its agent or job (`agent a1b2 (name)`), or
+    /// `acquired` for a script's.
+    pub holders: std::collections::BTreeMap<WorkspaceId, String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -222,12 +243,15 @@ impl From<bosun_core::Rejection> for WireError {
             | R::NoSuchWorker(_)
             | R::NoSuchPlan(_)
             | R::NoSuchCron(_)
-            | R::NoSuchEscalation(_) => ErrorKind::NotFound,
+            | R::NoSuchEscalation(_)
+            | R::NoSuchPool(_)
+            | R::NoSuchSlot(_) => ErrorKind::NotFound,
             R::AmbiguousAgent { .. }
             | R::AmbiguousWorkspace { .. }
             | R::NameIsAnId { .. }
             | R::BranchTaken { .. }
-            | R::CronNeverFires(_) => ErrorKind::BadRequest,
+            | R::CronNeverFires(_)
+            | R::PoolSizeZero(_) => ErrorKind::BadRequest,
             R::WorkspaceDirty(_) => ErrorKind::WouldLoseWork,
             _ => ErrorKind::Conflict,
         };

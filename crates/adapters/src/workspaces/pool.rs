@@ -57,7 +57,7 @@ impl Pools for LocalWorkspaces {
     }
 
     fn reset_slot(&self, reset: &SlotReset) -> Result<String, AdapterError> {
-        let SlotReset { repo, path, base, pristine, force, delete_branch } = reset;
+        let SlotReset { repo, path, base, pristine, force, delete_branch, setup } = reset;
         check_worktree(path)?;
         if !force && holds_work(path)? {
             return Err(AdapterError::Dirty(path.clone()));
@@ -75,6 +75,13 @@ impl Pools for LocalWorkspaces {
         run(git(path).args(["update-ref", "--no-deref", "-m", "bosun: slot reset", "HEAD"]).arg(&from))?;
         run(git(path).args(["reset", "--hard", "--quiet"]).arg(&base.base_ref).arg("--"))?;
         run(git(path).args(["clean", "--quiet", if *pristine { "-fdx" } else { "-fd" }]))?;
+        if *pristine {
+            // As new: what `.worktreeinclude` lists and what the setup makes were cleaned too.
+            copy_included(repo, path)?;
+            if let Some(setup) = setup {
+                run_setup(path, setup)?;
+            }
+        }
         let task = path.join(TASK_FILE);
         if let Err(e) = fs::remove_file(&task) {
             if e.kind() != io::ErrorKind::NotFound {

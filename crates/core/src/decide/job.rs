@@ -35,8 +35,13 @@ pub(super) fn start(state: &State, spec: &JobSpec, now: Timestamp, d: &mut Decis
                 settings_from: w.settings_from.clone(),
                 error: None,
             };
-            d.effect(create(&ws, false));
-            d.event(Event::WorkspaceCreating { workspace: ws });
+            match &w.pool {
+                Some(ask) => super::pool::place(state, Workspace { path: Default::default(), ..ws }, ask, now, d)?,
+                None => {
+                    d.effect(create(&ws, false));
+                    d.event(Event::WorkspaceCreating { workspace: ws });
+                }
+            }
         }
         _ => begin(state, &job, now, d),
     }
@@ -307,6 +312,14 @@ fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decis
         d.event(Event::ItemFinished { item: *item, ok: end == JobState::Done, error });
     }
     d.event(Event::JobFinished { job: job.spec.id.clone(), state: end.clone(), at: now });
+    // Its pool workspace leaves the line, or goes back to its pool once found clean.
+    let ws = job.workspace.as_ref().and_then(|w| state.workspaces.get(w)).filter(|_| job.spec.parent.is_none());
+    if let Some(ws) = ws.filter(|w| matches!(w.kind, crate::WorkspaceKind::Pool { .. })) {
+        match ws.state {
+            WorkspaceState::Waiting => d.event(Event::WorkspaceRemoved { id: ws.id.clone(), branch_kept: None }),
+            _ => d.effect(super::inspect(ws)),
+        }
+    }
     super::plan::job_ended(state, job, &end, d);
     match &end {
         JobState::Done => notify(state, job, NoticeKind::JobDone, job.spec.notify.on_done.as_deref(), now, d),

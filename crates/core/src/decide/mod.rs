@@ -8,6 +8,7 @@ mod escalation;
 mod job;
 mod observe;
 mod plan;
+mod pool;
 mod queue;
 mod reconcile;
 mod recovery;
@@ -86,13 +87,34 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::DispatchFailed { origin: Origin::Cron(name), error } => {
             d.event(Event::CronFailed { name: name.clone(), error: error.clone() })
         }
-        Input::RemoveWorkspace { id, force, probe } => workspace::remove(state, id, *force, *probe, &mut d)?,
+        Input::RemoveWorkspace { id, force, probe } => workspace::remove(state, id, *force, *probe, now, &mut d)?,
         Input::WorkspaceCreated { id } => workspace::created(state, id, now, &mut d),
         Input::WorkspaceCreateFailed { id, error } => workspace::create_failed(state, id, error, now, &mut d),
-        Input::WorkspaceInspected { id, dirty } => workspace::inspected(state, id, *dirty, &mut d),
+        Input::WorkspaceInspected { id, dirty, ahead } => workspace::inspected(state, id, *dirty, *ahead, now, &mut d),
+        Input::PoolInit(spec) => pool::init(state, spec, now, &mut d)?,
+        Input::PoolResize { project, size } => pool::resize(state, project, *size, now, &mut d)?,
+        Input::PoolAcquire { workspace } => workspace::acquire(state, workspace, now, &mut d)?,
+        Input::PoolRelease { slot, force, pristine, probe } => {
+            pool::release_request(state, slot, *force, *pristine, *probe, now, &mut d)?
+        }
+        Input::PoolRemove { project, slot, force } => {
+            pool::remove_request(state, project, slot.as_ref(), *force, now, &mut d)?
+        }
+        Input::SlotCreated { project, n, commit } => pool::slot_created(state, project, *n, commit, now, &mut d),
+        Input::SlotCreateFailed { project, n, error } => {
+            pool::slot_create_failed(state, project, *n, error, now, &mut d)
+        }
+        Input::SlotReset { project, n, commit } => pool::slot_reset(state, project, *n, commit, now, &mut d),
+        Input::SlotResetFailed { project, n, error, dirty: _ } => {
+            pool::slot_reset_failed(state, project, *n, error, now, &mut d)
+        }
+        Input::SlotRemoved { project, n } => pool::slot_removed(state, project, *n, &mut d),
+        Input::SlotRemoveFailed { project, n, error } => {
+            pool::slot_remove_failed(state, project, *n, error, now, &mut d)
+        }
         Input::WorkspaceRemoved { id } => workspace::removed(state, id, &mut d),
         Input::WorkspaceRemoveFailed { id, error, dirty } => workspace::remove_failed(state, id, error, *dirty, &mut d),
-        Input::KillAgent { agent } => session::kill(state, agent, &mut d)?,
+        Input::KillAgent { agent } => session::kill(state, agent, now, &mut d)?,
         Input::Answer { agent, answer, message, screen } => {
             session::answer(state, agent, *answer, message.as_deref(), screen, now, &mut d)?
         }

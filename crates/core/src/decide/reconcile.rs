@@ -36,7 +36,7 @@ pub(super) fn at_start(state: &State, reality: &Reality, now: Timestamp, d: &mut
             WorkspaceState::Removing { force, keep_branch } => {
                 d.effect(remove(state, ws, *force, keep_branch.is_none()))
             }
-            WorkspaceState::Stale => {}
+            WorkspaceState::Stale | WorkspaceState::Waiting => {}
             _ if missing && !live_agent => d.event(Event::WorkspaceStale {
                 id: ws.id.clone(),
                 why: format!("its directory {} is gone", ws.path.display()),
@@ -45,6 +45,7 @@ pub(super) fn at_start(state: &State, reality: &Reality, now: Timestamp, d: &mut
             _ => inspect_if_released(state, ws, d),
         }
     }
+    super::pool::reconcile(state, &reality.slots, now, d);
     for agent in state.agents.values().filter(|a| !a.state.is_dead()) {
         match (seen(&reality.sessions, agent), &agent.state) {
             (Some(SessionSeen { exit: Some(status), .. }), _) => ended(state, agent, *status, now, d),

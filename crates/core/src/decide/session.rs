@@ -15,9 +15,15 @@ pub const CONFIRM_MS: u64 = 3_000;
 /// dialog.
 pub const STARTUP_CHECK_MS: u64 = 1_500;
 
-pub(super) fn kill(state: &State, agent: &AgentId, d: &mut Decision) -> Result<(), Rejection> {
-    let _ = state;
+pub(super) fn kill(state: &State, agent: &AgentId, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
     let a = live_agent(state, agent)?;
+    // Waiting in a pool's line, it has no session yet: it leaves the line.
+    if let Some(ws) = state.workspaces.get(&a.workspace).filter(|w| w.state == crate::WorkspaceState::Waiting) {
+        d.event(Event::AgentKillRequested { id: a.id.clone() });
+        d.event(Event::WorkspaceRemoved { id: ws.id.clone(), branch_kept: None });
+        died(state, a, DeathReason::Killed, None, now, d);
+        return Ok(());
+    }
     if !a.kill_requested {
         d.event(Event::AgentKillRequested { id: a.id.clone() });
     }

@@ -26,7 +26,11 @@ pub(super) fn start_agent(state: &State, spec: &AgentSpec, now: Timestamp, d: &m
             return Err(Rejection::BranchTaken { branch: branch.to_owned(), workspace: other.id.clone() });
         }
     }
-    let path = spec.workspaces_root.join(ws_id.as_str());
+    // A pool's workspace is placed at its slot's path once bound.
+    let path = match spec.pool {
+        Some(_) => std::path::PathBuf::new(),
+        None => spec.workspaces_root.join(ws_id.as_str()),
+    };
     let workspace = Workspace {
         id: ws_id.clone(),
         name: spec.name.clone(),
@@ -57,10 +61,45 @@ pub(super) fn start_agent(state: &State, spec: &AgentSpec, now: Timestamp, d: &m
         step: None,
     };
     let agent = Agent::starting(new, now);
-    d.effect(create(&workspace, false));
-    d.event(Event::WorkspaceCreating { workspace });
+    match &spec.pool {
+        Some(ask) => super::pool::place(state, workspace, ask, now, d)?,
+        None => {
+            d.effect(create(&workspace, false));
+            d.event(Event::WorkspaceCreating { workspace });
+        }
+    }
     d.event(Event::AgentCreated { agent: Box::new(agent) });
     Ok(())
+}
+
+/// `bosun pool acquire`: a pool's workspace for a script, owned by no agent or job.
+pub(super) fn acquire(
+    state: &State,
+    ask: &crate::PoolWorkspace,
+    now: Timestamp,
+    d: &mut Decision,
+) -> Result<(), Rejection> {
+    let id = WorkspaceId::new(&ask.name, &ask.nonce);
+    if state.workspaces.contains_key(&id) {
+        return Err(Rejection::AlreadyExists(format!("workspace {id}")));
+    }
+    if let Some(branch) = ask.kind.branch() {
+        if let Some(other) = state.workspaces.values().find(|w| w.branch() == Some(branch)) {
+            return Err(Rejection::BranchTaken { branch: branch.to_owned(), workspace: other.id.clone() });
+        }
+    }
+    let workspace = Workspace {
+        id,
+        name: ask.name.clone(),
+        nonce: ask.nonce.clone(),
+        path: std::path::PathBuf::new(),
+        kind: ask.kind.clone(),
+        state: WorkspaceState::Waiting,
+        created_at: now,
+        settings_from: None,
+        error: None,
+    };
+    super::pool::place(state, workspace, &ask.ask, now, d)
 }
 
 pub(super) fn created(state: &State, id: &WorkspaceId, now: Timestamp, d: &mut Decision) {
@@ -91,14 +130,27 @@ pub(super) fn create_failed(state: &State, id: &WorkspaceId, error: &str, now: T
     }
 }
 
-/// The workspace of an agent that ended was checked; `None` means it could not be, which counts
-/// as dirty: never lose work.
-pub(super) fn inspected(state: &State, id: &WorkspaceId, dirty: Option<bool>, d: &mut Decision) {
-    let in_use_by_dead = state.workspaces.get(id).is_some_and(|ws| match &ws.state {
+/// The workspace of an agent (or job) that ended was checked; `None` means it could not be,
+/// which counts as dirty: never lose work. A pool's workspace whose task is over goes back to
+/// its pool when it holds no uncommitted work.
+pub(super) fn inspected(
+    state: &State,
+    id: &WorkspaceId,
+    dirty: Option<bool>,
+    ahead: u32,
+    now: Timestamp,
+    d: &mut Decision,
+) {
+    let Some(ws) = state.workspaces.get(id) else { return };
+    let in_use_by_dead = match &ws.state {
         WorkspaceState::InUse { agent } => state.agents.get(agent).is_none_or(|a| a.state.is_dead()),
         _ => false,
-    });
-    if in_use_by_dead {
+    };
+    let pooled = matches!(ws.kind, WorkspaceKind::Pool { .. });
+    let idle = in_use_by_dead || ws.state == WorkspaceState::Ready;
+    if pooled && idle && dirty == Some(false) && super::pool::task_over(state, id) {
+        super::pool::release(state, ws, ahead, false, false, now, d);
+    } else if in_use_by_dead {
         d.event(Event::WorkspaceReleased { id: id.clone(), dirty: dirty.unwrap_or(true) });
     }
 }
@@ -108,11 +160,16 @@ pub(super) fn remove(
     id: &WorkspaceId,
     force: bool,
     probe: WorkspaceProbe,
+    now: Timestamp,
     d: &mut Decision,
 ) -> Result<(), Rejection> {
     let ws = state.workspaces.get(id).ok_or_else(|| Rejection::NoSuchWorkspace(id.to_string()))?;
+    // A pool's workspace goes back to its pool, which keeps the worktree.
+    if let WorkspaceKind::Pool { slot: Some(slot), .. } = &ws.kind {
+        return super::pool::release_request(state, slot, force, false, probe, now, d);
+    }
     match &ws.state {
-        WorkspaceState::Creating | WorkspaceState::Removing { .. } => {
+        WorkspaceState::Waiting | WorkspaceState::Creating | WorkspaceState::Removing { .. } => {
             return Err(Rejection::WorkspaceBusy { id: id.clone(), state: ws.state.label() })
         }
         WorkspaceState::InUse { agent } => {

@@ -121,6 +121,7 @@ pub fn spec(n: u64) -> AgentSpec {
         policy: Policy::default(),
         prompt: None,
         hook_command: "bosun hook".into(),
+        pool: None,
     }
 }
 

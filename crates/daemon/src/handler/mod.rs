@@ -26,6 +26,7 @@ use bosun_core::RequestId;
 mod doctor;
 mod export;
 mod outcome;
+mod pool;
 mod report;
 mod run;
 mod start;
@@ -38,6 +39,7 @@ pub struct Context {
     /// The shell command prefix agents' hooks call back into bosun with.
     pub hook_command: String,
     pub workspaces: Arc<dyn Workspaces>,
+    pub pools: Arc<dyn bosun_adapters::Pools>,
     pub sessions: Arc<dyn Sessions>,
     pub survey: Arc<dyn Survey>,
     pub dirs: StateDir,
@@ -113,6 +115,15 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             Ok(Response::Ok)
         }
         Request::StartAgent(req) => start_agent(ctx, *req).await,
+        Request::PoolInit(ask) => pool::init(ctx, *ask).await,
+        Request::PoolList => pool::list(ctx).await,
+        Request::PoolResize { project, size } => {
+            submit(ctx, Input::PoolResize { project, size }).await?;
+            pool::list(ctx).await
+        }
+        Request::PoolAcquire(ask) => pool::acquire(ctx, *ask).await,
+        Request::PoolRelease { workspace, force, pristine } => pool::release(ctx, workspace, force, pristine).await,
+        Request::PoolRemove { project, slot, force } => pool::remove(ctx, project, slot, force).await,
         Request::List => {
             let now = now().as_millis();
             query(ctx, move |s| {

@@ -25,11 +25,18 @@ pub(super) async fn start_agent(ctx: &Arc<Context>, req: StartAgent) -> Answer {
     }
     check_door(&req).map_err(bad)?;
     let nonce = Nonce::from_bits(fastrand::u64(..));
+    let pool = match req.workspace {
+        WorkspaceChoice::Pool => {
+            let dir = req.repo.clone().unwrap_or_else(|| req.cwd.clone());
+            Some(super::pool::ask(ctx, dir, None, None, !req.no_wait).await?)
+        }
+        _ => None,
+    };
     let roots =
         Roots { workspaces: ctx.dirs.workspaces(), agents: ctx.dirs.agents(), hook_command: ctx.hook_command.clone() };
     let (workspaces, sessions) = (ctx.workspaces.clone(), ctx.sessions.clone());
     let (n, nc) = (name.clone(), nonce.clone());
-    let spec = blocking(move || prepare(&*workspaces, &*sessions, req, n, nc, roots)).await?;
+    let spec = blocking(move || prepare(&*workspaces, &*sessions, req, n, nc, roots, pool)).await?;
     let inherited = (!spec.inherits.is_empty())
         .then(|| spec.agents_root.join(AgentId::new(&spec.nonce).as_str()).join(INHERITED_ENV_FILE));
     let events = match submit(ctx, Input::StartAgent(Box::new(spec))).await {
@@ -42,7 +49,19 @@ pub(super) async fn start_agent(ctx: &Arc<Context>, req: StartAgent) -> Answer {
             return Err(e);
         }
     };
-    started(events)
+    let mut answer = started(events)?;
+    // A pool's workspace is where its slot is, once bound.
+    if let Response::Started(s) = &mut answer {
+        let id = s.workspace.clone();
+        if let Some((path, waiting)) = query(ctx, move |st| {
+            Ok(st.workspaces.get(&id).map(|w| (w.path.clone(), w.state == WorkspaceState::Waiting)))
+        })
+        .await?
+        {
+            (s.path, s.waiting) = (path, waiting);
+        }
+    }
+    Ok(answer)
 }
 
 /// What the core recorded of a start.
@@ -58,7 +77,14 @@ fn started(events: Vec<Event>) -> Answer {
     let (Some(agent), Some(w)) = (agent, workspace) else {
         return Err(WireError::new(ErrorKind::Failed, "the start recorded no agent"));
     };
-    Ok(Response::Started(Started { agent, branch: w.branch().map(str::to_owned), workspace: w.id, path: w.path }))
+    let waiting = w.state == WorkspaceState::Waiting;
+    Ok(Response::Started(Started {
+        agent,
+        branch: w.branch().map(str::to_owned),
+        workspace: w.id,
+        path: w.path,
+        waiting,
+    }))
 }
 
 /// The longest branch name taken.
@@ -114,6 +140,7 @@ fn prepare(
     name: Name,
     nonce: Nonce,
     roots: Roots,
+    pool: Option<bosun_core::PoolAsk>,
 ) -> Result<AgentSpec, AdapterError> {
     sessions.check_available()?;
     let source = req.repo.clone().unwrap_or_else(|| req.cwd.clone());
@@ -133,6 +160,13 @@ fn prepare(
             (WorkspaceKind::Worktree { repo: repo.clone(), branch, base_ref, base }, repo)
         }
         WorkspaceChoice::Folder => (WorkspaceKind::Folder, source),
+        WorkspaceChoice::Pool => {
+            let repo = pool.as_ref().map_or_else(|| workspaces.repo_root(&source), |p| Ok(p.spec.repo.clone()))?;
+            let branch = req.branch.unwrap_or_else(|| nonce.default_branch());
+            workspaces.check_new_branch(&repo, &branch)?;
+            let task = req.task.clone().or_else(|| req.prompt.clone());
+            (WorkspaceKind::Pool { repo: repo.clone(), slot: None, branch, base: String::new(), task }, repo)
+        }
     };
     // A session id a driver picks itself (Claude's) is drawn at random.
     let driver_kind = DriverKind::chosen(req.driver, &req.command);
@@ -159,6 +193,7 @@ fn prepare(
         policy: req.policy,
         prompt: req.prompt,
         hook_command: roots.hook_command,
+        pool,
     })
 }
 

@@ -238,19 +238,30 @@ fn source(node: &Node, p: &mut Problems) -> Option<Source> {
     match &node.value {
         Value::Str(s) if s == "folder" => Some(Source::Folder),
         Value::Str(s) if s == "worktree" => Some(Source::Worktree { branch: None, base_ref: None }),
+        Value::Str(s) if s == "pool" => Some(Source::Pool { branch: None }),
         Value::Map(_) => {
             let mut f = Fields::of(node, "source", p)?;
             let git = f.take("git", &[]).and_then(|n| boolean(n, "source.git", p)).unwrap_or(false);
+            let pool = f.take("pool", &[]).and_then(|n| boolean(n, "source.pool", p)).unwrap_or(false);
             let branch = f.take("branch", &[]).and_then(|n| string(n, "source.branch", p));
             let base_ref = f.take("ref", &[]).and_then(|n| string(n, "source.ref", p));
             f.finish(p);
+            if pool {
+                if git || base_ref.is_some() {
+                    p.at(&node.span, "source.pool takes no git or ref: a pool's workspaces start from its base");
+                }
+                return Some(Source::Pool { branch });
+            }
             if !git && (branch.is_some() || base_ref.is_some()) {
                 p.at(&node.span, "source.branch and source.ref need git = true");
             }
             Some(if git { Source::Worktree { branch, base_ref } } else { Source::Folder })
         }
         _ => {
-            p.at(&node.span, "source is \"folder\", \"worktree\" or { git = true, branch = …, ref = … }");
+            p.at(
+                &node.span,
+                "source is \"folder\", \"worktree\", \"pool\", { git = true, branch = …, ref = … } or { pool = true, branch = … }",
+            );
             None
         }
     }
