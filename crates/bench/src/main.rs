@@ -1,9 +1,10 @@
 //! `bosun-bench`: measures bosun against real git, tmux and claudeless, and prints each figure
 //! beside its target and a peer's (oj's) figure measured on the same kind of machine. Run it
-//! with `scripts/bench [start|detect|nudge|idle|store|clients|hostile] …` (which builds bosun in release mode first).
+//! with `scripts/bench [start|detect|nudge|idle|store|clients|hostile|pool] …` (which builds bosun in release mode first).
 
 mod clients;
 mod hostile;
+mod pool;
 mod start;
 mod store;
 mod supervise;
@@ -62,7 +63,10 @@ fn main() {
             "store" => figures.extend(store::figures()),
             "clients" => figures.extend(clients::figures(&bin)),
             "hostile" => figures.extend(hostile::figures(&bin, &claudeless, &chat)),
-            other => panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients or hostile"),
+            "pool" => figures.extend(pool::figures(&bin)),
+            other => {
+                panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients, hostile or pool")
+            }
         }
     }
     println!();

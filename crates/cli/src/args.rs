@@ -417,7 +417,8 @@ pub enum PoolCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Take a workspace for a script: a new branch in the first available one; prints its path
+    /// Take a workspace for a script: a new branch in the first available one, waiting in line
+    /// for one when all are taken (as a lock is taken); prints its path once it is ready
     Acquire {
         /// The repository [default: the current directory]
         #[arg(long, value_name = "DIR")]

@@ -27,7 +27,6 @@ pub struct Acquired {
     pub workspace: bosun_core::WorkspaceId,
     pub path: PathBuf,
     pub branch: Option<String>,
-    pub waiting: bool,
 }
 
 /// A job as it is now, and whether it is over.
@@ -143,8 +142,8 @@ calls! {
     fn pool_resize(project: String, size: u32) -> Pools =
         Request::PoolResize { project, size } => Response::Pools(p) => p;
     fn pool_acquire(ask: Box<bosun_wire::PoolAsk>) -> Acquired =
-        Request::PoolAcquire(ask) => Response::Acquired { workspace, path, branch, waiting } =>
-            Acquired { workspace, path, branch, waiting };
+        Request::PoolAcquire(ask) => Response::Acquired { workspace, path, branch } =>
+            Acquired { workspace, path, branch };
     fn pool_release(workspace: String, force: bool, pristine: bool) -> Pools =
         Request::PoolRelease { workspace, force, pristine } => Response::Pools(p) => p;
     fn pool_remove(project: String, slot: Option<String>, force: bool) -> Pools =

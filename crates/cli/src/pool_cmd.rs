@@ -52,8 +52,6 @@ pub fn pool(client: &Client, cmd: PoolCommand) -> Result<ExitCode> {
             let a = client.pool_acquire(Box::new(ask))?;
             if json {
                 print_json(&a)?;
-            } else if a.waiting {
-                println!("workspace  {} waits for a pool workspace (see `bosun pool ls`)", a.workspace);
             } else {
                 println!("workspace  {}", a.path.display());
                 if let Some(b) = &a.branch {

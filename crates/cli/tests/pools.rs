@@ -320,3 +320,34 @@ job "build" {
     assert_eq!(repo.git(&["show", &format!("{branch}:result.txt")]).trim(), "built");
     assert!(!path.join("result.txt").exists(), "the workspace is back at the base");
 }
+
+#[test]
+fn a_script_acquires_a_workspace_that_prune_leaves_alone_and_release_gives_back() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    bosun.ok(repo.path(), &["pool", "init", "--size", "1"]);
+    all_available(&bosun, &repo, 1);
+    let out = bosun.ok(repo.path(), &["pool", "acquire", "--json", "--branch", "by-script"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let path = PathBuf::from(v["path"].as_str().unwrap());
+    assert_eq!(git_in(&path, &["branch", "--show-current"]).trim(), "by-script");
+    assert!(!path.join("TASK.md").exists(), "no task given");
+
+    bosun.ok(repo.path(), &["workspace", "prune"]);
+    assert_eq!(slot_states(&bosun, &repo)[0].1, "bound", "still the script's");
+    let err = bosun.fails(repo.path(), &["pool", "acquire", "--no-wait"]);
+    assert!(err.contains("taken"), "{err}");
+
+    // Without --no-wait, a second acquire waits in line until the first gives it back.
+    let second = std::thread::scope(|s| {
+        let waiting = s.spawn(|| bosun.ok(repo.path(), &["pool", "acquire", "--json", "--branch", "second"]));
+        wait_for(PATIENCE, || (pools(&bosun, &repo)["pools"][0]["waiting"].as_array()?.len() == 1).then_some(()))
+            .expect("the second acquire waits in line");
+        bosun.ok(repo.path(), &["pool", "release", v["workspace"].as_str().unwrap()]);
+        waiting.join().unwrap()
+    });
+    assert!(!repo.git(&["branch", "--list"]).contains("by-script"), "released, its branch gone");
+    let second: serde_json::Value = serde_json::from_str(&second).unwrap();
+    assert_eq!(second["path"].as_str().map(PathBuf::from), Some(path.clone()), "the same place");
+    assert_eq!(git_in(&path, &["branch", "--show-current"]).trim(), "second");
+}

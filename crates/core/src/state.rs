@@ -601,6 +601,8 @@ impl State {
         self.workspaces
             .values()
             .filter(|w| matches!(w.state, WorkspaceState::Ready | WorkspaceState::Stale))
+            // A pool's workspace held by a script goes back when it is released, not pruned.
+            .filter(|w| !matches!(w.kind, crate::WorkspaceKind::Pool { .. }))
             .filter(|w| !self.jobs.values().any(|j| j.workspace.as_ref() == Some(&w.id) && !j.state.is_over()))
             .map(|w| w.id.clone())
             .collect()

@@ -20,12 +20,11 @@ pub enum Response {
     Status(DaemonStatus),
     Started(Started),
     Pools(Pools),
-    /// `bosun pool acquire`: the workspace, where and on what branch; `waiting` until bound.
+    /// `bosun pool acquire`: the workspace, ready, where and on what branch.
     Acquired {
         workspace: WorkspaceId,
         path: PathBuf,
         branch: Option<String>,
-        waiting: bool,
     },
     List(Listing),
     Agent(Box<AgentDetail>),

@@ -213,7 +213,7 @@ pub(super) async fn prune(ctx: &Arc<Context>, dry_run: bool) -> Answer {
     Ok(Response::Pruned(out))
 }
 
-async fn wait_state<T: Send + 'static>(
+pub(super) async fn wait_state<T: Send + 'static>(
     ctx: &Arc<Context>,
     rx: broadcast::Receiver<Arc<Event>>,
     f: impl Fn(&State) -> Option<T> + Send + Sync + 'static,

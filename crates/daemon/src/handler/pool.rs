@@ -78,6 +78,8 @@ fn holder(s: &State, ws: &WorkspaceId) -> String {
     "acquired".to_owned()
 }
 
+/// `bosun pool acquire`: answers once the workspace is ready — at once when a slot is free,
+/// else when one is handed to it, as a lock is taken.
 pub(super) async fn acquire(ctx: &Arc<Context>, req: PoolAsk) -> Answer {
     if let Some(done) = done_already() {
         return acquired(ctx, done).await;
@@ -90,12 +92,19 @@ pub(super) async fn acquire(ctx: &Arc<Context>, req: PoolAsk) -> Answer {
     let name = Name::derive(&ask.spec.project);
     let kind =
         WorkspaceKind::Pool { repo: ask.spec.repo.clone(), slot: None, branch, base: String::new(), task: req.task };
+    let rx = ctx.engine.subscribe();
     let events =
         submit(ctx, Input::PoolAcquire { workspace: Box::new(PoolWorkspace { name, nonce, kind, ask }) }).await?;
-    acquired(ctx, events).await
+    ready(ctx, rx, &events).await
 }
 
+/// A retried acquire, carried out already: the workspace once it is ready.
 async fn acquired(ctx: &Arc<Context>, events: Vec<Event>) -> Answer {
+    ready(ctx, ctx.engine.subscribe(), &events).await
+}
+
+/// Waits until the workspace the events made is ready (or could not be made).
+async fn ready(ctx: &Arc<Context>, rx: broadcast::Receiver<Arc<Event>>, events: &[Event]) -> Answer {
     let id = events
         .iter()
         .find_map(|e| match e {
@@ -103,16 +112,20 @@ async fn acquired(ctx: &Arc<Context>, events: Vec<Event>) -> Answer {
             _ => None,
         })
         .ok_or_else(|| WireError::new(ErrorKind::Failed, "the acquire recorded no workspace"))?;
-    query(ctx, move |s| {
-        let w = s.workspaces.get(&id).ok_or_else(|| WireError::new(ErrorKind::Failed, "the workspace went at once"))?;
-        Ok(Response::Acquired {
+    let failed = |why: String| Some(Err(WireError::new(ErrorKind::Failed, why)));
+    super::outcome::wait_state(ctx, rx, move |s| match s.workspaces.get(&id) {
+        None => failed(format!("workspace {id} went before it was ready")),
+        Some(w) if w.state == WorkspaceState::Stale => {
+            failed(format!("workspace {id} could not be made: {}", w.error.clone().unwrap_or_default()))
+        }
+        Some(w) if matches!(w.state, WorkspaceState::Waiting | WorkspaceState::Creating) => None,
+        Some(w) => Some(Ok(Response::Acquired {
             workspace: w.id.clone(),
             path: w.path.clone(),
             branch: w.branch().map(str::to_owned),
-            waiting: w.state == WorkspaceState::Waiting,
-        })
+        })),
     })
-    .await
+    .await?
 }
 
 /// The slot `query` names (`<project>--<n>`, or the workspace bound to it), and the workspace
