@@ -21,6 +21,13 @@ pub struct JobStarted {
     pub branch: Option<String>,
 }
 
+/// A pool's workspace given back: the slot, and what became of its task's workspace and branch.
+#[derive(serde::Serialize)]
+pub struct Released {
+    pub slot: bosun_core::SlotId,
+    pub removed: Option<Removed>,
+}
+
 /// A pool's workspace a script took.
 #[derive(serde::Serialize)]
 pub struct Acquired {
@@ -144,8 +151,9 @@ calls! {
     fn pool_acquire(ask: Box<bosun_wire::PoolAsk>) -> Acquired =
         Request::PoolAcquire(ask) => Response::Acquired { workspace, path, branch } =>
             Acquired { workspace, path, branch };
-    fn pool_release(workspace: String, force: bool, pristine: bool) -> Pools =
-        Request::PoolRelease { workspace, force, pristine } => Response::Pools(p) => p;
+    fn pool_release(workspace: String, force: bool, pristine: bool) -> Released =
+        Request::PoolRelease { workspace, force, pristine } => Response::Released { slot, removed } =>
+            Released { slot, removed };
     fn pool_remove(project: String, slot: Option<String>, force: bool) -> Pools =
         Request::PoolRemove { project, slot, force } => Response::Pools(p) => p;
     fn queue_push(queue: String, data: std::collections::BTreeMap<String, String>, retry: u32) -> () =

@@ -62,12 +62,33 @@ pub fn pool(client: &Client, cmd: PoolCommand) -> Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
         PoolCommand::Release { workspace, force, pristine, json } => {
-            (client.pool_release(workspace, force, pristine)?, json)
+            let r = client.pool_release(workspace, force, pristine)?;
+            if json {
+                print_json(&r)?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            match &r.removed {
+                Some(removed) => {
+                    println!("released {} ({})", removed.workspace, r.slot);
+                    if let Some(b) = &removed.branch_deleted {
+                        println!("deleted branch {b}: it held no commit of its own");
+                    }
+                    if let Some(k) = &removed.branch_kept {
+                        println!(
+                            "kept branch {} : it holds {} commit(s) on no other branch, tag or remote",
+                            k.branch, k.commits
+                        );
+                    }
+                }
+                None => println!("released {}", r.slot),
+            }
+            println!("{} is reset in the background (see `bosun pool ls`)", r.slot);
+            return Ok(ExitCode::SUCCESS);
         }
         PoolCommand::Rm { project, workspace, force, json } => (client.pool_remove(project, workspace, force)?, json),
     };
     if json {
-        print_json(&pools)?;
+        print_json(&with_disk_usage(&pools)?)?;
     } else {
         print!("{}", table(&pools));
     }
@@ -123,6 +144,17 @@ fn table(p: &Pools) -> String {
         ));
     }
     out
+}
+
+/// The pools as JSON, each slot with the bytes it takes on disk (`disk_bytes`, null when gone).
+fn with_disk_usage(pools: &Pools) -> Result<serde_json::Value> {
+    let mut v = serde_json::to_value(pools)?;
+    let slots = v["pools"].as_array_mut().into_iter().flatten().filter_map(|p| p["slots"].as_array_mut()).flatten();
+    for slot in slots {
+        let bytes = slot["path"].as_str().and_then(|p| disk_usage(Path::new(p)));
+        slot["disk_bytes"] = bytes.into();
+    }
+    Ok(v)
 }
 
 /// Bytes the files under `dir` take on disk (blocks, as `du` counts them); None when it is gone.

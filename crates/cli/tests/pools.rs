@@ -65,6 +65,8 @@ fn a_pool_hands_out_its_workspace_resets_it_after_the_agent_and_hands_out_the_sa
     let slot = format!("{}--1", project_dir(&repo));
     let path = bosun.state_dir().join("workspaces").join(&slot);
     assert_eq!(git_in(&path, &["rev-parse", "HEAD"]).trim(), repo.head(), "at the base");
+    let listed = pools(&bosun, &repo);
+    assert!(listed["pools"][0]["slots"][0]["disk_bytes"].as_u64() > Some(0), "its disk usage: {listed}");
 
     let (id, v) =
         start_pooled(&bosun, &repo, &["--branch", "task-one", "--", "sh", "-c", "echo hi > out.txt; rm out.txt"]);
@@ -122,7 +124,8 @@ fn a_release_is_refused_while_the_workspace_holds_work_and_forced_it_is_reset() 
     assert!(String::from_utf8_lossy(&out.stderr).contains("--force"));
     assert!(path.join("notes.txt").exists(), "nothing touched");
 
-    bosun.ok(repo.path(), &["pool", "release", &slot, "--force"]);
+    let out = bosun.ok(repo.path(), &["pool", "release", &slot, "--force"]);
+    assert!(out.contains("deleted branch ws-") && out.contains("no commit of its own"), "{out}");
     all_available(&bosun, &repo, 1);
     assert!(!path.join("notes.txt").exists(), "reset and cleaned");
 }
@@ -262,6 +265,41 @@ fn bad_pool_requests_say_what_is_wrong_and_change_nothing() {
 }
 
 #[test]
+fn hostile_pool_input_stays_data_and_is_bounded() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let dir = tempfile::tempdir().unwrap();
+    let pwned = dir.path().join("pwned");
+    let task = dir.path().join("task.md");
+    let text = format!("$(touch {0}) `touch {0}` ; touch {0} \n# don't\n", pwned.display());
+    std::fs::write(&task, &text).unwrap();
+    let (id, _) = start_pooled(&bosun, &repo, &["--task-file", task.to_str().unwrap(), "--", "sleep", "600"]);
+    let path = bound_path(&bosun, &id);
+    bosun.wait_state(&id, "running");
+    assert_eq!(std::fs::read_to_string(path.join("TASK.md")).unwrap(), text, "written as it is");
+    assert!(!pwned.exists(), "never run");
+
+    let big = dir.path().join("big.md");
+    std::fs::write(&big, vec![b'x'; (1 << 20) + 1]).unwrap();
+    let err = bosun.fails(repo.path(), &["pool", "acquire", "--task-file", big.to_str().unwrap()]);
+    assert!(err.contains("over") && err.contains("bytes"), "{err}");
+    let binary = dir.path().join("binary.md");
+    std::fs::write(&binary, [0xff, 0xfe, 0x00]).unwrap();
+    let err = bosun.fails(repo.path(), &["pool", "acquire", "--task-file", binary.to_str().unwrap()]);
+    assert!(err.contains("not UTF-8"), "{err}");
+    for name in ["../../etc", "..", "/tmp", "x--1/../y", "x--99", "$(touch /tmp/y)"] {
+        let out = bosun.run(repo.path(), &["pool", "release", name, "--force"]);
+        assert!(!out.status.success(), "release {name:?} refused");
+        let out = bosun.run(repo.path(), &["pool", "rm", name, "--force"]);
+        assert!(!out.status.success(), "rm {name:?} refused");
+    }
+    let slots = slot_states(&bosun, &repo);
+    assert_eq!(slots.len(), 1);
+    assert_eq!(slots[0].1, "bound", "nothing changed");
+    assert!(path.join("TASK.md").exists());
+}
+
+#[test]
 fn a_release_cut_short_by_a_killed_daemon_is_finished_after_the_restart() {
     let bosun = bosun();
     let origin = TempRepo::new();
@@ -350,4 +388,26 @@ fn a_script_acquires_a_workspace_that_prune_leaves_alone_and_release_gives_back(
     let second: serde_json::Value = serde_json::from_str(&second).unwrap();
     assert_eq!(second["path"].as_str().map(PathBuf::from), Some(path.clone()), "the same place");
     assert_eq!(git_in(&path, &["branch", "--show-current"]).trim(), "second");
+}
+
+#[test]
+fn after_a_restart_a_workspace_found_dirty_or_gone_is_marked_so_and_never_handed_out() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    bosun.ok(repo.path(), &["pool", "init", "--size", "2"]);
+    all_available(&bosun, &repo, 2);
+    bosun.ok(repo.path(), &["daemon", "stop"]);
+    let root = bosun.state_dir().join("workspaces");
+    let project = project_dir(&repo);
+    std::fs::write(root.join(format!("{project}--1/left-behind.txt")), "someone's work\n").unwrap();
+    std::fs::remove_dir_all(root.join(format!("{project}--2"))).unwrap();
+
+    let states = slot_states(&bosun, &repo);
+    assert_eq!(states, [(format!("{project}--1"), "dirty".into()), (format!("{project}--2"), "missing".into())]);
+    let (id, v) = start_pooled(&bosun, &repo, &["--", "true"]);
+    assert_eq!(v["waiting"], true, "neither is handed out");
+    let out = bosun.ok(repo.path(), &["pool", "release", &format!("{project}--1"), "--force"]);
+    assert!(out.contains("reset in the background"), "{out}");
+    bosun.wait_state(&id, "dead(completed)");
+    assert!(!root.join(format!("{project}--1/left-behind.txt")).exists());
 }

@@ -20,6 +20,12 @@ pub enum Response {
     Status(DaemonStatus),
     Started(Started),
     Pools(Pools),
+    /// `bosun pool release`: the slot, and what became of its task's workspace and branch (none
+    /// when it had no task). The slot is reset in the background.
+    Released {
+        slot: bosun_core::SlotId,
+        removed: Option<Removed>,
+    },
     /// `bosun pool acquire`: the workspace, ready, where and on what branch.
     Acquired {
         workspace: WorkspaceId,

@@ -141,9 +141,11 @@ pub(super) async fn kill(ctx: &Arc<Context>, agent: String) -> Answer {
 }
 
 /// The branch the core decided to keep, if any, in a removal's events.
-fn branch_kept(events: &[Event]) -> Option<bosun_core::BranchKept> {
+pub(super) fn branch_kept(events: &[Event]) -> Option<bosun_core::BranchKept> {
     events.iter().find_map(|e| match e {
+        // A pool's workspace is released at once; any other's removal is under way.
         Event::WorkspaceRemoving { keep_branch, .. } => keep_branch.clone(),
+        Event::WorkspaceRemoved { branch_kept, .. } => branch_kept.clone(),
         _ => None,
     })
 }

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use bosun_core::{PoolSpec, PoolWorkspace, SlotId, SlotState};
-use bosun_wire::{PoolAsk, Pools};
+use bosun_wire::{PoolAsk, Pools, Removed};
 
 use super::*;
 
@@ -148,6 +148,8 @@ fn find(s: &State, query: &str) -> Result<(SlotId, Option<bosun_core::Workspace>
 
 pub(super) async fn release(ctx: &Arc<Context>, query_text: String, force: bool, pristine: bool) -> Answer {
     let (slot, bound) = query(ctx, move |s| find(s, &query_text)).await?;
+    let bound_path = bound.as_ref().map(|w| w.path.clone());
+    let bound_branch = bound.as_ref().and_then(|w| w.branch().map(str::to_owned));
     let probe = match bound {
         Some(ws) => {
             let workspaces = ctx.workspaces.clone();
@@ -160,8 +162,17 @@ pub(super) async fn release(ctx: &Arc<Context>, query_text: String, force: bool,
         }
         None => WorkspaceProbe::default(),
     };
-    submit(ctx, Input::PoolRelease { slot, force, pristine, probe }).await?;
-    list(ctx).await
+    let events = submit(ctx, Input::PoolRelease { slot: slot.clone(), force, pristine, probe }).await?;
+    let removed = events.iter().find_map(|e| match e {
+        Event::WorkspaceRemoved { id, branch_kept } => Some(Removed {
+            workspace: id.clone(),
+            path: bound_path.clone().unwrap_or_default(),
+            branch_deleted: bound_branch.clone().filter(|_| branch_kept.is_none()),
+            branch_kept: branch_kept.clone(),
+        }),
+        _ => None,
+    });
+    Ok(Response::Released { slot, removed })
 }
 
 pub(super) async fn remove(ctx: &Arc<Context>, project: String, slot: Option<String>, force: bool) -> Answer {
