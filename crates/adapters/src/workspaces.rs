@@ -48,17 +48,7 @@ impl LocalWorkspaces {
 
 impl Workspaces for LocalWorkspaces {
     fn repo_root(&self, dir: &Path) -> Result<PathBuf, AdapterError> {
-        let mut cmd = git(dir);
-        cmd.args(["rev-parse", "--show-toplevel"]);
-        let out = output(&mut cmd)?;
-        if out.status.success() {
-            return Ok(PathBuf::from(stdout_line(&out)));
-        }
-        let stderr = stderr_text(&out);
-        if names_no_repo(&stderr) {
-            return Err(AdapterError::NotARepo(dir.to_path_buf()));
-        }
-        Err(command_error(&cmd, stderr))
+        git::rev_parse_path(dir, &["--show-toplevel"])
     }
 
     fn resolve_commit(&self, repo: &Path, rev: &str) -> Result<String, AdapterError> {

@@ -48,6 +48,22 @@ pub(super) fn unique_commits(repo: &Path, branch: &str) -> Result<u32, AdapterEr
     count.parse().map_err(|_| command_error(&cmd, format!("unexpected output {count:?}")))
 }
 
+/// The path `git rev-parse <args>` prints in `dir`; `AdapterError::NotARepo` when `dir` is in
+/// no repository.
+pub(super) fn rev_parse_path(dir: &Path, args: &[&str]) -> Result<std::path::PathBuf, AdapterError> {
+    let mut cmd = git(dir);
+    cmd.arg("rev-parse").args(args);
+    let out = output(&mut cmd)?;
+    if out.status.success() {
+        return Ok(std::path::PathBuf::from(stdout_line(&out)));
+    }
+    let stderr = stderr_text(&out);
+    if names_no_repo(&stderr) {
+        return Err(AdapterError::NotARepo(dir.to_path_buf()));
+    }
+    Err(command_error(&cmd, stderr))
+}
+
 /// Whether git's `stderr` says there is no repository (or no directory) where it was run.
 pub(super) fn names_no_repo(stderr: &str) -> bool {
     stderr.contains("not a git repository") || stderr.contains("cannot change to")

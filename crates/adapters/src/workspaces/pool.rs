@@ -354,17 +354,7 @@ fn symbolic_head(dir: &Path) -> Result<Option<String>, AdapterError> {
 
 /// The repository's common git dir (its `.git`), from any of its worktrees.
 fn common_dir(dir: &Path) -> Result<PathBuf, AdapterError> {
-    let mut cmd = git(dir);
-    cmd.args(["rev-parse", "--path-format=absolute", "--git-common-dir"]);
-    let out = output(&mut cmd)?;
-    if out.status.success() {
-        return Ok(PathBuf::from(stdout_line(&out)));
-    }
-    let stderr = stderr_text(&out);
-    if names_no_repo(&stderr) {
-        return Err(AdapterError::NotARepo(dir.to_path_buf()));
-    }
-    Err(command_error(&cmd, stderr))
+    super::git::rev_parse_path(dir, &["--path-format=absolute", "--git-common-dir"])
 }
 
 fn has_remote(repo: &Path, remote: &str) -> Result<bool, AdapterError> {
