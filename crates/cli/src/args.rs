@@ -150,6 +150,24 @@ pub enum Command {
     /// Jobs started by `bosun run`
     #[command(subcommand)]
     Job(JobCommand),
+    /// Print the events bosun records, as they are recorded with --follow: every one, or one
+    /// agent's or job's (`--json`: one object per line with seq, at and event, for scripts)
+    Events {
+        /// Keep printing events as they are recorded
+        #[arg(short, long)]
+        follow: bool,
+        /// Only this agent's (id, id prefix or name)
+        #[arg(long, conflicts_with = "job")]
+        agent: Option<String>,
+        /// Only this job's (its steps' jobs, workspace and agents)
+        #[arg(long)]
+        job: Option<String>,
+        /// The first event to print, by its seq [default: 1, or with --follow the next one]
+        #[arg(long, value_name = "SEQ")]
+        from: Option<u64>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Workspace pools: warm worktrees per repository, handed to one task at a time and reset
     /// after it (`bosun agent start --workspace pool`)
     #[command(subcommand)]

@@ -219,6 +219,7 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
         | Command::Job(_)
         | Command::Queue(_)
         | Command::Pool(_)
+        | Command::Events { .. }
         | Command::Worker(_)
         | Command::Cron(_)
         | Command::Plan(_)

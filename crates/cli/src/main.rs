@@ -10,6 +10,7 @@ mod daemon_cmd;
 mod docs;
 mod doctor_cmd;
 mod error;
+mod events_cmd;
 mod job_cmd;
 mod plan_cmd;
 mod policy_args;
@@ -65,6 +66,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Job(cmd) => job_cmd::job(&client, cmd),
         Command::Queue(cmd) => queue_cmd::queue(&client, cmd),
         Command::Pool(cmd) => pool_cmd::pool(&client, cmd),
+        Command::Events { follow, agent, job, from, json } => events_cmd::run(&client, follow, agent, job, from, json),
         Command::Worker(cmd) => queue_cmd::worker(&client, cmd),
         Command::Cron(cmd) => cron_cmd::cron(&client, cmd),
         Command::Plan(cmd) => plan_cmd::plan(&client, cmd),

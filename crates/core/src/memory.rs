@@ -28,6 +28,26 @@ pub struct JobScope {
 }
 
 impl JobScope {
+    /// Takes in the records `e` makes that belong to the scope.
+    fn learn(&mut self, e: &Event) {
+        match e {
+            Event::JobCreated { job } if job.spec.parent.as_ref().is_some_and(|(p, _, _)| self.jobs.contains(p)) => {
+                self.jobs.insert(job.spec.id.clone());
+            }
+            Event::AgentCreated { agent } if agent.step.as_ref().is_some_and(|(j, _, _)| self.jobs.contains(j)) => {
+                self.agents.insert(agent.id.clone());
+                self.workspaces.insert(agent.workspace.clone());
+            }
+            Event::MessageQueued { message } if self.agents.contains(&message.agent) => {
+                self.messages.insert(message.id);
+            }
+            Event::EscalationRaised { escalation } if self.agents.contains(&escalation.agent) => {
+                self.escalations.insert(escalation.id);
+            }
+            _ => {}
+        }
+    }
+
     /// The scope of `job` as `state` knows it, or none when there is no such job.
     pub fn of(state: &State, job: &JobId) -> Option<Self> {
         let root = state.jobs.get(job)?;
@@ -63,9 +83,25 @@ impl JobScope {
         Some(scope)
     }
 
+    /// The records an agent's history is about: the agent, its workspace, its messages and
+    /// escalations and timers; none when there is no such agent.
+    pub fn of_agent(state: &State, agent: &AgentId) -> Option<Self> {
+        let a = state.agents.get(agent)?;
+        let mut scope = Self::default();
+        scope.agents.insert(a.id.clone());
+        scope.workspaces.insert(a.workspace.clone());
+        scope.messages.extend(state.messages.values().filter(|m| &m.agent == agent).map(|m| m.id));
+        scope.escalations.extend(state.escalations.values().filter(|e| &e.agent == agent).map(|e| e.id));
+        let timers: Vec<TimerId> = state.timers.values().filter(|t| scope.owns_timer(&t.kind)).map(|t| t.id).collect();
+        scope.timers.extend(timers);
+        Some(scope)
+    }
+
     /// Whether `e` is about a record of the scope. Read the log in order: a timer's setting
-    /// teaches the scope its id, so its clearing is known to concern it too.
+    /// teaches the scope its id, so its clearing is known to concern it too; so does a job or
+    /// agent made for a step of one of its jobs, and a message or escalation of its agents.
     pub fn concerns(&mut self, e: &Event) -> bool {
+        self.learn(e);
         let job = |id: &JobId| self.jobs.contains(id);
         let agent = |id: &AgentId| self.agents.contains(id);
         let ws = |id: &WorkspaceId| self.workspaces.contains(id);

@@ -117,3 +117,36 @@ fn a_checkpoint_says_where_the_job_stands_and_that_a_resume_goes_on_mid_step() {
     assert_eq!(back, c, "it reads back as written");
     assert!(Checkpoint::of(&sim.state, &JobId::new(&Nonce::from_bits(42)), now).is_none());
 }
+
+#[test]
+fn a_scope_taken_before_its_agents_exist_learns_them_from_the_log() {
+    // As a live stream does: the scope of a job just asked for, which has no agent yet.
+    let mut sim = Sim::new();
+    let spec = agent_job(1);
+    let id = spec.id.clone();
+    sim.ok(Input::StartJob(Box::new(spec)));
+    let mut early = JobScope::of(&sim.state, &id).unwrap();
+    assert!(early.agents.is_empty());
+    let before = sim.log.len();
+    let ws = sim.state.jobs[&id].workspace.clone().unwrap();
+    sim.ok(Input::WorkspaceCreated { id: ws });
+    let agent = sim.state.agents.values().find(|a| a.step.as_ref().is_some_and(|(j, _, _)| *j == id)).unwrap();
+    let agent = agent.id.clone();
+    sim.ok(Input::SessionSpawned { agent: agent.clone(), pid: Some(100) });
+    let (_, theirs) = start(&mut sim, 2);
+    let taken: Vec<&Event> = sim.log[before..].iter().filter(|e| early.concerns(e)).collect();
+    assert!(taken.iter().any(|e| matches!(e, Event::AgentCreated { agent: a } if a.id == agent)));
+    assert!(taken.iter().any(|e| matches!(e, Event::AgentRunning { id, .. } if *id == agent)), "learnt");
+    assert!(!taken.iter().any(|e| serde_json::to_string(e).unwrap().contains(theirs.as_str())), "not another's");
+}
+
+#[test]
+fn an_agent_s_scope_is_its_own_records() {
+    let (sim, _, agent, _) = two_jobs();
+    let mut scope = JobScope::of_agent(&sim.state, &agent).unwrap();
+    let other = sim.state.agents.keys().find(|a| **a != agent).unwrap().clone();
+    let taken: Vec<&Event> = sim.log.iter().filter(|e| scope.concerns(e)).collect();
+    assert!(taken.iter().any(|e| matches!(e, Event::AgentDied { id, .. } if *id == agent)));
+    assert!(taken.iter().any(|e| matches!(e, Event::MessageDelivered { .. })), "its nudge");
+    assert!(!taken.iter().any(|e| serde_json::to_string(e).unwrap().contains(other.as_str())));
+}

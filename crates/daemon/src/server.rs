@@ -80,6 +80,10 @@ async fn connection(mut stream: UnixStream, ctx: Arc<Context>) -> std::io::Resul
                 ))
             }
             Ok(env) => {
+                // A stream holds the connection until it ends.
+                if let bosun_wire::Request::Events(q) = env.request {
+                    return crate::handler::events::stream(&mut stream, &ctx, q).await;
+                }
                 let answer = handle(&ctx, env.request, env.id).await;
                 if env.id.is_some() {
                     crate::faults::before_answer();

@@ -25,6 +25,10 @@ pub enum Request {
     Status,
     Shutdown,
     StartAgent(Box<StartAgent>),
+    /// A stream of recorded events: each as a `Response::Event` frame, from `from` (the first
+    /// seq wanted; 0 for the next one recorded), of all or of one agent's or job's records; with
+    /// `follow` it goes on as events are recorded, else it ends with `Response::Ok` at the last.
+    Events(EventsQuery),
     PoolInit(Box<PoolAsk>),
     PoolList,
     PoolResize {
@@ -198,8 +202,21 @@ impl Request {
                 | Self::WorkerList
                 | Self::CronList
                 | Self::PlanList
+                | Self::Events(_)
         )
     }
+}
+
+/// Which events a stream gives.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventsQuery {
+    /// The first seq wanted (1 for the whole log); 0 for the next one recorded.
+    pub from: u64,
+    pub follow: bool,
+    /// Only the records of this agent (id, or a prefix of it, or its name)…
+    pub agent: Option<String>,
+    /// …or of this job (its steps' jobs, workspace and agents).
+    pub job: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

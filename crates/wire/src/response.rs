@@ -19,6 +19,8 @@ pub enum Response {
     },
     Status(DaemonStatus),
     Started(Started),
+    /// One event of a stream (`Request::Events`), with its place in the log and its time.
+    Event(Box<bosun_core::replay::Recorded>),
     Pools(Pools),
     /// `bosun pool release`: the slot, and what became of its task's workspace and branch (none
     /// when it had no task). The slot is reset in the background.

@@ -24,6 +24,7 @@ use crate::store::LogReader;
 use bosun_core::RequestId;
 
 mod doctor;
+pub mod events;
 mod export;
 mod outcome;
 mod pool;
@@ -115,6 +116,8 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             Ok(Response::Ok)
         }
         Request::StartAgent(req) => start_agent(ctx, *req).await,
+        // The server streams these itself, on the connection.
+        Request::Events(_) => Err(bad("an event stream is answered on its own connection")),
         Request::PoolInit(ask) => pool::init(ctx, *ask).await,
         Request::PoolList => pool::list(ctx).await,
         Request::PoolResize { project, size } => {

@@ -29,6 +29,16 @@ impl LogReader {
         row::scan_range(&self.conn, 0, last, |row| f(row.seq, row.at, &row.event))
     }
 
+    /// Calls `f` with at most `limit` recorded events after seq `after`, in order.
+    pub fn scan_after(
+        &self,
+        after: u64,
+        limit: usize,
+        mut f: impl FnMut(u64, Timestamp, &Event) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        row::scan_after(&self.conn, after, limit, |row| f(row.seq, row.at, &row.event))
+    }
+
     /// The `count` events from seq `first` on.
     pub fn events(&self, first: u64, count: u32) -> Result<Vec<Event>, StoreError> {
         let mut events = Vec::new();

@@ -50,6 +50,28 @@ pub(super) fn scan_range(
     Ok(())
 }
 
+/// Calls `f` with at most `limit` rows after seq `after`, in order.
+pub(super) fn scan_after(
+    conn: &Connection,
+    after: u64,
+    limit: usize,
+    mut f: impl FnMut(Row) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let mut stmt =
+        conn.prepare_cached("SELECT seq, at, body, tx_end FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2")?;
+    let mut rows = stmt.query([after.min(i64::MAX as u64) as i64, limit.min(i64::MAX as usize) as i64])?;
+    let mut expected = after + 1;
+    while let Some(row) = rows.next()? {
+        let row = decode(row)?;
+        if row.seq != expected {
+            return Err(StoreError::Damaged(format!("event {expected} is missing (the next is {})", row.seq)));
+        }
+        expected += 1;
+        f(row)?;
+    }
+    Ok(())
+}
+
 fn decode(row: &rusqlite::Row) -> Result<Row, StoreError> {
     let seq = row.get::<_, i64>(0)? as u64;
     let damaged = |what: String| StoreError::Damaged(format!("event {seq}: {what}"));

@@ -1,0 +1,50 @@
+//! `bosun events [--follow] [--agent A | --job J] [--from SEQ] [--json]`: the daemon's event
+//! stream, printed one line per event.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use bosun_core::replay::Recorded;
+use bosun_wire::EventsQuery;
+
+use crate::client::Client;
+
+pub fn run(
+    client: &Client,
+    follow: bool,
+    agent: Option<String>,
+    job: Option<String>,
+    from: Option<u64>,
+    json: bool,
+) -> Result<ExitCode> {
+    let from = from.unwrap_or(if follow { 0 } else { 1 });
+    let q = EventsQuery { from, follow, agent, job };
+    let mut out = std::io::stdout().lock();
+    client.events(q, |r| {
+        let line = if json { serde_json::to_string(&r)? } else { line(&r) };
+        writeln!(out, "{line}")?;
+        out.flush()?;
+        Ok(true)
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `seq  time  type  fields`, the fields as compact JSON cut at 160 characters.
+fn line(r: &Recorded) -> String {
+    let mut v = serde_json::to_value(&r.event).unwrap_or_default();
+    let kind = v.get("type").and_then(|t| t.as_str()).unwrap_or("event").to_owned();
+    if let Some(fields) = v.as_object_mut() {
+        fields.remove("type");
+    }
+    let fields = v.to_string();
+    let cut: String = fields.chars().take(160).collect();
+    let more = if cut.len() < fields.len() { "…" } else { "" };
+    format!("{:>7}  {}  {kind}  {cut}{more}", r.seq, time(r.at))
+}
+
+/// `HH:MM:SS.mmm` of a time in milliseconds since the epoch, in UTC.
+fn time(ms: u64) -> String {
+    let day = ms % 86_400_000;
+    format!("{:02}:{:02}:{:02}.{:03}", day / 3_600_000, day / 60_000 % 60, day / 1000 % 60, day % 1000)
+}
