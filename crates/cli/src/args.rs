@@ -150,6 +150,9 @@ pub enum Command {
     /// Jobs started by `bosun run`
     #[command(subcommand)]
     Job(JobCommand),
+    /// The dashboard: every agent and job as it changes, and an agent's workspace with its live
+    /// terminal (`?` inside lists the keys)
+    Dash,
     /// Print the events bosun records, as they are recorded with --follow: every one, or one
     /// agent's or job's (`--json`: one object per line with seq, at and event, for scripts)
     Events {

@@ -220,6 +220,7 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
         | Command::Queue(_)
         | Command::Pool(_)
         | Command::Events { .. }
+        | Command::Dash
         | Command::Worker(_)
         | Command::Cron(_)
         | Command::Plan(_)

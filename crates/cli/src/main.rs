@@ -7,6 +7,7 @@ mod client;
 mod commands;
 mod cron_cmd;
 mod daemon_cmd;
+mod dash;
 mod docs;
 mod doctor_cmd;
 mod error;
@@ -66,6 +67,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Job(cmd) => job_cmd::job(&client, cmd),
         Command::Queue(cmd) => queue_cmd::queue(&client, cmd),
         Command::Pool(cmd) => pool_cmd::pool(&client, cmd),
+        Command::Dash => dash::run(&client),
         Command::Events { follow, agent, job, from, json } => events_cmd::run(&client, follow, agent, job, from, json),
         Command::Worker(cmd) => queue_cmd::worker(&client, cmd),
         Command::Cron(cmd) => cron_cmd::cron(&client, cmd),

@@ -1,0 +1,246 @@
+//! `bosun dash`: the task manager and the workspace view (seed 004), in the terminal. The
+//! daemon's event stream says when to look again; the view state and its keys are plain
+//! functions (`view`), the drawing too (`draw`); this loop gathers, draws and acts.
+
+mod board;
+mod draw;
+mod view;
+
+use std::path::Path;
+use std::process::{Command, ExitCode};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use bosun_wire::EventsQuery;
+use ratatui::crossterm::event::{self, Event as TermEvent, KeyCode, KeyEventKind, KeyModifiers};
+
+use crate::client::Client;
+pub use board::Board;
+pub use draw::{Detail, Open};
+pub use view::{Action, Key, Mode, View};
+
+/// How often, at most, the board is asked for again while events come in.
+const BOARD_EVERY: Duration = Duration::from_millis(100);
+/// How often the workspace view's git figures are taken again when nothing says they changed.
+const GIT_EVERY: Duration = Duration::from_secs(10);
+
+pub fn run(client: &Client) -> Result<ExitCode> {
+    // Woken by every event recorded; the stream's own thread ends with the process.
+    let (woken, wakes) = mpsc::channel::<()>();
+    let stream = Client::new(client.dirs.clone());
+    std::thread::spawn(move || {
+        let _ =
+            stream.events(EventsQuery { from: 0, follow: true, ..Default::default() }, |_| Ok(woken.send(()).is_ok()));
+    });
+    let colors = std::env::var_os("NO_COLOR").is_none();
+    let mut terminal = ratatui::init();
+    let result = dash(client, &mut terminal, &wakes, colors);
+    ratatui::restore();
+    result
+}
+
+fn dash(
+    client: &Client,
+    terminal: &mut ratatui::DefaultTerminal,
+    wakes: &mpsc::Receiver<()>,
+    colors: bool,
+) -> Result<ExitCode> {
+    let mut view = View::default();
+    let (mut board, mut open) = gather(client)?;
+    let mut detail: Option<(String, Detail, Instant)> = None;
+    let mut last_board = Instant::now();
+    let mut stale = false;
+    loop {
+        if let Mode::Workspace { id, .. } = &view.mode {
+            let again = detail.as_ref().is_none_or(|(d, _, at)| d != id || at.elapsed() > GIT_EVERY);
+            let mut d = match detail.take() {
+                Some((d, mut shown, at)) if &d == id && !again => {
+                    shown.screen = screen(client, id);
+                    (d, shown, at)
+                }
+                _ => (id.clone(), look(client, id), Instant::now()),
+            };
+            d.1.ended = d.1.ended || (!d.1.live && detail_was_live(&board, id));
+            detail = Some(d);
+        } else {
+            detail = None;
+        }
+        terminal.draw(|f| draw::draw(f, &view, &board, &open, detail.as_ref().map(|(_, d, _)| d), colors))?;
+        let wait = if detail.is_some() { Duration::from_millis(50) } else { Duration::from_millis(250) };
+        if event::poll(wait)? {
+            if let TermEvent::Key(k) = event::read()? {
+                if k.kind == KeyEventKind::Release {
+                    continue;
+                }
+                let Some(key) = key_of(k.code, k.modifiers) else { continue };
+                let ids: Vec<u64> = open.iter().map(|o| o.id).collect();
+                match view.key(&board, &ids, key) {
+                    Action::None => {}
+                    Action::Quit => return Ok(ExitCode::SUCCESS),
+                    Action::Attach(id) => {
+                        let argv = client.attach(id)?;
+                        ratatui::restore();
+                        let status = Command::new(&argv[0]).args(&argv[1..]).status();
+                        *terminal = ratatui::init();
+                        status.context("cannot run tmux to attach")?;
+                    }
+                    Action::Send { id, text } => _ = client.send(id, text)?,
+                    Action::Kill(id) => _ = client.kill(id)?,
+                    Action::Resolve(e) => _ = client.resolve(format!("e{e}"), None, None)?,
+                    Action::Forward { id, key } => forward(client, &id, key)?,
+                }
+                stale = true;
+            }
+        }
+        while wakes.try_recv().is_ok() {
+            stale = true;
+        }
+        if stale && last_board.elapsed() >= BOARD_EVERY {
+            (board, open) = gather(client)?;
+            last_board = Instant::now();
+            stale = false;
+        }
+    }
+}
+
+/// Whether the board still shows the agent alive (so a death now is one seen while viewed).
+fn detail_was_live(board: &Board, id: &str) -> bool {
+    board.rows.iter().any(|r| r.id == id && r.state != board::Shown::Dead)
+}
+
+/// The board and the open escalations, from the daemon.
+fn gather(client: &Client) -> Result<(Board, Vec<Open>)> {
+    let listing = client.list()?;
+    let jobs = client.job_list()?;
+    let escalations = client.escalations(false)?;
+    let board = Board::of(listing.now, &listing.agents, &listing.workspaces, &jobs.all, &escalations.all);
+    let open = escalations
+        .all
+        .iter()
+        .map(|e| Open { id: e.id.0, agent: e.agent.to_string(), text: e.reason.clone() })
+        .collect();
+    Ok((board, open))
+}
+
+/// What the workspace view shows of agent `id`: what it is, what it changed (git), what
+/// happened to it lately, its task and its screen.
+fn look(client: &Client, id: &str) -> Detail {
+    let Ok(d) = client.show(id.to_owned()) else { return Detail::default() };
+    let a = &d.agent;
+    let mut history = Vec::new();
+    let q = EventsQuery { from: 1, follow: false, agent: Some(a.id.to_string()), job: None };
+    let _ = client.events(q, |r| {
+        let kind = serde_json::to_value(&r.event).ok().and_then(|v| v["type"].as_str().map(str::to_owned));
+        history.push((r.at, kind.unwrap_or_default().replace('_', " ")));
+        if history.len() > 5 {
+            history.remove(0);
+        }
+        Ok(true)
+    });
+    let path = d.workspace.as_ref().map(|w| w.path.clone()).unwrap_or_else(|| a.cwd.clone());
+    let base = d.workspace.as_ref().and_then(|w| match &w.kind {
+        bosun_core::WorkspaceKind::Worktree { base, .. } | bosun_core::WorkspaceKind::Pool { base, .. } => {
+            Some(base.clone())
+        }
+        bosun_core::WorkspaceKind::Folder => None,
+    });
+    let task = a.prompt.clone().or_else(|| std::fs::read_to_string(path.join(bosun_core::TASK_FILE)).ok());
+    let mut shown = Detail {
+        name: format!("{} ({})", a.name, a.id),
+        label: a.state.label(),
+        live: !a.state.is_dead(),
+        ended: false,
+        kind: a.driver.kind().name().to_owned(),
+        commits: None,
+        files: Vec::new(),
+        history,
+        task,
+        screen: screen(client, id),
+    };
+    if let Some(base) = base {
+        git_figures(&path, &base, &mut shown);
+    }
+    shown
+}
+
+/// The agent's screen with its colours, as ratatui text.
+fn screen(client: &Client, id: &str) -> ratatui::text::Text<'static> {
+    use ansi_to_tui::IntoText;
+    let raw = client.peek(id.to_owned(), true).unwrap_or_default();
+    raw.as_bytes().into_text().unwrap_or_default()
+}
+
+/// Commits since `base`, lines added and removed, and changed files (committed or not).
+fn git_figures(path: &Path, base: &str, shown: &mut Detail) {
+    let git = |args: &[&str]| -> Option<String> {
+        let out = Command::new("git").arg("-C").arg(path).args(args).output().ok()?;
+        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let commits = git(&["rev-list", "--count", &format!("{base}..HEAD")]).and_then(|s| s.trim().parse().ok());
+    let (mut added, mut removed) = (0, 0);
+    for line in git(&["diff", "--numstat", base]).unwrap_or_default().lines() {
+        let mut f = line.split_whitespace();
+        added += f.next().and_then(|n| n.parse::<u32>().ok()).unwrap_or(0);
+        removed += f.next().and_then(|n| n.parse::<u32>().ok()).unwrap_or(0);
+    }
+    let mut files: Vec<(char, String)> = git(&["diff", "--name-status", base])
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let (status, name) = l.split_once('\t')?;
+            Some((status.chars().next()?, name.rsplit('\t').next()?.to_owned()))
+        })
+        .collect();
+    let untracked = git(&["ls-files", "--others", "--exclude-standard"]).unwrap_or_default();
+    files.extend(untracked.lines().filter(|f| *f != bosun_core::TASK_FILE).map(|f| ('A', f.to_owned())));
+    shown.commits = commits.map(|c| (c, added, removed));
+    shown.files = files;
+}
+
+/// Types `key` into the agent's session (tmux `send-keys` on bosun's own server).
+fn forward(client: &Client, id: &str, key: Key) -> Result<()> {
+    let argv = client.attach(id.to_owned())?;
+    // `tmux -S SOCKET attach-session -t TARGET`: the same server and target.
+    let (Some(program), Some(socket), Some(target)) = (argv.first(), argv.get(2), argv.get(5)) else {
+        return Ok(());
+    };
+    // The attach target names the session exactly (`=name`); a pane target needs its `:`.
+    let pane = format!("{target}:");
+    let mut cmd = Command::new(program);
+    cmd.args(["-S", socket, "send-keys", "-t", &pane]);
+    match key {
+        Key::Char(c) => cmd.args(["-l", "--", &c.to_string()]),
+        Key::Enter => cmd.arg("Enter"),
+        Key::Tab => cmd.arg("Tab"),
+        Key::Esc => cmd.arg("Escape"),
+        Key::Backspace => cmd.arg("BSpace"),
+        Key::Up => cmd.arg("Up"),
+        Key::Down => cmd.arg("Down"),
+        Key::Left => cmd.arg("Left"),
+        Key::Right => cmd.arg("Right"),
+        Key::Ctrl(c) => cmd.arg(format!("C-{c}")),
+    };
+    cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status()?;
+    Ok(())
+}
+
+fn key_of(code: KeyCode, mods: KeyModifiers) -> Option<Key> {
+    Some(match code {
+        KeyCode::Char(c) if mods.contains(KeyModifiers::CONTROL) => Key::Ctrl(match c {
+            '4' => '\\',
+            '5' => ']',
+            c => c,
+        }),
+        KeyCode::Char(c) => Key::Char(c),
+        KeyCode::Up => Key::Up,
+        KeyCode::Down => Key::Down,
+        KeyCode::Left => Key::Left,
+        KeyCode::Right => Key::Right,
+        KeyCode::Enter => Key::Enter,
+        KeyCode::Esc => Key::Esc,
+        KeyCode::Tab => Key::Tab,
+        KeyCode::Backspace => Key::Backspace,
+        _ => return None,
+    })
+}
