@@ -76,9 +76,16 @@ fn the_dashboard_lists_an_agent_opens_its_workspace_types_into_it_and_quits_clea
 
     let list = screen.shows("echoer");
     assert!(list.contains("bosun — 1 agent(s)") && list.contains(&id), "{list}");
+    let width = || {
+        let out = bosun.tmux(&["display-message", "-p", "-t", &format!("=bosun-{id}:"), "#{window_width}"]);
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let before = width();
     screen.keys(&["w"]);
     screen.shows("Ctrl+\\:sidebar  Ctrl+]:fullscreen");
     screen.shows("Status: running");
+    // 70 % of 120 columns, inside the panel's border.
+    wait_for(PATIENCE, || (width() == "82").then_some(())).expect("the agent's window fits the panel");
 
     // Typed into the agent through the panel, answered in it.
     screen.keys(&["-l", "hello dash"]);
@@ -93,6 +100,7 @@ fn the_dashboard_lists_an_agent_opens_its_workspace_types_into_it_and_quits_clea
     screen.shows("Tab:terminal");
     screen.keys(&["Escape"]);
     screen.shows("q:quit");
+    wait_for(PATIENCE, || (width() == before).then_some(())).expect("its size given back");
 
     screen.keys(&["q"]);
     let after = screen.shows("dashboard-gone");

@@ -37,6 +37,8 @@ pub struct Detail {
     pub task: Option<String>,
     /// Its screen, with its colours.
     pub screen: Text<'static>,
+    /// Its terminal output as tmux copies it (`pipe-pane`): the screen is read again when it grows.
+    pub output: std::path::PathBuf,
 }
 
 pub fn draw(frame: &mut Frame, view: &View, board: &Board, open: &[Open], detail: Option<&Detail>, colors: bool) {
@@ -256,6 +258,7 @@ mod tests {
             history: (0..7).map(|n| (NOW - (7 - n) * 30_000, format!("event {n}"))).collect(),
             task: Some("Fix the login bug.\nThe session cookie expires too early.".into()),
             screen: Text::raw("> Fix the login bug\n\n● Reading src/auth.rs\n\n> "),
+            output: "/state/agents/k3j9x2ab/output.log".into(),
         }
     }
 

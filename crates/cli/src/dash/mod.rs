@@ -24,6 +24,8 @@ pub use view::{Action, Key, Mode, View};
 const BOARD_EVERY: Duration = Duration::from_millis(100);
 /// How often the workspace view's git figures are taken again when nothing says they changed.
 const GIT_EVERY: Duration = Duration::from_secs(10);
+/// How often the agent's screen is read when its output says nothing changed.
+const SCREEN_AT_LEAST: Duration = Duration::from_secs(1);
 
 pub fn run(client: &Client) -> Result<ExitCode> {
     // Woken by every event recorded; the stream's own thread ends with the process.
@@ -51,25 +53,44 @@ fn dash(
     let mut detail: Option<(String, Detail, Instant)> = None;
     let mut last_board = Instant::now();
     let mut stale = false;
+    // The agent's screen is read again when its output grows (or a key was typed into it), and
+    // at least every second: not on a fast timer.
+    let (mut output_len, mut captured, mut typed) = (None, Instant::now(), false);
+    let mut sized: Option<Sized> = None;
     loop {
         if let Mode::Workspace { id, .. } = &view.mode {
             let again = detail.as_ref().is_none_or(|(d, _, at)| d != id || at.elapsed() > GIT_EVERY);
             let mut d = match detail.take() {
                 Some((d, mut shown, at)) if &d == id && !again => {
-                    shown.screen = screen(client, id);
+                    let len = std::fs::metadata(&shown.output).map(|m| m.len()).ok();
+                    if len != output_len || typed || captured.elapsed() >= SCREEN_AT_LEAST {
+                        shown.screen = screen(client, id);
+                        (output_len, captured, typed) = (len, Instant::now(), false);
+                    }
                     (d, shown, at)
                 }
                 _ => (id.clone(), look(client, id), Instant::now()),
             };
             d.1.ended = d.1.ended || (!d.1.live && detail_was_live(&board, id));
+            if sized.as_ref().is_none_or(|s| &s.agent != id) {
+                let area = terminal.size()?;
+                sized = Sized::to_panel(client, id, area.width, area.height);
+            }
             detail = Some(d);
         } else {
             detail = None;
+            // The agent's window gets its size back when the view closes.
+            sized = None;
         }
         terminal.draw(|f| draw::draw(f, &view, &board, &open, detail.as_ref().map(|(_, d, _)| d), colors))?;
         let wait = if detail.is_some() { Duration::from_millis(50) } else { Duration::from_millis(250) };
         if event::poll(wait)? {
-            if let TermEvent::Key(k) = event::read()? {
+            let read = event::read()?;
+            if let TermEvent::Resize(..) = read {
+                // The agent's window is sized to the new panel.
+                sized = None;
+            }
+            if let TermEvent::Key(k) = read {
                 if k.kind == KeyEventKind::Release {
                     continue;
                 }
@@ -88,7 +109,10 @@ fn dash(
                     Action::Send { id, text } => _ = client.send(id, text)?,
                     Action::Kill(id) => _ = client.kill(id)?,
                     Action::Resolve(e) => _ = client.resolve(format!("e{e}"), None, None)?,
-                    Action::Forward { id, key } => forward(client, &id, key)?,
+                    Action::Forward { id, key } => {
+                        forward(client, &id, key)?;
+                        typed = true;
+                    }
                 }
                 stale = true;
             }
@@ -157,6 +181,7 @@ fn look(client: &Client, id: &str) -> Detail {
         history,
         task,
         screen: screen(client, id),
+        output: a.output_log(),
     };
     if let Some(base) = base {
         git_figures(&path, &base, &mut shown);
@@ -198,17 +223,51 @@ fn git_figures(path: &Path, base: &str, shown: &mut Detail) {
     shown.files = files;
 }
 
+/// The agent's window made the size of the terminal panel while the view is open; its size
+/// before is given back when this is dropped.
+struct Sized {
+    agent: String,
+    tmux: Vec<String>,
+    before: Option<(String, String)>,
+}
+
+impl Sized {
+    fn to_panel(client: &Client, id: &str, width: u16, height: u16) -> Option<Self> {
+        let (tmux, pane) = tmux_of(client, id)?;
+        let run = |args: &[&str]| Command::new(&tmux[0]).args(&tmux[1..]).args(args).output().ok();
+        let out = run(&["display-message", "-p", "-t", &pane, "#{window_width} #{window_height}"])?;
+        let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        let before = text.split_once(' ').map(|(w, h)| (w.to_owned(), h.to_owned()));
+        // The panel: 70 % of the width and all the height but the footer, inside its border.
+        let (w, h) = ((u32::from(width) * 7 / 10).saturating_sub(2).max(10), height.saturating_sub(3).max(3));
+        run(&["resize-window", "-t", &pane, "-x", &w.to_string(), "-y", &h.to_string()]);
+        Some(Self { agent: id.to_owned(), tmux: [tmux, vec![pane]].concat(), before })
+    }
+}
+
+impl Drop for Sized {
+    fn drop(&mut self) {
+        let Some((pane, tmux)) = self.tmux.split_last() else { return };
+        if let Some((w, h)) = &self.before {
+            let _ =
+                Command::new(&tmux[0]).args(&tmux[1..]).args(["resize-window", "-t", pane, "-x", w, "-y", h]).output();
+        }
+    }
+}
+
+/// `[tmux, -S, socket]` and the agent's pane target, from its attach command
+/// (`tmux -S SOCKET attach-session -t =SESSION`): the same server, and the session's pane.
+fn tmux_of(client: &Client, id: &str) -> Option<(Vec<String>, String)> {
+    let argv = client.attach(id.to_owned()).ok()?;
+    let (program, socket, target) = (argv.first()?, argv.get(2)?, argv.get(5)?);
+    Some((vec![program.clone(), "-S".into(), socket.clone()], format!("{target}:")))
+}
+
 /// Types `key` into the agent's session (tmux `send-keys` on bosun's own server).
 fn forward(client: &Client, id: &str, key: Key) -> Result<()> {
-    let argv = client.attach(id.to_owned())?;
-    // `tmux -S SOCKET attach-session -t TARGET`: the same server and target.
-    let (Some(program), Some(socket), Some(target)) = (argv.first(), argv.get(2), argv.get(5)) else {
-        return Ok(());
-    };
-    // The attach target names the session exactly (`=name`); a pane target needs its `:`.
-    let pane = format!("{target}:");
-    let mut cmd = Command::new(program);
-    cmd.args(["-S", socket, "send-keys", "-t", &pane]);
+    let Some((tmux, pane)) = tmux_of(client, id) else { return Ok(()) };
+    let mut cmd = Command::new(&tmux[0]);
+    cmd.args(&tmux[1..]).args(["send-keys", "-t", &pane]);
     match key {
         Key::Char(c) => cmd.args(["-l", "--", &c.to_string()]),
         Key::Enter => cmd.arg("Enter"),
