@@ -1,8 +1,9 @@
 //! `bosun-bench`: measures bosun against real git, tmux and claudeless, and prints each figure
 //! beside its target and a peer's (oj's) figure measured on the same kind of machine. Run it
-//! with `scripts/bench [start|detect|nudge|idle|store|clients|hostile|pool] …` (which builds bosun in release mode first).
+//! with `scripts/bench [start|detect|nudge|idle|store|clients|hostile|pool|dash] …` (which builds bosun in release mode first).
 
 mod clients;
+mod dash;
 mod hostile;
 mod pool;
 mod start;
@@ -64,8 +65,9 @@ fn main() {
             "clients" => figures.extend(clients::figures(&bin)),
             "hostile" => figures.extend(hostile::figures(&bin, &claudeless, &chat)),
             "pool" => figures.extend(pool::figures(&bin)),
+            "dash" => figures.extend(dash::figures(&bin)),
             other => {
-                panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients, hostile or pool")
+                panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients, hostile, pool or dash")
             }
         }
     }

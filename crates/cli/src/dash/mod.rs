@@ -8,7 +8,8 @@ mod view;
 
 use std::path::Path;
 use std::process::{Command, ExitCode};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -29,23 +30,51 @@ const SCREEN_AT_LEAST: Duration = Duration::from_secs(1);
 
 pub fn run(client: &Client) -> Result<ExitCode> {
     // Woken by every event recorded; the stream's own thread ends with the process.
-    let (woken, wakes) = mpsc::channel::<()>();
-    let stream = Client::new(client.dirs.clone());
+    // The loop sleeps until an event is recorded or a key comes, each sent by its own thread
+    // (which end with the process).
+    let (tx, wakes) = mpsc::channel::<Wake>();
+    let (stream, recorded) = (Client::new(client.dirs.clone()), tx.clone());
     std::thread::spawn(move || {
-        let _ =
-            stream.events(EventsQuery { from: 0, follow: true, ..Default::default() }, |_| Ok(woken.send(()).is_ok()));
+        let q = EventsQuery { from: 0, follow: true, ..Default::default() };
+        let _ = stream.events(q, |_| Ok(recorded.send(Wake::Recorded).is_ok()));
+    });
+    let paused = Arc::new(AtomicBool::new(false));
+    let reading = paused.clone();
+    std::thread::spawn(move || loop {
+        // While attached full screen, tmux reads the terminal, not this.
+        if reading.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        }
+        match event::poll(Duration::from_millis(50)) {
+            Ok(false) => {}
+            Ok(true) => {
+                let sent = event::read().map(|ev| tx.send(Wake::Term(ev)));
+                if !matches!(sent, Ok(Ok(()))) {
+                    return;
+                }
+            }
+            Err(_) => return,
+        }
     });
     let colors = std::env::var_os("NO_COLOR").is_none();
     let mut terminal = ratatui::init();
-    let result = dash(client, &mut terminal, &wakes, colors);
+    let result = dash(client, &mut terminal, &wakes, &paused, colors);
     ratatui::restore();
     result
+}
+
+/// What wakes the dashboard's loop.
+enum Wake {
+    Term(TermEvent),
+    Recorded,
 }
 
 fn dash(
     client: &Client,
     terminal: &mut ratatui::DefaultTerminal,
-    wakes: &mpsc::Receiver<()>,
+    wakes: &mpsc::Receiver<Wake>,
+    paused: &AtomicBool,
     colors: bool,
 ) -> Result<ExitCode> {
     let mut view = View::default();
@@ -83,41 +112,52 @@ fn dash(
             sized = None;
         }
         terminal.draw(|f| draw::draw(f, &view, &board, &open, detail.as_ref().map(|(_, d, _)| d), colors))?;
-        let wait = if detail.is_some() { Duration::from_millis(50) } else { Duration::from_millis(250) };
-        if event::poll(wait)? {
-            let read = event::read()?;
+        // Awake for the screen of an open workspace view, for a board due, or for what comes.
+        let wait = match (detail.is_some(), stale) {
+            (true, _) => Duration::from_millis(50),
+            (false, true) => BOARD_EVERY.saturating_sub(last_board.elapsed()),
+            (false, false) => Duration::from_secs(1),
+        };
+        let mut woke: Vec<Wake> = wakes.recv_timeout(wait).into_iter().collect();
+        woke.extend(wakes.try_iter());
+        for wake in woke {
+            let read = match wake {
+                Wake::Recorded => {
+                    stale = true;
+                    continue;
+                }
+                Wake::Term(read) => read,
+            };
             if let TermEvent::Resize(..) = read {
                 // The agent's window is sized to the new panel.
                 sized = None;
             }
-            if let TermEvent::Key(k) = read {
-                if k.kind == KeyEventKind::Release {
-                    continue;
-                }
-                let Some(key) = key_of(k.code, k.modifiers) else { continue };
-                let ids: Vec<u64> = open.iter().map(|o| o.id).collect();
-                match view.key(&board, &ids, key) {
-                    Action::None => {}
-                    Action::Quit => return Ok(ExitCode::SUCCESS),
-                    Action::Attach(id) => {
-                        let argv = client.attach(id)?;
-                        ratatui::restore();
-                        let status = Command::new(&argv[0]).args(&argv[1..]).status();
-                        *terminal = ratatui::init();
-                        status.context("cannot run tmux to attach")?;
-                    }
-                    Action::Send { id, text } => _ = client.send(id, text)?,
-                    Action::Kill(id) => _ = client.kill(id)?,
-                    Action::Resolve(e) => _ = client.resolve(format!("e{e}"), None, None)?,
-                    Action::Forward { id, key } => {
-                        forward(client, &id, key)?;
-                        typed = true;
-                    }
-                }
-                stale = true;
+            let TermEvent::Key(k) = read else { continue };
+            if k.kind == KeyEventKind::Release {
+                continue;
             }
-        }
-        while wakes.try_recv().is_ok() {
+            let Some(key) = key_of(k.code, k.modifiers) else { continue };
+            let ids: Vec<u64> = open.iter().map(|o| o.id).collect();
+            match view.key(&board, &ids, key) {
+                Action::None => {}
+                Action::Quit => return Ok(ExitCode::SUCCESS),
+                Action::Attach(id) => {
+                    let argv = client.attach(id)?;
+                    paused.store(true, Ordering::SeqCst);
+                    ratatui::restore();
+                    let status = Command::new(&argv[0]).args(&argv[1..]).status();
+                    *terminal = ratatui::init();
+                    paused.store(false, Ordering::SeqCst);
+                    status.context("cannot run tmux to attach")?;
+                }
+                Action::Send { id, text } => _ = client.send(id, text)?,
+                Action::Kill(id) => _ = client.kill(id)?,
+                Action::Resolve(e) => _ = client.resolve(format!("e{e}"), None, None)?,
+                Action::Forward { id, key } => {
+                    forward(client, &id, key)?;
+                    typed = true;
+                }
+            }
             stale = true;
         }
         if stale && last_board.elapsed() >= BOARD_EVERY {
