@@ -3,11 +3,11 @@
 //! echo in the panel, and the dashboard's CPU while nothing happens.
 
 use std::path::Path;
-use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use bosun_testkit::bosun::Bosun;
 use bosun_testkit::repo::TempRepo;
+use bosun_testkit::screen::Screen;
 
 use crate::{wait_secs, Figure};
 
@@ -29,9 +29,10 @@ pub fn figures(bin: &Path) -> Vec<Figure> {
     wait_secs(120, || {
         (bosun.list().agents.iter().filter(|a| a.state.label() == "running").count() == AGENTS).then_some(())
     });
-    let screen = Screen::new(&bosun);
-    screen.wait_for(|t| t.contains(&format!("idle{}", AGENTS - 1)));
-    let cpu = screen.cpu_while_idle();
+    // `exec`: the pane's process is the dashboard itself, for its CPU.
+    let screen = Screen::bosun(&bosun, "dash", (200, 50), "");
+    screen.shows(&format!("idle{}", AGENTS - 1));
+    let cpu = cpu_while_idle(&screen);
     let mut shown = Vec::new();
     for n in 0..NEW {
         let name = format!("probe{n}");
@@ -40,12 +41,12 @@ pub fn figures(bin: &Path) -> Vec<Figure> {
         bosun.start(repo.path(), &args);
         // The start returned: the agent is recorded. Until the dashboard shows it:
         let t0 = Instant::now();
-        screen.wait_for(|t| t.contains(&name));
+        screen.shows(&name);
         shown.push(t0.elapsed());
     }
     // The newest agent is on top: open its workspace view and type into it.
     screen.keys(&["w"]);
-    screen.wait_for(|t| t.contains("Ctrl+\\:sidebar"));
+    screen.shows("Ctrl+\\:sidebar");
     let mut echoed = Vec::new();
     let mut typed = String::new();
     for n in 0..KEYS {
@@ -53,7 +54,7 @@ pub fn figures(bin: &Path) -> Vec<Figure> {
         typed.push(c);
         let t0 = Instant::now();
         screen.keys(&["-l", &c.to_string()]);
-        screen.wait_for(|t| t.contains(&typed));
+        screen.shows(&typed);
         echoed.push(t0.elapsed());
     }
     vec![
@@ -68,69 +69,17 @@ pub fn figures(bin: &Path) -> Vec<Figure> {
     ]
 }
 
-/// `bosun dash` in a tmux server of the bench's own (200×50), killed when dropped.
-struct Screen {
-    dir: tempfile::TempDir,
-}
-
-impl Screen {
-    fn new(bosun: &Bosun) -> Self {
-        let screen = Self { dir: tempfile::tempdir().expect("temp dir") };
-        let q = |p: &Path| format!("'{}'", p.display());
-        let script = format!(
-            "BOSUN_STATE_DIR={} CLAUDE_CONFIG_DIR={} exec {} dash",
-            q(bosun.state_dir()),
-            q(bosun.claude_config()),
-            q(bosun.bin())
-        );
-        let out = screen.tmux(&["new-session", "-d", "-s", "dash", "-x", "200", "-y", "50", "sh", "-c", &script]);
-        assert!(out.status.success(), "tmux: {}", String::from_utf8_lossy(&out.stderr));
-        screen
-    }
-
-    fn tmux(&self, args: &[&str]) -> Output {
-        Command::new(bosun_testkit::tools::tmux())
-            .arg("-S")
-            .arg(self.dir.path().join("sock"))
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .expect("run tmux")
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "dash"]).stdout).into_owned()
-    }
-
-    fn wait_for(&self, f: impl Fn(&str) -> bool) {
-        wait_secs(30, || f(&self.text()).then_some(()));
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "dash"];
-        args.extend_from_slice(keys);
-        assert!(self.tmux(&args).status.success());
-    }
-
-    /// The dashboard process's CPU over `IDLE`, in percent of one core.
-    fn cpu_while_idle(&self) -> f64 {
-        let out = self.tmux(&["display-message", "-p", "-t", "dash", "#{pane_pid}"]);
-        let pid = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        let ticks = || -> u64 {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or_default().split_whitespace().collect();
-            fields.get(11).and_then(|u| u.parse::<u64>().ok()).unwrap_or(0)
-                + fields.get(12).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0)
-        };
-        let (t0, c0) = (Instant::now(), ticks());
-        std::thread::sleep(IDLE);
-        let used = (ticks() - c0) as f64 / 100.0;
-        used / t0.elapsed().as_secs_f64() * 100.0
-    }
-}
-
-impl Drop for Screen {
-    fn drop(&mut self) {
-        let _ = self.tmux(&["kill-server"]);
-    }
+/// The dashboard process's CPU over `IDLE`, in percent of one core.
+fn cpu_while_idle(screen: &Screen) -> f64 {
+    let pid = screen.format("#{pane_pid}");
+    let ticks = || -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or_default().split_whitespace().collect();
+        fields.get(11).and_then(|u| u.parse::<u64>().ok()).unwrap_or(0)
+            + fields.get(12).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0)
+    };
+    let (t0, c0) = (Instant::now(), ticks());
+    std::thread::sleep(IDLE);
+    let used = (ticks() - c0) as f64 / 100.0;
+    used / t0.elapsed().as_secs_f64() * 100.0
 }

@@ -11,4 +11,5 @@ pub mod faults;
 pub mod history;
 pub mod poll;
 pub mod repo;
+pub mod screen;
 pub mod tools;

@@ -33,21 +33,12 @@ pub(super) fn scan_range(
     conn: &Connection,
     after: u64,
     last: u64,
-    mut f: impl FnMut(Row) -> Result<(), StoreError>,
+    f: impl FnMut(Row) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
     let mut stmt =
         conn.prepare_cached("SELECT seq, at, body, tx_end FROM events WHERE seq > ?1 AND seq <= ?2 ORDER BY seq")?;
-    let mut rows = stmt.query([after as i64, last.min(i64::MAX as u64) as i64])?;
-    let mut expected = after + 1;
-    while let Some(row) = rows.next()? {
-        let row = decode(row)?;
-        if row.seq != expected {
-            return Err(StoreError::Damaged(format!("event {expected} is missing (the next is {})", row.seq)));
-        }
-        expected += 1;
-        f(row)?;
-    }
-    Ok(())
+    let rows = stmt.query([after as i64, last.min(i64::MAX as u64) as i64])?;
+    in_order(rows, after, f)
 }
 
 /// Calls `f` with at most `limit` rows after seq `after`, in order.
@@ -55,11 +46,20 @@ pub(super) fn scan_after(
     conn: &Connection,
     after: u64,
     limit: usize,
-    mut f: impl FnMut(Row) -> Result<(), StoreError>,
+    f: impl FnMut(Row) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
     let mut stmt =
         conn.prepare_cached("SELECT seq, at, body, tx_end FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2")?;
-    let mut rows = stmt.query([after.min(i64::MAX as u64) as i64, limit.min(i64::MAX as usize) as i64])?;
+    let rows = stmt.query([after.min(i64::MAX as u64) as i64, limit.min(i64::MAX as usize) as i64])?;
+    in_order(rows, after, f)
+}
+
+/// Each row of `rows` to `f`, checking that the seqs follow on from `after` with none missing.
+fn in_order(
+    mut rows: rusqlite::Rows<'_>,
+    after: u64,
+    mut f: impl FnMut(Row) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
     let mut expected = after + 1;
     while let Some(row) = rows.next()? {
         let row = decode(row)?;
