@@ -1,8 +1,9 @@
 //! `bosun dash` end to end, in real tmux: the dashboard runs in a session of a tmux server of
 //! the test's own (not bosun's), beside an agent; the test types keys (`send-keys`) and reads
 //! the screen (`capture-pane`): the agent listed, its workspace view (its window sized to the
-//! panel), a message typed into the agent and its answer in the panel, the focus moved, back to
-//! the list, and quit with the terminal restored.
+//! panel), a message typed into the agent and its answer in the panel, a file written in its
+//! workspace in the sidebar, the focus moved, back to the list, and quit with the terminal
+//! restored.
 
 mod support;
 
@@ -37,6 +38,12 @@ fn the_dashboard_lists_an_agent_opens_its_workspace_types_into_it_and_quits_clea
     screen.keys(&["-l", "hello dash"]);
     screen.keys(&["Enter"]);
     screen.shows("got: hello dash");
+
+    // A file written in the workspace shows in the sidebar's files, without waiting 10 s.
+    let path = bosun.show(&id).workspace.expect("its workspace").path;
+    screen.shows("(no changes)");
+    std::fs::write(path.join("notes.txt"), "a change\n").unwrap();
+    screen.shows("A notes.txt");
 
     screen.keys(&["C-\\"]);
     screen.shows("Tab:terminal  Esc:dashboard");

@@ -13,6 +13,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use bosun_core::{Event, Heartbeat};
 use bosun_wire::EventsQuery;
 use ratatui::crossterm::event::{self, Event as TermEvent, KeyCode, KeyEventKind, KeyModifiers};
 
@@ -25,6 +26,8 @@ pub use view::{Action, Key, Mode, View};
 const BOARD_EVERY: Duration = Duration::from_millis(100);
 /// How often the workspace view's git figures are taken again when nothing says they changed.
 const GIT_EVERY: Duration = Duration::from_secs(10);
+/// How often, at most, they are taken again while its files are being written.
+const GIT_AT_MOST: Duration = Duration::from_secs(1);
 /// How often the agent's screen is read when its output says nothing changed.
 const SCREEN_AT_LEAST: Duration = Duration::from_secs(1);
 
@@ -36,7 +39,7 @@ pub fn run(client: &Client) -> Result<ExitCode> {
     let (stream, recorded) = (Client::new(client.dirs.clone()), tx.clone());
     std::thread::spawn(move || {
         let q = EventsQuery { from: 0, follow: true, ..Default::default() };
-        let _ = stream.events(q, |_| Ok(recorded.send(Wake::Recorded).is_ok()));
+        let _ = stream.events(q, |r| Ok(recorded.send(Wake::Recorded(Box::new(r))).is_ok()));
     });
     let paused = Arc::new(AtomicBool::new(false));
     let reading = paused.clone();
@@ -67,7 +70,7 @@ pub fn run(client: &Client) -> Result<ExitCode> {
 /// What wakes the dashboard's loop.
 enum Wake {
     Term(TermEvent),
-    Recorded,
+    Recorded(Box<bosun_core::replay::Recorded>),
 }
 
 fn dash(
@@ -86,9 +89,16 @@ fn dash(
     // at least every second: not on a fast timer.
     let (mut output_len, mut captured, mut typed) = (None, Instant::now(), false);
     let mut sized: Option<Sized> = None;
+    // A file of the viewed workspace was written since its git figures were taken.
+    let mut changed = false;
     loop {
         if let Mode::Workspace { id, .. } = &view.mode {
-            let again = detail.as_ref().is_none_or(|(d, _, at)| d != id || at.elapsed() > GIT_EVERY);
+            let again = detail.as_ref().is_none_or(|(d, _, at)| {
+                d != id || at.elapsed() > GIT_EVERY || (changed && at.elapsed() > GIT_AT_MOST)
+            });
+            if again {
+                changed = false;
+            }
             let mut d = match detail.take() {
                 Some((d, mut shown, at)) if &d == id && !again => {
                     let len = std::fs::metadata(&shown.output).map(|m| m.len()).ok();
@@ -122,8 +132,16 @@ fn dash(
         woke.extend(wakes.try_iter());
         for wake in woke {
             let read = match wake {
-                Wake::Recorded => {
+                Wake::Recorded(r) => {
                     stale = true;
+                    // A file written in the viewed workspace: its git figures are due again.
+                    if let (
+                        Event::Heartbeat { id, heartbeat: Heartbeat::FileWrite, .. },
+                        Mode::Workspace { id: viewed, .. },
+                    ) = (&r.event, &view.mode)
+                    {
+                        changed |= id.as_str() == viewed;
+                    }
                     continue;
                 }
                 Wake::Term(read) => read,
