@@ -286,3 +286,25 @@ fn a_hook_report_names_a_transcript_only_where_claude_keeps_this_agents_log() {
     ));
     assert_eq!(sim.state.agents[&a].log.as_deref().and_then(|p| p.to_str()), Some(real.as_str()));
 }
+
+#[test]
+fn a_turn_whose_start_report_was_lost_is_still_a_turn_when_its_end_says_something_new() {
+    let mut sim = Sim::new();
+    let policy = Policy { on_idle: steps(&["nudge:status one", "nudge:status two"]), ..Policy::default() };
+    let (a, _) = claude_with_prompt(&mut sim, policy);
+    sim.ok(hook(&a, r#"{"hook_event_name":"UserPromptSubmit"}"#, "UserPromptSubmit"));
+    let effects = sim.ok(hook(&a, r#"{"hook_event_name":"Stop","last_assistant_message":"pong"}"#, "Stop"));
+    let nudge = |effects: &[Effect], text: &str| {
+        effects.iter().any(|e| matches!(e, Effect::SendText { text: t, .. } if t == text))
+    };
+    assert!(nudge(&effects, "status one"));
+    let message = sim.state.messages.values().find(|m| m.text == "status one").map(|m| m.id).unwrap();
+    sim.ok(Input::TextDelivered { message });
+    // Its UserPromptSubmit report was lost to a crash of bosun; its Stop comes.
+    let effects = sim.ok(hook(&a, r#"{"hook_event_name":"Stop","last_assistant_message":"All tests pass."}"#, "Stop"));
+    assert!(nudge(&effects, "status two"), "the turn counted: the chain goes on {effects:?}");
+    assert_eq!(sim.state.agents[&a].state, SessionState::Idle);
+    // The same report told again (a replayed spool) says nothing new: nothing more is sent.
+    let effects = sim.ok(hook(&a, r#"{"hook_event_name":"Stop","last_assistant_message":"All tests pass."}"#, "Stop"));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::SendText { .. })), "{effects:?}");
+}

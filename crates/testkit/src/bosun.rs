@@ -249,6 +249,12 @@ impl Drop for Bosun {
     }
 }
 
+/// A temp dir under /tmp, kept after the test when `BOSUN_KEEP` is set (to read a failed run's
+/// state: `BOSUN_STATE_DIR=<dir> bosun events`).
 fn tempdir() -> TempDir {
-    tempfile::Builder::new().prefix("bosun-").tempdir_in("/tmp").expect("temp dir")
+    tempfile::Builder::new()
+        .prefix("bosun-")
+        .disable_cleanup(std::env::var_os("BOSUN_KEEP").is_some())
+        .tempdir_in("/tmp")
+        .expect("temp dir")
 }

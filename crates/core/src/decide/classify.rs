@@ -14,10 +14,15 @@ pub const SAID_MAX: usize = 4_000;
 /// The agent's driver reported its last message.
 pub(super) fn said(state: &State, agent: &AgentId, text: &str, d: &mut Decision) {
     let Some(a) = state.agents.get(agent).filter(|a| a.state.is_up()) else { return };
-    let text = tail(text.trim(), SAID_MAX);
-    if a.said.as_deref() != Some(text) && !text.is_empty() {
-        d.event(Event::AgentSaid { id: a.id.clone(), text: text.to_owned() });
+    if says_new(a, text) {
+        d.event(Event::AgentSaid { id: a.id.clone(), text: tail(text.trim(), SAID_MAX).to_owned() });
     }
+}
+
+/// Whether `text` is a last message the agent has not said before (as kept: its end).
+pub(super) fn says_new(a: &Agent, text: &str) -> bool {
+    let text = tail(text.trim(), SAID_MAX);
+    a.said.as_deref() != Some(text) && !text.is_empty()
 }
 
 /// The agent's turn ended and it is idle: without classification its `on_idle` fires as it is;

@@ -3,10 +3,11 @@
 
 use super::{classify, observe, Decision};
 use crate::driver::Report;
-use crate::{Agent, Event, Observation, PermissionDecision, State, Timestamp};
+use crate::{Agent, Event, Observation, PermissionDecision, SessionState, State, Timestamp};
 
 pub(super) fn read(state: &State, a: &Agent, report: &Report, now: Timestamp, d: &mut Decision) {
     let Some(reading) = a.driver.behaviour().read_report(Some(a), report) else { return };
+    let new_words = reading.said.as_deref().is_some_and(|said| classify::says_new(a, said));
     // The turn ended: what it said last is what its classification reads.
     if let Some(said) = &reading.said {
         classify::said(state, &a.id, said, d);
@@ -21,6 +22,23 @@ pub(super) fn read(state: &State, a: &Agent, report: &Report, now: Timestamp, d:
     if let Some((source, seen)) = reading.observation {
         let observation = if answered.is_some() { Observation::Working } else { seen };
         let cause = Some(report.cause());
+        // A turn's end that says something new while the agent is known idle: the report of
+        // that turn's start was lost (to a crash of bosun while it was being told), the turn
+        // was not. It is taken as the working it was, then as its end. (A report told twice
+        // says nothing new.)
+        if new_words && a.state == SessionState::Idle && observation == Observation::Idle {
+            let working = SessionState::Running;
+            d.event(Event::AgentObserved {
+                id: a.id.clone(),
+                state: working.clone(),
+                source,
+                at: now,
+                observation: None,
+                cause: None,
+            });
+            let turned = Agent { state: working, state_since: now, source: Some(source), ..a.clone() };
+            return observe::observed(state, &turned, source, &observation, reading.log.as_ref(), cause, now, d);
+        }
         observe::observed(state, a, source, &observation, reading.log.as_ref(), cause, now, d)
     }
 }
