@@ -288,23 +288,40 @@ fn a_hook_report_names_a_transcript_only_where_claude_keeps_this_agents_log() {
 }
 
 #[test]
-fn a_turn_whose_start_report_was_lost_is_still_a_turn_when_its_end_says_something_new() {
+fn a_turn_whose_start_report_was_lost_is_still_a_turn_when_its_end_follows_a_message() {
     let mut sim = Sim::new();
-    let policy = Policy { on_idle: steps(&["nudge:status one", "nudge:status two"]), ..Policy::default() };
+    let chain = steps(&["nudge:status one", "nudge:status two", "nudge:status three"]);
+    let policy = Policy { on_idle: chain, ..Policy::default() };
     let (a, _) = claude_with_prompt(&mut sim, policy);
-    sim.ok(hook(&a, r#"{"hook_event_name":"UserPromptSubmit"}"#, "UserPromptSubmit"));
-    let effects = sim.ok(hook(&a, r#"{"hook_event_name":"Stop","last_assistant_message":"pong"}"#, "Stop"));
-    let nudge = |effects: &[Effect], text: &str| {
+    let nudged = |effects: &[Effect], text: &str| {
         effects.iter().any(|e| matches!(e, Effect::SendText { text: t, .. } if t == text))
     };
-    assert!(nudge(&effects, "status one"));
-    let message = sim.state.messages.values().find(|m| m.text == "status one").map(|m| m.id).unwrap();
-    sim.ok(Input::TextDelivered { message });
-    // Its UserPromptSubmit report was lost to a crash of bosun; its Stop comes.
-    let effects = sim.ok(hook(&a, r#"{"hook_event_name":"Stop","last_assistant_message":"All tests pass."}"#, "Stop"));
-    assert!(nudge(&effects, "status two"), "the turn counted: the chain goes on {effects:?}");
-    assert_eq!(sim.state.agents[&a].state, SessionState::Idle);
-    // The same report told again (a replayed spool) says nothing new: nothing more is sent.
-    let effects = sim.ok(hook(&a, r#"{"hook_event_name":"Stop","last_assistant_message":"All tests pass."}"#, "Stop"));
+    let delivered = |sim: &mut Sim, text: &str| {
+        let message = sim.state.messages.values().find(|m| m.text == text).map(|m| m.id).unwrap();
+        sim.ok(Input::TextDelivered { message });
+    };
+    sim.ok(hook(&a, r#"{"hook_event_name":"UserPromptSubmit"}"#, "UserPromptSubmit"));
+    let stop = r#"{"hook_event_name":"Stop","last_assistant_message":"All tests pass."}"#;
+    assert!(nudged(&sim.ok(hook(&a, stop, "Stop")), "status one"));
+    delivered(&mut sim, "status one");
+    let typed_at = sim.clock;
+
+    // The same Stop told again from the spool (made before the nudge it brought): nothing.
+    let replayed = |at: bosun_core::Timestamp| {
+        let report = Report::ClaudeHook(Box::new(HookPayload::parse(stop, "Stop")));
+        Input::Report { agent: a.clone(), generation: None, spooled_at: Some(at), report }
+    };
+    let effects = sim.ok(replayed(bosun_core::Timestamp::from_millis(typed_at.as_millis() - 20)));
     assert!(!effects.iter().any(|e| matches!(e, Effect::SendText { .. })), "{effects:?}");
+
+    // The nudge's turn ran, but its UserPromptSubmit report was lost to a crash of bosun: its
+    // Stop (saying the same as before) still ends a turn, and the chain goes on.
+    sim.advance(1_000);
+    assert!(nudged(&sim.ok(hook(&a, stop, "Stop")), "status two"), "the turn counted");
+    delivered(&mut sim, "status two");
+    // Its Stop kept in the spool while no daemon ran, made after the nudge: a turn too.
+    sim.advance(1_000);
+    let effects = sim.ok(replayed(sim.clock));
+    assert!(nudged(&effects, "status three"), "{effects:?}");
+    assert_eq!(sim.state.agents[&a].state, SessionState::Idle);
 }

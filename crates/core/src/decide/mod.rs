@@ -140,7 +140,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
             let fresh = |a: &crate::Agent| spooled_at.is_none_or(|t| t >= a.state_since);
             let current = |a: &&crate::Agent| generation.is_none_or(|g| g == a.restarts) && fresh(a);
             if let Some(a) = state.agents.get(agent).filter(current) {
-                report::read(state, a, report, now, &mut d)
+                report::read(state, a, report, spooled_at.unwrap_or(now), now, &mut d)
             }
         }
         Input::Said { agent, text } => classify::said(state, agent, text, &mut d),

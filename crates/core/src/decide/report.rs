@@ -5,9 +5,22 @@ use super::{classify, observe, Decision};
 use crate::driver::Report;
 use crate::{Agent, Event, Observation, PermissionDecision, SessionState, State, Timestamp};
 
-pub(super) fn read(state: &State, a: &Agent, report: &Report, now: Timestamp, d: &mut Decision) {
+/// `reported_at`: when the agent made the report (when it was spooled, for one kept while no
+/// daemon answered).
+pub(super) fn read(
+    state: &State,
+    a: &Agent,
+    report: &Report,
+    reported_at: Timestamp,
+    now: Timestamp,
+    d: &mut Decision,
+) {
     let Some(reading) = a.driver.behaviour().read_report(Some(a), report) else { return };
-    let new_words = reading.said.as_deref().is_some_and(|said| classify::says_new(a, said));
+    // Made after a message typed to the agent since it went idle: a turn's end that followed.
+    let after_message = state.messages.values().any(|m| {
+        m.agent == a.id && m.state == crate::MessageState::Delivered && m.at >= a.state_since && reported_at > m.at
+    });
+    let new_words = after_message || reading.said.as_deref().is_some_and(|said| classify::says_new(a, said));
     // The turn ended: what it said last is what its classification reads.
     if let Some(said) = &reading.said {
         classify::said(state, &a.id, said, d);
@@ -22,10 +35,11 @@ pub(super) fn read(state: &State, a: &Agent, report: &Report, now: Timestamp, d:
     if let Some((source, seen)) = reading.observation {
         let observation = if answered.is_some() { Observation::Working } else { seen };
         let cause = Some(report.cause());
-        // A turn's end that says something new while the agent is known idle: the report of
-        // that turn's start was lost (to a crash of bosun while it was being told), the turn
-        // was not. It is taken as the working it was, then as its end. (A report told twice
-        // says nothing new.)
+        // A turn's end that says something new, or that was made after a message was typed to
+        // the agent, while the agent is known idle: the report of that turn's start was lost
+        // (to a crash of bosun while it was being told), the turn was not. It is taken as the
+        // working it was, then as its end. (A report told twice says nothing new and was made
+        // before the message its first telling brought.)
         if new_words && a.state == SessionState::Idle && observation == Observation::Idle {
             let working = SessionState::Running;
             d.event(Event::AgentObserved {
