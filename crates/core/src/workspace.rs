@@ -59,6 +59,14 @@ impl WorkspaceKind {
         }
     }
 
+    /// The commit its branch started at, if it is a worktree.
+    pub fn base(&self) -> Option<&str> {
+        match self {
+            Self::Folder => None,
+            Self::Worktree { base, .. } | Self::Pool { base, .. } => Some(base),
+        }
+    }
+
     /// The repository it is a worktree of, if it is one.
     pub fn repo(&self) -> Option<&std::path::Path> {
         match self {

@@ -259,10 +259,9 @@ impl Executor {
                         None
                     }
                 };
-                // A pool's workspace goes back to its pool: its branch stays if only it holds commits.
-                let ahead = match (&kind, dirty) {
-                    (bosun_core::WorkspaceKind::Pool { .. }, Some(false)) => match self.workspaces.commits_ahead(&kind)
-                    {
+                // What the core needs to release it: its branch's own commits (0 for a folder).
+                let ahead = match dirty {
+                    Some(false) => match self.workspaces.commits_ahead(&kind) {
                         Ok(n) => n,
                         Err(e) => {
                             tracing::warn!(%id, "cannot count the branch's own commits: {e}");

@@ -221,12 +221,7 @@ fn look(client: &Client, id: &str) -> Detail {
         Ok(true)
     });
     let path = d.workspace.as_ref().map(|w| w.path.clone()).unwrap_or_else(|| a.cwd.clone());
-    let base = d.workspace.as_ref().and_then(|w| match &w.kind {
-        bosun_core::WorkspaceKind::Worktree { base, .. } | bosun_core::WorkspaceKind::Pool { base, .. } => {
-            Some(base.clone())
-        }
-        bosun_core::WorkspaceKind::Folder => None,
-    });
+    let base = d.workspace.as_ref().and_then(|w| w.kind.base()).map(str::to_owned);
     let task = a.prompt.clone().or_else(|| std::fs::read_to_string(path.join(bosun_core::TASK_FILE)).ok());
     let mut shown = Detail {
         name: format!("{} ({})", a.name, a.id),
