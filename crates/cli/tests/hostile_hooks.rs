@@ -79,30 +79,42 @@ fn a_pane_died_report_for_a_live_pane_changes_nothing() {
     assert_eq!(out.trim(), format!("{id} dead(killed)"), "and the agent can still be killed");
 }
 
-#[test]
-fn a_spooled_report_a_crash_cut_off_is_not_told_again() {
+/// An idle agent, its daemon stopped, and a replay a crash cut off: one UserPromptSubmit
+/// spooled, with `progress` in its `.told` file. The state the agent is in once replayed.
+fn replayed_with(progress: &str) -> String {
     let bosun = bosun();
     let repo = TempRepo::new();
     let (cl, sc) = (claudeless(), scenario("chat"));
     let id = bosun.start(repo.path(), &["--", &cl, "--scenario", &sc]);
     bosun.wait_state(&id, "idle");
     bosun.ok(repo.path(), &["daemon", "stop"]);
-    // A replay a crash cut off: its first report was counted as told (it may be what killed the
-    // daemon), the rest was not.
-    let report = |event: &str| {
-        let payload = serde_json::json!({ "hook_event_name": event }).to_string();
-        let hook = bosun_wire::HookEvent::Claude {
-            agent: id.clone(),
-            generation: Some(0),
-            event: event.into(),
-            payload,
-            spooled_at: None,
-        };
-        serde_json::to_string(&hook).unwrap()
+    let payload = serde_json::json!({ "hook_event_name": "UserPromptSubmit" }).to_string();
+    let hook = bosun_wire::HookEvent::Claude {
+        agent: id.clone(),
+        generation: Some(0),
+        event: "UserPromptSubmit".into(),
+        payload,
+        spooled_at: None,
     };
     let file = bosun.state_dir().join("hooks.replaying-0000000000001");
-    std::fs::write(&file, format!("{}\n", report("UserPromptSubmit"))).unwrap();
-    std::fs::write(bosun.state_dir().join("hooks.replaying-0000000000001.told"), "1").unwrap();
-    assert_eq!(bosun.agent(&id).state.label(), "idle", "not told again: it would say running");
+    std::fs::write(&file, format!("{}\n", serde_json::to_string(&hook).unwrap())).unwrap();
+    std::fs::write(bosun.state_dir().join("hooks.replaying-0000000000001.told"), progress).unwrap();
+    let state = bosun.agent(&id).state.label().to_owned();
     assert!(!file.exists(), "the replayed spool is dropped");
+    state
+}
+
+#[test]
+fn a_spooled_report_a_crash_cut_off_after_its_telling_is_not_told_again() {
+    assert_eq!(replayed_with("1"), "idle", "not told again: it would say running");
+}
+
+#[test]
+fn a_spooled_report_the_daemon_died_telling_is_told_again() {
+    assert_eq!(replayed_with("0 1"), "running", "begun once, never finished: told again");
+}
+
+#[test]
+fn a_spooled_report_the_daemon_died_telling_three_times_is_dropped() {
+    assert_eq!(replayed_with("0 3"), "idle", "a report that kills the daemon is not told forever");
 }

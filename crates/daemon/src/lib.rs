@@ -126,6 +126,8 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
             dirs: opts.dirs.clone(),
             started_at: engine::now().as_millis(),
             shutdown: shutdown.clone(),
+            stopping: tokio::sync::watch::Sender::new(false),
+            streams: tokio::sync::RwLock::new(()),
         });
         replay_spool(&ctx, &opts.dirs.hook_spool()).await;
         tokio::spawn(watch::sessions(engine.clone(), ctx.sessions.clone(), watch::INTERVAL));
@@ -165,15 +167,19 @@ async fn replay_spool(ctx: &Arc<handler::Context>, spool: &Path) {
     for file in taken {
         let Ok(text) = std::fs::read_to_string(&file) else { continue };
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        // How many a replay a crash cut off has told already.
+        // Where a replay a crash cut off stopped: the reports told, and how often the next one
+        // was begun.
         let told_file = file.with_extension(format!("{}.told", file.extension().unwrap_or_default().to_string_lossy()));
-        let told: usize = std::fs::read_to_string(&told_file).ok().and_then(|t| t.trim().parse().ok()).unwrap_or(0);
+        let (told, begun) = std::fs::read_to_string(&told_file).map(|t| progress(&t)).unwrap_or_default();
         for (i, line) in lines.iter().enumerate().skip(told) {
-            // Counted before it is told: a report whose telling kills the daemon is not told
-            // again at every start (reports are states: one lost to a crash is the lesser harm).
-            if let Err(e) = std::fs::write(&told_file, (i + 1).to_string()) {
-                tracing::warn!("cannot update {}: {e}", told_file.display());
+            // Told, then counted: a crash between the two tells the report again, which the core
+            // takes as nothing new. One whose telling killed the daemon again and again is dropped.
+            let begun = if i == told { begun + 1 } else { 1 };
+            if begun > MAX_BEGUN {
+                tracing::warn!("dropping a spooled hook report the daemon died telling {MAX_BEGUN} times");
+                continue;
             }
+            note_progress(&told_file, &format!("{i} {begun}"));
             match serde_json::from_str::<bosun_wire::HookEvent>(line) {
                 Ok(event) => {
                     handler::handle(ctx, bosun_wire::Request::Hook(event), None).await;
@@ -181,6 +187,7 @@ async fn replay_spool(ctx: &Arc<handler::Context>, spool: &Path) {
                 }
                 Err(e) => tracing::warn!("skipping a spooled hook report: {e}"),
             }
+            note_progress(&told_file, &(i + 1).to_string());
         }
         if let Err(e) = std::fs::remove_file(&file) {
             tracing::warn!("cannot remove {}: {e}", file.display());
@@ -190,6 +197,22 @@ async fn replay_spool(ctx: &Arc<handler::Context>, spool: &Path) {
     }
     if replayed > 0 {
         tracing::info!(replayed, "hook reports made while bosun was down");
+    }
+}
+
+/// How often the telling of one spooled report may be begun before it is dropped.
+const MAX_BEGUN: u32 = 3;
+
+/// How far the replay of one spool got: the reports told, and how often the next was begun.
+fn progress(text: &str) -> (usize, u32) {
+    let mut words = text.split_whitespace();
+    let told = words.next().and_then(|w| w.parse().ok()).unwrap_or(0);
+    (told, words.next().and_then(|w| w.parse().ok()).unwrap_or(0))
+}
+
+fn note_progress(file: &Path, text: &str) {
+    if let Err(e) = std::fs::write(file, text) {
+        tracing::warn!("cannot update {}: {e}", file.display());
     }
 }
 
