@@ -4,6 +4,7 @@
 //! Where a driver's own files live and how they are found is a module named after it
 //! (`codex_log`).
 
+mod changes;
 pub mod codex_log;
 mod dirwatch;
 mod error;
@@ -20,8 +21,9 @@ mod workspaces;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use bosun_core::{FoundBranch, FoundDir, FoundWorktree, SessionName, SessionSeen, WorkspaceKind};
+use bosun_core::{FoundBranch, FoundDir, FoundWorktree, SessionName, SessionSeen, TermKey, WorkspaceKind};
 
+pub use changes::Changes;
 pub use dirwatch::{DirWatcher, REPORT_EVERY};
 pub use error::AdapterError;
 pub use logwatch::{LogLines, LogWatchOptions, LogWatcher, WatchId};
@@ -151,6 +153,12 @@ pub trait Sessions: Send + Sync {
     fn press_enter(&self, session: &SessionName) -> Result<(), AdapterError>;
     /// Types one key literally, without Enter (a dialog's option number).
     fn type_key(&self, session: &SessionName, key: char) -> Result<(), AdapterError>;
+    /// Types `keys` as they come, at once (a person at the keyboard, not a message: no settling).
+    fn press(&self, session: &SessionName, keys: &[TermKey]) -> Result<(), AdapterError>;
+    /// The size of the session's window, in columns and rows.
+    fn size(&self, session: &SessionName) -> Result<(u16, u16), AdapterError>;
+    /// Sizes the session's window to `cols`×`rows` (its program sees a terminal resized).
+    fn resize(&self, session: &SessionName, cols: u16, rows: u16) -> Result<(), AdapterError>;
     /// The visible screen, with colour escapes when `colors`.
     fn capture(&self, session: &SessionName, colors: bool) -> Result<String, AdapterError>;
     /// Every session on the server, with its pane's pid and, once it has exited, its status.

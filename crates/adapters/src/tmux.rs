@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use bosun_core::{SessionName, SessionSeen};
+use bosun_core::{SessionName, SessionSeen, TermKey};
 
 use crate::{AdapterError, Sessions, SpawnSpec};
 
@@ -275,6 +275,42 @@ impl Sessions for Tmux {
         self.on_session(session, self.run(["send-keys", "-t", &exact_pane(session), "Enter"])).map(drop)
     }
 
+    fn press(&self, session: &SessionName, keys: &[TermKey]) -> Result<(), AdapterError> {
+        let target = exact_pane(session);
+        for key in keys {
+            let named;
+            let args: &[&str] = match key {
+                TermKey::Text(text) => &["send-keys", "-t", &target, "-l", "--", text],
+                TermKey::Ctrl(c) => {
+                    named = format!("C-{c}");
+                    &["send-keys", "-t", &target, "--", &named]
+                }
+                other => &["send-keys", "-t", &target, "--", key_name(other)],
+            };
+            self.on_session(session, self.run(args))?;
+        }
+        Ok(())
+    }
+
+    fn size(&self, session: &SessionName) -> Result<(u16, u16), AdapterError> {
+        let format = "#{window_width} #{window_height}";
+        let out = self.on_session(session, self.run(["display-message", "-p", "-t", &exact_pane(session), format]))?;
+        let mut sides = out.split_whitespace().map(str::parse::<u16>);
+        match (sides.next(), sides.next()) {
+            (Some(Ok(cols)), Some(Ok(rows))) => Ok((cols, rows)),
+            _ => Err(AdapterError::Command {
+                command: "tmux display-message".into(),
+                stderr: format!("no window size for {session}: {out:?}"),
+            }),
+        }
+    }
+
+    fn resize(&self, session: &SessionName, cols: u16, rows: u16) -> Result<(), AdapterError> {
+        let (x, y) = (cols.to_string(), rows.to_string());
+        let args = ["resize-window", "-t", &exact_pane(session), "-x", &x, "-y", &y];
+        self.on_session(session, self.run(args)).map(drop)
+    }
+
     fn capture(&self, session: &SessionName, colors: bool) -> Result<String, AdapterError> {
         let target = exact_pane(session);
         // A dead pane's last output has scrolled into the history under tmux's "Pane is dead"
@@ -336,6 +372,21 @@ fn exact(session: &SessionName) -> String {
 }
 
 /// The current pane of the session named exactly `session`.
+/// tmux's name of a key that is not text.
+fn key_name(key: &TermKey) -> &'static str {
+    match key {
+        TermKey::Enter => "Enter",
+        TermKey::Tab => "Tab",
+        TermKey::Esc => "Escape",
+        TermKey::Backspace => "BSpace",
+        TermKey::Up => "Up",
+        TermKey::Down => "Down",
+        TermKey::Left => "Left",
+        TermKey::Right => "Right",
+        TermKey::Text(_) | TermKey::Ctrl(_) => "",
+    }
+}
+
 fn exact_pane(session: &SessionName) -> String {
     format!("={session}:")
 }

@@ -1,8 +1,11 @@
 //! Issue 12's figures, with `bosun dash` running in a tmux server of the bench's own beside 50
-//! agents: a new agent to its row on the dashboard, a key typed in the workspace view to its
-//! echo in the panel, and the dashboard's CPU while nothing happens.
+//! agents: a new agent to its row on the dashboard, an agent's state change to its row, a key
+//! typed in the workspace view to its echo in the panel, and the dashboard's CPU while nothing
+//! happens; and the time to draw a frame of 100 agents (the dashboard's own unit benchmark,
+//! built and run in release mode).
 
 use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use bosun_testkit::bosun::Bosun;
@@ -44,6 +47,16 @@ pub fn figures(bin: &Path) -> Vec<Figure> {
         screen.shows(&name);
         shown.push(t0.elapsed());
     }
+    // Killed: the kill returned once its end was recorded. Until its row says so:
+    let mut changed = Vec::new();
+    for n in 0..NEW {
+        // The newest of the first ones: their rows are on screen, below the probes'.
+        let name = format!("idle{}", AGENTS - 1 - n);
+        bosun.ok(repo.path(), &["kill", &name]);
+        let t0 = Instant::now();
+        screen.until(|t| t.lines().any(|l| l.contains(&format!(" {name} ")) && l.contains("dead(killed)")));
+        changed.push(t0.elapsed());
+    }
     // The newest agent is on top: open its workspace view and type into it.
     screen.keys(&["w"]);
     screen.shows("Ctrl+\\:sidebar");
@@ -59,6 +72,7 @@ pub fn figures(bin: &Path) -> Vec<Figure> {
     }
     vec![
         Figure::new(format!("new agent to its row in `bosun dash`, {AGENTS} agents (n={NEW})"), shown, "< 100 ms", "-"),
+        Figure::new(format!("agent's state change to its row, {AGENTS} agents (n={NEW})"), changed, "< 100 ms", "-"),
         Figure::new(format!("key typed in the workspace view to its echo (n={KEYS})"), echoed, "< 50 ms", "-"),
         Figure::value(
             format!("dashboard CPU, {AGENTS} agents, nothing happening, {} s", IDLE.as_secs()),
@@ -66,7 +80,24 @@ pub fn figures(bin: &Path) -> Vec<Figure> {
             "< 2 %",
             "-",
         ),
+        Figure::new("frame drawn, 100 agents in the list, 200×50 (n=500)", frames("tasks"), "< 5 ms", "-"),
+        Figure::new("frame drawn, workspace view, 200×50 (n=500)", frames("workspace"), "-", "-"),
     ]
+}
+
+/// The dashboard's frame times for `view`, from its unit benchmark (`frame_render_samples`).
+fn frames(view: &str) -> Vec<Duration> {
+    let out = Command::new("cargo")
+        .args(["test", "--release", "--quiet", "-p", "bosun-cli", "--bin", "bosun", "frame_render_samples"])
+        .args(["--", "--ignored", "--nocapture"])
+        .output()
+        .expect("cargo runs the dashboard's frame benchmark");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("frame_us ")?.strip_prefix(view)?.trim().parse().ok())
+        .map(Duration::from_micros)
+        .collect()
 }
 
 /// The dashboard process's CPU over `IDLE`, in percent of one core.

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use bosun_core::driver::dialog::DialogAnswer;
-use bosun_core::{AgentId, Cron, Escalation, EscalationId, Item, Job, JobId, MessageId, Plan, SessionState, Worker};
+use bosun_core::{
+    AgentId, Cron, Escalation, EscalationId, Item, Job, JobId, MessageId, Plan, SessionState, TermKey, Worker,
+};
 use bosun_wire::{
     AgentDetail, Finding, Listing, Pools, Pruned, Removed, Request, Response, RunCommand, StartAgent, Started,
 };
@@ -97,6 +99,11 @@ calls! {
     fn peek(agent: String, colors: bool) -> String = Request::Peek { agent, colors } => Response::Screen { text } => text;
     /// The command that attaches a terminal to the agent's session.
     fn attach(agent: String) -> Vec<String> = Request::Attach { agent } => Response::Attach { argv } => argv;
+    /// Types keys into the agent's terminal, at once.
+    fn press(agent: String, keys: Vec<TermKey>) -> () = Request::Press { agent, keys } => Response::Ok => ();
+    /// Sizes the agent's terminal; its size before.
+    fn resize(agent: String, cols: u16, rows: u16) -> (u16, u16) =
+        Request::Resize { agent, cols, rows } => Response::Resized { before } => before;
     fn send(agent: String, text: String) -> MessageId =
         Request::Send { agent, text } => Response::Sent { message } => message;
     fn kill(agent: String) -> (AgentId, SessionState) =
@@ -123,9 +130,6 @@ calls! {
         JobNow { now, job, over };
     fn job_cancel(job: String) -> Box<Job> = Request::JobCancel { job } => Response::Job { job, .. } => job;
     fn job_resume(job: String) -> Box<Job> = Request::JobResume { job } => Response::Job { job, .. } => job;
-    /// Answers once the job is over, or after a while (`over` says which).
-    fn job_wait(job: String) -> JobNow = Request::JobWait { job } => Response::Job { now, job, over } =>
-        JobNow { now, job, over };
     fn job_export(job: String, dir: PathBuf, force: bool) -> Exported =
         Request::JobExport { job, dir, force } => Response::Exported { dir, events, seq } => Exported { dir, events, seq };
     fn replay(job: String) -> (JobId, bosun_core::replay::Replayed) =

@@ -25,6 +25,15 @@ pub struct Client {
     pub dirs: StateDir,
 }
 
+/// How an event stream ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// At the last event (without follow), or because the caller had seen enough.
+    Done,
+    /// The daemon was stopped on purpose (`bosun daemon stop`).
+    Stopped,
+}
+
 impl Client {
     pub fn new(dirs: StateDir) -> Self {
         Self { dirs }
@@ -66,12 +75,10 @@ impl Client {
     /// Streams the events `q` asks for to `each`, which stops the stream by answering false.
     /// When the daemon dies mid-stream, a new one is asked to go on from the event after the
     /// last one seen: none is missed or seen twice. A `from` of 0 means the next one recorded.
-    pub fn events(&self, mut q: EventsQuery, mut each: impl FnMut(Recorded) -> Result<bool>) -> Result<()> {
+    /// A daemon stopped on purpose ends the stream (`StreamEnd::Stopped`); none is started.
+    pub fn events(&self, mut q: EventsQuery, mut each: impl FnMut(Recorded) -> Result<bool>) -> Result<StreamEnd> {
         if q.from == 0 {
-            let Response::Status(status) = self.request(Request::Status)? else {
-                return Err(no_answer().into());
-            };
-            q.from = status.events + 1;
+            q.from = self.last_seq()? + 1;
         }
         loop {
             let mut stream = self.connect_or_start()?;
@@ -82,10 +89,11 @@ impl Client {
                     Ok(Response::Event(r)) => {
                         q.from = r.seq + 1;
                         if !each(*r)? {
-                            return Ok(());
+                            return Ok(StreamEnd::Done);
                         }
                     }
-                    Ok(Response::Ok) => return Ok(()),
+                    Ok(Response::Ok) => return Ok(StreamEnd::Done),
+                    Ok(Response::Stopped) => return Ok(StreamEnd::Stopped),
                     Ok(Response::Error(e)) => return Err(anyhow::Error::new(e)),
                     Ok(_) => return Err(no_answer().into()),
                     Err(_) => break,
@@ -95,6 +103,14 @@ impl Client {
                 return Err(no_answer().into());
             }
             tracing::debug!("the daemon died mid-stream: asking a new one from event {}", q.from);
+        }
+    }
+
+    /// The seq of the last event recorded.
+    pub fn last_seq(&self) -> Result<u64> {
+        match self.request(Request::Status)? {
+            Response::Status(status) => Ok(status.events),
+            _ => Err(no_answer().into()),
         }
     }
 

@@ -8,7 +8,7 @@ use anyhow::Result;
 use bosun_core::replay::Recorded;
 use bosun_wire::EventsQuery;
 
-use crate::client::Client;
+use crate::client::{Client, StreamEnd};
 
 pub fn run(
     client: &Client,
@@ -21,12 +21,15 @@ pub fn run(
     let from = from.unwrap_or(if follow { 0 } else { 1 });
     let q = EventsQuery { from, follow, agent, job };
     let mut out = std::io::stdout().lock();
-    client.events(q, |r| {
+    let end = client.events(q, |r| {
         let line = if json { serde_json::to_string(&r)? } else { line(&r) };
         writeln!(out, "{line}")?;
         out.flush()?;
         Ok(true)
     })?;
+    if end == StreamEnd::Stopped {
+        eprintln!("bosun: the daemon was stopped (`bosun daemon stop`): no more events follow");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -2,13 +2,13 @@
 
 use std::process::ExitCode;
 
-use anyhow::Result;
-use bosun_core::{Job, JobState, CHECKPOINT_FILE, EVENTS_FILE};
-use bosun_wire::RunCommand;
+use anyhow::{bail, Context, Result};
+use bosun_core::{Event, Job, JobId, JobState, CHECKPOINT_FILE, EVENTS_FILE};
+use bosun_wire::{EventsQuery, RunCommand};
 
 use crate::args::JobCommand;
 use crate::calls::{Dated, Exported, JobNow, JobStarted};
-use crate::client::Client;
+use crate::client::{Client, StreamEnd};
 use crate::commands::print_json;
 use crate::render;
 
@@ -92,39 +92,106 @@ pub fn job(client: &Client, cmd: JobCommand) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         JobCommand::Logs { id, follow } => logs(client, id, follow),
-        JobCommand::Wait { id } => loop {
-            let JobNow { job, over, .. } = client.job_wait(id.clone())?;
-            if over {
-                println!("{} {}", job.spec.id, outcome(&job.state));
-                return Ok(if job.state == JobState::Done { ExitCode::SUCCESS } else { ExitCode::FAILURE });
-            }
-        },
+        JobCommand::Wait { id } => wait(client, id),
     }
 }
 
+/// Waits for the job's end on the daemon's event stream, then prints how it ended.
+fn wait(client: &Client, id: String) -> Result<ExitCode> {
+    // The stream goes on from before the job is looked at: an end in between is not missed.
+    let from = client.last_seq()? + 1;
+    let JobNow { job, over, .. } = client.job_show(id)?;
+    if !over {
+        let q = EventsQuery { from, follow: true, agent: None, job: Some(job.spec.id.to_string()) };
+        let end = client.events(q, |r| Ok(!ends(&r.event, &job.spec.id)))?;
+        if end == StreamEnd::Stopped {
+            bail!(
+                "the daemon was stopped before job {} was over: start it again (`bosun daemon start`) and wait again",
+                job.spec.id
+            );
+        }
+    }
+    let JobNow { job, .. } = client.job_show(job.spec.id.to_string())?;
+    println!("{} {}", job.spec.id, outcome(&job.state));
+    Ok(if job.state == JobState::Done { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// Whether `event` says job `id` is over.
+fn ends(event: &Event, id: &JobId) -> bool {
+    matches!(event, Event::JobFinished { job, state, .. } if job == id && state.is_over())
+}
+
+/// What wakes `job logs -f`.
+enum Wake {
+    /// A file in the job's log directory was written.
+    Written,
+    /// An event of the job was recorded; true when it says the job is over.
+    Recorded(bool),
+    /// The stream ended (the daemon was stopped).
+    Ended(Result<StreamEnd>),
+}
+
 /// Prints each step log once it has grown, in step order, until the job is over (or at once).
+/// Following, it wakes when the kernel says a log was written or the job's events say it moved
+/// on: nothing polls.
 fn logs(client: &Client, id: String, follow: bool) -> Result<ExitCode> {
-    let mut printed: std::collections::BTreeMap<std::path::PathBuf, u64> = Default::default();
+    let from = client.last_seq()? + 1;
+    let JobNow { job, over, .. } = client.job_show(id)?;
+    let mut printed = Printed::default();
+    printed.more(&job.spec.logs)?;
+    if !follow || over {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (tx, wakes) = std::sync::mpsc::channel();
+    let (stream, recorded, id) = (Client::new(client.dirs.clone()), tx.clone(), job.spec.id.clone());
+    std::thread::spawn(move || {
+        let q = EventsQuery { from, follow: true, agent: None, job: Some(id.to_string()) };
+        let end = stream.events(q, |r| Ok(recorded.send(Wake::Recorded(ends(&r.event, &id))).is_ok()));
+        let _ = recorded.send(Wake::Ended(end));
+    });
+    let mut watch = None;
     loop {
-        let JobNow { job, over, .. } = client.job_show(id.clone())?;
+        if watch.is_none() {
+            // The directory is made with the job's first step.
+            let written = tx.clone();
+            watch =
+                bosun_adapters::Changes::in_dir(&job.spec.logs, |_| true, move || _ = written.send(Wake::Written)).ok();
+        }
+        let wake = wakes.recv().context("the job's event stream ended")?;
+        printed.more(&job.spec.logs)?;
+        match wake {
+            Wake::Written | Wake::Recorded(false) => {}
+            Wake::Recorded(true) => return Ok(ExitCode::SUCCESS),
+            Wake::Ended(Ok(StreamEnd::Stopped)) => bail!("the daemon was stopped before job {} was over", job.spec.id),
+            Wake::Ended(end) => return end.map(|_| ExitCode::SUCCESS),
+        }
+    }
+}
+
+/// How much of each step log was printed.
+#[derive(Default)]
+struct Printed(std::collections::BTreeMap<std::path::PathBuf, u64>);
+
+impl Printed {
+    /// Prints what the logs in `dir` gained since, each under its step's name the first time.
+    fn more(&mut self, dir: &std::path::Path) -> Result<()> {
+        use std::io::Write;
         let mut files: Vec<_> =
-            std::fs::read_dir(&job.spec.logs).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+            std::fs::read_dir(dir).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
         files.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.created().or_else(|_| m.modified())).ok());
+        let mut out = std::io::stdout().lock();
         for f in files {
             let text = std::fs::read(&f).unwrap_or_default();
-            if !printed.contains_key(&f) {
-                println!("== {} ==", f.file_stem().map(|s| s.to_string_lossy()).unwrap_or_default());
+            if !self.0.contains_key(&f) {
+                writeln!(out, "== {} ==", f.file_stem().map(|s| s.to_string_lossy()).unwrap_or_default())?;
             }
-            let done = printed.entry(f.clone()).or_insert(0);
+            let done = self.0.entry(f.clone()).or_insert(0);
             if (text.len() as u64) > *done {
-                print!("{}", String::from_utf8_lossy(&text[*done as usize..]));
+                out.write_all(String::from_utf8_lossy(&text[*done as usize..]).as_bytes())?;
                 *done = text.len() as u64;
             }
         }
-        if !follow || over {
-            return Ok(ExitCode::SUCCESS);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
+        Ok(out.flush()?)
     }
 }
 

@@ -1,9 +1,9 @@
 //! `bosun dash` end to end, in real tmux: the dashboard runs in a session of a tmux server of
 //! the test's own (not bosun's), beside an agent; the test types keys (`send-keys`) and reads
 //! the screen (`capture-pane`): the agent listed, its workspace view (its window sized to the
-//! panel), a message typed into the agent and its answer in the panel, a file written in its
-//! workspace in the sidebar, the focus moved, back to the list, and quit with the terminal
-//! restored.
+//! panel, its pull request as `gh` tells it), a message typed into the agent and its answer in
+//! the panel, a file written in its workspace in the sidebar, the focus moved, back to the
+//! list, and quit with the terminal restored.
 
 mod support;
 
@@ -13,7 +13,13 @@ use support::*;
 
 #[test]
 fn the_dashboard_lists_an_agent_opens_its_workspace_types_into_it_and_quits_cleanly() {
-    let bosun = bosun();
+    // A `gh` that knows a pull request for any branch (the real one cannot reach a server here).
+    let stubs = tempfile::tempdir().unwrap();
+    let gh = stubs.path().join("gh");
+    std::fs::write(&gh, "#!/bin/sh\necho '{\"number\":7,\"state\":\"OPEN\"}'\n").unwrap();
+    std::fs::set_permissions(&gh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", stubs.path().display(), std::env::var("PATH").unwrap_or_default());
+    let bosun = bosun().with_path(path);
     let repo = TempRepo::new();
     // An agent that answers each line it is given.
     let id =
@@ -31,6 +37,7 @@ fn the_dashboard_lists_an_agent_opens_its_workspace_types_into_it_and_quits_clea
     screen.keys(&["w"]);
     screen.shows("Ctrl+\\:sidebar  Ctrl+]:fullscreen");
     screen.shows("Status: running");
+    screen.shows("PR: #7 open");
     // 70 % of 120 columns, inside the panel's border.
     wait_for(PATIENCE, || (width() == "82").then_some(())).expect("the agent's window fits the panel");
 

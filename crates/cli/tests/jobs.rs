@@ -312,3 +312,57 @@ job "order" {
         bosun.ok(repo.path(), &["job", "show", &job])
     );
 }
+
+#[test]
+fn job_logs_follow_prints_a_step_as_it_writes_and_ends_with_the_job() {
+    let bosun = bosun();
+    let gate = tempfile::tempdir().unwrap();
+    let go = gate.path().join("go");
+    let runbook = r#"
+command "slow" {
+  args = "<go>"
+  run  = { job = "slow" }
+}
+
+job "slow" {
+  vars = ["go"]
+  source { git = true }
+
+  step "talk" {
+    run     = "echo first-half; while [ ! -e \"${var.go}\" ]; do sleep 0.05; done; echo second-half; while [ ! -e \"${var.go}.2\" ]; do sleep 0.05; done"
+    on_done = "done"
+  }
+}
+"#;
+    let repo = repo_with_runbook("slow.hcl", runbook);
+    let v: serde_json::Value =
+        serde_json::from_str(&bosun.ok(repo.path(), &["run", "--json", "slow", go.to_str().unwrap()])).unwrap();
+    let job = v["job"].as_str().unwrap().to_owned();
+    let mut follow = bosun
+        .command(repo.path(), &["job", "logs", &job, "--follow"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, lines) = std::sync::mpsc::channel();
+    let stdout = follow.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    let mut saw = |text: &str| {
+        wait_for(PATIENCE, || {
+            seen.extend(lines.try_iter());
+            seen.iter().any(|l| l == text).then_some(())
+        })
+        .unwrap_or_else(|| panic!("{text} never printed: {seen:?}"));
+    };
+    saw("first-half");
+    // Only its output grows now, while the step goes on: no event says so.
+    std::fs::write(&go, "").unwrap();
+    saw("second-half");
+    std::fs::write(gate.path().join("go.2"), "").unwrap();
+    let status = wait_for(PATIENCE, || follow.try_wait().unwrap()).expect("it ends with the job");
+    assert!(status.success());
+}

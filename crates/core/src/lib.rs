@@ -30,6 +30,7 @@ mod reject;
 pub mod replay;
 mod state;
 pub mod template;
+mod term_key;
 mod time;
 mod timer;
 mod workspace;
@@ -68,6 +69,7 @@ pub use pool::{
 pub use queue::{parse_listed, External, Item, ItemId, ItemState, Worker};
 pub use reject::Rejection;
 pub use state::{apply, State, REQUESTS_KEPT};
+pub use term_key::{check_size, KeysError, TermKey, KEYS_MAX, KEYS_TEXT_MAX, TERM_SIDE_MAX};
 pub use time::Timestamp;
 pub use timer::{Timer, TimerId, TimerKind};
 pub use workspace::{BranchKept, Workspace, WorkspaceKind, WorkspaceState};

@@ -28,7 +28,12 @@ pub async fn serve(listener: UnixListener, ctx: Arc<Context>) {
                 }
                 Err(e) => tracing::warn!("accept failed: {e}"),
             },
-            () = ctx.shutdown.notified() => return,
+            () = ctx.shutdown.notified() => {
+                // Streams are told the stop is meant, and given a moment to say so.
+                ctx.stopping.send_replace(true);
+                let _ = tokio::time::timeout(STREAMS_END, ctx.streams.write()).await;
+                return;
+            }
         }
     }
 }
@@ -48,6 +53,8 @@ fn same_user(stream: &UnixStream) -> Result<(), String> {
 pub const MAX_REQUEST: usize = 16 * 1024 * 1024;
 /// How long a request's frame may take to arrive once its length has.
 const FRAME_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+/// How long a stop waits for event streams to send their last frame.
+const STREAMS_END: std::time::Duration = std::time::Duration::from_millis(500);
 
 async fn connection(mut stream: UnixStream, ctx: Arc<Context>) -> std::io::Result<()> {
     loop {

@@ -45,6 +45,11 @@ impl Bosun {
         self.claude.path()
     }
 
+    /// The `PATH` given with `with_path`.
+    pub fn path_var(&self) -> Option<&str> {
+        self.path.as_deref()
+    }
+
     pub fn bin(&self) -> &Path {
         &self.bin
     }
@@ -213,6 +218,20 @@ impl Bosun {
         assert!(Command::new("kill").args(["-9", &pid.to_string()]).status().expect("kill").success());
         let gone = wait_for(PATIENCE, || (!Path::new(&format!("/proc/{pid}")).exists()).then_some(()));
         assert!(gone.is_some(), "daemon {pid} survived SIGKILL");
+    }
+
+    /// Sends `request` to the running daemon on a socket of its own, as any client could, and
+    /// returns its one answer.
+    pub fn ask(&self, request: bosun_wire::Request) -> bosun_wire::Response {
+        use std::io::{Read, Write};
+        let mut s = std::os::unix::net::UnixStream::connect(self.state.path().join("bosun.sock")).expect("connect");
+        let envelope = bosun_wire::Envelope { version: bosun_wire::VERSION.into(), request, id: None };
+        s.write_all(&bosun_wire::encode(&envelope).expect("encode")).expect("send");
+        let mut len = [0u8; 4];
+        s.read_exact(&mut len).expect("an answer");
+        let mut body = vec![0u8; u32::from_be_bytes(len) as usize];
+        s.read_exact(&mut body).expect("an answer");
+        bosun_wire::decode(&body).expect("an answer decodes")
     }
 
     /// `tmux -S <state>/tmux.sock ARGS`.

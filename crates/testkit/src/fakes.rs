@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use bosun_adapters::{AdapterError, Pools, Sessions, SpawnSpec, Workspaces};
-use bosun_core::{ExitStatus, PoolBase, SessionName, SessionSeen, SlotProbe, SlotReset, WorkspaceKind};
+use bosun_core::{ExitStatus, PoolBase, SessionName, SessionSeen, SlotProbe, SlotReset, TermKey, WorkspaceKind};
 
 /// Workspaces that exist only in memory. Every path is a repository whose every ref resolves.
 #[derive(Debug, Default)]
@@ -174,6 +174,8 @@ pub struct FakeSession {
     pub command: Vec<String>,
     pub typed: Vec<String>,
     pub exit: Option<ExitStatus>,
+    /// Its window's size once resized (80×24 before).
+    pub size: Option<(u16, u16)>,
 }
 
 impl FakeSessions {
@@ -219,6 +221,20 @@ impl Sessions for FakeSessions {
     }
     fn type_key(&self, session: &SessionName, key: char) -> Result<(), AdapterError> {
         self.send_text(session, &format!("key:{key}"))
+    }
+    fn press(&self, session: &SessionName, keys: &[TermKey]) -> Result<(), AdapterError> {
+        keys.iter().try_for_each(|k| self.send_text(session, &format!("{k:?}")))
+    }
+    fn size(&self, session: &SessionName) -> Result<(u16, u16), AdapterError> {
+        let s = self.state();
+        let sess = s.sessions.get(session).ok_or_else(|| AdapterError::NoSession(session.to_string()))?;
+        Ok(sess.size.unwrap_or((80, 24)))
+    }
+    fn resize(&self, session: &SessionName, cols: u16, rows: u16) -> Result<(), AdapterError> {
+        let mut s = self.state();
+        let sess = s.sessions.get_mut(session).ok_or_else(|| AdapterError::NoSession(session.to_string()))?;
+        sess.size = Some((cols, rows));
+        Ok(())
     }
     fn capture(&self, session: &SessionName, _colors: bool) -> Result<String, AdapterError> {
         let s = self.state();

@@ -19,7 +19,11 @@ impl Screen {
     pub fn bosun(bosun: &Bosun, args: &str, (width, height): (u16, u16), then: &str) -> Self {
         let screen = Self { dir: tempfile::tempdir().expect("a temp dir for tmux") };
         let q = |p: &Path| format!("'{}'", p.display());
-        let env = format!("BOSUN_STATE_DIR={} CLAUDE_CONFIG_DIR={}", q(bosun.state_dir()), q(bosun.claude_config()));
+        let mut env =
+            format!("BOSUN_STATE_DIR={} CLAUDE_CONFIG_DIR={}", q(bosun.state_dir()), q(bosun.claude_config()));
+        if let Some(path) = bosun.path_var() {
+            env = format!("{env} PATH={}", q(Path::new(path)));
+        }
         let script = match then {
             "" => format!("{env} exec {} {args}", q(bosun.bin())),
             then => format!("{env} {} {args}; {then}", q(bosun.bin())),

@@ -58,6 +58,17 @@ pub enum Request {
     Attach {
         agent: String,
     },
+    /// Keys a person types into the agent's terminal (the dashboard's panel), at once.
+    Press {
+        agent: String,
+        keys: Vec<bosun_core::TermKey>,
+    },
+    /// Sizes the agent's terminal; answered with its size before.
+    Resize {
+        agent: String,
+        cols: u16,
+        rows: u16,
+    },
     Send {
         agent: String,
         text: String,
@@ -103,10 +114,6 @@ pub enum Request {
     },
     /// Detection and classification run again over the job's recorded events.
     Replay {
-        job: String,
-    },
-    /// Answers once the job is over (or after a minute: ask again).
-    JobWait {
         job: String,
     },
     QueuePush {
@@ -181,7 +188,8 @@ impl Request {
         matches!(self, Self::Status | Self::Shutdown)
     }
 
-    /// Requests that only look: sent again, they cannot do anything twice, so they carry no id.
+    /// Requests that only look, or that the daemon records nothing of (keys typed, a terminal
+    /// sized): they carry no id.
     pub fn only_looks(&self) -> bool {
         matches!(
             self,
@@ -190,6 +198,8 @@ impl Request {
                 | Self::Show { .. }
                 | Self::Peek { .. }
                 | Self::Attach { .. }
+                | Self::Press { .. }
+                | Self::Resize { .. }
                 | Self::WorkspaceList
                 | Self::Doctor { fix: false, .. }
                 | Self::Escalations { .. }
@@ -197,7 +207,6 @@ impl Request {
                 | Self::JobShow { .. }
                 | Self::JobExport { .. }
                 | Self::Replay { .. }
-                | Self::JobWait { .. }
                 | Self::QueueList { .. }
                 | Self::WorkerList
                 | Self::CronList

@@ -42,6 +42,13 @@ pub enum Response {
     Attach {
         argv: Vec<String>,
     },
+    /// A terminal's size (columns, rows) before it was resized.
+    Resized {
+        before: (u16, u16),
+    },
+    /// The last frame of an event stream whose daemon was stopped on purpose (`daemon stop`):
+    /// not a crash, so no new daemon is to be asked to go on.
+    Stopped,
     Sent {
         message: MessageId,
     },

@@ -28,6 +28,8 @@ pub struct Detail {
     /// It died while it was being viewed.
     pub ended: bool,
     pub kind: String,
+    /// Its branch's pull request (`#12 open`), when `gh` knows one.
+    pub pr: Option<String>,
     /// Commits on its branch, lines added and removed against its base.
     pub commits: Option<(u32, u32, u32)>,
     /// Changed files against the base, with their M/A/D/R letter.
@@ -39,6 +41,8 @@ pub struct Detail {
     pub screen: Text<'static>,
     /// Its terminal output as tmux copies it (`pipe-pane`): the screen is read again when it grows.
     pub output: std::path::PathBuf,
+    /// Where it works.
+    pub path: std::path::PathBuf,
 }
 
 pub fn draw(frame: &mut Frame, view: &View, board: &Board, open: &[Open], detail: Option<&Detail>, colors: bool) {
@@ -165,6 +169,9 @@ fn workspace(frame: &mut Frame, area: Rect, d: &Detail, focus: Focus, now: u64, 
         Span::styled(mark, color(mark_style, colors)),
     ]));
     lines.push(Line::raw(format!("Agent: {}", d.kind)));
+    if let Some(pr) = &d.pr {
+        lines.push(Line::raw(format!("PR: {pr}")));
+    }
     if let Some((commits, added, removed)) = d.commits {
         lines.push(Line::raw(format!("Commits: {commits}  +{added} -{removed}")));
     }
@@ -253,12 +260,14 @@ mod tests {
             live,
             ended,
             kind: "claude".into(),
+            pr: live.then(|| "#42 open".into()),
             commits: Some((3, 144, 12)),
             files,
             history: (0..7).map(|n| (NOW - (7 - n) * 30_000, format!("event {n}"))).collect(),
             task: Some("Fix the login bug.\nThe session cookie expires too early.".into()),
             screen: Text::raw("> Fix the login bug\n\n● Reading src/auth.rs\n\n> "),
             output: "/state/agents/k3j9x2ab/output.log".into(),
+            path: "/work/fix-login".into(),
         }
     }
 
@@ -315,6 +324,40 @@ mod tests {
                 View { mode: Mode::Workspace { id: "k3j9x2ab".into(), focus: Focus::Terminal }, ..View::default() };
             screen(&at, &board(), Some(&detail(true, false)), (w, h));
             screen(&View::default(), &board(), None, (w, h));
+        }
+    }
+
+    /// Issue 12's frame figure, printed for `scripts/bench dash`: the task manager with 100
+    /// agents and the workspace view, each drawn 500 times at 200×50 into ratatui's buffer (the
+    /// terminal's own writes not counted), one `frame_us <view> <µs>` line per frame.
+    #[test]
+    #[ignore = "a benchmark: run by `scripts/bench dash`"]
+    fn frame_render_samples() {
+        let states = [Shown::Working, Shown::Idle, Shown::Prompt, Shown::Error, Shown::Dead, Shown::Waiting];
+        let rows = (0..100)
+            .map(|n| {
+                let state = states[n % states.len()];
+                let mut r = row(RowKind::Agent, &format!("a{n:07}"), &format!("agent-{n}"), state, "running", n % 3);
+                r.workspace = Some(format!("ws-{n:04}"));
+                r.branch = Some(format!("feature/task-{n}"));
+                r
+            })
+            .collect();
+        let board = Board { now: NOW, rows };
+        let mut live = detail(true, false);
+        let text: String =
+            (0..48).map(|n| format!("\x1b[3{}mline {n} of the agent's screen\x1b[0m\n", n % 8)).collect();
+        live.screen = ansi_to_tui::IntoText::into_text(&text.as_bytes()).unwrap();
+        let mut terminal = Terminal::new(TestBackend::new(200, 50)).unwrap();
+        let at = View { mode: Mode::Workspace { id: "a0000000".into(), focus: Focus::Terminal }, ..View::default() };
+        for (name, view, detail) in [("tasks", View::default(), None), ("workspace", at, Some(&live))] {
+            for n in 0..500 {
+                // A moving selection, so each frame differs from the last.
+                let view = View { selected: n % 100, ..view.clone() };
+                let t0 = std::time::Instant::now();
+                terminal.draw(|f| draw(f, &view, &board, &[], detail, true)).unwrap();
+                println!("frame_us {name} {}", t0.elapsed().as_micros());
+            }
         }
     }
 }

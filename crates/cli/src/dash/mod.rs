@@ -13,7 +13,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use bosun_core::{Event, Heartbeat};
+use bosun_core::{Event, Heartbeat, TermKey};
 use bosun_wire::EventsQuery;
 use ratatui::crossterm::event::{self, Event as TermEvent, KeyCode, KeyEventKind, KeyModifiers};
 
@@ -28,15 +28,20 @@ const BOARD_EVERY: Duration = Duration::from_millis(100);
 const GIT_EVERY: Duration = Duration::from_secs(10);
 /// How often, at most, they are taken again while its files are being written.
 const GIT_AT_MOST: Duration = Duration::from_secs(1);
-/// How often the agent's screen is read when its output says nothing changed.
+/// How often the workspace view asks `gh` again for its branch's pull request.
+const PR_EVERY: Duration = Duration::from_secs(60);
+/// How often the agent's screen is read when its output says nothing changed (a session whose
+/// output is not kept, a change its output does not show).
 const SCREEN_AT_LEAST: Duration = Duration::from_secs(1);
+/// How often, at most, it is read while its output grows.
+const SCREEN_AT_MOST: Duration = Duration::from_millis(20);
 
 pub fn run(client: &Client) -> Result<ExitCode> {
     // Woken by every event recorded; the stream's own thread ends with the process.
     // The loop sleeps until an event is recorded or a key comes, each sent by its own thread
     // (which end with the process).
     let (tx, wakes) = mpsc::channel::<Wake>();
-    let (stream, recorded) = (Client::new(client.dirs.clone()), tx.clone());
+    let (stream, recorded, output) = (Client::new(client.dirs.clone()), tx.clone(), tx.clone());
     std::thread::spawn(move || {
         let q = EventsQuery { from: 0, follow: true, ..Default::default() };
         let _ = stream.events(q, |r| Ok(recorded.send(Wake::Recorded(Box::new(r))).is_ok()));
@@ -62,7 +67,7 @@ pub fn run(client: &Client) -> Result<ExitCode> {
     });
     let colors = std::env::var_os("NO_COLOR").is_none();
     let mut terminal = ratatui::init();
-    let result = dash(client, &mut terminal, &wakes, &paused, colors);
+    let result = dash(client, &mut terminal, (&wakes, output), &paused, colors);
     ratatui::restore();
     result
 }
@@ -71,12 +76,16 @@ pub fn run(client: &Client) -> Result<ExitCode> {
 enum Wake {
     Term(TermEvent),
     Recorded(Box<bosun_core::replay::Recorded>),
+    /// The viewed agent's output grew (its session's output log was written).
+    Output,
+    /// What `gh` says of the pull request of agent `.0`'s branch.
+    Pr(String, Option<String>),
 }
 
 fn dash(
     client: &Client,
     terminal: &mut ratatui::DefaultTerminal,
-    wakes: &mpsc::Receiver<Wake>,
+    (wakes, output): (&mpsc::Receiver<Wake>, mpsc::Sender<Wake>),
     paused: &AtomicBool,
     colors: bool,
 ) -> Result<ExitCode> {
@@ -85,12 +94,17 @@ fn dash(
     let mut detail: Option<(String, Detail, Instant)> = None;
     let mut last_board = Instant::now();
     let mut stale = false;
-    // The agent's screen is read again when its output grows (or a key was typed into it), and
-    // at least every second: not on a fast timer.
-    let (mut output_len, mut captured, mut typed) = (None, Instant::now(), false);
+    // The agent's screen is read again when its output grows (the kernel says its output log
+    // was written) or a key was typed into it, and at least every second: not on a timer.
+    let (mut captured, mut grown) = (Instant::now(), false);
+    let mut watched: Option<(String, bosun_adapters::Changes)> = None;
     let mut sized: Option<Sized> = None;
     // A file of the viewed workspace was written since its git figures were taken.
     let mut changed = false;
+    // The pull request of the viewed agent's branch (`gh`, asked on its own thread), and when
+    // it was last asked for whom.
+    let mut pr: Option<(String, Option<String>)> = None;
+    let mut pr_asked: Option<(String, Instant)> = None;
     loop {
         if let Mode::Workspace { id, .. } = &view.mode {
             let again = detail.as_ref().is_none_or(|(d, _, at)| {
@@ -101,15 +115,28 @@ fn dash(
             }
             let mut d = match detail.take() {
                 Some((d, mut shown, at)) if &d == id && !again => {
-                    let len = std::fs::metadata(&shown.output).map(|m| m.len()).ok();
-                    if len != output_len || typed || captured.elapsed() >= SCREEN_AT_LEAST {
+                    let due = captured.elapsed() >= SCREEN_AT_LEAST;
+                    if (grown && captured.elapsed() >= SCREEN_AT_MOST) || due {
                         shown.screen = screen(client, id);
-                        (output_len, captured, typed) = (len, Instant::now(), false);
+                        (captured, grown) = (Instant::now(), false);
                     }
                     (d, shown, at)
                 }
-                _ => (id.clone(), look(client, id), Instant::now()),
+                _ => {
+                    let shown = look(client, id);
+                    (captured, grown) = (Instant::now(), false);
+                    (id.clone(), shown, Instant::now())
+                }
             };
+            if watched.as_ref().is_none_or(|(w, _)| w != id) {
+                watched = watch_output(&d.1.output, output.clone()).map(|w| (id.clone(), w));
+            }
+            if pr_asked.as_ref().is_none_or(|(a, at)| a != id || at.elapsed() >= PR_EVERY) {
+                pr_asked = Some((id.clone(), Instant::now()));
+                let (tx, id, path) = (output.clone(), id.clone(), d.1.path.clone());
+                std::thread::spawn(move || _ = tx.send(Wake::Pr(id, pull_request(&path))));
+            }
+            d.1.pr = pr.as_ref().filter(|(a, _)| a == id).and_then(|(_, p)| p.clone());
             d.1.ended = d.1.ended || (!d.1.live && detail_was_live(&board, id));
             if sized.as_ref().is_none_or(|s| &s.agent != id) {
                 let area = terminal.size()?;
@@ -118,14 +145,18 @@ fn dash(
             detail = Some(d);
         } else {
             detail = None;
+            watched = None;
             // The agent's window gets its size back when the view closes.
             sized = None;
         }
         terminal.draw(|f| draw::draw(f, &view, &board, &open, detail.as_ref().map(|(_, d, _)| d), colors))?;
         // Awake for the screen of an open workspace view, for a board due, or for what comes.
+        let board_due = BOARD_EVERY.saturating_sub(last_board.elapsed());
         let wait = match (detail.is_some(), stale) {
-            (true, _) => Duration::from_millis(50),
-            (false, true) => BOARD_EVERY.saturating_sub(last_board.elapsed()),
+            (true, _) if grown => SCREEN_AT_MOST.saturating_sub(captured.elapsed()),
+            (true, true) => SCREEN_AT_LEAST.saturating_sub(captured.elapsed()).min(board_due),
+            (true, false) => SCREEN_AT_LEAST.saturating_sub(captured.elapsed()),
+            (false, true) => board_due,
             (false, false) => Duration::from_secs(1),
         };
         let mut woke: Vec<Wake> = wakes.recv_timeout(wait).into_iter().collect();
@@ -142,6 +173,14 @@ fn dash(
                     {
                         changed |= id.as_str() == viewed;
                     }
+                    continue;
+                }
+                Wake::Output => {
+                    grown = true;
+                    continue;
+                }
+                Wake::Pr(agent, found) => {
+                    pr = Some((agent, found));
                     continue;
                 }
                 Wake::Term(read) => read,
@@ -172,8 +211,8 @@ fn dash(
                 Action::Kill(id) => _ = client.kill(id)?,
                 Action::Resolve(e) => _ = client.resolve(format!("e{e}"), None, None)?,
                 Action::Forward { id, key } => {
-                    forward(client, &id, key)?;
-                    typed = true;
+                    forward(client, &id, key);
+                    grown = true;
                 }
             }
             stale = true;
@@ -229,12 +268,14 @@ fn look(client: &Client, id: &str) -> Detail {
         live: !a.state.is_dead(),
         ended: false,
         kind: a.driver.kind().name().to_owned(),
+        pr: None,
         commits: None,
         files: Vec::new(),
         history,
         task,
         screen: screen(client, id),
         output: a.output_log(),
+        path: path.clone(),
     };
     if let Some(base) = base {
         git_figures(&path, &base, &mut shown);
@@ -276,65 +317,70 @@ fn git_figures(path: &Path, base: &str, shown: &mut Detail) {
     shown.files = files;
 }
 
+/// `#12 open`: the pull request `gh` knows for the branch checked out at `path`, if `gh` is
+/// installed, logged in and knows one (it is never asked to prompt).
+fn pull_request(path: &Path) -> Option<String> {
+    let out = Command::new("gh")
+        .args(["pr", "view", "--json", "number,state"])
+        .current_dir(path)
+        .env("GH_PROMPT_DISABLED", "1")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok().filter(|_| out.status.success())?;
+    Some(format!("#{} {}", v["number"].as_u64()?, v["state"].as_str()?.to_lowercase()))
+}
+
+/// Wakes the loop whenever the agent's output log (`output`) is written.
+fn watch_output(output: &Path, wake: mpsc::Sender<Wake>) -> Option<bosun_adapters::Changes> {
+    let (dir, name) = (output.parent()?, output.file_name()?.to_owned());
+    bosun_adapters::Changes::in_dir(dir, move |n| n == name, move || _ = wake.send(Wake::Output)).ok()
+}
+
 /// The agent's window made the size of the terminal panel while the view is open; its size
 /// before is given back when this is dropped.
-struct Sized {
+struct Sized<'a> {
+    client: &'a Client,
     agent: String,
-    tmux: Vec<String>,
-    before: Option<(String, String)>,
+    before: (u16, u16),
 }
 
-impl Sized {
-    fn to_panel(client: &Client, id: &str, width: u16, height: u16) -> Option<Self> {
-        let (tmux, pane) = tmux_of(client, id)?;
-        let run = |args: &[&str]| Command::new(&tmux[0]).args(&tmux[1..]).args(args).output().ok();
-        let out = run(&["display-message", "-p", "-t", &pane, "#{window_width} #{window_height}"])?;
-        let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        let before = text.split_once(' ').map(|(w, h)| (w.to_owned(), h.to_owned()));
+impl<'a> Sized<'a> {
+    fn to_panel(client: &'a Client, id: &str, width: u16, height: u16) -> Option<Self> {
         // The panel: 70 % of the width and all the height but the footer, inside its border.
-        let (w, h) = ((u32::from(width) * 7 / 10).saturating_sub(2).max(10), height.saturating_sub(3).max(3));
-        run(&["resize-window", "-t", &pane, "-x", &w.to_string(), "-y", &h.to_string()]);
-        Some(Self { agent: id.to_owned(), tmux: [tmux, vec![pane]].concat(), before })
+        let cols = u16::try_from((u32::from(width) * 7 / 10).saturating_sub(2)).unwrap_or(u16::MAX).max(10);
+        let rows = height.saturating_sub(3).max(3);
+        let before = client.resize(id.to_owned(), cols, rows).ok()?;
+        Some(Self { client, agent: id.to_owned(), before })
     }
 }
 
-impl Drop for Sized {
+impl Drop for Sized<'_> {
     fn drop(&mut self) {
-        let Some((pane, tmux)) = self.tmux.split_last() else { return };
-        if let Some((w, h)) = &self.before {
-            let _ =
-                Command::new(&tmux[0]).args(&tmux[1..]).args(["resize-window", "-t", pane, "-x", w, "-y", h]).output();
-        }
+        let _ = self.client.resize(self.agent.clone(), self.before.0, self.before.1);
     }
 }
 
-/// `[tmux, -S, socket]` and the agent's pane target, from its attach command
-/// (`tmux -S SOCKET attach-session -t =SESSION`): the same server, and the session's pane.
-fn tmux_of(client: &Client, id: &str) -> Option<(Vec<String>, String)> {
-    let argv = client.attach(id.to_owned()).ok()?;
-    let (program, socket, target) = (argv.first()?, argv.get(2)?, argv.get(5)?);
-    Some((vec![program.clone(), "-S".into(), socket.clone()], format!("{target}:")))
-}
-
-/// Types `key` into the agent's session (tmux `send-keys` on bosun's own server).
-fn forward(client: &Client, id: &str, key: Key) -> Result<()> {
-    let Some((tmux, pane)) = tmux_of(client, id) else { return Ok(()) };
-    let mut cmd = Command::new(&tmux[0]);
-    cmd.args(&tmux[1..]).args(["send-keys", "-t", &pane]);
-    match key {
-        Key::Char(c) => cmd.args(["-l", "--", &c.to_string()]),
-        Key::Enter => cmd.arg("Enter"),
-        Key::Tab => cmd.arg("Tab"),
-        Key::Esc => cmd.arg("Escape"),
-        Key::Backspace => cmd.arg("BSpace"),
-        Key::Up => cmd.arg("Up"),
-        Key::Down => cmd.arg("Down"),
-        Key::Left => cmd.arg("Left"),
-        Key::Right => cmd.arg("Right"),
-        Key::Ctrl(c) => cmd.arg(format!("C-{c}")),
+/// Types `key` into the agent's session, through the daemon. A key it cannot be given (a
+/// control key that is no terminal's) is dropped, and so is a failure: the screen shows it.
+fn forward(client: &Client, id: &str, key: Key) {
+    let key = match key {
+        Key::Char(c) => TermKey::Text(c.to_string()),
+        Key::Enter => TermKey::Enter,
+        Key::Tab => TermKey::Tab,
+        Key::Esc => TermKey::Esc,
+        Key::Backspace => TermKey::Backspace,
+        Key::Up => TermKey::Up,
+        Key::Down => TermKey::Down,
+        Key::Left => TermKey::Left,
+        Key::Right => TermKey::Right,
+        Key::Ctrl(c) => TermKey::Ctrl(c),
     };
-    cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status()?;
-    Ok(())
+    let keys = vec![key];
+    if TermKey::check(&keys).is_ok() {
+        let _ = client.press(id.to_owned(), keys);
+    }
 }
 
 fn key_of(code: KeyCode, mods: KeyModifiers) -> Option<Key> {

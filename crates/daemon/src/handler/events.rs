@@ -22,6 +22,8 @@ const BATCH: usize = 4096;
 /// Streams what `q` asks for to the client on `stream`, until the client goes or, without
 /// `follow`, the last recorded event was sent.
 pub async fn stream(stream: &mut UnixStream, ctx: &Arc<Context>, q: EventsQuery) -> std::io::Result<()> {
+    let _open = ctx.streams.read().await;
+    let mut stopping = ctx.stopping.subscribe();
     // Subscribed before the first read: whatever is recorded after it wakes the loop.
     let mut woken = ctx.engine.subscribe();
     let (scope, seq) = match scope(ctx, &q).await {
@@ -58,9 +60,9 @@ pub async fn stream(stream: &mut UnixStream, ctx: &Arc<Context>, q: EventsQuery)
                 Ok(_) | Err(RecvError::Lagged(_)) => while woken.try_recv().is_ok() {},
                 Err(RecvError::Closed) => return Ok(()),
             },
-            // The client sends nothing more: a read returns only when it has gone. (A daemon
-            // that stops ends its streams with its runtime.)
+            // The client sends nothing more: a read returns only when it has gone.
             _ = stream.read(&mut probe) => return Ok(()),
+            () = async { _ = stopping.wait_for(|stop| *stop).await; } => return send(stream, &Response::Stopped).await,
         }
     }
 }

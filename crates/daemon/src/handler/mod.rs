@@ -21,7 +21,7 @@ use tokio::sync::{broadcast, Notify};
 
 use crate::engine::{now, EngineError, EngineHandle};
 use crate::store::LogReader;
-use bosun_core::RequestId;
+use bosun_core::{RequestId, TermKey};
 
 mod doctor;
 pub mod events;
@@ -46,6 +46,10 @@ pub struct Context {
     pub dirs: StateDir,
     pub started_at: u64,
     pub shutdown: Arc<Notify>,
+    /// Set when the daemon stops on purpose: event streams end with `Response::Stopped`.
+    pub stopping: tokio::sync::watch::Sender<bool>,
+    /// Held (read) by every event stream, so a stop can wait for their last frames (write).
+    pub streams: tokio::sync::RwLock<()>,
 }
 
 type Answer = Result<Response, WireError>;
@@ -162,6 +166,24 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             let session = session_of(ctx, agent).await?;
             Ok(Response::Attach { argv: ctx.sessions.attach_command(&session) })
         }
+        Request::Press { agent, keys } => {
+            TermKey::check(&keys).map_err(|e| bad(e.to_string()))?;
+            let session = session_of(ctx, agent).await?;
+            let sessions = ctx.sessions.clone();
+            blocking(move || sessions.press(&session, &keys)).await?;
+            Ok(Response::Ok)
+        }
+        Request::Resize { agent, cols, rows } => {
+            bosun_core::check_size(cols, rows).map_err(|e| bad(e.to_string()))?;
+            let session = session_of(ctx, agent).await?;
+            let sessions = ctx.sessions.clone();
+            let before = blocking(move || {
+                let before = sessions.size(&session)?;
+                sessions.resize(&session, cols, rows).map(|()| before)
+            })
+            .await?;
+            Ok(Response::Resized { before })
+        }
         Request::Send { agent, text } => send(ctx, agent, text).await,
         Request::Kill { agent } => kill(ctx, agent).await,
         Request::WorkspaceList => {
@@ -201,7 +223,6 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         }
         Request::JobCancel { job } => job_input(ctx, job, |job| Input::CancelJob { job }).await,
         Request::JobResume { job } => job_input(ctx, job, |job| Input::ResumeJob { job }).await,
-        Request::JobWait { job } => outcome::wait_job(ctx, job).await,
         Request::JobExport { job, dir, force } => export::export(ctx, job, dir, force).await,
         Request::Replay { job } => export::replay(ctx, job).await,
         Request::QueuePush { queue, data, retry } => {

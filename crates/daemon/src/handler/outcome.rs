@@ -255,24 +255,3 @@ async fn wait_outcome<T: Send + 'static>(
         }
     }
 }
-
-/// Waits until the job is over, up to the outcome wait; the answer says whether it is.
-pub(super) async fn wait_job(ctx: &Arc<Context>, job: String) -> Answer {
-    let id = query(ctx, move |s| Ok(s.find_job(&job)?.spec.id.clone())).await?;
-    let rx = ctx.engine.subscribe();
-    let done = {
-        let id = id.clone();
-        wait_state(ctx, rx, move |s| s.jobs.get(&id).filter(|j| j.state.is_over()).cloned()).await
-    };
-    let now = now().as_millis();
-    match done {
-        Ok(j) => Ok(Response::Job { now, job: Box::new(j), over: true }),
-        Err(_) => {
-            query(ctx, move |s| {
-                let j = s.find_job(id.as_str())?;
-                Ok(Response::Job { now, job: Box::new(j.clone()), over: j.state.is_over() })
-            })
-            .await
-        }
-    }
-}
