@@ -8,10 +8,11 @@ mod changes;
 pub mod codex_log;
 mod dirwatch;
 mod error;
+mod host;
 mod logwatch;
 mod notifier;
-pub mod output_log;
 pub mod private;
+mod routed;
 pub mod secret;
 mod tmux;
 pub mod transcript;
@@ -21,13 +22,18 @@ mod workspaces;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use bosun_core::{FoundBranch, FoundDir, FoundWorktree, SessionName, SessionSeen, TermKey, WorkspaceKind};
+use bosun_core::{
+    FoundBranch, FoundDir, FoundWorktree, SessionBackend, SessionName, SessionSeen, TermKey, WorkspaceKind,
+};
 
+pub use bosun_host::output_log;
 pub use changes::Changes;
 pub use dirwatch::{DirWatcher, REPORT_EVERY};
 pub use error::AdapterError;
+pub use host::HostSessions;
 pub use logwatch::{LogLines, LogWatchOptions, LogWatcher, WatchId};
 pub use notifier::{DesktopNotifier, Notifier};
+pub use routed::RoutedSessions;
 pub use tmux::{SettleDelay, Tmux};
 pub use workspaces::{LocalSurvey, LocalWorkspaces};
 
@@ -138,6 +144,8 @@ pub struct SpawnSpec<'a> {
     pub command: &'a [String],
     /// A file the session's output is appended to (`tmux pipe-pane`).
     pub output: Option<&'a Path>,
+    /// What the session runs in (a router picks its backend by it; a backend ignores it).
+    pub backend: SessionBackend,
 }
 
 /// Terminal sessions that agents run in: tmux on bosun's own socket.

@@ -30,7 +30,8 @@ fn spawn(
     command: &[&str],
 ) -> Option<u32> {
     let command = argv(command);
-    tmux.spawn(SpawnSpec { session, cwd, env, command: &command, output: None }).expect("spawn")
+    tmux.spawn(SpawnSpec { session, cwd, env, command: &command, output: None, backend: Default::default() })
+        .expect("spawn")
 }
 
 fn seen(tmux: &Tmux, session: &SessionName) -> Option<SessionSeen> {
@@ -248,7 +249,14 @@ fn a_sessions_output_is_copied_to_its_output_file_from_the_first_byte() {
     let session = SessionName::from_reported("piped");
     let command: Vec<String> = ["sh", "-c", "echo first words; exec sleep 60"].map(String::from).to_vec();
     let env = BTreeMap::new();
-    let spec = SpawnSpec { session: &session, cwd: server.dir(), env: &env, command: &command, output: Some(&output) };
+    let spec = SpawnSpec {
+        session: &session,
+        cwd: server.dir(),
+        env: &env,
+        command: &command,
+        output: Some(&output),
+        backend: Default::default(),
+    };
     server.tmux().spawn(spec).expect("spawn");
     let copied = wait_for(Duration::from_secs(10), || {
         std::fs::read_to_string(&output).ok().filter(|t| t.contains("first words"))
@@ -265,7 +273,14 @@ fn a_session_started_just_as_the_last_one_ends_still_starts() {
     for i in 0..20 {
         let old = SessionName::from_reported(&format!("old-{i}"));
         let new = SessionName::from_reported(&format!("new-{i}"));
-        let spec = |s| SpawnSpec { session: s, cwd: server.dir(), env: &env, command: &command, output: None };
+        let spec = |s| SpawnSpec {
+            session: s,
+            cwd: server.dir(),
+            env: &env,
+            command: &command,
+            output: None,
+            backend: Default::default(),
+        };
         server.tmux().spawn(spec(&old)).expect("spawn old");
         server.tmux().kill(&old).expect("kill old");
         server.tmux().spawn(spec(&new)).expect("spawn new as the server winds down");
@@ -284,8 +299,14 @@ fn a_path_with_tmux_formats_in_it_is_only_a_path() {
     let output = cwd.join("output.log");
     let session = name("bosun-fmt");
     let command = argv(&["sh", "-c", "pwd > where.txt; echo printed-line; exec sleep 30"]);
-    let spec =
-        SpawnSpec { session: &session, cwd: &cwd, env: &BTreeMap::new(), command: &command, output: Some(&output) };
+    let spec = SpawnSpec {
+        session: &session,
+        cwd: &cwd,
+        env: &BTreeMap::new(),
+        command: &command,
+        output: Some(&output),
+        backend: Default::default(),
+    };
     server.tmux().spawn(spec).expect("spawn");
     let wrote = wait_for(TIMEOUT, || fs::read_to_string(cwd.join("where.txt")).ok());
     assert_eq!(wrote.as_deref().map(str::trim), Some(cwd.to_str().unwrap()), "it runs in that very directory");

@@ -41,7 +41,8 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = Colors::Auto)]
         colors: Colors,
     },
-    /// Attach this terminal to an agent's tmux session (detach with Ctrl-b d)
+    /// Attach this terminal to an agent's session (detach with Ctrl-b d in tmux, Ctrl+] in
+    /// bosun's own session host)
     Attach {
         /// Agent id (any unique prefix) or name
         id: String,
@@ -190,6 +191,10 @@ pub enum Command {
     /// Manage the background daemon
     #[command(subcommand)]
     Daemon(DaemonCommand),
+    /// bosun's own session host: what the daemon starts for an agent run with `--session host`,
+    /// and `attach` to one
+    #[command(subcommand)]
+    Host(HostCommand),
     /// Entry point for hooks bosun installs (tmux); not for people
     #[command(hide = true, subcommand)]
     Hook(HookCommand),
@@ -250,6 +255,10 @@ pub struct StartArgs {
     /// waiting in line for one
     #[arg(long)]
     pub no_wait: bool,
+    /// What holds the agent's terminal: a tmux session on bosun's own server, or bosun's own
+    /// session host (one `bosun host` process per agent, no tmux needed)
+    #[arg(long, value_enum, default_value_t = SessionArg::Tmux)]
+    pub session: SessionArg,
     /// The agent's command and its arguments
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -303,6 +312,64 @@ pub struct PolicyArgs {
 fn driver_kind() -> impl clap::builder::TypedValueParser<Value = DriverKind> {
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(DriverKind::ALL.map(DriverKind::name)).try_map(|s| s.parse::<DriverKind>())
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SessionArg {
+    Tmux,
+    Host,
+}
+
+impl From<SessionArg> for bosun_core::SessionBackend {
+    fn from(s: SessionArg) -> Self {
+        match s {
+            SessionArg::Tmux => Self::Tmux,
+            SessionArg::Host => Self::Host,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HostCommand {
+    /// Run COMMAND in a pseudo-terminal and serve it on SOCKET until killed (the daemon starts
+    /// this; it outlives the daemon, which finds it again by its socket)
+    Serve {
+        /// The Unix socket to listen on (made with mode 0600)
+        #[arg(long, value_name = "PATH")]
+        socket: PathBuf,
+        /// The session's name, as the daemon knows it
+        #[arg(long)]
+        session: String,
+        /// The terminal's size, COLSxROWS
+        #[arg(long, default_value = "160x48", value_parser = parse_size)]
+        size: (u16, u16),
+        /// A file the program's output is appended to
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Where the output file rotates, in bytes
+        #[arg(long, default_value_t = bosun_adapters::output_log::OUTPUT_LOG_MAX)]
+        output_max: u64,
+        /// The daemon's socket, told at once when the program exits
+        #[arg(long, value_name = "PATH")]
+        daemon: Option<PathBuf>,
+        /// The program and its arguments
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Attach this terminal to the session a host serves on SOCKET (detach with Ctrl+])
+    Attach {
+        #[arg(long, value_name = "PATH")]
+        socket: PathBuf,
+    },
+}
+
+/// `COLSxROWS`, each 1 to 1000.
+fn parse_size(text: &str) -> Result<(u16, u16), String> {
+    let (c, r) = text.split_once('x').ok_or_else(|| format!("{text:?} is not COLSxROWS (say 160x48)"))?;
+    let (c, r) =
+        (c.parse::<u16>().map_err(|e| format!("columns: {e}"))?, r.parse::<u16>().map_err(|e| format!("rows: {e}"))?);
+    bosun_core::check_size(c, r).map_err(|e| e.to_string())?;
+    Ok((c, r))
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -214,6 +214,7 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
         }
         Command::Daemon(_)
         | Command::Hook(_)
+        | Command::Host(_)
         | Command::Runbook(_)
         | Command::Run { .. }
         | Command::Job(_)
@@ -300,6 +301,7 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
         command: args.command,
         task,
         no_wait: args.no_wait,
+        session: args.session.into(),
     }))?;
     if args.json {
         return print_json(&s);

@@ -12,6 +12,7 @@ mod docs;
 mod doctor_cmd;
 mod error;
 mod events_cmd;
+mod host_cmd;
 mod job_cmd;
 mod plan_cmd;
 mod policy_args;
@@ -31,7 +32,14 @@ fn main() -> ExitCode {
     bosun_adapters::private::keep_files_private();
     let cli = Cli::parse();
     let quiet = matches!(cli.command, Command::Hook(_));
-    if !matches!(cli.command, Command::Daemon(args::DaemonCommand::Run { .. }) | Command::Hook(_)) {
+    // The daemon and a session host write to sockets whose readers may go: they ignore SIGPIPE.
+    let writes_to_sockets = matches!(
+        cli.command,
+        Command::Daemon(args::DaemonCommand::Run { .. })
+            | Command::Hook(_)
+            | Command::Host(args::HostCommand::Serve { .. })
+    );
+    if !writes_to_sockets {
         quiet_on_closed_pipe();
     }
     match run(cli) {
@@ -55,6 +63,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Completions { shell } => return docs::completions(shell),
         Command::Man => return docs::man(),
+        Command::Host(cmd) => return host_cmd::run(cmd),
         _ => {}
     }
     let dirs = bosun_wire::StateDir::resolve(cli.state_dir)?;

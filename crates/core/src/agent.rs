@@ -86,6 +86,32 @@ pub struct Agent {
     /// The job step (and try) this agent runs, if it runs one.
     #[serde(default)]
     pub step: Option<(JobId, String, u32)>,
+    /// What its session runs in.
+    #[serde(default, skip_serializing_if = "SessionBackend::is_tmux")]
+    pub backend: SessionBackend,
+}
+
+/// What holds an agent's terminal: a tmux session on bosun's own server, or bosun's own
+/// session host (`bosun host`, one process per agent).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionBackend {
+    #[default]
+    Tmux,
+    Host,
+}
+
+impl SessionBackend {
+    pub fn is_tmux(&self) -> bool {
+        *self == Self::Tmux
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Tmux => "tmux",
+            Self::Host => "host",
+        }
+    }
 }
 
 /// Inherited variables whose values are recorded all the same: paths bosun itself reads to find
@@ -110,6 +136,7 @@ pub struct NewAgent {
     pub dir: PathBuf,
     pub hook_command: String,
     pub step: Option<(JobId, String, u32)>,
+    pub backend: SessionBackend,
 }
 
 impl Agent {
@@ -139,6 +166,7 @@ impl Agent {
             dir,
             hook_command,
             step,
+            backend,
         } = new;
         let (command, prompt) = driver.split_prompt(command, prompt);
         Self {
@@ -177,6 +205,7 @@ impl Agent {
             restarts: 0,
             outcome: None,
             step,
+            backend,
         }
     }
 }

@@ -41,6 +41,9 @@ pub enum Effect {
         /// inherited: read and put under `env`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         inherit: Option<PathBuf>,
+        /// What the session runs in.
+        #[serde(default, skip_serializing_if = "crate::SessionBackend::is_tmux")]
+        backend: crate::SessionBackend,
     },
     /// End the session; a session that is already gone counts as killed.
     KillSession { agent: AgentId, session: SessionName },

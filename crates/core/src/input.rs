@@ -307,6 +307,9 @@ pub struct AgentSpec {
     /// For a pool's workspace (`kind` is `Pool`): its pool and whether to wait for a slot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<crate::PoolAsk>,
+    /// What its session runs in.
+    #[serde(default, skip_serializing_if = "crate::SessionBackend::is_tmux")]
+    pub backend: crate::SessionBackend,
 }
 
 /// What the daemon found out about a workspace before asking to remove it.

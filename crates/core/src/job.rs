@@ -107,6 +107,9 @@ pub struct AgentPlan {
     pub cwd: Option<String>,
     pub env: BTreeMap<String, String>,
     pub policy: Policy,
+    /// What its session runs in.
+    #[serde(default, skip_serializing_if = "crate::SessionBackend::is_tmux")]
+    pub backend: crate::SessionBackend,
 }
 
 /// The workspace a job makes: a directory or a worktree, as for an agent.

@@ -36,8 +36,8 @@ mod timer;
 mod workspace;
 
 pub use agent::{
-    Agent, DeathReason, ExitStatus, Message, MessageKind, MessageState, NewAgent, Outcome, Progress, SessionState,
-    INHERITED_ENV_FILE, RECORDED_ENV,
+    Agent, DeathReason, ExitStatus, Message, MessageKind, MessageState, NewAgent, Outcome, Progress, SessionBackend,
+    SessionState, INHERITED_ENV_FILE, RECORDED_ENV,
 };
 pub use classify::{
     after_command, guardrail, heuristic, parse_answer, without_command, ClassSource, Classify, Rule, TurnClass, Verdict,

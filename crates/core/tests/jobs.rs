@@ -367,6 +367,7 @@ fn agent_job(cwd: &str) -> JobSpec {
         cwd: Some(cwd.into()),
         env: Default::default(),
         policy: Default::default(),
+        backend: Default::default(),
     };
     spec.agents.insert("fixer".into(), plan);
     spec

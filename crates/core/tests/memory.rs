@@ -30,6 +30,7 @@ fn agent_job(n: u64) -> JobSpec {
         cwd: None,
         env: Default::default(),
         policy: policy.unwrap(),
+        backend: Default::default(),
     };
     spec.agents.insert("fixer".into(), plan);
     spec

@@ -37,6 +37,7 @@ fn pooled(n: u64, size: u32, wait: bool) -> AgentSpec {
             task: Some(format!("task {n}")),
         },
         pool: Some(PoolAsk { spec: pool_spec(size), wait }),
+        backend: Default::default(),
         ..s
     }
 }

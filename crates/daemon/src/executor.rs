@@ -190,7 +190,19 @@ impl Executor {
                     Err(e) => Input::WorkspaceCreateFailed { id, error: e.to_string() },
                 }
             }
-            Effect::SpawnSession { agent, session, cwd, env, command, files, output, replace, hold, inherit } => {
+            Effect::SpawnSession {
+                agent,
+                session,
+                cwd,
+                env,
+                command,
+                files,
+                output,
+                replace,
+                hold,
+                inherit,
+                backend,
+            } => {
                 if let Some((transcript, text)) = &hold {
                     if !bosun_adapters::transcript::holds_within(transcript, text, HOLD_WAIT) {
                         tracing::warn!(%agent, "its transcript does not hold its last message yet; resuming anyway");
@@ -205,8 +217,14 @@ impl Executor {
                     Ok(inherited) => inherited.unwrap_or_default().into_iter().chain(env).collect(),
                     Err(e) => return Some(Input::SessionSpawnFailed { agent, error: e.to_string() }),
                 };
-                let spec =
-                    SpawnSpec { session: &session, cwd: &cwd, env: &env, command: &command, output: Some(&output) };
+                let spec = SpawnSpec {
+                    session: &session,
+                    cwd: &cwd,
+                    env: &env,
+                    command: &command,
+                    output: Some(&output),
+                    backend,
+                };
                 match write_files(&files, &output).and_then(|()| self.sessions.spawn(spec)) {
                     Ok(pid) => Input::SessionSpawned { agent, pid },
                     Err(e) => Input::SessionSpawnFailed { agent, error: e.to_string() },

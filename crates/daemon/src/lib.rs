@@ -83,7 +83,8 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     if let Err(e) = tmux.write_config(Some(&format!("{hook_command} tmux"))) {
         tracing::warn!("cannot write tmux config: {e}");
     }
-    let sessions: Arc<dyn Sessions> = Arc::new(tmux);
+    let host = bosun_adapters::HostSessions::new(opts.exe.clone(), opts.dirs.hosts(), opts.dirs.socket(), output_max);
+    let sessions: Arc<dyn Sessions> = Arc::new(bosun_adapters::RoutedSessions::new(Arc::new(tmux), Arc::new(host)));
     let local = Arc::new(LocalWorkspaces::new());
     let workspaces: Arc<dyn Workspaces> = local.clone();
     let pools: Arc<dyn bosun_adapters::Pools> = local;

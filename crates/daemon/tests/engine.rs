@@ -78,6 +78,7 @@ fn spec(n: u64, agents_root: &std::path::Path) -> AgentSpec {
     let nonce = Nonce::from_bits(n);
     AgentSpec {
         pool: None,
+        backend: Default::default(),
         name: Name::parse("fake").unwrap(),
         kind: WorkspaceKind::Worktree {
             repo: "/repo".into(),

@@ -214,6 +214,7 @@ impl Lowered {
                 cwd: def.cwd.clone(),
                 env: def.env.clone(),
                 policy: def.policy.clone(),
+                backend: def.backend,
             };
             agents.insert(agent.clone(), StepAgent { plan, prompt_file: def.prompt_file.clone() });
         }

@@ -131,6 +131,8 @@ pub struct AgentDef {
     /// Primed at session start.
     pub context: Option<String>,
     pub policy: Policy,
+    /// What its session runs in (`session = "host"`; tmux when not given).
+    pub backend: bosun_core::SessionBackend,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -265,6 +265,10 @@ impl Drop for Bosun {
             let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
         }
         let _ = self.tmux(&["kill-server"]);
+        // Session hosts outlive daemons by design: each is asked to end with its program.
+        for entry in std::fs::read_dir(self.state.path().join("h")).into_iter().flatten().flatten() {
+            let _ = bosun_host::HostClient::new(entry.path()).ask(&bosun_host::HostRequest::Kill);
+        }
     }
 }
 

@@ -122,5 +122,6 @@ fn spec(n: u64) -> AgentSpec {
         prompt: Some(format!("Fix issue #{n}: the parser drops the last line of a file without a newline.")),
         hook_command: "'/usr/local/bin/bosun' --state-dir '/home/dev/.local/state/bosun' hook".into(),
         pool: None,
+        backend: Default::default(),
     }
 }

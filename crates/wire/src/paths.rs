@@ -50,7 +50,9 @@ impl StateDir {
             return Err(StateDirError::Relative(root));
         }
         let dir = Self { root: resolved(&root) };
-        let len = dir.socket().as_os_str().len().max(dir.tmux_socket().as_os_str().len());
+        // A session host's socket is the longest: `h/` and a session name (`bosun-<id>-rN`).
+        let host = dir.hosts().join("bosun-0123456789ab-r999").as_os_str().len();
+        let len = dir.socket().as_os_str().len().max(dir.tmux_socket().as_os_str().len()).max(host);
         if len > 100 {
             return Err(StateDirError::TooLong { dir: dir.root, len });
         }
@@ -71,6 +73,10 @@ impl StateDir {
     }
     pub fn log(&self) -> PathBuf {
         self.root.join("daemon.log")
+    }
+    /// Where the session hosts' sockets are (`h/<session>`: short, for the socket path limit).
+    pub fn hosts(&self) -> PathBuf {
+        self.root.join("h")
     }
     pub fn tmux_socket(&self) -> PathBuf {
         self.root.join("tmux.sock")

@@ -267,6 +267,9 @@ pub struct StartAgent {
     /// For a pool's workspace: the task written to its `TASK.md` (`--task-file`; else the prompt).
     #[serde(default)]
     pub task: Option<String>,
+    /// What its session runs in (`--session`).
+    #[serde(default)]
+    pub session: bosun_core::SessionBackend,
     /// For a pool's workspace: fail at once rather than wait when every one is taken.
     #[serde(default)]
     pub no_wait: bool,

@@ -23,7 +23,7 @@ pub use draw::{Detail, Open};
 pub use view::{Action, Key, Mode, View};
 
 /// How often, at most, the board is asked for again while events come in.
-const BOARD_EVERY: Duration = Duration::from_millis(100);
+const BOARD_EVERY: Duration = Duration::from_millis(25);
 /// How often the workspace view's git figures are taken again when nothing says they changed.
 const GIT_EVERY: Duration = Duration::from_secs(10);
 /// How often, at most, they are taken again while its files are being written.
@@ -34,7 +34,7 @@ const PR_EVERY: Duration = Duration::from_secs(60);
 /// output is not kept, a change its output does not show).
 const SCREEN_AT_LEAST: Duration = Duration::from_secs(1);
 /// How often, at most, it is read while its output grows.
-const SCREEN_AT_MOST: Duration = Duration::from_millis(20);
+const SCREEN_AT_MOST: Duration = Duration::from_millis(10);
 
 pub fn run(client: &Client) -> Result<ExitCode> {
     // Woken by every event recorded; the stream's own thread ends with the process.
@@ -210,10 +210,8 @@ fn dash(
                 Action::Send { id, text } => _ = client.send(id, text)?,
                 Action::Kill(id) => _ = client.kill(id)?,
                 Action::Resolve(e) => _ = client.resolve(format!("e{e}"), None, None)?,
-                Action::Forward { id, key } => {
-                    forward(client, &id, key);
-                    grown = true;
-                }
+                // What it makes the agent write is read when its output log says so.
+                Action::Forward { id, key } => forward(client, &id, key),
             }
             stale = true;
         }

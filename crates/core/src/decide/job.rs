@@ -184,6 +184,7 @@ fn launch(
         dir: job.spec.agents_root.join(id.as_str()),
         hook_command: job.spec.hook_command.clone(),
         step: Some((job.spec.id.clone(), spec.name.clone(), attempt)),
+        backend: plan.backend,
     };
     let agent = Agent::starting(new, now);
     if state.agents.contains_key(&id) {

@@ -224,6 +224,7 @@ fn spawn_replacing(agent: &Agent, resume: Option<Option<&str>>, replace: Option<
         replace,
         hold: None,
         inherit: agent.inherited_env(),
+        backend: agent.backend,
     }
 }
 

@@ -59,6 +59,7 @@ pub(super) fn start_agent(state: &State, spec: &AgentSpec, now: Timestamp, d: &m
         dir: spec.agents_root.join(agent_id.as_str()),
         hook_command: spec.hook_command.clone(),
         step: None,
+        backend: spec.backend,
     };
     let agent = Agent::starting(new, now);
     match &spec.pool {

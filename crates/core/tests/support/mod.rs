@@ -122,6 +122,7 @@ pub fn spec(n: u64) -> AgentSpec {
         prompt: None,
         hook_command: "bosun hook".into(),
         pool: None,
+        backend: Default::default(),
     }
 }
 

@@ -194,6 +194,7 @@ fn prepare(
         prompt: req.prompt,
         hook_command: roots.hook_command,
         pool,
+        backend: req.session,
     })
 }
 

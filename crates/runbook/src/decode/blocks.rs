@@ -307,6 +307,17 @@ fn agent(name: &str, node: &Node, p: &mut Problems) -> Option<AgentDef> {
     let env = f.take("env", &[]).map(|n| strings(n, "env", p)).unwrap_or_default();
     let cwd = f.take("cwd", &[]).and_then(|n| string(n, "cwd", p));
     let context = f.take("context", &[]).and_then(|n| string(n, "context", p));
+    let backend = f.take("session", &[]).and_then(|n| {
+        let text = string(n, "session", p)?;
+        match text.as_str() {
+            "tmux" => Some(bosun_core::SessionBackend::Tmux),
+            "host" => Some(bosun_core::SessionBackend::Host),
+            other => {
+                p.at(&n.span, format!("session {other:?} is not one bosun has: \"tmux\" or \"host\""));
+                None
+            }
+        }
+    });
     let mut policy = serde_json::Map::new();
     for (key, aliases) in [
         ("on_idle", &[][..]),
@@ -343,7 +354,8 @@ fn agent(name: &str, node: &Node, p: &mut Problems) -> Option<AgentDef> {
     if prompt.is_some() && prompt_file.is_some() {
         p.at(&span, format!("agent {name:?} has both prompt and prompt_file: keep one"));
     }
-    Some(AgentDef { span, command, driver, prompt, prompt_file, env, cwd, context, policy })
+    let backend = backend.unwrap_or_default();
+    Some(AgentDef { span, command, driver, prompt, prompt_file, env, cwd, context, policy, backend })
 }
 
 /// A policy field as JSON. `on_idle` given as a table of turn classes (`done`, `question`, …,

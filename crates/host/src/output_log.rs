@@ -1,7 +1,7 @@
-//! An agent's `output.log`, kept to a size: what tmux's `pipe-pane` hands over is appended, and
-//! when the file would grow past its limit it becomes `output.log.1` (replacing the one before)
-//! and a new file is started. The log watcher sees the new file (another inode) and reads it
-//! from its start.
+//! An agent's `output.log`, kept to a size: what tmux's `pipe-pane` (or the session host) hands
+//! over is appended, and when the file would grow past its limit it becomes `output.log.1`
+//! (replacing the one before) and a new file is started. The log watcher sees the new file
+//! (another inode) and reads it from its start.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -12,27 +12,45 @@ pub const OUTPUT_LOG_MAX: u64 = 8 * 1024 * 1024;
 
 /// Copies `input` to the end of `path` until it ends, rotating at `max` bytes.
 pub fn append_rotating(mut input: impl Read, path: &Path, max: u64) -> io::Result<()> {
-    let max = max.max(1);
-    let (mut file, mut size) = open(path)?;
+    let mut log = RotatingLog::open(path, max)?;
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        let n = match input.read(&mut buf) {
+        match input.read(&mut buf) {
             Ok(0) => return Ok(()),
-            Ok(n) => n,
+            Ok(n) => log.write(&buf[..n])?,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
-        };
-        let mut chunk = &buf[..n];
+        }
+    }
+}
+
+/// A log file appended to and rotated at its limit.
+pub struct RotatingLog {
+    path: PathBuf,
+    max: u64,
+    file: File,
+    size: u64,
+}
+
+impl RotatingLog {
+    pub fn open(path: &Path, max: u64) -> io::Result<Self> {
+        let (file, size) = open(path)?;
+        Ok(Self { path: path.to_owned(), max: max.max(1), file, size })
+    }
+
+    /// Appends `chunk`, rotating whenever the file reaches its limit.
+    pub fn write(&mut self, mut chunk: &[u8]) -> io::Result<()> {
         while !chunk.is_empty() {
-            if size >= max {
-                std::fs::rename(path, previous(path))?;
-                (file, size) = open(path)?;
+            if self.size >= self.max {
+                std::fs::rename(&self.path, previous(&self.path))?;
+                (self.file, self.size) = open(&self.path)?;
             }
-            let room = usize::try_from(max - size).unwrap_or(usize::MAX).min(chunk.len());
-            file.write_all(&chunk[..room])?;
-            size += room as u64;
+            let room = usize::try_from(self.max - self.size).unwrap_or(usize::MAX).min(chunk.len());
+            self.file.write_all(&chunk[..room])?;
+            self.size += room as u64;
             chunk = &chunk[room..];
         }
+        Ok(())
     }
 }
 

@@ -1,0 +1,198 @@
+//! `HostSessions`: sessions in bosun's own session host (`bosun host`), one process per agent,
+//! each found by its socket in one directory (`<state>/h/<session>`). Used where tmux cannot go
+//! and wherever a runbook or `--session host` asks for it; every `Sessions` call is one request
+//! to the agent's host.
+
+use std::ffi::OsString;
+use std::os::unix::fs::FileTypeExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use bosun_core::{SessionName, SessionSeen, TermKey};
+use bosun_host::{HostClient, HostError, HostRequest, HostResponse};
+
+use crate::{AdapterError, Sessions, SettleDelay, SpawnSpec};
+
+/// How long a new host has to answer on its socket.
+const START_WAIT: Duration = Duration::from_secs(10);
+/// The size of a new session's terminal, as tmux's detached sessions get.
+const START_SIZE: (u16, u16) = (160, 48);
+
+pub struct HostSessions {
+    /// The bosun binary, whose `host` mode serves a session.
+    program: PathBuf,
+    dir: PathBuf,
+    /// The daemon's socket, which a host tells when its program exits.
+    daemon: PathBuf,
+    output_max: u64,
+    settle: SettleDelay,
+}
+
+impl HostSessions {
+    pub fn new(program: PathBuf, dir: PathBuf, daemon: PathBuf, output_max: u64) -> Self {
+        Self { program, dir, daemon, output_max, settle: SettleDelay::default() }
+    }
+
+    pub fn socket(&self, session: &SessionName) -> PathBuf {
+        self.dir.join(session.as_str())
+    }
+
+    /// Whether the session is one of this backend's (its host's socket is there).
+    pub fn owns(&self, session: &SessionName) -> bool {
+        std::fs::symlink_metadata(self.socket(session)).is_ok_and(|m| m.file_type().is_socket())
+    }
+
+    fn client(&self, session: &SessionName) -> HostClient {
+        HostClient::new(self.socket(session))
+    }
+
+    fn ask(&self, session: &SessionName, request: &HostRequest) -> Result<HostResponse, AdapterError> {
+        self.client(session).ask(request).map_err(|e| error(session, e))
+    }
+
+    fn host_log(&self, session: &SessionName) -> PathBuf {
+        self.dir.join(format!("{session}.log"))
+    }
+}
+
+fn error(session: &SessionName, e: HostError) -> AdapterError {
+    match e {
+        HostError::Gone(_) => AdapterError::NoSession(session.to_string()),
+        other => AdapterError::Command { command: format!("bosun host ({session})"), stderr: other.to_string() },
+    }
+}
+
+impl Sessions for HostSessions {
+    fn check_available(&self) -> Result<(), AdapterError> {
+        Ok(())
+    }
+
+    fn spawn(&self, spec: SpawnSpec<'_>) -> Result<Option<u32>, AdapterError> {
+        let client = self.client(spec.session);
+        if let Ok(status) = client.status() {
+            return Ok(status.pid);
+        }
+        std::fs::create_dir_all(&self.dir)
+            .map_err(|e| AdapterError::io(format!("creating {}", self.dir.display()), e))?;
+        let log_path = self.host_log(spec.session);
+        let log = std::fs::File::create(&log_path)
+            .map_err(|e| AdapterError::io(format!("creating {}", log_path.display()), e))?;
+        let mut args: Vec<OsString> = vec!["host".into(), "serve".into(), "--socket".into(), client.socket().into()];
+        args.extend(["--session".into(), spec.session.as_str().into()]);
+        args.extend(["--size".into(), format!("{}x{}", START_SIZE.0, START_SIZE.1).into()]);
+        args.extend(["--daemon".into(), self.daemon.clone().into()]);
+        if let Some(output) = spec.output {
+            args.extend(["--output".into(), output.into(), "--output-max".into(), self.output_max.to_string().into()]);
+        }
+        args.push("--".into());
+        args.extend(spec.command.iter().map(OsString::from));
+        let mut child = Command::new(&self.program)
+            .args(&args)
+            .current_dir(spec.cwd)
+            .envs(spec.env)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            // Its own process group: a signal to the daemon's (Ctrl+C in its terminal) is not its.
+            .process_group(0)
+            .spawn()
+            .map_err(|e| AdapterError::io(format!("starting {} host", self.program.display()), e))?;
+        let deadline = Instant::now() + START_WAIT;
+        loop {
+            if let Ok(status) = client.status() {
+                // Reaped when it ends, so it never lingers as a zombie of the daemon.
+                std::thread::spawn(move || child.wait());
+                return Ok(status.pid);
+            }
+            let ended = child.try_wait().ok().flatten();
+            if ended.is_some() || Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                let said = std::fs::read_to_string(&log_path).unwrap_or_default();
+                return Err(AdapterError::Command { command: "bosun host serve".into(), stderr: said });
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    fn send_text(&self, session: &SessionName, text: &str) -> Result<(), AdapterError> {
+        if !text.is_empty() {
+            self.press(session, &[TermKey::Text(text.to_owned())])?;
+            std::thread::sleep(self.settle.for_text(text));
+        }
+        self.press_enter(session)
+    }
+
+    fn press_enter(&self, session: &SessionName) -> Result<(), AdapterError> {
+        self.press(session, &[TermKey::Enter])
+    }
+
+    fn type_key(&self, session: &SessionName, key: char) -> Result<(), AdapterError> {
+        self.press(session, &[TermKey::Text(key.to_string())])
+    }
+
+    fn press(&self, session: &SessionName, keys: &[TermKey]) -> Result<(), AdapterError> {
+        self.ask(session, &HostRequest::Press { keys: keys.to_vec() }).map(drop)
+    }
+
+    fn size(&self, session: &SessionName) -> Result<(u16, u16), AdapterError> {
+        let status = self.client(session).status().map_err(|e| error(session, e))?;
+        Ok((status.cols, status.rows))
+    }
+
+    fn resize(&self, session: &SessionName, cols: u16, rows: u16) -> Result<(), AdapterError> {
+        self.ask(session, &HostRequest::Resize { cols, rows }).map(drop)
+    }
+
+    fn capture(&self, session: &SessionName, colors: bool) -> Result<String, AdapterError> {
+        match self.ask(session, &HostRequest::Screen { colors })? {
+            HostResponse::Screen { text } => Ok(text),
+            other => Err(error(session, self.client(session).unexpected(other))),
+        }
+    }
+
+    fn list(&self) -> Result<Vec<SessionSeen>, AdapterError> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return Ok(Vec::new()) };
+        let mut seen = Vec::new();
+        for entry in entries.flatten() {
+            if !entry.file_type().is_ok_and(|t| t.is_socket()) {
+                continue;
+            }
+            let path = entry.path();
+            match HostClient::new(&path).status() {
+                Ok(s) => {
+                    seen.push(SessionSeen { session: SessionName::from_reported(&s.session), pid: s.pid, exit: s.exit })
+                }
+                // Its host is gone (the machine restarted, or it was killed): so is the session.
+                Err(HostError::Gone(_)) => remove_stale(&path),
+                Err(e) => tracing::warn!("cannot ask the session host at {}: {e}", path.display()),
+            }
+        }
+        Ok(seen)
+    }
+
+    fn kill(&self, session: &SessionName) -> Result<(), AdapterError> {
+        match self.client(session).ask(&HostRequest::Kill) {
+            Ok(_) | Err(HostError::Gone(_)) => {
+                remove_stale(&self.socket(session));
+                let _ = std::fs::remove_file(self.host_log(session));
+                Ok(())
+            }
+            Err(e) => Err(error(session, e)),
+        }
+    }
+
+    fn attach_command(&self, session: &SessionName) -> Vec<String> {
+        let socket = self.socket(session).display().to_string();
+        vec![self.program.display().to_string(), "host".into(), "attach".into(), "--socket".into(), socket]
+    }
+}
+
+/// Removes a socket no host answers on (a connection refused means none listens).
+fn remove_stale(path: &Path) {
+    if std::os::unix::net::UnixStream::connect(path).is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+}

@@ -1,0 +1,72 @@
+//! `RoutedSessions`: the daemon's one `Sessions`, which sends each call to the backend that
+//! holds the session: a new one to the backend its spawn names, any other to the session host
+//! when the session's host socket is there, else to tmux. Listing lists both.
+
+use std::sync::Arc;
+
+use bosun_core::{SessionBackend, SessionName, SessionSeen, TermKey};
+
+use crate::{AdapterError, HostSessions, Sessions, SpawnSpec};
+
+pub struct RoutedSessions {
+    tmux: Arc<dyn Sessions>,
+    host: Arc<HostSessions>,
+}
+
+impl RoutedSessions {
+    pub fn new(tmux: Arc<dyn Sessions>, host: Arc<HostSessions>) -> Self {
+        Self { tmux, host }
+    }
+
+    fn of(&self, session: &SessionName) -> &dyn Sessions {
+        if self.host.owns(session) {
+            &*self.host
+        } else {
+            &*self.tmux
+        }
+    }
+}
+
+impl Sessions for RoutedSessions {
+    fn check_available(&self) -> Result<(), AdapterError> {
+        self.tmux.check_available()
+    }
+    fn spawn(&self, spec: SpawnSpec<'_>) -> Result<Option<u32>, AdapterError> {
+        match spec.backend {
+            SessionBackend::Tmux => self.tmux.spawn(spec),
+            SessionBackend::Host => self.host.spawn(spec),
+        }
+    }
+    fn send_text(&self, session: &SessionName, text: &str) -> Result<(), AdapterError> {
+        self.of(session).send_text(session, text)
+    }
+    fn press_enter(&self, session: &SessionName) -> Result<(), AdapterError> {
+        self.of(session).press_enter(session)
+    }
+    fn type_key(&self, session: &SessionName, key: char) -> Result<(), AdapterError> {
+        self.of(session).type_key(session, key)
+    }
+    fn press(&self, session: &SessionName, keys: &[TermKey]) -> Result<(), AdapterError> {
+        self.of(session).press(session, keys)
+    }
+    fn size(&self, session: &SessionName) -> Result<(u16, u16), AdapterError> {
+        self.of(session).size(session)
+    }
+    fn resize(&self, session: &SessionName, cols: u16, rows: u16) -> Result<(), AdapterError> {
+        self.of(session).resize(session, cols, rows)
+    }
+    fn capture(&self, session: &SessionName, colors: bool) -> Result<String, AdapterError> {
+        self.of(session).capture(session, colors)
+    }
+    fn list(&self) -> Result<Vec<SessionSeen>, AdapterError> {
+        let mut all = self.host.list()?;
+        all.extend(self.tmux.list()?);
+        Ok(all)
+    }
+    fn kill(&self, session: &SessionName) -> Result<(), AdapterError> {
+        self.of(session).kill(session)
+    }
+    fn attach_command(&self, session: &SessionName) -> Vec<String> {
+        self.of(session).attach_command(session)
+    }
+}

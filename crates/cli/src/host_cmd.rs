@@ -1,0 +1,43 @@
+//! `bosun host serve` (the session host the daemon starts for an agent with `--session host`)
+//! and `bosun host attach` (this terminal as that session's, until Ctrl+]).
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use bosun_host::{HostClient, HostOptions, HostRequest};
+use ratatui::crossterm::terminal;
+
+use crate::args::HostCommand;
+
+pub fn run(cmd: HostCommand) -> Result<ExitCode> {
+    match cmd {
+        HostCommand::Serve { socket, session, size: (cols, rows), output, output_max, daemon, command } => {
+            let opts = HostOptions { socket, session, command, output, output_max, cols, rows, daemon };
+            bosun_host::serve(opts)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        HostCommand::Attach { socket } => attach(&HostClient::new(socket)),
+    }
+}
+
+/// The session sized to this terminal while attached (its size given back after), the
+/// terminal raw, bytes both ways until Ctrl+] or the session's end.
+fn attach(client: &HostClient) -> Result<ExitCode> {
+    client.status().context("cannot attach")?;
+    let before = match terminal::size() {
+        Ok((cols, rows)) => match client.ask(&HostRequest::Resize { cols, rows }) {
+            Ok(bosun_host::HostResponse::Resized { before }) => Some(before),
+            _ => None,
+        },
+        Err(_) => None,
+    };
+    terminal::enable_raw_mode().context("cannot put the terminal in raw mode")?;
+    let attached = bosun_host::attach(client, std::io::stdin(), std::io::stdout());
+    let _ = terminal::disable_raw_mode();
+    if let Some((cols, rows)) = before {
+        let _ = client.ask(&HostRequest::Resize { cols, rows });
+    }
+    attached?;
+    eprintln!("\r\n[detached]");
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,55 @@
+//! What is asked of a session host and what it answers, as length-prefixed JSON frames (the
+//! daemon's framing). One request and one answer per connection, except `Attach`, after whose
+//! answer the connection carries the terminal's raw bytes both ways.
+
+use bosun_core::{ExitStatus, TermKey};
+use serde::{Deserialize, Serialize};
+
+/// The byte that ends an attach from the terminal's side (Ctrl+]), as telnet's escape does.
+pub const DETACH_KEY: u8 = 0x1d;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum HostRequest {
+    Status,
+    /// The visible screen, with colour escapes when `colors`.
+    Screen {
+        colors: bool,
+    },
+    /// Keys typed at once.
+    Press {
+        keys: Vec<TermKey>,
+    },
+    /// Sizes the terminal; answered with its size before.
+    Resize {
+        cols: u16,
+        rows: u16,
+    },
+    /// Ends the program (its process group) and the host.
+    Kill,
+    /// The connection becomes the terminal: the screen as it is, then every byte the program
+    /// writes; every byte sent is typed, until the client goes.
+    Attach,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum HostResponse {
+    Ok,
+    Status(HostStatus),
+    Screen { text: String },
+    Resized { before: (u16, u16) },
+    Error { message: String },
+}
+
+/// Who the host runs and whether it has ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostStatus {
+    pub session: String,
+    /// The program's pid (its process group's too).
+    pub pid: Option<u32>,
+    /// Set once the program has exited; the host stays, with its last screen, until killed.
+    pub exit: Option<ExitStatus>,
+    pub cols: u16,
+    pub rows: u16,
+}

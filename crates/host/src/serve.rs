@@ -1,0 +1,331 @@
+//! The host's process: starts the program in a pseudo-terminal, feeds what it writes to the
+//! screen, the output log and any attached client, and answers requests on its socket, one
+//! thread per connection. It never decides anything about the agent: it runs, shows, types and
+//! reports.
+
+use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use bosun_core::{ExitStatus, TermKey};
+use bosun_wire::{read_frame, write_frame};
+use portable_pty::{native_pty_system, CommandBuilder, MasterPty, PtySize};
+
+use crate::output_log::RotatingLog;
+use crate::protocol::{HostRequest, HostResponse, HostStatus};
+use crate::screen::Screen;
+use crate::HostError;
+
+/// How long a request may take to arrive once connected, and an attached client to take a
+/// write, before it is dropped.
+const CLIENT_WAIT: Duration = Duration::from_secs(5);
+/// How long a killed program has after SIGHUP and SIGTERM before SIGKILL.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+/// How often the host makes sure its socket is still there: one removed (its state directory
+/// wiped) leaves it unreachable, and it ends with its program rather than linger.
+const SOCKET_CHECK: Duration = Duration::from_secs(10);
+
+pub struct HostOptions {
+    /// Where to listen (a Unix socket, made with mode 0600).
+    pub socket: PathBuf,
+    /// The session's name, as the daemon knows it.
+    pub session: String,
+    pub command: Vec<String>,
+    /// The file the program's output is appended to, rotated at `output_max` bytes.
+    pub output: Option<PathBuf>,
+    pub output_max: u64,
+    pub cols: u16,
+    pub rows: u16,
+    /// The daemon's socket, told at once when the program exits.
+    pub daemon: Option<PathBuf>,
+}
+
+struct Host {
+    session: String,
+    pid: Option<u32>,
+    screen: Mutex<Screen>,
+    exit: Mutex<Option<ExitStatus>>,
+    input: Mutex<Box<dyn Write + Send>>,
+    master: Mutex<Box<dyn MasterPty + Send>>,
+    attached: Mutex<Vec<UnixStream>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Runs the host until it is killed. Returns once the socket cannot be served any more.
+pub fn serve(opts: HostOptions) -> Result<(), HostError> {
+    let listener = bind(&opts.socket)?;
+    let size = PtySize { rows: opts.rows, cols: opts.cols, pixel_width: 0, pixel_height: 0 };
+    let spawn_err = |reason: String| HostError::Spawn { command: opts.command.clone(), reason };
+    let pty = native_pty_system().openpty(size).map_err(|e| spawn_err(e.to_string()))?;
+    let (program, args) = opts.command.split_first().ok_or_else(|| spawn_err("no command".into()))?;
+    let mut cmd = CommandBuilder::new(program);
+    cmd.args(args);
+    if let Ok(cwd) = std::env::current_dir() {
+        cmd.cwd(cwd);
+    }
+    let mut child = pty.slave.spawn_command(cmd).map_err(|e| spawn_err(e.to_string()))?;
+    drop(pty.slave);
+    let reader = pty.master.try_clone_reader().map_err(|e| spawn_err(e.to_string()))?;
+    let input = pty.master.take_writer().map_err(|e| spawn_err(e.to_string()))?;
+    let host = Arc::new(Host {
+        session: opts.session.clone(),
+        pid: child.process_id(),
+        screen: Mutex::new(Screen::new(opts.cols, opts.rows)),
+        exit: Mutex::new(None),
+        input: Mutex::new(input),
+        master: Mutex::new(pty.master),
+        attached: Mutex::new(Vec::new()),
+    });
+    let log = match &opts.output {
+        Some(path) => Some(RotatingLog::open(path, opts.output_max).map_err(|e| HostError::io("output log", e))?),
+        None => None,
+    };
+    let output = std::thread::spawn({
+        let host = host.clone();
+        move || copy_output(&host, reader, log)
+    });
+    std::thread::spawn({
+        let (host, daemon) = (host.clone(), opts.daemon.clone());
+        move || {
+            let status = child.wait().map(|s| exit_of(&s)).unwrap_or(ExitStatus::UNKNOWN);
+            // Its last output is on the screen before anyone hears it ended.
+            let _ = output.join();
+            *lock(&host.exit) = Some(status);
+            if let Some(daemon) = daemon {
+                tell_daemon(&daemon, &host.session, status);
+            }
+        }
+    });
+    std::thread::spawn({
+        let (host, socket) = (host.clone(), opts.socket.clone());
+        let bound = inode(&socket);
+        move || loop {
+            std::thread::sleep(SOCKET_CHECK);
+            if inode(&socket) != bound {
+                kill(&host);
+                std::process::exit(0);
+            }
+        }
+    });
+    for conn in listener.incoming() {
+        let Ok(conn) = conn else { continue };
+        let host = host.clone();
+        let socket = opts.socket.clone();
+        std::thread::spawn(move || answer(&host, conn, &socket));
+    }
+    Ok(())
+}
+
+/// The inode of the file at `path`, if there is one.
+fn inode(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path).ok().map(|m| m.ino())
+}
+
+/// Binds `path` with mode 0600, replacing a stale socket; refuses one a live host answers on.
+fn bind(path: &Path) -> Result<UnixListener, HostError> {
+    if UnixStream::connect(path).is_ok() {
+        return Err(HostError::Refused {
+            socket: path.to_owned(),
+            message: "a session host already answers there".into(),
+        });
+    }
+    let _ = std::fs::remove_file(path);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| HostError::io(format!("creating {}", dir.display()), e))?;
+    }
+    // Made private before it can be connected to: bound under a umask that leaves only the owner.
+    let old = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o177));
+    let bound = UnixListener::bind(path);
+    nix::sys::stat::umask(old);
+    let listener = bound.map_err(|e| HostError::io(format!("listening on {}", path.display()), e))?;
+    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+    Ok(listener)
+}
+
+/// Everything the program writes: to the screen, the output log and each attached client.
+fn copy_output(host: &Host, mut reader: Box<dyn Read + Send>, mut log: Option<RotatingLog>) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let chunk = &buf[..n];
+        lock(&host.screen).feed(chunk);
+        if let Some(l) = log.as_mut() {
+            if let Err(e) = l.write(chunk) {
+                tracing::warn!("cannot write the output log: {e}");
+                log = None;
+            }
+        }
+        // A client that cannot take it within its wait is dropped, never waited on for long.
+        lock(&host.attached).retain_mut(|c| c.write_all(chunk).is_ok());
+    }
+}
+
+fn answer(host: &Host, mut conn: UnixStream, socket: &Path) {
+    let _ = conn.set_read_timeout(Some(CLIENT_WAIT));
+    let _ = conn.set_write_timeout(Some(CLIENT_WAIT));
+    let Ok(request) = read_frame::<_, HostRequest>(&mut conn) else { return };
+    let response = match request {
+        HostRequest::Status => HostResponse::Status(status(host)),
+        HostRequest::Screen { colors } => HostResponse::Screen { text: lock(&host.screen).text(colors) },
+        HostRequest::Press { keys } => match TermKey::check(&keys) {
+            Err(e) => HostResponse::Error { message: e.to_string() },
+            Ok(()) => match type_keys(host, &keys) {
+                Ok(()) => HostResponse::Ok,
+                Err(e) => HostResponse::Error { message: format!("cannot type into the terminal: {e}") },
+            },
+        },
+        HostRequest::Resize { cols, rows } => match bosun_core::check_size(cols, rows) {
+            Err(e) => HostResponse::Error { message: e.to_string() },
+            Ok(()) => {
+                let before = lock(&host.screen).size();
+                let size = PtySize { rows, cols, pixel_width: 0, pixel_height: 0 };
+                match lock(&host.master).resize(size) {
+                    Ok(()) => {
+                        lock(&host.screen).resize(cols, rows);
+                        HostResponse::Resized { before }
+                    }
+                    Err(e) => HostResponse::Error { message: format!("cannot resize the terminal: {e}") },
+                }
+            }
+        },
+        HostRequest::Kill => {
+            kill(host);
+            let _ = write_frame(&mut conn, &HostResponse::Ok);
+            let _ = std::fs::remove_file(socket);
+            std::process::exit(0);
+        }
+        HostRequest::Attach => {
+            if write_frame(&mut conn, &HostResponse::Ok).is_err() {
+                return;
+            }
+            return attached(host, conn);
+        }
+    };
+    let _ = write_frame(&mut conn, &response);
+}
+
+fn status(host: &Host) -> HostStatus {
+    let (cols, rows) = lock(&host.screen).size();
+    HostStatus { session: host.session.clone(), pid: host.pid, exit: *lock(&host.exit), cols, rows }
+}
+
+/// The bytes a terminal sends for `keys`.
+fn type_keys(host: &Host, keys: &[TermKey]) -> std::io::Result<()> {
+    let mut bytes = Vec::new();
+    for key in keys {
+        match key {
+            TermKey::Text(t) => bytes.extend_from_slice(t.as_bytes()),
+            TermKey::Enter => bytes.push(b'\r'),
+            TermKey::Tab => bytes.push(b'\t'),
+            TermKey::Esc => bytes.push(0x1b),
+            TermKey::Backspace => bytes.push(0x7f),
+            TermKey::Up => bytes.extend_from_slice(b"\x1b[A"),
+            TermKey::Down => bytes.extend_from_slice(b"\x1b[B"),
+            TermKey::Right => bytes.extend_from_slice(b"\x1b[C"),
+            TermKey::Left => bytes.extend_from_slice(b"\x1b[D"),
+            // Checked: a letter or one of @[\]^_, whose control code is its own code less 64.
+            TermKey::Ctrl(c) => bytes.push((c.to_ascii_uppercase() as u8) & 0x1f),
+        }
+    }
+    let mut input = lock(&host.input);
+    input.write_all(&bytes)?;
+    input.flush()
+}
+
+/// The client is the terminal now: it gets the screen, then all output; what it sends is typed.
+fn attached(host: &Host, mut conn: UnixStream) {
+    let _ = conn.set_read_timeout(None);
+    {
+        // Under the clients' lock: no output slips between the redraw and the stream.
+        let mut clients = lock(&host.attached);
+        let redraw = lock(&host.screen).redraw();
+        let Ok(copy) = conn.try_clone() else { return };
+        if copy.try_clone().and_then(|mut c| c.write_all(&redraw)).is_err() {
+            return;
+        }
+        clients.push(copy);
+    }
+    let mut buf = [0u8; 4096];
+    loop {
+        match conn.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let mut input = lock(&host.input);
+                if input.write_all(&buf[..n]).and_then(|()| input.flush()).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    let _ = conn.shutdown(std::net::Shutdown::Both);
+}
+
+/// Ends the program's process group: SIGHUP and SIGTERM, then SIGKILL after a grace.
+fn kill(host: &Host) {
+    use nix::sys::signal::{killpg, Signal};
+    use nix::unistd::Pid;
+    let Some(pid) = host.pid.and_then(|p| i32::try_from(p).ok()) else { return };
+    let group = Pid::from_raw(pid);
+    if lock(&host.exit).is_some() {
+        // Ended already; whatever it left running in its group goes too.
+        let _ = killpg(group, Signal::SIGKILL);
+        return;
+    }
+    let _ = killpg(group, Signal::SIGHUP);
+    let _ = killpg(group, Signal::SIGTERM);
+    let deadline = std::time::Instant::now() + KILL_GRACE;
+    while std::time::Instant::now() < deadline && lock(&host.exit).is_none() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = killpg(group, Signal::SIGKILL);
+}
+
+fn exit_of(status: &portable_pty::ExitStatus) -> ExitStatus {
+    match status.signal() {
+        Some(name) => ExitStatus { code: None, signal: signal_number(name) },
+        None => ExitStatus::code(i32::try_from(status.exit_code()).unwrap_or(i32::MAX)),
+    }
+}
+
+/// The number of a signal portable-pty names (`"Killed"`, `"Terminated"`, …); 9 when unknown.
+fn signal_number(name: &str) -> Option<i32> {
+    use nix::sys::signal::Signal;
+    let known = [
+        ("Hangup", Signal::SIGHUP),
+        ("Interrupt", Signal::SIGINT),
+        ("Quit", Signal::SIGQUIT),
+        ("Aborted", Signal::SIGABRT),
+        ("Killed", Signal::SIGKILL),
+        ("Segmentation fault", Signal::SIGSEGV),
+        ("Terminated", Signal::SIGTERM),
+    ];
+    let found = known.iter().find(|(n, _)| name.starts_with(n)).map(|(_, s)| *s as i32);
+    Some(found.unwrap_or(Signal::SIGKILL as i32))
+}
+
+/// Tells the daemon the program exited, as tmux's pane-died hook does; a daemon that is down
+/// finds it out from the host's status when it starts.
+fn tell_daemon(daemon: &Path, session: &str, status: ExitStatus) {
+    let request = bosun_wire::Request::Hook(bosun_wire::HookEvent::PaneDied {
+        session: session.to_owned(),
+        status: status.code,
+        signal: status.signal,
+    });
+    let envelope = bosun_wire::Envelope { version: bosun_wire::VERSION.to_owned(), request, id: None };
+    let Ok(mut conn) = UnixStream::connect(daemon) else { return };
+    let _ = conn.set_read_timeout(Some(CLIENT_WAIT));
+    let _ = conn.set_write_timeout(Some(CLIENT_WAIT));
+    if write_frame(&mut conn, &envelope).is_ok() {
+        let _ = read_frame::<_, bosun_wire::Response>(&mut conn);
+    }
+}
