@@ -102,15 +102,5 @@ fn frames(view: &str) -> Vec<Duration> {
 
 /// The dashboard process's CPU over `IDLE`, in percent of one core.
 fn cpu_while_idle(screen: &Screen) -> f64 {
-    let pid = screen.format("#{pane_pid}");
-    let ticks = || -> u64 {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or_default().split_whitespace().collect();
-        fields.get(11).and_then(|u| u.parse::<u64>().ok()).unwrap_or(0)
-            + fields.get(12).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0)
-    };
-    let (t0, c0) = (Instant::now(), ticks());
-    std::thread::sleep(IDLE);
-    let used = (ticks() - c0) as f64 / 100.0;
-    used / t0.elapsed().as_secs_f64() * 100.0
+    crate::cpu_percent(&[screen.format("#{pane_pid}")], IDLE)
 }

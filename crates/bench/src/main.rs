@@ -1,9 +1,10 @@
 //! `bosun-bench`: measures bosun against real git, tmux and claudeless, and prints each figure
 //! beside its target and a peer's (oj's) figure measured on the same kind of machine. Run it
-//! with `scripts/bench [start|detect|nudge|idle|store|clients|hostile|pool|dash] …` (which builds bosun in release mode first).
+//! with `scripts/bench [start|detect|nudge|idle|store|clients|hostile|pool|dash|host] …` (which builds bosun in release mode first).
 
 mod clients;
 mod dash;
+mod host;
 mod hostile;
 mod pool;
 mod start;
@@ -16,6 +17,25 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bosun_core::Agent;
 use bosun_wire::{read_frame, write_frame, Envelope, Request, Response};
+
+/// The CPU processes `pids` use together over `span`, in percent of one core (from their user
+/// and system ticks in `/proc`).
+pub fn cpu_percent(pids: &[String], span: Duration) -> f64 {
+    let ticks = || -> u64 {
+        pids.iter()
+            .map(|pid| {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or_default().split_whitespace().collect();
+                fields.get(11).and_then(|u| u.parse::<u64>().ok()).unwrap_or(0)
+                    + fields.get(12).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0)
+            })
+            .sum()
+    };
+    let (t0, c0) = (Instant::now(), ticks());
+    std::thread::sleep(span);
+    let used = ticks().saturating_sub(c0) as f64 / 100.0;
+    used / t0.elapsed().as_secs_f64() * 100.0
+}
 
 /// One measured figure.
 pub struct Figure {
@@ -66,8 +86,9 @@ fn main() {
             "hostile" => figures.extend(hostile::figures(&bin, &claudeless, &chat)),
             "pool" => figures.extend(pool::figures(&bin)),
             "dash" => figures.extend(dash::figures(&bin)),
+            "host" => figures.extend(host::figures(&bin)),
             other => {
-                panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients, hostile, pool or dash")
+                panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients, hostile, pool, dash or host")
             }
         }
     }

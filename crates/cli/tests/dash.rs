@@ -13,6 +13,15 @@ use support::*;
 
 #[test]
 fn the_dashboard_lists_an_agent_opens_its_workspace_types_into_it_and_quits_cleanly() {
+    dash_end_to_end("tmux");
+}
+
+#[test]
+fn the_dashboard_works_the_same_on_an_agent_in_bosuns_own_session_host() {
+    dash_end_to_end("host");
+}
+
+fn dash_end_to_end(session: &str) {
     // A `gh` that knows a pull request for any branch (the real one cannot reach a server here).
     let stubs = tempfile::tempdir().unwrap();
     let gh = stubs.path().join("gh");
@@ -22,16 +31,22 @@ fn the_dashboard_lists_an_agent_opens_its_workspace_types_into_it_and_quits_clea
     let bosun = bosun().with_path(path);
     let repo = TempRepo::new();
     // An agent that answers each line it is given.
-    let id =
-        bosun.start(repo.path(), &["--name", "echoer", "--", "sh", "-c", "while read l; do echo \"got: $l\"; done"]);
+    let echo = "while read l; do echo \"got: $l\"; done";
+    let id = bosun.start(repo.path(), &["--name", "echoer", "--session", session, "--", "sh", "-c", echo]);
     bosun.wait_state(&id, "running");
     let screen = Screen::bosun(&bosun, "dash", (120, 30), "echo dashboard-gone; sleep 600");
 
     let list = screen.shows("echoer");
     assert!(list.contains("bosun — 1 agent(s)") && list.contains(&id), "{list}");
-    let width = || {
-        let out = bosun.tmux(&["display-message", "-p", "-t", &format!("=bosun-{id}:"), "#{window_width}"]);
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    let width = || match session {
+        "host" => {
+            let host = bosun_host::HostClient::new(bosun.state_dir().join("h").join(format!("bosun-{id}")));
+            host.status().map(|s| s.cols.to_string()).unwrap_or_default()
+        }
+        _ => {
+            let out = bosun.tmux(&["display-message", "-p", "-t", &format!("=bosun-{id}:"), "#{window_width}"]);
+            String::from_utf8_lossy(&out.stdout).trim().to_owned()
+        }
     };
     let before = width();
     screen.keys(&["w"]);

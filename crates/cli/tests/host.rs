@@ -163,3 +163,50 @@ fn a_hosts_socket_is_private_and_hostile_frames_change_nothing() {
     assert!(!ws.join("planted").exists(), "the text ran nothing");
     assert_eq!(host.status().unwrap().cols, 160, "the host serves on, its terminal as it was");
 }
+
+#[test]
+fn a_runbook_agent_with_session_host_runs_in_a_host_and_an_unknown_session_is_refused() {
+    let bosun = bosun();
+    let runbook = |session: &str| {
+        format!(
+            r#"
+command "build" {{
+  run = {{ job = "build" }}
+}}
+
+job "build" {{
+  source {{ git = true }}
+  step "plan" {{
+    run     = {{ agent = "planner" }}
+    on_done = "done"
+  }}
+}}
+
+agent "planner" {{
+  run     = ["{cl}", "--scenario", "{sc}"]
+  prompt  = "write the plan"
+  session = "{session}"
+  on_idle = {{ action = "done" }}
+}}
+"#,
+            cl = claudeless(),
+            sc = scenario("writer")
+        )
+    };
+    let bad = repo_with_runbook("build.hcl", &runbook("docker"));
+    let err = bosun.fails(bad.path(), &["runbook", "check"]);
+    assert!(err.contains("session \"docker\"") && err.contains("\"host\""), "{err}");
+
+    let repo = repo_with_runbook("build.hcl", &runbook("host"));
+    let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["run", "--json", "build"])).unwrap();
+    let job = v["job"].as_str().unwrap().to_owned();
+    let hosts = bosun.state_dir().join("h");
+    let seen = wait_for(PATIENCE, || {
+        let listed = std::fs::read_dir(&hosts).ok()?;
+        listed.flatten().any(|e| !e.path().to_string_lossy().ends_with(".log")).then_some(())
+    });
+    assert!(seen.is_some(), "its agent's session is in a host");
+    let out = bosun.run(repo.path(), &["job", "wait", &job]);
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), bosun.log());
+    assert!(bosun.sessions().is_empty(), "and none in tmux");
+}
