@@ -1,10 +1,12 @@
 //! Test support: fakes for the adapter traits, and helpers that install (when missing) and drive
 //! the real things tests use — git repositories in temp dirs, tmux on a private socket, the
 //! claudeless Claude Code simulator, and the real Claude Code and Codex (`tools`) talking to a
-//! fake model server (`fake_model`) in private configurations (`clients`).
+//! fake model server (`fake_model`) in private configurations (`clients`), and a private Docker
+//! engine with small images made without a registry (`docker`).
 
 pub mod bosun;
 pub mod clients;
+pub mod docker;
 pub mod fake_model;
 pub mod fakes;
 pub mod faults;

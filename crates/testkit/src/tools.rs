@@ -1,6 +1,6 @@
-//! The real programs tests drive — tmux, claudeless, and the real Claude Code and Codex from the
-//! npm registry — found or, when missing, installed once per machine; and `TmuxServer`, a
-//! private tmux server that dies with its test.
+//! The real programs tests drive — tmux, claudeless, the Docker engine and busybox, and the real
+//! Claude Code and Codex from the npm registry — found or, when missing, installed once per
+//! machine; and `TmuxServer`, a private tmux server that dies with its test.
 
 use std::env;
 use std::fs::{self, OpenOptions};
@@ -17,26 +17,66 @@ pub const CLAUDELESS_VERSION: &str = "0.4.0";
 /// The path of the tmux binary, installing it with `apt-get` when it is missing.
 pub fn tmux() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        if let Some(path) = on_path("tmux") {
+    PATH.get_or_init(|| from_apt("tmux", "tmux")).clone()
+}
+
+/// The path of `dockerd`, the Docker engine, installing Debian's `docker.io` (which brings
+/// `docker`, `containerd` and `runc` too) with `apt-get` when it is missing. Starting it needs
+/// root; `docker::DockerEngine` runs a private one.
+pub fn dockerd() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| from_apt("dockerd", "docker.io")).clone()
+}
+
+/// The path of the `docker` client, installing `docker.io` when it is missing. Any client that
+/// speaks the engine's API version (1.41 for Debian 12's engine) will do: the newer static client
+/// some machines have in /usr/local/bin negotiates down.
+pub fn docker() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| from_apt("docker", "docker.io")).clone()
+}
+
+/// The path of `busybox`, installing `busybox-static` when it is missing (a dynamic busybox
+/// from the `busybox` package does as well: the test images copy the libraries it needs).
+pub fn busybox() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| from_apt("busybox", "busybox-static")).clone()
+}
+
+/// `program` found on `PATH` (or in an sbin directory), else installed once per machine with
+/// `apt-get install -y <package>` (after `apt-get update` when the plain install fails).
+fn from_apt(program: &str, package: &str) -> PathBuf {
+    if let Some(path) = find_program(program) {
+        return path;
+    }
+    locked(package, || {
+        if let Some(path) = find_program(program) {
             return path;
         }
-        locked("tmux", || {
-            if let Some(path) = on_path("tmux") {
-                return path;
+        let install =
+            || run(Command::new("apt-get").args(["install", "-y", package]).env("DEBIAN_FRONTEND", "noninteractive"));
+        if !install() {
+            run(Command::new("apt-get").arg("update"));
+            if !install() {
+                panic!(
+                    "{program} is missing and `apt-get install -y {package}` failed: install {package} and run the \
+                     tests again"
+                );
             }
-            if !run(Command::new("apt-get").args(["install", "-y", "tmux"])) {
-                run(Command::new("apt-get").arg("update"));
-                if !run(Command::new("apt-get").args(["install", "-y", "tmux"])) {
-                    panic!(
-                        "tmux is missing and `apt-get install -y tmux` failed: install tmux and run the tests again"
-                    );
-                }
-            }
-            on_path("tmux").unwrap_or_else(|| panic!("`apt-get install -y tmux` succeeded but tmux is not on PATH"))
-        })
+        }
+        find_program(program)
+            .unwrap_or_else(|| panic!("`apt-get install -y {package}` succeeded but {program} is not on PATH"))
     })
-    .clone()
+}
+
+/// `program` on `PATH`, else in the sbin directories a user's `PATH` often lacks.
+fn find_program(program: &str) -> Option<PathBuf> {
+    on_path(program).or_else(|| {
+        ["/usr/local/sbin", "/usr/sbin", "/sbin"]
+            .iter()
+            .map(|dir| Path::new(dir).join(program))
+            .find(|p| is_executable(p))
+    })
 }
 
 /// The path of the claudeless binary: `$CLAUDELESS_BIN`, else on `PATH`, else in
