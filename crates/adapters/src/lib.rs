@@ -13,6 +13,7 @@ mod logwatch;
 mod notifier;
 pub mod private;
 mod routed;
+pub mod sandbox;
 pub mod secret;
 mod tmux;
 pub mod transcript;

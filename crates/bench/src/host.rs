@@ -32,13 +32,15 @@ pub fn figures(bin: &Path) -> Vec<Figure> {
     let pids: Vec<Option<u32>> = ids.iter().map(|id| bosun.agent(id).pid).collect();
     bosun.kill_daemon_hard();
     let listed = bosun.list(); // a new daemon
-    let adopted = ids
-        .iter()
-        .zip(&pids)
-        .filter(|(id, pid)| {
-            listed.agents.iter().any(|a| a.id.as_str() == id.as_str() && a.state.label() == "running" && a.pid == **pid)
-        })
-        .count();
+    let mut adopted = 0;
+    for (id, pid) in ids.iter().zip(&pids) {
+        match listed.agents.iter().find(|a| a.id.as_str() == id.as_str()) {
+            // Alive, the same process: its host was found again, not a new one started.
+            Some(a) if !a.state.is_dead() && a.pid == *pid => adopted += 1,
+            Some(a) => println!("not adopted: {id} {} pid {:?} (was {pid:?})", a.state.label(), a.pid),
+            None => println!("not listed: {id}"),
+        }
+    }
     vec![
         Figure::new(
             format!("--session host: keystroke to its echo on the attach stream (n={KEYS})"),

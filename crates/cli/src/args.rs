@@ -259,6 +259,14 @@ pub struct StartArgs {
     /// session host (one `bosun host` process per agent, no tmux needed)
     #[arg(long, value_enum, default_value_t = SessionArg::Tmux)]
     pub session: SessionArg,
+    /// Where the agent runs: on this machine as it is, or in a bubblewrap sandbox where it may
+    /// write only its workspace, its repository's git directory and its own config, with a
+    /// private /tmp and no home directory but its own
+    #[arg(long, value_enum, default_value_t = RuntimeArg::Local)]
+    pub runtime: RuntimeArg,
+    /// --runtime sandbox: cut the agent off the network (loopback only)
+    #[arg(long)]
+    pub no_network: bool,
     /// The agent's command and its arguments
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -312,6 +320,12 @@ pub struct PolicyArgs {
 fn driver_kind() -> impl clap::builder::TypedValueParser<Value = DriverKind> {
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(DriverKind::ALL.map(DriverKind::name)).try_map(|s| s.parse::<DriverKind>())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RuntimeArg {
+    Local,
+    Sandbox,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -12,7 +12,7 @@ use bosun_wire::{HookEvent, Request, Response, StartAgent, WorkspaceChoice};
 use serde::Serialize;
 
 use crate::args::{
-    AgentCommand, Colors, Command, HookCommand, StartArgs, TmuxHook, WorkspaceCommand, WorkspaceKindArg,
+    AgentCommand, Colors, Command, HookCommand, RuntimeArg, StartArgs, TmuxHook, WorkspaceCommand, WorkspaceKindArg,
 };
 use crate::client::Client;
 use crate::error::usage;
@@ -48,7 +48,11 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             }
             println!("started    {} ago", render::age(d.now, a.created_at.as_millis()));
             println!("command    {}", a.command.join(" "));
-            println!("session    {}{}", a.session, a.pid.map(|p| format!(" (pid {p})")).unwrap_or_default());
+            let pid = a.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+            println!("session    {}{pid} in {}", a.session, a.backend.name());
+            if !a.runtime.is_local() {
+                println!("runtime    {}", a.runtime.label());
+            }
             println!("output     {}", a.output_log().display());
             match &d.workspace {
                 Some(w) => {
@@ -282,6 +286,11 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
             WorkspaceChoice::Folder
         }
     };
+    let runtime = match (args.runtime, args.no_network) {
+        (RuntimeArg::Local, true) => return Err(usage("--no-network applies to --runtime sandbox")),
+        (RuntimeArg::Local, false) => bosun_core::Runtime::Local,
+        (RuntimeArg::Sandbox, no_network) => bosun_core::Runtime::Sandbox { network: !no_network },
+    };
     let s = client.start_agent(Box::new(StartAgent {
         repo,
         cwd: std::env::current_dir().context("cannot read the current directory")?,
@@ -302,6 +311,7 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
         task,
         no_wait: args.no_wait,
         session: args.session.into(),
+        runtime,
     }))?;
     if args.json {
         return print_json(&s);

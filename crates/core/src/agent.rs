@@ -89,6 +89,9 @@ pub struct Agent {
     /// What its session runs in.
     #[serde(default, skip_serializing_if = "SessionBackend::is_tmux")]
     pub backend: SessionBackend,
+    /// Where it runs.
+    #[serde(default, skip_serializing_if = "crate::Runtime::is_local")]
+    pub runtime: crate::Runtime,
 }
 
 /// What holds an agent's terminal: a tmux session on bosun's own server, or bosun's own
@@ -137,6 +140,7 @@ pub struct NewAgent {
     pub hook_command: String,
     pub step: Option<(JobId, String, u32)>,
     pub backend: SessionBackend,
+    pub runtime: crate::Runtime,
 }
 
 impl Agent {
@@ -167,6 +171,7 @@ impl Agent {
             hook_command,
             step,
             backend,
+            runtime,
         } = new;
         let (command, prompt) = driver.split_prompt(command, prompt);
         Self {
@@ -206,6 +211,7 @@ impl Agent {
             outcome: None,
             step,
             backend,
+            runtime,
         }
     }
 }

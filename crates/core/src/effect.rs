@@ -44,6 +44,9 @@ pub enum Effect {
         /// What the session runs in.
         #[serde(default, skip_serializing_if = "crate::SessionBackend::is_tmux")]
         backend: crate::SessionBackend,
+        /// The sandbox its program runs in, if it runs in one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sandbox: Option<crate::Sandbox>,
     },
     /// End the session; a session that is already gone counts as killed.
     KillSession { agent: AgentId, session: SessionName },

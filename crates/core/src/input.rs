@@ -310,6 +310,9 @@ pub struct AgentSpec {
     /// What its session runs in.
     #[serde(default, skip_serializing_if = "crate::SessionBackend::is_tmux")]
     pub backend: crate::SessionBackend,
+    /// Where it runs.
+    #[serde(default, skip_serializing_if = "crate::Runtime::is_local")]
+    pub runtime: crate::Runtime,
 }
 
 /// What the daemon found out about a workspace before asking to remove it.

@@ -110,6 +110,9 @@ pub struct AgentPlan {
     /// What its session runs in.
     #[serde(default, skip_serializing_if = "crate::SessionBackend::is_tmux")]
     pub backend: crate::SessionBackend,
+    /// Where it runs.
+    #[serde(default, skip_serializing_if = "crate::Runtime::is_local")]
+    pub runtime: crate::Runtime,
 }
 
 /// The workspace a job makes: a directory or a worktree, as for an agent.

@@ -368,6 +368,7 @@ fn agent_job(cwd: &str) -> JobSpec {
         env: Default::default(),
         policy: Default::default(),
         backend: Default::default(),
+        runtime: Default::default(),
     };
     spec.agents.insert("fixer".into(), plan);
     spec

@@ -31,6 +31,7 @@ fn agent_job(n: u64) -> JobSpec {
         env: Default::default(),
         policy: policy.unwrap(),
         backend: Default::default(),
+        runtime: Default::default(),
     };
     spec.agents.insert("fixer".into(), plan);
     spec

@@ -38,6 +38,7 @@ fn pooled(n: u64, size: u32, wait: bool) -> AgentSpec {
         },
         pool: Some(PoolAsk { spec: pool_spec(size), wait }),
         backend: Default::default(),
+        runtime: Default::default(),
         ..s
     }
 }

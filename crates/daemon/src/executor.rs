@@ -202,6 +202,7 @@ impl Executor {
                 hold,
                 inherit,
                 backend,
+                sandbox,
             } => {
                 if let Some((transcript, text)) = &hold {
                     if !bosun_adapters::transcript::holds_within(transcript, text, HOLD_WAIT) {
@@ -216,6 +217,11 @@ impl Executor {
                 let env = match inherit.as_deref().map(bosun_adapters::secret::read_env).transpose() {
                     Ok(inherited) => inherited.unwrap_or_default().into_iter().chain(env).collect(),
                     Err(e) => return Some(Input::SessionSpawnFailed { agent, error: e.to_string() }),
+                };
+                // In a sandbox, the command runs inside bubblewrap; its hooks still reach us.
+                let command = match &sandbox {
+                    Some(s) => bosun_adapters::sandbox::wrapped(&command, s, &cwd, &self.dirs.socket()),
+                    None => command,
                 };
                 let spec = SpawnSpec {
                     session: &session,

@@ -79,6 +79,7 @@ fn spec(n: u64, agents_root: &std::path::Path) -> AgentSpec {
     AgentSpec {
         pool: None,
         backend: Default::default(),
+        runtime: Default::default(),
         name: Name::parse("fake").unwrap(),
         kind: WorkspaceKind::Worktree {
             repo: "/repo".into(),

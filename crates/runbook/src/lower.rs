@@ -215,6 +215,7 @@ impl Lowered {
                 env: def.env.clone(),
                 policy: def.policy.clone(),
                 backend: def.backend,
+                runtime: def.runtime,
             };
             agents.insert(agent.clone(), StepAgent { plan, prompt_file: def.prompt_file.clone() });
         }

@@ -133,6 +133,8 @@ pub struct AgentDef {
     pub policy: Policy,
     /// What its session runs in (`session = "host"`; tmux when not given).
     pub backend: bosun_core::SessionBackend,
+    /// Where it runs (`runtime = "sandbox"`; local when not given).
+    pub runtime: bosun_core::Runtime,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -284,3 +284,33 @@ fn a_job_that_would_make_too_many_jobs_through_its_steps_is_refused() {
     assert!(e.to_string().contains(&format!("more than the {MAX_MADE} allowed")), "{e}");
     assert_eq!(l.problems().len(), 1, "each mid makes 11, which is fine");
 }
+
+#[test]
+fn an_agent_s_session_and_runtime_reach_its_plan_and_unknown_ones_are_errors() {
+    let agent = |extra: &str| {
+        format!(
+            "job \"w\" {{\n  step \"s\" {{\n    run = {{ agent = \"a\" }}\n  }}\n}}\n\
+             agent \"a\" {{\n  run = [\"claude\"]\n{extra}\n}}\n\
+             cron \"w\" {{\n  every = \"1m\"\n  run = {{ job = \"w\" }}\n}}\n"
+        )
+    };
+    let plan = |extra: &str| {
+        let c = lowered(&agent(extra)).cron("w", PathBuf::from("/r")).unwrap();
+        c.book.jobs["w"].agents["a"].plan.clone()
+    };
+    let p = plan("  session = \"host\"\n  runtime = { sandbox = { network = false } }");
+    assert_eq!(p.backend, bosun_core::SessionBackend::Host);
+    assert_eq!(p.runtime, bosun_core::Runtime::Sandbox { network: false });
+    assert_eq!(plan("  runtime = \"sandbox\"").runtime, bosun_core::Runtime::Sandbox { network: true });
+    let defaults = plan("");
+    assert_eq!((defaults.backend, defaults.runtime), (Default::default(), bosun_core::Runtime::Local));
+    for (extra, says) in [
+        ("  runtime = \"docker\"", "runtime \"docker\" is not one bosun has"),
+        ("  runtime = { sandbox = { network = \"no\" } }", "network must be true or false"),
+        ("  session = \"screen\"", "session \"screen\" is not one bosun has"),
+    ] {
+        let e = bosun_runbook::load::load(&[src("a.hcl", &agent(extra))]).expect_err("refused");
+        let text: Vec<String> = e.iter().map(ToString::to_string).collect();
+        assert!(text.iter().any(|t| t.contains(says)), "{extra}: {text:?}");
+    }
+}

@@ -123,5 +123,6 @@ fn spec(n: u64) -> AgentSpec {
         hook_command: "'/usr/local/bin/bosun' --state-dir '/home/dev/.local/state/bosun' hook".into(),
         pool: None,
         backend: Default::default(),
+        runtime: Default::default(),
     }
 }

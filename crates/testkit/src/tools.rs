@@ -1,4 +1,4 @@
-//! The real programs tests drive — tmux, claudeless, the Docker engine and busybox, and the real
+//! The real programs tests drive — tmux, claudeless, bubblewrap, the Docker engine and busybox, and the real
 //! Claude Code and Codex from the npm registry — found or, when missing, installed once per
 //! machine; and `TmuxServer`, a private tmux server that dies with its test.
 
@@ -41,6 +41,13 @@ pub fn docker() -> PathBuf {
 pub fn busybox() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| from_apt("busybox", "busybox-static")).clone()
+}
+
+/// The path of `bwrap` (bubblewrap), which `--runtime sandbox` runs agents in, installing
+/// `bubblewrap` when it is missing.
+pub fn bwrap() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| from_apt("bwrap", "bubblewrap")).clone()
 }
 
 /// `program` found on `PATH` (or in an sbin directory), else installed once per machine with

@@ -270,6 +270,9 @@ pub struct StartAgent {
     /// What its session runs in (`--session`).
     #[serde(default)]
     pub session: bosun_core::SessionBackend,
+    /// Where it runs (`--runtime`, `--no-network`).
+    #[serde(default)]
+    pub runtime: bosun_core::Runtime,
     /// For a pool's workspace: fail at once rather than wait when every one is taken.
     #[serde(default)]
     pub no_wait: bool,

@@ -210,8 +210,12 @@ fn dash(
                 Action::Send { id, text } => _ = client.send(id, text)?,
                 Action::Kill(id) => _ = client.kill(id)?,
                 Action::Resolve(e) => _ = client.resolve(format!("e{e}"), None, None)?,
-                // What it makes the agent write is read when its output log says so.
-                Action::Forward { id, key } => forward(client, &id, key),
+                // Read at once (the echo is mostly there by then), and again when its output
+                // log says the agent wrote more.
+                Action::Forward { id, key } => {
+                    forward(client, &id, key);
+                    grown = true;
+                }
             }
             stale = true;
         }

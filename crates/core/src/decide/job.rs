@@ -185,6 +185,7 @@ fn launch(
         hook_command: job.spec.hook_command.clone(),
         step: Some((job.spec.id.clone(), spec.name.clone(), attempt)),
         backend: plan.backend,
+        runtime: plan.runtime,
     };
     let agent = Agent::starting(new, now);
     if state.agents.contains_key(&id) {

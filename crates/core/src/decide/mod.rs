@@ -225,6 +225,10 @@ fn spawn_replacing(agent: &Agent, resume: Option<Option<&str>>, replace: Option<
         hold: None,
         inherit: agent.inherited_env(),
         backend: agent.backend,
+        sandbox: match agent.runtime {
+            crate::Runtime::Local => None,
+            crate::Runtime::Sandbox { network } => Some(crate::Sandbox::of(agent, network)),
+        },
     }
 }
 

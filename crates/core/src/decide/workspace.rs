@@ -60,6 +60,7 @@ pub(super) fn start_agent(state: &State, spec: &AgentSpec, now: Timestamp, d: &m
         hook_command: spec.hook_command.clone(),
         step: None,
         backend: spec.backend,
+        runtime: spec.runtime,
     };
     let agent = Agent::starting(new, now);
     match &spec.pool {

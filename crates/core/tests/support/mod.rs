@@ -123,6 +123,7 @@ pub fn spec(n: u64) -> AgentSpec {
         hook_command: "bosun hook".into(),
         pool: None,
         backend: Default::default(),
+        runtime: Default::default(),
     }
 }
 

@@ -142,7 +142,13 @@ fn prepare(
     roots: Roots,
     pool: Option<bosun_core::PoolAsk>,
 ) -> Result<AgentSpec, AdapterError> {
-    sessions.check_available()?;
+    // tmux only for a session of its own; bubblewrap only for a sandbox.
+    if req.session == bosun_core::SessionBackend::Tmux {
+        sessions.check_available()?;
+    }
+    if !req.runtime.is_local() {
+        bosun_adapters::sandbox::check_available()?;
+    }
     let source = req.repo.clone().unwrap_or_else(|| req.cwd.clone());
     if !source.is_dir() {
         return Err(AdapterError::io(
@@ -195,6 +201,7 @@ fn prepare(
         hook_command: roots.hook_command,
         pool,
         backend: req.session,
+        runtime: req.runtime,
     })
 }
 

@@ -298,6 +298,28 @@ fn notify(node: &Node, p: &mut Problems) -> Notify {
     n
 }
 
+/// `runtime = "local" | "sandbox"`, or `{ sandbox = { network = false } }`.
+fn runtime(value: &serde_json::Value) -> Result<bosun_core::Runtime, String> {
+    use bosun_core::Runtime;
+    use serde_json::Value;
+    let unknown = || {
+        format!("runtime {value} is not one bosun has: \"local\", \"sandbox\" or {{ sandbox = {{ network = false }} }}")
+    };
+    match value {
+        Value::String(s) if s == "local" => Ok(Runtime::Local),
+        Value::String(s) if s == "sandbox" => Ok(Runtime::Sandbox { network: true }),
+        Value::Object(o) if o.len() == 1 => match o.get("sandbox") {
+            Some(Value::Object(opts)) if opts.keys().all(|k| k == "network") => match opts.get("network") {
+                None => Ok(Runtime::Sandbox { network: true }),
+                Some(Value::Bool(network)) => Ok(Runtime::Sandbox { network: *network }),
+                Some(other) => Err(format!("runtime.sandbox.network must be true or false, not {other}")),
+            },
+            _ => Err(unknown()),
+        },
+        _ => Err(unknown()),
+    }
+}
+
 fn agent(name: &str, node: &Node, p: &mut Problems) -> Option<AgentDef> {
     let mut f = Fields::of(node, format!("agent {name:?}"), p)?;
     let command = f.take("run", &["command"]).map(|n| words(n, "run", p)).unwrap_or_else(|| vec!["claude".into()]);
@@ -317,6 +339,10 @@ fn agent(name: &str, node: &Node, p: &mut Problems) -> Option<AgentDef> {
                 None
             }
         }
+    });
+    let runtime = f.take("runtime", &[]).and_then(|n| {
+        let parsed = runtime(&json(n));
+        parsed.map_err(|e| p.at(&n.span, e)).ok()
     });
     let mut policy = serde_json::Map::new();
     for (key, aliases) in [
@@ -354,8 +380,8 @@ fn agent(name: &str, node: &Node, p: &mut Problems) -> Option<AgentDef> {
     if prompt.is_some() && prompt_file.is_some() {
         p.at(&span, format!("agent {name:?} has both prompt and prompt_file: keep one"));
     }
-    let backend = backend.unwrap_or_default();
-    Some(AgentDef { span, command, driver, prompt, prompt_file, env, cwd, context, policy, backend })
+    let (backend, runtime) = (backend.unwrap_or_default(), runtime.unwrap_or_default());
+    Some(AgentDef { span, command, driver, prompt, prompt_file, env, cwd, context, policy, backend, runtime })
 }
 
 /// A policy field as JSON. `on_idle` given as a table of turn classes (`done`, `question`, …,

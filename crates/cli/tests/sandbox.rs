@@ -1,0 +1,78 @@
+//! `--runtime sandbox`: the agent runs in bubblewrap, writing its workspace (and committing to
+//! its branch) but nothing else, with a private /tmp and, with `--no-network`, loopback only;
+//! without bubblewrap the start is refused and nothing is made.
+
+mod support;
+
+use bosun_testkit::tools;
+use support::*;
+
+/// The network interfaces `/proc/net/dev` lists, as one line.
+const INTERFACES: &str = "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ' '";
+
+fn interfaces_here() -> String {
+    let out = std::process::Command::new("sh").args(["-c", INTERFACES]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+#[test]
+fn a_sandboxed_agent_writes_its_workspace_and_commits_but_writes_nothing_else() {
+    tools::bwrap();
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    // Seen by the sandbox, read-only (the root is); a test's /tmp is not seen at all.
+    let visible = tempfile::tempdir_in("/var/tmp").unwrap();
+    let hidden = tempfile::tempdir().unwrap();
+    std::fs::write(hidden.path().join("secret.txt"), "hidden").unwrap();
+    let script = format!(
+        "echo in > inside.txt && echo wrote-inside; \
+         echo out > {v}/x.txt || echo outside-refused; \
+         cat {h}/secret.txt || echo tmp-hidden; \
+         git add inside.txt && git commit -qm sandboxed && echo committed; \
+         echo script-over; sleep 600",
+        v = visible.path().display(),
+        h = hidden.path().display()
+    );
+    let id = bosun.start(repo.path(), &["--runtime", "sandbox", "--", "sh", "-c", &script]);
+    let screen = bosun.wait_screen(&id, "script-over");
+    for said in ["wrote-inside", "outside-refused", "Read-only file system", "tmp-hidden", "committed"] {
+        assert!(screen.contains(said), "{said:?} not on its screen:\n{screen}");
+    }
+    assert!(!visible.path().join("x.txt").exists(), "nothing written outside");
+    let ws = bosun.show(&id).workspace.unwrap();
+    assert!(ws.path.join("inside.txt").exists(), "its workspace written");
+    let log = repo.git(&["log", "--oneline", ws.kind.branch().unwrap()]);
+    assert!(log.contains("sandboxed"), "its commit is on its branch: {log}");
+}
+
+#[test]
+fn no_network_leaves_the_agent_only_loopback() {
+    tools::bwrap();
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let script = format!("{INTERFACES}; echo; echo listed; sleep 600");
+    let cut = bosun.start(repo.path(), &["--runtime", "sandbox", "--no-network", "--", "sh", "-c", &script]);
+    let open = bosun.start(repo.path(), &["--runtime", "sandbox", "--", "sh", "-c", &script]);
+    let first_line = |id: &str| bosun.wait_screen(id, "listed").lines().next().unwrap_or_default().trim().to_owned();
+    assert_eq!(first_line(&cut), "lo", "loopback only");
+    assert_eq!(first_line(&open), interfaces_here(), "the machine's network when not cut");
+}
+
+#[test]
+fn without_bubblewrap_a_sandbox_start_is_refused_and_nothing_is_made() {
+    let stubs = tempfile::tempdir().unwrap();
+    for tool in ["git", "sh", "sleep"] {
+        let found = std::process::Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().unwrap();
+        let path = String::from_utf8_lossy(&found.stdout).trim().to_owned();
+        std::os::unix::fs::symlink(path, stubs.path().join(tool)).unwrap();
+    }
+    std::os::unix::fs::symlink(tools::tmux(), stubs.path().join("tmux")).unwrap();
+    let bosun = bosun().with_path(stubs.path().display().to_string());
+    let repo = TempRepo::new();
+    let err = bosun.fails(repo.path(), &["agent", "start", "--runtime", "sandbox", "--", "sleep", "600"]);
+    assert!(err.contains("bubblewrap is not installed") && err.contains("apt-get install bubblewrap"), "{err}");
+    assert!(bosun.list().agents.is_empty(), "no agent recorded");
+    assert!(!repo.git(&["branch", "--list"]).contains("ws-"), "no branch made");
+    let err = bosun.fails(repo.path(), &["agent", "start", "--no-network", "--", "sleep", "600"]);
+    assert!(err.contains("--no-network applies to --runtime sandbox"), "{err}");
+}
