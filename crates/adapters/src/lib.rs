@@ -149,6 +149,52 @@ pub struct SpawnSpec<'a> {
     pub backend: SessionBackend,
 }
 
+/// A container to run: its image, what it runs and where, and what it is let at.
+#[derive(Clone, Copy, Debug)]
+pub struct ContainerSpec<'a> {
+    /// The container's name (unique on the engine).
+    pub name: &'a str,
+    pub image: &'a str,
+    /// The program and its arguments (the image's entrypoint is not used).
+    pub command: &'a [String],
+    /// Its working directory inside.
+    pub cwd: &'a Path,
+    pub env: &'a BTreeMap<String, String>,
+    /// Host paths bound at the same path inside, writable.
+    pub writable: &'a [PathBuf],
+    /// Host paths bound at the same path inside, read-only.
+    pub read_only: &'a [PathBuf],
+    /// The user (uid, gid) it runs as; the image's when none.
+    pub user: Option<(u32, u32)>,
+    /// The host's network when true; none (loopback only) when false.
+    pub network: bool,
+    /// CPU limit in thousandths of a CPU.
+    pub cpus_milli: Option<u32>,
+    pub memory_bytes: Option<u64>,
+    pub labels: &'a BTreeMap<String, String>,
+}
+
+/// A container the engine has.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContainerSeen {
+    pub name: String,
+    pub id: String,
+    pub running: bool,
+    pub labels: BTreeMap<String, String>,
+}
+
+/// A container engine (Docker) that agents' session hosts run in.
+pub trait Containers: Send + Sync {
+    /// Whether the engine answers; says how to reach or install one when it does not.
+    fn check_available(&self) -> Result<(), AdapterError>;
+    /// Creates and starts the container, removed by the engine once its command exits; its id.
+    fn run(&self, spec: ContainerSpec<'_>) -> Result<String, AdapterError>;
+    /// The containers that carry label `key` with `value`, running or not.
+    fn list(&self, key: &str, value: &str) -> Result<Vec<ContainerSeen>, AdapterError>;
+    /// Stops (at once) and removes the container named `name`; one already gone is fine.
+    fn remove(&self, name: &str) -> Result<(), AdapterError>;
+}
+
 /// Terminal sessions that agents run in: tmux on bosun's own socket.
 pub trait Sessions: Send + Sync {
     /// `AdapterError::TmuxMissing` when tmux cannot be run.
