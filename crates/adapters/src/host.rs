@@ -3,17 +3,18 @@
 //! and wherever a runbook or `--session host` asks for it; every `Sessions` call is one request
 //! to the agent's host.
 
-use std::ffi::OsString;
+use std::collections::BTreeMap;
 use std::os::unix::fs::FileTypeExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bosun_core::{SessionName, SessionSeen, TermKey};
 use bosun_host::{HostClient, HostError, HostRequest, HostResponse};
 
-use crate::{AdapterError, Sessions, SettleDelay, SpawnSpec};
+use crate::{AdapterError, ContainerSpec, Containers, Sessions, SettleDelay, SpawnSpec};
 
 /// How long a new host has to answer on its socket.
 const START_WAIT: Duration = Duration::from_secs(10);
@@ -28,11 +29,83 @@ pub struct HostSessions {
     daemon: PathBuf,
     output_max: u64,
     settle: SettleDelay,
+    /// The engine a container's host runs in, and the value of its `bosun.state` label.
+    containers: Option<(Arc<dyn Containers>, String)>,
 }
+
+/// The label naming the state directory whose daemon made a container.
+pub const STATE_LABEL: &str = "bosun.state";
+/// The label naming a container's session.
+pub const SESSION_LABEL: &str = "bosun.session";
 
 impl HostSessions {
     pub fn new(program: PathBuf, dir: PathBuf, daemon: PathBuf, output_max: u64) -> Self {
-        Self { program, dir, daemon, output_max, settle: SettleDelay::default() }
+        Self { program, dir, daemon, output_max, settle: SettleDelay::default(), containers: None }
+    }
+
+    /// The same, starting the hosts of containerized agents on `engine`, labelled with `state`.
+    pub fn with_containers(mut self, engine: Arc<dyn Containers>, state: String) -> Self {
+        self.containers = Some((engine, state));
+        self
+    }
+
+    /// The arguments of `bosun host serve` for `spec`.
+    fn serve_args(&self, spec: &SpawnSpec<'_>) -> Vec<String> {
+        let socket = self.socket(spec.session).display().to_string();
+        let mut args = vec!["host".into(), "serve".into(), "--socket".into(), socket];
+        args.extend(["--session".into(), spec.session.to_string()]);
+        args.extend(["--size".into(), format!("{}x{}", START_SIZE.0, START_SIZE.1)]);
+        args.extend(["--daemon".into(), self.daemon.display().to_string()]);
+        if let Some(output) = spec.output {
+            args.extend(["--output".into(), output.display().to_string()]);
+            args.extend(["--output-max".into(), self.output_max.to_string()]);
+        }
+        args.push("--".into());
+        args.extend(spec.command.iter().cloned());
+        args
+    }
+
+    /// Starts the session's host in a container: bosun's own binary bound in read-only, the
+    /// sandbox's writable paths (and the repository's git directory, the hosts' directory and
+    /// the daemon's socket) bound at their own paths, run as this user.
+    fn run_in_container(
+        &self,
+        spec: &SpawnSpec<'_>,
+        container: &bosun_core::Container,
+        sandbox: &bosun_core::Sandbox,
+    ) -> Result<(), AdapterError> {
+        let Some((engine, state)) = &self.containers else {
+            return Err(AdapterError::Command {
+                command: "bosun host in a container".into(),
+                stderr: "this daemon has no container engine".into(),
+            });
+        };
+        let mut command = vec![self.program.display().to_string()];
+        command.extend(self.serve_args(spec));
+        let mut writable = sandbox.writable.clone();
+        writable.extend(crate::sandbox::git_dir(spec.cwd));
+        writable.extend([self.dir.clone(), self.daemon.clone()]);
+        writable.retain(|p| p.exists());
+        let labels = BTreeMap::from([
+            (STATE_LABEL.to_owned(), state.clone()),
+            (SESSION_LABEL.to_owned(), spec.session.to_string()),
+        ]);
+        let user = (nix::unistd::getuid().as_raw(), nix::unistd::getgid().as_raw());
+        engine.run(ContainerSpec {
+            name: spec.session.as_str(),
+            image: &container.image,
+            command: &command,
+            cwd: spec.cwd,
+            env: spec.env,
+            writable: &writable,
+            read_only: std::slice::from_ref(&self.program),
+            user: Some(user),
+            network: container.network,
+            cpus_milli: container.cpus_milli,
+            memory_bytes: container.memory_bytes,
+            labels: &labels,
+        })?;
+        Ok(())
     }
 
     pub fn socket(&self, session: &SessionName) -> PathBuf {
@@ -76,20 +149,30 @@ impl Sessions for HostSessions {
         }
         std::fs::create_dir_all(&self.dir)
             .map_err(|e| AdapterError::io(format!("creating {}", self.dir.display()), e))?;
+        if let Some((container, sandbox)) = spec.container {
+            self.run_in_container(&spec, container, sandbox)?;
+            let deadline = Instant::now() + START_WAIT;
+            return loop {
+                if let Ok(status) = client.status() {
+                    break Ok(status.pid);
+                }
+                if Instant::now() >= deadline {
+                    if let Some((engine, _)) = &self.containers {
+                        let _ = engine.remove(spec.session.as_str());
+                    }
+                    break Err(AdapterError::Command {
+                        command: format!("bosun host in container {}", spec.session),
+                        stderr: format!("it did not serve its session within {} s", START_WAIT.as_secs()),
+                    });
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            };
+        }
         let log_path = self.host_log(spec.session);
         let log = std::fs::File::create(&log_path)
             .map_err(|e| AdapterError::io(format!("creating {}", log_path.display()), e))?;
-        let mut args: Vec<OsString> = vec!["host".into(), "serve".into(), "--socket".into(), client.socket().into()];
-        args.extend(["--session".into(), spec.session.as_str().into()]);
-        args.extend(["--size".into(), format!("{}x{}", START_SIZE.0, START_SIZE.1).into()]);
-        args.extend(["--daemon".into(), self.daemon.clone().into()]);
-        if let Some(output) = spec.output {
-            args.extend(["--output".into(), output.into(), "--output-max".into(), self.output_max.to_string().into()]);
-        }
-        args.push("--".into());
-        args.extend(spec.command.iter().map(OsString::from));
         let mut child = Command::new(&self.program)
-            .args(&args)
+            .args(self.serve_args(&spec))
             .current_dir(spec.cwd)
             .envs(spec.env)
             .stdin(Stdio::null())
@@ -176,6 +259,10 @@ impl Sessions for HostSessions {
     fn kill(&self, session: &SessionName) -> Result<(), AdapterError> {
         match self.client(session).ask(&HostRequest::Kill) {
             Ok(_) | Err(HostError::Gone(_)) => {
+                // A container whose host is gone is removed (its engine would keep it otherwise).
+                if let Some((engine, _)) = &self.containers {
+                    let _ = engine.remove(session.as_str());
+                }
                 remove_stale(&self.socket(session));
                 let _ = std::fs::remove_file(self.host_log(session));
                 Ok(())

@@ -147,6 +147,8 @@ pub struct SpawnSpec<'a> {
     pub output: Option<&'a Path>,
     /// What the session runs in (a router picks its backend by it; a backend ignores it).
     pub backend: SessionBackend,
+    /// The container its session host runs in, with what is bound into it; none to run here.
+    pub container: Option<(&'a bosun_core::Container, &'a bosun_core::Sandbox)>,
 }
 
 /// A container to run: its image, what it runs and where, and what it is let at.

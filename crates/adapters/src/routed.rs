@@ -32,9 +32,10 @@ impl Sessions for RoutedSessions {
         self.tmux.check_available()
     }
     fn spawn(&self, spec: SpawnSpec<'_>) -> Result<Option<u32>, AdapterError> {
-        match spec.backend {
-            SessionBackend::Tmux => self.tmux.spawn(spec),
-            SessionBackend::Host => self.host.spawn(spec),
+        match (spec.backend, spec.container) {
+            (SessionBackend::Tmux, None) => self.tmux.spawn(spec),
+            // A container's session is always in bosun's host, inside it.
+            _ => self.host.spawn(spec),
         }
     }
     fn send_text(&self, session: &SessionName, text: &str) -> Result<(), AdapterError> {

@@ -62,7 +62,7 @@ fn other_homes(own: Option<&Path>) -> Vec<PathBuf> {
 }
 
 /// The git directory of the repository `dir` belongs to (a worktree's is its repository's).
-fn git_dir(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn git_dir(dir: &Path) -> Option<PathBuf> {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)

@@ -30,7 +30,7 @@ fn spawn(
     command: &[&str],
 ) -> Option<u32> {
     let command = argv(command);
-    tmux.spawn(SpawnSpec { session, cwd, env, command: &command, output: None, backend: Default::default() })
+    tmux.spawn(SpawnSpec { session, cwd, env, command: &command, output: None, backend: Default::default(), container: None })
         .expect("spawn")
 }
 
@@ -256,6 +256,7 @@ fn a_sessions_output_is_copied_to_its_output_file_from_the_first_byte() {
         command: &command,
         output: Some(&output),
         backend: Default::default(),
+        container: None,
     };
     server.tmux().spawn(spec).expect("spawn");
     let copied = wait_for(Duration::from_secs(10), || {
@@ -280,6 +281,7 @@ fn a_session_started_just_as_the_last_one_ends_still_starts() {
             command: &command,
             output: None,
             backend: Default::default(),
+            container: None,
         };
         server.tmux().spawn(spec(&old)).expect("spawn old");
         server.tmux().kill(&old).expect("kill old");
@@ -306,6 +308,7 @@ fn a_path_with_tmux_formats_in_it_is_only_a_path() {
         command: &command,
         output: Some(&output),
         backend: Default::default(),
+        container: None,
     };
     server.tmux().spawn(spec).expect("spawn");
     let wrote = wait_for(TIMEOUT, || fs::read_to_string(cwd.join("where.txt")).ok());

@@ -259,14 +259,24 @@ pub struct StartArgs {
     /// session host (one `bosun host` process per agent, no tmux needed)
     #[arg(long, value_enum, default_value_t = SessionArg::Tmux)]
     pub session: SessionArg,
-    /// Where the agent runs: on this machine as it is, or in a bubblewrap sandbox where it may
+    /// Where the agent runs: on this machine as it is; in a bubblewrap sandbox where it may
     /// write only its workspace, its repository's git directory and its own config, with a
-    /// private /tmp and no home directory but its own
+    /// private /tmp and no home directory but its own; or in a Docker container (--image)
     #[arg(long, value_enum, default_value_t = RuntimeArg::Local)]
     pub runtime: RuntimeArg,
-    /// --runtime sandbox: cut the agent off the network (loopback only)
+    /// --runtime sandbox or docker: cut the agent off the network (loopback only)
     #[arg(long)]
     pub no_network: bool,
+    /// --runtime docker: the image whose container runs the agent (bosun's own binary is bound
+    /// into it and serves its session; its workspace and config are bound at their own paths)
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+    /// --runtime docker: CPU limit (say 2 or 1.5)
+    #[arg(long, value_name = "N")]
+    pub cpus: Option<String>,
+    /// --runtime docker: memory limit (say 512m or 2g)
+    #[arg(long, value_name = "SIZE")]
+    pub memory: Option<String>,
     /// The agent's command and its arguments
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -326,6 +336,7 @@ fn driver_kind() -> impl clap::builder::TypedValueParser<Value = DriverKind> {
 pub enum RuntimeArg {
     Local,
     Sandbox,
+    Docker,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

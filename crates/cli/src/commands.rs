@@ -286,11 +286,7 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
             WorkspaceChoice::Folder
         }
     };
-    let runtime = match (args.runtime, args.no_network) {
-        (RuntimeArg::Local, true) => return Err(usage("--no-network applies to --runtime sandbox")),
-        (RuntimeArg::Local, false) => bosun_core::Runtime::Local,
-        (RuntimeArg::Sandbox, no_network) => bosun_core::Runtime::Sandbox { network: !no_network },
-    };
+    let runtime = runtime(&args)?;
     let s = client.start_agent(Box::new(StartAgent {
         repo,
         cwd: std::env::current_dir().context("cannot read the current directory")?,
@@ -462,4 +458,24 @@ pub fn print_json<T: Serialize>(value: &T) -> Result<()> {
 
 fn unreachable_command() -> Result<()> {
     bail!("internal error: command dispatched to the wrong handler")
+}
+
+/// Where `agent start` runs the agent, from `--runtime` and the options that go with it.
+fn runtime(args: &StartArgs) -> Result<bosun_core::Runtime> {
+    use bosun_core::{Container, Runtime};
+    let docker_only = args.image.is_some() || args.cpus.is_some() || args.memory.is_some();
+    match args.runtime {
+        RuntimeArg::Local if args.no_network => Err(usage("--no-network applies to --runtime sandbox or docker")),
+        RuntimeArg::Local | RuntimeArg::Sandbox if docker_only => {
+            Err(usage("--image, --cpus and --memory apply to --runtime docker"))
+        }
+        RuntimeArg::Local => Ok(Runtime::Local),
+        RuntimeArg::Sandbox => Ok(Runtime::Sandbox { network: !args.no_network }),
+        RuntimeArg::Docker => {
+            let image = args.image.clone().ok_or_else(|| usage("--runtime docker needs --image IMAGE"))?;
+            let cpus_milli = args.cpus.as_deref().map(Container::cpus).transpose().map_err(usage)?;
+            let memory_bytes = args.memory.as_deref().map(Container::memory).transpose().map_err(usage)?;
+            Ok(Runtime::Docker(Container { image, cpus_milli, memory_bytes, network: !args.no_network }))
+        }
+    }
 }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Agent;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "runtime", rename_all = "snake_case")]
 pub enum Runtime {
     #[default]
@@ -20,6 +20,58 @@ pub enum Runtime {
         /// Whether it reaches the network (false: a network namespace of its own, loopback only).
         network: bool,
     },
+    /// A Docker container of `image` that runs bosun's session host, the agent inside.
+    Docker(Container),
+}
+
+/// A container an agent runs in: its image, limits and network. Its workspace, its own files
+/// and its program's config are bound into it at their own paths (the `Sandbox`'s writable
+/// paths), so its work lands in the worktree on this machine.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Container {
+    pub image: String,
+    /// CPU limit, in thousandths of a CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus_milli: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+    /// The host's network when true; loopback only when false.
+    pub network: bool,
+}
+
+impl Container {
+    /// `1.5` CPUs as 1500 thousandths; at least 0.001, at most 1024.
+    pub fn cpus(text: &str) -> Result<u32, String> {
+        let bad = || format!("{text:?} is not a number of CPUs (say 2 or 1.5)");
+        let value: f64 = text.trim().parse().map_err(|_| bad())?;
+        if !(0.001..=1024.0).contains(&value) {
+            return Err(bad());
+        }
+        Ok((value * 1000.0).round() as u32)
+    }
+
+    /// `512m`, `2g`, `1073741824`: bytes (k, m, g in powers of 1024); at least 4 MiB.
+    pub fn memory(text: &str) -> Result<u64, String> {
+        let t = text.trim().to_ascii_lowercase();
+        let bad = || format!("{text:?} is not an amount of memory (say 512m or 2g)");
+        let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+            Some((at, _)) => (&t[..at], t[at..].trim_end_matches('b')),
+            None => (t.as_str(), ""),
+        };
+        let n: u64 = digits.parse().map_err(|_| bad())?;
+        let scale: u64 = match unit {
+            "" => 1,
+            "k" => 1 << 10,
+            "m" => 1 << 20,
+            "g" => 1 << 30,
+            _ => return Err(bad()),
+        };
+        let bytes = n.checked_mul(scale).ok_or_else(bad)?;
+        if bytes < 4 << 20 {
+            return Err(format!("{text:?} is too little memory for an agent: give at least 4m"));
+        }
+        Ok(bytes)
+    }
 }
 
 impl Runtime {
@@ -27,11 +79,21 @@ impl Runtime {
         *self == Self::Local
     }
 
-    pub fn label(&self) -> &'static str {
+    pub fn label(&self) -> String {
         match self {
-            Self::Local => "local",
-            Self::Sandbox { network: true } => "sandbox",
-            Self::Sandbox { network: false } => "sandbox (no network)",
+            Self::Local => "local".into(),
+            Self::Sandbox { network: true } => "sandbox".into(),
+            Self::Sandbox { network: false } => "sandbox (no network)".into(),
+            Self::Docker(c) => format!("docker ({}{})", c.image, if c.network { "" } else { ", no network" }),
+        }
+    }
+
+    /// What holds the session of an agent that asked for `asked`: a container runs bosun's own
+    /// session host, whatever was asked.
+    pub fn backend(&self, asked: crate::SessionBackend) -> crate::SessionBackend {
+        match self {
+            Self::Docker(_) => crate::SessionBackend::Host,
+            _ => asked,
         }
     }
 }
@@ -68,5 +130,22 @@ impl Sandbox {
         }
         writable.extend(env("CLAUDELESS_CONFIG_DIR"));
         Self { writable, repository: true, home, network }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpus_and_memory_read_as_docker_reads_them() {
+        assert_eq!(Container::cpus("1.5"), Ok(1500));
+        assert_eq!(Container::cpus("2"), Ok(2000));
+        assert!(Container::cpus("0").is_err() && Container::cpus("lots").is_err());
+        assert_eq!(Container::memory("512m"), Ok(512 << 20));
+        assert_eq!(Container::memory("2G"), Ok(2 << 30));
+        assert_eq!(Container::memory("8388608"), Ok(8 << 20));
+        assert!(Container::memory("1k").is_err() && Container::memory("2x").is_err());
+        assert!(Container::memory("99999999999999999999g").is_err());
     }
 }

@@ -203,6 +203,7 @@ impl Executor {
                 inherit,
                 backend,
                 sandbox,
+                container,
             } => {
                 if let Some((transcript, text)) = &hold {
                     if !bosun_adapters::transcript::holds_within(transcript, text, HOLD_WAIT) {
@@ -218,11 +219,13 @@ impl Executor {
                     Ok(inherited) => inherited.unwrap_or_default().into_iter().chain(env).collect(),
                     Err(e) => return Some(Input::SessionSpawnFailed { agent, error: e.to_string() }),
                 };
-                // In a sandbox, the command runs inside bubblewrap; its hooks still reach us.
-                let command = match &sandbox {
-                    Some(s) => bosun_adapters::sandbox::wrapped(&command, s, &cwd, &self.dirs.socket()),
-                    None => command,
+                // In a sandbox here, the command runs inside bubblewrap (its hooks still reach
+                // us); in a container, what the sandbox lets through is bound into it.
+                let command = match (&sandbox, &container) {
+                    (Some(s), None) => bosun_adapters::sandbox::wrapped(&command, s, &cwd, &self.dirs.socket()),
+                    _ => command,
                 };
+                let container = container.as_ref().zip(sandbox.as_ref());
                 let spec = SpawnSpec {
                     session: &session,
                     cwd: &cwd,
@@ -230,6 +233,7 @@ impl Executor {
                     command: &command,
                     output: Some(&output),
                     backend,
+                    container,
                 };
                 match write_files(&files, &output).and_then(|()| self.sessions.spawn(spec)) {
                     Ok(pid) => Input::SessionSpawned { agent, pid },

@@ -83,7 +83,10 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     if let Err(e) = tmux.write_config(Some(&format!("{hook_command} tmux"))) {
         tracing::warn!("cannot write tmux config: {e}");
     }
-    let host = bosun_adapters::HostSessions::new(opts.exe.clone(), opts.dirs.hosts(), opts.dirs.socket(), output_max);
+    // DOCKER_HOST, else the engine's default socket; reached only when a container is asked for.
+    let containers: Arc<dyn bosun_adapters::Containers> = Arc::new(bosun_adapters::DockerContainers::new(None));
+    let host = bosun_adapters::HostSessions::new(opts.exe.clone(), opts.dirs.hosts(), opts.dirs.socket(), output_max)
+        .with_containers(containers.clone(), opts.dirs.root().display().to_string());
     let sessions: Arc<dyn Sessions> = Arc::new(bosun_adapters::RoutedSessions::new(Arc::new(tmux), Arc::new(host)));
     let local = Arc::new(LocalWorkspaces::new());
     let workspaces: Arc<dyn Workspaces> = local.clone();
@@ -123,6 +126,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
             workspaces,
             pools,
             sessions,
+            containers,
             survey: Arc::new(LocalSurvey),
             dirs: opts.dirs.clone(),
             started_at: engine::now().as_millis(),

@@ -215,7 +215,7 @@ impl Lowered {
                 env: def.env.clone(),
                 policy: def.policy.clone(),
                 backend: def.backend,
-                runtime: def.runtime,
+                runtime: def.runtime.clone(),
             };
             agents.insert(agent.clone(), StepAgent { plan, prompt_file: def.prompt_file.clone() });
         }

@@ -22,13 +22,15 @@ pub struct Bosun {
     claude: TempDir,
     /// Replaces `PATH` for every command (to hide tmux, say).
     path: Option<String>,
+    /// Set for every command (and so for the daemon it starts).
+    env: Vec<(String, String)>,
 }
 
 impl Bosun {
     /// A fresh bosun using the binary at `bin` (`env!("CARGO_BIN_EXE_bosun")`).
     pub fn new(bin: impl Into<PathBuf>) -> Self {
         tools::tmux();
-        Self { bin: bin.into(), state: tempdir(), claude: tempdir(), path: None }
+        Self { bin: bin.into(), state: tempdir(), claude: tempdir(), path: None, env: Vec::new() }
     }
 
     /// The same, with `PATH` set to `path` for bosun and everything it starts.
@@ -43,6 +45,12 @@ impl Bosun {
 
     pub fn claude_config(&self) -> &Path {
         self.claude.path()
+    }
+
+    /// The same, with `key` set to `value` for bosun and everything it starts (`DOCKER_HOST`).
+    pub fn with_env(mut self, key: &str, value: impl Into<String>) -> Self {
+        self.env.push((key.to_owned(), value.into()));
+        self
     }
 
     /// The `PATH` given with `with_path`.
@@ -69,6 +77,7 @@ impl Bosun {
         if let Some(p) = &self.path {
             cmd.env("PATH", p);
         }
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         cmd
     }
 

@@ -184,8 +184,8 @@ fn launch(
         dir: job.spec.agents_root.join(id.as_str()),
         hook_command: job.spec.hook_command.clone(),
         step: Some((job.spec.id.clone(), spec.name.clone(), attempt)),
-        backend: plan.backend,
-        runtime: plan.runtime,
+        backend: plan.runtime.backend(plan.backend),
+        runtime: plan.runtime.clone(),
     };
     let agent = Agent::starting(new, now);
     if state.agents.contains_key(&id) {

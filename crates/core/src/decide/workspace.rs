@@ -59,8 +59,8 @@ pub(super) fn start_agent(state: &State, spec: &AgentSpec, now: Timestamp, d: &m
         dir: spec.agents_root.join(agent_id.as_str()),
         hook_command: spec.hook_command.clone(),
         step: None,
-        backend: spec.backend,
-        runtime: spec.runtime,
+        backend: spec.runtime.backend(spec.backend),
+        runtime: spec.runtime.clone(),
     };
     let agent = Agent::starting(new, now);
     match &spec.pool {

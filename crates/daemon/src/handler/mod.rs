@@ -42,6 +42,8 @@ pub struct Context {
     pub workspaces: Arc<dyn Workspaces>,
     pub pools: Arc<dyn bosun_adapters::Pools>,
     pub sessions: Arc<dyn Sessions>,
+    /// The container engine agents with `--runtime docker` run in.
+    pub containers: Arc<dyn bosun_adapters::Containers>,
     pub survey: Arc<dyn Survey>,
     pub dirs: StateDir,
     pub started_at: u64,

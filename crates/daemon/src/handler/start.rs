@@ -36,7 +36,9 @@ pub(super) async fn start_agent(ctx: &Arc<Context>, req: StartAgent) -> Answer {
         Roots { workspaces: ctx.dirs.workspaces(), agents: ctx.dirs.agents(), hook_command: ctx.hook_command.clone() };
     let (workspaces, sessions) = (ctx.workspaces.clone(), ctx.sessions.clone());
     let (n, nc) = (name.clone(), nonce.clone());
-    let spec = blocking(move || prepare(&*workspaces, &*sessions, req, n, nc, roots, pool)).await?;
+    let containers = ctx.containers.clone();
+    let spec =
+        blocking(move || prepare(&*workspaces, &*sessions, &*containers, req, n, nc, roots, pool)).await?;
     let inherited = (!spec.inherits.is_empty())
         .then(|| spec.agents_root.join(AgentId::new(&spec.nonce).as_str()).join(INHERITED_ENV_FILE));
     let events = match submit(ctx, Input::StartAgent(Box::new(spec))).await {
@@ -133,21 +135,26 @@ fn check_door(req: &StartAgent) -> Result<(), String> {
 }
 
 /// Checks everything a start needs before anything is recorded or created.
+#[allow(clippy::too_many_arguments)]
 fn prepare(
     workspaces: &dyn Workspaces,
     sessions: &dyn Sessions,
+    containers: &dyn bosun_adapters::Containers,
     req: StartAgent,
     name: Name,
     nonce: Nonce,
     roots: Roots,
     pool: Option<bosun_core::PoolAsk>,
 ) -> Result<AgentSpec, AdapterError> {
-    // tmux only for a session of its own; bubblewrap only for a sandbox.
-    if req.session == bosun_core::SessionBackend::Tmux {
+    // tmux only for a session of its own; bubblewrap only for a sandbox; an engine for a
+    // container.
+    if req.runtime.backend(req.session) == bosun_core::SessionBackend::Tmux {
         sessions.check_available()?;
     }
-    if !req.runtime.is_local() {
-        bosun_adapters::sandbox::check_available()?;
+    match &req.runtime {
+        bosun_core::Runtime::Local => {}
+        bosun_core::Runtime::Sandbox { .. } => bosun_adapters::sandbox::check_available()?,
+        bosun_core::Runtime::Docker(_) => containers.check_available()?,
     }
     let source = req.repo.clone().unwrap_or_else(|| req.cwd.clone());
     if !source.is_dir() {

@@ -298,13 +298,38 @@ fn notify(node: &Node, p: &mut Problems) -> Notify {
     n
 }
 
-/// `runtime = "local" | "sandbox"`, or `{ sandbox = { network = false } }`.
+/// `runtime = "local" | "sandbox"`, `{ sandbox = { network = false } }`, or
+/// `{ docker = { image = "…", cpus = 1.5, memory = "2g", network = false } }`.
 fn runtime(value: &serde_json::Value) -> Result<bosun_core::Runtime, String> {
-    use bosun_core::Runtime;
+    use bosun_core::{Container, Runtime};
     use serde_json::Value;
     let unknown = || {
-        format!("runtime {value} is not one bosun has: \"local\", \"sandbox\" or {{ sandbox = {{ network = false }} }}")
+        format!(
+            "runtime {value} is not one bosun has: \"local\", \"sandbox\", {{ sandbox = {{ network = false }} }} or \
+             {{ docker = {{ image = \"…\", cpus = 2, memory = \"2g\", network = true }} }}"
+        )
     };
+    if let Some(Value::Object(opts)) = value.get("docker") {
+        if let Some(k) = opts.keys().find(|k| !["image", "cpus", "memory", "network"].contains(&k.as_str())) {
+            return Err(format!("runtime.docker has no {k:?}: image, cpus, memory, network"));
+        }
+        let image = match opts.get("image") {
+            Some(Value::String(i)) if !i.trim().is_empty() => i.clone(),
+            _ => return Err("runtime.docker needs an image (image = \"…\")".into()),
+        };
+        let text = |v: &Value| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let cpus_milli = opts.get("cpus").map(|v| Container::cpus(&text(v))).transpose()?;
+        let memory_bytes = opts.get("memory").map(|v| Container::memory(&text(v))).transpose()?;
+        let network = match opts.get("network") {
+            None => true,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => return Err(format!("runtime.docker.network must be true or false, not {other}")),
+        };
+        return Ok(Runtime::Docker(Container { image, cpus_milli, memory_bytes, network }));
+    }
     match value {
         Value::String(s) if s == "local" => Ok(Runtime::Local),
         Value::String(s) if s == "sandbox" => Ok(Runtime::Sandbox { network: true }),

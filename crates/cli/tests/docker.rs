@@ -1,0 +1,111 @@
+//! `--runtime docker`: the agent's session host runs in a container of the test's own Docker
+//! engine (started by the test), bosun's binary bound in; typed into, read and killed as any
+//! agent, its work landing in its worktree as this user; a claudeless agent's hooks reach the
+//! daemon from inside; a daemon SIGKILL adopts it again; a container removed behind bosun's back
+//! makes its agent lost; a missing image or engine is a clear error.
+
+mod support;
+
+use bosun_testkit::docker::DockerEngine;
+use bosun_testkit::poll::wait_for;
+use support::*;
+
+/// The test image: busybox, with bosun's and claudeless's libraries (bosun's own binary is
+/// bound in by bosun itself).
+fn image(engine: &DockerEngine) -> String {
+    let bosun = std::path::PathBuf::from(env!("CARGO_BIN_EXE_bosun"));
+    let claudeless = std::path::PathBuf::from(claudeless());
+    engine.image("bosun-agent:test", &[&bosun, &claudeless])
+}
+
+fn docker_bosun(engine: &DockerEngine) -> Bosun {
+    bosun().with_env("DOCKER_HOST", engine.host())
+}
+
+fn containers(engine: &DockerEngine, id: &str) -> String {
+    engine.run(&["ps", "-a", "--filter", &format!("label=bosun.session=bosun-{id}"), "--format", "{{.Names}}"])
+}
+
+const ECHO: &str = "while read l; do echo \"got: $l\" | tee -a said.txt; done";
+
+#[test]
+fn an_agent_in_a_container_is_typed_into_read_and_killed_and_its_work_lands_in_its_worktree() {
+    let engine = DockerEngine::start();
+    let image = image(engine);
+    let bosun = docker_bosun(engine);
+    let repo = TempRepo::new();
+    let id = bosun.start(repo.path(), &["--runtime", "docker", "--image", &image, "--", "sh", "-c", ECHO]);
+    bosun.wait_state(&id, "running");
+    assert_eq!(containers(engine, &id).trim(), format!("bosun-{id}"), "one container, labelled");
+    assert!(bosun.sessions().is_empty(), "no tmux session");
+
+    bosun.ok(repo.path(), &["send", &id, "from outside"]);
+    bosun.wait_screen(&id, "got: from outside");
+    let ws = bosun.show(&id).workspace.unwrap().path;
+    let said = wait_for(PATIENCE, || std::fs::read_to_string(ws.join("said.txt")).ok().filter(|s| !s.is_empty()));
+    assert_eq!(said.as_deref(), Some("got: from outside\n"), "its work is in its worktree");
+    use std::os::unix::fs::MetadataExt;
+    let owner = std::fs::metadata(ws.join("said.txt")).unwrap().uid();
+    assert_eq!(owner, nix::unistd::getuid().as_raw(), "written as this user, not the container's root");
+
+    let out = bosun.ok(repo.path(), &["kill", &id]);
+    assert_eq!(out.trim(), format!("{id} dead(killed)"));
+    let gone = wait_for(PATIENCE, || containers(engine, &id).trim().is_empty().then_some(()));
+    assert!(gone.is_some(), "its container is removed");
+}
+
+#[test]
+fn claudeless_in_a_container_goes_idle_through_its_hooks_and_is_adopted_after_a_daemon_sigkill() {
+    let engine = DockerEngine::start();
+    let image = image(engine);
+    let bosun = docker_bosun(engine);
+    let repo = TempRepo::new();
+    // The scenario travels with the repository: the container sees its worktree, not this tree.
+    std::fs::copy(scenario("chat"), repo.path().join("chat.toml")).unwrap();
+    repo.git(&["add", "chat.toml"]);
+    repo.git(&["commit", "-qm", "scenario"]);
+    let args = ["--runtime", "docker", "--image", &image, "--", &claudeless(), "--scenario", "chat.toml"];
+    let id = bosun.start(repo.path(), &args);
+    bosun.wait_state(&id, "idle");
+    let pid = bosun.agent(&id).pid;
+    bosun.kill_daemon_hard();
+    let agent = bosun.agent(&id);
+    assert_eq!((agent.state.label(), agent.pid), ("idle".to_owned(), pid), "adopted as it was");
+    bosun.ok(repo.path(), &["send", &id, "ping"]);
+    bosun.wait_screen(&id, "pong");
+    bosun.wait_state(&id, "idle");
+}
+
+#[test]
+fn a_container_removed_behind_bosuns_back_makes_its_agent_lost() {
+    let engine = DockerEngine::start();
+    let image = image(engine);
+    let bosun = docker_bosun(engine);
+    let repo = TempRepo::new();
+    let id = bosun.start(repo.path(), &["--runtime", "docker", "--image", &image, "--", "sleep", "600"]);
+    bosun.wait_state(&id, "running");
+    engine.run(&["rm", "-f", &format!("bosun-{id}")]);
+    bosun.wait_state(&id, "dead(lost)");
+}
+
+#[test]
+fn a_missing_image_or_engine_or_option_is_a_clear_error() {
+    let engine = DockerEngine::start();
+    let repo = TempRepo::new();
+    let bosun = docker_bosun(engine);
+    let err = bosun.fails(repo.path(), &["agent", "start", "--runtime", "docker", "--", "sh"]);
+    assert!(err.contains("--runtime docker needs --image"), "{err}");
+    let err = bosun.fails(repo.path(), &["agent", "start", "--image", "x", "--", "sh"]);
+    assert!(err.contains("apply to --runtime docker"), "{err}");
+    let err = bosun.fails(repo.path(), &["agent", "start", "--runtime", "docker", "--image", "x", "--memory", "1k", "--", "sh"]);
+    assert!(err.contains("too little memory"), "{err}");
+
+    let id = bosun.start(repo.path(), &["--runtime", "docker", "--image", "no-such-image:1", "--", "sh"]);
+    let agent = bosun.wait_state(&id, "dead(failed-to-start)");
+    assert!(agent.error.as_deref().unwrap_or_default().contains("no-such-image:1"), "{:?}", agent.error);
+
+    let nowhere = bosun().with_env("DOCKER_HOST", "unix:///nonexistent/docker.sock");
+    let err = nowhere.fails(repo.path(), &["agent", "start", "--runtime", "docker", "--image", "x", "--", "sh"]);
+    assert!(err.to_lowercase().contains("docker"), "{err}");
+    assert!(nowhere.list().agents.is_empty(), "nothing recorded");
+}
