@@ -76,10 +76,10 @@ impl DockerContainers {
         let late = || AdapterError::Docker(format!("{what}: no answer from the engine within {CALL_TIMEOUT:?}"));
         let runtime = self.runtime.as_ref().ok_or_else(late)?;
         let (tx, rx) = mpsc::sync_channel(1);
-        let timed = tokio::time::timeout(CALL_TIMEOUT, task(Arc::clone(&self.engine)));
+        let task = task(Arc::clone(&self.engine));
         runtime.spawn(async move {
             // The receiver may have given up already; the answer is then dropped.
-            let _ = tx.send(timed.await);
+            let _ = tx.send(tokio::time::timeout(CALL_TIMEOUT, task).await);
         });
         match rx.recv_timeout(CALL_TIMEOUT + Duration::from_secs(1)) {
             Ok(Ok(answer)) => answer,
@@ -117,7 +117,12 @@ impl Engine {
         failure::failed(&self.host, what, e)
     }
 
-    async fn run(&self, name: String, image: String, body: bollard::models::ContainerCreateBody) -> Result<String, AdapterError> {
+    async fn run(
+        &self,
+        name: String,
+        image: String,
+        body: bollard::models::ContainerCreateBody,
+    ) -> Result<String, AdapterError> {
         let docker = self.client().await?;
         let what = format!("run container {name}");
         let options = CreateContainerOptionsBuilder::default().name(&name).build();
@@ -170,7 +175,12 @@ impl Engine {
         Ok(found
             .into_iter()
             .map(|c| ContainerSeen {
-                name: c.names.unwrap_or_default().first().map(|n| n.trim_start_matches('/').to_owned()).unwrap_or_default(),
+                name: c
+                    .names
+                    .unwrap_or_default()
+                    .first()
+                    .map(|n| n.trim_start_matches('/').to_owned())
+                    .unwrap_or_default(),
                 id: c.id.unwrap_or_default(),
                 running: c.state == Some(ContainerSummaryStateEnum::RUNNING),
                 labels: c.labels.unwrap_or_default().into_iter().collect::<BTreeMap<_, _>>(),
@@ -210,7 +220,10 @@ impl Containers for DockerContainers {
             return Err(AdapterError::Docker(format!("cannot list by label key {key:?}: it is empty or holds '='")));
         }
         let (key, value) = (key.to_owned(), value.to_owned());
-        self.call(format!("list containers labelled {key}={value}"), |engine| async move { engine.list(key, value).await })
+        self.call(
+            format!("list containers labelled {key}={value}"),
+            |engine| async move { engine.list(key, value).await },
+        )
     }
 
     fn remove(&self, name: &str) -> Result<(), AdapterError> {

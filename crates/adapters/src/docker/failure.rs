@@ -23,7 +23,9 @@ pub(super) fn failed(host: &str, what: &str, e: Error) -> AdapterError {
         Error::DockerResponseServerError { message, status_code } => {
             AdapterError::Docker(format!("{what}: the engine refused ({status_code}): {}", message.trim()))
         }
-        Error::RequestTimeoutError => AdapterError::Docker(format!("{what}: the engine at {host} did not answer in time")),
+        Error::RequestTimeoutError => {
+            AdapterError::Docker(format!("{what}: the engine at {host} did not answer in time"))
+        }
         e => match unreachable(host, &e) {
             Some(err) => err,
             None => AdapterError::Docker(format!("{what}: {e}")),
