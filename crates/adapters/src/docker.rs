@@ -26,7 +26,7 @@ use crate::{AdapterError, ContainerSeen, ContainerSpec, Containers};
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The system's engine, when neither the caller nor `DOCKER_HOST` names one.
-pub const DEFAULT_HOST: &str = "unix:///var/run/docker.sock";
+const DEFAULT_HOST: &str = "unix:///var/run/docker.sock";
 
 /// How many times `run` makes the container again when one of its name is in the way.
 const CREATE_ATTEMPTS: usize = 5;
