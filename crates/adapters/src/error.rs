@@ -28,6 +28,12 @@ pub enum AdapterError {
     TmuxMissing(String),
     #[error("cannot watch files for changes ({0}): if inotify limits are reached, raise fs.inotify.max_user_instances or max_user_watches with sysctl")]
     Watch(String),
+    /// The Docker engine could not be reached or refused a request; the message says why and,
+    /// when the engine cannot be reached, how to fix it.
+    #[error("docker: {0}")]
+    Docker(String),
+    #[error("image {0:?} is not on the Docker engine: build or load it there first (`docker build`, `docker load` or `docker import`); bosun never pulls images")]
+    NoImage(String),
     #[error("no session {0}")]
     NoSession(String),
     #[error("`{command}` failed: {}", one_line(stderr))]

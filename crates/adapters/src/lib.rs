@@ -1,5 +1,6 @@
-//! bosun's side effects, one trait each: `Workspaces` (directories and git worktrees) and
-//! `Sessions` (tmux on bosun's own socket). The real implementations run `git` and `tmux`; they
+//! bosun's side effects, one trait each: `Workspaces` (directories and git worktrees),
+//! `Sessions` (tmux on bosun's own socket) and `Containers` (a Docker engine, `DockerContainers`).
+//! The real implementations run `git` and `tmux` or call the engine's API; they
 //! carry out what the core decided and report what they saw, and decide nothing themselves.
 //! Where a driver's own files live and how they are found is a module named after it
 //! (`codex_log`).
@@ -7,6 +8,7 @@
 mod changes;
 pub mod codex_log;
 mod dirwatch;
+mod docker;
 mod error;
 mod host;
 mod logwatch;
@@ -30,6 +32,7 @@ use bosun_core::{
 pub use bosun_host::output_log;
 pub use changes::Changes;
 pub use dirwatch::{DirWatcher, REPORT_EVERY};
+pub use docker::{DockerContainers, CALL_TIMEOUT as DOCKER_CALL_TIMEOUT};
 pub use error::AdapterError;
 pub use host::HostSessions;
 pub use logwatch::{LogLines, LogWatchOptions, LogWatcher, WatchId};
