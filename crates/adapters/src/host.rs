@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::FileTypeExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bosun_core::{SessionName, SessionSeen, TermKey};
@@ -84,8 +84,12 @@ impl HostSessions {
         command.extend(self.serve_args(spec));
         let mut writable = sandbox.writable.clone();
         writable.extend(crate::sandbox::git_dir(spec.cwd));
-        writable.extend([self.dir.clone(), self.daemon.clone()]);
+        writable.push(self.dir.clone());
         writable.retain(|p| p.exists());
+        // The daemon's socket's own directory, read-only: its new socket shows there after a
+        // restart (a socket bound by itself would stay the old one).
+        let read_only: Vec<PathBuf> =
+            [self.program.clone()].into_iter().chain(self.daemon.parent().map(Path::to_path_buf)).collect();
         let labels = BTreeMap::from([
             (STATE_LABEL.to_owned(), state.clone()),
             (SESSION_LABEL.to_owned(), spec.session.to_string()),
@@ -98,7 +102,7 @@ impl HostSessions {
             cwd: spec.cwd,
             env: spec.env,
             writable: &writable,
-            read_only: std::slice::from_ref(&self.program),
+            read_only: &read_only,
             user: Some(user),
             network: container.network,
             cpus_milli: container.cpus_milli,

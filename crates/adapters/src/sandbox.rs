@@ -41,8 +41,9 @@ pub fn wrapped(command: &[String], sandbox: &Sandbox, cwd: &Path, socket: &Path)
         let p = path.display().to_string();
         add(&["--bind-try", &p, &p]);
     }
-    let s = socket.display().to_string();
-    add(&["--bind-try", &s, &s, "--chdir", &cwd.display().to_string(), "--"]);
+    // The socket's own directory, read-only: a daemon's new socket shows there after a restart.
+    let s = socket.parent().unwrap_or(socket).display().to_string();
+    add(&["--ro-bind-try", &s, &s, "--chdir", &cwd.display().to_string(), "--"]);
     args.extend(command.iter().cloned());
     args
 }
@@ -86,7 +87,7 @@ mod tests {
             network: false,
         };
         let command = vec!["claude".to_owned(), "--x; rm -rf /".to_owned()];
-        let argv = wrapped(&command, &sandbox, Path::new("/w/ws"), Path::new("/w/bosun.sock"));
+        let argv = wrapped(&command, &sandbox, Path::new("/w/ws"), Path::new("/w/run/bosun.sock"));
         let text = argv.join(" ");
         assert!(
             text.starts_with("bwrap --die-with-parent --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp"),

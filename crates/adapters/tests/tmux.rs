@@ -30,8 +30,16 @@ fn spawn(
     command: &[&str],
 ) -> Option<u32> {
     let command = argv(command);
-    tmux.spawn(SpawnSpec { session, cwd, env, command: &command, output: None, backend: Default::default(), container: None })
-        .expect("spawn")
+    tmux.spawn(SpawnSpec {
+        session,
+        cwd,
+        env,
+        command: &command,
+        output: None,
+        backend: Default::default(),
+        container: None,
+    })
+    .expect("spawn")
 }
 
 fn seen(tmux: &Tmux, session: &SessionName) -> Option<SessionSeen> {

@@ -23,7 +23,7 @@ pub fn figures(bin: &Path, claudeless: &Path, chat: &Path) -> Vec<Figure> {
     let pid = bosun.daemon_pid().expect("daemon pid");
     let before = status_kib(pid, "VmRSS:");
     // Half-sent frames, kept open.
-    let socket = bosun.state_dir().join("bosun.sock");
+    let socket = bosun.state_dir().join("run/bosun.sock");
     let mut open = Vec::new();
     for _ in 0..20 {
         if let Ok(mut s) = UnixStream::connect(&socket) {

@@ -118,7 +118,7 @@ fn main() {
 /// The agent as the daemon knows it, asked over its socket directly so a poll costs well under
 /// a millisecond.
 pub fn show(state: &Path, id: &str) -> Option<Agent> {
-    let mut s = UnixStream::connect(state.join("bosun.sock")).ok()?;
+    let mut s = UnixStream::connect(state.join("run/bosun.sock")).ok()?;
     let request =
         Envelope { version: bosun_wire::VERSION.into(), request: Request::Show { agent: id.into() }, id: None };
     write_frame(&mut s, &request).ok()?;

@@ -125,7 +125,7 @@ fn oversized_and_half_sent_frames_cost_the_daemon_nothing_lasting() {
     let bosun = bosun();
     let repo = TempRepo::new();
     bosun.ok(repo.path(), &["ls"]);
-    let socket = bosun.state_dir().join("bosun.sock");
+    let socket = bosun.state_dir().join("run/bosun.sock");
     // A length over the limit: the connection is closed, nothing is read or allocated.
     let mut big = std::os::unix::net::UnixStream::connect(&socket).unwrap();
     big.write_all(&(48u32 * 1024 * 1024).to_be_bytes()).unwrap();

@@ -59,7 +59,7 @@ fn one_daemon_per_state_directory_with_a_private_socket() {
     let dir = bosun.state_dir().to_owned();
     let out = bosun.ok(&dir, &["daemon", "start"]);
     assert!(out.contains("daemon started"), "{out}");
-    let mode = std::fs::metadata(dir.join("bosun.sock")).expect("socket").permissions().mode();
+    let mode = std::fs::metadata(dir.join("run/bosun.sock")).expect("socket").permissions().mode();
     assert_eq!(mode & 0o777, 0o600);
 
     let err = bosun.fails(&dir, &["daemon", "run"]);
@@ -81,7 +81,7 @@ fn status_start_and_stop() {
     let out = bosun.ok(&dir, &["daemon", "stop"]);
     assert!(out.contains("daemon stopped"), "{out}");
     assert_eq!(bosun.run(&dir, &["daemon", "status"]).status.code(), Some(4));
-    assert!(!dir.join("bosun.sock").exists(), "socket removed on stop");
+    assert!(!dir.join("run/bosun.sock").exists(), "socket removed on stop");
     let logs = bosun.ok(&dir, &["daemon", "logs"]);
     assert!(logs.contains("daemon stopped"), "{logs}");
 }
@@ -90,8 +90,9 @@ fn status_start_and_stop() {
 fn a_stale_socket_left_by_a_crashed_daemon_is_replaced() {
     let bosun = bosun();
     let dir = bosun.state_dir().to_owned();
-    drop(UnixListener::bind(dir.join("bosun.sock")).expect("bind"));
-    assert!(dir.join("bosun.sock").exists(), "a socket nobody listens on");
+    std::fs::create_dir_all(dir.join("run")).unwrap();
+    drop(UnixListener::bind(dir.join("run/bosun.sock")).expect("bind"));
+    assert!(dir.join("run/bosun.sock").exists(), "a socket nobody listens on");
     let out = bosun.ok(&dir, &["ls"]);
     assert!(out.contains("no agents yet"), "{out}");
 }
@@ -100,11 +101,12 @@ fn a_stale_socket_left_by_a_crashed_daemon_is_replaced() {
 fn a_socket_path_taken_by_another_file_is_reported_and_left_alone() {
     let bosun = bosun();
     let dir = bosun.state_dir().to_owned();
-    std::fs::write(dir.join("bosun.sock"), "mine").unwrap();
+    std::fs::create_dir_all(dir.join("run")).unwrap();
+    std::fs::write(dir.join("run/bosun.sock"), "mine").unwrap();
     let err = bosun.fails(&dir, &["ls"]);
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
     assert!(err.contains("is not a socket"), "{err}");
-    assert_eq!(std::fs::read_to_string(dir.join("bosun.sock")).unwrap(), "mine");
+    assert_eq!(std::fs::read_to_string(dir.join("run/bosun.sock")).unwrap(), "mine");
 }
 
 #[test]
@@ -113,7 +115,7 @@ fn a_cli_of_another_version_is_told_what_to_do() {
     let dir = bosun.state_dir().to_owned();
     bosun.ok(&dir, &["daemon", "start"]);
     let ask = |request: Request| -> Response {
-        let mut s = UnixStream::connect(dir.join("bosun.sock")).unwrap();
+        let mut s = UnixStream::connect(dir.join("run/bosun.sock")).unwrap();
         let frame = bosun_wire::encode(&Envelope { version: "0.0.1-old".into(), request, id: None }).unwrap();
         s.write_all(&frame).unwrap();
         let mut len = [0u8; 4];

@@ -1,8 +1,8 @@
 //! `--runtime docker`: the agent's session host runs in a container of the test's own Docker
 //! engine (started by the test), bosun's binary bound in; typed into, read and killed as any
-//! agent, its work landing in its worktree as this user; a claudeless agent's hooks reach the
-//! daemon from inside; a daemon SIGKILL adopts it again; a container removed behind bosun's back
-//! makes its agent lost; a missing image or engine is a clear error.
+//! agent, its work landing in its worktree, run as the daemon's user; a claudeless agent's hooks
+//! reach the daemon from inside; a daemon SIGKILL adopts it again; a container removed behind
+//! bosun's back makes its agent lost; a missing image or engine is a clear error.
 
 mod support;
 
@@ -11,11 +11,11 @@ use bosun_testkit::poll::wait_for;
 use support::*;
 
 /// The test image: busybox, with bosun's and claudeless's libraries (bosun's own binary is
-/// bound in by bosun itself).
+/// bound in by bosun itself) and bash, which claudeless runs its hooks with (`/bin/bash`).
 fn image(engine: &DockerEngine) -> String {
     let bosun = std::path::PathBuf::from(env!("CARGO_BIN_EXE_bosun"));
     let claudeless = std::path::PathBuf::from(claudeless());
-    engine.image("bosun-agent:test", &[&bosun, &claudeless])
+    engine.image("bosun-agent:test", &[&bosun, &claudeless, std::path::Path::new("/bin/bash")])
 }
 
 fn docker_bosun(engine: &DockerEngine) -> Bosun {
@@ -44,9 +44,10 @@ fn an_agent_in_a_container_is_typed_into_read_and_killed_and_its_work_lands_in_i
     let ws = bosun.show(&id).workspace.unwrap().path;
     let said = wait_for(PATIENCE, || std::fs::read_to_string(ws.join("said.txt")).ok().filter(|s| !s.is_empty()));
     assert_eq!(said.as_deref(), Some("got: from outside\n"), "its work is in its worktree");
-    use std::os::unix::fs::MetadataExt;
-    let owner = std::fs::metadata(ws.join("said.txt")).unwrap().uid();
-    assert_eq!(owner, nix::unistd::getuid().as_raw(), "written as this user, not the container's root");
+    // Run as the daemon's user, so what it writes in the worktree is that user's, not root's.
+    let user = engine.run(&["inspect", "--format", "{{.Config.User}}", &format!("bosun-{id}")]);
+    let me = format!("{}:{}", nix::unistd::getuid(), nix::unistd::getgid());
+    assert_eq!(user.trim(), me, "the container runs as the daemon's user");
 
     let out = bosun.ok(repo.path(), &["kill", &id]);
     assert_eq!(out.trim(), format!("{id} dead(killed)"));
@@ -67,13 +68,23 @@ fn claudeless_in_a_container_goes_idle_through_its_hooks_and_is_adopted_after_a_
     let args = ["--runtime", "docker", "--image", &image, "--", &claudeless(), "--scenario", "chat.toml"];
     let id = bosun.start(repo.path(), &args);
     bosun.wait_state(&id, "idle");
+    let heard = bosun
+        .events()
+        .into_iter()
+        .any(|e| matches!(e, bosun_core::Event::AgentObserved { source: bosun_core::Source::Hook, .. }));
+    assert!(heard, "its hooks reached the daemon from inside the container");
     let pid = bosun.agent(&id).pid;
     bosun.kill_daemon_hard();
     let agent = bosun.agent(&id);
     assert_eq!((agent.state.label(), agent.pid), ("idle".to_owned(), pid), "adopted as it was");
+    let before = bosun.events().len();
     bosun.ok(repo.path(), &["send", &id, "ping"]);
     bosun.wait_screen(&id, "pong");
     bosun.wait_state(&id, "idle");
+    let heard_again = bosun.events()[before..]
+        .iter()
+        .any(|e| matches!(e, bosun_core::Event::AgentObserved { source: bosun_core::Source::Hook, .. }));
+    assert!(heard_again, "its hooks reach the new daemon too");
 }
 
 #[test]
@@ -97,14 +108,15 @@ fn a_missing_image_or_engine_or_option_is_a_clear_error() {
     assert!(err.contains("--runtime docker needs --image"), "{err}");
     let err = bosun.fails(repo.path(), &["agent", "start", "--image", "x", "--", "sh"]);
     assert!(err.contains("apply to --runtime docker"), "{err}");
-    let err = bosun.fails(repo.path(), &["agent", "start", "--runtime", "docker", "--image", "x", "--memory", "1k", "--", "sh"]);
+    let err = bosun
+        .fails(repo.path(), &["agent", "start", "--runtime", "docker", "--image", "x", "--memory", "1k", "--", "sh"]);
     assert!(err.contains("too little memory"), "{err}");
 
     let id = bosun.start(repo.path(), &["--runtime", "docker", "--image", "no-such-image:1", "--", "sh"]);
     let agent = bosun.wait_state(&id, "dead(failed-to-start)");
     assert!(agent.error.as_deref().unwrap_or_default().contains("no-such-image:1"), "{:?}", agent.error);
 
-    let nowhere = bosun().with_env("DOCKER_HOST", "unix:///nonexistent/docker.sock");
+    let nowhere = support::bosun().with_env("DOCKER_HOST", "unix:///nonexistent/docker.sock");
     let err = nowhere.fails(repo.path(), &["agent", "start", "--runtime", "docker", "--image", "x", "--", "sh"]);
     assert!(err.to_lowercase().contains("docker"), "{err}");
     assert!(nowhere.list().agents.is_empty(), "nothing recorded");

@@ -131,7 +131,7 @@ fn everything_under_the_state_dir_is_the_users_alone() {
         })
         .collect();
     assert_eq!(open, Vec::<String>::new(), "files others could read, of {} looked at", paths.len());
-    for name in ["bosun.db", "bosun.sock", "daemon.log"] {
+    for name in ["bosun.db", "run/bosun.sock", "daemon.log"] {
         assert!(paths.iter().any(|p| p.ends_with(name)), "{name} was looked at");
     }
     // What the agent made is made as its user would have: with the user's mask.
@@ -151,7 +151,7 @@ fn the_socket_serves_no_other_user_even_opened_up_by_hand() {
     bosun.list(); // starts the daemon
     let state = bosun.state_dir();
     std::fs::set_permissions(state, std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::fs::set_permissions(state.join("bosun.sock"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::set_permissions(state.join("run/bosun.sock"), std::fs::Permissions::from_mode(0o777)).unwrap();
     let nobody = bosun.command(Path::new("/"), &["ls", "--json"]).uid(65534).gid(65534).env("HOME", "/").output();
     let nobody = nobody.unwrap();
     assert!(!nobody.status.success(), "{}", String::from_utf8_lossy(&nobody.stdout));

@@ -84,7 +84,11 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         tracing::warn!("cannot write tmux config: {e}");
     }
     // DOCKER_HOST, else the engine's default socket; reached only when a container is asked for.
-    let containers: Arc<dyn bosun_adapters::Containers> = Arc::new(bosun_adapters::DockerContainers::new(None));
+    let containers: Arc<dyn bosun_adapters::Containers> =
+        Arc::new(bosun_adapters::DockerContainers::new(None).map_err(|e| DaemonError::Io {
+            context: "cannot start the Docker client's runtime".into(),
+            source: std::io::Error::other(e.to_string()),
+        })?);
     let host = bosun_adapters::HostSessions::new(opts.exe.clone(), opts.dirs.hosts(), opts.dirs.socket(), output_max)
         .with_containers(containers.clone(), opts.dirs.root().display().to_string());
     let sessions: Arc<dyn Sessions> = Arc::new(bosun_adapters::RoutedSessions::new(Arc::new(tmux), Arc::new(host)));
@@ -229,6 +233,10 @@ fn bind(path: &Path) -> Result<UnixListener, DaemonError> {
             return Err(DaemonError::NotASocket(path.to_owned()));
         }
         std::fs::remove_file(path).map_err(io(format!("cannot remove stale socket {}", path.display())))?;
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io(format!("cannot create {}", dir.display())))?;
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
     }
     let listener = UnixListener::bind(path).map_err(io(format!("cannot listen on {}", path.display())))?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))

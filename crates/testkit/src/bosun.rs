@@ -233,7 +233,7 @@ impl Bosun {
     /// returns its one answer.
     pub fn ask(&self, request: bosun_wire::Request) -> bosun_wire::Response {
         use std::io::{Read, Write};
-        let mut s = std::os::unix::net::UnixStream::connect(self.state.path().join("bosun.sock")).expect("connect");
+        let mut s = std::os::unix::net::UnixStream::connect(self.state.path().join("run/bosun.sock")).expect("connect");
         let envelope = bosun_wire::Envelope { version: bosun_wire::VERSION.into(), request, id: None };
         s.write_all(&bosun_wire::encode(&envelope).expect("encode")).expect("send");
         let mut len = [0u8; 4];

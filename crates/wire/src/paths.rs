@@ -65,8 +65,11 @@ impl StateDir {
     pub fn db(&self) -> PathBuf {
         self.root.join("bosun.db")
     }
+    /// The daemon's socket, alone in a directory of its own (`run/`): an agent in a sandbox or a
+    /// container is given that directory, which shows a daemon's new socket after a restart,
+    /// where a socket bound by itself would stay the old one.
     pub fn socket(&self) -> PathBuf {
-        self.root.join("bosun.sock")
+        self.root.join("run").join("bosun.sock")
     }
     pub fn pid_file(&self) -> PathBuf {
         self.root.join("daemon.pid")

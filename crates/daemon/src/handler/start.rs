@@ -37,8 +37,7 @@ pub(super) async fn start_agent(ctx: &Arc<Context>, req: StartAgent) -> Answer {
     let (workspaces, sessions) = (ctx.workspaces.clone(), ctx.sessions.clone());
     let (n, nc) = (name.clone(), nonce.clone());
     let containers = ctx.containers.clone();
-    let spec =
-        blocking(move || prepare(&*workspaces, &*sessions, &*containers, req, n, nc, roots, pool)).await?;
+    let spec = blocking(move || prepare(&*workspaces, &*sessions, &*containers, req, n, nc, roots, pool)).await?;
     let inherited = (!spec.inherits.is_empty())
         .then(|| spec.agents_root.join(AgentId::new(&spec.nonce).as_str()).join(INHERITED_ENV_FILE));
     let events = match submit(ctx, Input::StartAgent(Box::new(spec))).await {

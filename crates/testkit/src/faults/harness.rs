@@ -146,7 +146,7 @@ agent "worker" {{
     }
 
     pub(super) fn ask(&self, request: Request) -> Option<Response> {
-        let mut s = UnixStream::connect(self.bosun.state_dir().join("bosun.sock")).ok()?;
+        let mut s = UnixStream::connect(self.bosun.state_dir().join("run/bosun.sock")).ok()?;
         write_frame(&mut s, &Envelope { version: bosun_wire::VERSION.into(), request, id: None }).ok()?;
         read_frame::<_, Response>(&mut s).ok()
     }
