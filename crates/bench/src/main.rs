@@ -1,9 +1,10 @@
 //! `bosun-bench`: measures bosun against real git, tmux and claudeless, and prints each figure
 //! beside its target and a peer's (oj's) figure measured on the same kind of machine. Run it
-//! with `scripts/bench [start|detect|nudge|idle|store|clients|hostile|pool|dash|host] …` (which builds bosun in release mode first).
+//! with `scripts/bench [start|detect|nudge|idle|store|clients|hostile|pool|dash|host|docker] …` (which builds bosun in release mode first).
 
 mod clients;
 mod dash;
+mod docker;
 mod host;
 mod hostile;
 mod pool;
@@ -87,8 +88,9 @@ fn main() {
             "pool" => figures.extend(pool::figures(&bin)),
             "dash" => figures.extend(dash::figures(&bin)),
             "host" => figures.extend(host::figures(&bin)),
+            "docker" => figures.extend(docker::figures(&bin)),
             other => {
-                panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients, hostile, pool, dash or host")
+                panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients, hostile, pool, dash, host or docker")
             }
         }
     }

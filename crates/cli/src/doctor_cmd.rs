@@ -57,7 +57,8 @@ fn describe(leftover: &Leftover) -> String {
             format!("worktree record {} in {} (its directory is gone)", path.display(), repo.display())
         }
         Leftover::Branch { repo, name } => format!("branch {name} in {}", repo.display()),
-        Leftover::Session { name } => format!("tmux session {name}"),
+        Leftover::Session { name } => format!("session {name}"),
+        Leftover::Container { name } => format!("container {name}"),
         Leftover::AgentDir { path } => format!("agent directory {}", path.display()),
     }
 }

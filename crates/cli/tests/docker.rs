@@ -121,3 +121,39 @@ fn a_missing_image_or_engine_or_option_is_a_clear_error() {
     assert!(err.to_lowercase().contains("docker"), "{err}");
     assert!(nowhere.list().agents.is_empty(), "nothing recorded");
 }
+
+#[test]
+fn doctor_finds_a_container_no_agent_owns_and_fix_removes_it_leaving_the_agents() {
+    let engine = DockerEngine::start();
+    let image = image(engine);
+    let bosun = docker_bosun(engine);
+    let repo = TempRepo::new();
+    let id = bosun.start(repo.path(), &["--runtime", "docker", "--image", &image, "--", "sleep", "600"]);
+    bosun.wait_state(&id, "running");
+    // Made behind bosun's back with its labels, as a crash between its start and its record would.
+    let state = format!("bosun.state={}", bosun.state_dir().display());
+    engine.run(&[
+        "run",
+        "-d",
+        "--name",
+        "bosun-stray",
+        "--label",
+        &state,
+        "--label",
+        "bosun.session=bosun-stray",
+        &image,
+        "sleep",
+        "600",
+    ]);
+    let out = bosun.run(repo.path(), &["doctor"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success() && text.contains("container bosun-stray"), "{text}");
+    assert!(!text.contains(&format!("bosun-{id}")), "the agent's own container is not a leftover: {text}");
+    bosun.run(repo.path(), &["doctor", "--fix"]);
+    let gone = wait_for(PATIENCE, || {
+        engine.run(&["ps", "-a", "--filter", "name=bosun-stray", "-q"]).trim().is_empty().then_some(())
+    });
+    assert!(gone.is_some(), "the stray container is removed");
+    assert_eq!(containers(engine, &id).trim(), format!("bosun-{id}"), "the agent's stays");
+    assert_eq!(bosun.agent(&id).state.label(), "running");
+}

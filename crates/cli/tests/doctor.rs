@@ -66,7 +66,7 @@ fn doctor_finds_every_kind_of_leftover_and_fix_removes_only_what_holds_no_work()
         "branch ws-orphan03".into(),
         "branch ws-orphan04".into(),
         "branch ws-orphan05".into(),
-        "tmux session bosun-stray".into(),
+        "session bosun-stray".into(),
         format!("agent directory {}", stray_dir.display()),
     ] {
         assert!(out.contains(&what), "{what} not reported:\n{out}");

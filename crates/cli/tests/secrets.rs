@@ -151,6 +151,7 @@ fn the_socket_serves_no_other_user_even_opened_up_by_hand() {
     bosun.list(); // starts the daemon
     let state = bosun.state_dir();
     std::fs::set_permissions(state, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(state.join("run"), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(state.join("run/bosun.sock"), std::fs::Permissions::from_mode(0o777)).unwrap();
     let nobody = bosun.command(Path::new("/"), &["ls", "--json"]).uid(65534).gid(65534).env("HOME", "/").output();
     let nobody = nobody.unwrap();

@@ -22,6 +22,9 @@ pub struct Found {
     pub worktrees: Vec<FoundWorktree>,
     /// The branches named as bosun names them (`ws-<nonce>`) in those repositories.
     pub branches: Vec<FoundBranch>,
+    /// The containers this state directory's daemon made (by their labels), by session name.
+    #[serde(default)]
+    pub containers: Vec<SessionName>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,6 +76,10 @@ pub enum Leftover {
     Session {
         name: SessionName,
     },
+    /// A container made for a session no agent has.
+    Container {
+        name: SessionName,
+    },
     AgentDir {
         path: PathBuf,
     },
@@ -88,7 +95,7 @@ pub struct Orphan {
     pub keep: Option<String>,
 }
 
-/// What no record in `state` owns, in the order `--fix` removes it: sessions, agent
+/// What no record in `state` owns, in the order `--fix` removes it: sessions, containers, agent
 /// directories, workspaces, registrations, then branches (a branch goes only once no worktree
 /// holds it).
 pub fn leftovers(state: &State, found: &Found) -> Vec<Orphan> {
@@ -96,6 +103,11 @@ pub fn leftovers(state: &State, found: &Found) -> Vec<Orphan> {
     let sessions: BTreeSet<&SessionName> = state.agents.values().map(|a| &a.session).collect();
     for name in found.sessions.iter().filter(|s| !sessions.contains(s)) {
         out.push(Orphan { leftover: Leftover::Session { name: name.clone() }, keep: None });
+    }
+    // A container whose host still serves is one of the sessions above; its container goes
+    // with it. One whose host is gone is a leftover of its own.
+    for name in found.containers.iter().filter(|s| !sessions.contains(s) && !found.sessions.contains(s)) {
+        out.push(Orphan { leftover: Leftover::Container { name: name.clone() }, keep: None });
     }
     let agent_dirs: BTreeSet<&Path> = state.agents.values().map(|a| a.dir.as_path()).collect();
     for path in found.agent_dirs.iter().filter(|p| !agent_dirs.contains(p.as_path())) {

@@ -35,6 +35,7 @@ fn what_a_record_owns_is_never_a_leftover() {
         sessions: vec![agent.session.clone()],
         worktrees: vec![worktree(ws.path.to_str().unwrap(), "ws-10000000", false)],
         branches: vec![branch("ws-10000000", Some(3))],
+        containers: vec![agent.session.clone()],
     };
     assert_eq!(leftovers(&sim.state, &found), Vec::new());
 }
@@ -64,6 +65,8 @@ fn unowned_things_are_leftovers_and_only_clean_ones_without_own_commits_may_go()
             branch("ws-eeeeeeee", Some(0)),
             branch("ws-ffffffff", None),
         ],
+        // One whose host serves (a session above), and one whose host is gone.
+        containers: vec![SessionName::from_reported("bosun-zzzzzzzz"), SessionName::from_reported("bosun-yyyyyyyy")],
     };
     let orphans = leftovers(&sim.state, &found);
     let ws = |p: &str| Leftover::Workspace { path: PathBuf::from(p), repo: Some("/repo".into()) };
@@ -71,6 +74,9 @@ fn unowned_things_are_leftovers_and_only_clean_ones_without_own_commits_may_go()
 
     assert_eq!(kept(&orphans, &Leftover::Session { name: SessionName::from_reported("bosun-zzzzzzzz") }), Some(None));
     assert_eq!(kept(&orphans, &Leftover::AgentDir { path: "/state/agents/zzzzzzzz".into() }), Some(None));
+    let container = |n: &str| Leftover::Container { name: SessionName::from_reported(n) };
+    assert_eq!(kept(&orphans, &container("bosun-yyyyyyyy")), Some(None), "a container whose host is gone");
+    assert_eq!(kept(&orphans, &container("bosun-zzzzzzzz")), None, "one whose host serves goes as its session");
     assert_eq!(kept(&orphans, &ws("/state/workspaces/ws-clean-aaaaaaaa")), Some(None));
     assert_eq!(kept(&orphans, &ws("/state/workspaces/ws-dirty-bbbbbbbb")), Some(Some("it holds changes".into())));
     assert!(kept(&orphans, &ws("/state/workspaces/ws-odd-cccccccc")).unwrap().is_some(), "unknown means keep");
@@ -83,5 +89,5 @@ fn unowned_things_are_leftovers_and_only_clean_ones_without_own_commits_may_go()
     assert!(own_commits.contains("2 commit(s)"), "{own_commits}");
     assert_eq!(kept(&orphans, &br("ws-eeeeeeee")), None, "checked out in a worktree that stays");
     assert!(kept(&orphans, &br("ws-ffffffff")).unwrap().is_some(), "unknown means keep");
-    assert_eq!(orphans.len(), 10, "{orphans:#?}");
+    assert_eq!(orphans.len(), 11, "{orphans:#?}");
 }

@@ -90,7 +90,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
             source: std::io::Error::other(e.to_string()),
         })?);
     let host = bosun_adapters::HostSessions::new(opts.exe.clone(), opts.dirs.hosts(), opts.dirs.socket(), output_max)
-        .with_containers(containers.clone(), opts.dirs.root().display().to_string());
+        .with_containers(containers.clone(), opts.dirs.label());
     let sessions: Arc<dyn Sessions> = Arc::new(bosun_adapters::RoutedSessions::new(Arc::new(tmux), Arc::new(host)));
     let local = Arc::new(LocalWorkspaces::new());
     let workspaces: Arc<dyn Workspaces> = local.clone();

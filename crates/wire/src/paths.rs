@@ -62,6 +62,12 @@ impl StateDir {
     pub fn root(&self) -> &Path {
         &self.root
     }
+
+    /// The directory as one string, without a trailing `/`: how the containers a daemon makes
+    /// are labelled as its own.
+    pub fn label(&self) -> String {
+        self.root.components().collect::<PathBuf>().display().to_string()
+    }
     pub fn db(&self) -> PathBuf {
         self.root.join("bosun.db")
     }

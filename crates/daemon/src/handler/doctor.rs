@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use bosun_adapters::{AdapterError, Sessions, Survey};
-use bosun_core::{leftovers, Found, Leftover, Orphan, State};
+use bosun_adapters::{AdapterError, Containers, Sessions, Survey};
+use bosun_core::{leftovers, Found, Leftover, Orphan, SessionName, State};
 use bosun_wire::{Finding, Fixed, Response, StateDir};
 
 use super::{query, Answer, Context};
@@ -19,14 +19,15 @@ pub(super) async fn doctor(ctx: &Arc<Context>, fix: bool, cwd: Option<PathBuf>) 
     // Reality is looked at before the records: whatever it shows was recorded before it was
     // made, so the records read next own it, and nothing being made now is taken for a leftover.
     let (survey, sessions, dirs) = (ctx.survey.clone(), ctx.sessions.clone(), ctx.dirs.clone());
-    let found = super::blocking(move || gather(&*survey, &*sessions, &dirs, repos)).await?;
+    let containers = ctx.containers.clone();
+    let found = super::blocking(move || gather(&*survey, &*sessions, &*containers, &dirs, repos)).await?;
     let orphans = query(ctx, move |s| Ok(leftovers(s, &found))).await?;
-    let (survey, sessions) = (ctx.survey.clone(), ctx.sessions.clone());
+    let (survey, sessions, containers) = (ctx.survey.clone(), ctx.sessions.clone(), ctx.containers.clone());
     let findings = super::blocking(move || {
         Ok(orphans
             .into_iter()
             .map(|orphan| {
-                let fixed = (fix && orphan.keep.is_none()).then(|| remove(&*survey, &*sessions, &orphan));
+                let fixed = (fix && orphan.keep.is_none()).then(|| remove(&*survey, &*sessions, &*containers, &orphan));
                 Finding { orphan, fixed }
             })
             .collect())
@@ -46,6 +47,7 @@ fn known_repos(state: &State) -> BTreeSet<PathBuf> {
 fn gather(
     survey: &dyn Survey,
     sessions: &dyn Sessions,
+    containers: &dyn Containers,
     dirs: &StateDir,
     mut repos: BTreeSet<PathBuf>,
 ) -> Result<Found, AdapterError> {
@@ -65,7 +67,13 @@ fn gather(
             (Err(e), _) | (_, Err(e)) => tracing::warn!(repo = %repo.display(), "doctor skips a repository: {e}"),
         }
     }
-    Ok(Found { workspace_dirs, agent_dirs, sessions, worktrees, branches })
+    // No engine (none installed, none running) has no containers of ours.
+    let containers = containers.list(bosun_adapters::STATE_LABEL, &dirs.label()).unwrap_or_default();
+    let containers = containers
+        .into_iter()
+        .filter_map(|c| c.labels.get(bosun_adapters::SESSION_LABEL).map(|s| SessionName::from_reported(s)))
+        .collect();
+    Ok(Found { workspace_dirs, agent_dirs, sessions, worktrees, branches, containers })
 }
 
 /// The commits only `name` holds, as the repository stands now.
@@ -73,9 +81,10 @@ fn own_commits(survey: &dyn Survey, repo: &std::path::Path, name: &str) -> Optio
     survey.branches(repo).ok()?.into_iter().find(|b| b.name == name)?.unique_commits
 }
 
-fn remove(survey: &dyn Survey, sessions: &dyn Sessions, orphan: &Orphan) -> Fixed {
+fn remove(survey: &dyn Survey, sessions: &dyn Sessions, containers: &dyn Containers, orphan: &Orphan) -> Fixed {
     let result = match &orphan.leftover {
         Leftover::Session { name } => sessions.kill(name),
+        Leftover::Container { name } => containers.remove(name.as_str()),
         Leftover::AgentDir { path } => survey.remove_dir(path),
         Leftover::Workspace { path, repo: Some(repo) } => survey.remove_worktree(repo, path),
         Leftover::Workspace { path, repo: None } => survey.remove_dir(path),
