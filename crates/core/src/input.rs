@@ -236,6 +236,10 @@ pub enum Input {
     Screen {
         agent: AgentId,
         text: String,
+        /// When it was read: looks run side by side, and one read before the agent's state last
+        /// changed says nothing about it now.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at: Option<crate::Timestamp>,
     },
     GateFinished {
         agent: AgentId,

@@ -153,7 +153,7 @@ fn the_trust_dialog_is_accepted_unless_the_policy_says_not() {
         let mut sim = Sim::new();
         let policy = Policy { accept_trust: accept, on_prompt: steps(&["escalate"]), ..Policy::default() };
         let (a, _) = claude_with_prompt(&mut sim, policy);
-        let effects = sim.ok(Input::Screen { agent: a.clone(), text: trust.into() });
+        let effects = sim.ok(Input::Screen { agent: a.clone(), text: trust.into(), at: None });
         let pressed = effects.iter().any(|e| matches!(e, Effect::PressEnter { .. }));
         assert_eq!(pressed, accept, "{effects:?}");
         let reason = sim.state.open_escalations().next().map(|e| e.reason.clone());
@@ -324,4 +324,25 @@ fn a_turn_whose_start_report_was_lost_is_still_a_turn_when_its_end_follows_a_mes
     let effects = sim.ok(replayed(sim.clock));
     assert!(nudged(&effects, "status three"), "{effects:?}");
     assert_eq!(sim.state.agents[&a].state, SessionState::Idle);
+}
+
+#[test]
+fn a_screen_read_before_the_agent_s_state_last_changed_is_stale_and_changes_nothing() {
+    let mut sim = Sim::new();
+    let spec = bosun_core::AgentSpec { command: words(&["codex"]), driver: Driver::Codex, ..spec(3) };
+    let (a, w) = sim.start_with(spec);
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(9) });
+    let before_dialog = sim.clock;
+    sim.advance(100);
+    let dialog = "Would you like to run the following command?\n$ touch approved-file\n› 1. Yes, proceed";
+    sim.ok(Input::Screen { agent: a.clone(), text: dialog.into(), at: Some(sim.clock) });
+    assert!(matches!(sim.state.agents[&a].state, SessionState::Prompt { .. }), "{:?}", sim.state.agents[&a].state);
+    // A slower look, begun before the dialog was seen, ends after it: it says nothing now.
+    sim.advance(50);
+    sim.ok(Input::Screen { agent: a.clone(), text: "› ".into(), at: Some(before_dialog) });
+    assert!(matches!(sim.state.agents[&a].state, SessionState::Prompt { .. }), "a stale screen clears no dialog");
+    // A look begun after it that shows no dialog: answered, the agent goes on.
+    sim.ok(Input::Screen { agent: a.clone(), text: "› ".into(), at: Some(sim.clock) });
+    assert_eq!(sim.state.agents[&a].state, SessionState::Running);
 }

@@ -416,7 +416,8 @@ fn a_trust_dialog_at_start_is_accepted() {
     sim.advance(1_500);
     let effects = sim.fire_due();
     assert!(effects.iter().any(|e| matches!(e, Effect::CaptureScreen { .. })), "{effects:?}");
-    let effects = sim.ok(Input::Screen { agent: a.clone(), text: "Do you trust the files in this folder?".into() });
+    let effects =
+        sim.ok(Input::Screen { agent: a.clone(), text: "Do you trust the files in this folder?".into(), at: None });
     assert!(effects.iter().any(|e| matches!(e, Effect::PressEnter { .. })), "{effects:?}");
     assert_eq!(sim.state.agents[&a].state.label(), "running", "accepted: no prompt for anybody");
     sim.see(&a, Source::Hook, Observation::Started);

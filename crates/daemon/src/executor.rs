@@ -267,18 +267,21 @@ impl Executor {
                 }
                 std::thread::sleep(LOOK_AFTER);
                 self.looking.lock().unwrap_or_else(PoisonError::into_inner).remove(&agent);
+                let at = Some(crate::engine::now());
                 match self.sessions.capture(&session, false) {
-                    Ok(text) => Input::Screen { agent, text },
+                    Ok(text) => Input::Screen { agent, text, at },
                     Err(_) => return None,
                 }
             }
-            Effect::CaptureScreen { agent, session } => match self.sessions.capture(&session, false) {
-                Ok(text) => Input::Screen { agent, text },
-                Err(e) => {
-                    tracing::debug!(%session, "cannot read the screen: {e}");
-                    return None;
+            Effect::CaptureScreen { agent, session } => {
+                match (crate::engine::now(), self.sessions.capture(&session, false)) {
+                    (at, Ok(text)) => Input::Screen { agent, text, at: Some(at) },
+                    (_, Err(e)) => {
+                        tracing::debug!(%session, "cannot read the screen: {e}");
+                        return None;
+                    }
                 }
-            },
+            }
             Effect::InspectWorkspace { id, path, kind, owned } => {
                 let dirty = match self.workspaces.is_dirty(&path, &kind, &owned) {
                     Ok(dirty) => Some(dirty),

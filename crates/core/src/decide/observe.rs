@@ -214,8 +214,19 @@ pub(super) fn quiet_check(state: &State, a: &Agent, now: Timestamp, d: &mut Deci
 
 /// The agent's screen during start-up: a start-up dialog is a setup prompt; otherwise look again
 /// a little later, a few times, until the agent reports in.
-pub(super) fn screen(state: &State, agent: &AgentId, text: &str, now: Timestamp, d: &mut Decision) {
+pub(super) fn screen(
+    state: &State,
+    agent: &AgentId,
+    text: &str,
+    at: Option<Timestamp>,
+    now: Timestamp,
+    d: &mut Decision,
+) {
     let Some(a) = state.agents.get(agent).filter(|a| a.state.is_up()) else { return };
+    // Read before its state last changed (a slower look finishing after a newer one): stale.
+    if at.is_some_and(|t| t < a.state_since) {
+        return;
+    }
     let Some(crate::driver::Screen { trust, seen }) = a.driver.behaviour().screen(text) else { return };
     // bosun made this folder: it accepts the trust dialog's default ("Yes, I trust this
     // folder", "Trust and continue") unless its policy says not to; nobody needs to hear of it
