@@ -26,6 +26,18 @@ fn containers(engine: &DockerEngine, id: &str) -> String {
     engine.run(&["ps", "-a", "--filter", &format!("label=bosun.session=bosun-{id}"), "--format", "{{.Names}}"])
 }
 
+/// An agent that sleeps in a container, running: the engine, the image, its bosun, its
+/// repository and its id.
+fn sleeper() -> (&'static DockerEngine, String, Bosun, TempRepo, String) {
+    let engine = DockerEngine::start();
+    let image = image(engine);
+    let bosun = docker_bosun(engine);
+    let repo = TempRepo::new();
+    let id = bosun.start(repo.path(), &["--runtime", "docker", "--image", &image, "--", "sleep", "600"]);
+    bosun.wait_state(&id, "running");
+    (engine, image, bosun, repo, id)
+}
+
 const ECHO: &str = "while read l; do echo \"got: $l\" | tee -a said.txt; done";
 
 #[test]
@@ -89,12 +101,7 @@ fn claudeless_in_a_container_goes_idle_through_its_hooks_and_is_adopted_after_a_
 
 #[test]
 fn a_container_removed_behind_bosuns_back_makes_its_agent_lost() {
-    let engine = DockerEngine::start();
-    let image = image(engine);
-    let bosun = docker_bosun(engine);
-    let repo = TempRepo::new();
-    let id = bosun.start(repo.path(), &["--runtime", "docker", "--image", &image, "--", "sleep", "600"]);
-    bosun.wait_state(&id, "running");
+    let (engine, _image, bosun, _repo, id) = sleeper();
     engine.run(&["rm", "-f", &format!("bosun-{id}")]);
     bosun.wait_state(&id, "dead(lost)");
 }
@@ -124,12 +131,7 @@ fn a_missing_image_or_engine_or_option_is_a_clear_error() {
 
 #[test]
 fn doctor_finds_a_container_no_agent_owns_and_fix_removes_it_leaving_the_agents() {
-    let engine = DockerEngine::start();
-    let image = image(engine);
-    let bosun = docker_bosun(engine);
-    let repo = TempRepo::new();
-    let id = bosun.start(repo.path(), &["--runtime", "docker", "--image", &image, "--", "sleep", "600"]);
-    bosun.wait_state(&id, "running");
+    let (engine, image, bosun, repo, id) = sleeper();
     // Made behind bosun's back with its labels, as a crash between its start and its record would.
     let state = format!("bosun.state={}", bosun.state_dir().display());
     engine.run(&[
