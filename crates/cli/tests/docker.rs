@@ -159,3 +159,42 @@ fn doctor_finds_a_container_no_agent_owns_and_fix_removes_it_leaving_the_agents(
     assert_eq!(containers(engine, &id).trim(), format!("bosun-{id}"), "the agent's stays");
     assert_eq!(bosun.agent(&id).state.label(), "running");
 }
+
+#[test]
+fn a_claudeless_agent_killed_in_its_container_is_resumed_in_a_new_one_with_its_conversation() {
+    let engine = DockerEngine::start();
+    let image = image(engine);
+    let bosun = docker_bosun(engine);
+    let repo = TempRepo::new();
+    std::fs::copy(scenario("chat"), repo.path().join("chat.toml")).unwrap();
+    repo.git(&["add", "chat.toml"]);
+    repo.git(&["commit", "-qm", "scenario"]);
+    let cl = claudeless();
+    let args = [
+        "--runtime",
+        "docker",
+        "--image",
+        &image,
+        "--prompt",
+        "hello",
+        "--on-dead",
+        "resume:ping",
+        "--",
+        &cl,
+        "--scenario",
+        "chat.toml",
+    ];
+    let id = bosun.start(repo.path(), &args);
+    bosun.wait_state(&id, "idle");
+    let log = wait_for(PATIENCE, || bosun.agent(&id).log).expect("its session log, known from its hooks");
+    let pid = bosun.agent(&id).pid.expect("its pid (in its container)").to_string();
+    engine.run(&["exec", &format!("bosun-{id}"), "kill", "-9", &pid]);
+    let resumed = wait_for(PATIENCE, || Some(bosun.agent(&id)).filter(|a| a.restarts == 1 && a.state.is_up()));
+    let agent = resumed.unwrap_or_else(|| panic!("not resumed: {:#?}\n{}", bosun.show(&id), bosun.log()));
+    assert_eq!(agent.log.as_ref(), Some(&log), "the same conversation");
+    let named =
+        |e: &DockerEngine| e.run(&["ps", "-a", "--filter", &format!("name=bosun-{id}"), "--format", "{{.Names}}"]);
+    let only_new = wait_for(PATIENCE, || (named(engine).trim() == format!("bosun-{id}-r1")).then_some(()));
+    assert!(only_new.is_some(), "in a new container, the old one gone: {}", named(engine));
+    bosun.wait_screen(&id, "pong");
+}
