@@ -2,7 +2,9 @@
 //! engine (started by the test), bosun's binary bound in; typed into, read and killed as any
 //! agent, its work landing in its worktree, run as the daemon's user; a claudeless agent's hooks
 //! reach the daemon from inside; a daemon SIGKILL adopts it again; a container removed behind
-//! bosun's back makes its agent lost; a missing image or engine is a clear error.
+//! bosun's back makes its agent lost; one killed inside is resumed in a new container with its
+//! conversation; doctor finds containers no agent owns; a missing image or engine is a clear
+//! error.
 
 mod support;
 
