@@ -12,6 +12,15 @@ use crate::args::HostCommand;
 pub fn run(cmd: HostCommand) -> Result<ExitCode> {
     match cmd {
         HostCommand::Serve { socket, session, size: (cols, rows), output, output_max, daemon, command } => {
+            // Its stderr is its log (`<state>/h/<session>.log`), never a terminal.
+            let filter = tracing_subscriber::EnvFilter::try_from_env("BOSUN_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+            tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_writer(std::io::stderr)
+                .with_ansi(false)
+                .log_internal_errors(false)
+                .init();
             let opts = HostOptions { socket, session, command, output, output_max, cols, rows, daemon };
             bosun_host::serve(opts)?;
             Ok(ExitCode::SUCCESS)

@@ -210,3 +210,35 @@ agent "planner" {{
     assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), bosun.log());
     assert!(bosun.sessions().is_empty(), "and none in tmux");
 }
+
+#[test]
+fn a_host_serves_no_other_user_even_opened_up_by_hand() {
+    use std::os::unix::process::CommandExt;
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: only root can connect as another user here");
+        return;
+    }
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let id = start_host(&bosun, &repo, &ECHO);
+    bosun.wait_state(&id, "running");
+    let socket = host_of(&bosun, &id).socket().to_owned();
+    for open in [bosun.state_dir(), socket.parent().unwrap(), &socket] {
+        std::fs::set_permissions(open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let socket_arg = socket.display().to_string();
+    let nobody = bosun
+        .command(std::path::Path::new("/"), &["host", "attach", "--socket", &socket_arg])
+        .uid(65534)
+        .gid(65534)
+        .env("HOME", "/")
+        .output()
+        .unwrap();
+    assert!(!nobody.status.success(), "another user was served: {}", String::from_utf8_lossy(&nobody.stdout));
+    let log = bosun.state_dir().join("h").join(format!("bosun-{id}.log"));
+    let refused = wait_for(PATIENCE, || {
+        std::fs::read_to_string(&log).ok().filter(|l| l.contains("refused a connection: its peer is uid 65534"))
+    });
+    assert!(refused.is_some(), "{}", std::fs::read_to_string(&log).unwrap_or_default());
+    assert!(host_of(&bosun, &id).status().is_ok(), "its own user is served");
+}

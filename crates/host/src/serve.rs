@@ -115,11 +115,27 @@ pub fn serve(opts: HostOptions) -> Result<(), HostError> {
     });
     for conn in listener.incoming() {
         let Ok(conn) = conn else { continue };
+        // The socket's mode is not all that keeps others out: its peer must be this user.
+        if let Err(why) = same_user(&conn) {
+            tracing::warn!("refused a connection: {why}");
+            continue;
+        }
         let host = host.clone();
         let socket = opts.socket.clone();
         std::thread::spawn(move || answer(&host, conn, &socket));
     }
     Ok(())
+}
+
+/// The peer of `conn` is this process's user (`SO_PEERCRED`).
+fn same_user(conn: &UnixStream) -> Result<(), String> {
+    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+    let me = nix::unistd::geteuid().as_raw();
+    match getsockopt(conn, PeerCredentials) {
+        Ok(cred) if cred.uid() == me => Ok(()),
+        Ok(cred) => Err(format!("its peer is uid {}, not this host's uid {me}", cred.uid())),
+        Err(e) => Err(format!("cannot tell who its peer is: {e}")),
+    }
 }
 
 /// The inode of the file at `path`, if there is one.
