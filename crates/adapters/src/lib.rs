@@ -1,5 +1,6 @@
-//! bosun's side effects, one trait each: `Workspaces` (directories and git worktrees),
-//! `Sessions` (tmux on bosun's own socket) and `Containers` (a Docker engine, `DockerContainers`).
+//! bosun's side effects, one trait each: `Git` (questions about repositories), `Workspaces`
+//! (directories and git worktrees, one `WorkspaceBackend` per kind), `Sessions` (tmux on
+//! bosun's own socket) and `Containers` (a Docker engine, `DockerContainers`).
 //! The real implementations run `git` and `tmux` or call the engine's API; they
 //! carry out what the core decided and report what they saw, and decide nothing themselves.
 //! Where a driver's own files live and how they are found is a module named after it
@@ -39,9 +40,8 @@ pub use logwatch::{LogLines, LogWatchOptions, LogWatcher, WatchId};
 pub use notifier::{DesktopNotifier, Notifier};
 pub use routed::RoutedSessions;
 pub use tmux::{SettleDelay, Tmux};
-pub use workspaces::{LocalSurvey, LocalWorkspaces};
+pub use workspaces::{LocalGit, LocalSurvey, LocalWorkspaces};
 
-/// Directories and git worktrees that agents work in.
 /// A repository's pool of worktrees (seed 004): what its slots need from git. A slot is a
 /// worktree at a detached HEAD; a task's branch is made in it when it is bound (through
 /// `Workspaces::create` with `WorkspaceKind::Pool`).
@@ -76,7 +76,8 @@ pub trait Pools: Send + Sync {
     fn probe_slot(&self, path: &Path) -> Result<bosun_core::SlotProbe, AdapterError>;
 }
 
-pub trait Workspaces: Send + Sync {
+/// What bosun asks git about repositories and branches, before and after making workspaces.
+pub trait Git: Send + Sync {
     /// The top-level directory of the git repository that contains `dir`.
     /// `AdapterError::NotARepo` when there is none.
     fn repo_root(&self, dir: &Path) -> Result<PathBuf, AdapterError>;
@@ -85,6 +86,15 @@ pub trait Workspaces: Send + Sync {
     /// Whether `branch` is a valid, not yet existing branch name: `AdapterError::InvalidBranch`
     /// or `AdapterError::BranchExists` otherwise.
     fn check_new_branch(&self, repo: &Path, branch: &str) -> Result<(), AdapterError>;
+    /// Commits on the worktree's branch not reachable from its base — for a pool's workspace,
+    /// the commits on its branch that no other branch, tag or remote-tracking branch holds; 0
+    /// for a folder or a branch that no longer exists.
+    fn commits_ahead(&self, kind: &WorkspaceKind) -> Result<u32, AdapterError>;
+}
+
+/// Directories and git worktrees that agents work in, of every `WorkspaceKind`: a router
+/// (`LocalWorkspaces`) hands each call to the `WorkspaceBackend` of its kind.
+pub trait Workspaces: Send + Sync {
     /// Creates the workspace at `path`: an empty directory, or `git worktree add -b <branch>
     /// <path> <base>`; then copies `settings_from` (a Claude agent's repository settings) to
     /// `<path>/.claude/settings.local.json`.
@@ -101,14 +111,29 @@ pub trait Workspaces: Send + Sync {
     /// A folder counts as dirty when it holds anything; a worktree when `git status` shows
     /// modified or untracked files. A missing directory is clean.
     fn is_dirty(&self, path: &Path, kind: &WorkspaceKind, owned: &[PathBuf]) -> Result<bool, AdapterError>;
-    /// Commits on the worktree's branch not reachable from its base — for a pool's workspace,
-    /// the commits on its branch that no other branch, tag or remote-tracking branch holds; 0
-    /// for a folder or a branch that no longer exists.
-    fn commits_ahead(&self, kind: &WorkspaceKind) -> Result<u32, AdapterError>;
     /// Deletes the files in `owned`, then removes the directory or worktree (`--force` only when
     /// `force`; `AdapterError::Dirty` when git refuses because of changes), prunes the worktree
     /// list, and deletes the branch when `delete_branch`. A directory already gone is fine.
     /// A pool's workspace is never removed (`AdapterError::PoolSlot`): its slot is reset.
+    fn remove(
+        &self,
+        path: &Path,
+        kind: &WorkspaceKind,
+        force: bool,
+        delete_branch: bool,
+        owned: &[PathBuf],
+    ) -> Result<(), AdapterError>;
+}
+
+/// The workspaces of one `WorkspaceKind`, as `Workspaces` describes them (the router copies a
+/// Claude agent's settings in after `create`). Given a kind not its own, a backend that needs
+/// the kind's fields answers `AdapterError::NotAWorktree`.
+pub trait WorkspaceBackend: Send + Sync {
+    /// Makes the workspace at `path` (see `Workspaces::create`).
+    fn create(&self, path: &Path, kind: &WorkspaceKind, resume: bool) -> Result<(), AdapterError>;
+    /// Whether it holds changes besides `owned`; a missing directory is clean.
+    fn is_dirty(&self, path: &Path, kind: &WorkspaceKind, owned: &[PathBuf]) -> Result<bool, AdapterError>;
+    /// Removes it (see `Workspaces::remove`), refusing one with changes unless `force`.
     fn remove(
         &self,
         path: &Path,

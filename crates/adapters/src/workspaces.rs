@@ -1,10 +1,15 @@
-//! `LocalWorkspaces`: workspaces on the local disk — plain directories, git worktrees, and
-//! pools' slots (`pool`) — made and removed by running `git` as a subprocess. It carries out
+//! `LocalWorkspaces`: workspaces on the local disk, routed by `WorkspaceKind` to one backend
+//! each — plain directories (`folder`), git worktrees (`worktree`) and tasks bound to pools'
+//! slots (`slot`; the slots themselves are `pool`) — made and removed by running `git` as a
+//! subprocess (`git`, which also answers the `Git` questions as `LocalGit`). It carries out
 //! what the core asked and reports what git said; it decides nothing.
 
+mod folder;
 mod git;
 mod pool;
+mod slot;
 mod survey;
+mod worktree;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -14,31 +19,63 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use bosun_core::WorkspaceKind;
 
-use crate::{AdapterError, Workspaces};
-use git::{branch_exists, command_error, git, names_no_repo, output, run, stderr_text, stdout_line, unique_commits};
+use crate::{AdapterError, WorkspaceBackend, Workspaces};
+use folder::FolderBackend;
+pub use git::LocalGit;
+use git::{git, run};
+use slot::SlotBackend;
 pub use survey::LocalSurvey;
+use worktree::WorktreeBackend;
 
-/// What `git worktree remove` says when it refuses because of changes.
-const REFUSED_DIRTY: &str = "contains modified or untracked files";
-
-/// Workspaces on the local disk, made with the `git` found on `PATH`.
-#[derive(Debug, Default)]
+/// Workspaces on the local disk, made with the `git` found on `PATH`: one backend per kind, and
+/// the pools' slots (`Pools`).
+#[derive(Debug)]
 pub struct LocalWorkspaces {
-    /// One lock per repository: concurrent `git worktree add` in one repository race on its
-    /// administrative files (`failed to read .git/worktrees/<x>/commondir`), so worktree
-    /// changes in a repository are made one at a time.
-    repo_locks: Mutex<BTreeMap<PathBuf, Arc<Mutex<()>>>>,
+    folder: FolderBackend,
+    worktree: WorktreeBackend,
+    slot: SlotBackend,
+    /// The locks the worktree and slot backends take, taken by the pools' slots too.
+    repo_locks: Arc<RepoLocks>,
+}
+
+impl Default for LocalWorkspaces {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl LocalWorkspaces {
-    pub const fn new() -> Self {
-        Self { repo_locks: Mutex::new(BTreeMap::new()) }
+    pub fn new() -> Self {
+        let repo_locks = Arc::<RepoLocks>::default();
+        Self {
+            folder: FolderBackend,
+            worktree: WorktreeBackend::new(repo_locks.clone()),
+            slot: SlotBackend::new(repo_locks.clone()),
+            repo_locks,
+        }
     }
 
+    /// The backend for workspaces of `kind`.
+    fn backend(&self, kind: &WorkspaceKind) -> &dyn WorkspaceBackend {
+        match kind {
+            WorkspaceKind::Folder => &self.folder,
+            WorkspaceKind::Worktree { .. } => &self.worktree,
+            WorkspaceKind::Pool { .. } => &self.slot,
+        }
+    }
+}
+
+/// One lock per repository: concurrent `git worktree add` in one repository race on its
+/// administrative files (`failed to read .git/worktrees/<x>/commondir`), so worktree changes in
+/// a repository are made one at a time.
+#[derive(Debug, Default)]
+pub(crate) struct RepoLocks(Mutex<BTreeMap<PathBuf, Arc<Mutex<()>>>>);
+
+impl RepoLocks {
     /// Runs `f` while holding `repo`'s lock.
     fn serialized<T>(&self, repo: &Path, f: impl FnOnce() -> T) -> T {
         let lock = {
-            let mut locks = self.repo_locks.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut locks = self.0.lock().unwrap_or_else(PoisonError::into_inner);
             locks.entry(repo.to_path_buf()).or_default().clone()
         };
         let _held = lock.lock().unwrap_or_else(PoisonError::into_inner);
@@ -47,47 +84,6 @@ impl LocalWorkspaces {
 }
 
 impl Workspaces for LocalWorkspaces {
-    fn repo_root(&self, dir: &Path) -> Result<PathBuf, AdapterError> {
-        git::rev_parse_path(dir, &["--show-toplevel"])
-    }
-
-    fn resolve_commit(&self, repo: &Path, rev: &str) -> Result<String, AdapterError> {
-        let mut cmd = git(repo);
-        cmd.args(["rev-parse", "--verify", "--quiet"]).arg(format!("{rev}^{{commit}}"));
-        let out = output(&mut cmd)?;
-        if out.status.success() {
-            return Ok(stdout_line(&out));
-        }
-        let stderr = stderr_text(&out);
-        if stderr.is_empty() {
-            return Err(AdapterError::UnknownRef { repo: repo.to_path_buf(), rev: rev.to_owned() });
-        }
-        if names_no_repo(&stderr) {
-            return Err(AdapterError::NotARepo(repo.to_path_buf()));
-        }
-        Err(command_error(&cmd, stderr))
-    }
-
-    fn check_new_branch(&self, repo: &Path, branch: &str) -> Result<(), AdapterError> {
-        let mut cmd = git(repo);
-        cmd.args(["check-ref-format", "--branch", branch]);
-        let out = output(&mut cmd)?;
-        let invalid = |reason: String| AdapterError::InvalidBranch { branch: branch.to_owned(), reason };
-        if !out.status.success() {
-            let stderr = stderr_text(&out);
-            return Err(invalid(stderr.strip_prefix("fatal: ").unwrap_or(&stderr).to_owned()));
-        }
-        // `--branch` expands shorthands such as `@{-1}`; only a name that stays itself is new.
-        let expanded = stdout_line(&out);
-        if expanded != branch {
-            return Err(invalid(format!("git reads it as {expanded:?}")));
-        }
-        if branch_exists(repo, branch)? {
-            return Err(AdapterError::BranchExists { repo: repo.to_path_buf(), branch: branch.to_owned() });
-        }
-        Ok(())
-    }
-
     fn create(
         &self,
         path: &Path,
@@ -95,16 +91,7 @@ impl Workspaces for LocalWorkspaces {
         settings_from: Option<&Path>,
         resume: bool,
     ) -> Result<(), AdapterError> {
-        match kind {
-            WorkspaceKind::Folder => create_dir_all(path)?,
-            WorkspaceKind::Worktree { repo, branch, base, .. } => {
-                self.serialized(repo, || create_worktree(repo, path, branch, base, resume))?
-            }
-            WorkspaceKind::Pool { repo, branch, base, task, .. } => {
-                // Under the lock: two binds must not both add the task file's exclude line.
-                self.serialized(repo, || pool::bind(repo, path, branch, base, task.as_deref(), resume))?
-            }
-        }
+        self.backend(kind).create(path, kind, resume)?;
         if let Some(from) = settings_from {
             let to = path.join(bosun_core::driver::claude::SETTINGS_LOCAL);
             if let Some(dir) = to.parent() {
@@ -117,38 +104,7 @@ impl Workspaces for LocalWorkspaces {
     }
 
     fn is_dirty(&self, path: &Path, kind: &WorkspaceKind, owned: &[PathBuf]) -> Result<bool, AdapterError> {
-        if !exists(path)? {
-            return Ok(false);
-        }
-        match kind {
-            WorkspaceKind::Folder => folder_has_content(path, Path::new(""), owned),
-            WorkspaceKind::Worktree { .. } | WorkspaceKind::Pool { .. } => {
-                let mut cmd = git(path);
-                cmd.args(["status", "--porcelain=v1", "--untracked-files=all", "-z"]);
-                let out = run(&mut cmd)?;
-                let dirty = status_paths(&out).any(|p| !owned.iter().any(|o| o == Path::new(p)));
-                Ok(dirty)
-            }
-        }
-    }
-
-    fn commits_ahead(&self, kind: &WorkspaceKind) -> Result<u32, AdapterError> {
-        match kind {
-            WorkspaceKind::Folder => Ok(0),
-            WorkspaceKind::Worktree { repo, branch, .. } | WorkspaceKind::Pool { repo, branch, .. }
-                if !branch_exists(repo, branch)? =>
-            {
-                Ok(0)
-            }
-            WorkspaceKind::Worktree { repo, branch, base, .. } => {
-                let mut cmd = git(repo);
-                cmd.args(["rev-list", "--count"]).arg(format!("{base}..refs/heads/{branch}"));
-                let out = run(&mut cmd)?;
-                let count = out.trim();
-                count.parse().map_err(|_| command_error(&cmd, format!("unexpected output {count:?}")))
-            }
-            WorkspaceKind::Pool { repo, branch, .. } => unique_commits(repo, branch),
-        }
+        self.backend(kind).is_dirty(path, kind, owned)
     }
 
     fn remove(
@@ -159,113 +115,39 @@ impl Workspaces for LocalWorkspaces {
         delete_branch: bool,
         owned: &[PathBuf],
     ) -> Result<(), AdapterError> {
-        // The core releases a pool's workspace with `Pools::reset_slot`: its slot stays.
-        if matches!(kind, WorkspaceKind::Pool { .. }) {
-            return Err(AdapterError::PoolSlot(path.to_path_buf()));
-        }
-        // Refuse before touching anything, so a refused workspace is left exactly as it was.
-        if !force && self.is_dirty(path, kind, owned)? {
-            return Err(AdapterError::Dirty(path.to_path_buf()));
-        }
-        if exists(path)? {
-            remove_owned(path, owned)?;
-        }
-        match kind {
-            WorkspaceKind::Folder => remove_folder(path, force),
-            WorkspaceKind::Pool { .. } => Err(AdapterError::PoolSlot(path.to_path_buf())),
-            WorkspaceKind::Worktree { repo, branch, .. } => {
-                self.serialized(repo, || remove_worktree(repo, path, force))?;
-                if delete_branch {
-                    let mut cmd = git(repo);
-                    cmd.args(["branch", "-D", branch]);
-                    let out = output(&mut cmd)?;
-                    let stderr = stderr_text(&out);
-                    if !out.status.success() && !stderr.contains("not found") {
-                        return Err(command_error(&cmd, stderr));
-                    }
-                }
-                Ok(())
-            }
-        }
+        self.backend(kind).remove(path, kind, force, delete_branch, owned)
     }
 }
 
-/// `git worktree add`, tolerating a worktree already there and a branch left by a crash.
-fn create_worktree(repo: &Path, path: &Path, branch: &str, base: &str, resume: bool) -> Result<(), AdapterError> {
-    if !resume {
-        if let Some(parent) = path.parent() {
-            create_dir_all(parent)?;
-        }
-        let mut cmd = git(repo);
-        cmd.args(["worktree", "add", "-b", branch]).arg(path).arg(base);
-        return run(&mut cmd).map(drop);
+/// The first steps of a removal: refuses one with changes unless `force` (before touching
+/// anything, so a refused workspace is left exactly as it was), then deletes the `owned` files.
+fn clear_owned(
+    backend: &dyn WorkspaceBackend,
+    path: &Path,
+    kind: &WorkspaceKind,
+    force: bool,
+    owned: &[PathBuf],
+) -> Result<(), AdapterError> {
+    if !force && backend.is_dirty(path, kind, owned)? {
+        return Err(AdapterError::Dirty(path.to_path_buf()));
     }
-    if exists(path)? && worktree_on(repo, path)?.is_some_and(|b| b == format!("refs/heads/{branch}")) {
-        return Ok(());
-    }
-    if let Some(parent) = path.parent() {
-        create_dir_all(parent)?;
-    }
-    let mut cmd = git(repo);
-    cmd.args(["worktree", "add"]);
-    if branch_exists(repo, branch)? {
-        cmd.arg(path).arg(branch);
-    } else {
-        cmd.args(["-b", branch]).arg(path).arg(base);
-    }
-    run(&mut cmd).map(drop)
-}
-
-/// The ref checked out in `repo`'s worktree at `path` (empty when detached), or None when
-/// `path` is not one of its worktrees.
-fn worktree_on(repo: &Path, path: &Path) -> Result<Option<String>, AdapterError> {
-    let mut cmd = git(repo);
-    cmd.args(["worktree", "list", "--porcelain", "-z"]);
-    let out = run(&mut cmd)?;
-    let want = canonical(path);
-    let mut current: Option<String> = None;
-    for field in out.split('\0') {
-        if let Some(listed) = field.strip_prefix("worktree ") {
-            current = (canonical(Path::new(listed)) == want).then(String::new);
-        } else if let (Some(found), Some(head)) = (current.as_mut(), field.strip_prefix("branch ")) {
-            *found = head.to_owned();
-        } else if field.is_empty() && current.is_some() {
-            return Ok(current);
-        }
-    }
-    Ok(current)
-}
-
-fn remove_worktree(repo: &Path, path: &Path, force: bool) -> Result<(), AdapterError> {
     if exists(path)? {
-        let mut cmd = git(repo);
-        cmd.args(["worktree", "remove"]);
-        if force {
-            cmd.arg("--force");
-        }
-        cmd.arg(path);
-        let out = output(&mut cmd)?;
-        if !out.status.success() {
-            let stderr = stderr_text(&out);
-            if stderr.contains(REFUSED_DIRTY) {
-                return Err(AdapterError::Dirty(path.to_path_buf()));
-            }
-            return Err(command_error(&cmd, stderr));
-        }
+        remove_owned(path, owned)?;
     }
-    let mut cmd = git(repo);
-    cmd.args(["worktree", "prune"]);
-    run(&mut cmd).map(drop)
+    Ok(())
 }
 
-fn remove_folder(path: &Path, force: bool) -> Result<(), AdapterError> {
-    if force {
-        return removed(fs::remove_dir_all(path), &[io::ErrorKind::NotFound], path).map(drop);
+/// Whether `git status` in the worktree at `path` shows modified or untracked files besides
+/// `owned`; a missing directory is clean.
+fn status_dirty(path: &Path, owned: &[PathBuf]) -> Result<bool, AdapterError> {
+    if !exists(path)? {
+        return Ok(false);
     }
-    match fs::remove_dir(path) {
-        Err(e) if e.kind() == io::ErrorKind::DirectoryNotEmpty => Err(AdapterError::Dirty(path.to_path_buf())),
-        result => removed(result, &[io::ErrorKind::NotFound], path).map(drop),
-    }
+    let mut cmd = git(path);
+    cmd.args(["status", "--porcelain=v1", "--untracked-files=all", "-z"]);
+    let out = run(&mut cmd)?;
+    let dirty = status_paths(&out).any(|p| !owned.iter().any(|o| o == Path::new(p)));
+    Ok(dirty)
 }
 
 /// Deletes the `owned` files, and the directories between them and `path` they leave empty.

@@ -1,15 +1,17 @@
-//! `Pools for LocalWorkspaces` and the pool arms of `Workspaces` against real git: repositories,
-//! remotes and slots in temp dirs.
+//! `Pools for LocalWorkspaces`, the workspaces bound to its slots, and `LocalGit` on them
+//! against real git: repositories, remotes and slots in temp dirs.
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 
-use bosun_adapters::{AdapterError, LocalWorkspaces, Pools, Workspaces};
+use bosun_adapters::{AdapterError, Git, LocalGit, LocalWorkspaces, Pools, Workspaces};
 use bosun_core::{PoolBase, SlotId, SlotProbe, SlotReset, WorkspaceKind, TASK_FILE};
 use bosun_testkit::repo::{commit_file_in, git_in, TempRepo};
 use tempfile::TempDir;
 
-static WS: LocalWorkspaces = LocalWorkspaces::new();
+static WS: LazyLock<LocalWorkspaces> = LazyLock::new(LocalWorkspaces::new);
+static GIT: LocalGit = LocalGit;
 
 /// A state dir outside the repository, and a slot path two levels under it.
 fn slot_dir() -> (TempDir, PathBuf) {
@@ -380,18 +382,18 @@ fn commits_ahead_of_a_pool_workspace_counts_commits_on_no_other_ref() {
     let (_state, path, base) = made_slot(&repo);
     let kind = pool_kind(&repo, "task-c", &base, None);
     WS.create(&path, &kind, None, false).expect("bind");
-    assert_eq!(WS.commits_ahead(&kind).expect("commits_ahead"), 0);
+    assert_eq!(GIT.commits_ahead(&kind).expect("commits_ahead"), 0);
 
     commit_file_in(&path, "one.txt", "1\n");
     let two = commit_file_in(&path, "two.txt", "2\n");
-    assert_eq!(WS.commits_ahead(&kind).expect("commits_ahead"), 2);
+    assert_eq!(GIT.commits_ahead(&kind).expect("commits_ahead"), 2);
 
     repo.git(&["tag", "kept", &format!("{two}~1")]);
-    assert_eq!(WS.commits_ahead(&kind).expect("commits_ahead"), 1, "a tagged commit is on another ref");
+    assert_eq!(GIT.commits_ahead(&kind).expect("commits_ahead"), 1, "a tagged commit is on another ref");
     repo.git(&["branch", "other", &two]);
-    assert_eq!(WS.commits_ahead(&kind).expect("commits_ahead"), 0);
+    assert_eq!(GIT.commits_ahead(&kind).expect("commits_ahead"), 0);
 
-    assert_eq!(WS.commits_ahead(&pool_kind(&repo, "never-made", &base, None)).expect("gone"), 0);
+    assert_eq!(GIT.commits_ahead(&pool_kind(&repo, "never-made", &base, None)).expect("gone"), 0);
 }
 
 #[test]

@@ -1,14 +1,16 @@
-//! `LocalWorkspaces` against real git: repositories and workspaces in temp dirs.
+//! `LocalWorkspaces` and `LocalGit` against real git: repositories and workspaces in temp dirs.
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 
-use bosun_adapters::{AdapterError, LocalWorkspaces, Workspaces};
+use bosun_adapters::{AdapterError, Git, LocalGit, LocalWorkspaces, Workspaces};
 use bosun_core::WorkspaceKind;
 use bosun_testkit::repo::{commit_file_in, git_in, TempRepo};
 use tempfile::TempDir;
 
-static WS: LocalWorkspaces = LocalWorkspaces::new();
+static WS: LazyLock<LocalWorkspaces> = LazyLock::new(LocalWorkspaces::new);
+static GIT: LocalGit = LocalGit;
 
 fn settings_owned() -> Vec<PathBuf> {
     vec![PathBuf::from(".claude/settings.local.json")]
@@ -128,15 +130,15 @@ fn commits_ahead_counts_commits_made_in_the_worktree() {
     let (_state, path) = state_dir();
     let kind = worktree_kind(&repo, "ws-ahead");
     WS.create(&path, &kind, None, false).expect("create");
-    assert_eq!(WS.commits_ahead(&kind).expect("commits_ahead"), 0);
+    assert_eq!(GIT.commits_ahead(&kind).expect("commits_ahead"), 0);
 
     commit_file_in(&path, "one.txt", "1\n");
     commit_file_in(&path, "two.txt", "2\n");
     repo.commit_file("on-main.txt", "not on the branch\n");
-    assert_eq!(WS.commits_ahead(&kind).expect("commits_ahead"), 2);
+    assert_eq!(GIT.commits_ahead(&kind).expect("commits_ahead"), 2);
 
-    assert_eq!(WS.commits_ahead(&worktree_kind(&repo, "ws-never-made")).expect("missing branch"), 0);
-    assert_eq!(WS.commits_ahead(&WorkspaceKind::Folder).expect("folder"), 0);
+    assert_eq!(GIT.commits_ahead(&worktree_kind(&repo, "ws-never-made")).expect("missing branch"), 0);
+    assert_eq!(GIT.commits_ahead(&WorkspaceKind::Folder).expect("folder"), 0);
 }
 
 #[test]
@@ -225,13 +227,13 @@ fn folder_create_dirty_and_remove() {
 fn repo_root_finds_the_top_level_and_rejects_a_non_repo_dir() {
     let repo = TempRepo::new();
     repo.commit_file("sub/dir/file.txt", "x\n");
-    assert_eq!(WS.repo_root(&repo.path().join("sub/dir")).expect("repo_root"), repo.path());
+    assert_eq!(GIT.repo_root(&repo.path().join("sub/dir")).expect("repo_root"), repo.path());
 
     let plain = tempfile::tempdir().expect("temp dir");
-    let err = WS.repo_root(plain.path());
+    let err = GIT.repo_root(plain.path());
     assert!(matches!(&err, Err(AdapterError::NotARepo(p)) if p == plain.path()), "got {err:?}");
     let missing = plain.path().join("missing");
-    assert!(matches!(WS.repo_root(&missing), Err(AdapterError::NotARepo(_))));
+    assert!(matches!(GIT.repo_root(&missing), Err(AdapterError::NotARepo(_))));
 }
 
 #[test]
@@ -239,27 +241,27 @@ fn resolve_commit_gives_the_full_sha_or_unknown_ref() {
     let repo = TempRepo::new();
     let head = repo.head();
     repo.git(&["tag", "v1"]);
-    assert_eq!(WS.resolve_commit(repo.path(), "main").expect("branch"), head);
-    assert_eq!(WS.resolve_commit(repo.path(), "v1").expect("tag"), head);
-    assert_eq!(WS.resolve_commit(repo.path(), &head[..8]).expect("short sha"), head);
+    assert_eq!(GIT.resolve_commit(repo.path(), "main").expect("branch"), head);
+    assert_eq!(GIT.resolve_commit(repo.path(), "v1").expect("tag"), head);
+    assert_eq!(GIT.resolve_commit(repo.path(), &head[..8]).expect("short sha"), head);
 
-    let err = WS.resolve_commit(repo.path(), "no-such-branch");
+    let err = GIT.resolve_commit(repo.path(), "no-such-branch");
     assert!(matches!(&err, Err(AdapterError::UnknownRef { rev, .. }) if rev == "no-such-branch"), "got {err:?}");
 }
 
 #[test]
 fn check_new_branch_rejects_invalid_and_existing_names() {
     let repo = TempRepo::new();
-    WS.check_new_branch(repo.path(), "ws-fresh/one").expect("a valid new name");
+    GIT.check_new_branch(repo.path(), "ws-fresh/one").expect("a valid new name");
 
     for bad in ["a..b", "-dash", "ends.lock", "has space", "@{-1}"] {
-        let err = WS.check_new_branch(repo.path(), bad);
+        let err = GIT.check_new_branch(repo.path(), bad);
         assert!(
             matches!(&err, Err(AdapterError::InvalidBranch { branch, reason }) if branch == bad && !reason.is_empty()),
             "{bad:?}: got {err:?}"
         );
     }
 
-    let err = WS.check_new_branch(repo.path(), "main");
+    let err = GIT.check_new_branch(repo.path(), "main");
     assert!(matches!(&err, Err(AdapterError::BranchExists { branch, .. }) if branch == "main"), "got {err:?}");
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use bosun_adapters::{
-    AdapterError, DirWatcher, LogLines, LogWatcher, Notifier, Sessions, SpawnSpec, WatchId, Workspaces,
+    AdapterError, DirWatcher, Git, LogLines, LogWatcher, Notifier, Sessions, SpawnSpec, WatchId, Workspaces,
 };
 use bosun_core::{AgentId, Effect, Heartbeat, Input, JobId, Observation, Source, StepRun, TimerId, Timestamp};
 use tokio::runtime::Handle;
@@ -21,6 +21,7 @@ use crate::jobs::{Asked, Making};
 #[derive(Clone)]
 pub struct Executor {
     pub workspaces: Arc<dyn Workspaces>,
+    pub git: Arc<dyn Git>,
     pub pools: Arc<dyn bosun_adapters::Pools>,
     pub sessions: Arc<dyn Sessions>,
     pub notifier: Arc<dyn Notifier>,
@@ -292,7 +293,7 @@ impl Executor {
                 };
                 // What the core needs to release it: its branch's own commits (0 for a folder).
                 let ahead = match dirty {
-                    Some(false) => match self.workspaces.commits_ahead(&kind) {
+                    Some(false) => match self.git.commits_ahead(&kind) {
                         Ok(n) => n,
                         Err(e) => {
                             tracing::warn!(%id, "cannot count the branch's own commits: {e}");
@@ -404,7 +405,7 @@ impl Executor {
                     return Some(Input::DispatchFailed { origin, error: format!("its take command failed: {e}") });
                 }
                 let making = Making {
-                    workspaces: &*self.workspaces,
+                    git: &*self.git,
                     pools: &*self.pools,
                     dirs: &self.dirs,
                     hook_command: &self.hook_command,

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use bosun_adapters::Workspaces;
+use bosun_adapters::Git;
 use bosun_core::template::{render, render_shell, Scope, Target};
 use bosun_core::{
     AgentPlan, ItemId, JobBook, JobDef, JobId, JobSource as Source, JobSpec, JobWorkspace, Name, Nonce, PlanBranch,
@@ -22,7 +22,7 @@ fn err(message: impl Into<String>) -> String {
 
 /// What making a job needs from the daemon.
 pub struct Making<'a> {
-    pub workspaces: &'a dyn Workspaces,
+    pub git: &'a dyn Git,
     pub pools: &'a dyn bosun_adapters::Pools,
     pub dirs: &'a StateDir,
     pub hook_command: &'a str,
@@ -98,7 +98,7 @@ impl Making<'_> {
                  instead): start it again"
             ))
         })?;
-        let (workspaces, dirs, cwd, nonce) = (self.workspaces, self.dirs, asked.cwd.as_path(), &asked.nonce);
+        let (git, dirs, cwd, nonce) = (self.git, self.dirs, asked.cwd.as_path(), &asked.nonce);
         let mut vars = vars;
         for (k, v) in &job.defaults {
             vars.entry(k.clone()).or_insert_with(|| v.clone());
@@ -139,7 +139,7 @@ impl Making<'_> {
             Source::None => None,
             Source::Folder => Some(WorkspaceKind::Folder),
             Source::Worktree { branch, base_ref } => {
-                let repo = workspaces.repo_root(cwd).map_err(|e| e.to_string())?;
+                let repo = git.repo_root(cwd).map_err(|e| e.to_string())?;
                 let text = |t: &str| render(t, &scope, Target::Text).map_err(|e| err(e.to_string()));
                 let mut branch = branch.as_deref().map(text).transpose()?.unwrap_or_else(|| nonce.default_branch());
                 let mut base_ref = match base_ref {
@@ -149,17 +149,17 @@ impl Making<'_> {
                 };
                 if let Some(plan) = own_workspace.flatten() {
                     base_ref = plan.base.clone();
-                    branch = free_branch(workspaces, &repo, plan)?;
+                    branch = free_branch(git, &repo, plan)?;
                 }
-                let base = workspaces.resolve_commit(&repo, &base_ref).map_err(|e| e.to_string())?;
-                workspaces.check_new_branch(&repo, &branch).map_err(|e| e.to_string())?;
+                let base = git.resolve_commit(&repo, &base_ref).map_err(|e| e.to_string())?;
+                git.check_new_branch(&repo, &branch).map_err(|e| e.to_string())?;
                 Some(WorkspaceKind::Worktree { repo, branch, base_ref, base })
             }
             Source::Pool { branch } => {
-                let repo = workspaces.repo_root(cwd).map_err(|e| e.to_string())?;
+                let repo = git.repo_root(cwd).map_err(|e| e.to_string())?;
                 let text = |t: &str| render(t, &scope, Target::Text).map_err(|e| err(e.to_string()));
                 let branch = branch.as_deref().map(text).transpose()?.unwrap_or_else(|| nonce.default_branch());
-                workspaces.check_new_branch(&repo, &branch).map_err(|e| e.to_string())?;
+                git.check_new_branch(&repo, &branch).map_err(|e| e.to_string())?;
                 let spec =
                     new_pool(self.pools, repo.clone(), dirs.workspaces(), None, None).map_err(|e| e.to_string())?;
                 pool = Some(bosun_core::PoolAsk { spec, wait: true });
@@ -222,13 +222,13 @@ pub fn new_pool(
 }
 
 /// The plan job's branch: as asked for, or with the first numeric suffix that makes it free.
-fn free_branch(workspaces: &dyn Workspaces, repo: &Path, plan: &PlanBranch) -> Result<String, String> {
-    if !plan.suffix || workspaces.check_new_branch(repo, &plan.branch).is_ok() {
+fn free_branch(git: &dyn Git, repo: &Path, plan: &PlanBranch) -> Result<String, String> {
+    if !plan.suffix || git.check_new_branch(repo, &plan.branch).is_ok() {
         return Ok(plan.branch.clone());
     }
     (2..100)
         .map(|n| format!("{}-{n}", plan.branch))
-        .find(|b| workspaces.check_new_branch(repo, b).is_ok())
+        .find(|b| git.check_new_branch(repo, b).is_ok())
         .ok_or_else(|| err(format!("branches {0} to {0}-99 are all taken", plan.branch)))
 }
 
@@ -268,7 +268,7 @@ fn evaluate(template: &str, scope: &Scope, cwd: &Path) -> Result<String, String>
 mod tests {
     use super::*;
     use bosun_runbook::load::SourceFile;
-    use bosun_testkit::fakes::FakeWorkspaces;
+    use bosun_testkit::fakes::{FakeGit, FakeWorkspaces};
 
     const RUNBOOK: &str = r#"
 job "build" {
@@ -302,7 +302,7 @@ cron "c" {
     fn make(book: &JobBook, dir: &Path) -> Result<JobSpec, String> {
         let dirs = StateDir::new(dir.join("state")).unwrap();
         let fake = FakeWorkspaces::default();
-        let making = Making { workspaces: &fake, pools: &fake, dirs: &dirs, hook_command: "hook", branch: None };
+        let making = Making { git: &FakeGit, pools: &fake, dirs: &dirs, hook_command: "hook", branch: None };
         let nonce = Nonce::from_bits(7);
         let vars = BTreeMap::from([("name".to_owned(), "web".to_owned())]);
         making.job(book, "build", Asked { id: JobId::new(&nonce), nonce, vars, cwd: dir.to_owned(), item: None })

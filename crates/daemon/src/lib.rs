@@ -20,7 +20,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use bosun_adapters::{DesktopNotifier, LocalSurvey, LocalWorkspaces, Sessions, Tmux, Workspaces};
+use bosun_adapters::{DesktopNotifier, Git, LocalGit, LocalSurvey, LocalWorkspaces, Sessions, Tmux, Workspaces};
 use bosun_wire::StateDir;
 use tokio::net::UnixListener;
 use tokio::sync::Notify;
@@ -95,6 +95,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     let local = Arc::new(LocalWorkspaces::new());
     let workspaces: Arc<dyn Workspaces> = local.clone();
     let pools: Arc<dyn bosun_adapters::Pools> = local;
+    let git: Arc<dyn Git> = Arc::new(LocalGit);
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -103,6 +104,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         .map_err(io("cannot start the runtime"))?;
     let executor = executor::Executor {
         workspaces: workspaces.clone(),
+        git: git.clone(),
         pools: pools.clone(),
         sessions: sessions.clone(),
         notifier: Arc::new(DesktopNotifier),
@@ -128,6 +130,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
             engine: engine.clone(),
             hook_command,
             workspaces,
+            git,
             pools,
             sessions,
             containers,

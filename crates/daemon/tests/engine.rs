@@ -13,7 +13,7 @@ use bosun_core::{
 use bosun_daemon::engine::{self, EngineHandle};
 use bosun_daemon::executor::Executor;
 use bosun_daemon::{EngineError, Store};
-use bosun_testkit::fakes::{FakeSessions, FakeWorkspaces};
+use bosun_testkit::fakes::{FakeGit, FakeSessions, FakeWorkspaces};
 
 struct Rig {
     _dir: tempfile::TempDir,
@@ -37,6 +37,7 @@ impl Rig {
         let store = f(Store::open(&db).unwrap());
         let executor = Executor {
             workspaces: workspaces.clone(),
+            git: Arc::new(FakeGit),
             pools: workspaces.clone(),
             sessions: sessions.clone(),
             notifier: Arc::new(bosun_adapters::DesktopNotifier),

@@ -1,14 +1,35 @@
-//! Fakes for the adapter traits: in-memory workspaces (and pool slots) and sessions that record
-//! what was asked of them, for tests of the daemon that need no git and no tmux.
+//! Fakes for the adapter traits: git that says yes, in-memory workspaces (and pool slots) and
+//! sessions that record what was asked of them, for tests of the daemon that need no git and no
+//! tmux.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use bosun_adapters::{AdapterError, Pools, Sessions, SpawnSpec, Workspaces};
+use bosun_adapters::{AdapterError, Git, Pools, Sessions, SpawnSpec, Workspaces};
 use bosun_core::{ExitStatus, PoolBase, SessionName, SessionSeen, SlotProbe, SlotReset, TermKey, WorkspaceKind};
 
-/// Workspaces that exist only in memory. Every path is a repository whose every ref resolves.
+/// Git where every path is a repository whose every ref resolves (`rev` to `commit-of-<rev>`),
+/// every branch name is new, and no branch is ahead.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FakeGit;
+
+impl Git for FakeGit {
+    fn repo_root(&self, dir: &Path) -> Result<PathBuf, AdapterError> {
+        Ok(dir.to_owned())
+    }
+    fn resolve_commit(&self, _repo: &Path, rev: &str) -> Result<String, AdapterError> {
+        Ok(format!("commit-of-{rev}"))
+    }
+    fn check_new_branch(&self, _repo: &Path, _branch: &str) -> Result<(), AdapterError> {
+        Ok(())
+    }
+    fn commits_ahead(&self, _kind: &WorkspaceKind) -> Result<u32, AdapterError> {
+        Ok(0)
+    }
+}
+
+/// Workspaces (of every kind) that exist only in memory.
 #[derive(Debug, Default)]
 pub struct FakeWorkspaces {
     inner: Mutex<FakeWorkspacesState>,
@@ -44,15 +65,6 @@ impl FakeWorkspaces {
 }
 
 impl Workspaces for FakeWorkspaces {
-    fn repo_root(&self, dir: &Path) -> Result<PathBuf, AdapterError> {
-        Ok(dir.to_owned())
-    }
-    fn resolve_commit(&self, _repo: &Path, rev: &str) -> Result<String, AdapterError> {
-        Ok(format!("commit-of-{rev}"))
-    }
-    fn check_new_branch(&self, _repo: &Path, _branch: &str) -> Result<(), AdapterError> {
-        Ok(())
-    }
     fn create(
         &self,
         path: &Path,
@@ -69,9 +81,6 @@ impl Workspaces for FakeWorkspaces {
     }
     fn is_dirty(&self, path: &Path, _kind: &WorkspaceKind, _owned: &[PathBuf]) -> Result<bool, AdapterError> {
         Ok(self.state().dirty.contains(path))
-    }
-    fn commits_ahead(&self, _kind: &WorkspaceKind) -> Result<u32, AdapterError> {
-        Ok(0)
     }
     fn remove(
         &self,

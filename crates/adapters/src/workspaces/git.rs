@@ -1,14 +1,83 @@
 //! Running `git` for the workspaces: `git -C <dir>` with C messages, its output as text, and
-//! its failures as `AdapterError::Command` carrying the command line and git's stderr.
+//! its failures as `AdapterError::Command` carrying the command line and git's stderr; and
+//! `LocalGit`, the `Git` questions answered by it.
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use crate::AdapterError;
+use bosun_core::WorkspaceKind;
+
+use crate::{AdapterError, Git};
 
 /// Variables that would point git at another repository than the one `-C` names.
 const FOREIGN_REPO_ENV: [&str; 4] = ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR"];
+
+/// The `Git` questions, answered by the `git` found on `PATH`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LocalGit;
+
+impl Git for LocalGit {
+    fn repo_root(&self, dir: &Path) -> Result<PathBuf, AdapterError> {
+        rev_parse_path(dir, &["--show-toplevel"])
+    }
+
+    fn resolve_commit(&self, repo: &Path, rev: &str) -> Result<String, AdapterError> {
+        let mut cmd = git(repo);
+        cmd.args(["rev-parse", "--verify", "--quiet"]).arg(format!("{rev}^{{commit}}"));
+        let out = output(&mut cmd)?;
+        if out.status.success() {
+            return Ok(stdout_line(&out));
+        }
+        let stderr = stderr_text(&out);
+        if stderr.is_empty() {
+            return Err(AdapterError::UnknownRef { repo: repo.to_path_buf(), rev: rev.to_owned() });
+        }
+        if names_no_repo(&stderr) {
+            return Err(AdapterError::NotARepo(repo.to_path_buf()));
+        }
+        Err(command_error(&cmd, stderr))
+    }
+
+    fn check_new_branch(&self, repo: &Path, branch: &str) -> Result<(), AdapterError> {
+        let mut cmd = git(repo);
+        cmd.args(["check-ref-format", "--branch", branch]);
+        let out = output(&mut cmd)?;
+        let invalid = |reason: String| AdapterError::InvalidBranch { branch: branch.to_owned(), reason };
+        if !out.status.success() {
+            let stderr = stderr_text(&out);
+            return Err(invalid(stderr.strip_prefix("fatal: ").unwrap_or(&stderr).to_owned()));
+        }
+        // `--branch` expands shorthands such as `@{-1}`; only a name that stays itself is new.
+        let expanded = stdout_line(&out);
+        if expanded != branch {
+            return Err(invalid(format!("git reads it as {expanded:?}")));
+        }
+        if branch_exists(repo, branch)? {
+            return Err(AdapterError::BranchExists { repo: repo.to_path_buf(), branch: branch.to_owned() });
+        }
+        Ok(())
+    }
+
+    fn commits_ahead(&self, kind: &WorkspaceKind) -> Result<u32, AdapterError> {
+        match kind {
+            WorkspaceKind::Folder => Ok(0),
+            WorkspaceKind::Worktree { repo, branch, .. } | WorkspaceKind::Pool { repo, branch, .. }
+                if !branch_exists(repo, branch)? =>
+            {
+                Ok(0)
+            }
+            WorkspaceKind::Worktree { repo, branch, base, .. } => {
+                let mut cmd = git(repo);
+                cmd.args(["rev-list", "--count"]).arg(format!("{base}..refs/heads/{branch}"));
+                let out = run(&mut cmd)?;
+                let count = out.trim();
+                count.parse().map_err(|_| command_error(&cmd, format!("unexpected output {count:?}")))
+            }
+            WorkspaceKind::Pool { repo, branch, .. } => unique_commits(repo, branch),
+        }
+    }
+}
 
 /// `git -C <dir>` with C messages, and without any repository the caller's environment names.
 /// It takes no optional locks: a `git status` of bosun's must never make an agent's own
@@ -50,12 +119,12 @@ pub(super) fn unique_commits(repo: &Path, branch: &str) -> Result<u32, AdapterEr
 
 /// The path `git rev-parse <args>` prints in `dir`; `AdapterError::NotARepo` when `dir` is in
 /// no repository.
-pub(super) fn rev_parse_path(dir: &Path, args: &[&str]) -> Result<std::path::PathBuf, AdapterError> {
+pub(super) fn rev_parse_path(dir: &Path, args: &[&str]) -> Result<PathBuf, AdapterError> {
     let mut cmd = git(dir);
     cmd.arg("rev-parse").args(args);
     let out = output(&mut cmd)?;
     if out.status.success() {
-        return Ok(std::path::PathBuf::from(stdout_line(&out)));
+        return Ok(PathBuf::from(stdout_line(&out)));
     }
     let stderr = stderr_text(&out);
     if names_no_repo(&stderr) {

@@ -11,7 +11,8 @@ use std::process::{Command, Stdio};
 use bosun_core::{PoolBase, SlotProbe, SlotReset, TASK_FILE};
 
 use super::git::{command_error, git, names_no_repo, output, run, stderr_text, stdout_line};
-use super::{canonical, create_dir_all, exists, folder_has_content, status_paths, worktree_on, LocalWorkspaces};
+use super::worktree::worktree_on;
+use super::{canonical, create_dir_all, exists, folder_has_content, status_paths, LocalWorkspaces};
 use crate::{AdapterError, Pools};
 
 /// The remote a pool starts from when the repository has it.
@@ -48,7 +49,7 @@ impl Pools for LocalWorkspaces {
         base_ref: &str,
         setup: Option<&str>,
     ) -> Result<String, AdapterError> {
-        self.serialized(repo, || add_detached(repo, path, base_ref))?;
+        self.repo_locks.serialized(repo, || add_detached(repo, path, base_ref))?;
         copy_included(repo, path)?;
         if let Some(setup) = setup {
             run_setup(path, setup)?;
@@ -64,7 +65,7 @@ impl Pools for LocalWorkspaces {
         }
         if let Some(remote) = &base.remote {
             // Concurrent fetches in one repository race on its ref locks.
-            self.serialized(repo, || fetch(repo, remote));
+            self.repo_locks.serialized(repo, || fetch(repo, remote));
         }
         // Off the task's branch first, without touching a file, so the reset cannot move it. A
         // crash between two of these steps leaves a slot the next run finds clean.
@@ -101,7 +102,7 @@ impl Pools for LocalWorkspaces {
     }
 
     fn remove_slot(&self, repo: &Path, path: &Path) -> Result<(), AdapterError> {
-        self.serialized(repo, || {
+        self.repo_locks.serialized(repo, || {
             if exists(path)? {
                 let registered = worktree_on(repo, path)?.is_some();
                 if registered && exists(&path.join(".git"))? {

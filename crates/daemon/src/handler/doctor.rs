@@ -14,8 +14,8 @@ use super::{query, Answer, Context};
 /// `cwd` is where the caller stands: its repository is looked at too.
 pub(super) async fn doctor(ctx: &Arc<Context>, fix: bool, cwd: Option<PathBuf>) -> Answer {
     let mut repos = query(ctx, |s| Ok(known_repos(s))).await?;
-    let workspaces = ctx.workspaces.clone();
-    repos.extend(super::blocking(move || Ok(cwd.and_then(|d| workspaces.repo_root(&d).ok()))).await?);
+    let git = ctx.git.clone();
+    repos.extend(super::blocking(move || Ok(cwd.and_then(|d| git.repo_root(&d).ok()))).await?);
     // Reality is looked at before the records: whatever it shows was recorded before it was
     // made, so the records read next own it, and nothing being made now is taken for a leftover.
     let (survey, sessions, dirs) = (ctx.survey.clone(), ctx.sessions.clone(), ctx.dirs.clone());

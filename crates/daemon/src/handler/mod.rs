@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bosun_adapters::{AdapterError, Sessions, Survey, Workspaces};
+use bosun_adapters::{AdapterError, Git, Sessions, Survey, Workspaces};
 use bosun_core::driver::claude::HookPayload;
 use bosun_core::driver::{DriverKind, Report};
 use bosun_core::{
@@ -40,6 +40,7 @@ pub struct Context {
     /// The shell command prefix agents' hooks call back into bosun with.
     pub hook_command: String,
     pub workspaces: Arc<dyn Workspaces>,
+    pub git: Arc<dyn Git>,
     pub pools: Arc<dyn bosun_adapters::Pools>,
     pub sessions: Arc<dyn Sessions>,
     /// The container engine agents with `--runtime docker` run in.
@@ -279,10 +280,10 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         Request::PlanRun { name, sources, cwd } => {
             let id = format!("p{}", Nonce::from_bits(fastrand::u64(..)).as_str());
             let plan = run::lowered(&sources)?.plan(&name, id.clone(), cwd).map_err(run::lower_error)?;
-            let (workspaces, dir, base) = (ctx.workspaces.clone(), plan.cwd.clone(), plan.base.clone());
+            let (git, dir, base) = (ctx.git.clone(), plan.cwd.clone(), plan.base.clone());
             blocking(move || {
-                let repo = workspaces.repo_root(&dir)?;
-                workspaces.resolve_commit(&repo, &base)
+                let repo = git.repo_root(&dir)?;
+                git.resolve_commit(&repo, &base)
             })
             .await?;
             submit(ctx, Input::StartPlan(Box::new(plan))).await?;

@@ -162,11 +162,11 @@ pub(super) async fn remove_workspace(ctx: &Arc<Context>, id: WorkspaceId, force:
         }
         (None, None) => return Err(bosun_core::Rejection::NoSuchWorkspace(id.to_string()).into()),
     };
-    let (workspaces, w) = (ctx.workspaces.clone(), ws.clone());
+    let (workspaces, git, w) = (ctx.workspaces.clone(), ctx.git.clone(), ws.clone());
     let probe = blocking(move || {
         Ok(WorkspaceProbe {
             dirty: workspaces.is_dirty(&w.path, &w.kind, &w.owned_files())?,
-            commits_ahead: workspaces.commits_ahead(&w.kind)?,
+            commits_ahead: git.commits_ahead(&w.kind)?,
         })
     })
     .await?;

@@ -19,8 +19,8 @@ pub(super) async fn ask(
     setup: Option<String>,
     wait: bool,
 ) -> Result<bosun_core::PoolAsk, WireError> {
-    let workspaces = ctx.workspaces.clone();
-    let repo = blocking(move || workspaces.repo_root(&dir)).await?;
+    let git = ctx.git.clone();
+    let repo = blocking(move || git.repo_root(&dir)).await?;
     let known = repo.clone();
     let existing = query(ctx, move |s| Ok(s.pools.values().find(|p| p.repo == known).cloned())).await?;
     let spec = match existing {
@@ -87,8 +87,8 @@ pub(super) async fn acquire(ctx: &Arc<Context>, req: PoolAsk) -> Answer {
     let ask = ask(ctx, req.repo, None, req.setup, !req.no_wait).await?;
     let nonce = Nonce::from_bits(fastrand::u64(..));
     let branch = req.branch.unwrap_or_else(|| nonce.default_branch());
-    let (workspaces, repo, checked) = (ctx.workspaces.clone(), ask.spec.repo.clone(), branch.clone());
-    blocking(move || workspaces.check_new_branch(&repo, &checked)).await?;
+    let (git, repo, checked) = (ctx.git.clone(), ask.spec.repo.clone(), branch.clone());
+    blocking(move || git.check_new_branch(&repo, &checked)).await?;
     let name = Name::derive(&ask.spec.project);
     let kind =
         WorkspaceKind::Pool { repo: ask.spec.repo.clone(), slot: None, branch, base: String::new(), task: req.task };
@@ -152,10 +152,10 @@ pub(super) async fn release(ctx: &Arc<Context>, query_text: String, force: bool,
     let bound_branch = bound.as_ref().and_then(|w| w.branch().map(str::to_owned));
     let probe = match bound {
         Some(ws) => {
-            let workspaces = ctx.workspaces.clone();
+            let (workspaces, git) = (ctx.workspaces.clone(), ctx.git.clone());
             blocking(move || {
                 let dirty = workspaces.is_dirty(&ws.path, &ws.kind, &ws.owned_files())?;
-                let commits_ahead = workspaces.commits_ahead(&ws.kind)?;
+                let commits_ahead = git.commits_ahead(&ws.kind)?;
                 Ok(WorkspaceProbe { dirty, commits_ahead })
             })
             .await?

@@ -41,11 +41,10 @@ pub(super) async fn start_job(
 ) -> Answer {
     let nonce = Nonce::from_bits(fastrand::u64(..));
     let asked = Asked { id: JobId::new(&nonce), nonce, vars, cwd, item: None };
-    let (workspaces, pools) = (ctx.workspaces.clone(), ctx.pools.clone());
+    let (git, pools) = (ctx.git.clone(), ctx.pools.clone());
     let (dirs, hook) = (ctx.dirs.clone(), ctx.hook_command.clone());
     let spec = tokio::task::spawn_blocking(move || {
-        let making =
-            Making { workspaces: &*workspaces, pools: &*pools, dirs: &dirs, hook_command: &hook, branch: None };
+        let making = Making { git: &*git, pools: &*pools, dirs: &dirs, hook_command: &hook, branch: None };
         making.job(&book, &name, asked).map_err(bad)
     })
     .await

@@ -34,10 +34,10 @@ pub(super) async fn start_agent(ctx: &Arc<Context>, req: StartAgent) -> Answer {
     };
     let roots =
         Roots { workspaces: ctx.dirs.workspaces(), agents: ctx.dirs.agents(), hook_command: ctx.hook_command.clone() };
-    let (workspaces, sessions) = (ctx.workspaces.clone(), ctx.sessions.clone());
+    let (git, sessions) = (ctx.git.clone(), ctx.sessions.clone());
     let (n, nc) = (name.clone(), nonce.clone());
     let containers = ctx.containers.clone();
-    let spec = blocking(move || prepare(&*workspaces, &*sessions, &*containers, req, n, nc, roots, pool)).await?;
+    let spec = blocking(move || prepare(&*git, &*sessions, &*containers, req, n, nc, roots, pool)).await?;
     let inherited = (!spec.inherits.is_empty())
         .then(|| spec.agents_root.join(AgentId::new(&spec.nonce).as_str()).join(INHERITED_ENV_FILE));
     let events = match submit(ctx, Input::StartAgent(Box::new(spec))).await {
@@ -136,7 +136,7 @@ fn check_door(req: &StartAgent) -> Result<(), String> {
 /// Checks everything a start needs before anything is recorded or created.
 #[allow(clippy::too_many_arguments)]
 fn prepare(
-    workspaces: &dyn Workspaces,
+    git: &dyn Git,
     sessions: &dyn Sessions,
     containers: &dyn bosun_adapters::Containers,
     req: StartAgent,
@@ -164,18 +164,18 @@ fn prepare(
     }
     let (kind, settings_root) = match req.workspace {
         WorkspaceChoice::Worktree => {
-            let repo = workspaces.repo_root(&source)?;
+            let repo = git.repo_root(&source)?;
             let base_ref = req.base_ref.unwrap_or_else(|| "HEAD".to_owned());
-            let base = workspaces.resolve_commit(&repo, &base_ref)?;
+            let base = git.resolve_commit(&repo, &base_ref)?;
             let branch = req.branch.unwrap_or_else(|| nonce.default_branch());
-            workspaces.check_new_branch(&repo, &branch)?;
+            git.check_new_branch(&repo, &branch)?;
             (WorkspaceKind::Worktree { repo: repo.clone(), branch, base_ref, base }, repo)
         }
         WorkspaceChoice::Folder => (WorkspaceKind::Folder, source),
         WorkspaceChoice::Pool => {
-            let repo = pool.as_ref().map_or_else(|| workspaces.repo_root(&source), |p| Ok(p.spec.repo.clone()))?;
+            let repo = pool.as_ref().map_or_else(|| git.repo_root(&source), |p| Ok(p.spec.repo.clone()))?;
             let branch = req.branch.unwrap_or_else(|| nonce.default_branch());
-            workspaces.check_new_branch(&repo, &branch)?;
+            git.check_new_branch(&repo, &branch)?;
             let task = req.task.clone().or_else(|| req.prompt.clone());
             (WorkspaceKind::Pool { repo: repo.clone(), slot: None, branch, base: String::new(), task }, repo)
         }

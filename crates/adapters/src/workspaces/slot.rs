@@ -1,0 +1,50 @@
+//! `SlotBackend`: the workspace of a task bound to a pool's slot. Binding makes the task's
+//! branch in the slot (`pool::bind`); the slot is never removed with its task, only reset
+//! (`Pools::reset_slot`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bosun_core::WorkspaceKind;
+
+use super::{pool, status_dirty, RepoLocks};
+use crate::{AdapterError, WorkspaceBackend};
+
+/// Workspaces of `WorkspaceKind::Pool`.
+#[derive(Debug)]
+pub struct SlotBackend {
+    /// Held around a bind: see `RepoLocks`.
+    repo_locks: Arc<RepoLocks>,
+}
+
+impl SlotBackend {
+    pub(crate) fn new(repo_locks: Arc<RepoLocks>) -> Self {
+        Self { repo_locks }
+    }
+}
+
+impl WorkspaceBackend for SlotBackend {
+    fn create(&self, path: &Path, kind: &WorkspaceKind, resume: bool) -> Result<(), AdapterError> {
+        let WorkspaceKind::Pool { repo, branch, base, task, .. } = kind else {
+            return Err(AdapterError::NotAWorktree(path.to_path_buf()));
+        };
+        // Under the lock: two binds must not both add the task file's exclude line.
+        self.repo_locks.serialized(repo, || pool::bind(repo, path, branch, base, task.as_deref(), resume))
+    }
+
+    fn is_dirty(&self, path: &Path, _kind: &WorkspaceKind, owned: &[PathBuf]) -> Result<bool, AdapterError> {
+        status_dirty(path, owned)
+    }
+
+    fn remove(
+        &self,
+        path: &Path,
+        _kind: &WorkspaceKind,
+        _force: bool,
+        _delete_branch: bool,
+        _owned: &[PathBuf],
+    ) -> Result<(), AdapterError> {
+        // The core releases a pool's workspace with `Pools::reset_slot`: its slot stays.
+        Err(AdapterError::PoolSlot(path.to_path_buf()))
+    }
+}
