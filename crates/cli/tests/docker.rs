@@ -40,6 +40,20 @@ fn sleeper() -> (&'static DockerEngine, String, Bosun, TempRepo, String) {
     (engine, image, bosun, repo, id)
 }
 
+/// The engine, the image, a bosun and a repository whose commit holds claudeless's chat scenario
+/// as `chat.toml`: the scenario travels with the repository, since a container sees its worktree,
+/// not this tree.
+fn with_chat_scenario() -> (&'static DockerEngine, String, Bosun, TempRepo) {
+    let engine = DockerEngine::start();
+    let image = image(engine);
+    let bosun = docker_bosun(engine);
+    let repo = TempRepo::new();
+    std::fs::copy(scenario("chat"), repo.path().join("chat.toml")).unwrap();
+    repo.git(&["add", "chat.toml"]);
+    repo.git(&["commit", "-qm", "scenario"]);
+    (engine, image, bosun, repo)
+}
+
 const ECHO: &str = "while read l; do echo \"got: $l\" | tee -a said.txt; done";
 
 #[test]
@@ -71,14 +85,7 @@ fn an_agent_in_a_container_is_typed_into_read_and_killed_and_its_work_lands_in_i
 
 #[test]
 fn claudeless_in_a_container_goes_idle_through_its_hooks_and_is_adopted_after_a_daemon_sigkill() {
-    let engine = DockerEngine::start();
-    let image = image(engine);
-    let bosun = docker_bosun(engine);
-    let repo = TempRepo::new();
-    // The scenario travels with the repository: the container sees its worktree, not this tree.
-    std::fs::copy(scenario("chat"), repo.path().join("chat.toml")).unwrap();
-    repo.git(&["add", "chat.toml"]);
-    repo.git(&["commit", "-qm", "scenario"]);
+    let (_engine, image, bosun, repo) = with_chat_scenario();
     let args = ["--runtime", "docker", "--image", &image, "--", &claudeless(), "--scenario", "chat.toml"];
     let id = bosun.start(repo.path(), &args);
     bosun.wait_state(&id, "idle");
@@ -164,13 +171,7 @@ fn doctor_finds_a_container_no_agent_owns_and_fix_removes_it_leaving_the_agents(
 
 #[test]
 fn a_claudeless_agent_killed_in_its_container_is_resumed_in_a_new_one_with_its_conversation() {
-    let engine = DockerEngine::start();
-    let image = image(engine);
-    let bosun = docker_bosun(engine);
-    let repo = TempRepo::new();
-    std::fs::copy(scenario("chat"), repo.path().join("chat.toml")).unwrap();
-    repo.git(&["add", "chat.toml"]);
-    repo.git(&["commit", "-qm", "scenario"]);
+    let (engine, image, bosun, repo) = with_chat_scenario();
     let cl = claudeless();
     let args = [
         "--runtime",
