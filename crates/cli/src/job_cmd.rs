@@ -156,6 +156,10 @@ fn logs(client: &Client, id: String, follow: bool) -> Result<ExitCode> {
             let written = tx.clone();
             watch =
                 bosun_adapters::Changes::in_dir(&job.spec.logs, |_| true, move || _ = written.send(Wake::Written)).ok();
+            // What was written before the watch began is read now: no wake may come for it.
+            if watch.is_some() {
+                printed.more(&job.spec.logs)?;
+            }
         }
         let wake = wakes.recv().context("the job's event stream ended")?;
         printed.more(&job.spec.logs)?;
