@@ -121,6 +121,9 @@ fn ends(event: &Event, id: &JobId) -> bool {
     matches!(event, Event::JobFinished { job, state, .. } if job == id && state.is_over())
 }
 
+/// How often `job logs -f` reads the logs when nothing woke it.
+const LOGS_AT_LEAST: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// What wakes `job logs -f`.
 enum Wake {
     /// A file in the job's log directory was written.
@@ -161,7 +164,13 @@ fn logs(client: &Client, id: String, follow: bool) -> Result<ExitCode> {
                 printed.more(&job.spec.logs)?;
             }
         }
-        let wake = wakes.recv().context("the job's event stream ended")?;
+        // Pushed by the stream and the kernel; read again at least every second all the same,
+        // so a wake that never came (a watch begun late) costs a second, not the output.
+        let wake = match wakes.recv_timeout(LOGS_AT_LEAST) {
+            Ok(wake) => wake,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Wake::Written,
+            Err(e) => return Err(e).context("the job's event stream ended"),
+        };
         printed.more(&job.spec.logs)?;
         match wake {
             Wake::Written | Wake::Recorded(false) => {}
