@@ -88,6 +88,24 @@ impl Runtime {
         }
     }
 
+    /// What `agent` is let at when it runs here: none locally; in a sandbox or a container,
+    /// its `Sandbox` (for a container, what is bound into it).
+    pub fn sandbox(&self, agent: &Agent) -> Option<Sandbox> {
+        match self {
+            Self::Local => None,
+            Self::Sandbox { network } => Some(Sandbox::of(agent, *network)),
+            Self::Docker(c) => Some(Sandbox::of(agent, c.network)),
+        }
+    }
+
+    /// The container it runs in, if it runs in one.
+    pub fn container(&self) -> Option<&Container> {
+        match self {
+            Self::Docker(c) => Some(c),
+            _ => None,
+        }
+    }
+
     /// What holds the session of an agent that asked for `asked`: a container runs bosun's own
     /// session host, whatever was asked.
     pub fn backend(&self, asked: crate::SessionBackend) -> crate::SessionBackend {

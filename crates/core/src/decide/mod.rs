@@ -225,15 +225,8 @@ fn spawn_replacing(agent: &Agent, resume: Option<Option<&str>>, replace: Option<
         hold: None,
         inherit: agent.inherited_env(),
         backend: agent.backend,
-        sandbox: match &agent.runtime {
-            crate::Runtime::Local => None,
-            crate::Runtime::Sandbox { network } => Some(crate::Sandbox::of(agent, *network)),
-            crate::Runtime::Docker(c) => Some(crate::Sandbox::of(agent, c.network)),
-        },
-        container: match &agent.runtime {
-            crate::Runtime::Docker(c) => Some(c.clone()),
-            _ => None,
-        },
+        sandbox: agent.runtime.sandbox(agent),
+        container: agent.runtime.container().cloned(),
     }
 }
 
