@@ -4,6 +4,8 @@
 use std::fs::OpenOptions;
 use std::io::{BufRead, BufReader};
 use std::os::unix::net::UnixStream;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -15,6 +17,8 @@ use bosun_wire::{read_frame, write_frame, Envelope, EventsQuery, Request, Respon
 
 /// How long to wait for a daemon we started to accept connections.
 const START_DEADLINE: Duration = Duration::from_secs(10);
+/// How many daemons one call starts when each is killed before it listens.
+const START_TRIES: u32 = 3;
 /// How long after the first try a request whose daemon died is sent again to a new one.
 const RETRY_WINDOW: Duration = Duration::from_secs(60);
 /// How long a daemon that dropped a connection may take to be gone (its lock free) for the
@@ -155,43 +159,58 @@ impl Client {
     }
 
     /// Starts `bosun daemon run` in the background and waits until it accepts connections.
+    /// A daemon killed by a signal while it started (by an OOM killer, or a person's `kill`) is
+    /// started again, up to `START_TRIES` times; one that exits on its own is not: it said why.
     pub fn start_daemon(&self) -> Result<()> {
         let root = self.dirs.root();
         std::fs::create_dir_all(root).with_context(|| format!("cannot create state directory {}", root.display()))?;
         let log_path = self.dirs.log();
+        let deadline = Instant::now() + START_DEADLINE;
+        let mut tries = 0;
+        'spawn: loop {
+            tries += 1;
+            let mut child = self.spawn_daemon(&log_path)?;
+            loop {
+                if self.connect().is_some() {
+                    return Ok(());
+                }
+                // Our daemon exits at once when another command's daemon won the lock: wait for that one.
+                if let Some(status) = child.try_wait()?.filter(|_| !self.daemon_alive()) {
+                    if status.signal().is_some() && tries < START_TRIES {
+                        tracing::debug!("the daemon started was killed ({status}): starting another");
+                        continue 'spawn;
+                    }
+                    bail!(
+                        "the daemon did not start ({status}): {}; its log is {}",
+                        last_line(&log_path).unwrap_or_else(|| "no message".into()),
+                        log_path.display()
+                    );
+                }
+                if Instant::now() > deadline {
+                    bail!("the daemon did not start within {START_DEADLINE:?}; its log is {}", log_path.display());
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+    }
+
+    /// `bosun daemon run --detach` in the background, its output appended to `log_path`.
+    fn spawn_daemon(&self, log_path: &Path) -> Result<std::process::Child> {
         let log = OpenOptions::new()
             .create(true)
             .append(true)
-            .open(&log_path)
+            .open(log_path)
             .with_context(|| format!("cannot open {}", log_path.display()))?;
         let exe = std::env::current_exe().context("cannot find the bosun executable")?;
-        let mut child = bosun_adapters::private::as_user(&mut Command::new(exe))
+        bosun_adapters::private::as_user(&mut Command::new(exe))
             .arg("--state-dir")
-            .arg(root)
+            .arg(self.dirs.root())
             .args(["daemon", "run", "--detach"])
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
             .spawn()
-            .context("cannot start the bosun daemon")?;
-        let deadline = Instant::now() + START_DEADLINE;
-        loop {
-            if self.connect().is_some() {
-                return Ok(());
-            }
-            // Our daemon exits at once when another command's daemon won the lock: wait for that one.
-            if let Some(status) = child.try_wait()?.filter(|_| !self.daemon_alive()) {
-                bail!(
-                    "the daemon did not start ({status}): {}; its log is {}",
-                    last_line(&log_path).unwrap_or_else(|| "no message".into()),
-                    log_path.display()
-                );
-            }
-            if Instant::now() > deadline {
-                bail!("the daemon did not start within {START_DEADLINE:?}; its log is {}", log_path.display());
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
+            .context("cannot start the bosun daemon")
     }
 }
 

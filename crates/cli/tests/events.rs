@@ -64,6 +64,11 @@ fn the_log_is_printed_in_order_from_any_seq() {
     let repo = TempRepo::new();
     let id = bosun.start(repo.path(), &["--", "true"]);
     bosun.wait_state(&id, "dead(completed)");
+    // The workspace is given back just after the death is recorded: the log is still until then.
+    let released = bosun_testkit::poll::wait_until(PATIENCE, || {
+        events(&bosun, &repo, &[]).last().is_some_and(|v| kind(v) == "workspace_released")
+    });
+    assert!(released, "the workspace is released after the agent");
     let all = events(&bosun, &repo, &[]);
     let n = all.len() as u64;
     assert!(n >= 5, "{all:?}");
