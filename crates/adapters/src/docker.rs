@@ -6,9 +6,11 @@
 
 mod body;
 mod failure;
+mod volume;
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
+use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
@@ -229,5 +231,39 @@ impl Containers for DockerContainers {
     fn remove(&self, name: &str) -> Result<(), AdapterError> {
         let name = name.to_owned();
         self.call(format!("remove container {name}"), |engine| async move { engine.remove(&name).await })
+    }
+
+    fn create_volume(&self, name: &str, labels: &BTreeMap<String, String>) -> Result<(), AdapterError> {
+        let (name, labels) = (name.to_owned(), labels.clone());
+        self.call(format!("create volume {name}"), |engine| async move { engine.create_volume(&name, labels).await })
+    }
+
+    fn fill_volume(&self, name: &str, image: &str, tar: Vec<u8>) -> Result<(), AdapterError> {
+        let (name, image) = (name.to_owned(), image.to_owned());
+        self.call(format!("fill volume {name}"), |engine| async move { engine.fill_volume(&name, &image, tar).await })
+    }
+
+    fn read_volume(&self, name: &str, image: &str, to: &Path, max: u64) -> Result<bool, AdapterError> {
+        let (name, image, to) = (name.to_owned(), image.to_owned(), PathBuf::from(to));
+        self.call(
+            format!("read volume {name}"),
+            |engine| async move { engine.read_volume(&name, &image, &to, max).await },
+        )
+    }
+
+    fn remove_volume(&self, name: &str) -> Result<(), AdapterError> {
+        let name = name.to_owned();
+        self.call(format!("remove volume {name}"), |engine| async move { engine.remove_volume(&name).await })
+    }
+
+    fn volumes(&self, key: &str, value: &str) -> Result<Vec<String>, AdapterError> {
+        if key.is_empty() || key.contains('=') {
+            return Err(AdapterError::Docker(format!("cannot list by label key {key:?}: it is empty or holds '='")));
+        }
+        let (key, value) = (key.to_owned(), value.to_owned());
+        self.call(
+            format!("list volumes labelled {key}={value}"),
+            |engine| async move { engine.volumes(&key, &value).await },
+        )
     }
 }

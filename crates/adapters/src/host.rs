@@ -94,6 +94,8 @@ impl HostSessions {
             (STATE_LABEL.to_owned(), state.clone()),
             (SESSION_LABEL.to_owned(), spec.session.to_string()),
         ]);
+        let volumes: Vec<(String, PathBuf)> =
+            container.volume.iter().map(|v| (v.clone(), spec.cwd.to_path_buf())).collect();
         let user = (nix::unistd::getuid().as_raw(), nix::unistd::getgid().as_raw());
         engine.run(ContainerSpec {
             name: spec.session.as_str(),
@@ -103,6 +105,7 @@ impl HostSessions {
             env: spec.env,
             writable: &writable,
             read_only: &read_only,
+            volumes: &volumes,
             user: Some(user),
             network: container.network,
             cpus_milli: container.cpus_milli,

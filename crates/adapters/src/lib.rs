@@ -129,8 +129,15 @@ pub trait Workspaces: Send + Sync {
 /// Claude agent's settings in after `create`). Given a kind not its own, a backend that needs
 /// the kind's fields answers `AdapterError::NotAWorktree`.
 pub trait WorkspaceBackend: Send + Sync {
-    /// Makes the workspace at `path` (see `Workspaces::create`).
-    fn create(&self, path: &Path, kind: &WorkspaceKind, resume: bool) -> Result<(), AdapterError>;
+    /// Makes the workspace at `path`, with a Claude agent's settings copied in from
+    /// `settings_from` (see `Workspaces::create`).
+    fn create(
+        &self,
+        path: &Path,
+        kind: &WorkspaceKind,
+        settings_from: Option<&Path>,
+        resume: bool,
+    ) -> Result<(), AdapterError>;
     /// Whether it holds changes besides `owned`; a missing directory is clean.
     fn is_dirty(&self, path: &Path, kind: &WorkspaceKind, owned: &[PathBuf]) -> Result<bool, AdapterError>;
     /// Removes it (see `Workspaces::remove`), refusing one with changes unless `force`.
@@ -194,6 +201,8 @@ pub struct ContainerSpec<'a> {
     pub writable: &'a [PathBuf],
     /// Host paths bound at the same path inside, read-only.
     pub read_only: &'a [PathBuf],
+    /// Named volumes of the engine's, each mounted (writable) at its path inside.
+    pub volumes: &'a [(String, PathBuf)],
     /// The user (uid, gid) it runs as; the image's when none.
     pub user: Option<(u32, u32)>,
     /// The host's network when true; none (loopback only) when false.
@@ -223,6 +232,19 @@ pub trait Containers: Send + Sync {
     fn list(&self, key: &str, value: &str) -> Result<Vec<ContainerSeen>, AdapterError>;
     /// Stops (at once) and removes the container named `name`; one already gone is fine.
     fn remove(&self, name: &str) -> Result<(), AdapterError>;
+    /// Creates the named volume with `labels`; one of that name already there is fine.
+    fn create_volume(&self, name: &str, labels: &BTreeMap<String, String>) -> Result<(), AdapterError>;
+    /// Unpacks the tar archive `tar` at the root of volume `name`, through a container of
+    /// `image` that is made for it and never started.
+    fn fill_volume(&self, name: &str, image: &str, tar: Vec<u8>) -> Result<(), AdapterError>;
+    /// Writes a tar archive of volume `name`'s content (each path under one top directory) to
+    /// `to`, read through a container of `image` that is never started; `Ok(false)` when there
+    /// is no such volume, an error when it holds more than `max` bytes of archive.
+    fn read_volume(&self, name: &str, image: &str, to: &Path, max: u64) -> Result<bool, AdapterError>;
+    /// Removes volume `name` and every container that mounts it; one already gone is fine.
+    fn remove_volume(&self, name: &str) -> Result<(), AdapterError>;
+    /// The names of the volumes that carry label `key` with `value`.
+    fn volumes(&self, key: &str, value: &str) -> Result<Vec<String>, AdapterError>;
 }
 
 /// Terminal sessions that agents run in: tmux on bosun's own socket.

@@ -9,6 +9,7 @@ mod git;
 mod pool;
 mod slot;
 mod survey;
+mod volume;
 mod worktree;
 
 use std::collections::BTreeMap;
@@ -25,6 +26,7 @@ pub use git::LocalGit;
 use git::{git, run};
 use slot::SlotBackend;
 pub use survey::LocalSurvey;
+use volume::VolumeBackend;
 use worktree::WorktreeBackend;
 
 /// Workspaces on the local disk, made with the `git` found on `PATH`: one backend per kind, and
@@ -34,6 +36,7 @@ pub struct LocalWorkspaces {
     folder: FolderBackend,
     worktree: WorktreeBackend,
     slot: SlotBackend,
+    volume: VolumeBackend,
     /// The locks the worktree and slot backends take, taken by the pools' slots too.
     repo_locks: Arc<RepoLocks>,
 }
@@ -51,8 +54,15 @@ impl LocalWorkspaces {
             folder: FolderBackend,
             worktree: WorktreeBackend::new(repo_locks.clone()),
             slot: SlotBackend::new(repo_locks.clone()),
+            volume: VolumeBackend::new(repo_locks.clone()),
             repo_locks,
         }
+    }
+
+    /// The same, keeping volume workspaces on `engine`, their volumes labelled with `state`.
+    pub fn with_containers(mut self, engine: Arc<dyn crate::Containers>, state: String) -> Self {
+        self.volume.set_engine(engine, state);
+        self
     }
 
     /// The backend for workspaces of `kind`.
@@ -61,6 +71,7 @@ impl LocalWorkspaces {
             WorkspaceKind::Folder => &self.folder,
             WorkspaceKind::Worktree { .. } => &self.worktree,
             WorkspaceKind::Pool { .. } => &self.slot,
+            WorkspaceKind::Volume { .. } => &self.volume,
         }
     }
 }
@@ -91,16 +102,7 @@ impl Workspaces for LocalWorkspaces {
         settings_from: Option<&Path>,
         resume: bool,
     ) -> Result<(), AdapterError> {
-        self.backend(kind).create(path, kind, resume)?;
-        if let Some(from) = settings_from {
-            let to = path.join(bosun_core::driver::claude::SETTINGS_LOCAL);
-            if let Some(dir) = to.parent() {
-                create_dir_all(dir)?;
-            }
-            fs::copy(from, &to)
-                .map_err(|e| AdapterError::io(format!("copying {} to {}", from.display(), to.display()), e))?;
-        }
-        Ok(())
+        self.backend(kind).create(path, kind, settings_from, resume)
     }
 
     fn is_dirty(&self, path: &Path, kind: &WorkspaceKind, owned: &[PathBuf]) -> Result<bool, AdapterError> {
@@ -117,6 +119,18 @@ impl Workspaces for LocalWorkspaces {
     ) -> Result<(), AdapterError> {
         self.backend(kind).remove(path, kind, force, delete_branch, owned)
     }
+}
+
+/// Copies a Claude agent's repository settings `from` to `<dir>/.claude/settings.local.json`.
+fn copy_settings(dir: &Path, from: Option<&Path>) -> Result<(), AdapterError> {
+    let Some(from) = from else { return Ok(()) };
+    let to = dir.join(bosun_core::driver::claude::SETTINGS_LOCAL);
+    if let Some(parent) = to.parent() {
+        create_dir_all(parent)?;
+    }
+    fs::copy(from, &to)
+        .map(drop)
+        .map_err(|e| AdapterError::io(format!("copying {} to {}", from.display(), to.display()), e))
 }
 
 /// The first steps of a removal: refuses one with changes unless `force` (before touching

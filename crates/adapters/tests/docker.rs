@@ -58,6 +58,7 @@ impl Run {
             env: &self.env,
             writable: &self.writable,
             read_only: &self.read_only,
+            volumes: &[],
             user: self.user,
             network: self.network,
             cpus_milli: Some(500),

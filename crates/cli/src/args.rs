@@ -406,6 +406,9 @@ pub enum WorkspaceKindArg {
     /// A warm worktree of the repository's pool, handed out at once and reset after use
     /// (see `bosun pool`)
     Pool,
+    /// A clone on a new branch in a volume of the container engine, not on this disk
+    /// (--runtime docker only); its commits come back to the branch here when the agent ends
+    Volume,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -279,6 +279,10 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
             WorkspaceChoice::Pool
         }
         WorkspaceKindArg::Worktree => WorkspaceChoice::Worktree,
+        WorkspaceKindArg::Volume if !matches!(args.runtime, RuntimeArg::Docker) => {
+            return Err(usage("--workspace volume needs --runtime docker: only a container can mount a volume"));
+        }
+        WorkspaceKindArg::Volume => WorkspaceChoice::Volume,
         WorkspaceKindArg::Folder => {
             if args.branch.is_some() || args.base_ref.is_some() {
                 return Err(usage("--branch and --ref only apply to --workspace worktree"));
@@ -475,7 +479,7 @@ fn runtime(args: &StartArgs) -> Result<bosun_core::Runtime> {
             let image = args.image.clone().ok_or_else(|| usage("--runtime docker needs --image IMAGE"))?;
             let cpus_milli = args.cpus.as_deref().map(Container::cpus).transpose().map_err(usage)?;
             let memory_bytes = args.memory.as_deref().map(Container::memory).transpose().map_err(usage)?;
-            Ok(Runtime::Docker(Container { image, cpus_milli, memory_bytes, network: !args.no_network }))
+            Ok(Runtime::Docker(Container { image, cpus_milli, memory_bytes, network: !args.no_network, volume: None }))
         }
     }
 }

@@ -59,6 +59,7 @@ fn describe(leftover: &Leftover) -> String {
         Leftover::Branch { repo, name } => format!("branch {name} in {}", repo.display()),
         Leftover::Session { name } => format!("session {name}"),
         Leftover::Container { name } => format!("container {name}"),
+        Leftover::Volume { name } => format!("volume {name}"),
         Leftover::AgentDir { path } => format!("agent directory {}", path.display()),
     }
 }

@@ -4,7 +4,7 @@
 //! reach the daemon from inside; a daemon SIGKILL adopts it again; a container removed behind
 //! bosun's back makes its agent lost; one killed inside is resumed in a new container with its
 //! conversation; doctor finds containers no agent owns; a missing image or engine is a clear
-//! error.
+//! error. A volume workspace is a clone in the engine whose commits come back as its branch.
 
 mod support;
 
@@ -200,4 +200,94 @@ fn a_claudeless_agent_killed_in_its_container_is_resumed_in_a_new_one_with_its_c
     let only_new = wait_for(PATIENCE, || (named(engine).trim() == format!("bosun-{id}-r1")).then_some(()));
     assert!(only_new.is_some(), "in a new container, the old one gone: {}", named(engine));
     bosun.wait_screen(&id, "pong");
+}
+
+/// The image with git besides, for agents that commit inside their container.
+fn image_with_git(engine: &DockerEngine) -> String {
+    let bosun = std::path::PathBuf::from(env!("CARGO_BIN_EXE_bosun"));
+    let git = which_git();
+    engine.image("bosun-agent-git:test", &[&bosun, std::path::Path::new("/bin/bash"), &git])
+}
+
+fn which_git() -> std::path::PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("git"))
+        .find(|p| p.is_file())
+        .expect("git on PATH")
+}
+
+fn volumes(engine: &DockerEngine, bosun: &Bosun) -> Vec<String> {
+    let label =
+        format!("label=bosun.state={}", bosun_wire::StateDir::new(bosun.state_dir().to_path_buf()).unwrap().label());
+    engine.run(&["volume", "ls", "-q", "--filter", &label]).lines().map(str::to_owned).collect()
+}
+
+/// An agent that commits a file inside its container, leaves another uncommitted, says so and
+/// waits; it also points its clone's `core.fsmonitor` at a command that would leave `mark` here.
+const COMMITTER: &str = "echo work > work.txt && git add work.txt && \
+    git -c user.name=agent -c user.email=agent@example.com commit -qm agent-work && \
+    git config core.fsmonitor \"touch $MARK\" && echo scratch > scratch.txt && echo committed && sleep 600";
+
+#[test]
+fn a_volume_workspace_is_a_clone_in_the_engine_whose_commits_come_back_as_its_branch() {
+    let engine = DockerEngine::start();
+    let image = image_with_git(engine);
+    let bosun = docker_bosun(engine);
+    let repo = TempRepo::new();
+    let here = tempfile::tempdir().unwrap();
+    let mark = here.path().join("fsmonitor-ran");
+    let mark_env = format!("MARK={}", mark.display());
+    let args = ["--runtime", "docker", "--image", &image, "--workspace", "volume", "--branch", "agent/vol"];
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--env", &mark_env, "--", "sh", "-c", COMMITTER]);
+    let id = bosun.start(repo.path(), &all);
+    bosun.wait_screen(&id, "committed");
+    let detail = bosun.show(&id);
+    let ws = detail.workspace.clone().unwrap();
+    assert!(!ws.path.exists(), "the workspace is not on this disk: {}", ws.path.display());
+    assert_eq!(volumes(engine, &bosun), vec![ws.id.volume()], "one volume, labelled with the state");
+    assert_eq!(repo.git(&["rev-parse", "agent/vol"]), repo.git(&["rev-parse", "HEAD"]), "the branch waits at its base");
+
+    // A volume of this state's that no workspace owns (a crash between its making and its
+    // record) is found by doctor and kept: it may hold work.
+    let label = format!("bosun.state={}", bosun_wire::StateDir::new(bosun.state_dir().to_path_buf()).unwrap().label());
+    engine.run(&["volume", "create", "--label", &label, "bosun-stray"]);
+    let out = bosun.run(repo.path(), &["doctor", "--fix"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("volume bosun-stray"), "{text}");
+    assert!(!text.contains(&ws.id.volume()), "the workspace's own volume is not a leftover: {text}");
+    assert!(volumes(engine, &bosun).contains(&"bosun-stray".to_owned()), "doctor --fix keeps a volume: {text}");
+    engine.run(&["volume", "rm", "bosun-stray"]);
+
+    bosun.ok(repo.path(), &["kill", &id]);
+    let back = wait_for(PATIENCE, || {
+        let log = repo.git(&["log", "--format=%s", "agent/vol"]);
+        log.lines().next().is_some_and(|l| l == "agent-work").then_some(log)
+    });
+    assert!(back.is_some(), "the agent's commit came back as its branch\n{}", bosun.log());
+    assert_eq!(repo.git(&["show", "agent/vol:work.txt"]).trim(), "work");
+    assert!(!mark.exists(), "the agent's git config ran nothing here");
+
+    let ws_id = ws.id.to_string();
+    let dirty = wait_for(PATIENCE, || {
+        let out = bosun.run(repo.path(), &["workspace", "rm", &ws_id]);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (!out.status.success() && err.contains("changes")).then_some(err)
+    });
+    assert!(dirty.is_some(), "the uncommitted file keeps the volume from removal without --force");
+    assert_eq!(volumes(engine, &bosun), vec![ws.id.volume()], "the refused removal kept the volume");
+    bosun.ok(repo.path(), &["workspace", "rm", "--force", &ws_id]);
+    let gone = wait_for(PATIENCE, || volumes(engine, &bosun).is_empty().then_some(()));
+    assert!(gone.is_some(), "the volume is removed with its workspace");
+    assert_eq!(repo.git(&["log", "-1", "--format=%s", "agent/vol"]).trim(), "agent-work", "its branch is kept");
+    assert!(!mark.exists(), "the agent's git config ran nothing here");
+}
+
+#[test]
+fn a_volume_workspace_is_only_for_an_agent_in_a_container() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let err = bosun.fails(repo.path(), &["agent", "start", "--workspace", "volume", "--", "sh"]);
+    assert!(err.contains("--workspace volume needs --runtime docker"), "{err}");
+    assert!(bosun.list().agents.is_empty(), "nothing recorded");
 }

@@ -25,6 +25,9 @@ pub struct Found {
     /// The containers this state directory's daemon made (by their labels), by session name.
     #[serde(default)]
     pub containers: Vec<SessionName>,
+    /// The volumes this state directory's daemon made (by their labels), by name.
+    #[serde(default)]
+    pub volumes: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,6 +83,10 @@ pub enum Leftover {
     Container {
         name: SessionName,
     },
+    /// An engine volume made for a workspace no record has.
+    Volume {
+        name: String,
+    },
     AgentDir {
         path: PathBuf,
     },
@@ -108,6 +115,19 @@ pub fn leftovers(state: &State, found: &Found) -> Vec<Orphan> {
     // with it. One whose host is gone is a leftover of its own.
     for name in found.containers.iter().filter(|s| !sessions.contains(s) && !found.sessions.contains(s)) {
         out.push(Orphan { leftover: Leftover::Container { name: name.clone() }, keep: None });
+    }
+    let volumes: BTreeSet<&str> = state
+        .workspaces
+        .values()
+        .filter_map(|w| match &w.kind {
+            crate::WorkspaceKind::Volume { volume, .. } => Some(volume.as_str()),
+            _ => None,
+        })
+        .collect();
+    for name in found.volumes.iter().filter(|v| !volumes.contains(v.as_str())) {
+        // Its work was never brought back: only a person may judge it.
+        let keep = Some("it may hold work that never came back: look at it before `docker volume rm`".to_owned());
+        out.push(Orphan { leftover: Leftover::Volume { name: name.clone() }, keep });
     }
     let agent_dirs: BTreeSet<&Path> = state.agents.values().map(|a| a.dir.as_path()).collect();
     for path in found.agent_dirs.iter().filter(|p| !agent_dirs.contains(p.as_path())) {

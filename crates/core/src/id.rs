@@ -96,6 +96,13 @@ impl WorkspaceId {
     pub fn new(name: &Name, nonce: &Nonce) -> Self {
         Self(format!("ws-{}-{}", name.0, nonce.0))
     }
+
+    /// The name of the engine volume that holds it when it is a `WorkspaceKind::Volume`:
+    /// `bosun-<id>`, with what a volume's name cannot hold made `_`.
+    pub fn volume(&self) -> String {
+        let safe = self.0.chars().map(|c| if c.is_ascii_alphanumeric() || "_.-".contains(c) { c } else { '_' });
+        format!("bosun-{}", safe.collect::<String>())
+    }
 }
 
 impl SessionName {

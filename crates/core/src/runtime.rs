@@ -24,9 +24,9 @@ pub enum Runtime {
     Docker(Container),
 }
 
-/// A container an agent runs in: its image, limits and network. Its workspace, its own files
-/// and its program's config are bound into it at their own paths (the `Sandbox`'s writable
-/// paths), so its work lands in the worktree on this machine.
+/// A container an agent runs in: its image, limits and network. Its own files and its
+/// program's config are bound into it at their own paths (the `Sandbox`'s writable paths); so is
+/// its workspace, unless it is a `volume` of the engine's.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Container {
     pub image: String,
@@ -37,6 +37,10 @@ pub struct Container {
     pub memory_bytes: Option<u64>,
     /// The host's network when true; loopback only when false.
     pub network: bool,
+    /// The engine's named volume that holds its workspace (a clone), mounted at its working
+    /// directory; none when its workspace is bound in from this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume: Option<String>,
 }
 
 impl Container {

@@ -41,13 +41,19 @@ pub enum WorkspaceKind {
     /// its detached HEAD is at (`base`) and writing its `task` to `TASK.md`. The slot and its
     /// path are known once it is bound; until then the task waits.
     Pool { repo: PathBuf, slot: Option<crate::SlotId>, branch: String, base: String, task: Option<String> },
+    /// A clone of `repo` on `branch` (made in `repo` at `base`), kept in the container engine's
+    /// named `volume` rather than on this machine's disk, and mounted at the workspace's path in
+    /// the agent's container. Its branch's commits are fetched back into `repo` whenever it is
+    /// looked at after its agent ended, and before it is removed. `image` is the agent's image,
+    /// in whose stopped containers the volume is filled and read.
+    Volume { repo: PathBuf, branch: String, base_ref: String, base: String, volume: String, image: String },
 }
 
 impl WorkspaceKind {
     pub fn branch(&self) -> Option<&str> {
         match self {
             Self::Folder => None,
-            Self::Worktree { branch, .. } | Self::Pool { branch, .. } => Some(branch),
+            Self::Worktree { branch, .. } | Self::Pool { branch, .. } | Self::Volume { branch, .. } => Some(branch),
         }
     }
 
@@ -56,6 +62,7 @@ impl WorkspaceKind {
             Self::Folder => "folder",
             Self::Worktree { .. } => "worktree",
             Self::Pool { .. } => "pool",
+            Self::Volume { .. } => "volume",
         }
     }
 
@@ -63,7 +70,7 @@ impl WorkspaceKind {
     pub fn base(&self) -> Option<&str> {
         match self {
             Self::Folder => None,
-            Self::Worktree { base, .. } | Self::Pool { base, .. } => Some(base),
+            Self::Worktree { base, .. } | Self::Pool { base, .. } | Self::Volume { base, .. } => Some(base),
         }
     }
 
@@ -71,7 +78,7 @@ impl WorkspaceKind {
     pub fn repo(&self) -> Option<&std::path::Path> {
         match self {
             Self::Folder => None,
-            Self::Worktree { repo, .. } | Self::Pool { repo, .. } => Some(repo),
+            Self::Worktree { repo, .. } | Self::Pool { repo, .. } | Self::Volume { repo, .. } => Some(repo),
         }
     }
 }

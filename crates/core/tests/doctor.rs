@@ -36,6 +36,7 @@ fn what_a_record_owns_is_never_a_leftover() {
         worktrees: vec![worktree(ws.path.to_str().unwrap(), "ws-10000000", false)],
         branches: vec![branch("ws-10000000", Some(3))],
         containers: vec![agent.session.clone()],
+        volumes: vec![],
     };
     assert_eq!(leftovers(&sim.state, &found), Vec::new());
 }
@@ -67,6 +68,8 @@ fn unowned_things_are_leftovers_and_only_clean_ones_without_own_commits_may_go()
         ],
         // One whose host serves (a session above), and one whose host is gone.
         containers: vec![SessionName::from_reported("bosun-zzzzzzzz"), SessionName::from_reported("bosun-yyyyyyyy")],
+        // A volume no workspace has: it may hold work that never came back.
+        volumes: vec!["bosun-ws-gone-gggggggg".into()],
     };
     let orphans = leftovers(&sim.state, &found);
     let ws = |p: &str| Leftover::Workspace { path: PathBuf::from(p), repo: Some("/repo".into()) };
@@ -89,5 +92,7 @@ fn unowned_things_are_leftovers_and_only_clean_ones_without_own_commits_may_go()
     assert!(own_commits.contains("2 commit(s)"), "{own_commits}");
     assert_eq!(kept(&orphans, &br("ws-eeeeeeee")), None, "checked out in a worktree that stays");
     assert!(kept(&orphans, &br("ws-ffffffff")).unwrap().is_some(), "unknown means keep");
-    assert_eq!(orphans.len(), 11, "{orphans:#?}");
+    let volume = Leftover::Volume { name: "bosun-ws-gone-gggggggg".into() };
+    assert!(kept(&orphans, &volume).unwrap().is_some(), "a volume is kept: only a person may judge it");
+    assert_eq!(orphans.len(), 12, "{orphans:#?}");
 }

@@ -92,7 +92,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     let host = bosun_adapters::HostSessions::new(opts.exe.clone(), opts.dirs.hosts(), opts.dirs.socket(), output_max)
         .with_containers(containers.clone(), opts.dirs.label());
     let sessions: Arc<dyn Sessions> = Arc::new(bosun_adapters::RoutedSessions::new(Arc::new(tmux), Arc::new(host)));
-    let local = Arc::new(LocalWorkspaces::new());
+    let local = Arc::new(LocalWorkspaces::new().with_containers(containers.clone(), opts.dirs.label()));
     let workspaces: Arc<dyn Workspaces> = local.clone();
     let pools: Arc<dyn bosun_adapters::Pools> = local;
     let git: Arc<dyn Git> = Arc::new(LocalGit);

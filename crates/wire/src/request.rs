@@ -235,6 +235,8 @@ pub enum WorkspaceChoice {
     Folder,
     /// A workspace of the repository's pool (made when it has none).
     Pool,
+    /// A clone in a volume of the container engine (only for an agent in a container).
+    Volume,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

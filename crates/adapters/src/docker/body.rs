@@ -32,6 +32,12 @@ pub(super) fn create_body(spec: &ContainerSpec<'_>) -> Result<ContainerCreateBod
         let p = bind_path(spec, path)?;
         binds.push(format!("{p}:{p}:ro"));
     }
+    for (volume, at) in spec.volumes {
+        if volume.is_empty() || !volume.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)) {
+            return Err(refused(spec, &format!("volume name {volume:?} is not one an engine takes")));
+        }
+        binds.push(format!("{volume}:{}", bind_path(spec, at)?));
+    }
     let host_config = HostConfig {
         binds: Some(binds),
         network_mode: Some(if spec.network { "host" } else { "none" }.to_owned()),
@@ -96,6 +102,7 @@ mod tests {
             env,
             writable,
             read_only: &[],
+            volumes: &[],
             user: Some((1000, 100)),
             network: false,
             cpus_milli: Some(1500),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use bosun_core::WorkspaceKind;
 
-use super::{clear_owned, create_dir_all, exists, folder_has_content, removed};
+use super::{clear_owned, copy_settings, create_dir_all, exists, folder_has_content, removed};
 use crate::{AdapterError, WorkspaceBackend};
 
 /// Workspaces of `WorkspaceKind::Folder`.
@@ -15,8 +15,15 @@ use crate::{AdapterError, WorkspaceBackend};
 pub struct FolderBackend;
 
 impl WorkspaceBackend for FolderBackend {
-    fn create(&self, path: &Path, _kind: &WorkspaceKind, _resume: bool) -> Result<(), AdapterError> {
-        create_dir_all(path)
+    fn create(
+        &self,
+        path: &Path,
+        _kind: &WorkspaceKind,
+        settings_from: Option<&Path>,
+        _resume: bool,
+    ) -> Result<(), AdapterError> {
+        create_dir_all(path)?;
+        copy_settings(path, settings_from)
     }
 
     fn is_dirty(&self, path: &Path, _kind: &WorkspaceKind, owned: &[PathBuf]) -> Result<bool, AdapterError> {

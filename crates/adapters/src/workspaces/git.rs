@@ -62,12 +62,14 @@ impl Git for LocalGit {
     fn commits_ahead(&self, kind: &WorkspaceKind) -> Result<u32, AdapterError> {
         match kind {
             WorkspaceKind::Folder => Ok(0),
-            WorkspaceKind::Worktree { repo, branch, .. } | WorkspaceKind::Pool { repo, branch, .. }
+            WorkspaceKind::Worktree { repo, branch, .. }
+            | WorkspaceKind::Pool { repo, branch, .. }
+            | WorkspaceKind::Volume { repo, branch, .. }
                 if !branch_exists(repo, branch)? =>
             {
                 Ok(0)
             }
-            WorkspaceKind::Worktree { repo, branch, base, .. } => {
+            WorkspaceKind::Worktree { repo, branch, base, .. } | WorkspaceKind::Volume { repo, branch, base, .. } => {
                 let mut cmd = git(repo);
                 cmd.args(["rev-list", "--count"]).arg(format!("{base}..refs/heads/{branch}"));
                 let out = run(&mut cmd)?;

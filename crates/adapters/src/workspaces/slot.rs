@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use bosun_core::WorkspaceKind;
 
-use super::{pool, status_dirty, RepoLocks};
+use super::{copy_settings, pool, status_dirty, RepoLocks};
 use crate::{AdapterError, WorkspaceBackend};
 
 /// Workspaces of `WorkspaceKind::Pool`.
@@ -24,12 +24,19 @@ impl SlotBackend {
 }
 
 impl WorkspaceBackend for SlotBackend {
-    fn create(&self, path: &Path, kind: &WorkspaceKind, resume: bool) -> Result<(), AdapterError> {
+    fn create(
+        &self,
+        path: &Path,
+        kind: &WorkspaceKind,
+        settings_from: Option<&Path>,
+        resume: bool,
+    ) -> Result<(), AdapterError> {
         let WorkspaceKind::Pool { repo, branch, base, task, .. } = kind else {
             return Err(AdapterError::NotAWorktree(path.to_path_buf()));
         };
         // Under the lock: two binds must not both add the task file's exclude line.
-        self.repo_locks.serialized(repo, || pool::bind(repo, path, branch, base, task.as_deref(), resume))
+        self.repo_locks.serialized(repo, || pool::bind(repo, path, branch, base, task.as_deref(), resume))?;
+        copy_settings(path, settings_from)
     }
 
     fn is_dirty(&self, path: &Path, _kind: &WorkspaceKind, owned: &[PathBuf]) -> Result<bool, AdapterError> {

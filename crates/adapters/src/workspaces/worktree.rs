@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bosun_core::WorkspaceKind;
 
 use super::git::{branch_exists, command_error, git, output, run, stderr_text};
-use super::{canonical, clear_owned, create_dir_all, exists, status_dirty, RepoLocks};
+use super::{canonical, clear_owned, copy_settings, create_dir_all, exists, status_dirty, RepoLocks};
 use crate::{AdapterError, WorkspaceBackend};
 
 /// What `git worktree remove` says when it refuses because of changes.
@@ -27,11 +27,18 @@ impl WorktreeBackend {
 }
 
 impl WorkspaceBackend for WorktreeBackend {
-    fn create(&self, path: &Path, kind: &WorkspaceKind, resume: bool) -> Result<(), AdapterError> {
+    fn create(
+        &self,
+        path: &Path,
+        kind: &WorkspaceKind,
+        settings_from: Option<&Path>,
+        resume: bool,
+    ) -> Result<(), AdapterError> {
         let WorkspaceKind::Worktree { repo, branch, base, .. } = kind else {
             return Err(AdapterError::NotAWorktree(path.to_path_buf()));
         };
-        self.repo_locks.serialized(repo, || create_worktree(repo, path, branch, base, resume))
+        self.repo_locks.serialized(repo, || create_worktree(repo, path, branch, base, resume))?;
+        copy_settings(path, settings_from)
     }
 
     fn is_dirty(&self, path: &Path, _kind: &WorkspaceKind, owned: &[PathBuf]) -> Result<bool, AdapterError> {

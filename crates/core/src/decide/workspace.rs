@@ -188,7 +188,9 @@ pub(super) fn remove(
         return Err(Rejection::WorkspaceInUse { id: id.clone(), agent: live.id.clone() });
     }
     let keep_branch = match (&ws.kind, probe.commits_ahead) {
-        (WorkspaceKind::Worktree { branch, .. }, n) if n > 0 => Some(BranchKept { branch: branch.clone(), commits: n }),
+        (WorkspaceKind::Worktree { branch, .. } | WorkspaceKind::Volume { branch, .. }, n) if n > 0 => {
+            Some(BranchKept { branch: branch.clone(), commits: n })
+        }
         _ => None,
     };
     d.event(Event::WorkspaceRemoving { id: id.clone(), force, keep_branch: keep_branch.clone() });

@@ -67,13 +67,15 @@ fn gather(
             (Err(e), _) | (_, Err(e)) => tracing::warn!(repo = %repo.display(), "doctor skips a repository: {e}"),
         }
     }
-    // No engine (none installed, none running) has no containers of ours.
-    let containers = containers.list(bosun_adapters::STATE_LABEL, &dirs.label()).unwrap_or_default();
+    // No engine (none installed, none running) has no containers or volumes of ours.
+    let volumes = containers.volumes(bosun_adapters::STATE_LABEL, &dirs.label()).unwrap_or_default();
     let containers = containers
+        .list(bosun_adapters::STATE_LABEL, &dirs.label())
+        .unwrap_or_default()
         .into_iter()
         .filter_map(|c| c.labels.get(bosun_adapters::SESSION_LABEL).map(|s| SessionName::from_reported(s)))
         .collect();
-    Ok(Found { workspace_dirs, agent_dirs, sessions, worktrees, branches, containers })
+    Ok(Found { workspace_dirs, agent_dirs, sessions, worktrees, branches, containers, volumes })
 }
 
 /// The commits only `name` holds, as the repository stands now.
@@ -85,6 +87,7 @@ fn remove(survey: &dyn Survey, sessions: &dyn Sessions, containers: &dyn Contain
     let result = match &orphan.leftover {
         Leftover::Session { name } => sessions.kill(name),
         Leftover::Container { name } => containers.remove(name.as_str()),
+        Leftover::Volume { name } => containers.remove_volume(name),
         Leftover::AgentDir { path } => survey.remove_dir(path),
         Leftover::Workspace { path, repo: Some(repo) } => survey.remove_worktree(repo, path),
         Leftover::Workspace { path, repo: None } => survey.remove_dir(path),

@@ -139,7 +139,7 @@ fn prepare(
     git: &dyn Git,
     sessions: &dyn Sessions,
     containers: &dyn bosun_adapters::Containers,
-    req: StartAgent,
+    mut req: StartAgent,
     name: Name,
     nonce: Nonce,
     roots: Roots,
@@ -170,6 +170,23 @@ fn prepare(
             let branch = req.branch.unwrap_or_else(|| nonce.default_branch());
             git.check_new_branch(&repo, &branch)?;
             (WorkspaceKind::Worktree { repo: repo.clone(), branch, base_ref, base }, repo)
+        }
+        WorkspaceChoice::Volume => {
+            let bosun_core::Runtime::Docker(container) = &mut req.runtime else {
+                return Err(AdapterError::Command {
+                    command: "a volume workspace".into(),
+                    stderr: "only an agent in a container (--runtime docker) can work in a volume".into(),
+                });
+            };
+            let repo = git.repo_root(&source)?;
+            let base_ref = req.base_ref.unwrap_or_else(|| "HEAD".to_owned());
+            let base = git.resolve_commit(&repo, &base_ref)?;
+            let branch = req.branch.unwrap_or_else(|| nonce.default_branch());
+            git.check_new_branch(&repo, &branch)?;
+            let volume = bosun_core::WorkspaceId::new(&name, &nonce).volume();
+            container.volume = Some(volume.clone());
+            let image = container.image.clone();
+            (WorkspaceKind::Volume { repo: repo.clone(), branch, base_ref, base, volume, image }, repo)
         }
         WorkspaceChoice::Folder => (WorkspaceKind::Folder, source),
         WorkspaceChoice::Pool => {

@@ -328,7 +328,7 @@ fn runtime(value: &serde_json::Value) -> Result<bosun_core::Runtime, String> {
             Some(Value::Bool(b)) => *b,
             Some(other) => return Err(format!("runtime.docker.network must be true or false, not {other}")),
         };
-        return Ok(Runtime::Docker(Container { image, cpus_milli, memory_bytes, network }));
+        return Ok(Runtime::Docker(Container { image, cpus_milli, memory_bytes, network, volume: None }));
     }
     match value {
         Value::String(s) if s == "local" => Ok(Runtime::Local),
