@@ -248,7 +248,7 @@ impl Sessions for HostSessions {
                 continue;
             }
             let path = entry.path();
-            match HostClient::new(&path).status() {
+            match HostClient::new(path.clone()).status() {
                 Ok(s) => {
                     seen.push(SessionSeen { session: SessionName::from_reported(&s.session), pid: s.pid, exit: s.exit })
                 }
