@@ -4,13 +4,14 @@
 //! reach the daemon from inside; a daemon SIGKILL adopts it again; a container removed behind
 //! bosun's back makes its agent lost; one killed inside is resumed in a new container with its
 //! conversation; doctor finds containers no agent owns; a missing image or engine is a clear
-//! error. A container with the network has its host on TCP, reached with a token that appears in
-//! no record; one without keeps the Unix socket.
+//! error. A container with the network has its host on TCP, reached (and attached to) with a
+//! token that appears in no record; one without keeps the Unix socket.
 
 mod support;
 
 use bosun_testkit::docker::DockerEngine;
 use bosun_testkit::poll::wait_for;
+use bosun_testkit::screen::Screen;
 use support::*;
 
 /// The test image: busybox, with bosun's and claudeless's libraries (bosun's own binary is
@@ -218,7 +219,7 @@ fn files_under(dir: &std::path::Path, except: &std::path::Path) -> Vec<std::path
 }
 
 #[test]
-fn an_agent_in_a_container_with_the_network_is_reached_over_tcp_and_its_token_is_in_no_record() {
+fn an_agent_in_a_container_with_the_network_is_reached_and_attached_over_tcp_and_its_token_is_in_no_record() {
     let engine = DockerEngine::start();
     let image = image(engine);
     let bosun = docker_bosun(engine);
@@ -246,6 +247,13 @@ fn an_agent_in_a_container_with_the_network_is_reached_over_tcp_and_its_token_is
     assert_eq!((agent.state.label(), agent.pid, agent.restarts), ("running".to_owned(), pid, 0), "adopted");
     bosun.ok(repo.path(), &["send", &id, "after the restart"]);
     bosun.wait_screen(&id, "got: after the restart");
+    let screen = Screen::bosun(&bosun, &format!("attach {id}"), (100, 30), "echo attach-over; sleep 600");
+    screen.shows("got: after the restart");
+    screen.keys(&["-l", "typed attached"]);
+    screen.keys(&["Enter"]);
+    screen.shows("got: typed attached");
+    screen.keys(&["C-]"]);
+    screen.shows("attach-over");
 
     let events = bosun.ok(repo.path(), &["events", "--json"]);
     assert!(events.contains("over tcp"), "the events were read");
