@@ -11,7 +11,7 @@ mod endpoint;
 mod error;
 mod listen;
 pub mod output_log;
-pub mod private_file;
+mod private_file;
 mod protocol;
 mod screen;
 mod serve;
