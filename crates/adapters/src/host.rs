@@ -1,10 +1,12 @@
 //! `HostSessions`: sessions in bosun's own session host (`bosun host`), one process per agent,
-//! each found by its socket in one directory (`<state>/h/<session>`). Used where tmux cannot go
-//! and wherever a runbook or `--session host` asks for it; every `Sessions` call is one request
-//! to the agent's host.
+//! each found in one directory (`<state>/h`, see `HostDir`): by its Unix socket, or, for a host
+//! in a container with the network, by the TCP address it wrote and the token the daemon made
+//! for it. Used where tmux cannot go and wherever a runbook or `--session host` asks for it;
+//! every `Sessions` call is one request to the agent's host.
+
+mod dir;
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::FileTypeExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -16,6 +18,8 @@ use bosun_host::{HostClient, HostError, HostRequest, HostResponse};
 
 use crate::{AdapterError, ContainerSpec, Containers, Sessions, SettleDelay, SpawnSpec};
 
+pub use dir::{FoundHost, HostDir};
+
 /// How long a new host has to answer on its socket.
 const START_WAIT: Duration = Duration::from_secs(10);
 /// The size of a new session's terminal, as tmux's detached sessions get.
@@ -24,7 +28,7 @@ const START_SIZE: (u16, u16) = (160, 48);
 pub struct HostSessions {
     /// The bosun binary, whose `host` mode serves a session.
     program: PathBuf,
-    dir: PathBuf,
+    dir: HostDir,
     /// The daemon's socket, which a host tells when its program exits.
     daemon: PathBuf,
     output_max: u64,
@@ -40,7 +44,7 @@ pub const SESSION_LABEL: &str = "bosun.session";
 
 impl HostSessions {
     pub fn new(program: PathBuf, dir: PathBuf, daemon: PathBuf, output_max: u64) -> Self {
-        Self { program, dir, daemon, output_max, settle: SettleDelay::default(), containers: None }
+        Self { program, dir: HostDir::new(dir), daemon, output_max, settle: SettleDelay::default(), containers: None }
     }
 
     /// The same, starting the hosts of containerized agents on `engine`, labelled with `state`.
@@ -49,10 +53,17 @@ impl HostSessions {
         self
     }
 
-    /// The arguments of `bosun host serve` for `spec`.
-    fn serve_args(&self, spec: &SpawnSpec<'_>) -> Vec<String> {
-        let socket = self.socket(spec.session).display().to_string();
-        let mut args = vec!["host".into(), "serve".into(), "--socket".into(), socket];
+    /// The arguments of `bosun host serve` for `spec`: on its Unix socket, or on TCP (any free
+    /// port on loopback) with the token in its file when `tcp`.
+    fn serve_args(&self, spec: &SpawnSpec<'_>, tcp: bool) -> Vec<String> {
+        let mut args: Vec<String> = vec!["host".into(), "serve".into()];
+        if tcp {
+            args.extend(["--listen".into(), "tcp:127.0.0.1:0".into()]);
+            args.extend(["--token-file".into(), self.dir.token_file(spec.session).display().to_string()]);
+            args.extend(["--address-file".into(), self.dir.address_file(spec.session).display().to_string()]);
+        } else {
+            args.extend(["--socket".into(), self.dir.socket(spec.session).display().to_string()]);
+        }
         args.extend(["--session".into(), spec.session.to_string()]);
         args.extend(["--size".into(), format!("{}x{}", START_SIZE.0, START_SIZE.1)]);
         args.extend(["--daemon".into(), self.daemon.display().to_string()]);
@@ -67,7 +78,8 @@ impl HostSessions {
 
     /// Starts the session's host in a container: bosun's own binary bound in read-only, the
     /// sandbox's writable paths (and the repository's git directory, the hosts' directory and
-    /// the daemon's socket) bound at their own paths, run as this user.
+    /// the daemon's socket) bound at their own paths, run as this user. With the network it
+    /// listens on TCP, its token made (in its 0600 file) before the container starts.
     fn run_in_container(
         &self,
         spec: &SpawnSpec<'_>,
@@ -80,11 +92,14 @@ impl HostSessions {
                 stderr: "this daemon has no container engine".into(),
             });
         };
+        if container.network {
+            self.dir.make_token(spec.session).map_err(|e| error(spec.session, e))?;
+        }
         let mut command = vec![self.program.display().to_string()];
-        command.extend(self.serve_args(spec));
+        command.extend(self.serve_args(spec, container.network));
         let mut writable = sandbox.writable.clone();
         writable.extend(crate::sandbox::git_dir(spec.cwd));
-        writable.push(self.dir.clone());
+        writable.push(self.dir.path().to_owned());
         writable.retain(|p| p.exists());
         // The daemon's socket's own directory, read-only: its new socket shows there after a
         // restart (a socket bound by itself would stay the old one).
@@ -97,7 +112,7 @@ impl HostSessions {
         let volumes: Vec<(String, PathBuf)> =
             container.volume.iter().map(|v| (v.clone(), spec.cwd.to_path_buf())).collect();
         let user = (nix::unistd::getuid().as_raw(), nix::unistd::getgid().as_raw());
-        engine.run(ContainerSpec {
+        let ran = engine.run(ContainerSpec {
             name: spec.session.as_str(),
             image: &container.image,
             command: &command,
@@ -111,29 +126,36 @@ impl HostSessions {
             cpus_milli: container.cpus_milli,
             memory_bytes: container.memory_bytes,
             labels: &labels,
-        })?;
-        Ok(())
+        });
+        if ran.is_err() {
+            self.dir.forget(spec.session);
+        }
+        ran.map(drop)
     }
 
-    pub fn socket(&self, session: &SessionName) -> PathBuf {
-        self.dir.join(session.as_str())
+    pub fn dir(&self) -> &HostDir {
+        &self.dir
     }
 
-    /// Whether the session is one of this backend's (its host's socket is there).
+    /// Whether the session is one of this backend's (its host's socket or token is there).
     pub fn owns(&self, session: &SessionName) -> bool {
-        std::fs::symlink_metadata(self.socket(session)).is_ok_and(|m| m.file_type().is_socket())
+        self.dir.holds(session)
     }
 
-    fn client(&self, session: &SessionName) -> HostClient {
-        HostClient::new(self.socket(session))
+    fn client(&self, session: &SessionName) -> Result<HostClient, HostError> {
+        self.dir.endpoint(session).map(HostClient::new)
     }
 
     fn ask(&self, session: &SessionName, request: &HostRequest) -> Result<HostResponse, AdapterError> {
-        self.client(session).ask(request).map_err(|e| error(session, e))
+        self.client(session).and_then(|c| c.ask(request)).map_err(|e| error(session, e))
+    }
+
+    fn status(&self, session: &SessionName) -> Result<bosun_host::HostStatus, HostError> {
+        self.client(session)?.status()
     }
 
     fn host_log(&self, session: &SessionName) -> PathBuf {
-        self.dir.join(format!("{session}.log"))
+        self.dir.path().join(format!("{session}.log"))
     }
 }
 
@@ -150,23 +172,24 @@ impl Sessions for HostSessions {
     }
 
     fn spawn(&self, spec: SpawnSpec<'_>) -> Result<Option<u32>, AdapterError> {
-        let client = self.client(spec.session);
-        if let Ok(status) = client.status() {
+        if let Ok(status) = self.status(spec.session) {
             return Ok(status.pid);
         }
-        std::fs::create_dir_all(&self.dir)
-            .map_err(|e| AdapterError::io(format!("creating {}", self.dir.display()), e))?;
+        let dir = self.dir.path();
+        std::fs::create_dir_all(dir).map_err(|e| AdapterError::io(format!("creating {}", dir.display()), e))?;
         if let Some((container, sandbox)) = spec.container {
             self.run_in_container(&spec, container, sandbox)?;
             let deadline = Instant::now() + START_WAIT;
             return loop {
-                if let Ok(status) = client.status() {
+                // A TCP host is found once it wrote its address.
+                if let Ok(status) = self.status(spec.session) {
                     break Ok(status.pid);
                 }
                 if Instant::now() >= deadline {
                     if let Some((engine, _)) = &self.containers {
                         let _ = engine.remove(spec.session.as_str());
                     }
+                    self.dir.forget(spec.session);
                     break Err(AdapterError::Command {
                         command: format!("bosun host in container {}", spec.session),
                         stderr: format!("it did not serve its session within {} s", START_WAIT.as_secs()),
@@ -178,8 +201,9 @@ impl Sessions for HostSessions {
         let log_path = self.host_log(spec.session);
         let log = std::fs::File::create(&log_path)
             .map_err(|e| AdapterError::io(format!("creating {}", log_path.display()), e))?;
+        let client = self.client(spec.session).map_err(|e| error(spec.session, e))?;
         let mut child = Command::new(&self.program)
-            .args(self.serve_args(&spec))
+            .args(self.serve_args(&spec, false))
             .current_dir(spec.cwd)
             .envs(spec.env)
             .stdin(Stdio::null())
@@ -228,7 +252,7 @@ impl Sessions for HostSessions {
     }
 
     fn size(&self, session: &SessionName) -> Result<(u16, u16), AdapterError> {
-        let status = self.client(session).status().map_err(|e| error(session, e))?;
+        let status = self.status(session).map_err(|e| error(session, e))?;
         Ok((status.cols, status.rows))
     }
 
@@ -239,38 +263,49 @@ impl Sessions for HostSessions {
     fn capture(&self, session: &SessionName, colors: bool) -> Result<String, AdapterError> {
         match self.ask(session, &HostRequest::Screen { colors })? {
             HostResponse::Screen { text } => Ok(text),
-            other => Err(error(session, self.client(session).unexpected(other))),
+            other => Err(AdapterError::Command {
+                command: format!("bosun host ({session})"),
+                stderr: format!("unexpected answer {other:?}"),
+            }),
         }
     }
 
     fn list(&self) -> Result<Vec<SessionSeen>, AdapterError> {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else { return Ok(Vec::new()) };
         let mut seen = Vec::new();
-        for entry in entries.flatten() {
-            if !entry.file_type().is_ok_and(|t| t.is_socket()) {
-                continue;
-            }
-            let path = entry.path();
-            match HostClient::new(&path).status() {
+        for found in self.dir.found() {
+            let named = SessionName::from_reported(&found.session);
+            let endpoint = match found.endpoint {
+                Ok(endpoint) => endpoint,
+                Err(e) => {
+                    tracing::warn!("cannot reach the session host of {}: {e}", found.session);
+                    continue;
+                }
+            };
+            match HostClient::new(endpoint.clone()).status() {
                 Ok(s) => {
                     seen.push(SessionSeen { session: SessionName::from_reported(&s.session), pid: s.pid, exit: s.exit })
                 }
                 // Its host is gone (the machine restarted, or it was killed): so is the session.
-                Err(HostError::Gone(_)) => remove_stale(&path),
-                Err(e) => tracing::warn!("cannot ask the session host at {}: {e}", path.display()),
+                Err(HostError::Gone(_)) => self.dir.forget_if_stale(&named, &endpoint),
+                Err(e) => tracing::warn!("cannot ask the session host at {endpoint}: {e}"),
             }
         }
         Ok(seen)
     }
 
     fn kill(&self, session: &SessionName) -> Result<(), AdapterError> {
-        match self.client(session).ask(&HostRequest::Kill) {
+        match self.client(session).and_then(|c| c.ask(&HostRequest::Kill)) {
             Ok(_) | Err(HostError::Gone(_)) => {
                 // A container whose host is gone is removed (its engine would keep it otherwise).
                 if let Some((engine, _)) = &self.containers {
                     let _ = engine.remove(session.as_str());
                 }
-                remove_stale(&self.socket(session));
+                if self.dir.is_tcp(session) {
+                    // Its address and token go with it: nothing may reach that port by them again.
+                    self.dir.forget(session);
+                } else {
+                    self.dir.forget_if_stale(session, &bosun_host::HostEndpoint::Unix(self.dir.socket(session)));
+                }
                 let _ = std::fs::remove_file(self.host_log(session));
                 Ok(())
             }
@@ -279,14 +314,13 @@ impl Sessions for HostSessions {
     }
 
     fn attach_command(&self, session: &SessionName) -> Vec<String> {
-        let socket = self.socket(session).display().to_string();
-        vec![self.program.display().to_string(), "host".into(), "attach".into(), "--socket".into(), socket]
-    }
-}
-
-/// Removes a socket no host answers on (a connection refused means none listens).
-fn remove_stale(path: &Path) {
-    if std::os::unix::net::UnixStream::connect(path).is_err() {
-        let _ = std::fs::remove_file(path);
+        let mut argv = vec![self.program.display().to_string(), "host".into(), "attach".into()];
+        if self.dir.is_tcp(session) {
+            argv.extend(["--address-file".into(), self.dir.address_file(session).display().to_string()]);
+            argv.extend(["--token-file".into(), self.dir.token_file(session).display().to_string()]);
+        } else {
+            argv.extend(["--socket".into(), self.dir.socket(session).display().to_string()]);
+        }
+        argv
     }
 }

@@ -1,6 +1,7 @@
 //! `RoutedSessions`: the daemon's one `Sessions`, which sends each call to the backend that
 //! holds the session: a new one to the backend its spawn names, any other to the session host
-//! when the session's host socket is there, else to tmux. Listing lists both.
+//! when the session's host socket (or, for a TCP host, its token) is there, else to tmux.
+//! Listing lists both.
 
 use std::sync::Arc;
 

@@ -356,12 +356,26 @@ impl From<SessionArg> for bosun_core::SessionBackend {
 
 #[derive(Debug, Subcommand)]
 pub enum HostCommand {
-    /// Run COMMAND in a pseudo-terminal and serve it on SOCKET until killed (the daemon starts
-    /// this; it outlives the daemon, which finds it again by its socket)
+    /// Run COMMAND in a pseudo-terminal and serve it until killed, on a Unix socket (--socket)
+    /// or on TCP to whoever presents a token (--listen, for an agent in a container with the
+    /// network); the daemon starts this, and it outlives the daemon, which finds it again by its
+    /// socket or address file
+    #[command(group(clap::ArgGroup::new("where").required(true).args(["socket", "listen"])))]
     Serve {
-        /// The Unix socket to listen on (made with mode 0600)
+        /// The Unix socket to listen on (made with mode 0600); its peers must be this user
         #[arg(long, value_name = "PATH")]
-        socket: PathBuf,
+        socket: Option<PathBuf>,
+        /// Listen on TCP instead, `tcp:ADDR:PORT` (port 0: any free port); every connection must
+        /// first present the token in --token-file
+        #[arg(long, value_name = "tcp:ADDR:PORT", value_parser = parse_listen, requires_all = ["token_file", "address_file"])]
+        listen: Option<std::net::SocketAddr>,
+        /// With --listen: the file holding the token (read once at start; it must be this user's
+        /// and mode 0600)
+        #[arg(long, value_name = "FILE", requires = "listen")]
+        token_file: Option<PathBuf>,
+        /// With --listen: where to write the address really bound (mode 0600, written whole)
+        #[arg(long, value_name = "FILE", requires = "listen")]
+        address_file: Option<PathBuf>,
         /// The session's name, as the daemon knows it
         #[arg(long)]
         session: String,
@@ -381,11 +395,30 @@ pub enum HostCommand {
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,
     },
-    /// Attach this terminal to the session a host serves on SOCKET (detach with Ctrl+])
+    /// Attach this terminal to the session a host serves, on its Unix socket (--socket) or on
+    /// TCP (--address or --address-file, with --token-file); detach with Ctrl+]
+    #[command(group(clap::ArgGroup::new("where").required(true).args(["socket", "address", "address_file"])))]
     Attach {
+        /// The host's Unix socket
         #[arg(long, value_name = "PATH")]
-        socket: PathBuf,
+        socket: Option<PathBuf>,
+        /// The host's TCP address, ADDR:PORT
+        #[arg(long, value_name = "ADDR:PORT", requires = "token_file")]
+        address: Option<std::net::SocketAddr>,
+        /// The file the host wrote its TCP address to
+        #[arg(long, value_name = "FILE", requires = "token_file")]
+        address_file: Option<PathBuf>,
+        /// The file holding the TCP host's token (this user's, mode 0600)
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<PathBuf>,
     },
+}
+
+/// `tcp:ADDR:PORT`.
+fn parse_listen(text: &str) -> Result<std::net::SocketAddr, String> {
+    let addr =
+        text.strip_prefix("tcp:").ok_or_else(|| format!("{text:?} is not tcp:ADDR:PORT (say tcp:127.0.0.1:0)"))?;
+    addr.parse().map_err(|e| format!("{addr:?}: {e}"))
 }
 
 /// `COLSxROWS`, each 1 to 1000.

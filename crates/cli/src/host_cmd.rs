@@ -3,15 +3,26 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
-use bosun_host::{HostClient, HostOptions, HostRequest};
+use anyhow::{bail, Context, Result};
+use bosun_host::{HostClient, HostEndpoint, HostOptions, HostRequest, HostToken, Listen};
 use ratatui::crossterm::terminal;
 
 use crate::args::HostCommand;
 
 pub fn run(cmd: HostCommand) -> Result<ExitCode> {
     match cmd {
-        HostCommand::Serve { socket, session, size: (cols, rows), output, output_max, daemon, command } => {
+        HostCommand::Serve {
+            socket,
+            listen,
+            token_file,
+            address_file,
+            session,
+            size: (cols, rows),
+            output,
+            output_max,
+            daemon,
+            command,
+        } => {
             // Its stderr is its log (`<state>/h/<session>.log`), never a terminal.
             let filter = tracing_subscriber::EnvFilter::try_from_env("BOSUN_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
@@ -21,11 +32,30 @@ pub fn run(cmd: HostCommand) -> Result<ExitCode> {
                 .with_ansi(false)
                 .log_internal_errors(false)
                 .init();
-            let opts = HostOptions { socket, session, command, output, output_max, cols, rows, daemon };
+            let listen = match (socket, listen, token_file, address_file) {
+                (Some(socket), None, None, None) => Listen::Unix(socket),
+                (None, Some(addr), Some(token_file), Some(address_file)) => {
+                    Listen::Tcp { addr, token_file, address_file }
+                }
+                _ => bail!("give --socket, or --listen with --token-file and --address-file"),
+            };
+            let opts = HostOptions { listen, session, command, output, output_max, cols, rows, daemon };
             bosun_host::serve(opts)?;
             Ok(ExitCode::SUCCESS)
         }
-        HostCommand::Attach { socket } => attach(&HostClient::new(socket)),
+        HostCommand::Attach { socket, address, address_file, token_file } => {
+            let endpoint = match (socket, address, address_file, token_file) {
+                (Some(socket), None, None, None) => HostEndpoint::Unix(socket),
+                (None, Some(addr), None, Some(token_file)) => {
+                    HostEndpoint::Tcp { addr, token: HostToken::read(&token_file)? }
+                }
+                (None, None, Some(address_file), Some(token_file)) => {
+                    HostEndpoint::tcp_from_files(&address_file, &token_file)?
+                }
+                _ => bail!("give --socket, or --address or --address-file with --token-file"),
+            };
+            attach(&HostClient::new(endpoint))
+        }
     }
 }
 

@@ -5,11 +5,14 @@
 //! bosun's back makes its agent lost; one killed inside is resumed in a new container with its
 //! conversation; doctor finds containers no agent owns; a missing image or engine is a clear
 //! error. A volume workspace is a clone in the engine whose commits come back as its branch.
+//! A container with the network has its host on TCP, reached (and attached to) with a
+//! token that appears in no record; one without keeps the Unix socket.
 
 mod support;
 
 use bosun_testkit::docker::DockerEngine;
 use bosun_testkit::poll::wait_for;
+use bosun_testkit::screen::Screen;
 use support::*;
 
 /// The test image: busybox, with bosun's and claudeless's libraries (bosun's own binary is
@@ -290,4 +293,94 @@ fn a_volume_workspace_is_only_for_an_agent_in_a_container() {
     let err = bosun.fails(repo.path(), &["agent", "start", "--workspace", "volume", "--", "sh"]);
     assert!(err.contains("--workspace volume needs --runtime docker"), "{err}");
     assert!(bosun.list().agents.is_empty(), "nothing recorded");
+}
+
+/// Every regular file under `dir`, but `except`.
+fn files_under(dir: &std::path::Path, except: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let (path, kind) = (entry.path(), entry.file_type().unwrap());
+        if kind.is_dir() {
+            found.extend(files_under(&path, except));
+        } else if kind.is_file() && path != except {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+fn an_agent_in_a_container_with_the_network_is_reached_and_attached_over_tcp_and_its_token_is_in_no_record() {
+    let engine = DockerEngine::start();
+    let image = image(engine);
+    let bosun = docker_bosun(engine);
+    let repo = TempRepo::new();
+    let id = bosun.start(repo.path(), &["--runtime", "docker", "--image", &image, "--", "sh", "-c", ECHO]);
+    bosun.wait_state(&id, "running");
+    let hosts = bosun.state_dir().join("h");
+    let session = format!("bosun-{id}");
+    let (addr, token_file) = (hosts.join(format!("{session}.addr")), hosts.join(format!("{session}.token")));
+    assert!(addr.is_file(), "its host is on TCP: it wrote its address");
+    assert!(!hosts.join(&session).exists(), "and has no Unix socket");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777, 0o600);
+    let token = std::fs::read_to_string(&token_file).unwrap().trim().to_owned();
+    assert_eq!(token.len(), 64, "32 random bytes, in hex");
+
+    bosun.ok(repo.path(), &["send", &id, "over tcp"]);
+    bosun.wait_screen(&id, "got: over tcp");
+    let peeked = bosun.ok(repo.path(), &["peek", &id]);
+    assert!(peeked.contains("got: over tcp"), "{peeked}");
+
+    let pid = bosun.agent(&id).pid;
+    bosun.kill_daemon_hard();
+    let agent = bosun.agent(&id); // a new daemon, which finds the host by its address file
+    assert_eq!((agent.state.label(), agent.pid, agent.restarts), ("running".to_owned(), pid, 0), "adopted");
+    bosun.ok(repo.path(), &["send", &id, "after the restart"]);
+    bosun.wait_screen(&id, "got: after the restart");
+    let screen = Screen::bosun(&bosun, &format!("attach {id}"), (100, 30), "echo attach-over; sleep 600");
+    screen.shows("got: after the restart");
+    screen.keys(&["-l", "typed attached"]);
+    screen.keys(&["Enter"]);
+    screen.shows("got: typed attached");
+    screen.keys(&["C-]"]);
+    screen.shows("attach-over");
+
+    let events = bosun.ok(repo.path(), &["events", "--json"]);
+    assert!(events.contains("over tcp"), "the events were read");
+    assert!(!events.contains(&token), "the token is in the event log");
+    let shown = bosun.ok(repo.path(), &["show", &id, "--json"]) + &bosun.ok(repo.path(), &["ls", "--json"]);
+    assert!(!shown.contains(&token), "the token is in --json output");
+    let inspected = engine.run(&["inspect", &session]);
+    assert!(inspected.contains(&token_file.display().to_string()), "its host is given the token's file");
+    assert!(!inspected.contains(&token), "the token is in the container's inspect");
+    for file in files_under(bosun.state_dir(), &token_file) {
+        let bytes = std::fs::read(&file).unwrap_or_default();
+        let found = bytes.windows(token.len()).any(|w| w == token.as_bytes());
+        assert!(!found, "the token is in {}", file.display());
+    }
+
+    let out = bosun.ok(repo.path(), &["kill", &id]);
+    assert_eq!(out.trim(), format!("{id} dead(killed)"));
+    let gone = wait_for(PATIENCE, || containers(engine, &id).trim().is_empty().then_some(()));
+    assert!(gone.is_some(), "its container is removed");
+    assert!(!addr.exists() && !token_file.exists(), "its address and token go with it");
+}
+
+#[test]
+fn an_agent_in_a_container_without_the_network_keeps_its_hosts_unix_socket() {
+    let engine = DockerEngine::start();
+    let image = image(engine);
+    let bosun = docker_bosun(engine);
+    let repo = TempRepo::new();
+    let args = ["--runtime", "docker", "--image", &image, "--no-network", "--", "sh", "-c", ECHO];
+    let id = bosun.start(repo.path(), &args);
+    bosun.wait_state(&id, "running");
+    let hosts = bosun.state_dir().join("h");
+    use std::os::unix::fs::FileTypeExt;
+    let socket = std::fs::symlink_metadata(hosts.join(format!("bosun-{id}"))).unwrap();
+    assert!(socket.file_type().is_socket(), "its host is on its Unix socket");
+    assert!(!hosts.join(format!("bosun-{id}.token")).exists(), "with no token");
+    bosun.ok(repo.path(), &["send", &id, "no network"]);
+    bosun.wait_screen(&id, "got: no network");
 }

@@ -57,7 +57,7 @@ fn an_agent_in_bosuns_own_host_is_sent_to_read_resized_and_killed_without_tmux()
     let out = bosun.ok(repo.path(), &["kill", &id]);
     assert_eq!(out.trim(), format!("{id} dead(killed)"));
     assert!(wait_for(PATIENCE, || (!pid_alive(pid)).then_some(())).is_some(), "its program is gone");
-    let socket = host_of(&bosun, &id).socket().to_owned();
+    let socket = host_of(&bosun, &id).socket().unwrap().to_owned();
     assert!(wait_for(PATIENCE, || (!socket.exists()).then_some(())).is_some(), "and its host with its socket");
 }
 
@@ -129,9 +129,9 @@ fn a_hosts_socket_is_private_and_hostile_frames_change_nothing() {
     let id = start_host(&bosun, &repo, &ECHO);
     bosun.wait_state(&id, "running");
     let host = host_of(&bosun, &id);
-    let mode = std::fs::metadata(host.socket()).unwrap().permissions().mode() & 0o777;
+    let mode = std::fs::metadata(host.socket().unwrap()).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "only its owner may connect");
-    let dir_mode = std::fs::metadata(host.socket().parent().unwrap()).unwrap().permissions().mode() & 0o777;
+    let dir_mode = std::fs::metadata(host.socket().unwrap().parent().unwrap()).unwrap().permissions().mode() & 0o777;
     assert_eq!(dir_mode & 0o077, 0, "nor look into its directory: {dir_mode:o}");
 
     // A length of 4 GiB, garbage JSON, a frame cut short, an unknown request: each connection
@@ -142,7 +142,7 @@ fn a_hosts_socket_is_private_and_hostile_frames_change_nothing() {
         b"\x00\x00\x01\x00{\"type\"",
         b"\x00\x00\x00\x10{\"type\":\"rm\"}   ",
     ] {
-        let mut c = UnixStream::connect(host.socket()).unwrap();
+        let mut c = UnixStream::connect(host.socket().unwrap()).unwrap();
         c.write_all(bytes).unwrap();
         let _ = c.shutdown(std::net::Shutdown::Write);
         let mut answer = Vec::new();
@@ -222,7 +222,7 @@ fn a_host_serves_no_other_user_even_opened_up_by_hand() {
     let repo = TempRepo::new();
     let id = start_host(&bosun, &repo, &ECHO);
     bosun.wait_state(&id, "running");
-    let socket = host_of(&bosun, &id).socket().to_owned();
+    let socket = host_of(&bosun, &id).socket().unwrap().to_owned();
     for open in [bosun.state_dir(), socket.parent().unwrap(), &socket] {
         std::fs::set_permissions(open, std::fs::Permissions::from_mode(0o777)).unwrap();
     }

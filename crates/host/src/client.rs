@@ -1,45 +1,80 @@
-//! Reaching a session host: one request and its answer per connection, or an attach that
-//! turns the connection into the terminal.
+//! Reaching a session host, by its Unix socket or by TCP with its token: one request and its
+//! answer per connection, or an attach that turns the connection into the terminal.
 
 use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use bosun_wire::{read_frame, write_frame, FrameError};
 
-use crate::protocol::{HostRequest, HostResponse, HostStatus, DETACH_KEY};
-use crate::HostError;
+use crate::conn::HostConn;
+use crate::protocol::{HostHello, HostRequest, HostResponse, HostStatus, DETACH_KEY};
+use crate::{HostEndpoint, HostError};
 
 /// How long a host has to answer (a kill waits for the program's grace, so longer).
 const ANSWER_WAIT: Duration = Duration::from_secs(10);
+/// How long a TCP connection may take to be made.
+const CONNECT_WAIT: Duration = Duration::from_secs(5);
 
 #[derive(Clone, Debug)]
 pub struct HostClient {
-    socket: PathBuf,
+    endpoint: HostEndpoint,
 }
 
 impl HostClient {
-    pub fn new(socket: impl Into<PathBuf>) -> Self {
-        Self { socket: socket.into() }
+    pub fn new(endpoint: impl Into<HostEndpoint>) -> Self {
+        Self { endpoint: endpoint.into() }
     }
 
-    pub fn socket(&self) -> &Path {
-        &self.socket
+    pub fn endpoint(&self) -> &HostEndpoint {
+        &self.endpoint
     }
 
-    fn connect(&self) -> Result<UnixStream, HostError> {
-        let conn = UnixStream::connect(&self.socket).map_err(|_| HostError::Gone(self.socket.clone()))?;
+    /// The host's Unix socket, when it is reached by one.
+    pub fn socket(&self) -> Option<&Path> {
+        self.endpoint.socket()
+    }
+
+    fn gone(&self) -> HostError {
+        HostError::Gone(self.endpoint.to_string())
+    }
+
+    fn connect(&self) -> Result<HostConn, HostError> {
+        let mut conn = match &self.endpoint {
+            HostEndpoint::Unix(path) => HostConn::Unix(UnixStream::connect(path).map_err(|_| self.gone())?),
+            HostEndpoint::Tcp { addr, .. } => {
+                HostConn::Tcp(TcpStream::connect_timeout(addr, CONNECT_WAIT).map_err(|_| self.gone())?)
+            }
+        };
         let _ = conn.set_read_timeout(Some(ANSWER_WAIT));
         let _ = conn.set_write_timeout(Some(ANSWER_WAIT));
+        if let HostEndpoint::Tcp { token, .. } = &self.endpoint {
+            let hello = HostHello::Hello { token: token.reveal().to_owned() };
+            write_frame(&mut conn, &hello).map_err(|e| self.frame_error(e))?;
+            match read_frame(&mut conn) {
+                Ok(HostResponse::Ok) => {}
+                Ok(other) => return Err(self.unexpected(other)),
+                // It closes on a hello it does not take, saying nothing.
+                Err(FrameError::Closed) | Err(FrameError::Io(_)) => {
+                    return Err(self.refused("it took no hello (a wrong token?)"));
+                }
+                Err(e) => return Err(self.frame_error(e)),
+            }
+        }
         Ok(conn)
+    }
+
+    fn refused(&self, message: impl Into<String>) -> HostError {
+        HostError::Refused { at: self.endpoint.to_string(), message: message.into() }
     }
 
     fn frame_error(&self, e: FrameError) -> HostError {
         match e {
             // It went away mid-answer (killed, or gone with its machine).
-            FrameError::Closed => HostError::Gone(self.socket.clone()),
-            source => HostError::Frame { socket: self.socket.clone(), source },
+            FrameError::Closed => self.gone(),
+            source => HostError::Frame { at: self.endpoint.to_string(), source },
         }
     }
 
@@ -48,7 +83,7 @@ impl HostClient {
         let mut conn = self.connect()?;
         write_frame(&mut conn, request).map_err(|e| self.frame_error(e))?;
         match read_frame(&mut conn).map_err(|e| self.frame_error(e))? {
-            HostResponse::Error { message } => Err(HostError::Refused { socket: self.socket.clone(), message }),
+            HostResponse::Error { message } => Err(self.refused(message)),
             answer => Ok(answer),
         }
     }
@@ -61,11 +96,11 @@ impl HostClient {
     }
 
     pub fn unexpected(&self, answer: HostResponse) -> HostError {
-        HostError::Refused { socket: self.socket.clone(), message: format!("unexpected answer {answer:?}") }
+        self.refused(format!("unexpected answer {answer:?}"))
     }
 
     /// The connection as the terminal, once the host took the attach.
-    pub fn attach(&self) -> Result<UnixStream, HostError> {
+    pub fn attach(&self) -> Result<HostConn, HostError> {
         let mut conn = self.connect()?;
         write_frame(&mut conn, &HostRequest::Attach).map_err(|e| self.frame_error(e))?;
         match read_frame(&mut conn).map_err(|e| self.frame_error(e))? {

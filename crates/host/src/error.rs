@@ -6,16 +6,20 @@ use std::path::PathBuf;
 pub enum HostError {
     #[error("cannot start {command:?} in a pseudo-terminal: {reason}")]
     Spawn { command: Vec<String>, reason: String },
-    #[error("no session host answers at {}", .0.display())]
-    Gone(PathBuf),
-    #[error("session host at {}: {message}", .socket.display())]
-    Refused { socket: PathBuf, message: String },
-    #[error("session host at {}: {source}", .socket.display())]
+    /// Nothing answers at the endpoint (its socket, or its TCP address).
+    #[error("no session host answers at {0}")]
+    Gone(String),
+    #[error("session host at {at}: {message}")]
+    Refused { at: String, message: String },
+    #[error("session host at {at}: {source}")]
     Frame {
-        socket: PathBuf,
+        at: String,
         #[source]
         source: bosun_wire::FrameError,
     },
+    /// A file that must be private (a token, an address) is not, or is not what it should be.
+    #[error("refusing {}: {why}", .path.display())]
+    Unsafe { path: PathBuf, why: String },
     #[error("{context}: {source}")]
     Io {
         context: String,

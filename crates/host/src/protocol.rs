@@ -53,3 +53,12 @@ pub struct HostStatus {
     pub cols: u16,
     pub rows: u16,
 }
+
+/// The first frame on a TCP connection: the host's token. Anything else first, or a wrong
+/// token, and the host closes the connection having served nothing; a right one is answered
+/// `Ok`, and the connection goes on as a Unix socket's would. No `Debug`: it holds the token.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub(crate) enum HostHello {
+    Hello { token: String },
+}

@@ -4,8 +4,7 @@
 //! reports.
 
 use std::io::{Read, Write};
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -14,6 +13,8 @@ use bosun_core::{ExitStatus, TermKey};
 use bosun_wire::{read_frame, write_frame};
 use portable_pty::{native_pty_system, CommandBuilder, MasterPty, PtySize};
 
+use crate::conn::HostConn;
+use crate::listen::{Listen, Listener};
 use crate::output_log::RotatingLog;
 use crate::protocol::{HostRequest, HostResponse, HostStatus};
 use crate::screen::Screen;
@@ -24,13 +25,13 @@ use crate::HostError;
 const CLIENT_WAIT: Duration = Duration::from_secs(5);
 /// How long a killed program has after SIGHUP and SIGTERM before SIGKILL.
 const KILL_GRACE: Duration = Duration::from_secs(2);
-/// How often the host makes sure its socket is still there: one removed (its state directory
-/// wiped) leaves it unreachable, and it ends with its program rather than linger.
+/// How often the host makes sure its socket (or address file) is still there: one removed (its
+/// state directory wiped) leaves it unreachable, and it ends with its program rather than linger.
 const SOCKET_CHECK: Duration = Duration::from_secs(10);
 
 pub struct HostOptions {
-    /// Where to listen (a Unix socket, made with mode 0600).
-    pub socket: PathBuf,
+    /// Where to listen: a Unix socket, or TCP with a token.
+    pub listen: Listen,
     /// The session's name, as the daemon knows it.
     pub session: String,
     pub command: Vec<String>,
@@ -50,7 +51,7 @@ struct Host {
     exit: Mutex<Option<ExitStatus>>,
     input: Mutex<Box<dyn Write + Send>>,
     master: Mutex<Box<dyn MasterPty + Send>>,
-    attached: Mutex<Vec<UnixStream>>,
+    attached: Mutex<Vec<HostConn>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -59,7 +60,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Runs the host until it is killed. Returns once the socket cannot be served any more.
 pub fn serve(opts: HostOptions) -> Result<(), HostError> {
-    let listener = bind(&opts.socket)?;
+    let listener = Listener::bind(&opts.listen)?;
     let size = PtySize { rows: opts.rows, cols: opts.cols, pixel_width: 0, pixel_height: 0 };
     let spawn_err = |reason: String| HostError::Spawn { command: opts.command.clone(), reason };
     let pty = native_pty_system().openpty(size).map_err(|e| spawn_err(e.to_string()))?;
@@ -102,67 +103,26 @@ pub fn serve(opts: HostOptions) -> Result<(), HostError> {
             }
         }
     });
+    let marker = listener.marker().to_owned();
     std::thread::spawn({
-        let (host, socket) = (host.clone(), opts.socket.clone());
-        let bound = inode(&socket);
+        let (host, marker) = (host.clone(), marker.clone());
+        let bound = inode(&marker);
         move || loop {
             std::thread::sleep(SOCKET_CHECK);
-            if inode(&socket) != bound {
+            if inode(&marker) != bound {
                 kill(&host);
                 std::process::exit(0);
             }
         }
     });
-    for conn in listener.incoming() {
-        let Ok(conn) = conn else { continue };
-        // The socket's mode is not all that keeps others out: its peer must be this user.
-        if let Err(why) = same_user(&conn) {
-            tracing::warn!("refused a connection: {why}");
-            continue;
-        }
-        let host = host.clone();
-        let socket = opts.socket.clone();
-        std::thread::spawn(move || answer(&host, conn, &socket));
-    }
+    listener.run(move |conn| answer(&host, conn, &marker));
     Ok(())
-}
-
-/// The peer of `conn` is this process's user (`SO_PEERCRED`).
-fn same_user(conn: &UnixStream) -> Result<(), String> {
-    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
-    let me = nix::unistd::geteuid().as_raw();
-    match getsockopt(conn, PeerCredentials) {
-        Ok(cred) if cred.uid() == me => Ok(()),
-        Ok(cred) => Err(format!("its peer is uid {}, not this host's uid {me}", cred.uid())),
-        Err(e) => Err(format!("cannot tell who its peer is: {e}")),
-    }
 }
 
 /// The inode of the file at `path`, if there is one.
 fn inode(path: &Path) -> Option<u64> {
     use std::os::unix::fs::MetadataExt;
     std::fs::symlink_metadata(path).ok().map(|m| m.ino())
-}
-
-/// Binds `path` with mode 0600, replacing a stale socket; refuses one a live host answers on.
-fn bind(path: &Path) -> Result<UnixListener, HostError> {
-    if UnixStream::connect(path).is_ok() {
-        return Err(HostError::Refused {
-            socket: path.to_owned(),
-            message: "a session host already answers there".into(),
-        });
-    }
-    let _ = std::fs::remove_file(path);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| HostError::io(format!("creating {}", dir.display()), e))?;
-    }
-    // Made private before it can be connected to: bound under a umask that leaves only the owner.
-    let old = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o177));
-    let bound = UnixListener::bind(path);
-    nix::sys::stat::umask(old);
-    let listener = bound.map_err(|e| HostError::io(format!("listening on {}", path.display()), e))?;
-    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
-    Ok(listener)
 }
 
 /// Everything the program writes: to the screen, the output log and each attached client.
@@ -186,7 +146,8 @@ fn copy_output(host: &Host, mut reader: Box<dyn Read + Send>, mut log: Option<Ro
     }
 }
 
-fn answer(host: &Host, mut conn: UnixStream, socket: &Path) {
+/// Answers one request; `marker` (the socket or address file) goes with a killed host.
+fn answer(host: &Host, mut conn: HostConn, marker: &Path) {
     let _ = conn.set_read_timeout(Some(CLIENT_WAIT));
     let _ = conn.set_write_timeout(Some(CLIENT_WAIT));
     let Ok(request) = read_frame::<_, HostRequest>(&mut conn) else { return };
@@ -217,7 +178,7 @@ fn answer(host: &Host, mut conn: UnixStream, socket: &Path) {
         HostRequest::Kill => {
             kill(host);
             let _ = write_frame(&mut conn, &HostResponse::Ok);
-            let _ = std::fs::remove_file(socket);
+            let _ = std::fs::remove_file(marker);
             std::process::exit(0);
         }
         HostRequest::Attach => {
@@ -259,7 +220,7 @@ fn type_keys(host: &Host, keys: &[TermKey]) -> std::io::Result<()> {
 }
 
 /// The client is the terminal now: it gets the screen, then all output; what it sends is typed.
-fn attached(host: &Host, mut conn: UnixStream) {
+fn attached(host: &Host, mut conn: HostConn) {
     let _ = conn.set_read_timeout(None);
     {
         // Under the clients' lock: no output slips between the redraw and the stream.

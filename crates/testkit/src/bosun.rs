@@ -275,8 +275,10 @@ impl Drop for Bosun {
         }
         let _ = self.tmux(&["kill-server"]);
         // Session hosts outlive daemons by design: each is asked to end with its program.
-        for entry in std::fs::read_dir(self.state.path().join("h")).into_iter().flatten().flatten() {
-            let _ = bosun_host::HostClient::new(entry.path()).ask(&bosun_host::HostRequest::Kill);
+        for found in bosun_adapters::HostDir::new(self.state.path().join("h")).found() {
+            if let Ok(endpoint) = found.endpoint {
+                let _ = bosun_host::HostClient::new(endpoint).ask(&bosun_host::HostRequest::Kill);
+            }
         }
     }
 }

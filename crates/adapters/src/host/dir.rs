@@ -1,0 +1,117 @@
+//! `HostDir`: where the session hosts of one directory (`<state>/h`) are found. A local host
+//! (or one in a container without the network) by its Unix socket, `<dir>/<session>`; a TCP
+//! host (in a container with the network) by the address file it writes, `<dir>/<session>.addr`,
+//! and the token the daemon made for it before it started, `<dir>/<session>.token` (0600). The
+//! token is read from its file when a host is reached; only the file's path is ever passed on.
+
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+
+use bosun_core::SessionName;
+use bosun_host::{HostEndpoint, HostError, HostToken};
+
+const ADDRESS: &str = ".addr";
+const TOKEN: &str = ".token";
+
+#[derive(Clone, Debug)]
+pub struct HostDir {
+    dir: PathBuf,
+}
+
+/// A host found in the directory: its session's name (from its file's) and how to reach it.
+#[derive(Debug)]
+pub struct FoundHost {
+    pub session: String,
+    pub endpoint: Result<HostEndpoint, HostError>,
+}
+
+impl HostDir {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn socket(&self, session: &SessionName) -> PathBuf {
+        self.dir.join(session.as_str())
+    }
+
+    pub fn address_file(&self, session: &SessionName) -> PathBuf {
+        self.dir.join(format!("{session}{ADDRESS}"))
+    }
+
+    pub fn token_file(&self, session: &SessionName) -> PathBuf {
+        self.dir.join(format!("{session}{TOKEN}"))
+    }
+
+    /// Whether the session's host is (to be) reached over TCP: its token was made.
+    pub fn is_tcp(&self, session: &SessionName) -> bool {
+        std::fs::symlink_metadata(self.token_file(session)).is_ok()
+    }
+
+    /// Whether a host of this directory holds the session (its socket or token is there).
+    pub fn holds(&self, session: &SessionName) -> bool {
+        self.is_tcp(session) || std::fs::symlink_metadata(self.socket(session)).is_ok_and(|m| m.file_type().is_socket())
+    }
+
+    /// Makes a new token for the session's TCP host, in its file, before the host starts; an
+    /// address left from before is removed, so only the new host's is found.
+    pub fn make_token(&self, session: &SessionName) -> Result<PathBuf, HostError> {
+        let _ = std::fs::remove_file(self.address_file(session));
+        let path = self.token_file(session);
+        HostToken::generate()?.write(&path)?;
+        Ok(path)
+    }
+
+    /// How the session's host is reached; `Gone` for a TCP host that has not said where yet.
+    pub fn endpoint(&self, session: &SessionName) -> Result<HostEndpoint, HostError> {
+        if !self.is_tcp(session) {
+            return Ok(HostEndpoint::Unix(self.socket(session)));
+        }
+        let address = self.address_file(session);
+        if std::fs::symlink_metadata(&address).is_err() {
+            return Err(HostError::Gone(address.display().to_string()));
+        }
+        HostEndpoint::tcp_from_files(&address, &self.token_file(session))
+    }
+
+    /// Every host with a socket or an address file here.
+    pub fn found(&self) -> Vec<FoundHost> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return Vec::new() };
+        let mut found = Vec::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.file_type().is_ok_and(|t| t.is_socket()) {
+                found.push(FoundHost { session: name, endpoint: Ok(HostEndpoint::Unix(entry.path())) });
+            } else if let Some(session) = name.strip_suffix(ADDRESS) {
+                let token = self.dir.join(format!("{session}{TOKEN}"));
+                let endpoint = HostEndpoint::tcp_from_files(&entry.path(), &token);
+                found.push(FoundHost { session: session.to_owned(), endpoint });
+            }
+        }
+        found
+    }
+
+    /// Removes the session's socket, address and token files.
+    pub fn forget(&self, session: &SessionName) {
+        for path in [self.socket(session), self.address_file(session), self.token_file(session)] {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+
+    /// Removes the session's files when no host answers at its endpoint any more (a connection
+    /// refused means none listens).
+    pub fn forget_if_stale(&self, session: &SessionName, endpoint: &HostEndpoint) {
+        let listens = match endpoint {
+            HostEndpoint::Unix(path) => std::os::unix::net::UnixStream::connect(path).is_ok(),
+            HostEndpoint::Tcp { addr, .. } => {
+                std::net::TcpStream::connect_timeout(addr, std::time::Duration::from_secs(2)).is_ok()
+            }
+        };
+        if !listens {
+            self.forget(session);
+        }
+    }
+}
