@@ -384,3 +384,37 @@ fn an_agent_in_a_container_without_the_network_keeps_its_hosts_unix_socket() {
     bosun.ok(repo.path(), &["send", &id, "no network"]);
     bosun.wait_screen(&id, "got: no network");
 }
+
+#[test]
+fn a_volume_whose_commits_cannot_come_back_is_never_removed_even_forced() {
+    let engine = DockerEngine::start();
+    let image = image_with_git(engine);
+    let bosun = docker_bosun(engine);
+    let repo = TempRepo::new();
+    let args = ["--runtime", "docker", "--image", &image, "--workspace", "volume", "--branch", "agent/moved"];
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--env", "MARK=/nowhere", "--", "sh", "-c", COMMITTER]);
+    let id = bosun.start(repo.path(), &all);
+    bosun.wait_screen(&id, "committed");
+    // The branch here moves elsewhere meanwhile: the agent's commits cannot be fast-forwarded in.
+    repo.git(&["checkout", "-q", "agent/moved"]);
+    repo.git(&["commit", "-q", "--allow-empty", "-m", "mine"]);
+    repo.git(&["checkout", "-q", "-"]);
+    bosun.ok(repo.path(), &["kill", &id]);
+    let ws = bosun.show(&id).workspace.unwrap();
+    let ws_id = ws.id.to_string();
+    let mut last = String::new();
+    let refused = wait_for(PATIENCE, || {
+        let out = bosun.run(repo.path(), &["workspace", "rm", "--force", &ws_id]);
+        last = String::from_utf8_lossy(&out.stderr).into_owned();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (!out.status.success() && err.contains("volume is kept")).then_some(err)
+    });
+    assert!(refused.is_some(), "a forced removal is refused while the commits are only in the volume: {last}");
+    assert!(last.contains("non-fast-forward") || last.contains("rejected"), "git says why: {last}");
+    assert_eq!(volumes(engine, &bosun), vec![ws.id.volume()], "the volume is kept");
+    assert_eq!(repo.git(&["log", "-1", "--format=%s", "agent/moved"]).trim(), "mine", "the branch here is untouched");
+
+    engine.run(&["volume", "rm", "-f", &ws.id.volume()]);
+    bosun.ok(repo.path(), &["workspace", "rm", "--force", &ws_id]);
+}

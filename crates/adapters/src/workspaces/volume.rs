@@ -95,7 +95,10 @@ impl VolumeBackend {
             .map(|e| e.path())
             .ok_or_else(|| AdapterError::Docker(format!("volume {} read back empty", f.volume)))?;
         defuse(&top)?;
-        self.repo_locks.serialized(f.repo, || fetch(f.repo, &top, f.branch))?;
+        self.repo_locks.serialized(f.repo, || fetch(f.repo, &top, f.branch)).map_err(|e| AdapterError::Command {
+            command: format!("bring the commits of volume {} back to branch {}", f.volume, f.branch),
+            stderr: format!("{e}; the volume is kept (`docker volume rm {}` if its work is not wanted)", f.volume),
+        })?;
         Ok(Some(top))
     }
 }
@@ -164,13 +167,12 @@ impl WorkspaceBackend for VolumeBackend {
         let (engine, _) = self.engine()?;
         // Its last commits come back first, whatever happens next.
         let brought = self.bring_back(path, &f);
-        let dirty = match &brought {
-            Ok(Some(copy)) => status_dirty(copy, owned),
+        // Commits that could not be brought back are never discarded, even forced: the person
+        // removes the volume by hand when its work is not wanted.
+        let dirty = match brought {
+            Ok(Some(copy)) => status_dirty(&copy, owned),
             Ok(None) => Ok(false),
-            Err(_) if force => Ok(false),
-            Err(e) => {
-                Err(AdapterError::Command { command: format!("bring volume {} back", f.volume), stderr: e.to_string() })
-            }
+            Err(e) => Err(e),
         };
         clear(&staging(path))?;
         if dirty? && !force {
@@ -283,7 +285,7 @@ fn defuse(copy: &Path) -> Result<(), AdapterError> {
 fn fetch(repo: &Path, copy: &Path, branch: &str) -> Result<(), AdapterError> {
     let mut cmd = git(repo);
     let refspec = format!("refs/heads/{branch}:refs/heads/{branch}");
-    cmd.args(["fetch", "--quiet", "--no-tags", "--"]).arg(copy).arg(refspec);
+    cmd.args(["fetch", "--no-tags", "--"]).arg(copy).arg(refspec);
     run(&mut cmd).map(drop)
 }
 
