@@ -5,6 +5,7 @@
 //! adapter only spells it as bubblewrap's arguments (and lets the agent's hooks reach the
 //! daemon's socket).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -22,6 +23,44 @@ pub enum Runtime {
     },
     /// A Docker container of `image` that runs bosun's session host, the agent inside.
     Docker(Container),
+}
+
+/// A Kubernetes pod an agent is to run in, as a runbook asks for it: its workspace a clone made
+/// by an init container, the agent beside bosun's session host. (The runtime that starts it is
+/// being built; `bosun-k8s` spells it as the cluster's objects.)
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pod {
+    pub namespace: String,
+    /// Its image, which holds the agent's program, `git` (for the clone) and bosun.
+    pub image: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus_milli: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub node_selector: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account: Option<String>,
+    /// The size of a claim that holds its workspace and its agent's config, so both outlive its
+    /// pod (for `on_dead` resume); none: an `emptyDir` that goes with the pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_bytes: Option<u64>,
+    /// Secrets whose keys become its environment (credentials: named, never copied).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<String>,
+}
+
+impl Pod {
+    /// Whether `name` is a DNS-1123 label, as namespaces, secrets and claims must be: lowercase
+    /// letters, digits and `-`, at most 63, starting and ending with a letter or digit.
+    pub fn is_dns_label(name: &str) -> bool {
+        let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+        !name.is_empty()
+            && name.len() <= 63
+            && name.chars().all(|c| ok(c) || c == '-')
+            && name.starts_with(ok)
+            && name.ends_with(ok)
+    }
 }
 
 /// A container an agent runs in: its image, limits and network. Its own files and its
@@ -169,5 +208,15 @@ mod tests {
         assert_eq!(Container::memory("8388608"), Ok(8 << 20));
         assert!(Container::memory("1k").is_err() && Container::memory("2x").is_err());
         assert!(Container::memory("99999999999999999999g").is_err());
+    }
+
+    #[test]
+    fn dns_labels_are_what_kubernetes_takes() {
+        for good in ["bosun", "agents-1", "a", &"x".repeat(63)] {
+            assert!(Pod::is_dns_label(good), "{good}");
+        }
+        for bad in ["", "-a", "a-", "A", "a_b", "a/b", "..", "a.b", &"x".repeat(64)] {
+            assert!(!Pod::is_dns_label(bad), "{bad}");
+        }
     }
 }
