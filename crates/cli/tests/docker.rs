@@ -8,7 +8,12 @@
 
 mod support;
 
+use std::path::PathBuf;
+
+use bosun_core::{Cause, Event, Heartbeat, SessionState};
+use bosun_testkit::clients::{CodexConfig, FAKE_OPENAI_KEY};
 use bosun_testkit::docker::DockerEngine;
+use bosun_testkit::fake_model::{FakeModel, Reply};
 use bosun_testkit::poll::wait_for;
 use support::*;
 
@@ -200,4 +205,84 @@ fn a_claudeless_agent_killed_in_its_container_is_resumed_in_a_new_one_with_its_c
     let only_new = wait_for(PATIENCE, || (named(engine).trim() == format!("bosun-{id}-r1")).then_some(()));
     assert!(only_new.is_some(), "in a new container, the old one gone: {}", named(engine));
     bosun.wait_screen(&id, "pong");
+}
+
+/// The causes of the agent's idle states, in order: `Some("notify")` or `Some("log_line")` for
+/// Codex's own reports, `None` for a screen or a timer.
+fn idle_causes(events: &[Event], id: &str) -> Vec<Option<&'static str>> {
+    let cause = |c: &Option<Cause>| match c {
+        Some(Cause::Notify { .. }) => Some("notify"),
+        Some(Cause::LogLine { .. }) => Some("log_line"),
+        Some(Cause::Hook { .. }) => Some("hook"),
+        Some(Cause::Output { .. }) => Some("output"),
+        None => None,
+    };
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::AgentObserved { id: a, state: SessionState::Idle, cause: c, .. } if a.to_string() == id => {
+                Some(cause(c))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether a call of bosun's hook by the agent's own program (a Codex notify) reached the daemon.
+fn hook_called(events: &[Event], id: &str) -> bool {
+    events
+        .iter()
+        .any(|e| matches!(e, Event::Heartbeat { id: a, heartbeat: Heartbeat::HookCall, .. } if a.to_string() == id))
+}
+
+/// The real Codex (the static program its npm launcher runs, pinned in `scripts/real-clients`)
+/// in a container with this machine's network, talking to the fake OpenAI API on its loopback:
+/// its notify program (bosun's own binary, bound in, run by the image's busybox `sh`) reaches
+/// the daemon's socket from inside, and its turns end idle from its own reports — its notify or
+/// its rollout log, whichever the daemon hears first (both tell the turn's end at the same tier),
+/// never its screen. Its API key reaches it as its environment and never the event log.
+#[test]
+fn the_real_codex_in_a_container_goes_idle_through_its_notify_and_its_key_is_never_recorded() {
+    let Some(codex) = bosun_testkit::tools::codex_native() else { return };
+    let engine = DockerEngine::start();
+    let bosun_bin = PathBuf::from(env!("CARGO_BIN_EXE_bosun"));
+    // Static: busybox (whose `sh` runs the notify command) and the binary are all it needs.
+    let image = engine.image("bosun-codex:test", &[&bosun_bin, &codex]);
+    let bosun = docker_bosun(engine);
+    let model = FakeModel::openai();
+    let dir = tempfile::tempdir().unwrap();
+    let repo = TempRepo::new();
+    let env = CodexConfig::new(&model, dir.path()).trust(repo.path().canonicalize().unwrap()).write();
+    model.push(Reply::stall(2, "Fixed the bug for you."));
+    let codex = codex.display().to_string();
+    let args = ["--runtime", "docker", "--image", &image, "--", &codex, "fix the bug"];
+    let id = bosun.start_with(repo.path(), &args, |cmd| {
+        env.apply(cmd);
+    });
+    let agent = bosun.wait_state(&id, "idle");
+    assert_eq!(agent.said.as_deref(), Some("Fixed the bug for you."), "the main thread's answer, not a title");
+    let states = bosun.states_seen(&id);
+    assert_eq!(states.iter().filter(|s| *s == "idle").count(), 1, "never idle before the turn ended: {states:?}");
+    assert_eq!(containers(engine, &id).trim(), format!("bosun-{id}"), "it runs in its container");
+    let heard = wait_for(PATIENCE, || hook_called(&bosun.events(), &id).then_some(()));
+    assert!(heard.is_some(), "its notify reached the daemon from inside: {:#?}\n{}", bosun.events(), bosun.log());
+
+    model.push(Reply::text("Pong."));
+    bosun.ok(repo.path(), &["send", &id, "ping"]);
+    let again = wait_for(PATIENCE, || {
+        Some(bosun.agent(&id)).filter(|a| a.state.label() == "idle" && a.said.as_deref() == Some("Pong."))
+    });
+    assert!(again.is_some(), "the second turn came back idle: {:#?}\n{}", bosun.agent(&id), bosun.log());
+    let main = model.main_requests();
+    assert_eq!(main.last().and_then(|r| r.last_user_text()).as_deref(), Some("ping"));
+    let causes = idle_causes(&bosun.events(), &id);
+    assert_eq!(causes.len(), 2, "idle once a turn: {causes:?}");
+    assert!(causes.iter().all(|c| matches!(c, Some("notify" | "log_line"))), "from its own reports: {causes:?}");
+
+    let key = main[0].header("authorization").unwrap_or_default().to_owned();
+    assert!(key.contains(FAKE_OPENAI_KEY), "the key reached Codex in its container: {key:?}");
+    let events = bosun.ok(repo.path(), &["events", "--json"]);
+    assert!(!events.contains(FAKE_OPENAI_KEY), "the key is in the event log:\n{events}");
+    let command = engine.run(&["inspect", "--format", "{{json .Config.Cmd}}", &format!("bosun-{id}")]);
+    assert!(!command.contains(FAKE_OPENAI_KEY), "the key is on the container's command line: {command}");
 }
