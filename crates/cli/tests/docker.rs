@@ -1,10 +1,11 @@
 //! `--runtime docker`: the agent's session host runs in a container of the test's own Docker
 //! engine (started by the test), bosun's binary bound in; typed into, read and killed as any
 //! agent, its work landing in its worktree, run as the daemon's user; a claudeless agent's hooks
-//! reach the daemon from inside; a daemon SIGKILL adopts it again; a container removed behind
-//! bosun's back makes its agent lost; one killed inside is resumed in a new container with its
-//! conversation; doctor finds containers no agent owns; a missing image or engine is a clear
-//! error.
+//! reach the daemon from inside, and one made while no daemon runs is kept for the next; a daemon
+//! SIGKILL adopts it again; the real Codex's notify reaches the daemon from inside, and its API
+//! key is never recorded; a container removed behind bosun's back makes its agent lost; one
+//! killed inside is resumed in a new container with its conversation; doctor finds containers
+//! no agent owns; a missing image or engine is a clear error.
 
 mod support;
 
@@ -14,7 +15,7 @@ use bosun_core::{Cause, Event, Heartbeat, SessionState};
 use bosun_testkit::clients::{CodexConfig, FAKE_OPENAI_KEY};
 use bosun_testkit::docker::DockerEngine;
 use bosun_testkit::fake_model::{FakeModel, Reply};
-use bosun_testkit::poll::wait_for;
+use bosun_testkit::poll::{wait_for, wait_until};
 use support::*;
 
 /// The test image: busybox, with bosun's and claudeless's libraries (bosun's own binary is
@@ -45,16 +46,17 @@ fn sleeper() -> (&'static DockerEngine, String, Bosun, TempRepo, String) {
     (engine, image, bosun, repo, id)
 }
 
-/// The engine, the image, a bosun and a repository whose commit holds claudeless's chat scenario
-/// as `chat.toml`: the scenario travels with the repository, since a container sees its worktree,
-/// not this tree.
-fn with_chat_scenario() -> (&'static DockerEngine, String, Bosun, TempRepo) {
+/// The engine, the image, a bosun and a repository whose commit holds claudeless's scenario
+/// `name` as `<name>.toml`: the scenario travels with the repository, since a container sees its
+/// worktree, not this tree.
+fn with_scenario(name: &str) -> (&'static DockerEngine, String, Bosun, TempRepo) {
     let engine = DockerEngine::start();
     let image = image(engine);
     let bosun = docker_bosun(engine);
     let repo = TempRepo::new();
-    std::fs::copy(scenario("chat"), repo.path().join("chat.toml")).unwrap();
-    repo.git(&["add", "chat.toml"]);
+    let file = format!("{name}.toml");
+    std::fs::copy(scenario(name), repo.path().join(&file)).unwrap();
+    repo.git(&["add", &file]);
     repo.git(&["commit", "-qm", "scenario"]);
     (engine, image, bosun, repo)
 }
@@ -90,7 +92,7 @@ fn an_agent_in_a_container_is_typed_into_read_and_killed_and_its_work_lands_in_i
 
 #[test]
 fn claudeless_in_a_container_goes_idle_through_its_hooks_and_is_adopted_after_a_daemon_sigkill() {
-    let (_engine, image, bosun, repo) = with_chat_scenario();
+    let (_engine, image, bosun, repo) = with_scenario("chat");
     let args = ["--runtime", "docker", "--image", &image, "--", &claudeless(), "--scenario", "chat.toml"];
     let id = bosun.start(repo.path(), &args);
     bosun.wait_state(&id, "idle");
@@ -111,6 +113,26 @@ fn claudeless_in_a_container_goes_idle_through_its_hooks_and_is_adopted_after_a_
         .iter()
         .any(|e| matches!(e, bosun_core::Event::AgentObserved { source: bosun_core::Source::Hook, .. }));
     assert!(heard_again, "its hooks reach the new daemon too");
+}
+
+#[test]
+fn a_hook_of_an_agent_in_a_container_made_while_no_daemon_runs_is_kept_for_the_next() {
+    let (_engine, image, bosun, repo) = with_scenario("tools");
+    let cl = claudeless();
+    let args =
+        ["--runtime", "docker", "--image", &image, "--prompt", "slow build", "--", &cl, "--scenario", "tools.toml"];
+    let id = bosun.start(repo.path(), &args);
+    let ws = bosun.show(&id).workspace.unwrap().path;
+    assert!(wait_until(PATIENCE, || ws.join("tool-started").exists()), "the tool runs");
+    assert_eq!(bosun.agent(&id).state.label(), "running");
+    bosun.kill_daemon_hard();
+    // The turn ends while no daemon runs: its Stop hook, made inside the container, is spooled.
+    let spool = bosun.state_dir().join("spool/hooks.spool");
+    let spooled = wait_until(PATIENCE, || std::fs::read_to_string(&spool).is_ok_and(|s| s.contains("Stop")));
+    assert!(spooled, "the Stop hook was kept");
+    bosun.list(); // a new daemon
+    bosun.wait_state(&id, "idle");
+    assert!(!spool.exists(), "the spool was read and dropped");
 }
 
 #[test]
@@ -176,7 +198,7 @@ fn doctor_finds_a_container_no_agent_owns_and_fix_removes_it_leaving_the_agents(
 
 #[test]
 fn a_claudeless_agent_killed_in_its_container_is_resumed_in_a_new_one_with_its_conversation() {
-    let (engine, image, bosun, repo) = with_chat_scenario();
+    let (engine, image, bosun, repo) = with_scenario("chat");
     let cl = claudeless();
     let args = [
         "--runtime",
