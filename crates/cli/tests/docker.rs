@@ -290,12 +290,16 @@ fn the_real_codex_in_a_container_goes_idle_through_its_notify_and_its_key_is_nev
     let heard = wait_for(PATIENCE, || hook_called(&bosun.events(), &id).then_some(()));
     assert!(heard.is_some(), "its notify reached the daemon from inside: {:#?}\n{}", bosun.events(), bosun.log());
 
+    model.push(Reply::shell("echo pong > pong.txt"));
     model.push(Reply::text("Pong."));
     bosun.ok(repo.path(), &["send", &id, "ping"]);
     let again = wait_for(PATIENCE, || {
         Some(bosun.agent(&id)).filter(|a| a.state.label() == "idle" && a.said.as_deref() == Some("Pong."))
     });
     assert!(again.is_some(), "the second turn came back idle: {:#?}\n{}", bosun.agent(&id), bosun.log());
+    let ws = bosun.show(&id).workspace.unwrap().path;
+    let made = std::fs::read_to_string(ws.join("pong.txt")).ok();
+    assert_eq!(made.as_deref(), Some("pong\n"), "its shell tool ran in its container, its work in its worktree");
     let main = model.main_requests();
     assert_eq!(main.last().and_then(|r| r.last_user_text()).as_deref(), Some("ping"));
     let causes = idle_causes(&bosun.events(), &id);
