@@ -263,7 +263,9 @@ fn hook_called(events: &[Event], id: &str) -> bool {
 /// its notify program (bosun's own binary, bound in, run by the image's busybox `sh`) reaches
 /// the daemon's socket from inside, and its turns end idle from its own reports — its notify or
 /// its rollout log, whichever the daemon hears first (both tell the turn's end at the same tier),
-/// never its screen. Its API key reaches it as its environment and never the event log.
+/// never its screen; its shell tool runs in the container (busybox's `sh`), its work landing in
+/// the worktree. Its API key reaches it as the container's environment, and is neither on its
+/// command line nor in the event log.
 #[test]
 fn the_real_codex_in_a_container_goes_idle_through_its_notify_and_its_key_is_never_recorded() {
     let Some(codex) = bosun_testkit::tools::codex_native() else { return };
@@ -310,6 +312,11 @@ fn the_real_codex_in_a_container_goes_idle_through_its_notify_and_its_key_is_nev
     assert!(key.contains(FAKE_OPENAI_KEY), "the key reached Codex in its container: {key:?}");
     let events = bosun.ok(repo.path(), &["events", "--json"]);
     assert!(!events.contains(FAKE_OPENAI_KEY), "the key is in the event log:\n{events}");
-    let command = engine.run(&["inspect", "--format", "{{json .Config.Cmd}}", &format!("bosun-{id}")]);
-    assert!(!command.contains(FAKE_OPENAI_KEY), "the key is on the container's command line: {command}");
+    let inspect =
+        |what: &str| engine.run(&["inspect", "--format", &format!("{{{{json {what}}}}}"), &format!("bosun-{id}")]);
+    assert!(inspect(".Config.Env").contains(FAKE_OPENAI_KEY), "it is given as the container's environment");
+    for elsewhere in [".Config.Cmd", ".Config.Labels", ".Args"] {
+        let shown = inspect(elsewhere);
+        assert!(!shown.contains(FAKE_OPENAI_KEY), "the key is in the container's {elsewhere}: {shown}");
+    }
 }
