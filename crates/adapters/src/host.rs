@@ -35,6 +35,8 @@ pub struct HostSessions {
     settle: SettleDelay,
     /// The engine a container's host runs in, and the value of its `bosun.state` label.
     containers: Option<(Arc<dyn Containers>, String)>,
+    /// The directory where hooks leave their reports while no daemon runs.
+    spool: Option<PathBuf>,
 }
 
 /// The label naming the state directory whose daemon made a container.
@@ -44,7 +46,21 @@ pub const SESSION_LABEL: &str = "bosun.session";
 
 impl HostSessions {
     pub fn new(program: PathBuf, dir: PathBuf, daemon: PathBuf, output_max: u64) -> Self {
-        Self { program, dir: HostDir::new(dir), daemon, output_max, settle: SettleDelay::default(), containers: None }
+        Self {
+            program,
+            dir: HostDir::new(dir),
+            daemon,
+            output_max,
+            settle: SettleDelay::default(),
+            containers: None,
+            spool: None,
+        }
+    }
+
+    /// The same, binding `spool` (the hook spool's directory) writable into containers.
+    pub fn with_spool(mut self, spool: PathBuf) -> Self {
+        self.spool = Some(spool);
+        self
     }
 
     /// The same, starting the hosts of containerized agents on `engine`, labelled with `state`.
@@ -77,9 +93,10 @@ impl HostSessions {
     }
 
     /// Starts the session's host in a container: bosun's own binary bound in read-only, the
-    /// sandbox's writable paths (and the repository's git directory, the hosts' directory and
-    /// the daemon's socket) bound at their own paths, run as this user. With the network it
-    /// listens on TCP, its token made (in its 0600 file) before the container starts.
+    /// sandbox's writable paths (and the repository's git directory, the hosts' directory, the
+    /// hook spool's and the daemon's socket) bound at their own paths, run as this user. With
+    /// the network it listens on TCP, its token made (in its 0600 file) before the container
+    /// starts.
     fn run_in_container(
         &self,
         spec: &SpawnSpec<'_>,
@@ -100,6 +117,7 @@ impl HostSessions {
         let mut writable = sandbox.writable.clone();
         writable.extend(crate::sandbox::git_dir(spec.cwd));
         writable.push(self.dir.path().to_owned());
+        writable.extend(self.spool.clone());
         writable.retain(|p| p.exists());
         // The daemon's socket's own directory, read-only: its new socket shows there after a
         // restart (a socket bound by itself would stay the old one).

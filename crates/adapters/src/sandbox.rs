@@ -25,8 +25,9 @@ pub fn check_available() -> Result<(), AdapterError> {
     }
 }
 
-/// `command`, run in `cwd` inside `sandbox`, its hooks able to reach the daemon at `socket`.
-pub fn wrapped(command: &[String], sandbox: &Sandbox, cwd: &Path, socket: &Path) -> Vec<String> {
+/// `command`, run in `cwd` inside `sandbox`, its hooks able to reach the daemon at `socket`, or
+/// to leave their reports in `spool` (a directory) while none runs.
+pub fn wrapped(command: &[String], sandbox: &Sandbox, cwd: &Path, socket: &Path, spool: &Path) -> Vec<String> {
     let mut args: Vec<String> = vec![BWRAP.into(), "--die-with-parent".into()];
     let mut add = |words: &[&str]| args.extend(words.iter().map(|w| (*w).to_owned()));
     add(&["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]);
@@ -37,7 +38,7 @@ pub fn wrapped(command: &[String], sandbox: &Sandbox, cwd: &Path, socket: &Path)
         add(&["--unshare-net"]);
     }
     let git = if sandbox.repository { git_dir(cwd) } else { None };
-    for path in sandbox.writable.iter().chain(&git) {
+    for path in sandbox.writable.iter().chain(&git).chain([&spool.to_path_buf()]) {
         let p = path.display().to_string();
         add(&["--bind-try", &p, &p]);
     }
@@ -87,7 +88,8 @@ mod tests {
             network: false,
         };
         let command = vec!["claude".to_owned(), "--x; rm -rf /".to_owned()];
-        let argv = wrapped(&command, &sandbox, Path::new("/w/ws"), Path::new("/w/run/bosun.sock"));
+        let argv =
+            wrapped(&command, &sandbox, Path::new("/w/ws"), Path::new("/w/run/bosun.sock"), Path::new("/w/spool"));
         let text = argv.join(" ");
         assert!(
             text.starts_with("bwrap --die-with-parent --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp"),
@@ -95,6 +97,8 @@ mod tests {
         );
         assert!(text.contains("--unshare-net"), "{text}");
         assert!(text.contains("--bind-try /w/ws /w/ws --bind-try /w/agent /w/agent"), "{text}");
+        assert!(text.contains("--bind-try /w/spool /w/spool"), "its hooks' spool is writable: {text}");
+        assert!(text.contains("--ro-bind-try /w/run /w/run"), "the socket's directory is not: {text}");
         assert!(!text.contains("--tmpfs /root"), "its own home stays: {text}");
         assert_eq!(&argv[argv.len() - 3..], ["--", "claude", "--x; rm -rf /"], "the command is its own words, last");
     }

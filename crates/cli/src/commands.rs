@@ -426,7 +426,11 @@ pub fn hook(client: &Client, hook: HookCommand) -> Result<ExitCode> {
         }
         let mut line = serde_json::to_vec(&event)?;
         line.push(b'\n');
-        let mut spool = std::fs::OpenOptions::new().create(true).append(true).open(client.dirs.hook_spool())?;
+        let path = client.dirs.hook_spool();
+        if let Some(dir) = path.parent() {
+            std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700).create(dir)?;
+        }
+        let mut spool = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
         std::io::Write::write_all(&mut spool, &line)?;
     }
     Ok(ExitCode::SUCCESS)

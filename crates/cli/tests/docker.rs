@@ -1,17 +1,24 @@
 //! `--runtime docker`: the agent's session host runs in a container of the test's own Docker
 //! engine (started by the test), bosun's binary bound in; typed into, read and killed as any
 //! agent, its work landing in its worktree, run as the daemon's user; a claudeless agent's hooks
-//! reach the daemon from inside; a daemon SIGKILL adopts it again; a container removed behind
-//! bosun's back makes its agent lost; one killed inside is resumed in a new container with its
-//! conversation; doctor finds containers no agent owns; a missing image or engine is a clear
-//! error. A volume workspace is a clone in the engine whose commits come back as its branch.
-//! A container with the network has its host on TCP, reached (and attached to) with a
-//! token that appears in no record; one without keeps the Unix socket.
+//! reach the daemon from inside, and one made while no daemon runs is kept for the next; a daemon
+//! SIGKILL adopts it again; the real Codex's notify reaches the daemon from inside, and its API
+//! key is never recorded; a container removed behind bosun's back makes its agent lost; one
+//! killed inside is resumed in a new container with its conversation; doctor finds containers
+//! no agent owns; a missing image or engine is a clear error. A volume workspace is a clone in
+//! the engine whose commits come back as its branch. A container with the network has its host
+//! on TCP, reached (and attached to) with a token that appears in no record; one without keeps
+//! the Unix socket.
 
 mod support;
 
+use std::path::PathBuf;
+
+use bosun_core::{Cause, Event, Heartbeat, SessionState};
+use bosun_testkit::clients::{CodexConfig, FAKE_OPENAI_KEY};
 use bosun_testkit::docker::DockerEngine;
-use bosun_testkit::poll::wait_for;
+use bosun_testkit::fake_model::{FakeModel, Reply};
+use bosun_testkit::poll::{wait_for, wait_until};
 use bosun_testkit::screen::Screen;
 use support::*;
 
@@ -43,16 +50,17 @@ fn sleeper() -> (&'static DockerEngine, String, Bosun, TempRepo, String) {
     (engine, image, bosun, repo, id)
 }
 
-/// The engine, the image, a bosun and a repository whose commit holds claudeless's chat scenario
-/// as `chat.toml`: the scenario travels with the repository, since a container sees its worktree,
-/// not this tree.
-fn with_chat_scenario() -> (&'static DockerEngine, String, Bosun, TempRepo) {
+/// The engine, the image, a bosun and a repository whose commit holds claudeless's scenario
+/// `name` as `<name>.toml`: the scenario travels with the repository, since a container sees its
+/// worktree, not this tree.
+fn with_scenario(name: &str) -> (&'static DockerEngine, String, Bosun, TempRepo) {
     let engine = DockerEngine::start();
     let image = image(engine);
     let bosun = docker_bosun(engine);
     let repo = TempRepo::new();
-    std::fs::copy(scenario("chat"), repo.path().join("chat.toml")).unwrap();
-    repo.git(&["add", "chat.toml"]);
+    let file = format!("{name}.toml");
+    std::fs::copy(scenario(name), repo.path().join(&file)).unwrap();
+    repo.git(&["add", &file]);
     repo.git(&["commit", "-qm", "scenario"]);
     (engine, image, bosun, repo)
 }
@@ -88,7 +96,7 @@ fn an_agent_in_a_container_is_typed_into_read_and_killed_and_its_work_lands_in_i
 
 #[test]
 fn claudeless_in_a_container_goes_idle_through_its_hooks_and_is_adopted_after_a_daemon_sigkill() {
-    let (_engine, image, bosun, repo) = with_chat_scenario();
+    let (_engine, image, bosun, repo) = with_scenario("chat");
     let args = ["--runtime", "docker", "--image", &image, "--", &claudeless(), "--scenario", "chat.toml"];
     let id = bosun.start(repo.path(), &args);
     bosun.wait_state(&id, "idle");
@@ -97,10 +105,11 @@ fn claudeless_in_a_container_goes_idle_through_its_hooks_and_is_adopted_after_a_
         .into_iter()
         .any(|e| matches!(e, bosun_core::Event::AgentObserved { source: bosun_core::Source::Hook, .. }));
     assert!(heard, "its hooks reached the daemon from inside the container");
-    let pid = bosun.agent(&id).pid;
+    // Its hooks may say it is idle before its container's start is confirmed with its pid.
+    let pid = wait_for(PATIENCE, || bosun.agent(&id).pid).expect("its pid (in its container)");
     bosun.kill_daemon_hard();
     let agent = bosun.agent(&id);
-    assert_eq!((agent.state.label(), agent.pid), ("idle".to_owned(), pid), "adopted as it was");
+    assert_eq!((agent.state.label(), agent.pid), ("idle".to_owned(), Some(pid)), "adopted as it was");
     let before = bosun.events().len();
     bosun.ok(repo.path(), &["send", &id, "ping"]);
     bosun.wait_screen(&id, "pong");
@@ -109,6 +118,26 @@ fn claudeless_in_a_container_goes_idle_through_its_hooks_and_is_adopted_after_a_
         .iter()
         .any(|e| matches!(e, bosun_core::Event::AgentObserved { source: bosun_core::Source::Hook, .. }));
     assert!(heard_again, "its hooks reach the new daemon too");
+}
+
+#[test]
+fn a_hook_of_an_agent_in_a_container_made_while_no_daemon_runs_is_kept_for_the_next() {
+    let (_engine, image, bosun, repo) = with_scenario("tools");
+    let cl = claudeless();
+    let args =
+        ["--runtime", "docker", "--image", &image, "--prompt", "slow build", "--", &cl, "--scenario", "tools.toml"];
+    let id = bosun.start(repo.path(), &args);
+    let ws = bosun.show(&id).workspace.unwrap().path;
+    assert!(wait_until(PATIENCE, || ws.join("tool-started").exists()), "the tool runs");
+    assert_eq!(bosun.agent(&id).state.label(), "running");
+    bosun.kill_daemon_hard();
+    // The turn ends while no daemon runs: its Stop hook, made inside the container, is spooled.
+    let spool = bosun.state_dir().join("spool/hooks.spool");
+    let spooled = wait_until(PATIENCE, || std::fs::read_to_string(&spool).is_ok_and(|s| s.contains("Stop")));
+    assert!(spooled, "the Stop hook was kept");
+    bosun.list(); // a new daemon
+    bosun.wait_state(&id, "idle");
+    assert!(!spool.exists(), "the spool was read and dropped");
 }
 
 #[test]
@@ -174,7 +203,7 @@ fn doctor_finds_a_container_no_agent_owns_and_fix_removes_it_leaving_the_agents(
 
 #[test]
 fn a_claudeless_agent_killed_in_its_container_is_resumed_in_a_new_one_with_its_conversation() {
-    let (engine, image, bosun, repo) = with_chat_scenario();
+    let (engine, image, bosun, repo) = with_scenario("chat");
     let cl = claudeless();
     let args = [
         "--runtime",
@@ -417,4 +446,95 @@ fn a_volume_whose_commits_cannot_come_back_is_never_removed_even_forced() {
 
     engine.run(&["volume", "rm", "-f", &ws.id.volume()]);
     bosun.ok(repo.path(), &["workspace", "rm", "--force", &ws_id]);
+}
+
+/// The causes of the agent's idle states, in order: `Some("notify")` or `Some("log_line")` for
+/// Codex's own reports, `None` for a screen or a timer.
+fn idle_causes(events: &[Event], id: &str) -> Vec<Option<&'static str>> {
+    let cause = |c: &Option<Cause>| match c {
+        Some(Cause::Notify { .. }) => Some("notify"),
+        Some(Cause::LogLine { .. }) => Some("log_line"),
+        Some(Cause::Hook { .. }) => Some("hook"),
+        Some(Cause::Output { .. }) => Some("output"),
+        None => None,
+    };
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::AgentObserved { id: a, state: SessionState::Idle, cause: c, .. } if a.to_string() == id => {
+                Some(cause(c))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether a call of bosun's hook by the agent's own program (a Codex notify) reached the daemon.
+fn hook_called(events: &[Event], id: &str) -> bool {
+    events
+        .iter()
+        .any(|e| matches!(e, Event::Heartbeat { id: a, heartbeat: Heartbeat::HookCall, .. } if a.to_string() == id))
+}
+
+/// The real Codex (the static program its npm launcher runs, pinned in `scripts/real-clients`)
+/// in a container with this machine's network, talking to the fake OpenAI API on its loopback:
+/// its notify program (bosun's own binary, bound in, run by the image's busybox `sh`) reaches
+/// the daemon's socket from inside, and its turns end idle from its own reports — its notify or
+/// its rollout log, whichever the daemon hears first (both tell the turn's end at the same tier),
+/// never its screen; its shell tool runs in the container (busybox's `sh`), its work landing in
+/// the worktree. Its API key reaches it as the container's environment, and is neither on its
+/// command line nor in the event log.
+#[test]
+fn the_real_codex_in_a_container_goes_idle_through_its_notify_and_its_key_is_never_recorded() {
+    let Some(codex) = bosun_testkit::tools::codex_native() else { return };
+    let engine = DockerEngine::start();
+    let bosun_bin = PathBuf::from(env!("CARGO_BIN_EXE_bosun"));
+    // Static: busybox (whose `sh` runs the notify command) and the binary are all it needs.
+    let image = engine.image("bosun-codex:test", &[&bosun_bin, &codex]);
+    let bosun = docker_bosun(engine);
+    let model = FakeModel::openai();
+    let dir = tempfile::tempdir().unwrap();
+    let repo = TempRepo::new();
+    let env = CodexConfig::new(&model, dir.path()).trust(repo.path().canonicalize().unwrap()).write();
+    model.push(Reply::stall(2, "Fixed the bug for you."));
+    let codex = codex.display().to_string();
+    let args = ["--runtime", "docker", "--image", &image, "--", &codex, "fix the bug"];
+    let id = bosun.start_with(repo.path(), &args, |cmd| {
+        env.apply(cmd);
+    });
+    let agent = bosun.wait_state(&id, "idle");
+    assert_eq!(agent.said.as_deref(), Some("Fixed the bug for you."), "the main thread's answer, not a title");
+    let states = bosun.states_seen(&id);
+    assert_eq!(states.iter().filter(|s| *s == "idle").count(), 1, "never idle before the turn ended: {states:?}");
+    assert_eq!(containers(engine, &id).trim(), format!("bosun-{id}"), "it runs in its container");
+    let heard = wait_for(PATIENCE, || hook_called(&bosun.events(), &id).then_some(()));
+    assert!(heard.is_some(), "its notify reached the daemon from inside: {:#?}\n{}", bosun.events(), bosun.log());
+
+    model.push(Reply::shell("echo pong > pong.txt"));
+    model.push(Reply::text("Pong."));
+    bosun.ok(repo.path(), &["send", &id, "ping"]);
+    let again = wait_for(PATIENCE, || {
+        Some(bosun.agent(&id)).filter(|a| a.state.label() == "idle" && a.said.as_deref() == Some("Pong."))
+    });
+    assert!(again.is_some(), "the second turn came back idle: {:#?}\n{}", bosun.agent(&id), bosun.log());
+    let ws = bosun.show(&id).workspace.unwrap().path;
+    let made = std::fs::read_to_string(ws.join("pong.txt")).ok();
+    assert_eq!(made.as_deref(), Some("pong\n"), "its shell tool ran in its container, its work in its worktree");
+    let main = model.main_requests();
+    assert_eq!(main.last().and_then(|r| r.last_user_text()).as_deref(), Some("ping"));
+    let causes = idle_causes(&bosun.events(), &id);
+    assert_eq!(causes.len(), 2, "idle once a turn: {causes:?}");
+    assert!(causes.iter().all(|c| matches!(c, Some("notify" | "log_line"))), "from its own reports: {causes:?}");
+
+    let key = main[0].header("authorization").unwrap_or_default().to_owned();
+    assert!(key.contains(FAKE_OPENAI_KEY), "the key reached Codex in its container: {key:?}");
+    let events = bosun.ok(repo.path(), &["events", "--json"]);
+    assert!(!events.contains(FAKE_OPENAI_KEY), "the key is in the event log:\n{events}");
+    let inspect =
+        |what: &str| engine.run(&["inspect", "--format", &format!("{{{{json {what}}}}}"), &format!("bosun-{id}")]);
+    assert!(inspect(".Config.Env").contains(FAKE_OPENAI_KEY), "it is given as the container's environment");
+    for elsewhere in [".Config.Cmd", ".Config.Labels", ".Args"] {
+        let shown = inspect(elsewhere);
+        assert!(!shown.contains(FAKE_OPENAI_KEY), "the key is in the container's {elsewhere}: {shown}");
+    }
 }

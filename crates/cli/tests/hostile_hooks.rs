@@ -96,9 +96,9 @@ fn replayed_with(progress: &str) -> String {
         payload,
         spooled_at: None,
     };
-    let file = bosun.state_dir().join("hooks.replaying-0000000000001");
+    let file = bosun.state_dir().join("spool/hooks.replaying-0000000000001");
     std::fs::write(&file, format!("{}\n", serde_json::to_string(&hook).unwrap())).unwrap();
-    std::fs::write(bosun.state_dir().join("hooks.replaying-0000000000001.told"), progress).unwrap();
+    std::fs::write(bosun.state_dir().join("spool/hooks.replaying-0000000000001.told"), progress).unwrap();
     let state = bosun.agent(&id).state.label().to_owned();
     assert!(!file.exists(), "the replayed spool is dropped");
     state

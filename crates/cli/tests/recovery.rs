@@ -217,10 +217,10 @@ fn a_turn_that_ends_while_bosun_is_down_is_known_when_it_comes_back() {
     bosun.kill_daemon_hard();
     // The turn ends while no daemon runs: its Stop hook is spooled.
     let spooled = wait_until(PATIENCE, || {
-        std::fs::read_to_string(bosun.state_dir().join("hooks.spool")).is_ok_and(|s| s.contains("Stop"))
+        std::fs::read_to_string(bosun.state_dir().join("spool/hooks.spool")).is_ok_and(|s| s.contains("Stop"))
     });
     assert!(spooled, "the Stop hook was kept");
     bosun.list(); // a new daemon
     bosun.wait_state(&id, "idle");
-    assert!(!bosun.state_dir().join("hooks.spool").exists(), "the spool was read and dropped");
+    assert!(!bosun.state_dir().join("spool/hooks.spool").exists(), "the spool was read and dropped");
 }

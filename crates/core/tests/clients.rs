@@ -7,7 +7,9 @@ mod support;
 use bosun_core::driver::claude::HookPayload;
 use bosun_core::driver::Driver;
 use bosun_core::driver::Report;
-use bosun_core::{AgentError, AgentId, Effect, Event, Input, Observation, Policy, SessionState, Source, Step};
+use bosun_core::{
+    AgentError, AgentId, Effect, Event, Heartbeat, Input, Observation, Policy, SessionState, Source, Step,
+};
 use support::{claude, spec, Sim};
 
 fn steps(s: &[&str]) -> bosun_core::Chain {
@@ -85,6 +87,35 @@ fn codex_started_with_a_positional_prompt_is_working_until_its_turn_ends() {
     sim.ok(notify(&a, done));
     assert_eq!(sim.state.agents[&a].state, SessionState::Idle);
     assert_eq!(sim.state.agents[&a].said.as_deref(), Some("Fixed."));
+}
+
+/// The hook calls recorded for agent `a`, in order.
+fn hook_calls(sim: &Sim, a: &AgentId) -> usize {
+    sim.log
+        .iter()
+        .filter(|e| matches!(e, Event::Heartbeat { id, heartbeat: Heartbeat::HookCall, .. } if id == a))
+        .count()
+}
+
+#[test]
+fn a_codex_notify_is_a_hook_call_even_when_its_rollout_log_told_the_turn_s_end_first() {
+    let mut sim = Sim::new();
+    let spec = bosun_core::AgentSpec { command: words(&["codex", "fix it"]), driver: Driver::Codex, ..spec(4) };
+    let (a, w) = sim.start_with(spec);
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(8) });
+    // Its rollout log (at the same tier) says the turn ended before its notify arrives.
+    let complete = r#"{"type":"event_msg","payload":{"type":"task_complete","last_agent_message":"Fixed."}}"#;
+    sim.ok(Input::LogLines { agent: a.clone(), session_log: true, lines: vec![complete.into()] });
+    assert_eq!(sim.state.agents[&a].state, SessionState::Idle);
+    let told = sim.log.len();
+    let done = r#"{"type":"agent-turn-complete","thread-id":"t-main","turn-id":"2","input-messages":["fix it"],"last-assistant-message":"Fixed."}"#;
+    sim.ok(notify(&a, done));
+    assert_eq!(hook_calls(&sim, &a), 1, "the notify is a sign of life of its own: {:?}", &sim.log[told..]);
+    let beats = &sim.state.agents[&a].heartbeats;
+    assert!(beats.contains_key(&Heartbeat::HookCall), "{beats:?}");
+    let changed = sim.log[told..].iter().any(|e| matches!(e, Event::AgentObserved { .. }));
+    assert!(!changed, "a turn's end told twice changes nothing: {:?}", &sim.log[told..]);
 }
 
 #[test]

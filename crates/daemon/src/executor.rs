@@ -223,7 +223,9 @@ impl Executor {
                 // In a sandbox here, the command runs inside bubblewrap (its hooks still reach
                 // us); in a container, what the sandbox lets through is bound into it.
                 let command = match (&sandbox, &container) {
-                    (Some(s), None) => bosun_adapters::sandbox::wrapped(&command, s, &cwd, &self.dirs.socket()),
+                    (Some(s), None) => {
+                        bosun_adapters::sandbox::wrapped(&command, s, &cwd, &self.dirs.socket(), &self.dirs.spool())
+                    }
                     _ => command,
                 };
                 let container = container.as_ref().zip(sandbox.as_ref());

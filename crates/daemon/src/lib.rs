@@ -63,6 +63,10 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     let root = opts.dirs.root();
     std::fs::create_dir_all(root).map_err(io(format!("cannot create {}", root.display())))?;
     let _ = std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o700));
+    // Made before any agent starts: a sandbox or a container is given it only when it exists.
+    let spool = opts.dirs.spool();
+    std::fs::create_dir_all(&spool).map_err(io(format!("cannot create {}", spool.display())))?;
+    let _ = std::fs::set_permissions(&spool, std::fs::Permissions::from_mode(0o700));
     let _lock = pidlock::PidLock::acquire(&opts.dirs.pid_file())?;
     let mut store = Store::open(&opts.dirs.db())?;
     // A database made by an earlier bosun, before its files were made private, is made so now.
@@ -90,7 +94,8 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
             source: std::io::Error::other(e.to_string()),
         })?);
     let host = bosun_adapters::HostSessions::new(opts.exe.clone(), opts.dirs.hosts(), opts.dirs.socket(), output_max)
-        .with_containers(containers.clone(), opts.dirs.label());
+        .with_containers(containers.clone(), opts.dirs.label())
+        .with_spool(opts.dirs.spool());
     let sessions: Arc<dyn Sessions> = Arc::new(bosun_adapters::RoutedSessions::new(Arc::new(tmux), Arc::new(host)));
     let local = Arc::new(LocalWorkspaces::new().with_containers(containers.clone(), opts.dirs.label()));
     let workspaces: Arc<dyn Workspaces> = local.clone();
@@ -141,6 +146,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
             stopping: tokio::sync::watch::Sender::new(false),
             streams: tokio::sync::RwLock::new(()),
         });
+        replay_spool(&ctx, &opts.dirs.old_hook_spool()).await;
         replay_spool(&ctx, &opts.dirs.hook_spool()).await;
         tokio::spawn(watch::sessions(engine.clone(), ctx.sessions.clone(), watch::INTERVAL));
         tokio::spawn(async move {

@@ -244,6 +244,31 @@ pub fn codex() -> Option<PathBuf> {
     real_client("BOSUN_CODEX_BIN", "codex")
 }
 
+/// The real Codex's native program, which the `codex` launcher (a Node.js script) runs: a
+/// static binary named `codex` in the npm package of this platform (`@openai/codex-linux-x64`),
+/// as the launcher finds it — nested in the launcher's package, beside it, or in its own
+/// `vendor`. Needs nothing else to run, so a container without Node.js can hold it. `None` as
+/// for `codex`; panics when the package was installed without it.
+pub fn codex_native() -> Option<PathBuf> {
+    let launcher = fs::canonicalize(codex()?).unwrap_or_else(|e| panic!("cannot resolve the codex launcher: {e}"));
+    let (platform, triple) = match env::consts::ARCH {
+        "aarch64" => ("codex-linux-arm64", "aarch64-unknown-linux-musl"),
+        _ => ("codex-linux-x64", "x86_64-unknown-linux-musl"),
+    };
+    // `<node_modules>/@openai/codex/bin/codex.js`.
+    let package = launcher.parent().and_then(Path::parent).unwrap_or_else(|| Path::new("/"));
+    let vendors = [
+        package.join("node_modules/@openai").join(platform).join("vendor"),
+        package.with_file_name(platform).join("vendor"),
+        package.join("vendor"),
+    ];
+    let binary = vendors.iter().map(|v| v.join(triple).join("bin/codex")).find(|p| is_executable(p));
+    Some(
+        binary
+            .unwrap_or_else(|| panic!("no native codex binary beside {} (looked in {vendors:?})", launcher.display())),
+    )
+}
+
 /// Prints the one line a test prints when it skips.
 pub fn skip(reason: &str) {
     eprintln!("testkit: skipping: {reason}");

@@ -99,8 +99,18 @@ impl StateDir {
     pub fn agents(&self) -> PathBuf {
         self.root.join("agents")
     }
-    /// Hook reports made while no daemon ran, one JSON `HookEvent` a line, read at start.
+    /// Hook reports made while no daemon ran, one JSON `HookEvent` a line, read at start; in a
+    /// directory of its own (`spool/`), which an agent in a sandbox or a container is given
+    /// writable, so its reports are kept there too (the rest of this directory it does not see).
     pub fn hook_spool(&self) -> PathBuf {
+        self.spool().join("hooks.spool")
+    }
+    /// The directory of the hook spool.
+    pub fn spool(&self) -> PathBuf {
+        self.root.join("spool")
+    }
+    /// Where bosun 0.1 kept the hook spool: read at start too, so no report kept there is lost.
+    pub fn old_hook_spool(&self) -> PathBuf {
         self.root.join("hooks.spool")
     }
 }

@@ -48,7 +48,7 @@ pub(super) fn observed(
     } else {
         a.state.clone()
     };
-    heartbeat(a, heartbeat_of(source, obs), now, d);
+    heartbeat(a, heartbeat_of(source, obs, cause.as_ref()), now, d);
     // What the current state's source said stands against a less confident source; the session
     // log alone reports API errors and interrupted turns, so it may overrule the hooks on those.
     let outranked = a.source.is_some_and(|top| source < top);
@@ -128,12 +128,15 @@ fn heartbeat(a: &Agent, kind: Heartbeat, now: Timestamp, d: &mut Decision) {
     }
 }
 
-fn heartbeat_of(source: Source, obs: &Observation) -> Heartbeat {
-    match (obs, source) {
-        (Observation::Activity { heartbeat }, _) => *heartbeat,
-        (_, Source::Hook) => Heartbeat::HookCall,
-        (_, Source::Log) => Heartbeat::LogWrite,
-        (_, Source::Process | Source::Screen) => Heartbeat::TerminalOutput,
+/// The sign of life an observation is: a report of the agent's own program (a Claude hook, a
+/// Codex notify) is a hook call whatever tier its state is taken at — a Codex notify's is the
+/// log's, and it is no log write.
+fn heartbeat_of(source: Source, obs: &Observation, cause: Option<&Cause>) -> Heartbeat {
+    match (obs, source, cause) {
+        (Observation::Activity { heartbeat }, _, _) => *heartbeat,
+        (_, Source::Hook, _) | (_, _, Some(Cause::Hook { .. } | Cause::Notify { .. })) => Heartbeat::HookCall,
+        (_, Source::Log, _) => Heartbeat::LogWrite,
+        (_, Source::Process | Source::Screen, _) => Heartbeat::TerminalOutput,
     }
 }
 
