@@ -215,6 +215,10 @@ async fn lists_select_by_label_a_missing_pod_is_not_found_and_no_token_is_unauth
         let spec = sleeper(&image, name, json!({"app": "bosun", "role": role}));
         pods.create(&PostParams::default(), &spec).await.unwrap();
     }
+    for name in ["a", "b", "c"] {
+        let running = await_condition(pods.clone(), name, in_phase("Running"));
+        tokio::time::timeout(PATIENCE, running).await.expect("in time").unwrap();
+    }
     let listed = pods.list(&ListParams::default().labels("app=bosun,role=agent")).await.unwrap();
     let mut names: Vec<String> = listed.items.into_iter().filter_map(|p| p.metadata.name).collect();
     names.sort();
@@ -222,6 +226,14 @@ async fn lists_select_by_label_a_missing_pod_is_not_found_and_no_token_is_unauth
     assert_eq!(pods.list(&ListParams::default().labels("role!=agent")).await.unwrap().items.len(), 1);
     let everywhere: Api<Pod> = Api::all(client(&cluster).await);
     assert_eq!(everywhere.list(&ListParams::default()).await.unwrap().items.len(), 3);
+    let ip = |name: &str| cluster.pod("default", name).and_then(|p| p["status"]["podIP"].as_str().map(str::to_owned));
+    let ips: std::collections::HashSet<_> = ["a", "b", "c"].map(ip).into_iter().collect();
+    assert_eq!(ips.len(), 3, "each pod has an address of its own: {ips:?}");
+
+    assert!(cluster.delete_behind_back("default", "c"), "c was there");
+    assert!(cluster.containers("default", "c").is_empty(), "its container went with it");
+    assert!(!cluster.delete_behind_back("default", "c"), "c is gone");
+    assert_eq!(pods.list(&ListParams::default()).await.unwrap().items.len(), 2);
 
     match pods.get("nope").await {
         Err(kube::Error::Api(status)) => assert_eq!((status.code, status.reason.as_str()), (404, "NotFound")),

@@ -230,16 +230,21 @@ fn create(shared: &Arc<Shared>, req: &Request, kind: Kind, ns: &str) -> Result<A
 pub fn delete(shared: &Shared, kind: Kind, ns: &str, name: &str) -> Result<Answer, ApiError> {
     let object = get(shared, kind, ns, name)?;
     if kind == Kind::Pod {
-        pods::stop(shared, object["metadata"]["uid"].as_str().unwrap_or_default());
+        // As the real server does: the pod is marked (a MODIFIED event), its containers are
+        // stopped (their statuses may change meanwhile), then it goes (DELETED).
+        let uid = object["metadata"]["uid"].as_str().unwrap_or_default();
+        shared.change(|store| {
+            store.update(kind, ns, name, uid, |p| {
+                p["metadata"]["deletionTimestamp"] = json!(now());
+                p["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+            })
+        });
+        pods::stop(shared, uid);
     }
     let removed = shared.change(|store| store.remove(kind, ns, name));
-    let Some(mut removed) = removed else { return Err(ApiError::not_found(kind, name)) };
+    let Some(removed) = removed else { return Err(ApiError::not_found(kind, name)) };
     match kind {
-        Kind::Pod => {
-            removed["metadata"]["deletionTimestamp"] = json!(now());
-            removed["metadata"]["deletionGracePeriodSeconds"] = json!(0);
-            Ok(Answer::Json(200, removed))
-        }
+        Kind::Pod => Ok(Answer::Json(200, removed)),
         Kind::Claim | Kind::Secret => {
             if kind == Kind::Claim {
                 claims::release(shared, &removed);
