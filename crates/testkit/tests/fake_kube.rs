@@ -299,6 +299,19 @@ fn hostile_requests_are_refused_and_create_nothing() {
     mount["spec"]["containers"][0]["volumeMounts"] = json!([{"name": "w", "mountPath": "/w", "subPath": "../../x"}]);
     let (code, _) = raw(&cluster, "POST", pods, &serde_json::to_vec(&mount).unwrap(), true);
     assert_eq!(code, 422, "a subPath out of its volume");
+    let odd: [(&str, Value); 4] = [
+        (pods, json!({"metadata": {"name": "x", "annotations": "s"}, "spec": {"containers": []}})),
+        (pods, json!({"metadata": {"name": "x"}, "spec": 5})),
+        (
+            "/api/v1/namespaces/default/secrets",
+            json!({"metadata": {"name": "s"}, "data": "x", "stringData": {"a": "b"}}),
+        ),
+        ("/api/v1/namespaces/default/persistentvolumeclaims", json!({"metadata": {"name": "c"}, "spec": []})),
+    ];
+    for (path, body) in odd {
+        let (code, status) = raw(&cluster, "POST", path, &serde_json::to_vec(&body).unwrap(), true);
+        assert_eq!((code, status["reason"].as_str()), (422, Some("Invalid")), "{body}: {status}");
+    }
     let (code, status) = raw(&cluster, "GET", pods, b"", false);
     assert_eq!((code, status["reason"].as_str()), (401, Some("Unauthorized")));
 
@@ -307,4 +320,6 @@ fn hostile_requests_are_refused_and_create_nothing() {
     assert_eq!((code, list["kind"].as_str(), list["items"].as_array().map(Vec::len)), (200, Some("PodList"), Some(0)));
     let containers = engine.run(&["ps", "-aq", "--filter", &format!("label={}", cluster.engine_label())]);
     assert!(containers.trim().is_empty(), "no container was made: {containers}");
+    let volumes = engine.run(&["volume", "ls", "-q", "--filter", &format!("label={}", cluster.engine_label())]);
+    assert!(volumes.trim().is_empty(), "no volume was made: {volumes}");
 }

@@ -173,14 +173,11 @@ fn create(shared: &Arc<Shared>, req: &Request, kind: Kind, ns: &str) -> Result<A
     object["metadata"]["name"] = json!(name);
     let mut causes = Vec::new();
     validate::name(&name, &mut causes);
-    if !object["metadata"]["labels"].is_null()
-        && !object["metadata"]["labels"].as_object().is_some_and(|l| l.values().all(Value::is_string))
-    {
-        causes.push(("metadata.labels".into(), "Invalid value: labels are strings".into()));
-    }
+    validate::shape(kind, &object, &mut causes);
     match kind {
         Kind::Pod => validate::pod(&object["spec"], &mut causes),
-        Kind::Secret => validate::secret(&mut object, &mut causes),
+        Kind::Secret if causes.is_empty() => validate::secret(&mut object, &mut causes),
+        Kind::Secret => {}
         Kind::Claim => {}
     }
     if !causes.is_empty() {

@@ -8,6 +8,8 @@ use std::collections::HashSet;
 use base64::Engine as _;
 use serde_json::Value;
 
+use super::store::Kind;
+
 type Causes = Vec<(String, String)>;
 
 /// Whether `name` is a DNS-1123 label: at most 63 of `[a-z0-9-]`, alphanumeric at both ends.
@@ -36,6 +38,32 @@ pub fn name(name: &str, causes: &mut Causes) {
         causes.push(("metadata.name".into(), "Required value: name or generateName is required".into()));
     } else if !is_subdomain(name) {
         causes.push(("metadata.name".into(), format!("Invalid value: {name:?}: {SUBDOMAIN_MSG}")));
+    }
+}
+
+/// Problems with the object's shape: the maps the server and this fake write into are maps (or
+/// absent), so that nothing later meets a string where it expects an object.
+pub fn shape(kind: Kind, object: &Value, causes: &mut Causes) {
+    let map_of_strings = |v: &Value| v.is_null() || v.as_object().is_some_and(|m| m.values().all(Value::is_string));
+    for key in ["labels", "annotations"] {
+        if !map_of_strings(&object["metadata"][key]) {
+            causes.push((format!("metadata.{key}"), "Invalid value: must be a map of strings".into()));
+        }
+    }
+    let maps: &[&str] = match kind {
+        Kind::Pod => &["spec"],
+        Kind::Secret => &["data", "stringData"],
+        Kind::Claim => &["spec"],
+    };
+    for key in maps {
+        let v = &object[key];
+        let ok = if *key == "spec" { v.is_object() || (kind == Kind::Claim && v.is_null()) } else { map_of_strings(v) };
+        if !ok {
+            causes.push(((*key).into(), "Invalid value: must be an object".into()));
+        }
+    }
+    if kind == Kind::Claim && !(object["spec"]["resources"].is_null() || object["spec"]["resources"].is_object()) {
+        causes.push(("spec.resources".into(), "Invalid value: must be an object".into()));
     }
 }
 
