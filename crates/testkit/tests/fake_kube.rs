@@ -13,7 +13,7 @@ use bosun_testkit::docker::DockerEngine;
 use bosun_testkit::kube::FakeCluster;
 use futures_util::{AsyncBufReadExt, StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, Secret};
-use kube::api::{Api, DeleteParams, ListParams, LogParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, LogParams, PostParams, WatchEvent, WatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::wait::await_condition;
 use kube::runtime::watcher::{self, Event};
@@ -229,6 +229,21 @@ async fn lists_select_by_label_a_missing_pod_is_not_found_and_no_token_is_unauth
     let ip = |name: &str| cluster.pod("default", name).and_then(|p| p["status"]["podIP"].as_str().map(str::to_owned));
     let ips: std::collections::HashSet<_> = ["a", "b", "c"].map(ip).into_iter().collect();
     assert_eq!(ips.len(), 3, "each pod has an address of its own: {ips:?}");
+
+    // A watch from resource version 0 first shows every pod; one with streaming lists ends them
+    // with a bookmark that says so; both end at their timeout.
+    let events: Vec<_> =
+        pods.watch(&WatchParams::default().timeout(1), "0").await.unwrap().try_collect().await.unwrap();
+    assert_eq!(events.iter().filter(|e| matches!(e, WatchEvent::Added(_))).count(), 3, "{events:?}");
+    let streaming = WatchParams::streaming_lists().timeout(1).labels("role=agent");
+    let events: Vec<_> = pods.watch(&streaming, "").await.unwrap().try_collect().await.unwrap();
+    assert_eq!(events.iter().filter(|e| matches!(e, WatchEvent::Added(_))).count(), 2, "{events:?}");
+    match events.last() {
+        Some(WatchEvent::Bookmark(mark)) => {
+            assert_eq!(mark.metadata.annotations.get("k8s.io/initial-events-end").map(String::as_str), Some("true"))
+        }
+        other => panic!("the initial events end with {other:?}"),
+    }
 
     assert!(cluster.delete_behind_back("default", "c"), "c was there");
     assert!(cluster.containers("default", "c").is_empty(), "its container went with it");
