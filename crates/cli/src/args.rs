@@ -367,12 +367,16 @@ pub enum HostCommand {
         socket: Option<PathBuf>,
         /// Listen on TCP instead, `tcp:ADDR:PORT` (port 0: any free port); every connection must
         /// first present the token in --token-file
-        #[arg(long, value_name = "tcp:ADDR:PORT", value_parser = parse_listen, requires_all = ["token_file", "address_file"])]
+        #[arg(long, value_name = "tcp:ADDR:PORT", value_parser = parse_listen, requires = "address_file")]
         listen: Option<std::net::SocketAddr>,
         /// With --listen: the file holding the token (read once at start; it must be this user's
         /// and mode 0600)
-        #[arg(long, value_name = "FILE", requires = "listen")]
+        #[arg(long, value_name = "FILE", requires = "listen", conflicts_with = "token_env")]
         token_file: Option<PathBuf>,
+        /// With --listen, instead of --token-file: the environment variable holding the token
+        /// (in a pod, set from a secret); the program served does not inherit it
+        #[arg(long, value_name = "NAME", requires = "listen")]
+        token_env: Option<String>,
         /// With --listen: where to write the address really bound (mode 0600, written whole)
         #[arg(long, value_name = "FILE", requires = "listen")]
         address_file: Option<PathBuf>,

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use bosun_host::{HostClient, HostEndpoint, HostOptions, HostRequest, HostToken, Listen};
+use bosun_host::{HostClient, HostEndpoint, HostOptions, HostRequest, HostToken, Listen, TokenFrom};
 use ratatui::crossterm::terminal;
 
 use crate::args::HostCommand;
@@ -15,6 +15,7 @@ pub fn run(cmd: HostCommand) -> Result<ExitCode> {
             socket,
             listen,
             token_file,
+            token_env,
             address_file,
             session,
             size: (cols, rows),
@@ -32,12 +33,16 @@ pub fn run(cmd: HostCommand) -> Result<ExitCode> {
                 .with_ansi(false)
                 .log_internal_errors(false)
                 .init();
-            let listen = match (socket, listen, token_file, address_file) {
+            let token = match (token_file, token_env) {
+                (Some(file), None) => Some(TokenFrom::File(file)),
+                (None, Some(name)) => Some(TokenFrom::Env(name)),
+                (None, None) => None,
+                (Some(_), Some(_)) => bail!("give --token-file or --token-env, not both"),
+            };
+            let listen = match (socket, listen, token, address_file) {
                 (Some(socket), None, None, None) => Listen::Unix(socket),
-                (None, Some(addr), Some(token_file), Some(address_file)) => {
-                    Listen::Tcp { addr, token_file, address_file }
-                }
-                _ => bail!("give --socket, or --listen with --token-file and --address-file"),
+                (None, Some(addr), Some(token), Some(address_file)) => Listen::Tcp { addr, token, address_file },
+                _ => bail!("give --socket, or --listen with --token-file (or --token-env) and --address-file"),
             };
             let opts = HostOptions { listen, session, command, output, output_max, cols, rows, daemon };
             bosun_host::serve(opts)?;

@@ -21,7 +21,7 @@ pub use client::{attach, HostClient};
 pub use conn::HostConn;
 pub use endpoint::HostEndpoint;
 pub use error::HostError;
-pub use listen::Listen;
+pub use listen::{Listen, TokenFrom};
 pub use protocol::{HostRequest, HostResponse, HostStatus, DETACH_KEY};
 pub use screen::Screen;
 pub use serve::{serve, HostOptions};

@@ -34,8 +34,36 @@ pub enum Listen {
     /// A Unix socket, made with mode 0600.
     Unix(PathBuf),
     /// A TCP address (port 0: any free one), the token each connection must present read from
-    /// `token_file`, the address really bound written to `address_file`.
-    Tcp { addr: SocketAddr, token_file: PathBuf, address_file: PathBuf },
+    /// `token`, the address really bound written to `address_file`.
+    Tcp { addr: SocketAddr, token: TokenFrom, address_file: PathBuf },
+}
+
+/// Where a TCP host reads its token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TokenFrom {
+    /// A private file of this user's (the daemon writes it, on this machine or bound into a
+    /// container).
+    File(PathBuf),
+    /// An environment variable (in a pod: set from a secret, so it is in no file and no
+    /// spec); the host's program does not inherit it.
+    Env(String),
+}
+
+impl TokenFrom {
+    pub fn read(&self) -> Result<HostToken, HostError> {
+        match self {
+            Self::File(path) => HostToken::read(path),
+            Self::Env(name) => HostToken::from_env(name),
+        }
+    }
+
+    /// The variable the host's program must not inherit, if the token came in one.
+    pub fn hidden_var(&self) -> Option<&str> {
+        match self {
+            Self::Env(name) => Some(name),
+            Self::File(_) => None,
+        }
+    }
 }
 
 pub(crate) enum Listener {
@@ -49,8 +77,8 @@ impl Listener {
     pub fn bind(listen: &Listen) -> Result<Self, HostError> {
         match listen {
             Listen::Unix(path) => Ok(Self::Unix { listener: bind_unix(path)?, path: path.clone() }),
-            Listen::Tcp { addr, token_file, address_file } => {
-                let token = HostToken::read(token_file)?;
+            Listen::Tcp { addr, token, address_file } => {
+                let token = token.read()?;
                 let listener =
                     TcpListener::bind(addr).map_err(|e| HostError::io(format!("listening on tcp:{addr}"), e))?;
                 let bound = listener.local_addr().map_err(|e| HostError::io("reading the address bound", e))?;

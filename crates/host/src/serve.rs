@@ -67,6 +67,11 @@ pub fn serve(opts: HostOptions) -> Result<(), HostError> {
     let (program, args) = opts.command.split_first().ok_or_else(|| spawn_err("no command".into()))?;
     let mut cmd = CommandBuilder::new(program);
     cmd.args(args);
+    if let crate::Listen::Tcp { token, .. } = &opts.listen {
+        if let Some(name) = token.hidden_var() {
+            cmd.env_remove(name);
+        }
+    }
     if let Ok(cwd) = std::env::current_dir() {
         cmd.cwd(cwd);
     }

@@ -46,6 +46,21 @@ impl HostToken {
         Ok(Self(token.to_owned()))
     }
 
+    /// The token in the environment variable `name`, held to the same rules as a file's.
+    pub fn from_env(name: &str) -> Result<Self, HostError> {
+        let bad = |why: &str| HostError::Unsafe { path: format!("${name}").into(), why: why.to_owned() };
+        let text = std::env::var(name).map_err(|_| bad("it is not set, or not text"))?;
+        if text.len() < SHORTEST || text.len() as u64 > LARGEST || !text.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(bad("it does not hold a token (at least 32 printable characters)"));
+        }
+        Ok(Self(text))
+    }
+
+    /// The token's text, to hand to where the host reads it (a cluster's secret).
+    pub fn text(&self) -> &str {
+        &self.0
+    }
+
     /// Writes the token to `path` (mode 0600, atomically).
     pub fn write(&self, path: &Path) -> Result<(), HostError> {
         private_file::write(path, self.0.as_bytes())

@@ -11,7 +11,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bosun_core::TermKey;
-use bosun_host::{HostClient, HostEndpoint, HostError, HostOptions, HostRequest, HostResponse, HostToken, Listen};
+use bosun_host::{
+    HostClient, HostEndpoint, HostError, HostOptions, HostRequest, HostResponse, HostToken, Listen, TokenFrom,
+};
 
 const PATIENCE: Duration = Duration::from_secs(20);
 /// Set in the host's process: its token and address files, a line each.
@@ -26,11 +28,16 @@ fn host_process() {
     let opts = HostOptions {
         listen: Listen::Tcp {
             addr: "127.0.0.1:0".parse().unwrap(),
-            token_file: token_file.into(),
+            token: match token_file.strip_prefix("env:") {
+                Some(name) => TokenFrom::Env(name.into()),
+                None => TokenFrom::File(token_file.into()),
+            },
             address_file: address_file.into(),
         },
         session: "tcp-test".into(),
-        command: ["sh", "-c", "while read l; do echo \"got: $l\"; done"].map(String::from).to_vec(),
+        command: ["sh", "-c", "echo \"inherited [$HOST_TOKEN]\"; while read l; do echo \"got: $l\"; done"]
+            .map(String::from)
+            .to_vec(),
         output: None,
         output_max: 1 << 20,
         cols: 80,
@@ -69,11 +76,24 @@ impl TcpHost {
         let dir = tempfile::tempdir().unwrap();
         let token = HostToken::generate().unwrap();
         prepare(&dir.path().join("h.token"), &token);
+        let token_file = dir.path().join("h.token").display().to_string();
+        Self::spawn(dir, token, token_file)
+    }
+
+    /// Starts a host that reads its token from the environment variable `HOST_TOKEN`.
+    fn start_with_env() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let token = HostToken::generate().unwrap();
+        Self::spawn(dir, token, "env:HOST_TOKEN".into())
+    }
+
+    fn spawn(dir: tempfile::TempDir, token: HostToken, token_file: String) -> Self {
         let log = std::fs::File::create(dir.path().join("h.log")).unwrap();
-        let files = format!("{}\n{}", dir.path().join("h.token").display(), dir.path().join("h.addr").display());
+        let files = format!("{token_file}\n{}", dir.path().join("h.addr").display());
         let child = Command::new(std::env::current_exe().unwrap())
             .args(["host_process", "--exact", "--nocapture", "--test-threads=1"])
             .env(AS_HOST, files)
+            .env("HOST_TOKEN", token.text())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
@@ -123,6 +143,17 @@ impl Drop for TcpHost {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+#[test]
+fn a_token_from_the_environment_admits_its_client_and_is_not_the_programs() {
+    let host = TcpHost::start_with_env();
+    let screen = host.wait_screen("inherited [");
+    assert!(screen.contains("inherited []"), "the program does not inherit the token's variable: {screen}");
+    assert!(!screen.contains(host.token.text()));
+    let wrong = HostClient::new(HostEndpoint::Tcp { addr: host.addr(), token: HostToken::generate().unwrap() });
+    assert!(wrong.status().is_err(), "another token is refused");
+    assert_eq!(host.client().status().unwrap().session, "tcp-test");
 }
 
 #[test]

@@ -3,8 +3,8 @@
 //! the repository at the job's commit onto its branch into `/bosun/workspace` (skipped when a
 //! claim already holds the clone: a resumed agent finds its work), and the agent's container runs
 //! `bosun host serve` on the pod's address, port `HOST_PORT`, with the agent under it, its config
-//! in `/bosun/config` (on the claim too) and its host's token read from a secret mounted
-//! read-only.
+//! in `/bosun/config` (on the claim too) and its host's token in an environment variable set
+//! from a secret (the agent does not inherit it; a file would be root's in most clusters).
 
 use std::collections::BTreeMap;
 
@@ -12,7 +12,7 @@ use bosun_core::Pod as PodAsk;
 use k8s_openapi::api::core::v1::{
     Container, ContainerPort, EnvFromSource, EnvVar, EnvVarSource, ObjectFieldSelector, PersistentVolumeClaim,
     PersistentVolumeClaimSpec, PersistentVolumeClaimVolumeSource, Pod, PodSpec, ResourceRequirements, Secret,
-    SecretEnvSource, SecretVolumeSource, Volume, VolumeMount, VolumeResourceRequirements,
+    SecretEnvSource, SecretKeySelector, Volume, VolumeMount, VolumeResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -26,7 +26,8 @@ pub const TOKEN_KEY: &str = "token";
 const WORK: &str = "/bosun";
 const WORKSPACE: &str = "/bosun/workspace";
 const CONFIG: &str = "/bosun/config";
-const TOKEN_DIR: &str = "/var/run/bosun";
+/// The variable the session host reads its token from.
+const TOKEN_VAR: &str = "BOSUN_HOST_TOKEN";
 
 /// Clones `$BOSUN_REPO` into `$BOSUN_WORKSPACE` on a new branch `$BOSUN_BRANCH` at
 /// `$BOSUN_BASE`, unless a clone is there already. Constant text: the values come as environment.
@@ -73,15 +74,6 @@ pub fn pod(plan: &PodPlan<'_>) -> Pod {
         },
         None => Volume { name: "work".into(), empty_dir: Some(Default::default()), ..Default::default() },
     };
-    let token = Volume {
-        name: "token".into(),
-        secret: Some(SecretVolumeSource {
-            secret_name: Some(plan.token_secret.to_owned()),
-            default_mode: Some(0o400),
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
     let work_mount = VolumeMount { name: "work".into(), mount_path: WORK.into(), ..Default::default() };
     let clone = Container {
         name: "clone".into(),
@@ -98,7 +90,7 @@ pub fn pod(plan: &PodPlan<'_>) -> Pod {
     };
     let mut command: Vec<String> = [plan.bosun, "host", "serve", "--listen"].map(String::from).to_vec();
     command.push(format!("tcp:$(POD_IP):{HOST_PORT}"));
-    command.extend(["--token-file".into(), format!("{TOKEN_DIR}/{TOKEN_KEY}")]);
+    command.extend(["--token-env".into(), TOKEN_VAR.into()]);
     command.extend(["--address-file".into(), format!("{WORK}/host.addr")]);
     command.extend(["--session".into(), plan.name.to_owned(), "--".into()]);
     // The kubelet expands `$(VAR)` in a command; what the agent's command says stays as it is.
@@ -111,7 +103,19 @@ pub fn pod(plan: &PodPlan<'_>) -> Pod {
         }),
         ..Default::default()
     }];
-    env.extend(plan.env.iter().map(|(k, v)| value(k, v)));
+    env.push(EnvVar {
+        name: TOKEN_VAR.into(),
+        value_from: Some(EnvVarSource {
+            secret_key_ref: Some(SecretKeySelector {
+                name: plan.token_secret.to_owned(),
+                key: TOKEN_KEY.into(),
+                optional: Some(false),
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    env.extend(plan.env.iter().filter(|(k, _)| k.as_str() != TOKEN_VAR).map(|(k, v)| value(k, v)));
     env.push(value("BOSUN_WORKSPACE", WORKSPACE));
     env.push(value("CLAUDE_CONFIG_DIR", CONFIG));
     env.push(value("CODEX_HOME", CONFIG));
@@ -137,15 +141,7 @@ pub fn pod(plan: &PodPlan<'_>) -> Pod {
             ..Default::default()
         }]),
         resources: resources(plan.ask),
-        volume_mounts: Some(vec![
-            work_mount,
-            VolumeMount {
-                name: "token".into(),
-                mount_path: TOKEN_DIR.into(),
-                read_only: Some(true),
-                ..Default::default()
-            },
-        ]),
+        volume_mounts: Some(vec![work_mount]),
         ..Default::default()
     };
     Pod {
@@ -153,7 +149,7 @@ pub fn pod(plan: &PodPlan<'_>) -> Pod {
         spec: Some(PodSpec {
             init_containers: Some(vec![clone]),
             containers: vec![agent],
-            volumes: Some(vec![work, token]),
+            volumes: Some(vec![work]),
             restart_policy: Some("Never".into()),
             service_account_name: plan.ask.service_account.clone(),
             node_selector: (!plan.ask.node_selector.is_empty()).then(|| plan.ask.node_selector.clone()),
