@@ -99,48 +99,51 @@ impl KubeCluster {
         Ok(Self { kubeconfig, client: Arc::new(OnceCell::new()), runtime: Some(runtime) })
     }
 
-    fn call<T, F>(&self, what: String, task: impl FnOnce(Client) -> F) -> Result<T, K8sError>
+    fn call<T, F>(&self, what: String, task: impl FnOnce(Client) -> F + Send + 'static) -> Result<T, K8sError>
     where
         T: Send + 'static,
         F: Future<Output = Result<T, K8sError>> + Send + 'static,
     {
         let late = || K8sError::Api(format!("{what}: no answer from the API server within {CALL_TIMEOUT:?}"));
         let runtime = self.runtime.as_ref().ok_or_else(late)?;
-        let client = runtime.block_on(tokio::time::timeout(CALL_TIMEOUT, self.client())).map_err(|_| late())??;
         let (tx, rx) = mpsc::sync_channel(1);
-        let task = task(client);
+        let (cell, path) = (Arc::clone(&self.client), self.kubeconfig.clone());
         runtime.spawn(async move {
-            let _ = tx.send(tokio::time::timeout(CALL_TIMEOUT, task).await);
+            let answer = tokio::time::timeout(CALL_TIMEOUT, async move {
+                let client = client(&cell, path).await?;
+                task(client).await
+            })
+            .await;
+            let _ = tx.send(answer);
         });
         match rx.recv_timeout(CALL_TIMEOUT + Duration::from_secs(1)) {
             Ok(Ok(answer)) => answer,
             Ok(Err(_)) | Err(_) => Err(late()),
         }
     }
+}
 
-    async fn client(&self) -> Result<Client, K8sError> {
-        let path = self.kubeconfig.clone();
-        self.client
-            .get_or_try_init(|| async move {
-                let config = match &path {
-                    Some(p) => {
-                        let file = Kubeconfig::read_from(p)
-                            .map_err(|e| K8sError::Api(format!("cannot read the kubeconfig {}: {e}", p.display())))?;
-                        Config::from_custom_kubeconfig(file, &KubeConfigOptions::default())
-                            .await
-                            .map_err(|e| K8sError::Api(format!("the kubeconfig {} is not usable: {e}", p.display())))?
-                    }
-                    None => Config::infer().await.map_err(|e| {
-                        K8sError::Api(format!(
-                            "no Kubernetes cluster is configured ({e}): set KUBECONFIG or run the daemon in a cluster"
-                        ))
-                    })?,
-                };
-                Client::try_from(config).map_err(|e| K8sError::Api(format!("cannot make a Kubernetes client: {e}")))
-            })
-            .await
-            .cloned()
-    }
+/// The client, made from the kubeconfig (or inferred) at the first call that needs it.
+async fn client(cell: &OnceCell<Client>, path: Option<PathBuf>) -> Result<Client, K8sError> {
+    cell.get_or_try_init(|| async move {
+        let config = match &path {
+            Some(p) => {
+                let file = Kubeconfig::read_from(p)
+                    .map_err(|e| K8sError::Api(format!("cannot read the kubeconfig {}: {e}", p.display())))?;
+                Config::from_custom_kubeconfig(file, &KubeConfigOptions::default())
+                    .await
+                    .map_err(|e| K8sError::Api(format!("the kubeconfig {} is not usable: {e}", p.display())))?
+            }
+            None => Config::infer().await.map_err(|e| {
+                K8sError::Api(format!(
+                    "no Kubernetes cluster is configured ({e}): set KUBECONFIG or run the daemon in a cluster"
+                ))
+            })?,
+        };
+        Client::try_from(config).map_err(|e| K8sError::Api(format!("cannot make a Kubernetes client: {e}")))
+    })
+    .await
+    .cloned()
 }
 
 impl Drop for KubeCluster {
@@ -236,10 +239,8 @@ impl Cluster for KubeCluster {
 
     fn watch(&self, namespace: &str, selector: &str, changes: mpsc::Sender<PodChange>) -> Result<(), K8sError> {
         let (ns, selector) = (namespace.to_owned(), selector.to_owned());
+        let client = self.call("start a watch".into(), |client| async move { Ok(client) })?;
         let runtime = self.runtime.as_ref().ok_or_else(|| K8sError::Api("the client is shutting down".into()))?;
-        let client = runtime
-            .block_on(tokio::time::timeout(CALL_TIMEOUT, self.client()))
-            .map_err(|_| K8sError::Api("no answer from the API server".into()))??;
         runtime.spawn(async move {
             let api: Api<Pod> = Api::namespaced(client, &ns);
             let mut stream = Box::pin(watcher(api, watcher::Config::default().labels(&selector)));

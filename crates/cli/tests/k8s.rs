@@ -1,0 +1,160 @@
+//! The pieces of the Kubernetes runtime together, against the testkit's fake API server (whose
+//! pods run on the test's own Docker engine): the pod `bosun_k8s::spec` makes for an agent clones
+//! the repository (served by `git daemon`) onto the agent's branch in its init container, runs
+//! bosun's session host on the pod's own address with its token from a secret, and is typed
+//! into and read over TCP with that token; `KubeCluster`'s one watch sees it run and go.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+
+use bosun_core::TermKey;
+use bosun_host::{HostClient, HostEndpoint, HostRequest, HostResponse, HostToken};
+use bosun_k8s::{Cluster, KubeCluster, Object, PodChange, PodPhase, PodPlan, PodSeen};
+use bosun_testkit::docker::DockerEngine;
+use bosun_testkit::kube::FakeCluster;
+use bosun_testkit::poll::wait_for;
+use support::*;
+
+/// `git daemon` serving `repo`'s parent on a free port of 127.0.0.1; killed when dropped.
+struct GitDaemon(Child, u16);
+
+impl GitDaemon {
+    fn serve(repo: &std::path::Path) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let base = repo.parent().unwrap();
+        let child = Command::new("git")
+            .args(["daemon", "--reuseaddr", "--export-all", "--listen=127.0.0.1", "--enable=receive-pack"])
+            .arg(format!("--port={port}"))
+            .arg(format!("--base-path={}", base.display()))
+            .arg(base)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("git daemon");
+        let up = wait_for(PATIENCE, || std::net::TcpStream::connect(("127.0.0.1", port)).ok());
+        assert!(up.is_some(), "git daemon never listened");
+        Self(child, port)
+    }
+
+    fn url(&self, repo: &std::path::Path) -> String {
+        format!("git://127.0.0.1:{}/{}", self.1, repo.file_name().unwrap().to_string_lossy())
+    }
+}
+
+impl Drop for GitDaemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn which(program: &str) -> std::path::PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{program} on PATH"))
+}
+
+const AGENT: &str = "echo \"on $(git rev-parse --abbrev-ref HEAD) at $(git rev-parse --short HEAD)\"; \
+    while read l; do echo \"got: $l\"; done";
+
+#[test]
+fn an_agents_pod_clones_its_branch_and_serves_its_session_over_tcp_with_its_token() {
+    let engine = DockerEngine::start();
+    let cluster = FakeCluster::start(engine);
+    let bosun_exe = std::path::PathBuf::from(env!("CARGO_BIN_EXE_bosun"));
+    let image = engine.image("bosun-k8s:test", &[&bosun_exe, &which("git")]);
+    let repo = TempRepo::new();
+    let git = GitDaemon::serve(repo.path());
+    let base = repo.git(&["rev-parse", "HEAD"]).trim().to_owned();
+
+    let kube = KubeCluster::new(Some(cluster.kubeconfig())).unwrap();
+    kube.check_available().unwrap();
+    let (tx, changes) = mpsc::channel();
+    kube.watch("default", "bosun.agent=k3j9x0aa", tx).unwrap();
+
+    let ask = bosun_core::Pod {
+        namespace: "default".into(),
+        image,
+        cpus_milli: Some(500),
+        memory_bytes: None,
+        node_selector: BTreeMap::new(),
+        service_account: None,
+        storage_bytes: None,
+        secrets: Vec::new(),
+    };
+    let labels = BTreeMap::from([("bosun.agent".to_owned(), "k3j9x0aa".to_owned())]);
+    let token = HostToken::generate().unwrap();
+    let command = ["sh".to_owned(), "-c".to_owned(), AGENT.to_owned()];
+    let env = BTreeMap::from([("BOSUN_AGENT_ID".to_owned(), "k3j9x0aa".to_owned())]);
+    let url = git.url(repo.path());
+    let plan = PodPlan {
+        name: "bosun-k3j9x0aa",
+        ask: &ask,
+        labels: &labels,
+        repo_url: &url,
+        base: &base,
+        branch: "agent/k8s",
+        command: &command,
+        env: &env,
+        bosun: bosun_exe.to_str().unwrap(),
+        token_secret: "bosun-k3j9x0aa-token",
+        claim: None,
+    };
+    kube.create_secret(&bosun_k8s::token_secret(plan.token_secret, "default", token.text(), &labels)).unwrap();
+    kube.create_pod(&bosun_k8s::pod(&plan)).unwrap();
+    kube.create_pod(&bosun_k8s::pod(&plan)).expect("a pod already there counts as made");
+
+    let running = until(&changes, |c| match c {
+        PodChange::Seen(p @ PodSeen { phase: PodPhase::Running, ip: Some(_), .. }) => Some(p.clone()),
+        _ => None,
+    });
+    let addr: SocketAddr = format!("{}:{}", running.ip.unwrap(), bosun_k8s::HOST_PORT).parse().unwrap();
+    let client = HostClient::new(HostEndpoint::Tcp { addr, token: token.clone() });
+    let status = wait_for(PATIENCE, || client.status().ok()).expect("the pod's host answers with its token");
+    assert_eq!(status.session, "bosun-k3j9x0aa");
+    let short = repo.git(&["rev-parse", "--short", "HEAD"]).trim().to_owned();
+    screen_shows(&client, &format!("on agent/k8s at {short}"));
+    let keys = vec![TermKey::Text("from the daemon".into()), TermKey::Enter];
+    assert!(matches!(client.ask(&HostRequest::Press { keys }), Ok(HostResponse::Ok)));
+    screen_shows(&client, "got: from the daemon");
+    let stranger = HostClient::new(HostEndpoint::Tcp { addr, token: HostToken::generate().unwrap() });
+    assert!(stranger.status().is_err(), "another token is refused");
+    let listed = kube.pods("default", "bosun.agent=k3j9x0aa").unwrap();
+    assert_eq!(listed.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["bosun-k3j9x0aa"]);
+
+    kube.delete(Object::Pod, "default", "bosun-k3j9x0aa").unwrap();
+    kube.delete(Object::Pod, "default", "bosun-k3j9x0aa").expect("a pod already gone counts as deleted");
+    kube.delete(Object::Secret, "default", "bosun-k3j9x0aa-token").unwrap();
+    until(&changes, |c| matches!(c, PodChange::Gone(n) if n == "bosun-k3j9x0aa").then_some(()));
+    assert!(cluster.containers("default", "bosun-k3j9x0aa").is_empty(), "its containers are gone");
+}
+
+/// The first change `want` picks, within the patience.
+fn until<T>(changes: &mpsc::Receiver<PodChange>, want: impl Fn(&PodChange) -> Option<T>) -> T {
+    let deadline = std::time::Instant::now() + PATIENCE;
+    let mut seen = Vec::new();
+    while let Ok(c) = changes.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
+        if let Some(found) = want(&c) {
+            return found;
+        }
+        seen.push(c);
+    }
+    panic!("the watch never gave what was waited for; it gave {seen:?}");
+}
+
+fn screen_shows(client: &HostClient, text: &str) {
+    let mut last = String::new();
+    let seen = wait_for(PATIENCE, || match client.ask(&HostRequest::Screen { colors: false }) {
+        Ok(HostResponse::Screen { text: s }) => {
+            last = s.clone();
+            s.contains(text).then_some(())
+        }
+        _ => None,
+    });
+    assert!(seen.is_some(), "{text:?} never showed; the screen: {last}");
+}
