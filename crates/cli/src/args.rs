@@ -194,7 +194,7 @@ pub enum Command {
     /// bosun's own session host: what the daemon starts for an agent run with `--session host`,
     /// and `attach` to one
     #[command(subcommand)]
-    Host(HostCommand),
+    Host(Box<HostCommand>),
     /// Entry point for hooks bosun installs (tmux); not for people
     #[command(hide = true, subcommand)]
     Hook(HookCommand),
@@ -395,6 +395,13 @@ pub enum HostCommand {
         /// The daemon's socket, told at once when the program exits
         #[arg(long, value_name = "PATH")]
         daemon: Option<PathBuf>,
+        /// Where `save` requests push the workspace's branch (--save-branch), for a host whose
+        /// workspace lives only beside it (in a pod)
+        #[arg(long, value_name = "URL", requires = "save_branch")]
+        save_remote: Option<String>,
+        /// The branch `save` requests push
+        #[arg(long, value_name = "BRANCH", requires = "save_remote")]
+        save_branch: Option<String>,
         /// The program and its arguments
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use bosun_host::{HostClient, HostEndpoint, HostOptions, HostRequest, HostToken, Listen, TokenFrom};
+use bosun_host::{HostClient, HostEndpoint, HostOptions, HostRequest, HostToken, Listen, SaveTo, TokenFrom};
 use ratatui::crossterm::terminal;
 
 use crate::args::HostCommand;
@@ -22,6 +22,8 @@ pub fn run(cmd: HostCommand) -> Result<ExitCode> {
             output,
             output_max,
             daemon,
+            save_remote,
+            save_branch,
             command,
         } => {
             // Its stderr is its log (`<state>/h/<session>.log`), never a terminal.
@@ -44,7 +46,8 @@ pub fn run(cmd: HostCommand) -> Result<ExitCode> {
                 (None, Some(addr), Some(token), Some(address_file)) => Listen::Tcp { addr, token, address_file },
                 _ => bail!("give --socket, or --listen with --token-file (or --token-env) and --address-file"),
             };
-            let opts = HostOptions { listen, session, command, output, output_max, cols, rows, daemon };
+            let save = save_remote.zip(save_branch).map(|(remote, branch)| SaveTo { remote, branch });
+            let opts = HostOptions { listen, session, command, output, output_max, cols, rows, daemon, save };
             bosun_host::serve(opts)?;
             Ok(ExitCode::SUCCESS)
         }

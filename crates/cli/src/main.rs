@@ -33,12 +33,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let quiet = matches!(cli.command, Command::Hook(_));
     // The daemon and a session host write to sockets whose readers may go: they ignore SIGPIPE.
-    let writes_to_sockets = matches!(
-        cli.command,
-        Command::Daemon(args::DaemonCommand::Run { .. })
-            | Command::Hook(_)
-            | Command::Host(args::HostCommand::Serve { .. })
-    );
+    let writes_to_sockets = match &cli.command {
+        Command::Daemon(args::DaemonCommand::Run { .. }) | Command::Hook(_) => true,
+        Command::Host(host) => matches!(**host, args::HostCommand::Serve { .. }),
+        _ => false,
+    };
     if !writes_to_sockets {
         quiet_on_closed_pipe();
     }
@@ -63,7 +62,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Completions { shell } => return docs::completions(shell),
         Command::Man => return docs::man(),
-        Command::Host(cmd) => return host_cmd::run(cmd),
+        Command::Host(cmd) => return host_cmd::run(*cmd),
         _ => {}
     }
     let dirs = bosun_wire::StateDir::resolve(cli.state_dir)?;

@@ -2,7 +2,8 @@
 //! pods run on the test's own Docker engine): the pod `bosun_k8s::spec` makes for an agent clones
 //! the repository (served by `git daemon`) onto the agent's branch in its init container, runs
 //! bosun's session host on the pod's own address with its token from a secret, and is typed
-//! into and read over TCP with that token; `KubeCluster`'s one watch sees it run and go.
+//! into and read over TCP with that token; asked to save, it pushes the agent's branch back
+//! (never over a branch moved meanwhile); `KubeCluster`'s one watch sees it run and go.
 
 mod support;
 
@@ -59,8 +60,13 @@ fn which(program: &str) -> std::path::PathBuf {
         .unwrap_or_else(|| panic!("{program} on PATH"))
 }
 
+/// Says where its clone is, then echoes; `commit` commits a file, `scratch` leaves one uncommitted.
 const AGENT: &str = "echo \"on $(git rev-parse --abbrev-ref HEAD) at $(git rev-parse --short HEAD)\"; \
-    while read l; do echo \"got: $l\"; done";
+    while read l; do case \"$l\" in \
+    commit) echo work > w.txt && git add w.txt && \
+        git -c user.name=agent -c user.email=agent@example.com commit -qm pod-work && echo committed ;; \
+    scratch) echo x > scratch.txt && echo scratched ;; \
+    *) echo \"got: $l\" ;; esac; done";
 
 #[test]
 fn an_agents_pod_clones_its_branch_and_serves_its_session_over_tcp_with_its_token() {
@@ -119,11 +125,28 @@ fn an_agents_pod_clones_its_branch_and_serves_its_session_over_tcp_with_its_toke
     assert_eq!(status.session, "bosun-k3j9x0aa");
     let short = repo.git(&["rev-parse", "--short", "HEAD"]).trim().to_owned();
     screen_shows(&client, &format!("on agent/k8s at {short}"));
-    let keys = vec![TermKey::Text("from the daemon".into()), TermKey::Enter];
-    assert!(matches!(client.ask(&HostRequest::Press { keys }), Ok(HostResponse::Ok)));
+    type_line(&client, "from the daemon");
     screen_shows(&client, "got: from the daemon");
     let stranger = HostClient::new(HostEndpoint::Tcp { addr, token: HostToken::generate().unwrap() });
     assert!(stranger.status().is_err(), "another token is refused");
+
+    // The work comes back: the host pushes the branch to the repository it was cloned from.
+    type_line(&client, "commit");
+    screen_shows(&client, "committed");
+    let (pushed, dirty, said) = client.save().unwrap();
+    assert!(pushed && !dirty, "pushed, nothing left uncommitted: {said}");
+    assert_eq!(repo.git(&["log", "-1", "--format=%s", "agent/k8s"]).trim(), "pod-work", "the branch is here");
+    // A branch moved here meanwhile is never overwritten, and uncommitted work is told.
+    repo.git(&["branch", "-f", "agent/k8s", &base]);
+    repo.git(&["commit", "-q", "--allow-empty", "-m", "mine"]);
+    repo.git(&["branch", "-f", "agent/k8s", "HEAD"]);
+    type_line(&client, "scratch");
+    screen_shows(&client, "scratched");
+    let (pushed, dirty, said) = client.save().unwrap();
+    assert!(!pushed && dirty, "refused, and the scratch file told: {said}");
+    assert!(said.contains("rejected"), "{said}");
+    assert_eq!(repo.git(&["log", "-1", "--format=%s", "agent/k8s"]).trim(), "mine", "the branch here is untouched");
+
     let listed = kube.pods("default", "bosun.agent=k3j9x0aa").unwrap();
     assert_eq!(listed.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["bosun-k3j9x0aa"]);
 
@@ -145,6 +168,11 @@ fn until<T>(changes: &mpsc::Receiver<PodChange>, want: impl Fn(&PodChange) -> Op
         seen.push(c);
     }
     panic!("the watch never gave what was waited for; it gave {seen:?}");
+}
+
+fn type_line(client: &HostClient, line: &str) {
+    let keys = vec![TermKey::Text(line.into()), TermKey::Enter];
+    assert!(matches!(client.ask(&HostRequest::Press { keys }), Ok(HostResponse::Ok)));
 }
 
 fn screen_shows(client: &HostClient, text: &str) {

@@ -88,6 +88,19 @@ impl HostClient {
         }
     }
 
+    /// Asks the host to push its workspace's branch (see `HostRequest::Save`), waiting as long
+    /// as a push may take: whether it was pushed, whether work is left uncommitted, what git said.
+    pub fn save(&self) -> Result<(bool, bool, String), HostError> {
+        let mut conn = self.connect()?;
+        let _ = conn.set_read_timeout(Some(crate::save::SAVE_WAIT + ANSWER_WAIT));
+        write_frame(&mut conn, &HostRequest::Save).map_err(|e| self.frame_error(e))?;
+        match read_frame(&mut conn).map_err(|e| self.frame_error(e))? {
+            HostResponse::Saved { pushed, dirty, said } => Ok((pushed, dirty, said)),
+            HostResponse::Error { message } => Err(self.refused(message)),
+            other => Err(self.unexpected(other)),
+        }
+    }
+
     pub fn status(&self) -> Result<HostStatus, HostError> {
         match self.ask(&HostRequest::Status)? {
             HostResponse::Status(s) => Ok(s),

@@ -30,6 +30,8 @@ pub enum HostRequest {
     /// The connection becomes the terminal: the screen as it is, then every byte the program
     /// writes; every byte sent is typed, until the client goes.
     Attach,
+    /// Pushes the workspace's branch to its remote (a host started with somewhere to save to).
+    Save,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,9 +39,22 @@ pub enum HostRequest {
 pub enum HostResponse {
     Ok,
     Status(HostStatus),
-    Screen { text: String },
-    Resized { before: (u16, u16) },
-    Error { message: String },
+    Screen {
+        text: String,
+    },
+    Resized {
+        before: (u16, u16),
+    },
+    /// What a `Save` did: whether the branch was pushed, whether the workspace holds work not
+    /// committed (which no push carries), and what git said.
+    Saved {
+        pushed: bool,
+        dirty: bool,
+        said: String,
+    },
+    Error {
+        message: String,
+    },
 }
 
 /// Who the host runs and whether it has ended.

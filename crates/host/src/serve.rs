@@ -42,10 +42,13 @@ pub struct HostOptions {
     pub rows: u16,
     /// The daemon's socket, told at once when the program exits.
     pub daemon: Option<PathBuf>,
+    /// Where `Save` pushes the workspace's branch, for a host whose workspace lives only here.
+    pub save: Option<crate::SaveTo>,
 }
 
 struct Host {
     session: String,
+    save: Option<crate::SaveTo>,
     pid: Option<u32>,
     screen: Mutex<Screen>,
     exit: Mutex<Option<ExitStatus>>,
@@ -81,6 +84,7 @@ pub fn serve(opts: HostOptions) -> Result<(), HostError> {
     let input = pty.master.take_writer().map_err(|e| spawn_err(e.to_string()))?;
     let host = Arc::new(Host {
         session: opts.session.clone(),
+        save: opts.save.clone(),
         pid: child.process_id(),
         screen: Mutex::new(Screen::new(opts.cols, opts.rows)),
         exit: Mutex::new(None),
@@ -186,6 +190,14 @@ fn answer(host: &Host, mut conn: HostConn, marker: &Path) {
             let _ = std::fs::remove_file(marker);
             std::process::exit(0);
         }
+        HostRequest::Save => match (&host.save, std::env::current_dir()) {
+            (Some(to), Ok(dir)) => {
+                let _ = conn.set_write_timeout(Some(crate::save::SAVE_WAIT));
+                crate::save::save(to, &dir)
+            }
+            (None, _) => HostResponse::Error { message: "this host has nowhere to save to".into() },
+            (_, Err(e)) => HostResponse::Error { message: format!("cannot tell its workspace: {e}") },
+        },
         HostRequest::Attach => {
             if write_frame(&mut conn, &HostResponse::Ok).is_err() {
                 return;

@@ -43,6 +43,7 @@ fn host_process() {
         cols: 80,
         rows: 24,
         daemon: None,
+        save: None,
     };
     if let Err(e) = bosun_host::serve(opts) {
         eprintln!("host: {e}");

@@ -92,7 +92,10 @@ pub fn pod(plan: &PodPlan<'_>) -> Pod {
     command.push(format!("tcp:$(POD_IP):{HOST_PORT}"));
     command.extend(["--token-env".into(), TOKEN_VAR.into()]);
     command.extend(["--address-file".into(), format!("{WORK}/host.addr")]);
-    command.extend(["--session".into(), plan.name.to_owned(), "--".into()]);
+    command.extend(["--session".into(), plan.name.to_owned()]);
+    // Where its branch is pushed when it ends, before the pod goes.
+    command.extend(["--save-remote".into(), literal(plan.repo_url), "--save-branch".into(), literal(plan.branch)]);
+    command.push("--".into());
     // The kubelet expands `$(VAR)` in a command; what the agent's command says stays as it is.
     command.extend(plan.command.iter().map(|arg| literal(arg)));
     let mut env = vec![EnvVar {
