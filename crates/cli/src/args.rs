@@ -354,6 +354,8 @@ impl From<SessionArg> for bosun_core::SessionBackend {
     }
 }
 
+// Parsed once per process: the size of its largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum HostCommand {
     /// Run COMMAND in a pseudo-terminal and serve it until killed, on a Unix socket (--socket)
@@ -402,6 +404,11 @@ pub enum HostCommand {
         /// The branch `save` requests push
         #[arg(long, value_name = "BRANCH", requires = "save_remote")]
         save_branch: Option<String>,
+        /// End with the program: save (with --save-remote), write how it ended and what the
+        /// save did to FILE as JSON (in a pod, its termination message: /dev/termination-log),
+        /// then exit with the program's status
+        #[arg(long, value_name = "FILE")]
+        exit_file: Option<PathBuf>,
         /// The program and its arguments
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,

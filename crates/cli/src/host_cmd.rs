@@ -24,6 +24,7 @@ pub fn run(cmd: HostCommand) -> Result<ExitCode> {
             daemon,
             save_remote,
             save_branch,
+            exit_file,
             command,
         } => {
             // Its stderr is its log (`<state>/h/<session>.log`), never a terminal.
@@ -47,7 +48,8 @@ pub fn run(cmd: HostCommand) -> Result<ExitCode> {
                 _ => bail!("give --socket, or --listen with --token-file (or --token-env) and --address-file"),
             };
             let save = save_remote.zip(save_branch).map(|(remote, branch)| SaveTo { remote, branch });
-            let opts = HostOptions { listen, session, command, output, output_max, cols, rows, daemon, save };
+            let opts =
+                HostOptions { listen, session, command, output, output_max, cols, rows, daemon, save, exit_file };
             bosun_host::serve(opts)?;
             Ok(ExitCode::SUCCESS)
         }

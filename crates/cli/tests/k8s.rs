@@ -3,7 +3,8 @@
 //! the repository (served by `git daemon`) onto the agent's branch in its init container, runs
 //! bosun's session host on the pod's own address with its token from a secret, and is typed
 //! into and read over TCP with that token; asked to save, it pushes the agent's branch back
-//! (never over a branch moved meanwhile); `KubeCluster`'s one watch sees it run and go.
+//! (never over a branch moved meanwhile), and killed it saves before it ends, saying how in its
+//! termination message; `KubeCluster`'s one watch sees it run, end and go.
 
 mod support;
 
@@ -149,6 +150,21 @@ fn an_agents_pod_clones_its_branch_and_serves_its_session_over_tcp_with_its_toke
 
     let listed = kube.pods("default", "bosun.agent=k3j9x0aa").unwrap();
     assert_eq!(listed.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["bosun-k3j9x0aa"]);
+
+    // Killed, the agent's host saves before it ends, and says how in its termination message,
+    // which the watch brings: the branch is back (moved to where the pod can push again), the
+    // scratch file told.
+    repo.git(&["branch", "-f", "agent/k8s", &base]);
+    assert!(matches!(client.ask(&HostRequest::Kill), Ok(HostResponse::Ok)));
+    let ended = until(&changes, |c| match c {
+        PodChange::Seen(PodSeen { exit: Some(code), message, .. }) => Some((*code, message.clone())),
+        _ => None,
+    });
+    let told = bosun_host::Ended::from_message(ended.1.as_deref().unwrap_or_default()).expect("an Ended message");
+    assert_eq!(ended.0, told.exit.code.or(told.exit.signal.map(|s| 128 + s)).unwrap(), "it exits as its agent did");
+    let saved = told.saved.expect("it saved");
+    assert!(saved.pushed && saved.dirty, "{saved:?}");
+    assert_eq!(repo.git(&["log", "-1", "--format=%s", "agent/k8s"]).trim(), "pod-work");
 
     kube.delete(Object::Pod, "default", "bosun-k3j9x0aa").unwrap();
     kube.delete(Object::Pod, "default", "bosun-k3j9x0aa").expect("a pod already gone counts as deleted");

@@ -9,6 +9,9 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use bosun_core::ExitStatus;
+use serde::{Deserialize, Serialize};
+
 use crate::HostResponse;
 
 /// How long a push may take.
@@ -21,6 +24,58 @@ pub struct SaveTo {
     /// The remote's URL, as the workspace's clone reaches it.
     pub remote: String,
     pub branch: String,
+}
+
+/// How a host that ended with its program left: the program's status and what its save did
+/// (none when it had nowhere to save to). Written as a pod's termination message, which its
+/// cluster keeps at most `MESSAGE_MOST` bytes of.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ended {
+    pub exit: ExitStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saved: Option<Saved>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Saved {
+    pub pushed: bool,
+    pub dirty: bool,
+    /// What git said, or why it could not run.
+    pub said: String,
+}
+
+/// The most of a termination message a cluster keeps.
+pub const MESSAGE_MOST: usize = 4096;
+
+impl Ended {
+    pub(crate) fn new(exit: ExitStatus, saved: Option<HostResponse>) -> Self {
+        let saved = saved.map(|answer| match answer {
+            HostResponse::Saved { pushed, dirty, said } => Saved { pushed, dirty, said },
+            HostResponse::Error { message } => Saved { pushed: false, dirty: true, said: message },
+            other => Saved { pushed: false, dirty: true, said: format!("unexpected {other:?}") },
+        });
+        Self { exit, saved }
+    }
+
+    /// As JSON within `MESSAGE_MOST` bytes: what git said is cut to fit.
+    pub fn to_message(&self) -> String {
+        let mut ended = self.clone();
+        loop {
+            let text = serde_json::to_string(&ended).unwrap_or_default();
+            let Some(saved) = ended.saved.as_mut().filter(|_| text.len() > MESSAGE_MOST) else { return text };
+            let over = text.len() - MESSAGE_MOST;
+            let mut keep = saved.said.len().saturating_sub(over + 8);
+            while !saved.said.is_char_boundary(keep) {
+                keep -= 1;
+            }
+            saved.said.truncate(keep);
+        }
+    }
+
+    /// An `Ended` read back from a termination message; None when it is not one.
+    pub fn from_message(text: &str) -> Option<Self> {
+        serde_json::from_str(text.get(..MESSAGE_MOST.min(text.len()))?).ok()
+    }
 }
 
 /// Pushes the branch of the clone in `dir` to its remote and tells what came of it.
@@ -76,5 +131,24 @@ fn run(dir: &Path, args: &[&str]) -> Result<(bool, String), String> {
             }
             Err(format!("git {} took longer than {} s", args.first().copied().unwrap_or(""), SAVE_WAIT.as_secs()))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ended_message_fits_what_a_cluster_keeps_and_reads_back() {
+        let long = HostResponse::Saved { pushed: false, dirty: true, said: "é".repeat(10_000) };
+        let ended = Ended::new(ExitStatus::code(3), Some(long));
+        let message = ended.to_message();
+        assert!(message.len() <= MESSAGE_MOST, "{}", message.len());
+        let back = Ended::from_message(&message).unwrap();
+        assert_eq!(back.exit, ExitStatus::code(3));
+        assert!(back.saved.is_some_and(|s| !s.pushed && s.dirty && s.said.starts_with('é')));
+        assert_eq!(Ended::from_message("not json"), None);
+        let none = Ended::new(ExitStatus::code(0), None).to_message();
+        assert_eq!(Ended::from_message(&none).unwrap().saved, None);
     }
 }

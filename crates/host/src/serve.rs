@@ -44,11 +44,16 @@ pub struct HostOptions {
     pub daemon: Option<PathBuf>,
     /// Where `Save` pushes the workspace's branch, for a host whose workspace lives only here.
     pub save: Option<crate::SaveTo>,
+    /// When set, the host ends with its program: it saves (when it has somewhere to), writes an
+    /// `Ended` as JSON to this file (a pod's termination message, which its cluster reports)
+    /// and exits with the program's status.
+    pub exit_file: Option<PathBuf>,
 }
 
 struct Host {
     session: String,
     save: Option<crate::SaveTo>,
+    exit_file: Option<PathBuf>,
     pid: Option<u32>,
     screen: Mutex<Screen>,
     exit: Mutex<Option<ExitStatus>>,
@@ -85,6 +90,7 @@ pub fn serve(opts: HostOptions) -> Result<(), HostError> {
     let host = Arc::new(Host {
         session: opts.session.clone(),
         save: opts.save.clone(),
+        exit_file: opts.exit_file.clone(),
         pid: child.process_id(),
         screen: Mutex::new(Screen::new(opts.cols, opts.rows)),
         exit: Mutex::new(None),
@@ -110,6 +116,9 @@ pub fn serve(opts: HostOptions) -> Result<(), HostError> {
             if let Some(daemon) = daemon {
                 tell_daemon(&daemon, &host.session, status);
             }
+            if let Some(path) = &host.exit_file {
+                end_with_program(&host, path, status);
+            }
         }
     });
     let marker = listener.marker().to_owned();
@@ -126,6 +135,22 @@ pub fn serve(opts: HostOptions) -> Result<(), HostError> {
     });
     listener.run(move |conn| answer(&host, conn, &marker));
     Ok(())
+}
+
+/// Saves the workspace (when the host has somewhere to), writes what came of it and how the
+/// program ended to `path`, and exits as the program did.
+fn end_with_program(host: &Host, path: &Path, exit: ExitStatus) -> ! {
+    let saved = match (&host.save, std::env::current_dir()) {
+        (Some(to), Ok(dir)) => Some(crate::save::save(to, &dir)),
+        (Some(_), Err(e)) => Some(HostResponse::Error { message: format!("cannot tell its workspace: {e}") }),
+        (None, _) => None,
+    };
+    let ended = crate::Ended::new(exit, saved);
+    if let Err(e) = std::fs::write(path, ended.to_message()) {
+        tracing::warn!("cannot write {}: {e}", path.display());
+    }
+    let code = exit.code.or(exit.signal.map(|s| 128 + s)).unwrap_or(1);
+    std::process::exit(code);
 }
 
 /// The inode of the file at `path`, if there is one.
@@ -184,6 +209,11 @@ fn answer(host: &Host, mut conn: HostConn, marker: &Path) {
                 }
             }
         },
+        // A host that ends with its program saves first: its exit thread ends it.
+        HostRequest::Kill if host.exit_file.is_some() => {
+            kill(host);
+            HostResponse::Ok
+        }
         HostRequest::Kill => {
             kill(host);
             let _ = write_frame(&mut conn, &HostResponse::Ok);

@@ -44,6 +44,7 @@ fn host_process() {
         rows: 24,
         daemon: None,
         save: None,
+        exit_file: None,
     };
     if let Err(e) = bosun_host::serve(opts) {
         eprintln!("host: {e}");

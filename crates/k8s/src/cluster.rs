@@ -31,6 +31,8 @@ pub struct PodSeen {
     pub ip: Option<String>,
     /// How its agent's container ended, once it has.
     pub exit: Option<i32>,
+    /// What that container left as its termination message (bosun's host: an `Ended`).
+    pub message: Option<String>,
     pub labels: std::collections::BTreeMap<String, String>,
 }
 
@@ -274,16 +276,16 @@ fn seen(pod: &Pod) -> PodSeen {
         Some("Failed") => PodPhase::Failed,
         _ => PodPhase::Unknown,
     };
-    let exit = status
+    let terminated = status
         .and_then(|s| s.container_statuses.as_ref())
         .and_then(|all| all.iter().find(|c| c.name == "agent"))
-        .and_then(|c| c.state.as_ref()?.terminated.as_ref())
-        .map(|t| t.exit_code);
+        .and_then(|c| c.state.as_ref()?.terminated.as_ref());
     PodSeen {
         name: pod.metadata.name.clone().unwrap_or_default(),
         phase,
         ip: status.and_then(|s| s.pod_ip.clone()),
-        exit,
+        exit: terminated.map(|t| t.exit_code),
+        message: terminated.and_then(|t| t.message.clone()),
         labels: pod.metadata.labels.clone().unwrap_or_default(),
     }
 }

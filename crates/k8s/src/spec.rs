@@ -26,6 +26,8 @@ pub const TOKEN_KEY: &str = "token";
 const WORK: &str = "/bosun";
 const WORKSPACE: &str = "/bosun/workspace";
 const CONFIG: &str = "/bosun/config";
+/// Where a container's termination message is written (Kubernetes' default path).
+pub const TERMINATION_LOG: &str = "/dev/termination-log";
 /// The variable the session host reads its token from.
 const TOKEN_VAR: &str = "BOSUN_HOST_TOKEN";
 
@@ -95,6 +97,8 @@ pub fn pod(plan: &PodPlan<'_>) -> Pod {
     command.extend(["--session".into(), plan.name.to_owned()]);
     // Where its branch is pushed when it ends, before the pod goes.
     command.extend(["--save-remote".into(), literal(plan.repo_url), "--save-branch".into(), literal(plan.branch)]);
+    // It ends with its agent, saying how in its termination message, which the watch reports.
+    command.extend(["--exit-file".into(), TERMINATION_LOG.into()]);
     command.push("--".into());
     // The kubelet expands `$(VAR)` in a command; what the agent's command says stays as it is.
     command.extend(plan.command.iter().map(|arg| literal(arg)));

@@ -127,7 +127,9 @@ pub fn expand(text: &str, env: &[(String, String)]) -> String {
     out
 }
 
-/// `docker run -d` arguments for container `c` of the pod, named `name`, labelled with `labels`.
+/// `docker run -d` arguments for container `c` of the pod, named `name`, labelled with `labels`,
+/// with the `-v` values in `binds` besides its mounts.
+#[allow(clippy::too_many_arguments)]
 pub fn run_args(
     c: &Value,
     pod_spec: &Value,
@@ -135,6 +137,7 @@ pub fn run_args(
     labels: &[(String, String)],
     env: &[(String, String)],
     volumes: &HashMap<String, Source>,
+    binds: &[String],
 ) -> Result<Vec<String>, String> {
     let mut args: Vec<String> = vec!["run".into(), "-d".into(), "--pull".into(), "never".into()];
     args.extend(["--name".into(), name.into(), "--network".into(), "host".into()]);
@@ -146,6 +149,9 @@ pub fn run_args(
     }
     for m in c["volumeMounts"].as_array().into_iter().flatten() {
         args.extend(["-v".into(), mount(m, volumes)?]);
+    }
+    for bind in binds {
+        args.extend(["-v".into(), bind.clone()]);
     }
     if let Some(dir) = c["workingDir"].as_str().filter(|d| !d.is_empty()) {
         args.extend(["-w".into(), dir.into()]);
@@ -220,7 +226,7 @@ mod tests {
     fn command_replaces_the_entrypoint_and_args_follow() {
         let c = serde_json::json!({"image": "img", "command": ["sh", "-c"], "args": ["echo $(A)"], "workingDir": "/w"});
         let env = vec![("A".to_owned(), "x".to_owned())];
-        let args = run_args(&c, &Value::Null, "n", &[], &env, &HashMap::new()).unwrap();
+        let args = run_args(&c, &Value::Null, "n", &[], &env, &HashMap::new(), &[]).unwrap();
         let tail: Vec<&str> = args.iter().map(String::as_str).skip_while(|a| *a != "--entrypoint").collect();
         assert_eq!(tail, ["--entrypoint", "sh", "img", "-c", "echo x"]);
         assert!(args.windows(2).any(|w| w == ["-w", "/w"]));

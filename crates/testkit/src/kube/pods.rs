@@ -153,9 +153,13 @@ fn run(shared: &Arc<Shared>, at: &PodRef, pod: &Value) {
 
 /// A main container ended: its status, and the pod's phase when it was the last.
 fn ended(shared: &Shared, at: &PodRef, c: &Value, i: usize, id: &str, code: i64) {
+    let message = termination_message(shared, at, c);
     update(shared, at, |p| {
         let statuses = &mut p["status"]["containerStatuses"];
         statuses[i] = status_of(c, terminated(code, id), Some(id));
+        if let Some(message) = &message {
+            statuses[i]["state"]["terminated"]["message"] = json!(message);
+        }
         let all = statuses.as_array().cloned().unwrap_or_default();
         let done = all.iter().all(|s| s["state"]["terminated"].is_object());
         let failed = all.iter().any(|s| s["state"]["terminated"]["exitCode"].as_i64().is_some_and(|c| c != 0));
@@ -196,7 +200,11 @@ fn launch(
         ("bosun.kube.pod-uid".to_owned(), at.uid.clone()),
         ("bosun.kube.container".to_owned(), name(c).to_owned()),
     ];
-    let args = match container::run_args(c, &ctx.pod["spec"], &docker_name, &labels, &env, volumes) {
+    // Its termination message: a file of the pod's, bound where the container says, read when
+    // it ends (as the kubelet does).
+    let message = termination_file(shared, at, c);
+    let binds: Vec<String> = message.iter().map(|(file, path)| format!("{}:{path}", file.display())).collect();
+    let args = match container::run_args(c, &ctx.pod["spec"], &docker_name, &labels, &env, volumes, &binds) {
         Ok(args) => args,
         Err(message) => {
             stuck(shared, at, list, Some(i), "CreateContainerConfigError", &message);
@@ -358,6 +366,32 @@ fn status_of(c: &Value, state: Value, id: Option<&str>) -> Value {
 fn terminated(code: i64, id: &str) -> Value {
     let reason = if code == 0 { "Completed" } else { "Error" };
     json!({"terminated": {"exitCode": code, "reason": reason, "finishedAt": now(), "containerID": format!("docker://{id}")}})
+}
+
+/// The most of a termination message kept, as the kubelet keeps.
+const MESSAGE_MOST: u64 = 4096;
+
+/// The host file bound at container `c`'s `terminationMessagePath` (by default
+/// `/dev/termination-log`), made empty and writable by anyone; and that path.
+fn termination_file(shared: &Shared, at: &PodRef, c: &Value) -> Option<(std::path::PathBuf, String)> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = c["terminationMessagePath"].as_str().unwrap_or("/dev/termination-log");
+    if !path.starts_with('/') || path.contains([':', ',']) {
+        return None;
+    }
+    let file = shared.dir.join(format!("{}-{}.termination", at.uid, name(c)));
+    std::fs::write(&file, b"").ok()?;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).ok()?;
+    Some((file, path.to_owned()))
+}
+
+/// What container `c` left in its termination message, at most `MESSAGE_MOST` bytes.
+fn termination_message(shared: &Shared, at: &PodRef, c: &Value) -> Option<String> {
+    use std::io::Read;
+    let file = shared.dir.join(format!("{}-{}.termination", at.uid, name(c)));
+    let mut text = String::new();
+    std::fs::File::open(file).ok()?.take(MESSAGE_MOST).read_to_string(&mut text).ok()?;
+    (!text.is_empty()).then_some(text)
 }
 
 fn condition(kind: &str, ok: bool, reason: Option<&str>) -> Value {
