@@ -377,3 +377,30 @@ fn a_screen_read_before_the_agent_s_state_last_changed_is_stale_and_changes_noth
     sim.ok(Input::Screen { agent: a.clone(), text: "› ".into(), at: Some(sim.clock) });
     assert_eq!(sim.state.agents[&a].state, SessionState::Running);
 }
+
+#[test]
+fn codex_moved_elsewhere_with_its_cd_option_has_its_rollout_log_looked_for_there() {
+    for (args, under) in [
+        (&["codex", "-C", "sub/../pkg", "fix it"][..], Some("pkg")),
+        (&["codex", "--cd=/elsewhere", "fix it"][..], None),
+        (&["codex", "fix it", "--", "-C", "not-an-option"][..], Some("")),
+    ] {
+        let mut sim = Sim::new();
+        let env = std::collections::BTreeMap::from([("CODEX_HOME".to_owned(), "/codex".to_owned())]);
+        let spec = bosun_core::AgentSpec { command: words(args), driver: Driver::Codex, env, ..spec(2) };
+        let (a, w) = sim.start_with(spec);
+        sim.ok(Input::WorkspaceCreated { id: w });
+        let effects = sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(8) });
+        let cwd = effects.iter().find_map(|e| match e {
+            Effect::FindCodexLog { cwd, .. } => Some(cwd.clone()),
+            _ => None,
+        });
+        let own = sim.state.agents[&a].cwd.clone();
+        let want = match under {
+            Some("") => own,
+            Some(sub) => own.join(sub),
+            None => std::path::PathBuf::from("/elsewhere"),
+        };
+        assert_eq!(cwd, Some(want), "{args:?}");
+    }
+}

@@ -209,8 +209,9 @@ pub(super) fn find_log(a: &Agent, d: &mut Decision) {
     if a.log.is_some() {
         return;
     }
-    if let Some(sessions) = a.driver.behaviour().log_search(a) {
-        d.effect(Effect::FindCodexLog { agent: a.id.clone(), sessions, cwd: a.cwd.clone(), since: a.created_at });
+    let driver = a.driver.behaviour();
+    if let Some(sessions) = driver.log_search(a) {
+        d.effect(Effect::FindCodexLog { agent: a.id.clone(), sessions, cwd: driver.log_cwd(a), since: a.created_at });
     }
 }
 

@@ -245,6 +245,21 @@ fn has_code(text: &str, code: &str) -> bool {
 /// The session id of a rollout log: the uuid that ends its file name,
 /// `rollout-2025-05-07T17-24-21-5973b6c0-94b8-487b-a530-2aeb6098ae0e.jsonl`. None for any other
 /// file name.
+/// `path` with its `.` and `..` resolved as written (no link is followed).
+fn lexical(path: &Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 pub fn session_id_from_path(path: &Path) -> Option<String> {
     let name = path.file_name()?.to_str()?;
     let stem = name.strip_prefix("rollout-")?.strip_suffix(".jsonl")?;
@@ -420,6 +435,28 @@ impl super::AgentDriver for Codex {
         let home = a.env.get("CODEX_HOME").map(std::path::PathBuf::from);
         let home = home.or_else(|| a.env.get("HOME").map(|h| std::path::PathBuf::from(h).join(".codex")));
         home.map(|h| h.join("sessions"))
+    }
+
+    /// Where `-C DIR` / `--cd DIR` (the last one given) moves it, relative to its own
+    /// directory, `.` and `..` resolved as written.
+    fn log_cwd(&self, a: &crate::Agent) -> std::path::PathBuf {
+        let mut args = a.command.iter().skip(1);
+        let mut dir = None;
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--" => break,
+                "-C" | "--cd" => dir = args.next().cloned().or(dir),
+                other => {
+                    if let Some(d) = other.strip_prefix("--cd=").or_else(|| other.strip_prefix("-C")) {
+                        dir = Some(d.to_owned());
+                    }
+                }
+            }
+        }
+        match dir {
+            Some(d) => lexical(&a.cwd.join(d)),
+            None => a.cwd.clone(),
+        }
     }
 
     /// Its notify says only "turn complete" (of the main thread: the one whose rollout log

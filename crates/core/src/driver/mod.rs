@@ -139,6 +139,12 @@ pub trait AgentDriver: Sync {
         None
     }
 
+    /// The working directory its session log records, by which the log is told from others':
+    /// the agent's own, unless its command moves it elsewhere (Codex's `-C DIR`).
+    fn log_cwd(&self, a: &Agent) -> PathBuf {
+        a.cwd.clone()
+    }
+
     /// Whether each session it starts writes a new session log (a restarted Codex does), so
     /// that a restart forgets the old one.
     fn new_log_per_session(&self) -> bool {
