@@ -166,6 +166,23 @@ fn an_agents_pod_clones_its_branch_and_serves_its_session_over_tcp_with_its_toke
     assert!(saved.pushed && saved.dirty, "{saved:?}");
     assert_eq!(repo.git(&["log", "-1", "--format=%s", "agent/k8s"]).trim(), "pod-work");
 
+    // A new pod of the agent's goes on from the branch its last pod saved.
+    let again = PodPlan { name: "bosun-k3j9x0aa-r1", ..plan.clone() };
+    kube.create_pod(&bosun_k8s::pod(&again)).unwrap();
+    let ip = until(&changes, |c| match c {
+        PodChange::Seen(PodSeen { name, phase: PodPhase::Running, ip: Some(ip), .. }) if name == again.name => {
+            Some(ip.clone())
+        }
+        _ => None,
+    });
+    let addr: SocketAddr = format!("{ip}:{}", bosun_k8s::HOST_PORT).parse().unwrap();
+    let next = HostClient::new(HostEndpoint::Tcp { addr, token: token.clone() });
+    let saved = repo.git(&["rev-parse", "--short", "agent/k8s"]).trim().to_owned();
+    wait_for(PATIENCE, || next.status().ok()).expect("the new pod's host answers");
+    screen_shows(&next, &format!("on agent/k8s at {saved}"));
+    assert!(matches!(next.ask(&HostRequest::Kill), Ok(HostResponse::Ok)));
+    kube.delete(Object::Pod, "default", again.name).unwrap();
+
     kube.delete(Object::Pod, "default", "bosun-k3j9x0aa").unwrap();
     kube.delete(Object::Pod, "default", "bosun-k3j9x0aa").expect("a pod already gone counts as deleted");
     kube.delete(Object::Secret, "default", "bosun-k3j9x0aa-token").unwrap();

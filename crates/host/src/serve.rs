@@ -209,10 +209,12 @@ fn answer(host: &Host, mut conn: HostConn, marker: &Path) {
                 }
             }
         },
-        // A host that ends with its program saves first: its exit thread ends it.
+        // A host that ends with its program saves first: its exit thread ends it, maybe before
+        // an answer written after the kill would be.
         HostRequest::Kill if host.exit_file.is_some() => {
+            let _ = write_frame(&mut conn, &HostResponse::Ok);
             kill(host);
-            HostResponse::Ok
+            return;
         }
         HostRequest::Kill => {
             kill(host);

@@ -31,12 +31,19 @@ pub const TERMINATION_LOG: &str = "/dev/termination-log";
 /// The variable the session host reads its token from.
 const TOKEN_VAR: &str = "BOSUN_HOST_TOKEN";
 
-/// Clones `$BOSUN_REPO` into `$BOSUN_WORKSPACE` on a new branch `$BOSUN_BRANCH` at
-/// `$BOSUN_BASE`, unless a clone is there already. Constant text: the values come as environment.
+/// Clones `$BOSUN_REPO` into `$BOSUN_WORKSPACE` on branch `$BOSUN_BRANCH`: the remote's, when
+/// an earlier pod of the agent's saved it there, else a new one at `$BOSUN_BASE`; nothing when
+/// a clone is there already (on the agent's claim). Constant text: the values come as
+/// environment.
 const CLONE: &str = r#"set -e
 if [ -d "$BOSUN_WORKSPACE/.git" ]; then exit 0; fi
 git clone --quiet -- "$BOSUN_REPO" "$BOSUN_WORKSPACE"
-git -C "$BOSUN_WORKSPACE" checkout --quiet -b "$BOSUN_BRANCH" "$BOSUN_BASE"
+cd "$BOSUN_WORKSPACE"
+if git rev-parse --quiet --verify "refs/remotes/origin/$BOSUN_BRANCH" >/dev/null; then
+  git checkout --quiet -b "$BOSUN_BRANCH" "refs/remotes/origin/$BOSUN_BRANCH"
+else
+  git checkout --quiet -b "$BOSUN_BRANCH" "$BOSUN_BASE"
+fi
 "#;
 
 /// What an agent's pod is made of.
