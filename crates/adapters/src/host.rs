@@ -5,6 +5,7 @@
 //! every `Sessions` call is one request to the agent's host.
 
 mod dir;
+pub mod pod;
 
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
@@ -37,6 +38,8 @@ pub struct HostSessions {
     containers: Option<(Arc<dyn Containers>, String)>,
     /// The directory where hooks leave their reports while no daemon runs.
     spool: Option<PathBuf>,
+    /// The cluster whose pods run the hosts of agents in pods.
+    pods: Option<pod::PodHosts>,
 }
 
 /// The label naming the state directory whose daemon made a container.
@@ -54,6 +57,21 @@ impl HostSessions {
             settle: SettleDelay::default(),
             containers: None,
             spool: None,
+            pods: None,
+        }
+    }
+
+    /// The same, starting the hosts of agents in pods on a cluster.
+    pub fn with_pods(mut self, pods: pod::PodHosts) -> Self {
+        self.pods = Some(pods);
+        self
+    }
+
+    /// Watches the pods of `namespace`, once (agents found there after a restart).
+    pub fn watch_pods(&self, namespace: &str) -> Result<(), AdapterError> {
+        match &self.pods {
+            Some(pods) => pods.watch(namespace),
+            None => Err(no_cluster()),
         }
     }
 
@@ -177,6 +195,13 @@ impl HostSessions {
     }
 }
 
+fn no_cluster() -> AdapterError {
+    AdapterError::Command {
+        command: "bosun host in a pod".into(),
+        stderr: "this daemon has no Kubernetes cluster (set KUBECONFIG for the daemon, or run it in a cluster)".into(),
+    }
+}
+
 fn error(session: &SessionName, e: HostError) -> AdapterError {
     match e {
         HostError::Gone(_) => AdapterError::NoSession(session.to_string()),
@@ -195,6 +220,24 @@ impl Sessions for HostSessions {
         }
         let dir = self.dir.path();
         std::fs::create_dir_all(dir).map_err(|e| AdapterError::io(format!("creating {}", dir.display()), e))?;
+        if let Some(pod) = spec.pod {
+            let pods = self.pods.as_ref().ok_or_else(no_cluster)?;
+            pods.start(&self.dir, &spec, pod)?;
+            let deadline = Instant::now() + START_WAIT;
+            return loop {
+                if let Ok(status) = self.status(spec.session) {
+                    break Ok(status.pid);
+                }
+                if Instant::now() >= deadline {
+                    pods.remove(&self.dir, spec.session, &pod.namespace);
+                    break Err(AdapterError::Command {
+                        command: format!("bosun host in pod {}", spec.session),
+                        stderr: format!("it did not serve its session within {} s", START_WAIT.as_secs()),
+                    });
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            };
+        }
         if let Some((container, sandbox)) = spec.container {
             self.run_in_container(&spec, container, sandbox)?;
             let deadline = Instant::now() + START_WAIT;
@@ -303,6 +346,11 @@ impl Sessions for HostSessions {
                 Ok(s) => {
                     seen.push(SessionSeen { session: SessionName::from_reported(&s.session), pid: s.pid, exit: s.exit })
                 }
+                // A pod's host that does not answer has ended (its pod's watch tells how) or
+                // cannot be reached from here: its pod stands for it until the watch says more.
+                Err(HostError::Gone(_)) if self.dir.pod_namespace(&named).is_some() => {
+                    seen.push(SessionSeen { session: named, pid: None, exit: None })
+                }
                 // Its host is gone (the machine restarted, or it was killed): so is the session.
                 Err(HostError::Gone(_)) => self.dir.forget_if_stale(&named, &endpoint),
                 Err(e) => tracing::warn!("cannot ask the session host at {endpoint}: {e}"),
@@ -312,6 +360,19 @@ impl Sessions for HostSessions {
     }
 
     fn kill(&self, session: &SessionName) -> Result<(), AdapterError> {
+        if let Some(namespace) = self.dir.pod_namespace(session) {
+            // A pod's host saves its agent's work as it ends: it is told to end the agent, and
+            // its pod is deleted once it has gone (the core asks again when the save is safe).
+            return match self.client(session).and_then(|c| c.ask(&HostRequest::Kill)) {
+                Ok(_) => Ok(()),
+                Err(HostError::Gone(_)) => {
+                    let pods = self.pods.as_ref().ok_or_else(no_cluster)?;
+                    pods.remove(&self.dir, session, &namespace);
+                    Ok(())
+                }
+                Err(e) => Err(error(session, e)),
+            };
+        }
         match self.client(session).and_then(|c| c.ask(&HostRequest::Kill)) {
             Ok(_) | Err(HostError::Gone(_)) => {
                 // A container whose host is gone is removed (its engine would keep it otherwise).

@@ -35,6 +35,7 @@ pub use changes::Changes;
 pub use dirwatch::{DirWatcher, REPORT_EVERY};
 pub use docker::{DockerContainers, CALL_TIMEOUT as DOCKER_CALL_TIMEOUT};
 pub use error::AdapterError;
+pub use host::pod::PodHosts;
 pub use host::{FoundHost, HostDir, HostSessions, SESSION_LABEL, STATE_LABEL};
 pub use logwatch::{LogLines, LogWatchOptions, LogWatcher, WatchId};
 pub use notifier::{DesktopNotifier, Notifier};
@@ -90,6 +91,9 @@ pub trait Git: Send + Sync {
     /// the commits on its branch that no other branch, tag or remote-tracking branch holds; 0
     /// for a folder or a branch that no longer exists.
     fn commits_ahead(&self, kind: &WorkspaceKind) -> Result<u32, AdapterError>;
+    /// The URL of `repo`'s remote `origin` (where an agent in a pod clones from and pushes to);
+    /// an error saying how to give it one when it has none.
+    fn remote_url(&self, repo: &Path) -> Result<String, AdapterError>;
 }
 
 /// Directories and git worktrees that agents work in, of every `WorkspaceKind`: a router
@@ -184,6 +188,8 @@ pub struct SpawnSpec<'a> {
     pub backend: SessionBackend,
     /// The container its session host runs in, with what is bound into it; none to run here.
     pub container: Option<(&'a bosun_core::Container, &'a bosun_core::Sandbox)>,
+    /// The pod its session host runs in; none to run here.
+    pub pod: Option<&'a bosun_core::Pod>,
 }
 
 /// A container to run: its image, what it runs and where, and what it is let at.

@@ -6,6 +6,7 @@
 
 mod folder;
 mod git;
+mod pod;
 mod pool;
 mod slot;
 mod survey;
@@ -24,6 +25,7 @@ use crate::{AdapterError, WorkspaceBackend, Workspaces};
 use folder::FolderBackend;
 pub use git::LocalGit;
 use git::{git, run};
+use pod::PodBackend;
 use slot::SlotBackend;
 pub use survey::LocalSurvey;
 use volume::VolumeBackend;
@@ -72,6 +74,7 @@ impl LocalWorkspaces {
             WorkspaceKind::Worktree { .. } => &self.worktree,
             WorkspaceKind::Pool { .. } => &self.slot,
             WorkspaceKind::Volume { .. } => &self.volume,
+            WorkspaceKind::Pod { .. } => &PodBackend,
         }
     }
 }

@@ -38,6 +38,7 @@ fn spawn(
         output: None,
         backend: Default::default(),
         container: None,
+        pod: None,
     })
     .expect("spawn")
 }
@@ -265,6 +266,7 @@ fn a_sessions_output_is_copied_to_its_output_file_from_the_first_byte() {
         output: Some(&output),
         backend: Default::default(),
         container: None,
+        pod: None,
     };
     server.tmux().spawn(spec).expect("spawn");
     let copied = wait_for(Duration::from_secs(10), || {
@@ -290,6 +292,7 @@ fn a_session_started_just_as_the_last_one_ends_still_starts() {
             output: None,
             backend: Default::default(),
             container: None,
+            pod: None,
         };
         server.tmux().spawn(spec(&old)).expect("spawn old");
         server.tmux().kill(&old).expect("kill old");
@@ -317,6 +320,7 @@ fn a_path_with_tmux_formats_in_it_is_only_a_path() {
         output: Some(&output),
         backend: Default::default(),
         container: None,
+        pod: None,
     };
     server.tmux().spawn(spec).expect("spawn");
     let wrote = wait_for(TIMEOUT, || fs::read_to_string(cwd.join("where.txt")).ok());

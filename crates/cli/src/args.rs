@@ -261,20 +261,33 @@ pub struct StartArgs {
     pub session: SessionArg,
     /// Where the agent runs: on this machine as it is; in a bubblewrap sandbox where it may
     /// write only its workspace, its repository's git directory and its own config, with a
-    /// private /tmp and no home directory but its own; or in a Docker container (--image)
+    /// private /tmp and no home directory but its own; in a Docker container (--image); or in
+    /// a Kubernetes pod (--image, --namespace) whose init container clones the repository's
+    /// `origin` and whose host pushes the agent's branch back there when it ends
     #[arg(long, value_enum, default_value_t = RuntimeArg::Local)]
     pub runtime: RuntimeArg,
+    /// --runtime k8s: the namespace of the agent's pod
+    #[arg(long, value_name = "NAME", default_value = "default")]
+    pub namespace: String,
+    /// --runtime k8s: a secret whose keys become the agent's environment (its credentials);
+    /// repeat for more
+    #[arg(long = "secret", value_name = "NAME")]
+    pub secrets: Vec<String>,
+    /// --runtime k8s: bosun's program in the image
+    #[arg(long, value_name = "PATH", default_value = "bosun")]
+    pub bosun_in_image: String,
     /// --runtime sandbox or docker: cut the agent off the network (loopback only)
     #[arg(long)]
     pub no_network: bool,
-    /// --runtime docker: the image whose container runs the agent (bosun's own binary is bound
-    /// into it and serves its session; its workspace and config are bound at their own paths)
+    /// --runtime docker or k8s: the image whose container runs the agent (in docker, bosun's
+    /// own binary is bound into it and serves its session; its workspace and config are bound at
+    /// their own paths; in a pod, it must hold bosun, git and the agent)
     #[arg(long, value_name = "IMAGE")]
     pub image: Option<String>,
-    /// --runtime docker: CPU limit (say 2 or 1.5)
+    /// --runtime docker or k8s: CPU limit (say 2 or 1.5)
     #[arg(long, value_name = "N")]
     pub cpus: Option<String>,
-    /// --runtime docker: memory limit (say 512m or 2g)
+    /// --runtime docker or k8s: memory limit (say 512m or 2g)
     #[arg(long, value_name = "SIZE")]
     pub memory: Option<String>,
     /// The agent's command and its arguments
@@ -337,6 +350,7 @@ pub enum RuntimeArg {
     Local,
     Sandbox,
     Docker,
+    K8s,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

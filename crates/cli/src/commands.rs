@@ -472,10 +472,14 @@ fn unreachable_command() -> Result<()> {
 fn runtime(args: &StartArgs) -> Result<bosun_core::Runtime> {
     use bosun_core::{Container, Runtime};
     let docker_only = args.image.is_some() || args.cpus.is_some() || args.memory.is_some();
+    let k8s_only = !args.secrets.is_empty() || args.namespace != "default" || args.bosun_in_image != "bosun";
+    if k8s_only && !matches!(args.runtime, RuntimeArg::K8s) {
+        return Err(usage("--namespace, --secret and --bosun-in-image apply to --runtime k8s"));
+    }
     match args.runtime {
         RuntimeArg::Local if args.no_network => Err(usage("--no-network applies to --runtime sandbox or docker")),
         RuntimeArg::Local | RuntimeArg::Sandbox if docker_only => {
-            Err(usage("--image, --cpus and --memory apply to --runtime docker"))
+            Err(usage("--image, --cpus and --memory apply to --runtime docker or k8s"))
         }
         RuntimeArg::Local => Ok(Runtime::Local),
         RuntimeArg::Sandbox => Ok(Runtime::Sandbox { network: !args.no_network }),
@@ -484,6 +488,33 @@ fn runtime(args: &StartArgs) -> Result<bosun_core::Runtime> {
             let cpus_milli = args.cpus.as_deref().map(Container::cpus).transpose().map_err(usage)?;
             let memory_bytes = args.memory.as_deref().map(Container::memory).transpose().map_err(usage)?;
             Ok(Runtime::Docker(Container { image, cpus_milli, memory_bytes, network: !args.no_network, volume: None }))
+        }
+        RuntimeArg::K8s => {
+            if args.no_network {
+                return Err(usage("--no-network does not apply to --runtime k8s: a pod's network is its cluster's"));
+            }
+            let image = args.image.clone().ok_or_else(|| usage("--runtime k8s needs --image IMAGE"))?;
+            let cpus_milli = args.cpus.as_deref().map(Container::cpus).transpose().map_err(usage)?;
+            let memory_bytes = args.memory.as_deref().map(Container::memory).transpose().map_err(usage)?;
+            for name in std::iter::once(&args.namespace).chain(&args.secrets) {
+                if !bosun_core::Pod::is_dns_label(name) {
+                    return Err(usage(format!(
+                        "{name:?} is not a Kubernetes name (lowercase letters, digits and '-', at most 63)"
+                    )));
+                }
+            }
+            Ok(Runtime::K8s(bosun_core::Pod {
+                namespace: args.namespace.clone(),
+                image,
+                cpus_milli,
+                memory_bytes,
+                node_selector: Default::default(),
+                service_account: None,
+                storage_bytes: None,
+                secrets: args.secrets.clone(),
+                bosun: args.bosun_in_image.clone(),
+                source: None,
+            }))
         }
     }
 }

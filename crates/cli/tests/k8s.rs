@@ -93,6 +93,8 @@ fn an_agents_pod_clones_its_branch_and_serves_its_session_over_tcp_with_its_toke
         service_account: None,
         storage_bytes: None,
         secrets: Vec::new(),
+        bosun: bosun_exe.display().to_string(),
+        source: None,
     };
     let labels = BTreeMap::from([("bosun.agent".to_owned(), "k3j9x0aa".to_owned())]);
     let token = HostToken::generate().unwrap();
@@ -108,7 +110,6 @@ fn an_agents_pod_clones_its_branch_and_serves_its_session_over_tcp_with_its_toke
         branch: "agent/k8s",
         command: &command,
         env: &env,
-        bosun: bosun_exe.to_str().unwrap(),
         token_secret: "bosun-k3j9x0aa-token",
         claim: None,
     };
@@ -218,4 +219,75 @@ fn screen_shows(client: &HostClient, text: &str) {
         _ => None,
     });
     assert!(seen.is_some(), "{text:?} never showed; the screen: {last}");
+}
+
+/// A bosun whose daemon reaches the fake cluster, a repository whose `origin` is served by
+/// `git daemon`, and the image of its pods (bosun and git in it).
+fn k8s_bosun() -> (FakeCluster, Bosun, TempRepo, GitDaemon, String) {
+    let engine = DockerEngine::start();
+    let cluster = FakeCluster::start(engine);
+    let bosun_exe = std::path::PathBuf::from(env!("CARGO_BIN_EXE_bosun"));
+    let image = engine.image("bosun-k8s:test", &[&bosun_exe, &which("git")]);
+    let repo = TempRepo::new();
+    let git = GitDaemon::serve(repo.path());
+    repo.git(&["remote", "add", "origin", &git.url(repo.path())]);
+    let bosun = bosun().with_env("KUBECONFIG", cluster.kubeconfig().to_str().unwrap());
+    (cluster, bosun, repo, git, image)
+}
+
+fn start_in_pod(bosun: &Bosun, repo: &TempRepo, image: &str, branch: &str) -> String {
+    let exe = env!("CARGO_BIN_EXE_bosun");
+    let args = ["--runtime", "k8s", "--image", image, "--bosun-in-image", exe, "--branch", branch];
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--", "sh", "-c", AGENT]);
+    bosun.start(repo.path(), &all)
+}
+
+#[test]
+fn an_agent_in_a_pod_is_typed_into_killed_and_its_work_comes_back_before_its_pod_goes() {
+    let (cluster, bosun, repo, _git, image) = k8s_bosun();
+    let id = start_in_pod(&bosun, &repo, &image, "agent/pod");
+    bosun.wait_state(&id, "running");
+    let short = repo.git(&["rev-parse", "--short", "HEAD"]).trim().to_owned();
+    bosun.wait_screen(&id, &format!("on agent/pod at {short}"));
+    bosun.ok(repo.path(), &["send", &id, "commit"]);
+    bosun.wait_screen(&id, "committed");
+    let session = format!("bosun-{id}");
+    assert!(cluster.pod("default", &session).is_some(), "its pod is the session's");
+
+    bosun.kill_daemon_hard();
+    assert_eq!(bosun.agent(&id).state.label(), "running", "adopted after a daemon SIGKILL");
+    bosun.ok(repo.path(), &["kill", &id]);
+    bosun.wait_state(&id, "dead(killed)");
+    let gone = wait_for(PATIENCE, || cluster.pod("default", &session).is_none().then_some(()));
+    assert!(gone.is_some(), "its pod is deleted once its work is saved\n{}", bosun.log());
+    assert_eq!(repo.git(&["log", "-1", "--format=%s", "agent/pod"]).trim(), "pod-work", "its branch came back");
+    let saved = bosun.events().into_iter().find_map(|e| match e {
+        bosun_core::Event::WorkSaved { saved, .. } => Some(saved),
+        _ => None,
+    });
+    assert!(saved.is_some_and(|s| s.is_safe()), "its save is recorded");
+    assert!(!bosun.ok(repo.path(), &["escalations", "--json"]).contains(&id), "no one is asked");
+}
+
+#[test]
+fn a_pod_whose_work_is_not_all_saved_is_kept_and_a_person_is_asked() {
+    let (cluster, bosun, repo, _git, image) = k8s_bosun();
+    let id = start_in_pod(&bosun, &repo, &image, "agent/unsaved");
+    bosun.wait_state(&id, "running");
+    bosun.wait_screen(&id, "on agent/unsaved");
+    bosun.ok(repo.path(), &["send", &id, "scratch"]);
+    bosun.wait_screen(&id, "scratched");
+    bosun.ok(repo.path(), &["kill", &id]);
+    let asked = wait_for(PATIENCE, || {
+        let listed = bosun.ok(repo.path(), &["escalations", "--json"]);
+        listed.contains("only in its pod").then_some(listed)
+    });
+    assert!(asked.is_some(), "a person is asked\n{}", bosun.log());
+    let session = format!("bosun-{id}");
+    assert!(cluster.pod("default", &session).is_some(), "its pod is kept with the work only it holds");
+    let err = bosun.fails(repo.path(), &["agent", "start", "--runtime", "k8s", "--", "sh"]);
+    assert!(err.contains("--runtime k8s needs --image"), "{err}");
+    let err = bosun.fails(repo.path(), &["agent", "start", "--namespace", "a/b", "--", "sh"]);
+    assert!(err.contains("apply to --runtime k8s"), "{err}");
 }

@@ -62,6 +62,9 @@ pub struct Agent {
     /// What the agent last said (the end of its last message), when its driver reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub said: Option<String>,
+    /// What its pod's host did with its work as it ended (an agent in a pod).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saved: Option<SavedWork>,
     /// The classification of its last idle turn, and that turn (its idle state's `state_seq`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Verdict>,
@@ -201,6 +204,7 @@ impl Agent {
             recovery: BTreeMap::new(),
             class_recovery: BTreeMap::new(),
             said: None,
+            saved: None,
             verdict: None,
             verdict_turn: None,
             classifying: None,
@@ -297,6 +301,22 @@ impl DeathReason {
             Self::Lost => "lost".into(),
             Self::FailedToStart => "failed-to-start".into(),
         }
+    }
+}
+
+/// What the host of an agent in a pod did with its work: whether the branch was pushed, whether
+/// work was left uncommitted (no push carries it), and what git said.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedWork {
+    pub pushed: bool,
+    pub dirty: bool,
+    pub said: String,
+}
+
+impl SavedWork {
+    /// Whether nothing of the work is only in the pod.
+    pub fn is_safe(&self) -> bool {
+        self.pushed && !self.dirty
     }
 }
 

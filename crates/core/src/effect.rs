@@ -51,6 +51,9 @@ pub enum Effect {
         /// The container its session host runs in, if it runs in one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         container: Option<crate::Container>,
+        /// The pod its session host runs in, if it runs in one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pod: Option<Box<crate::Pod>>,
     },
     /// End the session; a session that is already gone counts as killed.
     KillSession { agent: AgentId, session: SessionName },

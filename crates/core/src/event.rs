@@ -41,6 +41,11 @@ pub enum Event {
         id: WorkspaceId,
         dirty: bool,
     },
+    /// What the host of an agent in a pod did with its work as the agent ended.
+    WorkSaved {
+        agent: AgentId,
+        saved: crate::SavedWork,
+    },
     WorkspaceStale {
         id: WorkspaceId,
         why: String,

@@ -172,6 +172,13 @@ pub enum Input {
         session: SessionName,
         status: ExitStatus,
     },
+    /// An agent's pod ended (its cluster's watch said so): how its agent ended, and what its
+    /// host's save did (none: it could not say).
+    PodEnded {
+        session: SessionName,
+        status: ExitStatus,
+        saved: Option<crate::SavedWork>,
+    },
     /// The session itself is gone (tmux's session-closed hook).
     SessionClosed {
         session: SessionName,

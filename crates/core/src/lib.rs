@@ -37,8 +37,8 @@ mod timer;
 mod workspace;
 
 pub use agent::{
-    Agent, DeathReason, ExitStatus, Message, MessageKind, MessageState, NewAgent, Outcome, Progress, SessionBackend,
-    SessionState, INHERITED_ENV_FILE, RECORDED_ENV,
+    Agent, DeathReason, ExitStatus, Message, MessageKind, MessageState, NewAgent, Outcome, Progress, SavedWork,
+    SessionBackend, SessionState, INHERITED_ENV_FILE, RECORDED_ENV,
 };
 pub use classify::{
     after_command, guardrail, heuristic, parse_answer, without_command, ClassSource, Classify, Rule, TurnClass, Verdict,
@@ -69,7 +69,7 @@ pub use pool::{
 };
 pub use queue::{parse_listed, External, Item, ItemId, ItemState, Worker};
 pub use reject::Rejection;
-pub use runtime::{Container, Pod, Runtime, Sandbox};
+pub use runtime::{Container, Pod, PodSource, Runtime, Sandbox};
 pub use state::{apply, State, REQUESTS_KEPT};
 pub use term_key::{check_size, KeysError, TermKey, KEYS_MAX, KEYS_TEXT_MAX, TERM_SIDE_MAX};
 pub use time::Timestamp;

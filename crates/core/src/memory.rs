@@ -109,6 +109,7 @@ impl JobScope {
             Event::RequestDone { .. } | Event::WebhookSent { .. } => false,
             Event::WorkspaceCreating { workspace } => ws(&workspace.id),
             Event::WorkspaceInUse { id, agent: a } => ws(id) || agent(a),
+            Event::WorkSaved { agent: a, .. } => agent(a),
             Event::WorkspaceReady { id, .. }
             | Event::WorkspaceCreateFailed { id, .. }
             | Event::WorkspaceReleased { id, .. }

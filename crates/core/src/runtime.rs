@@ -23,11 +23,14 @@ pub enum Runtime {
     },
     /// A Docker container of `image` that runs bosun's session host, the agent inside.
     Docker(Container),
+    /// A Kubernetes pod whose workspace is a clone made by its init container, the agent
+    /// under bosun's session host in it.
+    K8s(Pod),
 }
 
-/// A Kubernetes pod an agent is to run in, as a runbook asks for it: its workspace a clone made
-/// by an init container, the agent beside bosun's session host. (The runtime that starts it is
-/// being built; `bosun-k8s` spells it as the cluster's objects.)
+/// A Kubernetes pod an agent runs in, as the command line or a runbook asks for it: its
+/// workspace a clone made by an init container, the agent under bosun's session host
+/// (`bosun-k8s` spells it as the cluster's objects).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pod {
     pub namespace: String,
@@ -48,9 +51,29 @@ pub struct Pod {
     /// Secrets whose keys become its environment (credentials: named, never copied).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secrets: Vec<String>,
+    /// bosun's program in the image.
+    #[serde(default = "Pod::default_bosun")]
+    pub bosun: String,
+    /// What its init container clones, set when the agent starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<PodSource>,
+}
+
+/// Where an agent's pod clones its workspace from, and where its work goes back.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PodSource {
+    /// The repository's remote, as the cluster reaches it.
+    pub remote: String,
+    /// The commit a new branch starts at.
+    pub base: String,
+    pub branch: String,
 }
 
 impl Pod {
+    pub fn default_bosun() -> String {
+        "bosun".into()
+    }
+
     /// Whether `name` is a DNS-1123 label, as namespaces, secrets and claims must be: lowercase
     /// letters, digits and `-`, at most 63, starting and ending with a letter or digit.
     pub fn is_dns_label(name: &str) -> bool {
@@ -128,6 +151,7 @@ impl Runtime {
             Self::Sandbox { network: true } => "sandbox".into(),
             Self::Sandbox { network: false } => "sandbox (no network)".into(),
             Self::Docker(c) => format!("docker ({}{})", c.image, if c.network { "" } else { ", no network" }),
+            Self::K8s(p) => format!("k8s ({}, {})", p.namespace, p.image),
         }
     }
 
@@ -138,6 +162,16 @@ impl Runtime {
             Self::Local => None,
             Self::Sandbox { network } => Some(Sandbox::of(agent, *network)),
             Self::Docker(c) => Some(Sandbox::of(agent, c.network)),
+            // A pod is let at nothing of this machine's.
+            Self::K8s(_) => None,
+        }
+    }
+
+    /// The pod it runs in, if it runs in one.
+    pub fn pod(&self) -> Option<&Pod> {
+        match self {
+            Self::K8s(p) => Some(p),
+            _ => None,
         }
     }
 
@@ -153,7 +187,7 @@ impl Runtime {
     /// session host, whatever was asked.
     pub fn backend(&self, asked: crate::SessionBackend) -> crate::SessionBackend {
         match self {
-            Self::Docker(_) => crate::SessionBackend::Host,
+            Self::Docker(_) | Self::K8s(_) => crate::SessionBackend::Host,
             _ => asked,
         }
     }

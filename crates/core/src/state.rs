@@ -222,6 +222,11 @@ pub fn apply(state: &mut State, event: &Event) {
                 agent.error = Some(format!("kill failed: {error}"));
             }
         }
+        Event::WorkSaved { agent, saved } => {
+            if let Some(a) = state.agents.get_mut(agent) {
+                a.saved = Some(saved.clone());
+            }
+        }
         Event::AgentDied { id, reason, at, error } => {
             if let Some(agent) = state.agents.get_mut(id) {
                 set_agent_state(agent, SessionState::Dead { reason: reason.clone() }, *at, seq);

@@ -47,13 +47,20 @@ pub enum WorkspaceKind {
     /// looked at after its agent ended, and before it is removed. `image` is the agent's image,
     /// in whose stopped containers the volume is filled and read.
     Volume { repo: PathBuf, branch: String, base_ref: String, base: String, volume: String, image: String },
+    /// A clone of `repo`'s `remote` in the agent's pod, on `branch` (new at `base`): nothing of
+    /// it is on this machine. The pod's host pushes the branch back to the remote when the agent
+    /// ends; its save says whether the work is safe (`Event::WorkSaved`).
+    Pod { repo: PathBuf, remote: String, branch: String, base_ref: String, base: String },
 }
 
 impl WorkspaceKind {
     pub fn branch(&self) -> Option<&str> {
         match self {
             Self::Folder => None,
-            Self::Worktree { branch, .. } | Self::Pool { branch, .. } | Self::Volume { branch, .. } => Some(branch),
+            Self::Worktree { branch, .. }
+            | Self::Pool { branch, .. }
+            | Self::Volume { branch, .. }
+            | Self::Pod { branch, .. } => Some(branch),
         }
     }
 
@@ -63,6 +70,7 @@ impl WorkspaceKind {
             Self::Worktree { .. } => "worktree",
             Self::Pool { .. } => "pool",
             Self::Volume { .. } => "volume",
+            Self::Pod { .. } => "pod",
         }
     }
 
@@ -70,7 +78,10 @@ impl WorkspaceKind {
     pub fn base(&self) -> Option<&str> {
         match self {
             Self::Folder => None,
-            Self::Worktree { base, .. } | Self::Pool { base, .. } | Self::Volume { base, .. } => Some(base),
+            Self::Worktree { base, .. }
+            | Self::Pool { base, .. }
+            | Self::Volume { base, .. }
+            | Self::Pod { base, .. } => Some(base),
         }
     }
 
@@ -78,7 +89,10 @@ impl WorkspaceKind {
     pub fn repo(&self) -> Option<&std::path::Path> {
         match self {
             Self::Folder => None,
-            Self::Worktree { repo, .. } | Self::Pool { repo, .. } | Self::Volume { repo, .. } => Some(repo),
+            Self::Worktree { repo, .. }
+            | Self::Pool { repo, .. }
+            | Self::Volume { repo, .. }
+            | Self::Pod { repo, .. } => Some(repo),
         }
     }
 }

@@ -205,6 +205,7 @@ impl Executor {
                 backend,
                 sandbox,
                 container,
+                pod,
             } => {
                 if let Some((transcript, text)) = &hold {
                     if !bosun_adapters::transcript::holds_within(transcript, text, HOLD_WAIT) {
@@ -216,9 +217,12 @@ impl Executor {
                         tracing::warn!(%old, "cannot end the old session: {e}");
                     }
                 }
-                let env = match inherit.as_deref().map(bosun_adapters::secret::read_env).transpose() {
-                    Ok(inherited) => inherited.unwrap_or_default().into_iter().chain(env).collect(),
-                    Err(e) => return Some(Input::SessionSpawnFailed { agent, error: e.to_string() }),
+                // A pod gets what was recorded only: what this machine's environment holds is
+                // neither meant for it nor to be written into a cluster's objects.
+                let env = match inherit.as_deref().filter(|_| pod.is_none()).map(bosun_adapters::secret::read_env) {
+                    Some(Err(e)) => return Some(Input::SessionSpawnFailed { agent, error: e.to_string() }),
+                    Some(Ok(inherited)) => inherited.into_iter().chain(env).collect(),
+                    None => env,
                 };
                 // In a sandbox here, the command runs inside bubblewrap (its hooks still reach
                 // us); in a container, what the sandbox lets through is bound into it.
@@ -237,6 +241,7 @@ impl Executor {
                     output: Some(&output),
                     backend,
                     container,
+                    pod: pod.as_deref(),
                 };
                 match write_files(&files, &output).and_then(|()| self.sessions.spawn(spec)) {
                     Ok(pid) => Input::SessionSpawned { agent, pid },

@@ -10,6 +10,7 @@ mod handler;
 mod jobs;
 mod memory;
 mod pidlock;
+mod pods;
 mod reconcile;
 mod server;
 mod step_run;
@@ -93,10 +94,21 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
             context: "cannot start the Docker client's runtime".into(),
             source: std::io::Error::other(e.to_string()),
         })?);
-    let host = bosun_adapters::HostSessions::new(opts.exe.clone(), opts.dirs.hosts(), opts.dirs.socket(), output_max)
-        .with_containers(containers.clone(), opts.dirs.label())
-        .with_spool(opts.dirs.spool());
-    let sessions: Arc<dyn Sessions> = Arc::new(bosun_adapters::RoutedSessions::new(Arc::new(tmux), Arc::new(host)));
+    // KUBECONFIG, else ~/.kube/config, else the pod's service account; reached only when a pod
+    // is asked for.
+    let cluster: Arc<dyn bosun_k8s::Cluster> =
+        Arc::new(bosun_k8s::KubeCluster::new(None).map_err(|e| DaemonError::Io {
+            context: "cannot start the Kubernetes client's runtime".into(),
+            source: std::io::Error::other(e.to_string()),
+        })?);
+    let (pod_changes, pod_changes_rx) = std::sync::mpsc::channel();
+    let host = Arc::new(
+        bosun_adapters::HostSessions::new(opts.exe.clone(), opts.dirs.hosts(), opts.dirs.socket(), output_max)
+            .with_containers(containers.clone(), opts.dirs.label())
+            .with_spool(opts.dirs.spool())
+            .with_pods(bosun_adapters::PodHosts::new(cluster, opts.dirs.digest(), pod_changes)),
+    );
+    let sessions: Arc<dyn Sessions> = Arc::new(bosun_adapters::RoutedSessions::new(Arc::new(tmux), host.clone()));
     let local = Arc::new(LocalWorkspaces::new().with_containers(containers.clone(), opts.dirs.label()));
     let workspaces: Arc<dyn Workspaces> = local.clone();
     let pools: Arc<dyn bosun_adapters::Pools> = local;
@@ -149,6 +161,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         replay_spool(&ctx, &opts.dirs.old_hook_spool()).await;
         replay_spool(&ctx, &opts.dirs.hook_spool()).await;
         tokio::spawn(watch::sessions(engine.clone(), ctx.sessions.clone(), watch::INTERVAL));
+        pods::follow(engine.clone(), host.clone(), pod_changes_rx).await;
         tokio::spawn(async move {
             signals().await;
             shutdown.notify_one();

@@ -62,8 +62,6 @@ pub struct PodPlan<'a> {
     pub command: &'a [String],
     /// The agent's recorded environment (credentials come from `ask.secrets`, never here).
     pub env: &'a BTreeMap<String, String>,
-    /// bosun's program in the image.
-    pub bosun: &'a str,
     /// The secret that holds the session host's token (`token_secret`).
     pub token_secret: &'a str,
     /// The claim that holds its workspace and config, when the runbook gives it storage.
@@ -97,7 +95,7 @@ pub fn pod(plan: &PodPlan<'_>) -> Pod {
         volume_mounts: Some(vec![work_mount.clone()]),
         ..Default::default()
     };
-    let mut command: Vec<String> = [plan.bosun, "host", "serve", "--listen"].map(String::from).to_vec();
+    let mut command: Vec<String> = [plan.ask.bosun.as_str(), "host", "serve", "--listen"].map(String::from).to_vec();
     command.push(format!("tcp:$(POD_IP):{HOST_PORT}"));
     command.extend(["--token-env".into(), TOKEN_VAR.into()]);
     command.extend(["--address-file".into(), format!("{WORK}/host.addr")]);
@@ -248,6 +246,8 @@ mod tests {
             service_account: Some("bosun-agent".into()),
             storage_bytes: Some(10 << 30),
             secrets: vec!["anthropic".into()],
+            bosun: "/usr/local/bin/bosun".into(),
+            source: None,
         }
     }
 
@@ -271,7 +271,6 @@ mod tests {
             branch: "ws-k3j9x0aa",
             command,
             env,
-            bosun: "/usr/local/bin/bosun",
             token_secret: "bosun-k3j9x0aa-token",
             claim,
         }
@@ -297,6 +296,8 @@ mod tests {
             service_account: None,
             storage_bytes: None,
             secrets: Vec::new(),
+            bosun: "bosun".into(),
+            source: None,
         };
         let (labels, env) = (labels(), BTreeMap::new());
         let command = vec!["sh".to_owned()];

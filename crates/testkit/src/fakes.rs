@@ -27,6 +27,9 @@ impl Git for FakeGit {
     fn commits_ahead(&self, _kind: &WorkspaceKind) -> Result<u32, AdapterError> {
         Ok(0)
     }
+    fn remote_url(&self, repo: &Path) -> Result<String, AdapterError> {
+        Ok(format!("https://git.example{}", repo.display()))
+    }
 }
 
 /// Workspaces (of every kind) that exist only in memory.

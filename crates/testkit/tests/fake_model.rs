@@ -209,6 +209,7 @@ fn start(server: &TmuxServer, session: &SessionName, cwd: &Path, env: &ClientEnv
         output: None,
         backend: Default::default(),
         container: None,
+        pod: None,
     };
     server.tmux().spawn(spec).expect("start the client in tmux");
 }

@@ -68,6 +68,15 @@ impl StateDir {
     pub fn label(&self) -> String {
         self.root.components().collect::<PathBuf>().display().to_string()
     }
+    /// `label()` as 16 hex digits (FNV-1a, 64 bits): short enough, and plain enough, for a
+    /// Kubernetes label's value.
+    pub fn digest(&self) -> String {
+        let hash = self
+            .label()
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+        format!("{hash:016x}")
+    }
     pub fn db(&self) -> PathBuf {
         self.root.join("bosun.db")
     }

@@ -12,6 +12,8 @@ use bosun_host::{HostEndpoint, HostError, HostToken};
 
 const ADDRESS: &str = ".addr";
 const TOKEN: &str = ".token";
+/// Beside a TCP host in a pod: the pod's namespace (its name is the session's).
+const POD: &str = ".pod";
 
 #[derive(Clone, Debug)]
 pub struct HostDir {
@@ -44,6 +46,34 @@ impl HostDir {
 
     pub fn token_file(&self, session: &SessionName) -> PathBuf {
         self.dir.join(format!("{session}{TOKEN}"))
+    }
+
+    pub fn pod_file(&self, session: &SessionName) -> PathBuf {
+        self.dir.join(format!("{session}{POD}"))
+    }
+
+    /// The namespace of the pod the session's host runs in, if it runs in one.
+    pub fn pod_namespace(&self, session: &SessionName) -> Option<String> {
+        let text = std::fs::read_to_string(self.pod_file(session)).ok()?;
+        Some(text.trim().to_owned()).filter(|ns| bosun_core::Pod::is_dns_label(ns))
+    }
+
+    /// Notes that the session's host runs in a pod of `namespace`.
+    pub fn note_pod(&self, session: &SessionName, namespace: &str) -> std::io::Result<()> {
+        std::fs::write(self.pod_file(session), namespace)
+    }
+
+    /// Writes where the session's TCP host listens (a pod's address, which the daemon learns
+    /// from its cluster), privately and whole.
+    pub fn write_address(&self, session: &SessionName, addr: std::net::SocketAddr) -> std::io::Result<()> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = self.address_file(session);
+        let partial = path.with_extension("addr.partial");
+        let mut file =
+            std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&partial)?;
+        file.write_all(format!("{addr}\n").as_bytes())?;
+        std::fs::rename(&partial, &path)
     }
 
     /// Whether the session's host is (to be) reached over TCP: its token was made.

@@ -22,6 +22,24 @@ impl Git for LocalGit {
         rev_parse_path(dir, &["--show-toplevel"])
     }
 
+    fn remote_url(&self, repo: &Path) -> Result<String, AdapterError> {
+        let mut cmd = git(repo);
+        cmd.args(["remote", "get-url", "origin"]);
+        let out = output(&mut cmd)?;
+        let url = stdout_line(&out);
+        if !out.status.success() || url.is_empty() {
+            return Err(AdapterError::Command {
+                command: "git remote get-url origin".into(),
+                stderr: format!(
+                    "{} has no remote `origin`: an agent in a pod clones from it and pushes its branch back there \
+                     (`git remote add origin URL`, a URL the cluster reaches)",
+                    repo.display()
+                ),
+            });
+        }
+        Ok(url)
+    }
+
     fn resolve_commit(&self, repo: &Path, rev: &str) -> Result<String, AdapterError> {
         let mut cmd = git(repo);
         cmd.args(["rev-parse", "--verify", "--quiet"]).arg(format!("{rev}^{{commit}}"));
@@ -61,7 +79,8 @@ impl Git for LocalGit {
 
     fn commits_ahead(&self, kind: &WorkspaceKind) -> Result<u32, AdapterError> {
         match kind {
-            WorkspaceKind::Folder => Ok(0),
+            // Its branch is on the remote, not here.
+            WorkspaceKind::Folder | WorkspaceKind::Pod { .. } => Ok(0),
             WorkspaceKind::Worktree { repo, branch, .. }
             | WorkspaceKind::Pool { repo, branch, .. }
             | WorkspaceKind::Volume { repo, branch, .. }

@@ -122,6 +122,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::SessionSpawned { agent, pid } => session::spawned(state, agent, *pid, now, &mut d),
         Input::SessionSpawnFailed { agent, error } => session::spawn_failed(state, agent, error, now, &mut d),
         Input::SessionExited { session, status } => session::exited(state, session, *status, now, &mut d),
+        Input::PodEnded { session, status, saved } => session::pod_ended(state, session, *status, saved, now, &mut d),
         Input::SessionClosed { session } => session::exited(state, session, crate::ExitStatus::UNKNOWN, now, &mut d),
         Input::SessionKilled { agent } => session::killed(state, agent, now, &mut d),
         Input::SessionKillFailed { agent, error } => session::kill_failed(state, agent, error, &mut d),
@@ -227,6 +228,7 @@ fn spawn_replacing(agent: &Agent, resume: Option<Option<&str>>, replace: Option<
         backend: agent.backend,
         sandbox: agent.runtime.sandbox(agent),
         container: agent.runtime.container().cloned(),
+        pod: agent.runtime.pod().cloned().map(Box::new),
     }
 }
 

@@ -228,6 +228,46 @@ pub(super) fn exited(state: &State, session: &SessionName, status: ExitStatus, n
     }
 }
 
+/// An agent's pod ended: its host saved what it could and ended with the agent (or was told to
+/// end it). What the save did is recorded once; the agent is dead as its status says; its
+/// workspace is released as dirty unless the save left nothing only in the pod. A pod whose work
+/// is safe goes; one whose work is not is kept, and a person is asked.
+pub(super) fn pod_ended(
+    state: &State,
+    session: &SessionName,
+    status: ExitStatus,
+    saved: &Option<crate::SavedWork>,
+    now: Timestamp,
+    d: &mut Decision,
+) {
+    let Some(a) = state.agent_by_session(session) else { return };
+    if a.saved.is_some() {
+        return;
+    }
+    let unknown = || crate::SavedWork { pushed: false, dirty: true, said: "its pod said nothing of its work".into() };
+    let saved = saved.clone().unwrap_or_else(unknown);
+    d.event(Event::WorkSaved { agent: a.id.clone(), saved: saved.clone() });
+    if !a.state.is_dead() {
+        ended(state, a, status, now, d);
+    } else if let Some(ws) = state.workspaces.get(&a.workspace).filter(|w| w.state == WorkspaceState::Dirty) {
+        // Released before its save was known (it was killed): what the save says now counts.
+        if saved.is_safe() {
+            d.event(Event::WorkspaceReleased { id: ws.id.clone(), dirty: false });
+        }
+    }
+    if saved.is_safe() {
+        d.effect(kill_effect(a));
+    } else {
+        let why = format!(
+            "the work of agent {} is still only in its pod {}, which is kept: {}",
+            a.id,
+            a.session,
+            saved.said.trim()
+        );
+        super::escalation::escalate(state, a, Trigger::Dead, why, now, d);
+    }
+}
+
 pub(super) fn killed(state: &State, agent: &AgentId, now: Timestamp, d: &mut Decision) {
     if let Some(a) = state.agents.get(agent).filter(|a| !a.state.is_dead()) {
         died(state, a, reason_when_ended(a, ExitStatus::UNKNOWN).unwrap_or(DeathReason::Killed), None, now, d);
@@ -298,7 +338,18 @@ pub(super) fn died(
     d.effect(Effect::UnwatchLogs { agent: agent.id.clone() });
     if let Some(ws) = state.workspaces.get(&agent.workspace) {
         if ws.state == (WorkspaceState::InUse { agent: agent.id.clone() }) {
-            d.effect(inspect(ws));
+            match &ws.kind {
+                // Nothing of it is here to look at: its pod's save says whether it is safe,
+                // and that save may be recorded just now.
+                crate::WorkspaceKind::Pod { .. } => {
+                    let safe = d.events.iter().rev().find_map(|e| match e {
+                        Event::WorkSaved { agent: id, saved } if id == &agent.id => Some(saved.is_safe()),
+                        _ => None,
+                    });
+                    d.event(Event::WorkspaceReleased { id: ws.id.clone(), dirty: safe != Some(true) });
+                }
+                _ => d.effect(inspect(ws)),
+            }
         }
     }
     let bosun_ended_it = agent.kill_requested || agent.outcome.is_some();

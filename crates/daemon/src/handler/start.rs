@@ -154,6 +154,20 @@ fn prepare(
         bosun_core::Runtime::Local => {}
         bosun_core::Runtime::Sandbox { .. } => bosun_adapters::sandbox::check_available()?,
         bosun_core::Runtime::Docker(_) => containers.check_available()?,
+        bosun_core::Runtime::K8s(pod) => {
+            if !matches!(req.workspace, WorkspaceChoice::Worktree) {
+                return Err(AdapterError::Command {
+                    command: "an agent in a pod".into(),
+                    stderr: "its workspace is a clone in its pod: --workspace does not apply to --runtime k8s".into(),
+                });
+            }
+            if !bosun_core::Pod::is_dns_label(&pod.namespace) {
+                return Err(AdapterError::Command {
+                    command: "an agent in a pod".into(),
+                    stderr: format!("{:?} is not a namespace's name (lowercase letters, digits, '-')", pod.namespace),
+                });
+            }
+        }
     }
     let source = req.repo.clone().unwrap_or_else(|| req.cwd.clone());
     if !source.is_dir() {
@@ -163,6 +177,20 @@ fn prepare(
         ));
     }
     let (kind, settings_root) = match req.workspace {
+        WorkspaceChoice::Worktree if matches!(req.runtime, bosun_core::Runtime::K8s(_)) => {
+            let repo = git.repo_root(&source)?;
+            let remote = git.remote_url(&repo)?;
+            let base_ref = req.base_ref.unwrap_or_else(|| "HEAD".to_owned());
+            let base = git.resolve_commit(&repo, &base_ref)?;
+            let branch = req.branch.unwrap_or_else(|| nonce.default_branch());
+            git.check_new_branch(&repo, &branch)?;
+            if let bosun_core::Runtime::K8s(pod) = &mut req.runtime {
+                let source =
+                    bosun_core::PodSource { remote: remote.clone(), base: base.clone(), branch: branch.clone() };
+                pod.source = Some(source);
+            }
+            (WorkspaceKind::Pod { repo: repo.clone(), remote, branch, base_ref, base }, repo)
+        }
         WorkspaceChoice::Worktree => {
             let repo = git.repo_root(&source)?;
             let base_ref = req.base_ref.unwrap_or_else(|| "HEAD".to_owned());

@@ -5,7 +5,8 @@
 //! containers on the test's Docker engine (`crate::docker`), so an init clone and an agent really
 //! run. See `api` for the calls, `pods` for how a pod runs, `store` for objects and watches.
 //!
-//! Each pod gets a loopback address of its own (`127.0.0.2`, `127.0.0.3`, …) as `status.podIP`:
+//! Each pod gets a loopback address of its own (`127.X.Y.2`, `127.X.Y.3`, … with X.Y from the
+//! test process's id, so that concurrent tests' pods do not meet) as `status.podIP`:
 //! its containers share the host's network, and all of 127/8 reaches the host on Linux, so a
 //! process in a pod listens on `$(POD_IP):PORT` without clashing with other pods.
 //!
@@ -105,7 +106,7 @@ impl FakeCluster {
             requests: Mutex::new(Vec::new()),
             stopped: AtomicBool::new(false),
             connections: Mutex::new(HashMap::new()),
-            next_ip: AtomicU32::new(2),
+            next_ip: AtomicU32::new(((std::process::id() & 0xffff) << 8) | 2),
         });
         let accepting = Arc::clone(&shared);
         let accept = thread::Builder::new()
@@ -249,7 +250,8 @@ impl Shared {
         self.stopped.load(Ordering::SeqCst)
     }
 
-    /// The next pod's loopback address: 127.0.0.2, 127.0.0.3, … (never .0 or .255).
+    /// The next pod's loopback address: `127.X.Y.2`, `127.X.Y.3`, … with X.Y this process's id
+    /// (tests run in processes of their own, sharing the host's network), never .0 or .255.
     fn next_ip(&self) -> String {
         loop {
             let n = self.next_ip.fetch_add(1, Ordering::SeqCst);

@@ -1,0 +1,137 @@
+//! Session hosts in Kubernetes pods: `PodHosts` makes an agent's token secret and pod (see
+//! `bosun_k8s::spec`), waits for the pod's address, and notes it with the token beside the other
+//! hosts (`HostDir`), so every `Sessions` call reaches the host over TCP as a container's. The
+//! pods' ends come from one watch per namespace, sent to the daemon as `PodChange`s; a pod is
+//! deleted only once its host has gone (it saves the agent's work before it ends).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use bosun_core::{Pod, SessionName};
+use bosun_host::HostToken;
+use bosun_k8s::{Cluster, Object, PodChange, PodPhase, PodPlan};
+
+use super::dir::HostDir;
+use crate::{AdapterError, SpawnSpec};
+
+/// How long a pod has to be running with an address (its image may be pulled first).
+const POD_START_WAIT: Duration = Duration::from_secs(180);
+/// The label naming the state directory whose daemon made a pod (a digest: labels are short).
+pub const POD_STATE_LABEL: &str = "bosun.state";
+/// The label naming a pod's session.
+pub const POD_SESSION_LABEL: &str = "bosun.session";
+
+/// A cluster and what bosun keeps of its pods.
+pub struct PodHosts {
+    cluster: Arc<dyn Cluster>,
+    /// The value of this daemon's `bosun.state` label.
+    state: String,
+    changes: mpsc::Sender<PodChange>,
+    watched: Mutex<BTreeSet<String>>,
+}
+
+impl PodHosts {
+    pub fn new(cluster: Arc<dyn Cluster>, state: String, changes: mpsc::Sender<PodChange>) -> Self {
+        Self { cluster, state, changes, watched: Mutex::default() }
+    }
+
+    /// Watches this daemon's pods in `namespace`, once.
+    pub fn watch(&self, namespace: &str) -> Result<(), AdapterError> {
+        let mut watched = self.watched.lock().unwrap_or_else(PoisonError::into_inner);
+        if watched.contains(namespace) {
+            return Ok(());
+        }
+        let selector = format!("{POD_STATE_LABEL}={}", self.state);
+        self.cluster.watch(namespace, &selector, self.changes.clone()).map_err(k8s)?;
+        watched.insert(namespace.to_owned());
+        Ok(())
+    }
+
+    /// Makes the session's secret and pod and waits until its host may be reached; its address
+    /// and token are then in `dir`.
+    pub fn start(&self, dir: &HostDir, spec: &SpawnSpec<'_>, pod: &Pod) -> Result<(), AdapterError> {
+        let session = spec.session;
+        let source = pod.source.as_ref().ok_or_else(|| refused(session, "it has no repository to clone"))?;
+        self.watch(&pod.namespace)?;
+        let token_file = dir.make_token(session).map_err(|e| refused(session, &e.to_string()))?;
+        let token = HostToken::read(&token_file).map_err(|e| refused(session, &e.to_string()))?;
+        dir.note_pod(session, &pod.namespace).map_err(|e| AdapterError::io("noting a pod", e))?;
+        let labels = BTreeMap::from([
+            (POD_STATE_LABEL.to_owned(), self.state.clone()),
+            (POD_SESSION_LABEL.to_owned(), session.to_string()),
+        ]);
+        let secret = format!("{session}-token");
+        self.cluster
+            .create_secret(&bosun_k8s::token_secret(&secret, &pod.namespace, token.text(), &labels))
+            .map_err(k8s)?;
+        // Paths of this machine mean nothing in the pod, whose spec sets its own.
+        let env: BTreeMap<String, String> = spec
+            .env
+            .iter()
+            .filter(|(k, _)| !bosun_core::RECORDED_ENV.contains(&k.as_str()) && k.as_str() != "BOSUN_WORKSPACE")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let plan = PodPlan {
+            name: session.as_str(),
+            ask: pod,
+            labels: &labels,
+            repo_url: &source.remote,
+            base: &source.base,
+            branch: &source.branch,
+            command: spec.command,
+            env: &env,
+            token_secret: &secret,
+            claim: None,
+        };
+        self.cluster.create_pod(&bosun_k8s::pod(&plan)).map_err(k8s)?;
+        let selector = format!("{POD_SESSION_LABEL}={session}");
+        let deadline = Instant::now() + POD_START_WAIT;
+        loop {
+            let seen = self.cluster.pods(&pod.namespace, &selector).map_err(k8s)?;
+            match seen.iter().find(|p| p.name == session.as_str()) {
+                Some(p) if p.phase == PodPhase::Running => {
+                    if let Some(ip) = p.ip.as_deref().and_then(|ip| ip.parse().ok()) {
+                        let addr = SocketAddr::new(ip, bosun_k8s::HOST_PORT);
+                        return dir
+                            .write_address(session, addr)
+                            .map_err(|e| AdapterError::io("noting a pod's address", e));
+                    }
+                }
+                Some(p) if matches!(p.phase, PodPhase::Failed | PodPhase::Succeeded) => {
+                    self.remove(dir, session, &pod.namespace);
+                    return Err(refused(session, "its pod ended before its host served it (did its clone fail?)"));
+                }
+                _ => {}
+            }
+            if Instant::now() >= deadline {
+                self.remove(dir, session, &pod.namespace);
+                return Err(refused(
+                    session,
+                    &format!("its pod was not running within {} s", POD_START_WAIT.as_secs()),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Deletes the session's pod and secret and forgets them.
+    pub fn remove(&self, dir: &HostDir, session: &SessionName, namespace: &str) {
+        for (what, name) in [(Object::Pod, session.to_string()), (Object::Secret, format!("{session}-token"))] {
+            if let Err(e) = self.cluster.delete(what, namespace, &name) {
+                tracing::warn!("cannot delete {what:?} {name}: {e}");
+            }
+        }
+        dir.forget(session);
+        let _ = std::fs::remove_file(dir.pod_file(session));
+    }
+}
+
+fn k8s(e: bosun_k8s::K8sError) -> AdapterError {
+    AdapterError::Command { command: "kubernetes".into(), stderr: e.to_string() }
+}
+
+fn refused(session: &SessionName, why: &str) -> AdapterError {
+    AdapterError::Command { command: format!("bosun host in pod {session}"), stderr: why.to_owned() }
+}

@@ -1,0 +1,100 @@
+//! Agents in pods: the pod's end brings what its host's save did. A safe save ends the agent,
+//! releases its workspace clean and deletes its pod; an unsafe one keeps the pod and asks a
+//! person; a save told again changes nothing; a kill first ends the agent, and its save decides
+//! what becomes of its pod.
+
+mod support;
+
+use bosun_core::{
+    Effect, Event, ExitStatus, Input, Pod, PodSource, Runtime, SavedWork, SessionBackend, WorkspaceKind, WorkspaceState,
+};
+use support::*;
+
+fn in_pod(n: u64) -> bosun_core::AgentSpec {
+    let base = spec(n);
+    let branch = base.kind.branch().unwrap().to_owned();
+    let source = PodSource { remote: "git://example/repo".into(), base: "c0ffee".into(), branch: branch.clone() };
+    let pod = Pod {
+        namespace: "agents".into(),
+        image: "agent:1".into(),
+        cpus_milli: None,
+        memory_bytes: None,
+        node_selector: Default::default(),
+        service_account: None,
+        storage_bytes: None,
+        secrets: Vec::new(),
+        bosun: "bosun".into(),
+        source: Some(source),
+    };
+    bosun_core::AgentSpec {
+        kind: WorkspaceKind::Pod {
+            repo: "/repo".into(),
+            remote: "git://example/repo".into(),
+            branch,
+            base_ref: "HEAD".into(),
+            base: "c0ffee".into(),
+        },
+        runtime: Runtime::K8s(pod),
+        ..base
+    }
+}
+
+fn saved(pushed: bool, dirty: bool) -> Option<SavedWork> {
+    Some(SavedWork { pushed, dirty, said: "To git://example/repo".into() })
+}
+
+fn kills(effects: &[Effect]) -> bool {
+    effects.iter().any(|e| matches!(e, Effect::KillSession { .. }))
+}
+
+#[test]
+fn a_pod_whose_work_is_saved_ends_its_agent_releases_its_workspace_clean_and_goes() {
+    let mut sim = Sim::new();
+    let (a, w) = sim.start_with(in_pod(1));
+    let spawned = sim.ok(Input::WorkspaceCreated { id: w.clone() });
+    let pod = spawned.iter().find_map(|e| match e {
+        Effect::SpawnSession { pod, backend, .. } => Some((pod.clone(), *backend)),
+        _ => None,
+    });
+    assert!(matches!(pod, Some((Some(_), SessionBackend::Host))), "its session is a host in its pod: {pod:?}");
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });
+    let session = sim.state.agents[&a].session.clone();
+    let effects =
+        sim.ok(Input::PodEnded { session: session.clone(), status: ExitStatus::code(0), saved: saved(true, false) });
+    assert!(sim.state.agents[&a].state.is_dead());
+    assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Ready, "released clean");
+    assert!(kills(&effects), "its pod goes");
+    assert!(!effects.iter().any(|e| matches!(e, Effect::InspectWorkspace { .. })), "nothing here to inspect");
+    let again = sim.ok(Input::PodEnded { session, status: ExitStatus::code(0), saved: saved(true, false) });
+    assert!(again.is_empty(), "told again, nothing new: {again:?}");
+}
+
+#[test]
+fn a_pod_whose_work_is_not_all_saved_is_kept_and_a_person_is_asked() {
+    for (pushed, dirty) in [(false, false), (true, true)] {
+        let mut sim = Sim::new();
+        let (a, w) = sim.start_with(in_pod(2));
+        sim.ok(Input::WorkspaceCreated { id: w.clone() });
+        sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });
+        let session = sim.state.agents[&a].session.clone();
+        let effects = sim.ok(Input::PodEnded { session, status: ExitStatus::code(1), saved: saved(pushed, dirty) });
+        assert!(!kills(&effects), "its pod is kept");
+        assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Dirty);
+        assert!(sim.log.iter().any(|e| matches!(e, Event::EscalationRaised { .. })), "a person is asked");
+    }
+}
+
+#[test]
+fn a_killed_agent_in_a_pod_is_released_dirty_until_its_save_says_otherwise() {
+    let mut sim = Sim::new();
+    let (a, w) = sim.start_with(in_pod(3));
+    sim.ok(Input::WorkspaceCreated { id: w.clone() });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });
+    sim.ok(Input::KillAgent { agent: a.clone() });
+    sim.ok(Input::SessionKilled { agent: a.clone() });
+    assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Dirty, "its save is not known yet");
+    let session = sim.state.agents[&a].session.clone();
+    let effects = sim.ok(Input::PodEnded { session, status: ExitStatus::code(143), saved: saved(true, false) });
+    assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Ready, "its save says it is safe");
+    assert!(kills(&effects), "now its pod goes");
+}

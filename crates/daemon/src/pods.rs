@@ -1,0 +1,54 @@
+//! The pods' watch: what the cluster says of bosun's pods becomes the core's input. A pod
+//! whose agent's container ended is `Input::PodEnded`, with how its agent ended and what its
+//! host's save did (read from the container's termination message); a pod gone is a session
+//! closed. One watch per namespace, started again after a restart for the agents in pods that
+//! are not over.
+
+use std::collections::BTreeSet;
+use std::sync::{mpsc, Arc};
+
+use bosun_adapters::HostSessions;
+use bosun_core::{ExitStatus, Input, SavedWork, SessionName};
+use bosun_k8s::PodChange;
+
+use crate::engine::EngineHandle;
+
+pub async fn follow(engine: EngineHandle, host: Arc<HostSessions>, changes: mpsc::Receiver<PodChange>) {
+    let namespaces = engine
+        .query(|s, _| {
+            let open = s.agents.values().filter(|a| !a.state.is_dead() || a.saved.is_none());
+            open.filter_map(|a| a.runtime.pod().map(|p| p.namespace.clone())).collect::<BTreeSet<_>>()
+        })
+        .await
+        .unwrap_or_default();
+    for namespace in namespaces {
+        let host = host.clone();
+        let watched =
+            tokio::task::spawn_blocking(move || host.watch_pods(&namespace).map_err(|e| (namespace, e))).await;
+        if let Ok(Err((namespace, e))) = watched {
+            tracing::warn!("cannot watch the pods of namespace {namespace}: {e}");
+        }
+    }
+    std::thread::spawn(move || {
+        for change in changes {
+            if let Some(input) = input_of(change) {
+                engine.submit_nowait(input);
+            }
+        }
+    });
+}
+
+/// What a change says to the core, if anything.
+fn input_of(change: PodChange) -> Option<Input> {
+    match change {
+        PodChange::Seen(pod) => {
+            let code = pod.exit?;
+            let ended = pod.message.as_deref().and_then(bosun_host::Ended::from_message);
+            let status = ended.as_ref().map_or(ExitStatus::code(code), |e| e.exit);
+            let saved =
+                ended.and_then(|e| e.saved).map(|s| SavedWork { pushed: s.pushed, dirty: s.dirty, said: s.said });
+            Some(Input::PodEnded { session: SessionName::from_reported(&pod.name), status, saved })
+        }
+        PodChange::Gone(name) => Some(Input::SessionClosed { session: SessionName::from_reported(&name) }),
+    }
+}
