@@ -11,6 +11,7 @@ pub mod fake_model;
 pub mod fakes;
 pub mod faults;
 pub mod history;
+mod http_lines;
 pub mod kube;
 pub mod poll;
 pub mod repo;

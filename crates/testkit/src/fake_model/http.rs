@@ -2,12 +2,11 @@
 //! a `Content-Length` or chunked body, every read bounded) and writing one response, either whole
 //! or as a stream of server-sent events with pauses between them. Connections are kept alive.
 
-use std::io::{self, BufRead, Read, Write};
+use crate::http_lines::{invalid, read_line};
+use std::io::{self, BufRead, Write};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
-/// The longest request line or header line read.
-const MAX_LINE: u64 = 64 * 1024;
 /// The most header lines one request may have.
 const MAX_HEADERS: usize = 256;
 /// The largest request body read (a long conversation is a few megabytes).
@@ -103,26 +102,6 @@ fn read_chunked(r: &mut impl BufRead) -> io::Result<Vec<u8>> {
         r.read_exact(&mut body[start..])?;
         read_line(r)?;
     }
-}
-
-/// One line without its line ending; `None` at the end of the stream.
-fn read_line(r: &mut impl BufRead) -> io::Result<Option<String>> {
-    let mut buf = Vec::new();
-    let n = r.by_ref().take(MAX_LINE).read_until(b'\n', &mut buf)?;
-    if n == 0 {
-        return Ok(None);
-    }
-    if buf.last() != Some(&b'\n') {
-        return Err(invalid("a line is too long or cut short"));
-    }
-    while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
-        buf.pop();
-    }
-    String::from_utf8(buf).map(Some).map_err(|_| invalid("a header line is not UTF-8"))
-}
-
-fn invalid(msg: impl Into<String>) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, msg.into())
 }
 
 /// What a server answers.

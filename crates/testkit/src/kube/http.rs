@@ -2,10 +2,9 @@
 //! the limit is drained, up to a point, and marked so the server can answer 413 and keep the
 //! connection), and answers written whole (JSON, text) or as a chunked stream (a watch).
 
+use crate::http_lines::{invalid, read_line};
 use std::io::{self, BufRead, Read, Write};
 
-/// The longest request line or header line read.
-const MAX_LINE: u64 = 64 * 1024;
 /// The most header lines one request may have.
 const MAX_HEADERS: usize = 128;
 /// The largest request body accepted (the real API server's limit is 3 MiB; ours is smaller).
@@ -169,26 +168,6 @@ fn read_chunked(r: &mut impl BufRead, request: &mut Request) -> io::Result<()> {
         }
         read_line(r)?;
     }
-}
-
-/// One line without its line ending; `None` at the end of the stream.
-fn read_line(r: &mut impl BufRead) -> io::Result<Option<String>> {
-    let mut buf = Vec::new();
-    let n = r.by_ref().take(MAX_LINE).read_until(b'\n', &mut buf)?;
-    if n == 0 {
-        return Ok(None);
-    }
-    if buf.last() != Some(&b'\n') {
-        return Err(invalid("a line is too long or cut short"));
-    }
-    while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
-        buf.pop();
-    }
-    String::from_utf8(buf).map(Some).map_err(|_| invalid("a header line is not UTF-8"))
-}
-
-fn invalid(msg: impl Into<String>) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, msg.into())
 }
 
 /// Writes a whole answer: `status`, its content type and body.
