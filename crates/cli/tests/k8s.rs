@@ -67,6 +67,7 @@ const AGENT: &str = "echo \"on $(git rev-parse --abbrev-ref HEAD) at $(git rev-p
     commit) echo work > w.txt && git add w.txt && \
         git -c user.name=agent -c user.email=agent@example.com commit -qm pod-work && echo committed ;; \
     scratch) echo x > scratch.txt && echo scratched ;; \
+    quit) exit 3 ;; \
     *) echo \"got: $l\" ;; esac; done";
 
 #[test]
@@ -236,9 +237,14 @@ fn k8s_bosun() -> (FakeCluster, Bosun, TempRepo, GitDaemon, String) {
 }
 
 fn start_in_pod(bosun: &Bosun, repo: &TempRepo, image: &str, branch: &str) -> String {
+    start_in_pod_with(bosun, repo, image, branch, &[])
+}
+
+fn start_in_pod_with(bosun: &Bosun, repo: &TempRepo, image: &str, branch: &str, more: &[&str]) -> String {
     let exe = env!("CARGO_BIN_EXE_bosun");
     let args = ["--runtime", "k8s", "--image", image, "--bosun-in-image", exe, "--branch", branch];
     let mut all: Vec<&str> = args.to_vec();
+    all.extend(more);
     all.extend(["--", "sh", "-c", AGENT]);
     bosun.start(repo.path(), &all)
 }
@@ -290,4 +296,33 @@ fn a_pod_whose_work_is_not_all_saved_is_kept_and_a_person_is_asked() {
     assert!(err.contains("--runtime k8s needs --image"), "{err}");
     let err = bosun.fails(repo.path(), &["agent", "start", "--namespace", "a/b", "--", "sh"]);
     assert!(err.contains("apply to --runtime k8s"), "{err}");
+}
+
+#[test]
+fn an_agent_whose_pod_ended_is_resumed_in_a_new_pod_from_the_branch_its_last_one_saved() {
+    let (cluster, bosun, repo, _git, image) = k8s_bosun();
+    let id = start_in_pod_with(&bosun, &repo, &image, "agent/again", &["--on-dead", "resume"]);
+    bosun.wait_state(&id, "running");
+    bosun.wait_screen(&id, "on agent/again");
+    bosun.ok(repo.path(), &["send", &id, "commit"]);
+    bosun.wait_screen(&id, "committed");
+    bosun.ok(repo.path(), &["send", &id, "quit"]);
+    let saved = wait_for(PATIENCE, || {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(repo.path())
+            .args(["log", "-1", "--format=%h %s", "agent/again"])
+            .output()
+            .ok()?;
+        let log = String::from_utf8_lossy(&out.stdout).into_owned();
+        log.contains("pod-work").then(|| log.split_whitespace().next().unwrap_or_default().to_owned())
+    });
+    let saved = saved.expect("the first pod saved its branch");
+    let resumed = wait_for(PATIENCE, || (bosun.agent(&id).restarts == 1).then_some(()));
+    assert!(resumed.is_some(), "resumed once\n{}", bosun.log());
+    bosun.wait_screen(&id, &format!("on agent/again at {saved}"));
+    let first = format!("bosun-{id}");
+    let gone = wait_for(PATIENCE, || cluster.pod("default", &first).is_none().then_some(()));
+    assert!(gone.is_some(), "the first pod went, its work saved");
+    assert_eq!(bosun.agent(&id).state.label(), "running", "the resumed agent runs");
 }

@@ -243,6 +243,8 @@ pub fn apply(state: &mut State, event: &Event) {
                 agent.pid = None;
                 agent.session = session.clone();
                 agent.source = None;
+                // A new pod saves anew.
+                agent.saved = None;
                 // A restarted Codex writes a new rollout log.
                 if agent.driver.behaviour().new_log_per_session() {
                     agent.log = None;

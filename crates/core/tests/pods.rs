@@ -98,3 +98,29 @@ fn a_killed_agent_in_a_pod_is_released_dirty_until_its_save_says_otherwise() {
     assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Ready, "its save says it is safe");
     assert!(kills(&effects), "now its pod goes");
 }
+
+#[test]
+fn an_agent_whose_pod_ended_is_resumed_in_a_new_pod_whose_end_counts_anew() {
+    let mut sim = Sim::new();
+    let on_dead = bosun_core::Chain(vec!["resume*2".parse::<bosun_core::Step>().unwrap()]);
+    let policy = bosun_core::Policy { on_dead, ..Default::default() };
+    let (a, w) = sim.start_with(bosun_core::AgentSpec { policy, ..in_pod(4) });
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });
+    let first = sim.state.agents[&a].session.clone();
+    let effects =
+        sim.ok(Input::PodEnded { session: first.clone(), status: ExitStatus::code(1), saved: saved(true, false) });
+    let replaced = effects.iter().find_map(|e| match e {
+        Effect::SpawnSession { replace, pod, .. } => Some((replace.clone(), pod.is_some())),
+        _ => None,
+    });
+    assert_eq!(replaced, Some((Some(first.clone()), true)), "resumed in a new pod that replaces the old one");
+    assert!(!kills(&effects), "no kill that would end the resumed agent: {effects:?}");
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });
+    assert!(sim.state.agents[&a].state.is_up());
+    let second = sim.state.agents[&a].session.clone();
+    assert_ne!(second, first);
+    sim.ok(Input::PodEnded { session: second, status: ExitStatus::code(1), saved: saved(true, true) });
+    let saves = sim.log.iter().filter(|e| matches!(e, Event::WorkSaved { .. })).count();
+    assert_eq!(saves, 2, "the new pod's save is its own");
+}

@@ -255,8 +255,13 @@ pub(super) fn pod_ended(
             d.event(Event::WorkspaceReleased { id: ws.id.clone(), dirty: false });
         }
     }
+    // A resume (its `on_dead`) replaces the pod itself; a kill reported for the agent would
+    // end the resumed one.
+    let resumed = d.effects.iter().any(|e| matches!(e, Effect::SpawnSession { agent, .. } if agent == &a.id));
     if saved.is_safe() {
-        d.effect(kill_effect(a));
+        if !resumed {
+            d.effect(kill_effect(a));
+        }
     } else {
         let why = format!(
             "the work of agent {} is still only in its pod {}, which is kept: {}",
