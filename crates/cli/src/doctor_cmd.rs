@@ -60,6 +60,7 @@ fn describe(leftover: &Leftover) -> String {
         Leftover::Session { name } => format!("session {name}"),
         Leftover::Container { name } => format!("container {name}"),
         Leftover::Volume { name } => format!("volume {name}"),
+        Leftover::Pod { namespace, name } => format!("pod {namespace}/{name}"),
         Leftover::AgentDir { path } => format!("agent directory {}", path.display()),
     }
 }

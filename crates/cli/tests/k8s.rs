@@ -278,7 +278,7 @@ fn an_agent_in_a_pod_is_typed_into_killed_and_its_work_comes_back_before_its_pod
 
 #[test]
 fn a_pod_whose_work_is_not_all_saved_is_kept_and_a_person_is_asked() {
-    let (cluster, bosun, repo, _git, image) = k8s_bosun();
+    let (cluster, bosun, repo, git, image) = k8s_bosun();
     let id = start_in_pod(&bosun, &repo, &image, "agent/unsaved");
     bosun.wait_state(&id, "running");
     bosun.wait_screen(&id, "on agent/unsaved");
@@ -292,6 +292,47 @@ fn a_pod_whose_work_is_not_all_saved_is_kept_and_a_person_is_asked() {
     assert!(asked.is_some(), "a person is asked\n{}", bosun.log());
     let session = format!("bosun-{id}");
     assert!(cluster.pod("default", &session).is_some(), "its pod is kept with the work only it holds");
+
+    // A pod of this daemon's that no agent has (a crash between its making and its record) is
+    // found by doctor and kept while it runs; the agent's own kept pod is not a leftover.
+    let digest = bosun_wire::StateDir::new(bosun.state_dir().to_path_buf()).unwrap().digest();
+    let labels = BTreeMap::from([("bosun.state".to_owned(), digest)]);
+    let ask = bosun_core::Pod {
+        namespace: "default".into(),
+        image,
+        cpus_milli: None,
+        memory_bytes: None,
+        node_selector: BTreeMap::new(),
+        service_account: None,
+        storage_bytes: None,
+        secrets: Vec::new(),
+        bosun: env!("CARGO_BIN_EXE_bosun").into(),
+        source: None,
+    };
+    let (url, base) = (git.url(repo.path()), repo.git(&["rev-parse", "HEAD"]).trim().to_owned());
+    let command = ["sleep".to_owned(), "600".to_owned()];
+    let stray = PodPlan {
+        name: "bosun-stray",
+        ask: &ask,
+        labels: &labels,
+        repo_url: &url,
+        base: &base,
+        branch: "stray",
+        command: &command,
+        env: &BTreeMap::new(),
+        token_secret: "bosun-stray-token",
+        claim: None,
+    };
+    let kube = KubeCluster::new(Some(cluster.kubeconfig())).unwrap();
+    let token = HostToken::generate().unwrap();
+    kube.create_secret(&bosun_k8s::token_secret("bosun-stray-token", "default", token.text(), &labels)).unwrap();
+    kube.create_pod(&bosun_k8s::pod(&stray)).unwrap();
+    let out = bosun.run(repo.path(), &["doctor", "--fix"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("pod default/bosun-stray") && text.contains("still runs"), "{text}");
+    assert!(!text.contains(&session), "the agent's own pod is not a leftover: {text}");
+    assert!(cluster.pod("default", "bosun-stray").is_some(), "doctor --fix keeps a running pod");
+
     let err = bosun.fails(repo.path(), &["agent", "start", "--runtime", "k8s", "--", "sh"]);
     assert!(err.contains("--runtime k8s needs --image"), "{err}");
     let err = bosun.fails(repo.path(), &["agent", "start", "--namespace", "a/b", "--", "sh"]);

@@ -28,6 +28,18 @@ pub struct Found {
     /// The volumes this state directory's daemon made (by their labels), by name.
     #[serde(default)]
     pub volumes: Vec<String>,
+    /// The pods this state directory's daemon made (by their labels), in the namespaces its
+    /// records name.
+    #[serde(default)]
+    pub pods: Vec<FoundPod>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FoundPod {
+    pub namespace: String,
+    pub name: String,
+    /// Whether its agent's work is all saved, as its host said when it ended; None while it runs.
+    pub saved: Option<bool>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,6 +99,11 @@ pub enum Leftover {
     Volume {
         name: String,
     },
+    /// A pod made for a session no agent has.
+    Pod {
+        namespace: String,
+        name: String,
+    },
     AgentDir {
         path: PathBuf,
     },
@@ -124,6 +141,15 @@ pub fn leftovers(state: &State, found: &Found) -> Vec<Orphan> {
             _ => None,
         })
         .collect();
+    let every_session: BTreeSet<&str> = state.agents.values().map(|a| a.session.as_str()).collect();
+    for pod in found.pods.iter().filter(|p| !every_session.contains(p.name.as_str())) {
+        let keep = match pod.saved {
+            Some(true) => None,
+            Some(false) => Some("its agent's work may be only in it: it said so as it ended".to_owned()),
+            None => Some("it still runs".to_owned()),
+        };
+        out.push(Orphan { leftover: Leftover::Pod { namespace: pod.namespace.clone(), name: pod.name.clone() }, keep });
+    }
     for name in found.volumes.iter().filter(|v| !volumes.contains(v.as_str())) {
         // Its work was never brought back: only a person may judge it.
         let keep = Some("it may hold work that never came back: look at it before `docker volume rm`".to_owned());

@@ -46,7 +46,7 @@ pub use classify::{
 pub use cron::{Cron, Origin, Schedule, ScheduleError};
 pub use decide::{decide, Decision};
 pub use detect::{AgentError, Cause, Heartbeat, Observation, PromptKind, Source, LINE_MAX};
-pub use doctor::{leftovers, Found, FoundBranch, FoundDir, FoundWorktree, Leftover, Orphan};
+pub use doctor::{leftovers, Found, FoundBranch, FoundDir, FoundPod, FoundWorktree, Leftover, Orphan};
 pub use effect::Effect;
 pub use escalation::{Escalation, EscalationId, Resolution};
 pub use event::Event;

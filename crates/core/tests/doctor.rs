@@ -4,7 +4,7 @@ mod support;
 
 use std::path::PathBuf;
 
-use bosun_core::{leftovers, Found, FoundBranch, FoundDir, FoundWorktree, Leftover, Orphan, SessionName};
+use bosun_core::{leftovers, Found, FoundBranch, FoundDir, FoundPod, FoundWorktree, Leftover, Orphan, SessionName};
 use support::Sim;
 
 fn dir(path: &str, branch: &str, dirty: Option<bool>) -> FoundDir {
@@ -37,6 +37,7 @@ fn what_a_record_owns_is_never_a_leftover() {
         branches: vec![branch("ws-10000000", Some(3))],
         containers: vec![agent.session.clone()],
         volumes: vec![],
+        pods: vec![FoundPod { namespace: "agents".into(), name: agent.session.to_string(), saved: None }],
     };
     assert_eq!(leftovers(&sim.state, &found), Vec::new());
 }
@@ -70,6 +71,12 @@ fn unowned_things_are_leftovers_and_only_clean_ones_without_own_commits_may_go()
         containers: vec![SessionName::from_reported("bosun-zzzzzzzz"), SessionName::from_reported("bosun-yyyyyyyy")],
         // A volume no workspace has: it may hold work that never came back.
         volumes: vec!["bosun-ws-gone-gggggggg".into()],
+        // Pods no agent has: one still running, one that ended unsaved, one whose work is safe.
+        pods: vec![
+            FoundPod { namespace: "agents".into(), name: "bosun-runs".into(), saved: None },
+            FoundPod { namespace: "agents".into(), name: "bosun-unsaved".into(), saved: Some(false) },
+            FoundPod { namespace: "agents".into(), name: "bosun-saved".into(), saved: Some(true) },
+        ],
     };
     let orphans = leftovers(&sim.state, &found);
     let ws = |p: &str| Leftover::Workspace { path: PathBuf::from(p), repo: Some("/repo".into()) };
@@ -94,5 +101,9 @@ fn unowned_things_are_leftovers_and_only_clean_ones_without_own_commits_may_go()
     assert!(kept(&orphans, &br("ws-ffffffff")).unwrap().is_some(), "unknown means keep");
     let volume = Leftover::Volume { name: "bosun-ws-gone-gggggggg".into() };
     assert!(kept(&orphans, &volume).unwrap().is_some(), "a volume is kept: only a person may judge it");
-    assert_eq!(orphans.len(), 12, "{orphans:#?}");
+    let pod = |n: &str| Leftover::Pod { namespace: "agents".into(), name: n.into() };
+    assert!(kept(&orphans, &pod("bosun-runs")).unwrap().is_some(), "a running pod is kept");
+    assert!(kept(&orphans, &pod("bosun-unsaved")).unwrap().is_some(), "an unsaved pod is kept");
+    assert_eq!(kept(&orphans, &pod("bosun-saved")), Some(None), "a saved pod may go");
+    assert_eq!(orphans.len(), 15, "{orphans:#?}");
 }

@@ -106,7 +106,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         bosun_adapters::HostSessions::new(opts.exe.clone(), opts.dirs.hosts(), opts.dirs.socket(), output_max)
             .with_containers(containers.clone(), opts.dirs.label())
             .with_spool(opts.dirs.spool())
-            .with_pods(bosun_adapters::PodHosts::new(cluster, opts.dirs.digest(), pod_changes)),
+            .with_pods(bosun_adapters::PodHosts::new(cluster.clone(), opts.dirs.digest(), pod_changes)),
     );
     let sessions: Arc<dyn Sessions> = Arc::new(bosun_adapters::RoutedSessions::new(Arc::new(tmux), host.clone()));
     let local = Arc::new(LocalWorkspaces::new().with_containers(containers.clone(), opts.dirs.label()));
@@ -151,6 +151,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
             pools,
             sessions,
             containers,
+            cluster,
             survey: Arc::new(LocalSurvey),
             dirs: opts.dirs.clone(),
             started_at: engine::now().as_millis(),

@@ -14,26 +14,67 @@ use super::{query, Answer, Context};
 /// `cwd` is where the caller stands: its repository is looked at too.
 pub(super) async fn doctor(ctx: &Arc<Context>, fix: bool, cwd: Option<PathBuf>) -> Answer {
     let mut repos = query(ctx, |s| Ok(known_repos(s))).await?;
+    let namespaces = query(ctx, |s| Ok(known_namespaces(s))).await?;
     let git = ctx.git.clone();
     repos.extend(super::blocking(move || Ok(cwd.and_then(|d| git.repo_root(&d).ok()))).await?);
     // Reality is looked at before the records: whatever it shows was recorded before it was
     // made, so the records read next own it, and nothing being made now is taken for a leftover.
     let (survey, sessions, dirs) = (ctx.survey.clone(), ctx.sessions.clone(), ctx.dirs.clone());
-    let containers = ctx.containers.clone();
-    let found = super::blocking(move || gather(&*survey, &*sessions, &*containers, &dirs, repos)).await?;
+    let (containers, cluster) = (ctx.containers.clone(), ctx.cluster.clone());
+    let found = super::blocking(move || {
+        let mut found = gather(&*survey, &*sessions, &*containers, &dirs, repos)?;
+        found.pods = pods(&*cluster, &dirs, &namespaces);
+        Ok(found)
+    })
+    .await?;
     let orphans = query(ctx, move |s| Ok(leftovers(s, &found))).await?;
     let (survey, sessions, containers) = (ctx.survey.clone(), ctx.sessions.clone(), ctx.containers.clone());
+    let cluster = ctx.cluster.clone();
     let findings = super::blocking(move || {
         Ok(orphans
             .into_iter()
             .map(|orphan| {
-                let fixed = (fix && orphan.keep.is_none()).then(|| remove(&*survey, &*sessions, &*containers, &orphan));
+                let fixed = (fix && orphan.keep.is_none())
+                    .then(|| remove(&*survey, &*sessions, &*containers, &*cluster, &orphan));
                 Finding { orphan, fixed }
             })
             .collect())
     })
     .await?;
     Ok(Response::Doctor { findings })
+}
+
+/// The namespaces of the pods bosun's records name.
+fn known_namespaces(state: &State) -> BTreeSet<String> {
+    state.agents.values().filter_map(|a| a.runtime.pod().map(|p| p.namespace.clone())).collect()
+}
+
+/// This daemon's pods in `namespaces`, and whether each one's work is saved. A cluster that
+/// cannot be reached has none to show (and says why in the log).
+fn pods(cluster: &dyn bosun_k8s::Cluster, dirs: &StateDir, namespaces: &BTreeSet<String>) -> Vec<bosun_core::FoundPod> {
+    let selector = format!("{}={}", bosun_adapters::POD_STATE_LABEL, dirs.digest());
+    let mut found = Vec::new();
+    for namespace in namespaces {
+        match cluster.pods(namespace, &selector) {
+            Ok(pods) => found.extend(pods.into_iter().map(|p| {
+                let ended = p.message.as_deref().and_then(bosun_host::Ended::from_message);
+                let saved = p.exit.map(|_| ended.and_then(|e| e.saved).is_some_and(|s| s.pushed && !s.dirty));
+                bosun_core::FoundPod { namespace: namespace.clone(), name: p.name, saved }
+            })),
+            Err(e) => tracing::warn!("doctor cannot list the pods of namespace {namespace}: {e}"),
+        }
+    }
+    found
+}
+
+fn remove_pod(cluster: &dyn bosun_k8s::Cluster, namespace: &str, name: &str) -> Fixed {
+    let deleted = cluster
+        .delete(bosun_k8s::Object::Pod, namespace, name)
+        .and_then(|()| cluster.delete(bosun_k8s::Object::Secret, namespace, &format!("{name}-token")));
+    match deleted {
+        Ok(()) => Fixed::Removed,
+        Err(e) => Fixed::Failed { error: e.to_string() },
+    }
 }
 
 /// The repositories bosun's records name.
@@ -75,7 +116,7 @@ fn gather(
         .into_iter()
         .filter_map(|c| c.labels.get(bosun_adapters::SESSION_LABEL).map(|s| SessionName::from_reported(s)))
         .collect();
-    Ok(Found { workspace_dirs, agent_dirs, sessions, worktrees, branches, containers, volumes })
+    Ok(Found { workspace_dirs, agent_dirs, sessions, worktrees, branches, containers, volumes, pods: Vec::new() })
 }
 
 /// The commits only `name` holds, as the repository stands now.
@@ -83,8 +124,15 @@ fn own_commits(survey: &dyn Survey, repo: &std::path::Path, name: &str) -> Optio
     survey.branches(repo).ok()?.into_iter().find(|b| b.name == name)?.unique_commits
 }
 
-fn remove(survey: &dyn Survey, sessions: &dyn Sessions, containers: &dyn Containers, orphan: &Orphan) -> Fixed {
+fn remove(
+    survey: &dyn Survey,
+    sessions: &dyn Sessions,
+    containers: &dyn Containers,
+    cluster: &dyn bosun_k8s::Cluster,
+    orphan: &Orphan,
+) -> Fixed {
     let result = match &orphan.leftover {
+        Leftover::Pod { namespace, name } => return remove_pod(cluster, namespace, name),
         Leftover::Session { name } => sessions.kill(name),
         Leftover::Container { name } => containers.remove(name.as_str()),
         Leftover::Volume { name } => containers.remove_volume(name),

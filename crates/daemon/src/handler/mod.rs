@@ -45,6 +45,7 @@ pub struct Context {
     pub sessions: Arc<dyn Sessions>,
     /// The container engine agents with `--runtime docker` run in.
     pub containers: Arc<dyn bosun_adapters::Containers>,
+    pub cluster: Arc<dyn bosun_k8s::Cluster>,
     pub survey: Arc<dyn Survey>,
     pub dirs: StateDir,
     pub started_at: u64,
