@@ -1,12 +1,13 @@
 //! `bosun-bench`: measures bosun against real git, tmux and claudeless, and prints each figure
 //! beside its target and a peer's (oj's) figure measured on the same kind of machine. Run it
-//! with `scripts/bench [start|detect|nudge|idle|store|clients|hostile|pool|dash|host|docker] …` (which builds bosun in release mode first).
+//! with `scripts/bench [start|detect|nudge|idle|store|clients|hostile|pool|dash|host|docker|k8s] …` (which builds bosun in release mode first).
 
 mod clients;
 mod dash;
 mod docker;
 mod host;
 mod hostile;
+mod k8s;
 mod pool;
 mod start;
 mod store;
@@ -89,8 +90,9 @@ fn main() {
             "dash" => figures.extend(dash::figures(&bin)),
             "host" => figures.extend(host::figures(&bin)),
             "docker" => figures.extend(docker::figures(&bin)),
+            "k8s" => figures.extend(k8s::figures(&bin)),
             other => {
-                panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients, hostile, pool, dash, host or docker")
+                panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients, hostile, pool, dash, host, docker or k8s")
             }
         }
     }

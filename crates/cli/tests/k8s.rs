@@ -10,49 +10,17 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::mpsc;
 
 use bosun_core::TermKey;
 use bosun_host::{HostClient, HostEndpoint, HostRequest, HostResponse, HostToken};
 use bosun_k8s::{Cluster, KubeCluster, Object, PodChange, PodPhase, PodPlan, PodSeen};
 use bosun_testkit::docker::DockerEngine;
+use bosun_testkit::git_daemon::GitDaemon;
 use bosun_testkit::kube::FakeCluster;
 use bosun_testkit::poll::wait_for;
 use support::*;
-
-/// `git daemon` serving `repo`'s parent on a free port of 127.0.0.1; killed when dropped.
-struct GitDaemon(Child, u16);
-
-impl GitDaemon {
-    fn serve(repo: &std::path::Path) -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let base = repo.parent().unwrap();
-        let child = Command::new("git")
-            .args(["daemon", "--reuseaddr", "--export-all", "--listen=127.0.0.1", "--enable=receive-pack"])
-            .arg(format!("--port={port}"))
-            .arg(format!("--base-path={}", base.display()))
-            .arg(base)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("git daemon");
-        let up = wait_for(PATIENCE, || std::net::TcpStream::connect(("127.0.0.1", port)).ok());
-        assert!(up.is_some(), "git daemon never listened");
-        Self(child, port)
-    }
-
-    fn url(&self, repo: &std::path::Path) -> String {
-        format!("git://127.0.0.1:{}/{}", self.1, repo.file_name().unwrap().to_string_lossy())
-    }
-}
-
-impl Drop for GitDaemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn which(program: &str) -> std::path::PathBuf {
     std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())

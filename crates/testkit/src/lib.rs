@@ -10,6 +10,7 @@ pub mod docker;
 pub mod fake_model;
 pub mod fakes;
 pub mod faults;
+pub mod git_daemon;
 pub mod history;
 mod http_lines;
 pub mod kube;

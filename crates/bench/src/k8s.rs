@@ -1,0 +1,85 @@
+//! Issue 14's figures against the testkit's fake API server (its pods on a private Docker
+//! engine): how long an agent takes to run in a pod, what the daemon keeps per agent, and how
+//! many API calls each agent costs per minute at rest (the watch is one long call for all).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use bosun_testkit::bosun::Bosun;
+use bosun_testkit::docker::DockerEngine;
+use bosun_testkit::git_daemon::GitDaemon;
+use bosun_testkit::kube::FakeCluster;
+use bosun_testkit::repo::TempRepo;
+
+use crate::supervise::status_kib;
+use crate::{wait_secs, Figure};
+
+const AGENTS: usize = 20;
+const REST: Duration = Duration::from_secs(60);
+
+pub fn figures(bin: &Path) -> Vec<Figure> {
+    let engine = DockerEngine::start();
+    let cluster = FakeCluster::start(engine);
+    let git = which("git");
+    let image = engine.image("bosun-bench:pod", &[bin, &git]);
+    let repo = TempRepo::new();
+    let origin = GitDaemon::serve(repo.path());
+    repo.git(&["remote", "add", "origin", &origin.url(repo.path())]);
+    let kubeconfig = cluster.kubeconfig().display().to_string();
+    let bosun = Bosun::new(bin).with_env("KUBECONFIG", &kubeconfig);
+    bosun.ok(repo.path(), &["daemon", "start"]);
+    let pid = bosun.daemon_pid().expect("a daemon");
+    let rss_before = status_kib(pid, "VmRSS:");
+    let exe = bin.display().to_string();
+    let mut running = Vec::new();
+    let mut ids = Vec::new();
+    for _ in 0..AGENTS {
+        let t0 = Instant::now();
+        let args = ["--runtime", "k8s", "--image", &image, "--bosun-in-image", &exe, "--", "sleep", "600"];
+        let id = bosun.start(repo.path(), &args);
+        wait_secs(120, || (bosun.agent(&id).state.label() == "running").then_some(()));
+        running.push(t0.elapsed());
+        ids.push(id);
+    }
+    let rss_after = status_kib(pid, "VmRSS:");
+    let calls = || cluster.requests().iter().filter(|r| !r.is_watch()).count();
+    let before = calls();
+    std::thread::sleep(REST);
+    let at_rest = calls() - before;
+    let per_agent_minute = at_rest as f64 / AGENTS as f64 / (REST.as_secs_f64() / 60.0);
+    for id in &ids {
+        bosun.ok(repo.path(), &["kill", id]);
+    }
+    vec![
+        Figure::new(
+            format!("--runtime k8s: agent running after `agent start` (fake cluster, n={AGENTS})"),
+            running,
+            "-",
+            "-",
+        ),
+        Figure::value(
+            format!("API calls per agent per minute at rest ({AGENTS} agents, {} s)", REST.as_secs()),
+            format!("{per_agent_minute:.2} (besides one watch per namespace)"),
+            "no per-agent polling",
+            "-",
+        ),
+        Figure::value(
+            format!("daemon memory per agent in a pod ({AGENTS} agents)"),
+            format!(
+                "{:.0} KiB (RSS {} → {} KiB)",
+                (rss_after.saturating_sub(rss_before)) as f64 / AGENTS as f64,
+                rss_before,
+                rss_after
+            ),
+            "-",
+            "-",
+        ),
+    ]
+}
+
+fn which(program: &str) -> std::path::PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{program} on PATH"))
+}
