@@ -74,6 +74,12 @@ impl WorkspaceKind {
         }
     }
 
+    /// Whether it is a directory on this machine's disk: a volume's or a pod's clone is not (its
+    /// path here is only its name), so its path missing here says nothing.
+    pub fn on_this_disk(&self) -> bool {
+        !matches!(self, Self::Volume { .. } | Self::Pod { .. })
+    }
+
     /// The commit its branch started at, if it is a worktree.
     pub fn base(&self) -> Option<&str> {
         match self {

@@ -124,3 +124,16 @@ fn an_agent_whose_pod_ended_is_resumed_in_a_new_pod_whose_end_counts_anew() {
     let saves = sim.log.iter().filter(|e| matches!(e, Event::WorkSaved { .. })).count();
     assert_eq!(saves, 2, "the new pod's save is its own");
 }
+
+#[test]
+fn after_a_restart_a_pods_workspace_is_not_stale_for_its_path_missing_here() {
+    let mut sim = Sim::new();
+    let (a, w) = sim.start_with(in_pod(5));
+    sim.ok(Input::WorkspaceCreated { id: w.clone() });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });
+    let session = sim.state.agents[&a].session.clone();
+    sim.ok(Input::PodEnded { session, status: ExitStatus::code(0), saved: saved(true, false) });
+    let reality = bosun_core::Reality { sessions: Vec::new(), missing_dirs: vec![w.clone()], slots: Vec::new() };
+    sim.ok(Input::Reconcile(reality));
+    assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Ready, "its path was never on this disk");
+}

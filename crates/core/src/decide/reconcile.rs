@@ -26,7 +26,7 @@ pub(super) fn at_start(state: &State, reality: &Reality, now: Timestamp, d: &mut
     super::queue::unmade_after_restart(state, d);
     super::plan::unmade_after_restart(state, d);
     for ws in state.workspaces.values() {
-        let missing = reality.missing_dirs.contains(&ws.id);
+        let missing = ws.kind.on_this_disk() && reality.missing_dirs.contains(&ws.id);
         // An agent that lives on in a directory that is gone is not cut off from it here.
         let live_agent = state.agents.values().any(|a| {
             a.workspace == ws.id && !a.state.is_dead() && seen(&reality.sessions, a).is_some_and(|s| s.exit.is_none())
