@@ -393,7 +393,9 @@ fn an_agent_in_a_container_with_the_network_is_reached_and_attached_over_tcp_and
     assert_eq!(out.trim(), format!("{id} dead(killed)"));
     let gone = wait_for(PATIENCE, || containers(engine, &id).trim().is_empty().then_some(()));
     assert!(gone.is_some(), "its container is removed");
-    assert!(!addr.exists() && !token_file.exists(), "its address and token go with it");
+    // Its death may be told (by its host) before the kill's clean-up is done: waited for.
+    let forgotten = wait_for(PATIENCE, || (!addr.exists() && !token_file.exists()).then_some(()));
+    assert!(forgotten.is_some(), "its address and token go with it");
 }
 
 #[test]
