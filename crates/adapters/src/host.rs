@@ -67,6 +67,14 @@ impl HostSessions {
         self
     }
 
+    /// The names of this daemon's pods in `namespace`.
+    pub fn pod_names(&self, namespace: &str) -> Result<Vec<String>, AdapterError> {
+        match &self.pods {
+            Some(pods) => pods.names(namespace),
+            None => Err(no_cluster()),
+        }
+    }
+
     /// Watches the pods of `namespace`, once (agents found there after a restart).
     pub fn watch_pods(&self, namespace: &str) -> Result<(), AdapterError> {
         match &self.pods {

@@ -335,3 +335,27 @@ fn an_agent_whose_pod_ended_is_resumed_in_a_new_pod_from_the_branch_its_last_one
     assert!(gone.is_some(), "the first pod went, its work saved");
     assert_eq!(bosun.agent(&id).state.label(), "running", "the resumed agent runs");
 }
+
+#[test]
+fn a_pod_deleted_behind_bosuns_back_ends_its_agent_whether_or_not_a_daemon_watched() {
+    let (cluster, bosun, repo, _git, image) = k8s_bosun();
+    // The fake kills a deleted pod's containers at once (no grace to save in): its agent dies
+    // by that signal, or is lost when the pod went unseen; either way it is dead, and asked of.
+    let dead = |id: &str| {
+        let ended = wait_for(PATIENCE, || bosun.agent(id).state.is_dead().then_some(()));
+        assert!(ended.is_some(), "agent {id} never died\n{}", bosun.log());
+    };
+    let watched = start_in_pod(&bosun, &repo, &image, "agent/watched");
+    bosun.wait_state(&watched, "running");
+    assert!(cluster.delete_behind_back("default", &format!("bosun-{watched}")));
+    dead(&watched);
+
+    let unwatched = start_in_pod(&bosun, &repo, &image, "agent/unwatched");
+    bosun.wait_state(&unwatched, "running");
+    let pid = bosun.daemon_pid().expect("a daemon");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGKILL).unwrap();
+    let gone = wait_for(PATIENCE, || (!std::path::Path::new(&format!("/proc/{pid}")).exists()).then_some(()));
+    assert!(gone.is_some(), "the daemon died");
+    assert!(cluster.delete_behind_back("default", &format!("bosun-{unwatched}")));
+    bosun.wait_state(&unwatched, "dead(lost)");
+}

@@ -29,6 +29,7 @@ pub async fn follow(engine: EngineHandle, host: Arc<HostSessions>, changes: mpsc
             tracing::warn!("cannot watch the pods of namespace {namespace}: {e}");
         }
     }
+    close_vanished(&engine, &host).await;
     std::thread::spawn(move || {
         for change in changes {
             if let Some(input) = input_of(change) {
@@ -36,6 +37,39 @@ pub async fn follow(engine: EngineHandle, host: Arc<HostSessions>, changes: mpsc
             }
         }
     });
+}
+
+/// Pods deleted while no daemon watched send no word: the sessions of live agents that no pod
+/// holds any more are closed. A cluster that does not answer says nothing: none is closed.
+async fn close_vanished(engine: &EngineHandle, host: &Arc<HostSessions>) {
+    let open = engine
+        .query(|s, _| {
+            let live = s.agents.values().filter(|a| !a.state.is_dead());
+            live.filter_map(|a| a.runtime.pod().map(|p| (p.namespace.clone(), a.session.clone()))).collect::<Vec<_>>()
+        })
+        .await
+        .unwrap_or_default();
+    let host = host.clone();
+    let vanished = tokio::task::spawn_blocking(move || {
+        let namespaces: BTreeSet<String> = open.iter().map(|(ns, _)| ns.clone()).collect();
+        let mut held = BTreeSet::new();
+        for ns in &namespaces {
+            match host.pod_names(ns) {
+                Ok(names) => held.extend(names.into_iter().map(|n| (ns.clone(), n))),
+                Err(e) => {
+                    tracing::warn!("cannot list the pods of namespace {ns}: {e}");
+                    return Vec::new();
+                }
+            }
+        }
+        open.into_iter().filter(|(ns, s)| !held.contains(&(ns.clone(), s.to_string()))).map(|(_, s)| s).collect()
+    })
+    .await
+    .unwrap_or_default();
+    for session in vanished {
+        tracing::info!(%session, "its pod is gone");
+        engine.submit_nowait(Input::SessionClosed { session });
+    }
 }
 
 /// What a change says to the core, if anything.

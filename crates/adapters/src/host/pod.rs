@@ -49,6 +49,12 @@ impl PodHosts {
         Ok(())
     }
 
+    /// The names of this daemon's pods in `namespace`.
+    pub fn names(&self, namespace: &str) -> Result<Vec<String>, AdapterError> {
+        let selector = format!("{POD_STATE_LABEL}={}", self.state);
+        Ok(self.cluster.pods(namespace, &selector).map_err(k8s)?.into_iter().map(|p| p.name).collect())
+    }
+
     /// Makes the session's secret and pod and waits until its host may be reached; its address
     /// and token are then in `dir`.
     pub fn start(&self, dir: &HostDir, spec: &SpawnSpec<'_>, pod: &Pod) -> Result<(), AdapterError> {
