@@ -113,6 +113,18 @@ pub(super) fn git(dir: &Path) -> Command {
     cmd
 }
 
+/// Deletes `branch` in `repo`; one already gone is fine.
+pub(super) fn delete_branch(repo: &Path, branch: &str) -> Result<(), AdapterError> {
+    let mut cmd = git(repo);
+    cmd.args(["branch", "-D"]).arg(branch);
+    let out = output(&mut cmd)?;
+    let stderr = stderr_text(&out);
+    if !out.status.success() && !stderr.contains("not found") {
+        return Err(command_error(&cmd, stderr));
+    }
+    Ok(())
+}
+
 /// Whether `refs/heads/<branch>` exists in `repo`.
 pub(super) fn branch_exists(repo: &Path, branch: &str) -> Result<bool, AdapterError> {
     let mut cmd = git(repo);

@@ -90,13 +90,7 @@ impl Pools for LocalWorkspaces {
             }
         }
         if let Some(branch) = delete_branch {
-            let mut cmd = git(repo);
-            cmd.args(["branch", "-D"]).arg(branch);
-            let out = output(&mut cmd)?;
-            let stderr = stderr_text(&out);
-            if !out.status.success() && !stderr.contains("not found") {
-                return Err(command_error(&cmd, stderr));
-            }
+            super::git::delete_branch(repo, branch)?;
         }
         head_commit(path)
     }

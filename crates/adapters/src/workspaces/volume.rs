@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use bosun_core::WorkspaceKind;
 
-use super::git::{branch_exists, command_error, git, output, run, stderr_text};
+use super::git::{branch_exists, git, output, run};
 use super::{copy_settings, create_dir_all, status_dirty, RepoLocks};
 use crate::{AdapterError, Containers, WorkspaceBackend};
 
@@ -180,13 +180,7 @@ impl WorkspaceBackend for VolumeBackend {
         }
         engine.remove_volume(f.volume)?;
         if delete_branch {
-            let mut cmd = git(f.repo);
-            cmd.args(["branch", "-D", f.branch]);
-            let out = output(&mut cmd)?;
-            let stderr = stderr_text(&out);
-            if !out.status.success() && !stderr.contains("not found") {
-                return Err(command_error(&cmd, stderr));
-            }
+            super::git::delete_branch(f.repo, f.branch)?;
         }
         Ok(())
     }

@@ -59,13 +59,7 @@ impl WorkspaceBackend for WorktreeBackend {
         clear_owned(self, path, kind, force, owned)?;
         self.repo_locks.serialized(repo, || remove_worktree(repo, path, force))?;
         if delete_branch {
-            let mut cmd = git(repo);
-            cmd.args(["branch", "-D", branch]);
-            let out = output(&mut cmd)?;
-            let stderr = stderr_text(&out);
-            if !out.status.success() && !stderr.contains("not found") {
-                return Err(command_error(&cmd, stderr));
-            }
+            super::git::delete_branch(repo, branch)?;
         }
         Ok(())
     }
