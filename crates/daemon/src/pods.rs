@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::{mpsc, Arc};
 
 use bosun_adapters::HostSessions;
-use bosun_core::{ExitStatus, Input, SavedWork, SessionName};
+use bosun_core::{ExitStatus, Input, SessionName};
 use bosun_k8s::PodChange;
 
 use crate::engine::EngineHandle;
@@ -79,8 +79,7 @@ fn input_of(change: PodChange) -> Option<Input> {
             let code = pod.exit?;
             let ended = pod.message.as_deref().and_then(bosun_host::Ended::from_message);
             let status = ended.as_ref().map_or(ExitStatus::code(code), |e| e.exit);
-            let saved =
-                ended.and_then(|e| e.saved).map(|s| SavedWork { pushed: s.pushed, dirty: s.dirty, said: s.said });
+            let saved = ended.and_then(|e| e.saved);
             Some(Input::PodEnded { session: SessionName::from_reported(&pod.name), status, saved })
         }
         PodChange::Gone(name) => Some(Input::SessionClosed { session: SessionName::from_reported(&name) }),

@@ -24,7 +24,7 @@ pub use endpoint::HostEndpoint;
 pub use error::HostError;
 pub use listen::{Listen, TokenFrom};
 pub use protocol::{HostRequest, HostResponse, HostStatus, DETACH_KEY};
-pub use save::{Ended, SaveTo, Saved};
+pub use save::{Ended, SaveTo};
 pub use screen::Screen;
 pub use serve::{serve, HostOptions};
 pub use token::HostToken;

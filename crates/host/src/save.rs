@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use bosun_core::ExitStatus;
+use bosun_core::{ExitStatus, SavedWork};
 use serde::{Deserialize, Serialize};
 
 use crate::HostResponse;
@@ -33,15 +33,7 @@ pub struct SaveTo {
 pub struct Ended {
     pub exit: ExitStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub saved: Option<Saved>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Saved {
-    pub pushed: bool,
-    pub dirty: bool,
-    /// What git said, or why it could not run.
-    pub said: String,
+    pub saved: Option<SavedWork>,
 }
 
 /// The most of a termination message a cluster keeps.
@@ -50,9 +42,9 @@ pub const MESSAGE_MOST: usize = 4096;
 impl Ended {
     pub(crate) fn new(exit: ExitStatus, saved: Option<HostResponse>) -> Self {
         let saved = saved.map(|answer| match answer {
-            HostResponse::Saved { pushed, dirty, said } => Saved { pushed, dirty, said },
-            HostResponse::Error { message } => Saved { pushed: false, dirty: true, said: message },
-            other => Saved { pushed: false, dirty: true, said: format!("unexpected {other:?}") },
+            HostResponse::Saved { pushed, dirty, said } => SavedWork { pushed, dirty, said },
+            HostResponse::Error { message } => SavedWork { pushed: false, dirty: true, said: message },
+            other => SavedWork { pushed: false, dirty: true, said: format!("unexpected {other:?}") },
         });
         Self { exit, saved }
     }
