@@ -167,6 +167,26 @@ impl Runtime {
         }
     }
 
+    /// What of an agent's recorded `env` it is given here: all of it, but in a pod, whose spec
+    /// sets its own paths, neither this machine's paths nor its workspace's.
+    pub fn env(&self, env: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+        match self {
+            Self::K8s(_) => env
+                .iter()
+                .filter(|(k, _)| !crate::RECORDED_ENV.contains(&k.as_str()) && k.as_str() != "BOSUN_WORKSPACE")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            _ => env.clone(),
+        }
+    }
+
+    /// Whether it inherits the environment of the command that started it: not in a pod, for
+    /// this machine's environment is neither meant for it nor to be written into a cluster's
+    /// objects.
+    pub fn inherits(&self) -> bool {
+        !matches!(self, Self::K8s(_))
+    }
+
     /// The pod it runs in, if it runs in one.
     pub fn pod(&self) -> Option<&Pod> {
         match self {

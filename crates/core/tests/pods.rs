@@ -11,7 +11,9 @@ use bosun_core::{
 use support::*;
 
 fn in_pod(n: u64) -> bosun_core::AgentSpec {
-    let base = spec(n);
+    let mut base = spec(n);
+    base.env.insert("HOME".into(), "/home/me".into());
+    base.inherits = vec!["SECRET".into()];
     let branch = base.kind.branch().unwrap().to_owned();
     let source = PodSource { remote: "git://example/repo".into(), base: "c0ffee".into(), branch: branch.clone() };
     let pod = Pod {
@@ -57,6 +59,16 @@ fn a_pod_whose_work_is_saved_ends_its_agent_releases_its_workspace_clean_and_goe
         _ => None,
     });
     assert!(matches!(pod, Some((Some(_), SessionBackend::Host))), "its session is a host in its pod: {pod:?}");
+    let given = spawned.iter().find_map(|e| match e {
+        Effect::SpawnSession { env, inherit, .. } => Some((env.clone(), inherit.clone())),
+        _ => None,
+    });
+    let (env, inherit) = given.unwrap();
+    assert!(inherit.is_none(), "a pod inherits nothing of this machine's environment");
+    assert!(
+        env.contains_key("BOSUN_AGENT_ID") && !env.contains_key("HOME") && !env.contains_key("BOSUN_WORKSPACE"),
+        "{env:?}"
+    );
     sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });
     let session = sim.state.agents[&a].session.clone();
     let effects =

@@ -217,12 +217,9 @@ impl Executor {
                         tracing::warn!(%old, "cannot end the old session: {e}");
                     }
                 }
-                // A pod gets what was recorded only: what this machine's environment holds is
-                // neither meant for it nor to be written into a cluster's objects.
-                let env = match inherit.as_deref().filter(|_| pod.is_none()).map(bosun_adapters::secret::read_env) {
-                    Some(Err(e)) => return Some(Input::SessionSpawnFailed { agent, error: e.to_string() }),
-                    Some(Ok(inherited)) => inherited.into_iter().chain(env).collect(),
-                    None => env,
+                let env = match inherit.as_deref().map(bosun_adapters::secret::read_env).transpose() {
+                    Ok(inherited) => inherited.unwrap_or_default().into_iter().chain(env).collect(),
+                    Err(e) => return Some(Input::SessionSpawnFailed { agent, error: e.to_string() }),
                 };
                 // In a sandbox here, the command runs inside bubblewrap (its hooks still reach
                 // us); in a container, what the sandbox lets through is bound into it.

@@ -72,13 +72,6 @@ impl PodHosts {
         self.cluster
             .create_secret(&bosun_k8s::token_secret(&secret, &pod.namespace, token.text(), &labels))
             .map_err(k8s)?;
-        // Paths of this machine mean nothing in the pod, whose spec sets its own.
-        let env: BTreeMap<String, String> = spec
-            .env
-            .iter()
-            .filter(|(k, _)| !bosun_core::RECORDED_ENV.contains(&k.as_str()) && k.as_str() != "BOSUN_WORKSPACE")
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
         let plan = PodPlan {
             name: session.as_str(),
             ask: pod,
@@ -87,7 +80,7 @@ impl PodHosts {
             base: &source.base,
             branch: &source.branch,
             command: spec.command,
-            env: &env,
+            env: spec.env,
             token_secret: &secret,
             claim: None,
         };
