@@ -20,7 +20,7 @@ const REST: Duration = Duration::from_secs(60);
 pub fn figures(bin: &Path) -> Vec<Figure> {
     let engine = DockerEngine::start();
     let cluster = FakeCluster::start(engine);
-    let git = which("git");
+    let git = bosun_testkit::tools::which("git");
     let image = engine.image("bosun-bench:pod", &[bin, &git]);
     let repo = TempRepo::new();
     let origin = GitDaemon::serve(repo.path());
@@ -75,11 +75,4 @@ pub fn figures(bin: &Path) -> Vec<Figure> {
             "-",
         ),
     ]
-}
-
-fn which(program: &str) -> std::path::PathBuf {
-    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .map(|d| d.join(program))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("{program} on PATH"))
 }

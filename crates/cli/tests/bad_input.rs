@@ -79,7 +79,7 @@ fn tmux_missing() {
     // it starts.
     let bin = tempfile::tempdir().unwrap();
     for tool in ["git", "sh", "true"] {
-        let path = which(tool);
+        let path = bosun_testkit::tools::which(tool);
         std::os::unix::fs::symlink(path, bin.path().join(tool)).unwrap();
     }
     let bosun = bosun().with_path(bin.path().display().to_string());
@@ -100,11 +100,6 @@ fn unknown_and_ambiguous_ids() {
     let b = bosun.start(repo.path(), &["--name", "twin", "--", "sleep", "600"]);
     let err = bosun.fails(repo.path(), &["show", "twin"]);
     assert!(err.contains("matches several agents") && err.contains(&a) && err.contains(&b), "{err}");
-}
-
-fn which(tool: &str) -> std::path::PathBuf {
-    let path = std::env::var("PATH").unwrap_or_default();
-    std::env::split_paths(&path).map(|d| d.join(tool)).find(|p| p.is_file()).expect("tool on PATH")
 }
 
 #[test]

@@ -237,15 +237,8 @@ fn a_claudeless_agent_killed_in_its_container_is_resumed_in_a_new_one_with_its_c
 /// The image with git besides, for agents that commit inside their container.
 fn image_with_git(engine: &DockerEngine) -> String {
     let bosun = std::path::PathBuf::from(env!("CARGO_BIN_EXE_bosun"));
-    let git = which_git();
+    let git = bosun_testkit::tools::which("git");
     engine.image("bosun-agent-git:test", &[&bosun, std::path::Path::new("/bin/bash"), &git])
-}
-
-fn which_git() -> std::path::PathBuf {
-    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .map(|d| d.join("git"))
-        .find(|p| p.is_file())
-        .expect("git on PATH")
 }
 
 fn volumes(engine: &DockerEngine, bosun: &Bosun) -> Vec<String> {

@@ -22,13 +22,6 @@ use bosun_testkit::kube::FakeCluster;
 use bosun_testkit::poll::wait_for;
 use support::*;
 
-fn which(program: &str) -> std::path::PathBuf {
-    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .map(|d| d.join(program))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("{program} on PATH"))
-}
-
 /// Says where its clone is, then echoes; `commit` commits a file, `scratch` leaves one uncommitted.
 const AGENT: &str = "echo \"on $(git rev-parse --abbrev-ref HEAD) at $(git rev-parse --short HEAD)\"; \
     while read l; do case \"$l\" in \
@@ -43,7 +36,7 @@ fn an_agents_pod_clones_its_branch_and_serves_its_session_over_tcp_with_its_toke
     let engine = DockerEngine::start();
     let cluster = FakeCluster::start(engine);
     let bosun_exe = std::path::PathBuf::from(env!("CARGO_BIN_EXE_bosun"));
-    let image = engine.image("bosun-k8s:test", &[&bosun_exe, &which("git")]);
+    let image = engine.image("bosun-k8s:test", &[&bosun_exe, &bosun_testkit::tools::which("git")]);
     let repo = TempRepo::new();
     let git = GitDaemon::serve(repo.path());
     let base = repo.git(&["rev-parse", "HEAD"]).trim().to_owned();
@@ -196,7 +189,7 @@ fn k8s_bosun() -> (FakeCluster, Bosun, TempRepo, GitDaemon, String) {
     let engine = DockerEngine::start();
     let cluster = FakeCluster::start(engine);
     let bosun_exe = std::path::PathBuf::from(env!("CARGO_BIN_EXE_bosun"));
-    let image = engine.image("bosun-k8s:test", &[&bosun_exe, &which("git")]);
+    let image = engine.image("bosun-k8s:test", &[&bosun_exe, &bosun_testkit::tools::which("git")]);
     let repo = TempRepo::new();
     let git = GitDaemon::serve(repo.path());
     repo.git(&["remote", "add", "origin", &git.url(repo.path())]);

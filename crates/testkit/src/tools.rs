@@ -141,6 +141,11 @@ fn locked<T>(tool: &str, f: impl FnOnce() -> T) -> T {
     value
 }
 
+/// `program` in a directory of `$PATH`; panics, naming it, when there is none.
+pub fn which(program: &str) -> PathBuf {
+    on_path(program).unwrap_or_else(|| panic!("{program} is not on PATH"))
+}
+
 /// `program` found in a directory of `$PATH`.
 fn on_path(program: &str) -> Option<PathBuf> {
     let path = env::var_os("PATH")?;
