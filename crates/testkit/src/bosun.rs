@@ -184,7 +184,11 @@ impl Bosun {
             last = format!("{} {}", a.state.label(), a.error.as_deref().unwrap_or(""));
             (a.state.label() == label).then_some(a)
         })
-        .unwrap_or_else(|| panic!("agent {id} never became {label}; last {last}\n{}", self.log()))
+        .unwrap_or_else(|| {
+            let screen = self.run(self.state_dir(), &["peek", id]);
+            let screen = String::from_utf8_lossy(&screen.stdout);
+            panic!("agent {id} never became {label}; last {last}\n--- screen ---\n{screen}\n{}", self.log())
+        })
     }
 
     /// Waits until the agent's session is up (started and not dead), whatever it is doing.
