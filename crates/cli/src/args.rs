@@ -423,6 +423,14 @@ pub enum HostCommand {
         /// then exit with the program's status
         #[arg(long, value_name = "FILE")]
         exit_file: Option<PathBuf>,
+        /// Listen at SOCKET for the agent's hook reports (where its hooks look for the
+        /// daemon's socket) and relay them to the daemon that follows this host
+        #[arg(long, value_name = "SOCKET")]
+        relay: Option<PathBuf>,
+        /// Before starting the program, write the files that variable VAR holds (a JSON object
+        /// of absolute path to content; the program does not inherit VAR)
+        #[arg(long, value_name = "VAR")]
+        files_env: Option<String>,
         /// The program and its arguments
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,

@@ -25,6 +25,8 @@ pub fn run(cmd: HostCommand) -> Result<ExitCode> {
             save_remote,
             save_branch,
             exit_file,
+            relay,
+            files_env,
             command,
         } => {
             // Its stderr is its log (`<state>/h/<session>.log`), never a terminal.
@@ -48,8 +50,20 @@ pub fn run(cmd: HostCommand) -> Result<ExitCode> {
                 _ => bail!("give --socket, or --listen with --token-file (or --token-env) and --address-file"),
             };
             let save = save_remote.zip(save_branch).map(|(remote, branch)| SaveTo { remote, branch });
-            let opts =
-                HostOptions { listen, session, command, output, output_max, cols, rows, daemon, save, exit_file };
+            let opts = HostOptions {
+                listen,
+                session,
+                command,
+                output,
+                output_max,
+                cols,
+                rows,
+                daemon,
+                save,
+                exit_file,
+                relay,
+                files_var: files_env,
+            };
             bosun_host::serve(opts)?;
             Ok(ExitCode::SUCCESS)
         }

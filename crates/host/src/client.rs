@@ -112,6 +112,21 @@ impl HostClient {
         self.refused(format!("unexpected answer {answer:?}"))
     }
 
+    /// Follows the agent's hook reports, from a host that relays them.
+    pub fn reports(&self) -> Result<Reports, HostError> {
+        let mut conn = self.connect()?;
+        write_frame(&mut conn, &HostRequest::Reports).map_err(|e| self.frame_error(e))?;
+        match read_frame(&mut conn).map_err(|e| self.frame_error(e))? {
+            HostResponse::Ok => {
+                // A beat comes every `BEAT`: three missed, and the host is taken for gone.
+                let _ = conn.set_read_timeout(Some(crate::relay::BEAT * 3));
+                Ok(Reports { client: self.clone(), conn })
+            }
+            HostResponse::Error { message } => Err(self.refused(message)),
+            other => Err(self.unexpected(other)),
+        }
+    }
+
     /// The connection as the terminal, once the host took the attach.
     pub fn attach(&self) -> Result<HostConn, HostError> {
         let mut conn = self.connect()?;
@@ -164,5 +179,29 @@ pub fn attach(
                 output.flush().map_err(|e| HostError::io("writing to the terminal", e))?;
             }
         }
+    }
+}
+
+/// The hook reports of a host's agent, as they come; each is answered before the next.
+pub struct Reports {
+    client: HostClient,
+    conn: HostConn,
+}
+
+impl Reports {
+    /// The next report; an error once the host is gone or says something else.
+    pub fn next_report(&mut self) -> Result<bosun_wire::HookEvent, HostError> {
+        loop {
+            match read_frame(&mut self.conn).map_err(|e| self.client.frame_error(e))? {
+                HostResponse::Ok => continue,
+                HostResponse::Report { hook } => return Ok(hook),
+                other => return Err(self.client.unexpected(other)),
+            }
+        }
+    }
+
+    /// Answers the last report: what its hook prints, if anything.
+    pub fn answer(&mut self, stdout: Option<String>) -> Result<(), HostError> {
+        write_frame(&mut self.conn, &HostRequest::Answered { stdout }).map_err(|e| self.client.frame_error(e))
     }
 }

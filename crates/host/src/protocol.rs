@@ -1,6 +1,7 @@
 //! What is asked of a session host and what it answers, as length-prefixed JSON frames (the
 //! daemon's framing). One request and one answer per connection, except `Attach`, after whose
-//! answer the connection carries the terminal's raw bytes both ways.
+//! answer the connection carries the terminal's raw bytes both ways, and `Reports`, after which
+//! the host sends the agent's hook reports and the client answers each.
 
 use bosun_core::{ExitStatus, TermKey};
 use serde::{Deserialize, Serialize};
@@ -32,6 +33,14 @@ pub enum HostRequest {
     Attach,
     /// Pushes the workspace's branch to its remote (a host started with somewhere to save to).
     Save,
+    /// The connection follows the agent's hook reports (a host that relays them): answered
+    /// `Ok`, then each report comes as `HostResponse::Report`, to be answered `Answered`, with
+    /// an `Ok` as a beat while there are none.
+    Reports,
+    /// What the daemon said to a report: what the hook prints, if anything.
+    Answered {
+        stdout: Option<String>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,6 +63,10 @@ pub enum HostResponse {
     },
     Error {
         message: String,
+    },
+    /// A hook report of the agent's, to a client following them.
+    Report {
+        hook: bosun_wire::HookEvent,
     },
 }
 

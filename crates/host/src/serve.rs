@@ -48,6 +48,13 @@ pub struct HostOptions {
     /// `Ended` as JSON to this file (a pod's termination message, which its cluster reports)
     /// and exits with the program's status.
     pub exit_file: Option<PathBuf>,
+    /// Where the agent's hooks find a daemon's socket: the host listens there and relays their
+    /// reports to the daemon that follows it.
+    pub relay: Option<PathBuf>,
+    /// A variable holding files to write before the program starts, as a JSON object of
+    /// absolute path to content (the agent's settings, shipped in its pod's secret). The
+    /// program does not inherit it.
+    pub files_var: Option<String>,
 }
 
 struct Host {
@@ -60,6 +67,7 @@ struct Host {
     input: Mutex<Box<dyn Write + Send>>,
     master: Mutex<Box<dyn MasterPty + Send>>,
     attached: Mutex<Vec<HostConn>>,
+    relay: Option<Arc<crate::Relay>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -69,6 +77,17 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Runs the host until it is killed. Returns once the socket cannot be served any more.
 pub fn serve(opts: HostOptions) -> Result<(), HostError> {
     let listener = Listener::bind(&opts.listen)?;
+    if let Some(var) = &opts.files_var {
+        crate::files::write_from(var)?;
+    }
+    let relay = match &opts.relay {
+        Some(path) => {
+            let relay = Arc::new(crate::Relay::default());
+            relay.listen(path)?;
+            Some(relay)
+        }
+        None => None,
+    };
     let size = PtySize { rows: opts.rows, cols: opts.cols, pixel_width: 0, pixel_height: 0 };
     let spawn_err = |reason: String| HostError::Spawn { command: opts.command.clone(), reason };
     let pty = native_pty_system().openpty(size).map_err(|e| spawn_err(e.to_string()))?;
@@ -79,6 +98,9 @@ pub fn serve(opts: HostOptions) -> Result<(), HostError> {
         if let Some(name) = token.hidden_var() {
             cmd.env_remove(name);
         }
+    }
+    if let Some(var) = &opts.files_var {
+        cmd.env_remove(var);
     }
     if let Ok(cwd) = std::env::current_dir() {
         cmd.cwd(cwd);
@@ -97,6 +119,7 @@ pub fn serve(opts: HostOptions) -> Result<(), HostError> {
         input: Mutex::new(input),
         master: Mutex::new(pty.master),
         attached: Mutex::new(Vec::new()),
+        relay,
     });
     let log = match &opts.output {
         Some(path) => Some(RotatingLog::open(path, opts.output_max).map_err(|e| HostError::io("output log", e))?),
@@ -230,6 +253,11 @@ fn answer(host: &Host, mut conn: HostConn, marker: &Path) {
             (None, _) => HostResponse::Error { message: "this host has nowhere to save to".into() },
             (_, Err(e)) => HostResponse::Error { message: format!("cannot tell its workspace: {e}") },
         },
+        HostRequest::Reports => match &host.relay {
+            Some(relay) => return relay.follow(conn),
+            None => HostResponse::Error { message: "this host relays no reports".into() },
+        },
+        HostRequest::Answered { .. } => HostResponse::Error { message: "no report was sent".into() },
         HostRequest::Attach => {
             if write_frame(&mut conn, &HostResponse::Ok).is_err() {
                 return;

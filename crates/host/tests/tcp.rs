@@ -45,6 +45,8 @@ fn host_process() {
         daemon: None,
         save: None,
         exit_file: None,
+        relay: None,
+        files_var: None,
     };
     if let Err(e) = bosun_host::serve(opts) {
         eprintln!("host: {e}");

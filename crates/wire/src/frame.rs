@@ -44,13 +44,18 @@ pub fn write_frame<W: Write, T: Serialize>(w: &mut W, value: &T) -> Result<(), F
 }
 
 pub fn read_frame<R: Read, T: DeserializeOwned>(r: &mut R) -> Result<T, FrameError> {
+    read_frame_within(r, MAX_FRAME)
+}
+
+/// `read_frame`, refusing a frame larger than `max` bytes (for what untrusted writers send).
+pub fn read_frame_within<R: Read, T: DeserializeOwned>(r: &mut R, max: usize) -> Result<T, FrameError> {
     let mut len = [0u8; 4];
     match r.read_exact(&mut len) {
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(FrameError::Closed),
         other => other?,
     }
     let len = u32::from_be_bytes(len) as usize;
-    if len > MAX_FRAME {
+    if len > max.min(MAX_FRAME) {
         return Err(FrameError::TooLarge(len));
     }
     let mut body = vec![0u8; len];

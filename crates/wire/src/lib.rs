@@ -7,7 +7,7 @@ mod paths;
 mod request;
 mod response;
 
-pub use frame::{decode, encode, read_frame, write_frame, FrameError, MAX_FRAME};
+pub use frame::{decode, encode, read_frame, read_frame_within, write_frame, FrameError, MAX_FRAME};
 pub use paths::{StateDir, StateDirError};
 pub use request::{Envelope, EventsQuery, HookEvent, PoolAsk, Request, RunCommand, StartAgent, WorkspaceChoice};
 pub use response::{

@@ -1,0 +1,214 @@
+//! The relay of an agent's hook reports, for a host where no daemon's socket can be reached (a
+//! pod): the host listens on a Unix socket where the agent's hooks look for the daemon's (they
+//! run `bosun hook` with the host's state directory), and passes each report to the daemon that
+//! follows it (`HostRequest::Reports`), bringing back its answer (a permission decided by
+//! policy). While no daemon follows, reports wait here, at most `QUEUE_MAX`, and the hook is
+//! answered at once, as a spooled report is.
+
+use std::collections::VecDeque;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime};
+
+use bosun_wire::{read_frame_within, write_frame, Envelope, HookEvent, Request, Response};
+
+use crate::conn::HostConn;
+use crate::protocol::{HostRequest, HostResponse};
+use crate::HostError;
+
+/// Reports kept while no daemon follows; the oldest go first beyond it.
+pub const QUEUE_MAX: usize = 256;
+/// The largest report frame a hook may send (a hook's payload is cut at 1 MiB).
+const REPORT_MAX: usize = 2 * 1024 * 1024;
+/// How long a hook waits for the following daemon's answer.
+const ANSWER_WAIT: Duration = Duration::from_secs(10);
+/// How long a hook has to send its report once connected.
+const HOOK_WAIT: Duration = Duration::from_secs(5);
+/// How often a follower with nothing to read is sent a beat, so each side sees the other gone.
+pub const BEAT: Duration = Duration::from_secs(20);
+
+struct Pending {
+    hook: HookEvent,
+    /// Where the hook waits for the daemon's answer; none once it was answered without one.
+    answer: Option<SyncSender<Option<String>>>,
+}
+
+#[derive(Default)]
+struct Queue {
+    pending: VecDeque<Pending>,
+    /// Bumped by each new follower: an older one stops.
+    follower: u64,
+    followed: bool,
+}
+
+#[derive(Default)]
+pub struct Relay {
+    queue: Mutex<Queue>,
+    changed: Condvar,
+}
+
+impl Relay {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Listens at `path` (mode 0600, in a directory made 0700) for the agent's hooks, each on
+    /// a thread of its own.
+    pub fn listen(self: &std::sync::Arc<Self>, path: &Path) -> Result<(), HostError> {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        if let Some(dir) = path.parent() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| HostError::io("relay directory", e))?;
+        }
+        let _ = std::fs::remove_file(path);
+        let listener = UnixListener::bind(path).map_err(|e| HostError::io("relay socket", e))?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| HostError::io("relay socket", e))?;
+        let relay = self.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming().flatten() {
+                let relay = relay.clone();
+                std::thread::spawn(move || relay.hear(conn));
+            }
+        });
+        Ok(())
+    }
+
+    /// One hook's report: only a report of its own agent's (a Claude hook or Codex's notify) is
+    /// taken; the answer is the daemon's, or `Ok` when none follows or it does not answer.
+    fn hear(&self, mut conn: UnixStream) {
+        let _ = conn.set_read_timeout(Some(HOOK_WAIT));
+        let _ = conn.set_write_timeout(Some(HOOK_WAIT));
+        let Ok(envelope) = read_frame_within::<_, Envelope>(&mut conn, REPORT_MAX) else { return };
+        let hook = match envelope.request {
+            Request::Hook(hook @ (HookEvent::Claude { .. } | HookEvent::Codex { .. })) => hook,
+            _ => {
+                let message = "a session host relays only the reports of its agent's hooks".to_owned();
+                let refused = bosun_wire::WireError::new(bosun_wire::ErrorKind::BadRequest, message);
+                let _ = write_frame(&mut conn, &Response::Error(refused));
+                return;
+            }
+        };
+        let answer = self.push(hook);
+        let stdout = answer.and_then(|a| a.recv_timeout(ANSWER_WAIT).ok()).flatten();
+        let response = stdout.map_or(Response::Ok, |stdout| Response::HookReply { stdout });
+        let _ = write_frame(&mut conn, &response);
+    }
+
+    /// Queues `hook`; while a daemon follows, returns where its answer will come.
+    fn push(&self, mut hook: HookEvent) -> Option<Receiver<Option<String>>> {
+        let mut queue = self.lock();
+        let answer = if queue.followed {
+            let (tx, rx) = sync_channel(1);
+            Some((tx, rx))
+        } else {
+            if let HookEvent::Claude { spooled_at, .. } = &mut hook {
+                let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH);
+                *spooled_at = now.ok().map(|d| d.as_millis() as u64);
+            }
+            None
+        };
+        if queue.pending.len() >= QUEUE_MAX {
+            queue.pending.pop_front();
+        }
+        let (tx, rx) = answer.unzip();
+        queue.pending.push_back(Pending { hook, answer: tx });
+        self.changed.notify_all();
+        rx
+    }
+
+    /// The connection follows the reports: each is written as `HostResponse::Report` and the
+    /// follower answers `HostRequest::Answered`; a beat (`Ok`) goes when there is nothing to
+    /// send. Ends when the follower goes or another one comes; a report it did not answer is
+    /// kept for the next.
+    pub fn follow(&self, mut conn: HostConn) {
+        let _ = conn.set_read_timeout(Some(ANSWER_WAIT));
+        let _ = conn.set_write_timeout(Some(ANSWER_WAIT));
+        let me = {
+            let mut queue = self.lock();
+            queue.follower += 1;
+            queue.followed = true;
+            self.changed.notify_all();
+            queue.follower
+        };
+        if write_frame(&mut conn, &HostResponse::Ok).is_err() {
+            return self.unfollow(me);
+        }
+        loop {
+            let next = {
+                let mut queue = self.lock();
+                loop {
+                    if queue.follower != me {
+                        return;
+                    }
+                    if let Some(p) = queue.pending.pop_front() {
+                        break Some(p);
+                    }
+                    let (q, waited) = self.changed.wait_timeout(queue, BEAT).unwrap_or_else(PoisonError::into_inner);
+                    queue = q;
+                    if waited.timed_out() && queue.pending.is_empty() {
+                        break None;
+                    }
+                }
+            };
+            let Some(pending) = next else {
+                if write_frame(&mut conn, &HostResponse::Ok).is_err() {
+                    return self.unfollow(me);
+                }
+                continue;
+            };
+            let sent = write_frame(&mut conn, &HostResponse::Report { hook: pending.hook.clone() });
+            match sent.ok().and_then(|()| read_frame_within::<_, HostRequest>(&mut conn, REPORT_MAX).ok()) {
+                Some(HostRequest::Answered { stdout }) => {
+                    if let Some(answer) = pending.answer {
+                        let _ = answer.try_send(stdout);
+                    }
+                }
+                _ => {
+                    self.lock().pending.push_front(pending);
+                    return self.unfollow(me);
+                }
+            }
+        }
+    }
+
+    fn unfollow(&self, me: u64) {
+        let mut queue = self.lock();
+        if queue.follower == me {
+            queue.followed = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claude(event: &str) -> HookEvent {
+        HookEvent::Claude {
+            agent: "a1".into(),
+            generation: Some(0),
+            event: event.into(),
+            payload: "{}".into(),
+            spooled_at: None,
+        }
+    }
+
+    #[test]
+    fn reports_wait_unfollowed_marked_as_kept_and_only_the_newest_are_kept() {
+        let relay = Relay::default();
+        for i in 0..QUEUE_MAX + 3 {
+            assert!(relay.push(claude(&format!("E{i}"))).is_none(), "no one follows: answered at once");
+        }
+        let queue = relay.lock();
+        assert_eq!(queue.pending.len(), QUEUE_MAX);
+        let HookEvent::Claude { event, spooled_at, .. } = &queue.pending[0].hook else { panic!() };
+        assert_eq!(event, "E3", "the oldest went first");
+        assert!(spooled_at.is_some(), "kept while no daemon heard it, as a spooled report is");
+    }
+}
