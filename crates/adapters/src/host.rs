@@ -234,6 +234,7 @@ impl Sessions for HostSessions {
             let deadline = Instant::now() + START_WAIT;
             return loop {
                 if let Ok(status) = self.status(spec.session) {
+                    pods.follow(&self.dir, spec.session);
                     break Ok(status.pid);
                 }
                 if Instant::now() >= deadline {
@@ -352,6 +353,11 @@ impl Sessions for HostSessions {
             };
             match HostClient::new(endpoint.clone()).status() {
                 Ok(s) => {
+                    // A pod's host relays its agent's reports: they are followed (again, after a
+                    // restart or once it can be reached again).
+                    if let Some(pods) = self.pods.as_ref().filter(|_| self.dir.pod_namespace(&named).is_some()) {
+                        pods.follow(&self.dir, &named);
+                    }
                     seen.push(SessionSeen { session: SessionName::from_reported(&s.session), pid: s.pid, exit: s.exit })
                 }
                 // A pod's host that does not answer has ended (its pod's watch tells how) or

@@ -35,7 +35,7 @@ pub use changes::Changes;
 pub use dirwatch::{DirWatcher, REPORT_EVERY};
 pub use docker::{DockerContainers, CALL_TIMEOUT as DOCKER_CALL_TIMEOUT};
 pub use error::AdapterError;
-pub use host::pod::{PodHosts, POD_STATE_LABEL};
+pub use host::pod::{PodHosts, RelayedReport, POD_STATE_LABEL};
 pub use host::{FoundHost, HostDir, HostSessions, SESSION_LABEL, STATE_LABEL};
 pub use logwatch::{LogLines, LogWatchOptions, LogWatcher, WatchId};
 pub use notifier::{DesktopNotifier, Notifier};
@@ -190,6 +190,9 @@ pub struct SpawnSpec<'a> {
     pub container: Option<(&'a bosun_core::Container, &'a bosun_core::Sandbox)>,
     /// The pod its session host runs in; none to run here.
     pub pod: Option<&'a bosun_core::Pod>,
+    /// The agent's files (its settings), for a session whose host writes them (in a pod); the
+    /// executor writes them here for every other.
+    pub files: &'a [(PathBuf, String)],
 }
 
 /// A container to run: its image, what it runs and where, and what it is let at.

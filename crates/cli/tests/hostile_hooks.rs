@@ -4,23 +4,7 @@
 
 mod support;
 
-use std::io::Write;
-use std::process::Stdio;
-
 use support::*;
-
-fn hook(bosun: &Bosun, id: &str, event: &str, payload: &[u8]) -> std::process::Output {
-    let mut child = bosun
-        .command(bosun.state_dir(), &["hook", "claude", id, "0", event])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run the hook");
-    // A hook may stop reading a huge payload: a broken pipe here is fine.
-    let _ = child.stdin.take().unwrap().write_all(payload);
-    child.wait_with_output().unwrap()
-}
 
 #[test]
 fn transcripts_named_outside_the_agents_config_are_never_read() {
@@ -37,9 +21,9 @@ fn transcripts_named_outside_the_agents_config_are_never_read() {
         .unwrap();
     for path in [fifo.as_path(), std::path::Path::new("/dev/zero"), secret.as_path()] {
         let prompt = serde_json::json!({"hook_event_name": "UserPromptSubmit", "transcript_path": path});
-        assert!(hook(&bosun, &id, "UserPromptSubmit", prompt.to_string().as_bytes()).status.success());
+        assert!(bosun.hook(&id, "UserPromptSubmit", prompt.to_string().as_bytes()).status.success());
         let stop = serde_json::json!({"hook_event_name": "Stop", "transcript_path": path});
-        let out = hook(&bosun, &id, "Stop", stop.to_string().as_bytes());
+        let out = bosun.hook(&id, "Stop", stop.to_string().as_bytes());
         assert!(out.status.success(), "{out:?}");
         let agent = bosun.wait_state(&id, "idle");
         assert!(!agent.said.as_deref().unwrap_or_default().contains("SECRET"), "{path:?} was read");
@@ -58,7 +42,7 @@ fn a_huge_report_is_cut_and_still_reports_its_event() {
     let id = bosun.start(repo.path(), &["--", &cl, "--scenario", &sc]);
     bosun.wait_state(&id, "idle");
     let huge = format!(r#"{{"hook_event_name":"UserPromptSubmit","prompt":"{}"}}"#, "x".repeat(8 * 1024 * 1024));
-    let out = hook(&bosun, &id, "UserPromptSubmit", huge.as_bytes());
+    let out = bosun.hook(&id, "UserPromptSubmit", huge.as_bytes());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // Cut, its JSON does not parse: the event it was installed for still counts.
     bosun.wait_state(&id, "running");

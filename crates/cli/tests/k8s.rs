@@ -4,7 +4,9 @@
 //! bosun's session host on the pod's own address with its token from a secret, and is typed
 //! into and read over TCP with that token; asked to save, it pushes the agent's branch back
 //! (never over a branch moved meanwhile), and killed it saves before it ends, saying how in its
-//! termination message; `KubeCluster`'s one watch sees it run, end and go.
+//! termination message; `KubeCluster`'s one watch sees it run, end and go. A Claude agent's
+//! settings go into its pod with its host, and its hooks' reports come back through the host,
+//! which the daemon follows again after a restart; a report naming another agent is refused.
 
 mod support;
 
@@ -72,10 +74,10 @@ fn an_agents_pod_clones_its_branch_and_serves_its_session_over_tcp_with_its_toke
         branch: "agent/k8s",
         command: &command,
         env: &env,
-        token_secret: "bosun-k3j9x0aa-token",
+        host_secret: "bosun-k3j9x0aa-token",
         claim: None,
     };
-    kube.create_secret(&bosun_k8s::token_secret(plan.token_secret, "default", token.text(), &labels)).unwrap();
+    kube.create_secret(&bosun_k8s::host_secret(plan.host_secret, "default", token.text(), &[], &labels)).unwrap();
     kube.create_pod(&bosun_k8s::pod(&plan)).unwrap();
     kube.create_pod(&bosun_k8s::pod(&plan)).expect("a pod already there counts as made");
 
@@ -281,12 +283,12 @@ fn a_pod_whose_work_is_not_all_saved_is_kept_and_a_person_is_asked() {
         branch: "stray",
         command: &command,
         env: &BTreeMap::new(),
-        token_secret: "bosun-stray-token",
+        host_secret: "bosun-stray-token",
         claim: None,
     };
     let kube = KubeCluster::new(Some(cluster.kubeconfig())).unwrap();
     let token = HostToken::generate().unwrap();
-    kube.create_secret(&bosun_k8s::token_secret("bosun-stray-token", "default", token.text(), &labels)).unwrap();
+    kube.create_secret(&bosun_k8s::host_secret("bosun-stray-token", "default", token.text(), &[], &labels)).unwrap();
     kube.create_pod(&bosun_k8s::pod(&stray)).unwrap();
     let out = bosun.run(repo.path(), &["doctor", "--fix"]);
     let text = String::from_utf8_lossy(&out.stdout);
@@ -351,4 +353,85 @@ fn a_pod_deleted_behind_bosuns_back_ends_its_agent_whether_or_not_a_daemon_watch
     assert!(gone.is_some(), "the daemon died");
     assert!(cluster.delete_behind_back("default", &format!("bosun-{unwatched}")));
     bosun.wait_state(&unwatched, "dead(lost)");
+}
+
+/// The image of pods that run claudeless: bosun, git, claudeless and bash (which claudeless
+/// runs its hooks with).
+fn claude_image() -> String {
+    let engine = DockerEngine::start();
+    let tools = [env!("CARGO_BIN_EXE_bosun").into(), bosun_testkit::tools::which("git"), claudeless().into()];
+    let [bosun, git, claudeless]: [std::path::PathBuf; 3] = tools;
+    engine.image("bosun-k8s-claude:test", &[&bosun, &git, &claudeless, std::path::Path::new("/bin/bash")])
+}
+
+/// The states the agent's hooks' reports put it in, in order.
+fn hooked_states(bosun: &Bosun, id: &str) -> Vec<String> {
+    let heard = |e: &bosun_core::Event| match e {
+        bosun_core::Event::AgentObserved { id: a, source: bosun_core::Source::Hook, state, .. }
+            if a.to_string() == id =>
+        {
+            Some(state.label())
+        }
+        _ => None,
+    };
+    bosun.events().iter().filter_map(heard).collect()
+}
+
+#[test]
+fn claudeless_in_a_pod_goes_idle_through_hooks_its_host_relays_also_after_a_daemon_sigkill() {
+    let (_cluster, bosun, repo, _git, _) = k8s_bosun();
+    // The scenario travels with the repository, which the pod clones.
+    std::fs::copy(scenario("chat"), repo.path().join("chat.toml")).unwrap();
+    repo.git(&["add", "chat.toml"]);
+    repo.git(&["commit", "-qm", "scenario"]);
+    let image = claude_image();
+    let exe = env!("CARGO_BIN_EXE_bosun");
+    let cl = claudeless();
+    let args = ["--runtime", "k8s", "--image", &image, "--bosun-in-image", exe, "--branch", "agent/hooks", "--"];
+    let mut all = args.to_vec();
+    all.extend([cl.as_str(), "--scenario", "chat.toml"]);
+    let id = bosun.start(repo.path(), &all);
+    bosun.wait_state(&id, "idle");
+    let started = hooked_states(&bosun, &id);
+    assert_eq!(started.last().map(String::as_str), Some("idle"), "its SessionStart came through its host: {started:?}");
+
+    // The restarted daemon follows the host again: the next turn's start and end come from it.
+    bosun.kill_daemon_hard();
+    bosun.ok(repo.path(), &["send", &id, "ping"]);
+    let turn = wait_for(PATIENCE, || {
+        let states = hooked_states(&bosun, &id);
+        let turn = states[started.len()..].to_vec();
+        (turn.iter().any(|s| s == "running") && turn.last().is_some_and(|s| s == "idle")).then_some(turn)
+    });
+    assert!(turn.is_some(), "{:?}\n{}", hooked_states(&bosun, &id), bosun.log());
+    assert_eq!(bosun.agent(&id).state.label(), "idle");
+}
+
+#[test]
+fn a_report_relayed_from_a_pod_that_names_another_agent_is_refused() {
+    let (_cluster, bosun, repo, _git, image) = k8s_bosun();
+    let local = bosun.start(repo.path(), &claude_args(&claudeless(), &scenario("chat"), &[]));
+    bosun.wait_state(&local, "idle");
+    // An agent in a pod that runs `bosun hook` as its hooks do, naming the agent it is told.
+    let exe = env!("CARGO_BIN_EXE_bosun");
+    let forger = format!(
+        "while read other; do echo '{{\"hook_event_name\":\"UserPromptSubmit\",\"prompt\":\"x\"}}' | \
+         '{exe}' --state-dir /bosun/state hook claude \"$other\" 0 UserPromptSubmit; echo \"forged $other\"; done"
+    );
+    let args = ["--runtime", "k8s", "--image", &image, "--bosun-in-image", exe, "--branch", "agent/forger"];
+    let mut all = args.to_vec();
+    all.extend(["--", "sh", "-c", &forger]);
+    let id = bosun.start(repo.path(), &all);
+    bosun.wait_state(&id, "running");
+    bosun.ok(repo.path(), &["send", &id, &local]);
+    bosun.wait_screen(&id, &format!("forged {local}"));
+    let refused = wait_for(PATIENCE, || bosun.log().contains("refused a relayed report naming agent").then_some(()));
+    assert!(refused.is_some(), "the daemon heard it and refused it\n{}", bosun.log());
+    assert_eq!(bosun.agent(&local).state.label(), "idle", "the other agent is not moved by it");
+
+    // The same report from where the other agent's hooks run moves it: it was refused for where
+    // it came from, not for what it said.
+    let out = bosun.hook(&local, "UserPromptSubmit", br#"{"hook_event_name":"UserPromptSubmit","prompt":"x"}"#);
+    assert!(out.status.success());
+    bosun.wait_state(&local, "running");
 }

@@ -4,22 +4,12 @@
 
 mod support;
 
-use std::io::Write;
-use std::process::Stdio;
-
 use support::*;
 
 /// Runs the hook command bosun installed for agent `id`, as Claude would, with `payload` on
 /// stdin; returns what it printed.
 fn permission_request(bosun: &bosun_testkit::bosun::Bosun, id: &str, payload: &str) -> String {
-    let mut child = bosun
-        .command(bosun.state_dir(), &["hook", "claude", id, "0", "PermissionRequest"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("run the hook");
-    child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = bosun.hook(id, "PermissionRequest", payload.as_bytes());
     assert!(out.status.success(), "the hook never fails the agent: {out:?}");
     String::from_utf8(out.stdout).unwrap()
 }

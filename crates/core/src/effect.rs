@@ -21,8 +21,8 @@ pub enum Effect {
         settings_from: Option<PathBuf>,
         resume: bool,
     },
-    /// Write `files`, then start the agent's command in a new session whose output is copied to
-    /// `output`. Reports `SessionSpawned` or `SessionSpawnFailed`; a session of that name that
+    /// Write `files` where the session runs (in a pod, its session host writes them), then
+    /// start the agent's command in a new session whose output is copied to `output`. Reports `SessionSpawned` or `SessionSpawnFailed`; a session of that name that
     /// already runs counts as spawned. `replace` names a session to end first.
     SpawnSession {
         agent: AgentId,

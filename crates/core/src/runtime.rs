@@ -28,6 +28,15 @@ pub enum Runtime {
     K8s(Pod),
 }
 
+/// Where a pod holds what bosun puts in it: its workspace, its agent's config, the agent's own
+/// files (its settings) and the state directory its hooks report to, whose socket is its
+/// session host's relay.
+pub const POD_ROOT: &str = "/bosun";
+/// The agent's own files in its pod (`Agent::dir` here).
+pub const POD_AGENT_DIR: &str = "/bosun/agent";
+/// The state directory the agent's hooks are given in its pod.
+pub const POD_STATE_DIR: &str = "/bosun/state";
+
 /// A Kubernetes pod an agent runs in, as the command line or a runbook asks for it: its
 /// workspace a clone made by an init container, the agent under bosun's session host
 /// (`bosun-k8s` spells it as the cluster's objects).
@@ -185,6 +194,28 @@ impl Runtime {
     /// objects.
     pub fn inherits(&self) -> bool {
         !matches!(self, Self::K8s(_))
+    }
+
+    /// Where the agent's own files (its settings) are where it runs: its directory here, and
+    /// `POD_AGENT_DIR` in a pod (which its session host writes them into).
+    pub fn agent_dir(&self, agent: &Agent) -> PathBuf {
+        match self {
+            Self::K8s(_) => PathBuf::from(POD_AGENT_DIR),
+            _ => agent.dir.clone(),
+        }
+    }
+
+    /// The command its hooks report with where it runs (`local`, the daemon's, here): in a pod,
+    /// bosun in the image with the pod's state directory, whose socket its session host relays.
+    pub fn hook_command(&self, local: &str) -> String {
+        match self {
+            Self::K8s(p) => format!(
+                "{} --state-dir {} hook",
+                crate::template::shell_quote(&p.bosun),
+                crate::template::shell_quote(POD_STATE_DIR)
+            ),
+            _ => local.to_owned(),
+        }
     }
 
     /// The pod it runs in, if it runs in one.

@@ -9,6 +9,11 @@
 
 use std::collections::BTreeMap;
 
+/// `text` as one word for `sh`, whatever it holds: in single quotes, each `'` spelled `'\''`.
+pub fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
 /// The values a template may name, by namespace (`var`, `args`, `local`, `source`, …) and key.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Scope {

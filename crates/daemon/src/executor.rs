@@ -239,8 +239,11 @@ impl Executor {
                     backend,
                     container,
                     pod: pod.as_deref(),
+                    files: &files,
                 };
-                match write_files(&files, &output).and_then(|()| self.sessions.spawn(spec)) {
+                // A pod's files are written there, by its session host.
+                let here: &[_] = if pod.is_some() { &[] } else { &files };
+                match write_files(here, &output).and_then(|()| self.sessions.spawn(spec)) {
                     Ok(pid) => Input::SessionSpawned { agent, pid },
                     Err(e) => Input::SessionSpawnFailed { agent, error: e.to_string() },
                 }

@@ -102,11 +102,12 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
             source: std::io::Error::other(e.to_string()),
         })?);
     let (pod_changes, pod_changes_rx) = std::sync::mpsc::channel();
+    let (pod_reports, pod_reports_rx) = std::sync::mpsc::channel();
     let host = Arc::new(
         bosun_adapters::HostSessions::new(opts.exe.clone(), opts.dirs.hosts(), opts.dirs.socket(), output_max)
             .with_containers(containers.clone(), opts.dirs.label())
             .with_spool(opts.dirs.spool())
-            .with_pods(bosun_adapters::PodHosts::new(cluster.clone(), opts.dirs.digest(), pod_changes)),
+            .with_pods(bosun_adapters::PodHosts::new(cluster.clone(), opts.dirs.digest(), pod_changes, pod_reports)),
     );
     let sessions: Arc<dyn Sessions> = Arc::new(bosun_adapters::RoutedSessions::new(Arc::new(tmux), host.clone()));
     let local = Arc::new(LocalWorkspaces::new().with_containers(containers.clone(), opts.dirs.label()));
@@ -163,6 +164,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         replay_spool(&ctx, &opts.dirs.hook_spool()).await;
         tokio::spawn(watch::sessions(engine.clone(), ctx.sessions.clone(), watch::INTERVAL));
         pods::follow(engine.clone(), host.clone(), pod_changes_rx).await;
+        pods::relay(ctx.clone(), pod_reports_rx);
         tokio::spawn(async move {
             signals().await;
             shutdown.notify_one();
@@ -280,5 +282,5 @@ async fn signals() {
 
 /// Quotes a path for `sh`.
 fn shell_quote(path: &Path) -> String {
-    format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
+    bosun_core::template::shell_quote(&path.display().to_string())
 }

@@ -3,13 +3,15 @@
 //! run `bosun hook` with the host's state directory), and passes each report to the daemon that
 //! follows it (`HostRequest::Reports`), bringing back its answer (a permission decided by
 //! policy). While no daemon follows, reports wait here, at most `QUEUE_MAX`, and the hook is
-//! answered at once, as a spooled report is.
+//! answered at once, as a spooled report is; those made after a daemon followed are marked as
+//! kept (a daemon that comes back weighs them against what it saw since), while those made
+//! before the first follower came are the start of the session, which its daemon waits for.
 
 use std::collections::VecDeque;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use bosun_wire::{read_frame_within, write_frame, Envelope, HookEvent, Request, Response};
@@ -41,6 +43,7 @@ struct Queue {
     /// Bumped by each new follower: an older one stops.
     follower: u64,
     followed: bool,
+    ever_followed: bool,
 }
 
 #[derive(Default)]
@@ -56,7 +59,7 @@ impl Relay {
 
     /// Listens at `path` (mode 0600, in a directory made 0700) for the agent's hooks, each on
     /// a thread of its own.
-    pub fn listen(self: &std::sync::Arc<Self>, path: &Path) -> Result<(), HostError> {
+    pub fn listen(self: &Arc<Self>, path: &Path) -> Result<(), HostError> {
         use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
         if let Some(dir) = path.parent() {
             std::fs::DirBuilder::new()
@@ -107,9 +110,8 @@ impl Relay {
             let (tx, rx) = sync_channel(1);
             Some((tx, rx))
         } else {
-            if let HookEvent::Claude { spooled_at, .. } = &mut hook {
-                let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH);
-                *spooled_at = now.ok().map(|d| d.as_millis() as u64);
+            if queue.ever_followed {
+                mark_kept(&mut hook);
             }
             None
         };
@@ -124,26 +126,53 @@ impl Relay {
 
     /// The connection follows the reports: each is written as `HostResponse::Report` and the
     /// follower answers `HostRequest::Answered`; a beat (`Ok`) goes when there is nothing to
-    /// send. Ends when the follower goes or another one comes; a report it did not answer is
-    /// kept for the next.
-    pub fn follow(&self, mut conn: HostConn) {
-        let _ = conn.set_read_timeout(Some(ANSWER_WAIT));
-        let _ = conn.set_write_timeout(Some(ANSWER_WAIT));
+    /// send. Ends when the follower goes (its end is read at once, by a thread of its own) or
+    /// another one comes; a report it did not answer is kept for the next.
+    pub fn follow(self: &Arc<Self>, conn: HostConn) {
         let me = {
             let mut queue = self.lock();
             queue.follower += 1;
             queue.followed = true;
+            queue.ever_followed = true;
             self.changed.notify_all();
             queue.follower
         };
+        let answers = match conn.try_clone() {
+            Ok(reader) => self.read_answers(reader, me),
+            Err(_) => return self.unfollow(me),
+        };
+        self.send_reports(conn, me, &answers);
+        self.unfollow(me);
+    }
+
+    /// Reads the follower's answers on a thread of its own; at their end (the follower gone,
+    /// or saying something else) it stops following.
+    fn read_answers(self: &Arc<Self>, mut reader: HostConn, me: u64) -> Receiver<Option<String>> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let relay = self.clone();
+        std::thread::spawn(move || {
+            let _ = reader.set_read_timeout(None);
+            while let Ok(HostRequest::Answered { stdout }) = read_frame_within(&mut reader, REPORT_MAX) {
+                if tx.send(stdout).is_err() {
+                    break;
+                }
+            }
+            relay.unfollow(me);
+        });
+        rx
+    }
+
+    fn send_reports(&self, mut conn: HostConn, me: u64, answers: &Receiver<Option<String>>) {
+        let _ = conn.set_write_timeout(Some(ANSWER_WAIT));
         if write_frame(&mut conn, &HostResponse::Ok).is_err() {
-            return self.unfollow(me);
+            return;
         }
         loop {
             let next = {
                 let mut queue = self.lock();
                 loop {
-                    if queue.follower != me {
+                    if queue.follower != me || !queue.followed {
+                        let _ = conn.shutdown(std::net::Shutdown::Both);
                         return;
                     }
                     if let Some(p) = queue.pending.pop_front() {
@@ -158,20 +187,28 @@ impl Relay {
             };
             let Some(pending) = next else {
                 if write_frame(&mut conn, &HostResponse::Ok).is_err() {
-                    return self.unfollow(me);
+                    let _ = conn.shutdown(std::net::Shutdown::Both);
+                    return;
                 }
                 continue;
             };
             let sent = write_frame(&mut conn, &HostResponse::Report { hook: pending.hook.clone() });
-            match sent.ok().and_then(|()| read_frame_within::<_, HostRequest>(&mut conn, REPORT_MAX).ok()) {
-                Some(HostRequest::Answered { stdout }) => {
+            match sent.ok().and_then(|()| answers.recv_timeout(ANSWER_WAIT).ok()) {
+                Some(stdout) => {
                     if let Some(answer) = pending.answer {
                         let _ = answer.try_send(stdout);
                     }
                 }
-                _ => {
-                    self.lock().pending.push_front(pending);
-                    return self.unfollow(me);
+                None => {
+                    // Kept for the next follower; its hook is answered now, without waiting.
+                    let Pending { mut hook, answer } = pending;
+                    if let Some(answer) = answer {
+                        let _ = answer.try_send(None);
+                    }
+                    mark_kept(&mut hook);
+                    self.lock().pending.push_front(Pending { hook, answer: None });
+                    let _ = conn.shutdown(std::net::Shutdown::Both);
+                    return;
                 }
             }
         }
@@ -181,7 +218,16 @@ impl Relay {
         let mut queue = self.lock();
         if queue.follower == me {
             queue.followed = false;
+            self.changed.notify_all();
         }
+    }
+}
+
+/// Marks a report as kept while no daemon heard it, as the hook spool does.
+fn mark_kept(hook: &mut HookEvent) {
+    if let HookEvent::Claude { spooled_at, .. } = hook {
+        let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH);
+        *spooled_at = spooled_at.or(now.ok().map(|d| d.as_millis() as u64));
     }
 }
 
@@ -200,8 +246,17 @@ mod tests {
     }
 
     #[test]
-    fn reports_wait_unfollowed_marked_as_kept_and_only_the_newest_are_kept() {
+    fn reports_wait_unfollowed_marked_as_kept_once_followed_and_only_the_newest_are_kept() {
         let relay = Relay::default();
+        relay.push(claude("SessionStart"));
+        let first = relay.lock().pending[0].hook.clone();
+        let HookEvent::Claude { spooled_at, .. } = first else { panic!() };
+        assert!(spooled_at.is_none(), "before any daemon followed: the session's start, not a kept report");
+        {
+            let mut queue = relay.lock();
+            queue.pending.clear();
+            queue.ever_followed = true;
+        }
         for i in 0..QUEUE_MAX + 3 {
             assert!(relay.push(claude(&format!("E{i}"))).is_none(), "no one follows: answered at once");
         }

@@ -65,8 +65,21 @@ fn reports_wait_for_a_follower_whose_answer_the_hook_prints() {
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(std::fs::metadata(&relay).unwrap().permissions().mode() & 0o777, 0o600, "the relay is private");
 
-    let answer = hook(&relay, Request::Hook(claude("Stop")));
+    let answer = hook(&relay, Request::Hook(claude("SessionStart")));
     assert!(matches!(answer, Some(Response::Ok)), "no follower: answered at once, {answer:?}");
+    let mut follower = client.reports().unwrap();
+    let HookEvent::Claude { event, spooled_at, .. } = follower.next_report().unwrap() else {
+        panic!("a Claude report")
+    };
+    assert_eq!((event.as_str(), spooled_at), ("SessionStart", None), "the session's start, before any follower");
+    follower.answer(None).unwrap();
+    drop(follower);
+
+    // Made once the daemon that followed went: answered at once, and marked as kept.
+    let until = Instant::now() + PATIENCE;
+    while !matches!(hook(&relay, Request::Hook(claude("Stop"))), Some(Response::Ok)) {
+        assert!(Instant::now() < until, "the host lets the gone follower go");
+    }
     let mut follower = client.reports().unwrap();
     let HookEvent::Claude { event, spooled_at, .. } = follower.next_report().unwrap() else {
         panic!("a Claude report")

@@ -3,10 +3,14 @@
 //! the repository at the job's commit onto its branch into `/bosun/workspace` (skipped when a
 //! claim already holds the clone: a resumed agent finds its work), and the agent's container runs
 //! `bosun host serve` on the pod's address, port `HOST_PORT`, with the agent under it, its config
-//! in `/bosun/config` (on the claim too) and its host's token in an environment variable set
-//! from a secret (the agent does not inherit it; a file would be root's in most clusters).
+//! in `/bosun/config` (on the claim too). The host's secret holds its token and the agent's own
+//! files (its settings), both given to the host as environment variables the agent does not
+//! inherit (a mounted file would be root's in most clusters); the host writes the files into
+//! `/bosun/agent` and relays the reports of the agent's hooks, which look for a daemon in
+//! `/bosun/state`, to the daemon that follows it.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use bosun_core::Pod as PodAsk;
 use k8s_openapi::api::core::v1::{
@@ -20,16 +24,20 @@ use k8s_openapi::ByteString;
 
 /// The port the session host listens on, at the pod's own address.
 pub const HOST_PORT: u16 = 7070;
-/// The key of the token in its secret.
+/// The key of the token in the host's secret.
 pub const TOKEN_KEY: &str = "token";
+/// The key of the agent's files in the host's secret.
+pub const FILES_KEY: &str = "files";
 
-const WORK: &str = "/bosun";
+const WORK: &str = bosun_core::POD_ROOT;
 const WORKSPACE: &str = "/bosun/workspace";
 const CONFIG: &str = "/bosun/config";
 /// Where a container's termination message is written (Kubernetes' default path).
 pub const TERMINATION_LOG: &str = "/dev/termination-log";
 /// The variable the session host reads its token from.
 const TOKEN_VAR: &str = "BOSUN_HOST_TOKEN";
+/// The variable the session host reads the agent's files from.
+const FILES_VAR: &str = "BOSUN_HOST_FILES";
 
 /// Clones `$BOSUN_REPO` into `$BOSUN_WORKSPACE` on branch `$BOSUN_BRANCH`: the remote's, when
 /// an earlier pod of the agent's saved it there, else a new one at `$BOSUN_BASE`; nothing when
@@ -62,8 +70,8 @@ pub struct PodPlan<'a> {
     pub command: &'a [String],
     /// The agent's recorded environment (credentials come from `ask.secrets`, never here).
     pub env: &'a BTreeMap<String, String>,
-    /// The secret that holds the session host's token (`token_secret`).
-    pub token_secret: &'a str,
+    /// The secret that holds the session host's token and the agent's files (`host_secret`).
+    pub host_secret: &'a str,
     /// The claim that holds its workspace and config, when the runbook gives it storage.
     pub claim: Option<&'a str>,
 }
@@ -104,6 +112,12 @@ pub fn pod(plan: &PodPlan<'_>) -> Pod {
     command.extend(["--save-remote".into(), literal(plan.repo_url), "--save-branch".into(), literal(plan.branch)]);
     // It ends with its agent, saying how in its termination message, which the watch reports.
     command.extend(["--exit-file".into(), TERMINATION_LOG.into()]);
+    // It writes the agent's files, and relays its hooks' reports from where they look for a daemon.
+    command.extend(["--files-env".into(), FILES_VAR.into()]);
+    let relay = bosun_wire::StateDir::new(bosun_core::POD_STATE_DIR.into()).map(|d| d.socket());
+    if let Ok(relay) = relay {
+        command.extend(["--relay".into(), relay.display().to_string()]);
+    }
     command.push("--".into());
     // The kubelet expands `$(VAR)` in a command; what the agent's command says stays as it is.
     command.extend(plan.command.iter().map(|arg| literal(arg)));
@@ -115,19 +129,22 @@ pub fn pod(plan: &PodPlan<'_>) -> Pod {
         }),
         ..Default::default()
     }];
-    env.push(EnvVar {
-        name: TOKEN_VAR.into(),
-        value_from: Some(EnvVarSource {
-            secret_key_ref: Some(SecretKeySelector {
-                name: plan.token_secret.to_owned(),
-                key: TOKEN_KEY.into(),
-                optional: Some(false),
+    for (name, key) in [(TOKEN_VAR, TOKEN_KEY), (FILES_VAR, FILES_KEY)] {
+        env.push(EnvVar {
+            name: name.into(),
+            value_from: Some(EnvVarSource {
+                secret_key_ref: Some(SecretKeySelector {
+                    name: plan.host_secret.to_owned(),
+                    key: key.into(),
+                    optional: Some(false),
+                }),
+                ..Default::default()
             }),
             ..Default::default()
-        }),
-        ..Default::default()
-    });
-    env.extend(plan.env.iter().filter(|(k, _)| k.as_str() != TOKEN_VAR).map(|(k, v)| value(k, v)));
+        });
+    }
+    let ours = |k: &str| [TOKEN_VAR, FILES_VAR].contains(&k);
+    env.extend(plan.env.iter().filter(|(k, _)| !ours(k)).map(|(k, v)| value(k, v)));
     env.push(value("BOSUN_WORKSPACE", WORKSPACE));
     env.push(value("CLAUDE_CONFIG_DIR", CONFIG));
     env.push(value("CODEX_HOME", CONFIG));
@@ -187,11 +204,23 @@ pub fn claim(name: &str, namespace: &str, bytes: u64, labels: &BTreeMap<String, 
     }
 }
 
-/// The secret that holds a session host's `token`.
-pub fn token_secret(name: &str, namespace: &str, token: &str, labels: &BTreeMap<String, String>) -> Secret {
+/// The secret that holds a session host's `token` and the agent's `files` (path in the pod
+/// and content), which the host writes before the agent starts.
+pub fn host_secret(
+    name: &str,
+    namespace: &str,
+    token: &str,
+    files: &[(PathBuf, String)],
+    labels: &BTreeMap<String, String>,
+) -> Secret {
+    let files: BTreeMap<String, &str> = files.iter().map(|(p, c)| (p.display().to_string(), c.as_str())).collect();
+    let files = serde_json::to_vec(&files).unwrap_or_else(|_| b"{}".to_vec());
     Secret {
         metadata: meta(name, namespace, labels),
-        data: Some(BTreeMap::from([(TOKEN_KEY.into(), ByteString(token.as_bytes().to_vec()))])),
+        data: Some(BTreeMap::from([
+            (TOKEN_KEY.into(), ByteString(token.as_bytes().to_vec())),
+            (FILES_KEY.into(), ByteString(files)),
+        ])),
         type_: Some("Opaque".into()),
         ..Default::default()
     }
@@ -271,7 +300,7 @@ mod tests {
             branch: "ws-k3j9x0aa",
             command,
             env,
-            token_secret: "bosun-k3j9x0aa-token",
+            host_secret: "bosun-k3j9x0aa-token",
             claim,
         }
     }
@@ -328,12 +357,16 @@ mod tests {
     }
 
     #[test]
-    fn a_claim_and_a_token_secret() {
+    fn a_claim_and_a_host_secret() {
         let labels = labels();
         insta::assert_snapshot!(
             serde_json::to_string_pretty(&claim("bosun-k3j9x0aa", "agents", 10 << 30, &labels)).unwrap()
         );
-        let secret = token_secret("bosun-k3j9x0aa-token", "agents", "not-a-real-token", &labels);
-        assert_eq!(secret.data.unwrap()[TOKEN_KEY].0, b"not-a-real-token");
+        let files = [(PathBuf::from("/bosun/agent/settings.json"), "{\"hooks\":{}}".to_owned())];
+        let secret = host_secret("bosun-k3j9x0aa-token", "agents", "not-a-real-token", &files, &labels);
+        let data = secret.data.unwrap();
+        assert_eq!(data[TOKEN_KEY].0, b"not-a-real-token");
+        let files: serde_json::Value = serde_json::from_slice(&data[FILES_KEY].0).unwrap();
+        assert_eq!(files, serde_json::json!({ "/bosun/agent/settings.json": "{\"hooks\":{}}" }));
     }
 }

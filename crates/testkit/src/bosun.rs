@@ -98,6 +98,21 @@ impl Bosun {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Runs the hook command bosun installs for Claude agent `id` (generation 0), as Claude
+    /// would, with `payload` on stdin.
+    pub fn hook(&self, id: &str, event: &str, payload: &[u8]) -> Output {
+        let mut child = self
+            .command(self.state_dir(), &["hook", "claude", id, "0", event])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run the hook");
+        // A hook may stop reading a huge payload: a broken pipe here is fine.
+        let _ = std::io::Write::write_all(&mut child.stdin.take().expect("its stdin"), payload);
+        child.wait_with_output().expect("the hook ends")
+    }
+
     /// Runs `bosun ARGS`, which must fail, and returns its stderr.
     pub fn fails(&self, cwd: &Path, args: &[&str]) -> String {
         let out = self.run(cwd, args);

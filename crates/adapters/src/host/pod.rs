@@ -2,7 +2,9 @@
 //! `bosun_k8s::spec`), waits for the pod's address, and notes it with the token beside the other
 //! hosts (`HostDir`), so every `Sessions` call reaches the host over TCP as a container's. The
 //! pods' ends come from one watch per namespace, sent to the daemon as `PodChange`s; a pod is
-//! deleted only once its host has gone (it saves the agent's work before it ends).
+//! deleted only once its host has gone (it saves the agent's work before it ends). The agent's
+//! hooks report to its host, which relays them: each pod's reports are followed on a thread of
+//! their own and sent to the daemon as `RelayedReport`s, whose answers go back to the hook.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -10,7 +12,7 @@ use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use bosun_core::{Pod, SessionName};
-use bosun_host::HostToken;
+use bosun_host::{HostClient, HostError, HostToken};
 use bosun_k8s::{Cluster, Object, PodChange, PodPhase, PodPlan};
 
 use super::dir::HostDir;
@@ -23,23 +25,77 @@ pub const POD_STATE_LABEL: &str = "bosun.state";
 /// The label naming a pod's session.
 pub const POD_SESSION_LABEL: &str = "bosun.session";
 
+/// How long a relayed report waits for the daemon's answer (its host waits a little longer).
+const ANSWER_WAIT: Duration = Duration::from_secs(8);
+
+/// A report of an agent's hook in a pod, relayed by its session host: the daemon checks it is
+/// of the session's own agent, and sends what the hook prints (if anything) to `answer`.
+pub struct RelayedReport {
+    pub session: SessionName,
+    pub hook: bosun_wire::HookEvent,
+    pub answer: mpsc::SyncSender<Option<String>>,
+}
+
 /// A cluster and what bosun keeps of its pods.
 pub struct PodHosts {
     cluster: Arc<dyn Cluster>,
     /// The value of this daemon's `bosun.state` label.
     state: String,
     changes: mpsc::Sender<PodChange>,
+    reports: mpsc::Sender<RelayedReport>,
     watched: Mutex<BTreeSet<String>>,
+    /// The sessions whose reports a thread follows.
+    followed: Arc<Mutex<BTreeSet<SessionName>>>,
 }
 
 impl PodHosts {
-    pub fn new(cluster: Arc<dyn Cluster>, state: String, changes: mpsc::Sender<PodChange>) -> Self {
-        Self { cluster, state, changes, watched: Mutex::default() }
+    pub fn new(
+        cluster: Arc<dyn Cluster>,
+        state: String,
+        changes: mpsc::Sender<PodChange>,
+        reports: mpsc::Sender<RelayedReport>,
+    ) -> Self {
+        Self { cluster, state, changes, reports, watched: Mutex::default(), followed: Arc::default() }
+    }
+
+    /// Follows the hook reports `session`'s host relays, on a thread of its own, unless one
+    /// does already. The thread ends when the host goes (ended, or out of reach); it is
+    /// followed again once it answers (`HostSessions::list`).
+    pub fn follow(&self, dir: &HostDir, session: &SessionName) {
+        if !lock(&self.followed).insert(session.clone()) {
+            return;
+        }
+        let client = match dir.endpoint(session) {
+            Ok(endpoint) => HostClient::new(endpoint),
+            Err(e) => {
+                tracing::warn!(%session, "cannot follow its reports: {e}");
+                lock(&self.followed).remove(session);
+                return;
+            }
+        };
+        let (session, reports, followed) = (session.clone(), self.reports.clone(), self.followed.clone());
+        let spawned = std::thread::Builder::new().name(format!("reports {session}")).stack_size(256 * 1024).spawn({
+            let session = session.clone();
+            move || {
+                // A stream that ends is followed again at once; a host that does not take it
+                // has gone (or cannot be reached), and a daemon that stopped listening is done.
+                while let Ok(mut stream) = client.reports() {
+                    if relay(&session, &mut stream, &reports).is_ok() {
+                        break;
+                    }
+                }
+                lock(&followed).remove(&session);
+            }
+        });
+        if let Err(e) = spawned {
+            tracing::warn!(%session, "cannot follow its reports: {e}");
+            lock(&self.followed).remove(&session);
+        }
     }
 
     /// Watches this daemon's pods in `namespace`, once.
     pub fn watch(&self, namespace: &str) -> Result<(), AdapterError> {
-        let mut watched = self.watched.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut watched = lock(&self.watched);
         if watched.contains(namespace) {
             return Ok(());
         }
@@ -70,7 +126,7 @@ impl PodHosts {
         ]);
         let secret = format!("{session}-token");
         self.cluster
-            .create_secret(&bosun_k8s::token_secret(&secret, &pod.namespace, token.text(), &labels))
+            .create_secret(&bosun_k8s::host_secret(&secret, &pod.namespace, token.text(), spec.files, &labels))
             .map_err(k8s)?;
         let plan = PodPlan {
             name: session.as_str(),
@@ -81,7 +137,7 @@ impl PodHosts {
             branch: &source.branch,
             command: spec.command,
             env: spec.env,
-            token_secret: &secret,
+            host_secret: &secret,
             claim: None,
         };
         self.cluster.create_pod(&bosun_k8s::pod(&plan)).map_err(k8s)?;
@@ -125,6 +181,27 @@ impl PodHosts {
         dir.forget(session);
         let _ = std::fs::remove_file(dir.pod_file(session));
     }
+}
+
+/// Passes the stream's reports to the daemon and its answers back, until the stream ends
+/// (`Err`: the host went or let this follower go) or the daemon does (`Ok`).
+fn relay(
+    session: &SessionName,
+    stream: &mut bosun_host::Reports,
+    reports: &mpsc::Sender<RelayedReport>,
+) -> Result<(), HostError> {
+    loop {
+        let hook = stream.next_report()?;
+        let (answer, answered) = mpsc::sync_channel(1);
+        if reports.send(RelayedReport { session: session.clone(), hook, answer }).is_err() {
+            return Ok(());
+        }
+        stream.answer(answered.recv_timeout(ANSWER_WAIT).ok().flatten())?;
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn k8s(e: bosun_k8s::K8sError) -> AdapterError {

@@ -210,10 +210,12 @@ fn spawn(agent: &Agent, resume: Option<Option<&str>>) -> Effect {
 }
 
 fn spawn_replacing(agent: &Agent, resume: Option<Option<&str>>, replace: Option<crate::SessionName>) -> Effect {
-    let settings = agent.dir.join("settings.json");
+    // Its files and hooks as where it runs sees them (in a pod: bosun's paths there).
+    let settings = agent.runtime.agent_dir(agent).join("settings.json");
+    let placed = Agent { hook_command: agent.runtime.hook_command(&agent.hook_command), ..agent.clone() };
     let driver = agent.driver.behaviour();
-    let command = driver.command_line(agent, &settings, resume);
-    let files = driver.files(agent, &settings);
+    let command = driver.command_line(&placed, &settings, resume);
+    let files = driver.files(&placed, &settings);
     Effect::SpawnSession {
         agent: agent.id.clone(),
         session: agent.session.clone(),
