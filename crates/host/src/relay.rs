@@ -214,10 +214,17 @@ impl Relay {
         }
     }
 
+    /// No daemon follows any more: the hooks that wait are answered now, their reports kept.
     fn unfollow(&self, me: u64) {
         let mut queue = self.lock();
         if queue.follower == me {
             queue.followed = false;
+            for pending in queue.pending.iter_mut() {
+                if let Some(answer) = pending.answer.take() {
+                    let _ = answer.try_send(None);
+                    mark_kept(&mut pending.hook);
+                }
+            }
             self.changed.notify_all();
         }
     }
