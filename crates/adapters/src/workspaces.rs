@@ -39,6 +39,7 @@ pub struct LocalWorkspaces {
     worktree: WorktreeBackend,
     slot: SlotBackend,
     volume: VolumeBackend,
+    pod: PodBackend,
     /// The locks the worktree and slot backends take, taken by the pools' slots too.
     repo_locks: Arc<RepoLocks>,
 }
@@ -57,6 +58,7 @@ impl LocalWorkspaces {
             worktree: WorktreeBackend::new(repo_locks.clone()),
             slot: SlotBackend::new(repo_locks.clone()),
             volume: VolumeBackend::new(repo_locks.clone()),
+            pod: PodBackend::default(),
             repo_locks,
         }
     }
@@ -67,6 +69,12 @@ impl LocalWorkspaces {
         self
     }
 
+    /// The same, deleting the claims of pod workspaces on `cluster`.
+    pub fn with_cluster(mut self, cluster: Arc<dyn bosun_k8s::Cluster>) -> Self {
+        self.pod = PodBackend::new(cluster);
+        self
+    }
+
     /// The backend for workspaces of `kind`.
     fn backend(&self, kind: &WorkspaceKind) -> &dyn WorkspaceBackend {
         match kind {
@@ -74,7 +82,7 @@ impl LocalWorkspaces {
             WorkspaceKind::Worktree { .. } => &self.worktree,
             WorkspaceKind::Pool { .. } => &self.slot,
             WorkspaceKind::Volume { .. } => &self.volume,
-            WorkspaceKind::Pod { .. } => &PodBackend,
+            WorkspaceKind::Pod { .. } => &self.pod,
         }
     }
 }

@@ -290,6 +290,11 @@ pub struct StartArgs {
     /// --runtime docker or k8s: memory limit (say 512m or 2g)
     #[arg(long, value_name = "SIZE")]
     pub memory: Option<String>,
+    /// --runtime k8s: a claim of SIZE (say 10g) for the agent's workspace and config, so that
+    /// its uncommitted work and conversation outlive its pod (an `on_dead` resume goes on
+    /// there); it is deleted when the workspace is removed
+    #[arg(long, value_name = "SIZE")]
+    pub storage: Option<String>,
     /// The agent's command and its arguments
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,

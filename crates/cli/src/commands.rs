@@ -472,9 +472,12 @@ fn unreachable_command() -> Result<()> {
 fn runtime(args: &StartArgs) -> Result<bosun_core::Runtime> {
     use bosun_core::{Container, Runtime};
     let docker_only = args.image.is_some() || args.cpus.is_some() || args.memory.is_some();
-    let k8s_only = !args.secrets.is_empty() || args.namespace != "default" || args.bosun_in_image != "bosun";
+    let k8s_only = !args.secrets.is_empty()
+        || args.namespace != "default"
+        || args.bosun_in_image != "bosun"
+        || args.storage.is_some();
     if k8s_only && !matches!(args.runtime, RuntimeArg::K8s) {
-        return Err(usage("--namespace, --secret and --bosun-in-image apply to --runtime k8s"));
+        return Err(usage("--namespace, --secret, --storage and --bosun-in-image apply to --runtime k8s"));
     }
     match args.runtime {
         RuntimeArg::Local if args.no_network => Err(usage("--no-network applies to --runtime sandbox or docker")),
@@ -496,6 +499,8 @@ fn runtime(args: &StartArgs) -> Result<bosun_core::Runtime> {
             let image = args.image.clone().ok_or_else(|| usage("--runtime k8s needs --image IMAGE"))?;
             let cpus_milli = args.cpus.as_deref().map(Container::cpus).transpose().map_err(usage)?;
             let memory_bytes = args.memory.as_deref().map(Container::memory).transpose().map_err(usage)?;
+            let storage = args.storage.as_deref().map(Container::memory).transpose();
+            let storage_bytes = storage.map_err(|e| usage(format!("--storage: {e}")))?;
             for name in std::iter::once(&args.namespace).chain(&args.secrets) {
                 if !bosun_core::Pod::is_dns_label(name) {
                     return Err(usage(format!(
@@ -510,10 +515,11 @@ fn runtime(args: &StartArgs) -> Result<bosun_core::Runtime> {
                 memory_bytes,
                 node_selector: Default::default(),
                 service_account: None,
-                storage_bytes: None,
+                storage_bytes,
                 secrets: args.secrets.clone(),
                 bosun: args.bosun_in_image.clone(),
                 source: None,
+                claim: None,
             }))
         }
     }

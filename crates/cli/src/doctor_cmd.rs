@@ -61,6 +61,7 @@ fn describe(leftover: &Leftover) -> String {
         Leftover::Container { name } => format!("container {name}"),
         Leftover::Volume { name } => format!("volume {name}"),
         Leftover::Pod { namespace, name } => format!("pod {namespace}/{name}"),
+        Leftover::Claim { namespace, name } => format!("claim {namespace}/{name}"),
         Leftover::AgentDir { path } => format!("agent directory {}", path.display()),
     }
 }

@@ -59,6 +59,7 @@ fn an_agents_pod_clones_its_branch_and_serves_its_session_over_tcp_with_its_toke
         secrets: Vec::new(),
         bosun: bosun_exe.display().to_string(),
         source: None,
+        claim: None,
     };
     let labels = BTreeMap::from([("bosun.agent".to_owned(), "k3j9x0aa".to_owned())]);
     let token = HostToken::generate().unwrap();
@@ -271,6 +272,7 @@ fn a_pod_whose_work_is_not_all_saved_is_kept_and_a_person_is_asked() {
         secrets: Vec::new(),
         bosun: env!("CARGO_BIN_EXE_bosun").into(),
         source: None,
+        claim: None,
     };
     let (url, base) = (git.url(repo.path()), repo.git(&["rev-parse", "HEAD"]).trim().to_owned());
     let command = ["sleep".to_owned(), "600".to_owned()];
@@ -290,9 +292,13 @@ fn a_pod_whose_work_is_not_all_saved_is_kept_and_a_person_is_asked() {
     let token = HostToken::generate().unwrap();
     kube.create_secret(&bosun_k8s::host_secret("bosun-stray-token", "default", token.text(), &[], &labels)).unwrap();
     kube.create_pod(&bosun_k8s::pod(&stray)).unwrap();
+    // And a claim of this daemon's that no workspace has: it may hold work, so it is kept.
+    kube.create_claim(&bosun_k8s::claim("bosun-stray-work", "default", 64 << 20, &labels)).unwrap();
     let out = bosun.run(repo.path(), &["doctor", "--fix"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("pod default/bosun-stray") && text.contains("still runs"), "{text}");
+    assert!(text.contains("claim default/bosun-stray-work"), "{text}");
+    assert!(cluster.claim("default", "bosun-stray-work").is_some(), "doctor --fix keeps a claim");
     assert!(!text.contains(&session), "the agent's own pod is not a leftover: {text}");
     assert!(cluster.pod("default", "bosun-stray").is_some(), "doctor --fix keeps a running pod");
 
@@ -434,4 +440,52 @@ fn a_report_relayed_from_a_pod_that_names_another_agent_is_refused() {
     let out = bosun.hook(&local, "UserPromptSubmit", br#"{"hook_event_name":"UserPromptSubmit","prompt":"x"}"#);
     assert!(out.status.success());
     bosun.wait_state(&local, "running");
+}
+
+#[test]
+fn on_a_claim_uncommitted_work_outlives_its_pod_for_the_resumed_agent_and_goes_only_with_its_workspace() {
+    let (cluster, bosun, repo, _git, image) = k8s_bosun();
+    let exe = env!("CARGO_BIN_EXE_bosun");
+    // Says whether an earlier pod's uncommitted file is here, then goes on as AGENT does.
+    let agent = format!("test -f scratch.txt && echo 'found scratch'; {AGENT}");
+    let args = ["--runtime", "k8s", "--image", &image, "--bosun-in-image", exe, "--branch", "agent/claim"];
+    let mut all = args.to_vec();
+    all.extend(["--storage", "64m", "--on-dead", "resume", "--", "sh", "-c", &agent]);
+    let id = bosun.start(repo.path(), &all);
+    bosun.wait_state(&id, "running");
+    bosun.wait_screen(&id, "on agent/claim");
+    let claim = format!("bosun-{id}-work");
+    assert!(cluster.claim("default", &claim).is_some(), "its claim is made with its first pod");
+    bosun.ok(repo.path(), &["send", &id, "scratch"]);
+    bosun.wait_screen(&id, "scratched");
+    bosun.ok(repo.path(), &["send", &id, "quit"]);
+
+    // Its pod ended with work no push carries: the next pod, on the same claim, finds it.
+    let resumed = wait_for(PATIENCE, || (bosun.agent(&id).restarts == 1).then_some(()));
+    assert!(resumed.is_some(), "resumed once\n{}", bosun.log());
+    bosun.wait_screen(&id, "found scratch");
+    let first = format!("bosun-{id}");
+    let gone = wait_for(PATIENCE, || cluster.pod("default", &first).is_none().then_some(()));
+    assert!(gone.is_some(), "the first pod went: the claim holds its work");
+    assert!(!bosun.ok(repo.path(), &["escalations", "--json"]).contains(&id), "no one is asked: the work goes on");
+
+    // Killed for good, the work is still only on the claim: it is kept, and a person is told.
+    bosun.ok(repo.path(), &["kill", &id]);
+    let asked = wait_for(PATIENCE, || {
+        let listed = bosun.ok(repo.path(), &["escalations", "--json"]);
+        listed.contains(&format!("claim default/{claim}")).then_some(())
+    });
+    assert!(asked.is_some(), "a person is told where the work is\n{}", bosun.log());
+    let pods_gone = wait_for(PATIENCE, || cluster.pods().is_empty().then_some(()));
+    assert!(pods_gone.is_some(), "no pod is kept for it");
+    assert!(cluster.claim("default", &claim).is_some(), "the claim is kept");
+    let ws = bosun.show(&id).workspace.unwrap().id.to_string();
+    let err = bosun.fails(repo.path(), &["workspace", "rm", &ws]);
+    assert!(err.contains("--force"), "{err}");
+    assert!(cluster.claim("default", &claim).is_some(), "a refused removal deletes nothing");
+    bosun.ok(repo.path(), &["workspace", "rm", "--force", &ws]);
+    assert!(cluster.claim("default", &claim).is_none(), "removed with its workspace");
+
+    let err = bosun.fails(repo.path(), &["agent", "start", "--storage", "1g", "--", "sh"]);
+    assert!(err.contains("apply to --runtime k8s"), "{err}");
 }

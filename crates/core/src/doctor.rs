@@ -32,6 +32,9 @@ pub struct Found {
     /// records name.
     #[serde(default)]
     pub pods: Vec<FoundPod>,
+    /// The claims this state directory's daemon made, in the same namespaces.
+    #[serde(default)]
+    pub claims: Vec<crate::PodClaim>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,6 +107,11 @@ pub enum Leftover {
         namespace: String,
         name: String,
     },
+    /// A claim made for a pod workspace no record has.
+    Claim {
+        namespace: String,
+        name: String,
+    },
     AgentDir {
         path: PathBuf,
     },
@@ -149,6 +157,19 @@ pub fn leftovers(state: &State, found: &Found) -> Vec<Orphan> {
             None => Some("it still runs".to_owned()),
         };
         out.push(Orphan { leftover: Leftover::Pod { namespace: pod.namespace.clone(), name: pod.name.clone() }, keep });
+    }
+    let claims: BTreeSet<&crate::PodClaim> = state
+        .workspaces
+        .values()
+        .filter_map(|w| match &w.kind {
+            crate::WorkspaceKind::Pod { claim, .. } => claim.as_ref(),
+            _ => None,
+        })
+        .collect();
+    for claim in found.claims.iter().filter(|c| !claims.contains(c)) {
+        let keep = Some("it may hold work that never came back: look at it before `kubectl delete pvc`".to_owned());
+        let leftover = Leftover::Claim { namespace: claim.namespace.clone(), name: claim.name.clone() };
+        out.push(Orphan { leftover, keep });
     }
     for name in found.volumes.iter().filter(|v| !volumes.contains(v.as_str())) {
         // Its work was never brought back: only a person may judge it.

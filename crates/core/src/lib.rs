@@ -74,4 +74,4 @@ pub use state::{apply, State, REQUESTS_KEPT};
 pub use term_key::{check_size, KeysError, TermKey, KEYS_MAX, KEYS_TEXT_MAX, TERM_SIDE_MAX};
 pub use time::Timestamp;
 pub use timer::{Timer, TimerId, TimerKind};
-pub use workspace::{BranchKept, Workspace, WorkspaceKind, WorkspaceState};
+pub use workspace::{BranchKept, PodClaim, Workspace, WorkspaceKind, WorkspaceState};

@@ -66,6 +66,9 @@ pub struct Pod {
     /// What its init container clones, set when the agent starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<PodSource>,
+    /// The claim made for its `storage_bytes`, named when the agent starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim: Option<String>,
 }
 
 /// Where an agent's pod clones its workspace from, and where its work goes back.
@@ -81,6 +84,11 @@ pub struct PodSource {
 impl Pod {
     pub fn default_bosun() -> String {
         "bosun".into()
+    }
+
+    /// The name of the claim that holds `agent`'s workspace and config across its pods.
+    pub fn claim_name(agent: &crate::AgentId) -> String {
+        format!("bosun-{agent}-work")
     }
 
     /// Whether `name` is a DNS-1123 label, as namespaces, secrets and claims must be: lowercase

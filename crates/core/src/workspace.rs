@@ -49,8 +49,25 @@ pub enum WorkspaceKind {
     Volume { repo: PathBuf, branch: String, base_ref: String, base: String, volume: String, image: String },
     /// A clone of `repo`'s `remote` in the agent's pod, on `branch` (new at `base`): nothing of
     /// it is on this machine. The pod's host pushes the branch back to the remote when the agent
-    /// ends; its save says whether the work is safe (`Event::WorkSaved`).
-    Pod { repo: PathBuf, remote: String, branch: String, base_ref: String, base: String },
+    /// ends; its save says whether the work is safe (`Event::WorkSaved`). With `claim`, the clone
+    /// (and the agent's config) is on that claim of the pod's namespace, which outlives its pods
+    /// and goes only when the workspace is removed.
+    Pod {
+        repo: PathBuf,
+        remote: String,
+        branch: String,
+        base_ref: String,
+        base: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        claim: Option<PodClaim>,
+    },
+}
+
+/// A `PersistentVolumeClaim` that holds a pod workspace.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct PodClaim {
+    pub namespace: String,
+    pub name: String,
 }
 
 impl WorkspaceKind {

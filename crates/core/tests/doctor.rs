@@ -38,6 +38,7 @@ fn what_a_record_owns_is_never_a_leftover() {
         containers: vec![agent.session.clone()],
         volumes: vec![],
         pods: vec![FoundPod { namespace: "agents".into(), name: agent.session.to_string(), saved: None }],
+        claims: vec![],
     };
     assert_eq!(leftovers(&sim.state, &found), Vec::new());
 }
@@ -77,6 +78,8 @@ fn unowned_things_are_leftovers_and_only_clean_ones_without_own_commits_may_go()
             FoundPod { namespace: "agents".into(), name: "bosun-unsaved".into(), saved: Some(false) },
             FoundPod { namespace: "agents".into(), name: "bosun-saved".into(), saved: Some(true) },
         ],
+        // A claim no workspace has: it may hold work that never came back.
+        claims: vec![bosun_core::PodClaim { namespace: "agents".into(), name: "bosun-gone-work".into() }],
     };
     let orphans = leftovers(&sim.state, &found);
     let ws = |p: &str| Leftover::Workspace { path: PathBuf::from(p), repo: Some("/repo".into()) };
@@ -105,5 +108,7 @@ fn unowned_things_are_leftovers_and_only_clean_ones_without_own_commits_may_go()
     assert!(kept(&orphans, &pod("bosun-runs")).unwrap().is_some(), "a running pod is kept");
     assert!(kept(&orphans, &pod("bosun-unsaved")).unwrap().is_some(), "an unsaved pod is kept");
     assert_eq!(kept(&orphans, &pod("bosun-saved")), Some(None), "a saved pod may go");
-    assert_eq!(orphans.len(), 15, "{orphans:#?}");
+    let claim = Leftover::Claim { namespace: "agents".into(), name: "bosun-gone-work".into() };
+    assert!(kept(&orphans, &claim).unwrap().is_some(), "a claim is kept: only a person may judge it");
+    assert_eq!(orphans.len(), 16, "{orphans:#?}");
 }

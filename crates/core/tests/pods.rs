@@ -11,6 +11,11 @@ use bosun_core::{
 use support::*;
 
 fn in_pod(n: u64) -> bosun_core::AgentSpec {
+    in_pod_with(n, None)
+}
+
+/// An agent in a pod whose workspace is on `claim` when given.
+fn in_pod_with(n: u64, claim: Option<&str>) -> bosun_core::AgentSpec {
     let mut base = spec(n);
     base.env.insert("HOME".into(), "/home/me".into());
     base.inherits = vec!["SECRET".into()];
@@ -27,6 +32,7 @@ fn in_pod(n: u64) -> bosun_core::AgentSpec {
         secrets: Vec::new(),
         bosun: "bosun".into(),
         source: Some(source),
+        claim: claim.map(str::to_owned),
     };
     bosun_core::AgentSpec {
         kind: WorkspaceKind::Pod {
@@ -35,6 +41,7 @@ fn in_pod(n: u64) -> bosun_core::AgentSpec {
             branch,
             base_ref: "HEAD".into(),
             base: "c0ffee".into(),
+            claim: claim.map(|name| bosun_core::PodClaim { namespace: "agents".into(), name: name.into() }),
         },
         runtime: Runtime::K8s(pod),
         ..base
@@ -94,6 +101,38 @@ fn a_pod_whose_work_is_not_all_saved_is_kept_and_a_person_is_asked() {
         assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Dirty);
         assert!(sim.log.iter().any(|e| matches!(e, Event::EscalationRaised { .. })), "a person is asked");
     }
+}
+
+#[test]
+fn on_a_claim_unsaved_work_stays_on_the_claim_the_pod_goes_and_a_resume_carries_on_there() {
+    let mut sim = Sim::new();
+    let (a, w) = sim.start_with(in_pod_with(5, Some("bosun-a-work")));
+    sim.ok(Input::WorkspaceCreated { id: w.clone() });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });
+    let session = sim.state.agents[&a].session.clone();
+    let effects = sim.ok(Input::PodEnded { session, status: ExitStatus::code(1), saved: saved(true, true) });
+    assert!(kills(&effects), "the pod goes: its claim holds the work");
+    assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Dirty, "kept until removed with --force");
+    let asked = sim.log.iter().find_map(|e| match e {
+        Event::EscalationRaised { escalation } => Some(escalation.reason.clone()),
+        _ => None,
+    });
+    assert!(asked.is_some_and(|r| r.contains("claim agents/bosun-a-work")), "a person is told where it is");
+
+    // Resumed, the agent carries on with its work on the claim: no one is asked.
+    let mut sim = Sim::new();
+    let on_dead = bosun_core::Chain(vec!["resume".parse::<bosun_core::Step>().unwrap()]);
+    let policy = bosun_core::Policy { on_dead, ..Default::default() };
+    let (a, w) = sim.start_with(bosun_core::AgentSpec { policy, ..in_pod_with(6, Some("bosun-b-work")) });
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });
+    let session = sim.state.agents[&a].session.clone();
+    let effects = sim.ok(Input::PodEnded { session, status: ExitStatus::code(1), saved: saved(true, true) });
+    let resumed = effects
+        .iter()
+        .any(|e| matches!(e, Effect::SpawnSession { pod: Some(p), .. } if p.claim.as_deref() == Some("bosun-b-work")));
+    assert!(resumed, "resumed in a new pod on the same claim: {effects:?}");
+    assert!(!sim.log.iter().any(|e| matches!(e, Event::EscalationRaised { .. })), "no one is asked");
 }
 
 #[test]

@@ -110,7 +110,9 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
             .with_pods(bosun_adapters::PodHosts::new(cluster.clone(), opts.dirs.digest(), pod_changes, pod_reports)),
     );
     let sessions: Arc<dyn Sessions> = Arc::new(bosun_adapters::RoutedSessions::new(Arc::new(tmux), host.clone()));
-    let local = Arc::new(LocalWorkspaces::new().with_containers(containers.clone(), opts.dirs.label()));
+    let local = Arc::new(
+        LocalWorkspaces::new().with_containers(containers.clone(), opts.dirs.label()).with_cluster(cluster.clone()),
+    );
     let workspaces: Arc<dyn Workspaces> = local.clone();
     let pools: Arc<dyn bosun_adapters::Pools> = local;
     let git: Arc<dyn Git> = Arc::new(LocalGit);

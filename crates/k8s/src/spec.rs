@@ -277,6 +277,7 @@ mod tests {
             secrets: vec!["anthropic".into()],
             bosun: "/usr/local/bin/bosun".into(),
             source: None,
+            claim: None,
         }
     }
 
@@ -327,6 +328,7 @@ mod tests {
             secrets: Vec::new(),
             bosun: "bosun".into(),
             source: None,
+            claim: None,
         };
         let (labels, env) = (labels(), BTreeMap::new());
         let command = vec!["sh".to_owned()];

@@ -124,6 +124,11 @@ impl PodHosts {
             (POD_STATE_LABEL.to_owned(), self.state.clone()),
             (POD_SESSION_LABEL.to_owned(), session.to_string()),
         ]);
+        if let (Some(claim), Some(bytes)) = (&pod.claim, pod.storage_bytes) {
+            // The agent's own claim, made with its first pod and kept across the next ones.
+            let ours = BTreeMap::from([(POD_STATE_LABEL.to_owned(), self.state.clone())]);
+            self.cluster.create_claim(&bosun_k8s::claim(claim, &pod.namespace, bytes, &ours)).map_err(k8s)?;
+        }
         let secret = format!("{session}-token");
         self.cluster
             .create_secret(&bosun_k8s::host_secret(&secret, &pod.namespace, token.text(), spec.files, &labels))
@@ -138,7 +143,7 @@ impl PodHosts {
             command: spec.command,
             env: spec.env,
             host_secret: &secret,
-            claim: None,
+            claim: pod.claim.as_deref(),
         };
         self.cluster.create_pod(&bosun_k8s::pod(&plan)).map_err(k8s)?;
         let selector = format!("{POD_SESSION_LABEL}={session}");

@@ -1,16 +1,32 @@
 //! `PodBackend`: a workspace that is a clone in its agent's pod. Nothing of it is on this
 //! machine: it is made by the pod's init container, its work goes back to the remote when its
-//! agent ends (the pod's host pushes it), and it goes with its pod. Whether it holds work that
-//! never came back is what the pod's save said, which the core keeps: here it is clean.
+//! agent ends (the pod's host pushes it), and it goes with its pod, or, on a claim, with its
+//! claim, deleted when the workspace is removed. Whether it holds work that never came back is
+//! what the pod's save said, which the core keeps: here it is clean.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use bosun_core::WorkspaceKind;
 
 use crate::{AdapterError, WorkspaceBackend};
 
-#[derive(Debug)]
-pub struct PodBackend;
+#[derive(Default)]
+pub struct PodBackend {
+    cluster: Option<Arc<dyn bosun_k8s::Cluster>>,
+}
+
+impl std::fmt::Debug for PodBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PodBackend").field("cluster", &self.cluster.is_some()).finish()
+    }
+}
+
+impl PodBackend {
+    pub fn new(cluster: Arc<dyn bosun_k8s::Cluster>) -> Self {
+        Self { cluster: Some(cluster) }
+    }
+}
 
 impl WorkspaceBackend for PodBackend {
     fn create(
@@ -30,11 +46,19 @@ impl WorkspaceBackend for PodBackend {
     fn remove(
         &self,
         _path: &Path,
-        _kind: &WorkspaceKind,
+        kind: &WorkspaceKind,
         _force: bool,
         _delete_branch: bool,
         _owned: &[PathBuf],
     ) -> Result<(), AdapterError> {
-        Ok(())
+        let WorkspaceKind::Pod { claim: Some(claim), .. } = kind else { return Ok(()) };
+        let cluster = self.cluster.as_ref().ok_or_else(|| AdapterError::Command {
+            command: format!("deleting claim {}/{}", claim.namespace, claim.name),
+            stderr: "this daemon has no Kubernetes cluster".into(),
+        })?;
+        cluster.delete(bosun_k8s::Object::Claim, &claim.namespace, &claim.name).map_err(|e| AdapterError::Command {
+            command: format!("deleting claim {}/{}", claim.namespace, claim.name),
+            stderr: e.to_string(),
+        })
     }
 }

@@ -258,19 +258,34 @@ pub(super) fn pod_ended(
     // A resume (its `on_dead`) replaces the pod itself; a kill reported for the agent would
     // end the resumed one.
     let resumed = d.effects.iter().any(|e| matches!(e, Effect::SpawnSession { agent, .. } if agent == &a.id));
-    if saved.is_safe() {
-        if !resumed {
-            d.effect(kill_effect(a));
-        }
-    } else {
-        let why = format!(
+    // On a claim, what the save did not carry stays there, not in the pod: the pod may go.
+    let claim = state.workspaces.get(&a.workspace).and_then(|w| match &w.kind {
+        crate::WorkspaceKind::Pod { claim, .. } => claim.clone(),
+        _ => None,
+    });
+    if (saved.is_safe() || claim.is_some()) && !resumed {
+        d.effect(kill_effect(a));
+    }
+    if saved.is_safe() || (claim.is_some() && resumed) {
+        return;
+    }
+    let why = match &claim {
+        Some(c) => format!(
+            "the work of agent {} did not all go back to its remote; it is kept on claim {}/{} until its \
+             workspace is removed: {}",
+            a.id,
+            c.namespace,
+            c.name,
+            saved.said.trim()
+        ),
+        None => format!(
             "the work of agent {} is still only in its pod {}, which is kept: {}",
             a.id,
             a.session,
             saved.said.trim()
-        );
-        super::escalation::escalate(state, a, Trigger::Dead, why, now, d);
-    }
+        ),
+    };
+    super::escalation::escalate(state, a, Trigger::Dead, why, now, d);
 }
 
 pub(super) fn killed(state: &State, agent: &AgentId, now: Timestamp, d: &mut Decision) {

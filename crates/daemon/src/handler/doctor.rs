@@ -24,6 +24,7 @@ pub(super) async fn doctor(ctx: &Arc<Context>, fix: bool, cwd: Option<PathBuf>) 
     let found = super::blocking(move || {
         let mut found = gather(&*survey, &*sessions, &*containers, &dirs, repos)?;
         found.pods = pods(&*cluster, &dirs, &namespaces);
+        found.claims = claims(&*cluster, &dirs, &namespaces);
         Ok(found)
     })
     .await?;
@@ -62,6 +63,25 @@ fn pods(cluster: &dyn bosun_k8s::Cluster, dirs: &StateDir, namespaces: &BTreeSet
                 bosun_core::FoundPod { namespace: namespace.clone(), name: p.name, saved }
             })),
             Err(e) => tracing::warn!("doctor cannot list the pods of namespace {namespace}: {e}"),
+        }
+    }
+    found
+}
+
+/// This daemon's claims in `namespaces`; none from a cluster that cannot be reached.
+fn claims(
+    cluster: &dyn bosun_k8s::Cluster,
+    dirs: &StateDir,
+    namespaces: &BTreeSet<String>,
+) -> Vec<bosun_core::PodClaim> {
+    let selector = format!("{}={}", bosun_adapters::POD_STATE_LABEL, dirs.digest());
+    let mut found = Vec::new();
+    for namespace in namespaces {
+        match cluster.claims(namespace, &selector) {
+            Ok(names) => {
+                found.extend(names.into_iter().map(|name| bosun_core::PodClaim { namespace: namespace.clone(), name }))
+            }
+            Err(e) => tracing::warn!("doctor cannot list the claims of namespace {namespace}: {e}"),
         }
     }
     found
@@ -116,7 +136,17 @@ fn gather(
         .into_iter()
         .filter_map(|c| c.labels.get(bosun_adapters::SESSION_LABEL).map(|s| SessionName::from_reported(s)))
         .collect();
-    Ok(Found { workspace_dirs, agent_dirs, sessions, worktrees, branches, containers, volumes, pods: Vec::new() })
+    Ok(Found {
+        workspace_dirs,
+        agent_dirs,
+        sessions,
+        worktrees,
+        branches,
+        containers,
+        volumes,
+        pods: Vec::new(),
+        claims: Vec::new(),
+    })
 }
 
 /// The commits only `name` holds, as the repository stands now.
@@ -136,6 +166,12 @@ fn remove(
         Leftover::Session { name } => sessions.kill(name),
         Leftover::Container { name } => containers.remove(name.as_str()),
         Leftover::Volume { name } => containers.remove_volume(name),
+        Leftover::Claim { namespace, name } => {
+            return match cluster.delete(bosun_k8s::Object::Claim, namespace, name) {
+                Ok(()) => Fixed::Removed,
+                Err(e) => Fixed::Failed { error: e.to_string() },
+            }
+        }
         Leftover::AgentDir { path } => survey.remove_dir(path),
         Leftover::Workspace { path, repo: Some(repo) } => survey.remove_worktree(repo, path),
         Leftover::Workspace { path, repo: None } => survey.remove_dir(path),

@@ -184,12 +184,19 @@ fn prepare(
             let base = git.resolve_commit(&repo, &base_ref)?;
             let branch = req.branch.unwrap_or_else(|| nonce.default_branch());
             git.check_new_branch(&repo, &branch)?;
+            let mut claim = None;
             if let bosun_core::Runtime::K8s(pod) = &mut req.runtime {
                 let source =
                     bosun_core::PodSource { remote: remote.clone(), base: base.clone(), branch: branch.clone() };
                 pod.source = Some(source);
+                // Storage asked for: a claim of the agent's own holds its clone and config.
+                if pod.storage_bytes.is_some() {
+                    let name = bosun_core::Pod::claim_name(&AgentId::new(&nonce));
+                    pod.claim = Some(name.clone());
+                    claim = Some(bosun_core::PodClaim { namespace: pod.namespace.clone(), name });
+                }
             }
-            (WorkspaceKind::Pod { repo: repo.clone(), remote, branch, base_ref, base }, repo)
+            (WorkspaceKind::Pod { repo: repo.clone(), remote, branch, base_ref, base, claim }, repo)
         }
         WorkspaceChoice::Worktree => {
             let repo = git.repo_root(&source)?;

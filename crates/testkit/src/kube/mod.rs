@@ -152,6 +152,11 @@ impl FakeCluster {
         self.shared.store().get(Kind::Pod, ns, name).cloned()
     }
 
+    /// Claim `name` of `ns`, as the API shows it.
+    pub fn claim(&self, ns: &str, name: &str) -> Option<Value> {
+        self.shared.store().get(Kind::Claim, ns, name).cloned()
+    }
+
     /// Deletes pod `name` of `ns` as someone else would (not logged as a request): its
     /// containers go, a DELETED event is sent. Whether there was such a pod.
     pub fn delete_behind_back(&self, ns: &str, name: &str) -> bool {
