@@ -351,6 +351,12 @@ impl Sessions for HostSessions {
                     continue;
                 }
             };
+            // A pod whose reports are followed is known to be there: its host's beats say so,
+            // and the pods' watch tells its end. It costs no call.
+            if self.pods.as_ref().is_some_and(|p| p.is_followed(&named)) {
+                seen.push(SessionSeen { session: named, pid: None, exit: None });
+                continue;
+            }
             match HostClient::new(endpoint.clone()).status() {
                 Ok(s) => {
                     // A pod's host relays its agent's reports: they are followed (again, after a

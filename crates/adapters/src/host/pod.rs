@@ -58,6 +58,11 @@ impl PodHosts {
         Self { cluster, state, changes, reports, watched: Mutex::default(), followed: Arc::default() }
     }
 
+    /// Whether a thread follows `session`'s reports (its host answered it, and has not gone).
+    pub fn is_followed(&self, session: &SessionName) -> bool {
+        lock(&self.followed).contains(session)
+    }
+
     /// Follows the hook reports `session`'s host relays, on a thread of its own, unless one
     /// does already. The thread ends when the host goes (ended, or out of reach); it is
     /// followed again once it answers (`HostSessions::list`).
