@@ -489,3 +489,80 @@ fn on_a_claim_uncommitted_work_outlives_its_pod_for_the_resumed_agent_and_goes_o
     let err = bosun.fails(repo.path(), &["agent", "start", "--storage", "1g", "--", "sh"]);
     assert!(err.contains("apply to --runtime k8s"), "{err}");
 }
+
+/// A job of two agent steps whose agents run in pods (`runtime = { k8s = … }`); `more` goes into
+/// the job.
+fn pod_runbook(image: &str, more: &str) -> String {
+    let exe = env!("CARGO_BIN_EXE_bosun");
+    let commit = |n: &str| {
+        format!(
+            "[\"sh\", \"-c\", \"echo {n} > {n}.txt && git add {n}.txt && \
+             git -c user.name=agent -c user.email=agent@example.com commit -qm {n}\"]"
+        )
+    };
+    format!(
+        r#"
+command "pods" {{
+  args = "<name>"
+  run  = {{ job = "pods" }}
+}}
+
+job "pods" {{
+  vars = ["name"]
+  source {{
+    git    = true
+    branch = "feature/${{var.name}}"
+  }}
+  step "one" {{
+    run     = {{ agent = "first" }}
+    on_done = {{ step = "two" }}
+  }}
+  step "two" {{
+    run     = {{ agent = "second" }}
+    on_done = "done"
+  }}
+{more}
+}}
+
+agent "first" {{
+  run     = {first}
+  runtime = {{ k8s = {{ image = "{image}", bosun = "{exe}" }} }}
+}}
+
+agent "second" {{
+  run     = ["sh", "-c", "test -f one.txt && echo two > two.txt && git add two.txt && git -c user.name=agent -c user.email=agent@example.com commit -qm two"]
+  runtime = {{ k8s = {{ image = "{image}", bosun = "{exe}" }} }}
+}}
+"#,
+        first = commit("one"),
+    )
+}
+
+#[test]
+fn a_runbook_jobs_agents_run_in_pods_one_after_the_other_on_the_branch_each_pushed_back() {
+    let (cluster, bosun, repo, _git, image) = k8s_bosun();
+    write_runbook(&repo, "pods.hcl", &pod_runbook(&image, ""));
+    let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["run", "--json", "pods", "x"])).unwrap();
+    let job = v["job"].as_str().unwrap().to_owned();
+    let out = bosun.run(repo.path(), &["job", "wait", &job]);
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), bosun.log());
+    let log = repo.git(&["log", "--format=%s", "feature/x"]);
+    let mine: Vec<&str> = log.lines().take(2).collect();
+    assert_eq!(mine, ["two", "one"], "the second pod went on from what the first pushed");
+    let agents = bosun.list().agents;
+    assert_eq!(agents.len(), 2);
+    assert!(agents.iter().all(|a| a.state.label() == "dead(completed)"), "{agents:?}");
+    let gone = wait_for(PATIENCE, || cluster.pods().is_empty().then_some(()));
+    assert!(gone.is_some(), "each pod went once its work was saved");
+}
+
+#[test]
+fn a_runbook_job_with_agents_in_pods_and_a_command_step_is_refused_and_nothing_starts() {
+    let (cluster, bosun, repo, _git, image) = k8s_bosun();
+    let check = "  step \"check\" {\n    run = \"test -f two.txt\"\n  }";
+    write_runbook(&repo, "pods.hcl", &pod_runbook(&image, check));
+    let err = bosun.fails(repo.path(), &["run", "pods", "x"]);
+    assert!(err.contains("step \"check\" has no workspace here"), "{err}");
+    assert!(bosun.list().agents.is_empty() && cluster.pods().is_empty(), "nothing started");
+    assert!(repo.git(&["branch", "--list", "feature/x"]).trim().is_empty(), "no branch made");
+}

@@ -86,9 +86,10 @@ impl Pod {
         "bosun".into()
     }
 
-    /// The name of the claim that holds `agent`'s workspace and config across its pods.
-    pub fn claim_name(agent: &crate::AgentId) -> String {
-        format!("bosun-{agent}-work")
+    /// The name of the claim that holds the workspace of nonce `nonce` (an agent's, or a job's
+    /// for its agents) and their config across their pods.
+    pub fn claim_name(nonce: &crate::Nonce) -> String {
+        format!("bosun-{}-work", nonce.as_str())
     }
 
     /// Whether `name` is a DNS-1123 label, as namespaces, secrets and claims must be: lowercase

@@ -166,6 +166,8 @@ impl Making<'_> {
                 Some(WorkspaceKind::Pool { repo, slot: None, branch, base: String::new(), task: None })
             }
         };
+        let mut agents = agents(job, cwd)?;
+        let workspace = into_pods(name, job, workspace, &mut agents, git, nonce)?;
         let workspace = workspace.map(|kind| JobWorkspace {
             name: Name::derive(name),
             nonce: nonce.clone(),
@@ -188,7 +190,7 @@ impl Making<'_> {
             cwd: cwd.to_owned(),
             workspace,
             logs,
-            agents: agents(job, cwd)?,
+            agents,
             agents_root: dirs.agents(),
             hook_command: self.hook_command.to_owned(),
             item: None,
@@ -233,6 +235,64 @@ fn free_branch(git: &dyn Git, repo: &Path, plan: &PlanBranch) -> Result<String, 
 }
 
 /// The agents the job's steps run, a `prompt_file` read now, from where the job was asked for.
+/// A job whose agents run in pods (`runtime = { k8s = … }`) has its workspace there: a clone of
+/// its worktree's branch in each agent's pod, which pushes it back to the repository's remote as
+/// it ends (the next agent's pod starts from what the last one pushed), on one claim when an
+/// agent asks for storage. Nothing of it is on this machine, so every agent of the job runs in
+/// a pod, in one namespace, and no step runs a command here.
+fn into_pods(
+    name: &str,
+    job: &JobDef,
+    workspace: Option<WorkspaceKind>,
+    agents: &mut BTreeMap<String, AgentPlan>,
+    git: &dyn Git,
+    nonce: &bosun_core::Nonce,
+) -> Result<Option<WorkspaceKind>, String> {
+    let Some((first, pod)) = agents.iter().find_map(|(n, a)| a.runtime.pod().map(|p| (n.clone(), p.clone()))) else {
+        return Ok(workspace);
+    };
+    if let Some(here) = agents.iter().find(|(_, a)| a.runtime.pod().is_none()).map(|(n, _)| n) {
+        return Err(err(format!(
+            "job {name:?} runs agent {first:?} in a pod and agent {here:?} here: its workspace cannot be in both \
+             places; give every agent of the job `runtime = {{ k8s = … }}`, or none"
+        )));
+    }
+    if let Some(other) = agents.iter().find(|(_, a)| a.runtime.pod().is_some_and(|p| p.namespace != pod.namespace)) {
+        return Err(err(format!(
+            "job {name:?} runs its agents' pods in namespaces {:?} and {:?}: their workspace must be in one",
+            pod.namespace,
+            other.1.runtime.pod().map(|p| p.namespace.as_str()).unwrap_or_default()
+        )));
+    }
+    if let Some(step) = job.steps.iter().find(|s| matches!(s.run, StepRun::Shell(_))) {
+        return Err(err(format!(
+            "job {name:?} runs its agents in pods, where its workspace is, so step {:?} has no workspace here to \
+             run its command in: run it as an agent's step, or run the job's agents here",
+            step.name
+        )));
+    }
+    let Some(WorkspaceKind::Worktree { repo, branch, base_ref, base }) = workspace else {
+        return Err(err(format!(
+            "job {name:?} runs agent {first:?} in a pod, which clones its workspace: it needs `source = \"worktree\"` \
+             (and is not run as another job's step)"
+        )));
+    };
+    let remote = git.remote_url(&repo).map_err(|e| e.to_string())?;
+    // One claim for the job's workspace, of the largest size any of its agents asks.
+    let size = agents.values().filter_map(|a| a.runtime.pod()?.storage_bytes).max();
+    let claim = size
+        .map(|_| bosun_core::PodClaim { namespace: pod.namespace.clone(), name: bosun_core::Pod::claim_name(nonce) });
+    for plan in agents.values_mut() {
+        if let bosun_core::Runtime::K8s(p) = &mut plan.runtime {
+            p.source =
+                Some(bosun_core::PodSource { remote: remote.clone(), base: base.clone(), branch: branch.clone() });
+            p.claim = claim.as_ref().map(|c| c.name.clone());
+            p.storage_bytes = size;
+        }
+    }
+    Ok(Some(WorkspaceKind::Pod { repo, remote, branch, base_ref, base, claim }))
+}
+
 fn agents(def: &JobDef, cwd: &Path) -> Result<BTreeMap<String, AgentPlan>, String> {
     let mut out = BTreeMap::new();
     for (name, agent) in &def.agents {

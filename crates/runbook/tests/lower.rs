@@ -304,7 +304,25 @@ fn an_agent_s_session_and_runtime_reach_its_plan_and_unknown_ones_are_errors() {
     assert_eq!(plan("  runtime = \"sandbox\"").runtime, bosun_core::Runtime::Sandbox { network: true });
     let defaults = plan("");
     assert_eq!((defaults.backend, defaults.runtime), (Default::default(), bosun_core::Runtime::Local));
+    let pod = plan(
+        "  runtime = { k8s = { image = \"agent:1\", namespace = \"agents\", cpus = 2, memory = \"4g\", \
+         storage = \"10g\", secrets = [\"anthropic\"], node_selector = { pool = \"agents\" }, \
+         service_account = \"bosun-agent\", bosun = \"/usr/local/bin/bosun\" } }",
+    );
+    let bosun_core::Runtime::K8s(pod) = pod.runtime else { panic!("a pod: {:?}", pod.runtime) };
+    assert_eq!((pod.image.as_str(), pod.namespace.as_str()), ("agent:1", "agents"));
+    assert_eq!((pod.cpus_milli, pod.memory_bytes, pod.storage_bytes), (Some(2000), Some(4 << 30), Some(10 << 30)));
+    assert_eq!(pod.secrets, ["anthropic"]);
+    assert_eq!(pod.node_selector.get("pool").map(String::as_str), Some("agents"));
+    assert_eq!((pod.service_account.as_deref(), pod.bosun.as_str()), (Some("bosun-agent"), "/usr/local/bin/bosun"));
+    let bosun_core::Runtime::K8s(plain) = plan("  runtime = { k8s = { image = \"a\" } }").runtime else { panic!() };
+    assert_eq!((plain.namespace.as_str(), plain.bosun.as_str(), plain.storage_bytes), ("default", "bosun", None));
     for (extra, says) in [
+        ("  runtime = { k8s = { namespace = \"a\" } }", "runtime.k8s needs an image"),
+        ("  runtime = { k8s = { image = \"a\", namespace = \"../x\" } }", "is not a Kubernetes name"),
+        ("  runtime = { k8s = { image = \"a\", secrets = [\"A;B\"] } }", "is not a Kubernetes name"),
+        ("  runtime = { k8s = { image = \"a\", storage = \"lots\" } }", "runtime.k8s.storage"),
+        ("  runtime = { k8s = { image = \"a\", gpus = 1 } }", "runtime.k8s has no \"gpus\""),
         ("  runtime = \"docker\"", "runtime \"docker\" is not one bosun has"),
         ("  runtime = { sandbox = { network = \"no\" } }", "network must be true or false"),
         ("  session = \"screen\"", "session \"screen\" is not one bosun has"),

@@ -191,7 +191,7 @@ fn prepare(
                 pod.source = Some(source);
                 // Storage asked for: a claim of the agent's own holds its clone and config.
                 if pod.storage_bytes.is_some() {
-                    let name = bosun_core::Pod::claim_name(&AgentId::new(&nonce));
+                    let name = bosun_core::Pod::claim_name(&nonce);
                     pod.claim = Some(name.clone());
                     claim = Some(bosun_core::PodClaim { namespace: pod.namespace.clone(), name });
                 }

@@ -300,15 +300,96 @@ fn notify(node: &Node, p: &mut Problems) -> Notify {
 
 /// `runtime = "local" | "sandbox"`, `{ sandbox = { network = false } }`, or
 /// `{ docker = { image = "…", cpus = 1.5, memory = "2g", network = false } }`.
+/// `runtime = { k8s = { … } }`: the pod an agent runs in (see `bosun_core::Pod`); every name
+/// the cluster takes is checked to be one it takes.
+fn k8s_runtime(opts: &serde_json::Map<String, serde_json::Value>) -> Result<bosun_core::Pod, String> {
+    use serde_json::Value;
+    const KEYS: [&str; 9] =
+        ["image", "namespace", "cpus", "memory", "storage", "node_selector", "service_account", "secrets", "bosun"];
+    if let Some(k) = opts.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err(format!("runtime.k8s has no {k:?}: {}", KEYS.join(", ")));
+    }
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let string = |key: &str| match opts.get(key) {
+        None => Ok(None),
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
+        Some(other) => Err(format!("runtime.k8s.{key} must be a non-empty string, not {other}")),
+    };
+    let name = |what: &str, n: String| {
+        if bosun_core::Pod::is_dns_label(&n) {
+            Ok(n)
+        } else {
+            Err(format!(
+                "runtime.k8s.{what} {n:?} is not a Kubernetes name (lowercase letters, digits and '-', at most 63)"
+            ))
+        }
+    };
+    let image =
+        string("image")?.ok_or("runtime.k8s needs an image (image = \"…\"), which holds the agent, git and bosun")?;
+    let namespace = name("namespace", string("namespace")?.unwrap_or_else(|| "default".into()))?;
+    let service_account = string("service_account")?.map(|n| name("service_account", n)).transpose()?;
+    let secrets = match opts.get("secrets") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| match i {
+                Value::String(s) => name("secrets", s.clone()),
+                other => Err(format!("runtime.k8s.secrets holds names, not {other}")),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(other) => return Err(format!("runtime.k8s.secrets must be a list of names, not {other}")),
+    };
+    let node_selector = match opts.get("node_selector") {
+        None => Default::default(),
+        Some(Value::Object(m)) => m
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), s.clone())),
+                other => Err(format!("runtime.k8s.node_selector.{k} must be a string, not {other}")),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(other) => return Err(format!("runtime.k8s.node_selector must be a table of labels, not {other}")),
+    };
+    let size = |key: &str| {
+        opts.get(key)
+            .map(|v| bosun_core::Container::memory(&text(v)).map_err(|e| format!("runtime.k8s.{key}: {e}")))
+            .transpose()
+    };
+    let cpus_milli = opts
+        .get("cpus")
+        .map(|v| bosun_core::Container::cpus(&text(v)).map_err(|e| format!("runtime.k8s.cpus: {e}")))
+        .transpose()?;
+    Ok(bosun_core::Pod {
+        namespace,
+        image,
+        cpus_milli,
+        memory_bytes: size("memory")?,
+        node_selector,
+        service_account,
+        storage_bytes: size("storage")?,
+        secrets,
+        bosun: string("bosun")?.unwrap_or_else(bosun_core::Pod::default_bosun),
+        source: None,
+        claim: None,
+    })
+}
+
 fn runtime(value: &serde_json::Value) -> Result<bosun_core::Runtime, String> {
     use bosun_core::{Container, Runtime};
     use serde_json::Value;
     let unknown = || {
         format!(
-            "runtime {value} is not one bosun has: \"local\", \"sandbox\", {{ sandbox = {{ network = false }} }} or \
-             {{ docker = {{ image = \"…\", cpus = 2, memory = \"2g\", network = true }} }}"
+            "runtime {value} is not one bosun has: \"local\", \"sandbox\", {{ sandbox = {{ network = false }} }}, \
+             {{ docker = {{ image = \"…\", cpus = 2, memory = \"2g\", network = true }} }} or \
+             {{ k8s = {{ image = \"…\", namespace = \"…\", storage = \"10g\", … }} }}"
         )
     };
+    if let Some(Value::Object(opts)) = value.get("k8s") {
+        return k8s_runtime(opts).map(Runtime::K8s);
+    }
     if let Some(Value::Object(opts)) = value.get("docker") {
         if let Some(k) = opts.keys().find(|k| !["image", "cpus", "memory", "network"].contains(&k.as_str())) {
             return Err(format!("runtime.docker has no {k:?}: image, cpus, memory, network"));
