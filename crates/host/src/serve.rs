@@ -57,6 +57,27 @@ pub struct HostOptions {
     pub files_var: Option<String>,
 }
 
+impl HostOptions {
+    /// A host for `command` on `listen`, with an 80×24 terminal and nothing else: no output
+    /// log, no daemon to tell, nowhere to save, no exit file, no relay, no files.
+    pub fn new(listen: Listen, session: impl Into<String>, command: Vec<String>) -> Self {
+        Self {
+            listen,
+            session: session.into(),
+            command,
+            output: None,
+            output_max: 0,
+            cols: 80,
+            rows: 24,
+            daemon: None,
+            save: None,
+            exit_file: None,
+            relay: None,
+            files_var: None,
+        }
+    }
+}
+
 struct Host {
     session: String,
     save: Option<crate::SaveTo>,

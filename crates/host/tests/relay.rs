@@ -34,19 +34,10 @@ fn hook(relay: &Path, request: Request) -> Option<Response> {
 /// A host serving `read l` (it ends when this test does) on a socket, relaying at `relay`.
 fn host(dir: &Path) -> (HostClient, PathBuf) {
     let (socket, relay) = (dir.join("host.sock"), dir.join("state/run/bosun.sock"));
+    let command = ["sh", "-c", "read l"].map(String::from).to_vec();
     let opts = HostOptions {
-        listen: Listen::Unix(socket.clone()),
-        session: "relay-test".into(),
-        command: ["sh", "-c", "read l"].map(String::from).to_vec(),
-        output: None,
-        output_max: 1 << 20,
-        cols: 80,
-        rows: 24,
-        daemon: None,
-        save: None,
-        exit_file: None,
         relay: Some(relay.clone()),
-        files_var: None,
+        ..HostOptions::new(Listen::Unix(socket.clone()), "relay-test", command)
     };
     std::thread::spawn(move || bosun_host::serve(opts));
     let client = HostClient::new(HostEndpoint::Unix(socket));

@@ -25,29 +25,16 @@ fn host_process() {
     let Ok(files) = std::env::var(AS_HOST) else { return };
     let (token_file, address_file) = files.split_once('\n').expect("two files");
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).init();
-    let opts = HostOptions {
-        listen: Listen::Tcp {
-            addr: "127.0.0.1:0".parse().unwrap(),
-            token: match token_file.strip_prefix("env:") {
-                Some(name) => TokenFrom::Env(name.into()),
-                None => TokenFrom::File(token_file.into()),
-            },
-            address_file: address_file.into(),
+    let listen = Listen::Tcp {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        token: match token_file.strip_prefix("env:") {
+            Some(name) => TokenFrom::Env(name.into()),
+            None => TokenFrom::File(token_file.into()),
         },
-        session: "tcp-test".into(),
-        command: ["sh", "-c", "echo \"inherited [$HOST_TOKEN]\"; while read l; do echo \"got: $l\"; done"]
-            .map(String::from)
-            .to_vec(),
-        output: None,
-        output_max: 1 << 20,
-        cols: 80,
-        rows: 24,
-        daemon: None,
-        save: None,
-        exit_file: None,
-        relay: None,
-        files_var: None,
+        address_file: address_file.into(),
     };
+    let command = ["sh", "-c", "echo \"inherited [$HOST_TOKEN]\"; while read l; do echo \"got: $l\"; done"];
+    let opts = HostOptions::new(listen, "tcp-test", command.map(String::from).to_vec());
     if let Err(e) = bosun_host::serve(opts) {
         eprintln!("host: {e}");
         std::process::exit(2);
