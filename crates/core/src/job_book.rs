@@ -59,3 +59,40 @@ pub struct StepAgent {
     pub plan: AgentPlan,
     pub prompt_file: Option<String>,
 }
+
+/// Why job `job` cannot run as written when its agents run in pods, if it cannot. Its workspace
+/// is then in the pods (a clone of its worktree's branch in each), so: its source is a worktree,
+/// every agent it runs is in a pod, all in one namespace, and no step runs a command, which
+/// would have no workspace here to run in. `agents` are the agents its steps run, by name.
+pub fn pods_refusal<'a>(
+    job: &str,
+    source: &JobSource,
+    steps: impl IntoIterator<Item = (&'a str, &'a crate::StepRun)>,
+    agents: impl IntoIterator<Item = (&'a str, &'a crate::Runtime)>,
+) -> Option<String> {
+    let agents: Vec<(&str, &crate::Runtime)> = agents.into_iter().collect();
+    let (first, pod) = agents.iter().find_map(|(n, r)| r.pod().map(|p| (*n, p)))?;
+    if let Some((here, _)) = agents.iter().find(|(_, r)| r.pod().is_none()) {
+        return Some(format!(
+            "job {job:?} runs agent {first:?} in a pod and agent {here:?} here: its workspace cannot be in both \
+             places; give every agent of the job `runtime = {{ k8s = … }}`, or none"
+        ));
+    }
+    if let Some(other) = agents.iter().filter_map(|(_, r)| r.pod()).find(|p| p.namespace != pod.namespace) {
+        return Some(format!(
+            "job {job:?} runs its agents' pods in namespaces {:?} and {:?}: their workspace must be in one",
+            pod.namespace, other.namespace
+        ));
+    }
+    if let Some((step, _)) = steps.into_iter().find(|(_, run)| matches!(run, crate::StepRun::Shell(_))) {
+        return Some(format!(
+            "job {job:?} runs its agents in pods, where its workspace is, so step {step:?} has no workspace here \
+             to run its command in: run it as an agent's step, or run the job's agents here"
+        ));
+    }
+    (!matches!(source, JobSource::Worktree { .. })).then(|| {
+        format!(
+            "job {job:?} runs agent {first:?} in a pod, which clones its workspace: it needs `source = \"worktree\"`"
+        )
+    })
+}

@@ -53,7 +53,7 @@ pub use event::Event;
 pub use id::{fnv, AgentId, MessageId, Name, NameError, Nonce, RequestId, SessionName, WorkspaceId};
 pub use input::{AgentSpec, Input, Reality, SessionSeen, WorkspaceProbe};
 pub use job::{AgentPlan, Job, JobId, JobNotify, JobSpec, JobState, JobWorkspace, Next, StepRun, StepSpec};
-pub use job_book::{JobBook, JobDef, JobSource, StepAgent};
+pub use job_book::{pods_refusal, JobBook, JobDef, JobSource, StepAgent};
 pub use memory::{stopped_agent, Checkpoint, JobScope, ResumePoint, CHECKPOINT_FILE, EVENTS_FILE};
 pub use notice::{Notice, NoticeKind, WebhookUrl};
 pub use permission::{

@@ -251,25 +251,10 @@ fn into_pods(
     let Some((first, pod)) = agents.iter().find_map(|(n, a)| a.runtime.pod().map(|p| (n.clone(), p.clone()))) else {
         return Ok(workspace);
     };
-    if let Some(here) = agents.iter().find(|(_, a)| a.runtime.pod().is_none()).map(|(n, _)| n) {
-        return Err(err(format!(
-            "job {name:?} runs agent {first:?} in a pod and agent {here:?} here: its workspace cannot be in both \
-             places; give every agent of the job `runtime = {{ k8s = … }}`, or none"
-        )));
-    }
-    if let Some(other) = agents.iter().find(|(_, a)| a.runtime.pod().is_some_and(|p| p.namespace != pod.namespace)) {
-        return Err(err(format!(
-            "job {name:?} runs its agents' pods in namespaces {:?} and {:?}: their workspace must be in one",
-            pod.namespace,
-            other.1.runtime.pod().map(|p| p.namespace.as_str()).unwrap_or_default()
-        )));
-    }
-    if let Some(step) = job.steps.iter().find(|s| matches!(s.run, StepRun::Shell(_))) {
-        return Err(err(format!(
-            "job {name:?} runs its agents in pods, where its workspace is, so step {:?} has no workspace here to \
-             run its command in: run it as an agent's step, or run the job's agents here",
-            step.name
-        )));
+    let steps = job.steps.iter().map(|s| (s.name.as_str(), &s.run));
+    let runtimes = agents.iter().map(|(n, a)| (n.as_str(), &a.runtime));
+    if let Some(why) = bosun_core::pods_refusal(name, &job.source, steps, runtimes) {
+        return Err(err(why));
     }
     let Some(WorkspaceKind::Worktree { repo, branch, base_ref, base }) = workspace else {
         return Err(err(format!(

@@ -289,7 +289,7 @@ fn a_job_that_would_make_too_many_jobs_through_its_steps_is_refused() {
 fn an_agent_s_session_and_runtime_reach_its_plan_and_unknown_ones_are_errors() {
     let agent = |extra: &str| {
         format!(
-            "job \"w\" {{\n  step \"s\" {{\n    run = {{ agent = \"a\" }}\n  }}\n}}\n\
+            "job \"w\" {{\n  source {{\n    git = true\n  }}\n  step \"s\" {{\n    run = {{ agent = \"a\" }}\n  }}\n}}\n\
              agent \"a\" {{\n  run = [\"claude\"]\n{extra}\n}}\n\
              cron \"w\" {{\n  every = \"1m\"\n  run = {{ job = \"w\" }}\n}}\n"
         )
@@ -330,5 +330,35 @@ fn an_agent_s_session_and_runtime_reach_its_plan_and_unknown_ones_are_errors() {
         let e = bosun_runbook::load::load(&[src("a.hcl", &agent(extra))]).expect_err("refused");
         let text: Vec<String> = e.iter().map(ToString::to_string).collect();
         assert!(text.iter().any(|t| t.contains(says)), "{extra}: {text:?}");
+    }
+}
+
+#[test]
+fn a_job_whose_agents_run_in_pods_is_checked_for_what_a_pod_workspace_cannot_do() {
+    let runbook = |source: &str, steps: &str, second: &str| {
+        format!(
+            "job \"w\" {{\n{source}\n  step \"s\" {{\n    run = {{ agent = \"a\" }}\n    on_done = {{ step = \"t\" }}\n  }}\n{steps}\n}}\n\
+             agent \"a\" {{\n  run = [\"claude\"]\n  runtime = {{ k8s = {{ image = \"i\" }} }}\n}}\n\
+             agent \"b\" {{\n  run = [\"claude\"]\n{second}\n}}\n\
+             cron \"w\" {{\n  every = \"1m\"\n  run = {{ job = \"w\" }}\n}}\n"
+        )
+    };
+    let worktree = "  source {\n    git = true\n  }";
+    let in_pod = "  runtime = { k8s = { image = \"i\" } }";
+    let agent_step = "  step \"t\" {\n    run = { agent = \"b\" }\n  }";
+    let fine = runbook(worktree, agent_step, in_pod);
+    assert!(bosun_runbook::load::load(&[src("a.hcl", &fine)]).is_ok(), "two agents in pods, one after the other");
+    for (text, says) in [
+        (runbook(worktree, agent_step, ""), "in a pod and agent \"b\" here"),
+        (runbook(worktree, "  step \"t\" {\n    run = \"make test\"\n  }", in_pod), "step \"t\" has no workspace here"),
+        (runbook("", agent_step, in_pod), "it needs `source = \"worktree\"`"),
+        (
+            runbook(worktree, agent_step, "  runtime = { k8s = { image = \"i\", namespace = \"other\" } }"),
+            "namespaces \"default\" and \"other\"",
+        ),
+    ] {
+        let e = bosun_runbook::load::load(&[src("a.hcl", &text)]).expect_err("refused");
+        let text: Vec<String> = e.iter().map(ToString::to_string).collect();
+        assert!(text.iter().any(|t| t.contains(says)), "{says}: {text:?}");
     }
 }
