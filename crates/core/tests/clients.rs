@@ -319,6 +319,37 @@ fn a_hook_report_names_a_transcript_only_where_claude_keeps_this_agents_log() {
 }
 
 #[test]
+fn an_agent_in_a_pod_has_no_transcript_on_this_machine_whatever_its_reports_name() {
+    let mut sim = Sim::new();
+    let mut spec = claude(1, Policy::default());
+    spec.env.remove("CLAUDE_CONFIG_DIR");
+    spec.env.remove("HOME");
+    spec.runtime = bosun_core::Runtime::K8s(bosun_core::Pod {
+        namespace: "default".into(),
+        image: "agent:1".into(),
+        cpus_milli: None,
+        memory_bytes: None,
+        node_selector: Default::default(),
+        service_account: None,
+        storage_bytes: None,
+        secrets: Vec::new(),
+        bosun: "bosun".into(),
+        source: None,
+        claim: None,
+    });
+    let (a, w) = sim.start_with(spec);
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });
+    // Where its transcript is in its pod: a path here that names it is not its.
+    let path = "/bosun/config/projects/-bosun-workspace/00000000-0000-0000-0000-000000000001.jsonl";
+    let raw = serde_json::json!({"hook_event_name": "UserPromptSubmit", "transcript_path": path}).to_string();
+    let effects = sim.feed(hook(&a, &raw, "UserPromptSubmit")).unwrap();
+    assert!(!effects.iter().any(|e| matches!(e, Effect::WatchLog { session_log: true, .. })), "{effects:?}");
+    assert_eq!(sim.state.agents[&a].log, None);
+    assert!(sim.state.agents[&a].state.label() == "running", "the report itself is heard");
+}
+
+#[test]
 fn a_turn_whose_start_report_was_lost_is_still_a_turn_when_its_end_follows_a_message() {
     let mut sim = Sim::new();
     let chain = steps(&["nudge:status one", "nudge:status two", "nudge:status three"]);

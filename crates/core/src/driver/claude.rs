@@ -480,6 +480,10 @@ pub fn is_trust_dialog(screen: &str) -> bool {
 pub fn session_log(a: &crate::Agent, p: &HookPayload) -> Option<PathBuf> {
     use std::path::{Component, Path};
     let super::Driver::Claude { session_id } = &a.driver else { return None };
+    // An agent in a pod keeps its transcript there: no path on this machine is its.
+    if a.runtime.pod().is_some() {
+        return None;
+    }
     let path = Path::new(p.transcript_path.as_deref()?);
     let plain = path.is_absolute() && path.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
     let named = path.file_name().and_then(|f| f.to_str()) == Some(&format!("{session_id}.jsonl"));
