@@ -188,3 +188,44 @@ fn after_a_restart_a_pods_workspace_is_not_stale_for_its_path_missing_here() {
     sim.ok(Input::Reconcile(reality));
     assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Ready, "its path was never on this disk");
 }
+
+#[test]
+fn an_agent_in_a_pod_is_given_its_files_and_hooks_as_its_pod_sees_them() {
+    let mut sim = Sim::new();
+    let claude = bosun_core::AgentSpec {
+        command: vec!["claude".into()],
+        driver: bosun_core::driver::Driver::Claude { session_id: "00000000-0000-0000-0000-000000000007".into() },
+        ..in_pod(7)
+    };
+    let (a, w) = sim.start_with(claude);
+    let effects = sim.ok(Input::WorkspaceCreated { id: w });
+    let (command, files) = effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::SpawnSession { command, files, .. } => Some((command.clone(), files.clone())),
+            _ => None,
+        })
+        .expect("its session is started");
+    let settings = std::path::Path::new(bosun_core::POD_AGENT_DIR).join("settings.json");
+    assert!(command.windows(2).any(|w| w[0] == "--settings" && w[1] == settings.to_str().unwrap()), "{command:?}");
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].0, settings, "written in the pod, not here");
+    let hook = format!("'bosun' --state-dir '{}' hook claude {a} 0", bosun_core::POD_STATE_DIR);
+    assert!(files[0].1.contains(&hook), "its hooks report to its host's relay: {}", files[0].1);
+    assert!(!files[0].1.contains("/state/"), "no path of this machine's: {}", files[0].1);
+
+    // Codex's notify program too.
+    let mut sim = Sim::new();
+    let codex =
+        bosun_core::AgentSpec { command: vec!["codex".into()], driver: bosun_core::driver::Driver::Codex, ..in_pod(8) };
+    let (_, w) = sim.start_with(codex);
+    let effects = sim.ok(Input::WorkspaceCreated { id: w });
+    let command = effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::SpawnSession { command, .. } => Some(command.join(" ")),
+            _ => None,
+        })
+        .expect("its session is started");
+    assert!(command.contains("'bosun' --state-dir '/bosun/state' hook codex"), "{command}");
+}
