@@ -367,8 +367,14 @@ impl Sessions for HostSessions {
                     seen.push(SessionSeen { session: SessionName::from_reported(&s.session), pid: s.pid, exit: s.exit })
                 }
                 // A pod's host that does not answer has ended (its pod's watch tells how) or
-                // cannot be reached from here: its pod stands for it until the watch says more.
-                Err(HostError::Gone(_)) if self.dir.pod_namespace(&named).is_some() => {
+                // cannot be reached from here (through a port-forward, whose local end always
+                // answers, that is any error): its pod stands for it until the watch says more.
+                Err(_) if self.dir.pod_namespace(&named).is_some() => {
+                    // Its pod may run where the noted address no longer leads (a port-forward
+                    // of the daemon before this one): looked for again, now and then.
+                    if let (Some(pods), Some(ns)) = (&self.pods, self.dir.pod_namespace(&named)) {
+                        pods.look_for(&self.dir, &named, &ns);
+                    }
                     seen.push(SessionSeen { session: named, pid: None, exit: None })
                 }
                 // Its host is gone (the machine restarted, or it was killed): so is the session.
@@ -383,10 +389,12 @@ impl Sessions for HostSessions {
         if let Some(namespace) = self.dir.pod_namespace(session) {
             // A pod's host saves its agent's work as it ends: it is told to end the agent, and
             // its pod is deleted once it has gone (the core asks again when the save is safe).
+            let pods = self.pods.as_ref().ok_or_else(no_cluster)?;
             return match self.client(session).and_then(|c| c.ask(&HostRequest::Kill)) {
                 Ok(_) => Ok(()),
-                Err(HostError::Gone(_)) => {
-                    let pods = self.pods.as_ref().ok_or_else(no_cluster)?;
+                // Gone; or, through a port-forward (whose local end always answers), not
+                // reached while its pod no longer runs.
+                Err(e) if matches!(e, HostError::Gone(_)) || !pods.runs(session, &namespace) => {
                     pods.remove(&self.dir, session, &namespace);
                     Ok(())
                 }

@@ -35,7 +35,7 @@ pub use changes::Changes;
 pub use dirwatch::{DirWatcher, REPORT_EVERY};
 pub use docker::{DockerContainers, CALL_TIMEOUT as DOCKER_CALL_TIMEOUT};
 pub use error::AdapterError;
-pub use host::pod::{PodHosts, RelayedReport, POD_STATE_LABEL};
+pub use host::pod::{PodHosts, Reach, RelayedReport, POD_STATE_LABEL};
 pub use host::{FoundHost, HostDir, HostSessions, SESSION_LABEL, STATE_LABEL};
 pub use logwatch::{LogLines, LogWatchOptions, LogWatcher, WatchId};
 pub use notifier::{DesktopNotifier, Notifier};

@@ -566,3 +566,37 @@ fn a_runbook_job_with_agents_in_pods_and_a_command_step_is_refused_and_nothing_s
     assert!(bosun.list().agents.is_empty() && cluster.pods().is_empty(), "nothing started");
     assert!(repo.git(&["branch", "--list", "feature/x"]).trim().is_empty(), "no branch made");
 }
+
+#[test]
+fn a_daemon_outside_the_cluster_reaches_its_pods_through_port_forwards_again_after_a_restart() {
+    let (cluster, bosun, repo, _git, image) = k8s_bosun();
+    let bosun = bosun.with_env("BOSUN_K8S_REACH", "forward");
+    let id = start_in_pod(&bosun, &repo, &image, "agent/forwarded");
+    bosun.wait_state(&id, "running");
+    bosun.wait_screen(&id, "on agent/forwarded");
+    let addr = || std::fs::read_to_string(bosun.state_dir().join(format!("h/bosun-{id}.addr"))).unwrap_or_default();
+    let first = addr();
+    assert!(first.starts_with("127.0.0.1:"), "reached at a forwarded address here, not the pod's: {first}");
+    let forwards = || cluster.requests().iter().filter(|r| r.path.ends_with("/portforward")).count();
+    assert!(forwards() > 0, "through the API server's port-forward");
+
+    // A new daemon's forwards are its own: it looks for the pod again and forwards anew.
+    bosun.kill_daemon_hard();
+    let sent =
+        wait_for(PATIENCE, || bosun.run(repo.path(), &["send", &id, "after restart"]).status.success().then_some(()));
+    assert!(sent.is_some(), "typed into through a new forward\n{}", bosun.log());
+    bosun.wait_screen(&id, "got: after restart");
+    assert_ne!(addr(), first, "a new forward");
+    bosun.ok(repo.path(), &["send", &id, "commit"]);
+    bosun.wait_screen(&id, "committed");
+    bosun.ok(repo.path(), &["kill", &id]);
+    bosun.wait_state(&id, "dead(killed)");
+    let gone = wait_for(PATIENCE, || cluster.pod("default", &format!("bosun-{id}")).is_none().then_some(()));
+    assert!(gone.is_some(), "its pod goes once its work is saved\n{}", bosun.log());
+    assert_eq!(repo.git(&["log", "-1", "--format=%s", "agent/forwarded"]).trim(), "pod-work");
+
+    bosun.ok(repo.path(), &["daemon", "stop"]);
+    let bogus = bosun.with_env("BOSUN_K8S_REACH", "sideways");
+    let err = bogus.fails(repo.path(), &["ls"]);
+    assert!(err.contains("BOSUN_K8S_REACH=\"sideways\" is not a way to reach pods"), "{err}");
+}

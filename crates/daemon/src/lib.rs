@@ -49,6 +49,9 @@ pub enum DaemonError {
     Io { context: String, source: std::io::Error },
     #[error("{} exists and is not a socket: move it away", .0.display())]
     NotASocket(PathBuf),
+    /// A setting from the environment that means nothing.
+    #[error("{0}")]
+    Setting(String),
 }
 
 fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError {
@@ -101,13 +104,25 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
             context: "cannot start the Kubernetes client's runtime".into(),
             source: std::io::Error::other(e.to_string()),
         })?);
+    // How the pods' hosts are reached: `BOSUN_K8S_REACH` = address, forward or auto (the default).
+    let reach = match std::env::var("BOSUN_K8S_REACH") {
+        Ok(text) => bosun_adapters::Reach::parse(&text).ok_or_else(|| {
+            DaemonError::Setting(format!(
+                "BOSUN_K8S_REACH={text:?} is not a way to reach pods: give address, forward or auto"
+            ))
+        })?,
+        Err(_) => bosun_adapters::Reach::default(),
+    };
     let (pod_changes, pod_changes_rx) = std::sync::mpsc::channel();
     let (pod_reports, pod_reports_rx) = std::sync::mpsc::channel();
     let host = Arc::new(
         bosun_adapters::HostSessions::new(opts.exe.clone(), opts.dirs.hosts(), opts.dirs.socket(), output_max)
             .with_containers(containers.clone(), opts.dirs.label())
             .with_spool(opts.dirs.spool())
-            .with_pods(bosun_adapters::PodHosts::new(cluster.clone(), opts.dirs.digest(), pod_changes, pod_reports)),
+            .with_pods(
+                bosun_adapters::PodHosts::new(cluster.clone(), opts.dirs.digest(), pod_changes, pod_reports)
+                    .with_reach(reach),
+            ),
     );
     let sessions: Arc<dyn Sessions> = Arc::new(bosun_adapters::RoutedSessions::new(Arc::new(tmux), host.clone()));
     let local = Arc::new(

@@ -71,6 +71,12 @@ pub trait Cluster: Send + Sync {
     /// Watches the pods in `namespace` matching `selector` until the receiver is dropped; every
     /// change, the pods already there first, is sent to `changes`.
     fn watch(&self, namespace: &str, selector: &str, changes: mpsc::Sender<PodChange>) -> Result<(), K8sError>;
+    /// A local address (on loopback) whose every connection is forwarded to `port` of pod `pod`
+    /// through the API server (port-forward), for a daemon that cannot reach the pods'
+    /// addresses; it lasts until `unforward`, or this client goes.
+    fn forward(&self, namespace: &str, pod: &str, port: u16) -> Result<std::net::SocketAddr, K8sError>;
+    /// Stops forwarding to pod `pod`.
+    fn unforward(&self, namespace: &str, pod: &str);
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,6 +92,8 @@ pub struct KubeCluster {
     client: Arc<OnceCell<Client>>,
     /// Always `Some` until dropped.
     runtime: Option<tokio::runtime::Runtime>,
+    /// The port-forwards' listeners, by namespace and pod.
+    forwards: std::sync::Mutex<std::collections::HashMap<(String, String), tokio::task::JoinHandle<()>>>,
 }
 
 impl KubeCluster {
@@ -98,7 +106,7 @@ impl KubeCluster {
             .enable_all()
             .build()
             .map_err(|e| K8sError::Api(format!("cannot start the Kubernetes client's runtime: {e}")))?;
-        Ok(Self { kubeconfig, client: Arc::new(OnceCell::new()), runtime: Some(runtime) })
+        Ok(Self { kubeconfig, client: Arc::new(OnceCell::new()), runtime: Some(runtime), forwards: Default::default() })
     }
 
     fn call<T, F>(&self, what: String, task: impl FnOnce(Client) -> F + Send + 'static) -> Result<T, K8sError>
@@ -263,6 +271,47 @@ impl Cluster for KubeCluster {
             }
         });
         Ok(())
+    }
+
+    fn forward(&self, namespace: &str, pod: &str, port: u16) -> Result<std::net::SocketAddr, K8sError> {
+        let key = (namespace.to_owned(), pod.to_owned());
+        let client = self.call("start a port-forward".into(), |client| async move { Ok(client) })?;
+        let runtime = self.runtime.as_ref().ok_or_else(|| K8sError::Api("the client is shutting down".into()))?;
+        let io = |e: std::io::Error| K8sError::Api(format!("cannot listen for a port-forward to pod {pod}: {e}"));
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).map_err(io)?;
+        let addr = listener.local_addr().map_err(io)?;
+        listener.set_nonblocking(true).map_err(io)?;
+        let (ns, name) = key.clone();
+        let task = runtime.spawn(async move {
+            let Ok(listener) = tokio::net::TcpListener::from_std(listener) else { return };
+            let pods: Api<Pod> = Api::namespaced(client, &ns);
+            // One forward through the API server per connection, as `kubectl port-forward` does.
+            while let Ok((mut conn, _)) = listener.accept().await {
+                let (pods, name) = (pods.clone(), name.clone());
+                tokio::spawn(async move {
+                    let mut forwarder = match pods.portforward(&name, &[port]).await {
+                        Ok(f) => f,
+                        Err(e) => return tracing::warn!("cannot forward to pod {name}: {e}"),
+                    };
+                    if let Some(mut upstream) = forwarder.take_stream(port) {
+                        let _ = tokio::io::copy_bidirectional(&mut conn, &mut upstream).await;
+                    }
+                    forwarder.abort();
+                });
+            }
+        });
+        let mut forwards = self.forwards.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(old) = forwards.insert(key, task) {
+            old.abort();
+        }
+        Ok(addr)
+    }
+
+    fn unforward(&self, namespace: &str, pod: &str) {
+        let mut forwards = self.forwards.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(task) = forwards.remove(&(namespace.to_owned(), pod.to_owned())) {
+            task.abort();
+        }
     }
 }
 

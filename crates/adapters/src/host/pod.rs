@@ -27,6 +27,33 @@ pub const POD_SESSION_LABEL: &str = "bosun.session";
 
 /// How long a relayed report waits for the daemon's answer (its host waits a little longer).
 const ANSWER_WAIT: Duration = Duration::from_secs(8);
+/// How often a pod whose host does not answer is looked for again (its address, or a new
+/// port-forward after a restart).
+const REACH_AGAIN: Duration = Duration::from_secs(30);
+
+/// How the daemon reaches the session hosts in its pods.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reach {
+    /// At the pod's own address: a daemon in the cluster, or on its network.
+    Address,
+    /// Through the API server (port-forward): a daemon outside the cluster.
+    Forward,
+    /// At the pod's address when this machine can reach it, else through the API server.
+    #[default]
+    Auto,
+}
+
+impl Reach {
+    /// `address`, `forward` or `auto` (what `BOSUN_K8S_REACH` says).
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "address" => Some(Self::Address),
+            "forward" => Some(Self::Forward),
+            "auto" => Some(Self::Auto),
+            _ => None,
+        }
+    }
+}
 
 /// A report of an agent's hook in a pod, relayed by its session host: the daemon checks it is
 /// of the session's own agent, and sends what the hook prints (if anything) to `answer`.
@@ -46,6 +73,9 @@ pub struct PodHosts {
     watched: Mutex<BTreeSet<String>>,
     /// The sessions whose reports a thread follows.
     followed: Arc<Mutex<BTreeSet<SessionName>>>,
+    reach: Reach,
+    /// When each pod whose host did not answer was last looked for again.
+    looked_for: Mutex<BTreeMap<SessionName, Instant>>,
 }
 
 impl PodHosts {
@@ -55,7 +85,71 @@ impl PodHosts {
         changes: mpsc::Sender<PodChange>,
         reports: mpsc::Sender<RelayedReport>,
     ) -> Self {
-        Self { cluster, state, changes, reports, watched: Mutex::default(), followed: Arc::default() }
+        Self {
+            cluster,
+            state,
+            changes,
+            reports,
+            watched: Mutex::default(),
+            followed: Arc::default(),
+            reach: Reach::default(),
+            looked_for: Mutex::default(),
+        }
+    }
+
+    /// The same, reaching the pods' hosts as `reach` says.
+    pub fn with_reach(mut self, reach: Reach) -> Self {
+        self.reach = reach;
+        self
+    }
+
+    /// Where the host of pod `name` (at `ip`) is reached from here: its own address, or a local
+    /// one forwarded to it through the API server.
+    fn address(&self, namespace: &str, name: &str, ip: std::net::IpAddr) -> Result<SocketAddr, AdapterError> {
+        let direct = SocketAddr::new(ip, bosun_k8s::HOST_PORT);
+        let forward = match self.reach {
+            Reach::Address => false,
+            Reach::Forward => true,
+            Reach::Auto => !reachable(direct),
+        };
+        if forward {
+            self.cluster.forward(namespace, name, bosun_k8s::HOST_PORT).map_err(k8s)
+        } else {
+            Ok(direct)
+        }
+    }
+
+    /// Whether `session`'s pod still runs (or cannot be told: a cluster that does not answer).
+    pub fn runs(&self, session: &SessionName, namespace: &str) -> bool {
+        let selector = format!("{POD_SESSION_LABEL}={session}");
+        match self.cluster.pods(namespace, &selector) {
+            Ok(seen) => seen.iter().any(|p| p.name == session.as_str() && p.phase == PodPhase::Running),
+            Err(_) => true,
+        }
+    }
+
+    /// Looks for the running pod of `session`, whose host did not answer at its noted address
+    /// (a port-forward of an earlier daemon's, or a pod moved), and notes where it is now; at
+    /// most once every `REACH_AGAIN`. Whether a new address was noted.
+    pub fn look_for(&self, dir: &HostDir, session: &SessionName, namespace: &str) -> bool {
+        {
+            let mut looked = lock(&self.looked_for);
+            if looked.get(session).is_some_and(|t| t.elapsed() < REACH_AGAIN) {
+                return false;
+            }
+            looked.insert(session.clone(), Instant::now());
+        }
+        let selector = format!("{POD_SESSION_LABEL}={session}");
+        let Ok(seen) = self.cluster.pods(namespace, &selector) else { return false };
+        let running = seen.iter().find(|p| p.name == session.as_str() && p.phase == PodPhase::Running);
+        let Some(ip) = running.and_then(|p| p.ip.as_deref()?.parse().ok()) else { return false };
+        match self.address(namespace, session.as_str(), ip) {
+            Ok(addr) => dir.write_address(session, addr).is_ok(),
+            Err(e) => {
+                tracing::warn!(%session, "cannot reach its pod: {e}");
+                false
+            }
+        }
     }
 
     /// Whether a thread follows `session`'s reports (its host answered it, and has not gone).
@@ -158,7 +252,13 @@ impl PodHosts {
             match seen.iter().find(|p| p.name == session.as_str()) {
                 Some(p) if p.phase == PodPhase::Running => {
                     if let Some(ip) = p.ip.as_deref().and_then(|ip| ip.parse().ok()) {
-                        let addr = SocketAddr::new(ip, bosun_k8s::HOST_PORT);
+                        let addr = match self.address(&pod.namespace, session.as_str(), ip) {
+                            Ok(addr) => addr,
+                            Err(e) => {
+                                self.remove(dir, session, &pod.namespace);
+                                return Err(e);
+                            }
+                        };
                         return dir
                             .write_address(session, addr)
                             .map_err(|e| AdapterError::io("noting a pod's address", e));
@@ -183,6 +283,8 @@ impl PodHosts {
 
     /// Deletes the session's pod and secret and forgets them.
     pub fn remove(&self, dir: &HostDir, session: &SessionName, namespace: &str) {
+        self.cluster.unforward(namespace, session.as_str());
+        lock(&self.looked_for).remove(session);
         for (what, name) in [(Object::Pod, session.to_string()), (Object::Secret, format!("{session}-token"))] {
             if let Err(e) = self.cluster.delete(what, namespace, &name) {
                 tracing::warn!("cannot delete {what:?} {name}: {e}");
@@ -207,6 +309,15 @@ fn relay(
             return Ok(());
         }
         stream.answer(answered.recv_timeout(ANSWER_WAIT).ok().flatten())?;
+    }
+}
+
+/// Whether this machine reaches `addr`'s network: a connection made, or refused (the pod is
+/// there, its host not listening yet), within a second.
+fn reachable(addr: SocketAddr) -> bool {
+    match std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1)) {
+        Ok(_) => true,
+        Err(e) => e.kind() == std::io::ErrorKind::ConnectionRefused,
     }
 }
 

@@ -18,6 +18,14 @@ pub enum Answer {
     Watch(Watch),
     /// A container's output as it comes (`log?follow=true`), by its id on the engine.
     FollowLogs(String),
+    /// A port-forward to `port` of the pod at `ip` over a WebSocket (`v4.channel.k8s.io`), whose
+    /// handshake answers `key` with `protocol`.
+    PortForward {
+        ip: String,
+        port: u16,
+        key: String,
+        protocol: String,
+    },
 }
 
 /// A watch to stream: which objects, from which resource version (`None`: every object there is
@@ -86,6 +94,7 @@ fn route(shared: &Arc<Shared>, req: &Request) -> Result<Answer, ApiError> {
             }
         }
         ["namespaces", ns, "pods", name, "log"] if method == "GET" => logs(shared, req, ns, name),
+        ["namespaces", ns, "pods", name, "portforward"] if method == "GET" => port_forward(shared, req, ns, name),
         _ => Err(ApiError::new(404, "NotFound", "the server could not find the requested resource")),
     }
 }
@@ -276,6 +285,23 @@ fn logs(shared: &Shared, req: &Request, ns: &str, name: &str) -> Result<Answer, 
     let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
     text.push_str(&String::from_utf8_lossy(&out.stderr));
     Ok(Answer::Text(200, text))
+}
+
+/// A port-forward to one port of a running pod, as a WebSocket upgrade.
+fn port_forward(shared: &Shared, req: &Request, ns: &str, name: &str) -> Result<Answer, ApiError> {
+    let pod = get(shared, Kind::Pod, ns, name)?;
+    let ip = pod["status"]["podIP"].as_str().filter(|_| pod["status"]["phase"] == "Running");
+    let ip = ip.ok_or_else(|| ApiError::bad_request(format!("pod {name} is not running")))?.to_owned();
+    let ports = req.param("ports").unwrap_or_default();
+    let port = match ports.split(',').collect::<Vec<_>>().as_slice() {
+        [one] => one.trim().parse::<u16>().map_err(|_| ApiError::bad_request(format!("bad port {one:?}")))?,
+        _ => return Err(ApiError::bad_request("this fake forwards exactly one port")),
+    };
+    let key = req.header("sec-websocket-key").ok_or_else(|| ApiError::bad_request("not a WebSocket upgrade"))?;
+    let offered = req.header("sec-websocket-protocol").unwrap_or_default();
+    let protocol = offered.split(',').map(str::trim).find(|p| *p == "v4.channel.k8s.io");
+    let protocol = protocol.ok_or_else(|| ApiError::bad_request("no v4.channel.k8s.io protocol offered"))?;
+    Ok(Answer::PortForward { ip, port, key: key.to_owned(), protocol: protocol.to_owned() })
 }
 
 fn random_suffix() -> String {

@@ -16,6 +16,7 @@
 mod api;
 mod claims;
 mod container;
+mod forward;
 mod http;
 mod pods;
 mod store;
@@ -320,6 +321,11 @@ fn serve(stream: TcpStream, shared: &Arc<Shared>) {
             }
             Answer::FollowLogs(id) => {
                 let _ = stream::logs(shared, &mut writer, &id);
+                return;
+            }
+            Answer::PortForward { ip, port, key, protocol } => {
+                drop(writer);
+                forward::serve(reader.into_inner(), &ip, port, &key, &protocol);
                 return;
             }
         };
