@@ -187,6 +187,10 @@ impl HostSessions {
     }
 
     fn client(&self, session: &SessionName) -> Result<HostClient, HostError> {
+        // A port-forward another daemon made is not given the token: its port may be anyone's.
+        if self.pods.as_ref().is_some_and(|p| !p.trusted(&self.dir, session)) {
+            return Err(HostError::Gone(format!("{session} (a port-forward of an earlier daemon)")));
+        }
         self.dir.endpoint(session).map(HostClient::new)
     }
 
@@ -237,6 +241,8 @@ impl Sessions for HostSessions {
                     pods.follow(&self.dir, spec.session);
                     break Ok(status.pid);
                 }
+                // Each call may be a port-forward through the API server: not 50 a second.
+                std::thread::sleep(Duration::from_millis(180));
                 if Instant::now() >= deadline {
                     pods.remove(&self.dir, spec.session, &pod.namespace);
                     break Err(AdapterError::Command {
@@ -357,7 +363,11 @@ impl Sessions for HostSessions {
                 seen.push(SessionSeen { session: named, pid: None, exit: None });
                 continue;
             }
-            match HostClient::new(endpoint.clone()).status() {
+            let status = match &self.pods {
+                Some(p) if !p.trusted(&self.dir, &named) => Err(HostError::Gone(endpoint.to_string())),
+                _ => HostClient::new(endpoint.clone()).status(),
+            };
+            match status {
                 Ok(s) => {
                     // A pod's host relays its agent's reports: they are followed (again, after a
                     // restart or once it can be reached again).

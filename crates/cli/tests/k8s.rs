@@ -580,13 +580,17 @@ fn a_daemon_outside_the_cluster_reaches_its_pods_through_port_forwards_again_aft
     let forwards = || cluster.requests().iter().filter(|r| r.path.ends_with("/portforward")).count();
     assert!(forwards() > 0, "through the API server's port-forward");
 
-    // A new daemon's forwards are its own: it looks for the pod again and forwards anew.
+    // A new daemon's forwards are its own: it looks for the pod again and forwards anew. The old
+    // forward's port, which anyone may bind once its daemon is gone, is never sent the token.
     bosun.kill_daemon_hard();
+    let squatter = std::net::TcpListener::bind(first.trim()).expect("the old forward's port is free");
+    squatter.set_nonblocking(true).unwrap();
     let sent =
         wait_for(PATIENCE, || bosun.run(repo.path(), &["send", &id, "after restart"]).status.success().then_some(()));
     assert!(sent.is_some(), "typed into through a new forward\n{}", bosun.log());
     bosun.wait_screen(&id, "got: after restart");
     assert_ne!(addr(), first, "a new forward");
+    assert!(squatter.accept().is_err(), "no connection (and no token) went to the old forward's port");
     bosun.ok(repo.path(), &["send", &id, "commit"]);
     bosun.wait_screen(&id, "committed");
     bosun.ok(repo.path(), &["kill", &id]);

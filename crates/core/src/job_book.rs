@@ -84,10 +84,14 @@ pub fn pods_refusal<'a>(
             pod.namespace, other.namespace
         ));
     }
-    if let Some((step, _)) = steps.into_iter().find(|(_, run)| matches!(run, crate::StepRun::Shell(_))) {
+    if let Some((step, run)) = steps.into_iter().find(|(_, run)| !matches!(run, crate::StepRun::Agent(_))) {
+        let what = match run {
+            crate::StepRun::Job(_) => "another job",
+            _ => "its command",
+        };
         return Some(format!(
             "job {job:?} runs its agents in pods, where its workspace is, so step {step:?} has no workspace here \
-             to run its command in: run it as an agent's step, or run the job's agents here"
+             to run {what} in: run it as an agent's step, or run the job's agents here"
         ));
     }
     (!matches!(source, JobSource::Worktree { .. })).then(|| {

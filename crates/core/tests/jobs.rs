@@ -520,3 +520,42 @@ fn a_job_step_whose_job_ends_at_once_counts_each_visit_once() {
     assert!(reason.contains("entered 4 times"), "{reason}");
     assert_eq!(sim.state.jobs[&id].visits["again"], 4);
 }
+
+#[test]
+fn a_job_step_whose_agent_runs_in_a_pod_ends_only_once_its_pod_said_what_its_save_did() {
+    let mut spec = agent_job(".");
+    let pod = bosun_core::Pod {
+        namespace: "default".into(),
+        image: "agent:1".into(),
+        cpus_milli: None,
+        memory_bytes: None,
+        node_selector: Default::default(),
+        service_account: None,
+        storage_bytes: None,
+        secrets: Vec::new(),
+        bosun: "bosun".into(),
+        source: Some(bosun_core::PodSource { remote: "git://r".into(), base: "c0ffee".into(), branch: "b".into() }),
+        claim: None,
+    };
+    let ws = spec.workspace.as_mut().unwrap();
+    ws.kind = bosun_core::WorkspaceKind::Pod {
+        repo: "/repo".into(),
+        remote: "git://r".into(),
+        branch: "b".into(),
+        base_ref: "HEAD".into(),
+        base: "c0ffee".into(),
+        claim: None,
+    };
+    spec.agents.get_mut("fixer").unwrap().runtime = bosun_core::Runtime::K8s(pod);
+    let mut sim = Sim::new();
+    let (id, agent) = agent_up(&mut sim, spec);
+    // Killed (its policy's `done`, say): its host saves as it ends, after the session is gone.
+    sim.ok(Input::KillAgent { agent: agent.clone() });
+    sim.ok(Input::SessionKilled { agent: agent.clone() });
+    assert!(sim.state.agents[&agent].state.is_dead());
+    assert!(matches!(sim.state.jobs[&id].state, JobState::Running), "the step waits for the save");
+    let session = sim.state.agents[&agent].session.clone();
+    let saved = Some(bosun_core::SavedWork { pushed: true, dirty: false, said: "pushed".into() });
+    sim.ok(Input::PodEnded { session, status: ExitStatus::code(143), saved });
+    assert!(!matches!(sim.state.jobs[&id].state, JobState::Running), "{:?}", sim.state.jobs[&id].state);
+}

@@ -20,8 +20,10 @@ use crate::conn::HostConn;
 use crate::protocol::{HostRequest, HostResponse};
 use crate::HostError;
 
-/// Reports kept while no daemon follows; the oldest go first beyond it.
+/// Reports kept while no daemon follows; the oldest go first beyond it, or beyond
+/// `QUEUE_BYTES` of payload.
 pub const QUEUE_MAX: usize = 256;
+const QUEUE_BYTES: usize = 16 * 1024 * 1024;
 /// The largest report frame a hook may send (a hook's payload is cut at 1 MiB).
 const REPORT_MAX: usize = 2 * 1024 * 1024;
 /// How long a hook waits for the following daemon's answer.
@@ -74,9 +76,15 @@ impl Relay {
             .map_err(|e| HostError::io("relay socket", e))?;
         let relay = self.clone();
         std::thread::spawn(move || {
-            for conn in listener.incoming().flatten() {
-                let relay = relay.clone();
-                std::thread::spawn(move || relay.hear(conn));
+            for conn in listener.incoming() {
+                match conn {
+                    Ok(conn) => {
+                        let relay = relay.clone();
+                        std::thread::spawn(move || relay.hear(conn));
+                    }
+                    // Out of descriptors, say: wait rather than spin.
+                    Err(_) => std::thread::sleep(Duration::from_millis(100)),
+                }
             }
         });
         Ok(())
@@ -115,8 +123,15 @@ impl Relay {
             }
             None
         };
-        if queue.pending.len() >= QUEUE_MAX {
-            queue.pending.pop_front();
+        let size = |h: &HookEvent| match h {
+            HookEvent::Claude { payload, .. } | HookEvent::Codex { payload, .. } => payload.len(),
+            _ => 0,
+        };
+        let mut bytes: usize = queue.pending.iter().map(|p| size(&p.hook)).sum::<usize>() + size(&hook);
+        while !queue.pending.is_empty() && (queue.pending.len() >= QUEUE_MAX || bytes > QUEUE_BYTES) {
+            if let Some(dropped) = queue.pending.pop_front() {
+                bytes -= size(&dropped.hook);
+            }
         }
         let (tx, rx) = answer.unzip();
         queue.pending.push_back(Pending { hook, answer: tx });
@@ -165,6 +180,7 @@ impl Relay {
     fn send_reports(&self, mut conn: HostConn, me: u64, answers: &Receiver<Option<String>>) {
         let _ = conn.set_write_timeout(Some(ANSWER_WAIT));
         if write_frame(&mut conn, &HostResponse::Ok).is_err() {
+            let _ = conn.shutdown(std::net::Shutdown::Both);
             return;
         }
         loop {
@@ -207,6 +223,7 @@ impl Relay {
                     }
                     mark_kept(&mut hook);
                     self.lock().pending.push_front(Pending { hook, answer: None });
+                    self.changed.notify_all();
                     let _ = conn.shutdown(std::net::Shutdown::Both);
                     return;
                 }

@@ -125,8 +125,16 @@ impl HostDir {
     }
 
     /// Removes the session's socket, address and token files.
+    /// The file whose presence says the session's address is a port-forward's (made by some
+    /// daemon: only the one that made it may trust it).
+    pub fn forward_file(&self, session: &SessionName) -> PathBuf {
+        self.dir.join(format!("{session}.fwd"))
+    }
+
     pub fn forget(&self, session: &SessionName) {
-        for path in [self.socket(session), self.address_file(session), self.token_file(session)] {
+        for path in
+            [self.socket(session), self.address_file(session), self.token_file(session), self.forward_file(session)]
+        {
             let _ = std::fs::remove_file(path);
         }
     }

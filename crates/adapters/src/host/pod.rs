@@ -76,6 +76,10 @@ pub struct PodHosts {
     reach: Reach,
     /// When each pod whose host did not answer was last looked for again.
     looked_for: Mutex<BTreeMap<SessionName, Instant>>,
+    /// The sessions whose noted address is a port-forward of this process's.
+    forwarded: Mutex<BTreeSet<SessionName>>,
+    /// The sessions whose host relays no reports (an older bosun in the image).
+    no_relay: Arc<Mutex<BTreeSet<SessionName>>>,
 }
 
 impl PodHosts {
@@ -94,7 +98,15 @@ impl PodHosts {
             followed: Arc::default(),
             reach: Reach::default(),
             looked_for: Mutex::default(),
+            forwarded: Mutex::default(),
+            no_relay: Arc::default(),
         }
+    }
+
+    /// Whether `session`'s noted address may be given its token: not a port-forward another
+    /// process made, whose port anyone may have bound since.
+    pub fn trusted(&self, dir: &HostDir, session: &SessionName) -> bool {
+        !dir.forward_file(session).exists() || lock(&self.forwarded).contains(session)
     }
 
     /// The same, reaching the pods' hosts as `reach` says.
@@ -103,19 +115,33 @@ impl PodHosts {
         self
     }
 
-    /// Where the host of pod `name` (at `ip`) is reached from here: its own address, or a local
-    /// one forwarded to it through the API server.
-    fn address(&self, namespace: &str, name: &str, ip: std::net::IpAddr) -> Result<SocketAddr, AdapterError> {
+    /// Notes where the host of pod `session` (at `ip`) is reached from here: its own address,
+    /// or a local one forwarded to it through the API server. `forwarded_before`: it was
+    /// reached through a forward (by an earlier daemon), which `Auto` keeps to without a probe.
+    fn note_address(
+        &self,
+        dir: &HostDir,
+        session: &SessionName,
+        namespace: &str,
+        ip: std::net::IpAddr,
+        forwarded_before: bool,
+    ) -> Result<(), AdapterError> {
         let direct = SocketAddr::new(ip, bosun_k8s::HOST_PORT);
         let forward = match self.reach {
             Reach::Address => false,
             Reach::Forward => true,
-            Reach::Auto => !reachable(direct),
+            Reach::Auto => forwarded_before || !reachable(direct),
         };
+        let io = |e| AdapterError::io("noting a pod's address", e);
         if forward {
-            self.cluster.forward(namespace, name, bosun_k8s::HOST_PORT).map_err(k8s)
+            let addr = self.cluster.forward(namespace, session.as_str(), bosun_k8s::HOST_PORT).map_err(k8s)?;
+            lock(&self.forwarded).insert(session.clone());
+            std::fs::write(dir.forward_file(session), b"").map_err(io)?;
+            dir.write_address(session, addr).map_err(io)
         } else {
-            Ok(direct)
+            lock(&self.forwarded).remove(session);
+            let _ = std::fs::remove_file(dir.forward_file(session));
+            dir.write_address(session, direct).map_err(io)
         }
     }
 
@@ -143,8 +169,9 @@ impl PodHosts {
         let Ok(seen) = self.cluster.pods(namespace, &selector) else { return false };
         let running = seen.iter().find(|p| p.name == session.as_str() && p.phase == PodPhase::Running);
         let Some(ip) = running.and_then(|p| p.ip.as_deref()?.parse().ok()) else { return false };
-        match self.address(namespace, session.as_str(), ip) {
-            Ok(addr) => dir.write_address(session, addr).is_ok(),
+        let forwarded_before = dir.forward_file(session).exists();
+        match self.note_address(dir, session, namespace, ip, forwarded_before) {
+            Ok(()) => true,
             Err(e) => {
                 tracing::warn!(%session, "cannot reach its pod: {e}");
                 false
@@ -161,7 +188,7 @@ impl PodHosts {
     /// does already. The thread ends when the host goes (ended, or out of reach); it is
     /// followed again once it answers (`HostSessions::list`).
     pub fn follow(&self, dir: &HostDir, session: &SessionName) {
-        if !lock(&self.followed).insert(session.clone()) {
+        if lock(&self.no_relay).contains(session) || !lock(&self.followed).insert(session.clone()) {
             return;
         }
         let client = match dir.endpoint(session) {
@@ -173,14 +200,26 @@ impl PodHosts {
             }
         };
         let (session, reports, followed) = (session.clone(), self.reports.clone(), self.followed.clone());
+        let no_relay = self.no_relay.clone();
         let spawned = std::thread::Builder::new().name(format!("reports {session}")).stack_size(256 * 1024).spawn({
             let session = session.clone();
             move || {
                 // A stream that ends is followed again at once; a host that does not take it
                 // has gone (or cannot be reached), and a daemon that stopped listening is done.
-                while let Ok(mut stream) = client.reports() {
-                    if relay(&session, &mut stream, &reports).is_ok() {
-                        break;
+                loop {
+                    match client.reports() {
+                        Ok(mut stream) => {
+                            if relay(&session, &mut stream, &reports).is_ok() {
+                                break;
+                            }
+                            // Not at once: a host that takes and drops followers is not hammered.
+                            std::thread::sleep(Duration::from_secs(1));
+                        }
+                        Err(HostError::Refused { message, .. }) if message.contains("relays no reports") => {
+                            lock(&no_relay).insert(session.clone());
+                            break;
+                        }
+                        Err(_) => break,
                     }
                 }
                 lock(&followed).remove(&session);
@@ -252,16 +291,11 @@ impl PodHosts {
             match seen.iter().find(|p| p.name == session.as_str()) {
                 Some(p) if p.phase == PodPhase::Running => {
                     if let Some(ip) = p.ip.as_deref().and_then(|ip| ip.parse().ok()) {
-                        let addr = match self.address(&pod.namespace, session.as_str(), ip) {
-                            Ok(addr) => addr,
-                            Err(e) => {
-                                self.remove(dir, session, &pod.namespace);
-                                return Err(e);
-                            }
-                        };
-                        return dir
-                            .write_address(session, addr)
-                            .map_err(|e| AdapterError::io("noting a pod's address", e));
+                        let noted = self.note_address(dir, session, &pod.namespace, ip, false);
+                        if noted.is_err() {
+                            self.remove(dir, session, &pod.namespace);
+                        }
+                        return noted;
                     }
                 }
                 Some(p) if matches!(p.phase, PodPhase::Failed | PodPhase::Succeeded) => {
@@ -285,6 +319,7 @@ impl PodHosts {
     pub fn remove(&self, dir: &HostDir, session: &SessionName, namespace: &str) {
         self.cluster.unforward(namespace, session.as_str());
         lock(&self.looked_for).remove(session);
+        lock(&self.forwarded).remove(session);
         for (what, name) in [(Object::Pod, session.to_string()), (Object::Secret, format!("{session}-token"))] {
             if let Err(e) = self.cluster.delete(what, namespace, &name) {
                 tracing::warn!("cannot delete {what:?} {name}: {e}");
@@ -312,13 +347,19 @@ fn relay(
     }
 }
 
-/// Whether this machine reaches `addr`'s network: a connection made, or refused (the pod is
-/// there, its host not listening yet), within a second.
+/// Whether this machine reaches the host at `addr`: a connection made within about a second
+/// (a refusal is retried, as the host may not listen yet; a firewall that rejects refuses too).
 fn reachable(addr: SocketAddr) -> bool {
-    match std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1)) {
-        Ok(_) => true,
-        Err(e) => e.kind() == std::io::ErrorKind::ConnectionRefused,
+    for _ in 0..5 {
+        match std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+            Ok(_) => return true,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                std::thread::sleep(Duration::from_millis(200))
+            }
+            Err(_) => return false,
+        }
     }
+    false
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -223,9 +223,20 @@ pub(super) fn spawn_failed(state: &State, agent: &AgentId, error: &str, now: Tim
 }
 
 pub(super) fn exited(state: &State, session: &SessionName, status: ExitStatus, now: Timestamp, d: &mut Decision) {
-    if let Some(a) = state.agent_by_session(session).filter(|a| !a.state.is_dead()) {
-        ended(state, a, status, now, d);
+    match state.agent_by_session(session) {
+        Some(a) if !a.state.is_dead() => ended(state, a, status, now, d),
+        // A pod gone before it said what its save did: nothing more will; it is taken as unsaved.
+        Some(a) if save_pending(state, a, d) => pod_ended(state, session, status, &None, now, d),
+        _ => {}
     }
+}
+
+/// Whether `agent` works in a pod whose save is not known yet (its host saves as it ends).
+fn save_pending(state: &State, agent: &Agent, d: &Decision) -> bool {
+    let in_pod =
+        state.workspaces.get(&agent.workspace).is_some_and(|w| matches!(w.kind, crate::WorkspaceKind::Pod { .. }));
+    let saved_now = d.events.iter().any(|e| matches!(e, Event::WorkSaved { agent: id, .. } if id == &agent.id));
+    in_pod && agent.saved.is_none() && !saved_now
 }
 
 /// An agent's pod ended: its host saved what it could and ended with the agent (or was told to
@@ -249,10 +260,16 @@ pub(super) fn pod_ended(
     d.event(Event::WorkSaved { agent: a.id.clone(), saved: saved.clone() });
     if !a.state.is_dead() {
         ended(state, a, status, now, d);
-    } else if let Some(ws) = state.workspaces.get(&a.workspace).filter(|w| w.state == WorkspaceState::Dirty) {
-        // Released before its save was known (it was killed): what the save says now counts.
-        if saved.is_safe() {
-            d.event(Event::WorkspaceReleased { id: ws.id.clone(), dirty: false });
+    } else {
+        if let Some(ws) = state.workspaces.get(&a.workspace).filter(|w| w.state == WorkspaceState::Dirty) {
+            // Released before its save was known (it was killed): what the save says now counts.
+            if saved.is_safe() {
+                d.event(Event::WorkspaceReleased { id: ws.id.clone(), dirty: false });
+            }
+        }
+        // Its job's next step waited for the save (it starts from what was pushed).
+        if let SessionState::Dead { reason } = &a.state {
+            super::job::agent_ended(state, a, reason, now, d);
         }
     }
     // A resume (its `on_dead`) replaces the pod itself; a kill reported for the agent would
@@ -389,7 +406,13 @@ pub(super) fn died(
         _ if !bosun_ended_it => recovery::fire(state, agent, Trigger::Dead, None, now, d),
         _ => {}
     }
-    super::job::agent_ended(state, agent, &reason, now, d);
+    // An agent in a pod whose host is still saving: its job goes on once the save is known
+    // (`pod_ended`), so the next step's pod clones what it pushed. One that is gone without a
+    // word has no save coming.
+    let saving = matches!(reason, DeathReason::Completed | DeathReason::Killed | DeathReason::Crashed { .. });
+    if !(saving && save_pending(state, agent, d)) {
+        super::job::agent_ended(state, agent, &reason, now, d);
+    }
 }
 
 pub(super) fn live_agent<'a>(state: &'a State, id: &AgentId) -> Result<&'a Agent, Rejection> {
