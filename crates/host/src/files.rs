@@ -27,12 +27,15 @@ fn write_all(var: &str, text: &str) -> Result<(), HostError> {
     }
     let files: BTreeMap<String, String> =
         serde_json::from_str(text).map_err(|e| unsafe_var(format!("it is not a JSON object of files: {e}")))?;
-    for (path, content) in &files {
-        let path = Path::new(path);
+    // Every path is checked before any file is written: a bad one writes nothing.
+    for path in files.keys().map(Path::new) {
         let plain = path.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
         if !path.is_absolute() || !plain {
             return Err(unsafe_var(format!("{} is not an absolute path without `..`", path.display())));
         }
+    }
+    for (path, content) in &files {
+        let path = Path::new(path);
         if let Some(dir) = path.parent() {
             use std::os::unix::fs::DirBuilderExt;
             std::fs::DirBuilder::new()
@@ -58,9 +61,12 @@ mod tests {
         write_all("F", &files.to_string()).unwrap();
         assert_eq!(std::fs::read_to_string(&good).unwrap(), "{\"hooks\":{}}");
 
+        let first = dir.path().join("a-first");
         for bad in [format!("{}/a/../../escape", dir.path().display()), "relative/file".to_owned()] {
-            let e = write_all("F", &serde_json::json!({ bad.clone(): "x" }).to_string()).unwrap_err();
+            let files = serde_json::json!({ first.display().to_string(): "x", bad.clone(): "x" });
+            let e = write_all("F", &files.to_string()).unwrap_err();
             assert!(e.to_string().contains("without `..`"), "{bad}: {e}");
+            assert!(!first.exists(), "a bad path writes nothing, not even the good ones before it");
         }
         assert!(!dir.path().parent().unwrap().join("escape").exists());
         assert!(write_all("F", "[1, 2]").is_err(), "not an object");
