@@ -509,17 +509,12 @@ fn runtime(args: &StartArgs) -> Result<bosun_core::Runtime> {
                 }
             }
             Ok(Runtime::K8s(bosun_core::Pod {
-                namespace: args.namespace.clone(),
-                image,
                 cpus_milli,
                 memory_bytes,
-                node_selector: Default::default(),
-                service_account: None,
                 storage_bytes,
                 secrets: args.secrets.clone(),
                 bosun: args.bosun_in_image.clone(),
-                source: None,
-                claim: None,
+                ..bosun_core::Pod::new(args.namespace.clone(), image)
             }))
         }
     }

@@ -49,17 +49,9 @@ fn an_agents_pod_clones_its_branch_and_serves_its_session_over_tcp_with_its_toke
     kube.watch("default", "bosun.agent=k3j9x0aa", tx).unwrap();
 
     let ask = bosun_core::Pod {
-        namespace: "default".into(),
-        image,
         cpus_milli: Some(500),
-        memory_bytes: None,
-        node_selector: BTreeMap::new(),
-        service_account: None,
-        storage_bytes: None,
-        secrets: Vec::new(),
         bosun: bosun_exe.display().to_string(),
-        source: None,
-        claim: None,
+        ..bosun_core::Pod::new("default", image)
     };
     let labels = BTreeMap::from([("bosun.agent".to_owned(), "k3j9x0aa".to_owned())]);
     let token = HostToken::generate().unwrap();
@@ -261,19 +253,7 @@ fn a_pod_whose_work_is_not_all_saved_is_kept_and_a_person_is_asked() {
     // found by doctor and kept while it runs; the agent's own kept pod is not a leftover.
     let digest = bosun_wire::StateDir::new(bosun.state_dir().to_path_buf()).unwrap().digest();
     let labels = BTreeMap::from([("bosun.state".to_owned(), digest)]);
-    let ask = bosun_core::Pod {
-        namespace: "default".into(),
-        image,
-        cpus_milli: None,
-        memory_bytes: None,
-        node_selector: BTreeMap::new(),
-        service_account: None,
-        storage_bytes: None,
-        secrets: Vec::new(),
-        bosun: env!("CARGO_BIN_EXE_bosun").into(),
-        source: None,
-        claim: None,
-    };
+    let ask = bosun_core::Pod { bosun: env!("CARGO_BIN_EXE_bosun").into(), ..bosun_core::Pod::new("default", image) };
     let (url, base) = (git.url(repo.path()), repo.git(&["rev-parse", "HEAD"]).trim().to_owned());
     let command = ["sleep".to_owned(), "600".to_owned()];
     let stray = PodPlan {

@@ -82,6 +82,24 @@ pub struct PodSource {
 }
 
 impl Pod {
+    /// A pod of `image` in `namespace`, with nothing else asked: no limits, selector, account,
+    /// storage or secrets, bosun on the image's `PATH`.
+    pub fn new(namespace: impl Into<String>, image: impl Into<String>) -> Self {
+        Self {
+            namespace: namespace.into(),
+            image: image.into(),
+            cpus_milli: None,
+            memory_bytes: None,
+            node_selector: BTreeMap::new(),
+            service_account: None,
+            storage_bytes: None,
+            secrets: Vec::new(),
+            bosun: Self::default_bosun(),
+            source: None,
+            claim: None,
+        }
+    }
+
     pub fn default_bosun() -> String {
         "bosun".into()
     }

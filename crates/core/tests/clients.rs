@@ -324,19 +324,7 @@ fn an_agent_in_a_pod_has_no_transcript_on_this_machine_whatever_its_reports_name
     let mut spec = claude(1, Policy::default());
     spec.env.remove("CLAUDE_CONFIG_DIR");
     spec.env.remove("HOME");
-    spec.runtime = bosun_core::Runtime::K8s(bosun_core::Pod {
-        namespace: "default".into(),
-        image: "agent:1".into(),
-        cpus_milli: None,
-        memory_bytes: None,
-        node_selector: Default::default(),
-        service_account: None,
-        storage_bytes: None,
-        secrets: Vec::new(),
-        bosun: "bosun".into(),
-        source: None,
-        claim: None,
-    });
+    spec.runtime = bosun_core::Runtime::K8s(bosun_core::Pod::new("default", "agent:1"));
     let (a, w) = sim.start_with(spec);
     sim.ok(Input::WorkspaceCreated { id: w });
     sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });

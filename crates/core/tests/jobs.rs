@@ -524,19 +524,8 @@ fn a_job_step_whose_job_ends_at_once_counts_each_visit_once() {
 #[test]
 fn a_job_step_whose_agent_runs_in_a_pod_ends_only_once_its_pod_said_what_its_save_did() {
     let mut spec = agent_job(".");
-    let pod = bosun_core::Pod {
-        namespace: "default".into(),
-        image: "agent:1".into(),
-        cpus_milli: None,
-        memory_bytes: None,
-        node_selector: Default::default(),
-        service_account: None,
-        storage_bytes: None,
-        secrets: Vec::new(),
-        bosun: "bosun".into(),
-        source: Some(bosun_core::PodSource { remote: "git://r".into(), base: "c0ffee".into(), branch: "b".into() }),
-        claim: None,
-    };
+    let source = bosun_core::PodSource { remote: "git://r".into(), base: "c0ffee".into(), branch: "b".into() };
+    let pod = bosun_core::Pod { source: Some(source), ..bosun_core::Pod::new("default", "agent:1") };
     let ws = spec.workspace.as_mut().unwrap();
     ws.kind = bosun_core::WorkspaceKind::Pod {
         repo: "/repo".into(),

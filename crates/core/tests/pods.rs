@@ -21,19 +21,7 @@ fn in_pod_with(n: u64, claim: Option<&str>) -> bosun_core::AgentSpec {
     base.inherits = vec!["SECRET".into()];
     let branch = base.kind.branch().unwrap().to_owned();
     let source = PodSource { remote: "git://example/repo".into(), base: "c0ffee".into(), branch: branch.clone() };
-    let pod = Pod {
-        namespace: "agents".into(),
-        image: "agent:1".into(),
-        cpus_milli: None,
-        memory_bytes: None,
-        node_selector: Default::default(),
-        service_account: None,
-        storage_bytes: None,
-        secrets: Vec::new(),
-        bosun: "bosun".into(),
-        source: Some(source),
-        claim: claim.map(str::to_owned),
-    };
+    let pod = Pod { source: Some(source), claim: claim.map(str::to_owned), ..Pod::new("agents", "agent:1") };
     bosun_core::AgentSpec {
         kind: WorkspaceKind::Pod {
             repo: "/repo".into(),

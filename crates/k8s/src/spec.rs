@@ -317,19 +317,7 @@ mod tests {
 
     #[test]
     fn a_pod_without_storage_works_in_an_empty_dir_with_no_limits_asked() {
-        let ask = PodAsk {
-            namespace: "default".into(),
-            image: "agent:1".into(),
-            cpus_milli: None,
-            memory_bytes: None,
-            node_selector: BTreeMap::new(),
-            service_account: None,
-            storage_bytes: None,
-            secrets: Vec::new(),
-            bosun: "bosun".into(),
-            source: None,
-            claim: None,
-        };
+        let ask = PodAsk::new("default", "agent:1");
         let (labels, env) = (labels(), BTreeMap::new());
         let command = vec!["sh".to_owned()];
         let pod = pod(&plan(&ask, &labels, &command, &env, None));
