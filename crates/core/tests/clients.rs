@@ -377,7 +377,7 @@ fn a_turn_whose_start_report_was_lost_is_still_a_turn_when_its_end_follows_a_mes
 }
 
 #[test]
-fn a_screen_read_before_the_agent_s_state_last_changed_is_stale_and_changes_nothing() {
+fn a_screen_or_a_log_line_read_late_clears_no_dialog_only_a_fresh_screen_does() {
     let mut sim = Sim::new();
     let spec = bosun_core::AgentSpec { command: words(&["codex"]), driver: Driver::Codex, ..spec(3) };
     let (a, w) = sim.start_with(spec);
@@ -392,6 +392,11 @@ fn a_screen_read_before_the_agent_s_state_last_changed_is_stale_and_changes_noth
     sim.advance(50);
     sim.ok(Input::Screen { agent: a.clone(), text: "› ".into(), at: Some(before_dialog) });
     assert!(matches!(sim.state.agents[&a].state, SessionState::Prompt { .. }), "a stale screen clears no dialog");
+    // The log's word that the turn goes on, read late (it was written before the dialog), does
+    // not end the dialog either.
+    let call = r#"{"type":"response_item","payload":{"type":"function_call","name":"shell"}}"#;
+    sim.ok(Input::LogLines { agent: a.clone(), session_log: true, lines: vec![call.into()] });
+    assert!(matches!(sim.state.agents[&a].state, SessionState::Prompt { .. }), "a late log line clears no dialog");
     // A look begun after it that shows no dialog: answered, the agent goes on.
     sim.ok(Input::Screen { agent: a.clone(), text: "› ".into(), at: Some(sim.clock) });
     assert_eq!(sim.state.agents[&a].state, SessionState::Running);

@@ -64,6 +64,17 @@ pub(super) fn observed(
     if (outranked && !log_only) || !telling_activity {
         return;
     }
+    // A dialog only the screen shows ends when the screen no longer shows it: the log's word
+    // that the turn goes on (written before the dialog, and read after it when reading lags)
+    // does not end it. Its end of the turn, or an error, still does.
+    let dialog_held = matches!(a.state, SessionState::Prompt { .. })
+        && a.source == Some(Source::Screen)
+        && a.driver.behaviour().screen_shows_dialogs()
+        && source == Source::Log
+        && matches!(obs, Observation::Working | Observation::Activity { .. });
+    if dialog_held {
+        return;
+    }
     let new = match obs {
         Observation::Started if a.prompt.is_some() && a.restarts == 0 => SessionState::Running,
         Observation::Started => SessionState::Idle,
