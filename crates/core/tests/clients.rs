@@ -397,6 +397,8 @@ fn a_screen_or_a_log_line_read_late_clears_no_dialog_only_a_fresh_screen_does() 
     let call = r#"{"type":"response_item","payload":{"type":"function_call","name":"shell"}}"#;
     sim.ok(Input::LogLines { agent: a.clone(), session_log: true, lines: vec![call.into()] });
     assert!(matches!(sim.state.agents[&a].state, SessionState::Prompt { .. }), "a late log line clears no dialog");
+    sim.ok(Input::FileWritten { agent: a.clone() });
+    assert!(matches!(sim.state.agents[&a].state, SessionState::Prompt { .. }), "a sign of life clears no dialog");
     // A look begun after it that shows no dialog: answered, the agent goes on.
     sim.ok(Input::Screen { agent: a.clone(), text: "› ".into(), at: Some(sim.clock) });
     assert_eq!(sim.state.agents[&a].state, SessionState::Running);

@@ -64,14 +64,18 @@ pub(super) fn observed(
     if (outranked && !log_only) || !telling_activity {
         return;
     }
-    // A dialog only the screen shows ends when the screen no longer shows it: the log's word
-    // that the turn goes on (written before the dialog, and read after it when reading lags)
-    // does not end it. Its end of the turn, or an error, still does.
+    // A dialog only the screen shows ends when the screen no longer shows it: neither a sign
+    // of life (the dialog itself redrawn, a file written) nor the log's word that the turn goes
+    // on (written before the dialog, and read after it when reading lags) ends it. The log's
+    // end of the turn, or an error, still does.
     let dialog_held = matches!(a.state, SessionState::Prompt { .. })
         && a.source == Some(Source::Screen)
         && a.driver.behaviour().screen_shows_dialogs()
-        && source == Source::Log
-        && matches!(obs, Observation::Working | Observation::Activity { .. });
+        && match obs {
+            Observation::Activity { .. } => true,
+            Observation::Working => source == Source::Log,
+            _ => false,
+        };
     if dialog_held {
         return;
     }
