@@ -57,7 +57,16 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             match &d.workspace {
                 Some(w) => {
                     println!("workspace  {} ({}, {})", w.id, w.kind.label(), w.state.label());
-                    println!("path       {}", w.path.display());
+                    match &w.kind {
+                        // Nothing of it is on this machine: it is a clone in the agent's pod.
+                        bosun_core::WorkspaceKind::Pod { remote, claim, .. } => {
+                            println!("path       {}/workspace in its pod, cloned from {remote}", bosun_core::POD_ROOT);
+                            if let Some(c) = claim {
+                                println!("claim      {}/{}", c.namespace, c.name);
+                            }
+                        }
+                        _ => println!("path       {}", w.path.display()),
+                    }
                     if let Some(b) = w.branch() {
                         println!("branch     {b}");
                     }

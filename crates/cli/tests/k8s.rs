@@ -436,6 +436,9 @@ fn on_a_claim_uncommitted_work_outlives_its_pod_for_the_resumed_agent_and_goes_o
     bosun.wait_screen(&id, "on agent/claim");
     let claim = format!("bosun-{id}-work");
     assert!(cluster.claim("default", &claim).is_some(), "its claim is made with its first pod");
+    let shown = bosun.ok(repo.path(), &["show", &id]);
+    assert!(shown.contains(&format!("claim      default/{claim}")), "{shown}");
+    assert!(shown.contains("path       /bosun/workspace in its pod"), "{shown}");
     bosun.ok(repo.path(), &["send", &id, "scratch"]);
     bosun.wait_screen(&id, "scratched");
     bosun.ok(repo.path(), &["send", &id, "quit"]);
