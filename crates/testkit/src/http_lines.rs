@@ -1,5 +1,6 @@
-//! The line reading the testkit's fake HTTP servers (the model's and the cluster's) share:
-//! one line at most `MAX_LINE` long, and the error a malformed request is.
+//! What the testkit's fake HTTP servers (the model's and the cluster's) share in reading a
+//! request: one line at most `MAX_LINE` long, a request's head (its line and at most
+//! `max_headers` headers), and the error a malformed request is.
 
 use std::io::{self, BufRead, Read};
 
@@ -24,4 +25,43 @@ pub(crate) fn read_line(r: &mut impl BufRead) -> io::Result<Option<String>> {
 
 pub(crate) fn invalid(msg: impl Into<String>) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg.into())
+}
+
+/// A request's line and headers (names in lower case, in the order they came).
+pub(crate) struct Head {
+    pub method: String,
+    pub target: String,
+    pub headers: Vec<(String, String)>,
+}
+
+/// The head of the next request on a connection; `None` when the client closed it between
+/// requests. Empty lines before a request line are passed over (RFC 9112 § 2.2).
+pub(crate) fn read_head(r: &mut impl BufRead, max_headers: usize) -> io::Result<Option<Head>> {
+    let mut line = String::new();
+    while line.is_empty() {
+        match read_line(r)? {
+            None => return Ok(None),
+            Some(l) => line = l,
+        }
+    }
+    let mut parts = line.split(' ');
+    let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(invalid(format!("bad request line {line:?}")));
+    };
+    if !version.starts_with("HTTP/1.") {
+        return Err(invalid(format!("unsupported version in {line:?}")));
+    }
+    let mut headers = Vec::new();
+    loop {
+        let line = read_line(r)?.ok_or_else(|| invalid("connection closed inside the headers"))?;
+        if line.is_empty() {
+            break;
+        }
+        if headers.len() == max_headers {
+            return Err(invalid("too many headers"));
+        }
+        let (name, value) = line.split_once(':').ok_or_else(|| invalid(format!("bad header line {line:?}")))?;
+        headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+    }
+    Ok(Some(Head { method: method.to_owned(), target: target.to_owned(), headers }))
 }

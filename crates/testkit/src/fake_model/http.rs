@@ -2,7 +2,7 @@
 //! a `Content-Length` or chunked body, every read bounded) and writing one response, either whole
 //! or as a stream of server-sent events with pauses between them. Connections are kept alive.
 
-use crate::http_lines::{invalid, read_line};
+use crate::http_lines::{invalid, read_head, read_line};
 use std::io::{self, BufRead, Write};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
@@ -41,34 +41,8 @@ impl Request {
 
 /// Reads the next request on a connection; `None` when the client closed it between requests.
 pub(super) fn read_request(r: &mut impl BufRead) -> io::Result<Option<Request>> {
-    let mut line = String::new();
-    // Tolerate empty lines before a request line (RFC 9112 § 2.2).
-    while line.is_empty() {
-        match read_line(r)? {
-            None => return Ok(None),
-            Some(l) => line = l,
-        }
-    }
-    let mut parts = line.split(' ');
-    let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next()) else {
-        return Err(invalid(format!("bad request line {line:?}")));
-    };
-    if !version.starts_with("HTTP/1.") {
-        return Err(invalid(format!("unsupported version in {line:?}")));
-    }
-    let mut headers = Vec::new();
-    loop {
-        let line = read_line(r)?.ok_or_else(|| invalid("connection closed inside the headers"))?;
-        if line.is_empty() {
-            break;
-        }
-        if headers.len() == MAX_HEADERS {
-            return Err(invalid("too many headers"));
-        }
-        let (name, value) = line.split_once(':').ok_or_else(|| invalid(format!("bad header line {line:?}")))?;
-        headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
-    }
-    let mut request = Request { method: method.to_owned(), target: target.to_owned(), headers, body: Vec::new() };
+    let Some(head) = read_head(r, MAX_HEADERS)? else { return Ok(None) };
+    let mut request = Request { method: head.method, target: head.target, headers: head.headers, body: Vec::new() };
     let chunked = request.header("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
     if chunked {
         request.body = read_chunked(r)?;

@@ -2,7 +2,7 @@
 //! the limit is drained, up to a point, and marked so the server can answer 413 and keep the
 //! connection), and answers written whole (JSON, text) or as a chunked stream (a watch).
 
-use crate::http_lines::{invalid, read_line};
+use crate::http_lines::{invalid, read_head, read_line};
 use std::io::{self, BufRead, Read, Write};
 
 /// The most header lines one request may have.
@@ -93,32 +93,8 @@ fn hex(b: u8) -> Option<u8> {
 
 /// Reads the next request on a connection; `None` when the client closed it between requests.
 pub(super) fn read_request(r: &mut impl BufRead) -> io::Result<Option<Request>> {
-    let mut line = String::new();
-    while line.is_empty() {
-        match read_line(r)? {
-            None => return Ok(None),
-            Some(l) => line = l,
-        }
-    }
-    let mut parts = line.split(' ');
-    let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next()) else {
-        return Err(invalid(format!("bad request line {line:?}")));
-    };
-    if !version.starts_with("HTTP/1.") {
-        return Err(invalid(format!("unsupported version in {line:?}")));
-    }
-    let mut request = Request { method: method.to_owned(), target: target.to_owned(), ..Request::default() };
-    loop {
-        let line = read_line(r)?.ok_or_else(|| invalid("connection closed inside the headers"))?;
-        if line.is_empty() {
-            break;
-        }
-        if request.headers.len() == MAX_HEADERS {
-            return Err(invalid("too many headers"));
-        }
-        let (name, value) = line.split_once(':').ok_or_else(|| invalid(format!("bad header line {line:?}")))?;
-        request.headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
-    }
+    let Some(head) = read_head(r, MAX_HEADERS)? else { return Ok(None) };
+    let mut request = Request { method: head.method, target: head.target, headers: head.headers, ..Request::default() };
     let chunked = request.header("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
     if chunked {
         read_chunked(r, &mut request)?;
