@@ -38,16 +38,25 @@ fn containers(engine: &DockerEngine, id: &str) -> String {
     engine.run(&["ps", "-a", "--filter", &format!("label=bosun.session=bosun-{id}"), "--format", "{{.Names}}"])
 }
 
-/// An agent that sleeps in a container, running: the engine, the image, its bosun, its
-/// repository and its id.
-fn sleeper() -> (&'static DockerEngine, String, Bosun, TempRepo, String) {
+/// An agent that runs `command` in a container (with `more` start options), running: the
+/// engine, the image, its bosun, its repository and its id.
+fn in_container(more: &[&str], command: &[&str]) -> (&'static DockerEngine, String, Bosun, TempRepo, String) {
     let engine = DockerEngine::start();
     let image = image(engine);
     let bosun = docker_bosun(engine);
     let repo = TempRepo::new();
-    let id = bosun.start(repo.path(), &["--runtime", "docker", "--image", &image, "--", "sleep", "600"]);
+    let mut args = vec!["--runtime", "docker", "--image", &image];
+    args.extend(more);
+    args.push("--");
+    args.extend(command);
+    let id = bosun.start(repo.path(), &args);
     bosun.wait_state(&id, "running");
     (engine, image, bosun, repo, id)
+}
+
+/// An agent that sleeps in a container, running.
+fn sleeper() -> (&'static DockerEngine, String, Bosun, TempRepo, String) {
+    in_container(&[], &["sleep", "600"])
 }
 
 /// The engine, the image, a bosun and a repository whose commit holds claudeless's scenario
@@ -69,12 +78,7 @@ const ECHO: &str = "while read l; do echo \"got: $l\" | tee -a said.txt; done";
 
 #[test]
 fn an_agent_in_a_container_is_typed_into_read_and_killed_and_its_work_lands_in_its_worktree() {
-    let engine = DockerEngine::start();
-    let image = image(engine);
-    let bosun = docker_bosun(engine);
-    let repo = TempRepo::new();
-    let id = bosun.start(repo.path(), &["--runtime", "docker", "--image", &image, "--", "sh", "-c", ECHO]);
-    bosun.wait_state(&id, "running");
+    let (engine, _image, bosun, repo, id) = in_container(&[], &["sh", "-c", ECHO]);
     assert_eq!(containers(engine, &id).trim(), format!("bosun-{id}"), "one container, labelled");
     assert!(bosun.sessions().is_empty(), "no tmux session");
 
@@ -333,12 +337,7 @@ fn files_under(dir: &std::path::Path, except: &std::path::Path) -> Vec<std::path
 
 #[test]
 fn an_agent_in_a_container_with_the_network_is_reached_and_attached_over_tcp_and_its_token_is_in_no_record() {
-    let engine = DockerEngine::start();
-    let image = image(engine);
-    let bosun = docker_bosun(engine);
-    let repo = TempRepo::new();
-    let id = bosun.start(repo.path(), &["--runtime", "docker", "--image", &image, "--", "sh", "-c", ECHO]);
-    bosun.wait_state(&id, "running");
+    let (engine, _image, bosun, repo, id) = in_container(&[], &["sh", "-c", ECHO]);
     let hosts = bosun.state_dir().join("h");
     let session = format!("bosun-{id}");
     let (addr, token_file) = (hosts.join(format!("{session}.addr")), hosts.join(format!("{session}.token")));
@@ -393,13 +392,7 @@ fn an_agent_in_a_container_with_the_network_is_reached_and_attached_over_tcp_and
 
 #[test]
 fn an_agent_in_a_container_without_the_network_keeps_its_hosts_unix_socket() {
-    let engine = DockerEngine::start();
-    let image = image(engine);
-    let bosun = docker_bosun(engine);
-    let repo = TempRepo::new();
-    let args = ["--runtime", "docker", "--image", &image, "--no-network", "--", "sh", "-c", ECHO];
-    let id = bosun.start(repo.path(), &args);
-    bosun.wait_state(&id, "running");
+    let (_engine, _image, bosun, repo, id) = in_container(&["--no-network"], &["sh", "-c", ECHO]);
     let hosts = bosun.state_dir().join("h");
     use std::os::unix::fs::FileTypeExt;
     let socket = std::fs::symlink_metadata(hosts.join(format!("bosun-{id}"))).unwrap();

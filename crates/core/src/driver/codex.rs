@@ -242,9 +242,6 @@ fn has_code(text: &str, code: &str) -> bool {
     })
 }
 
-/// The session id of a rollout log: the uuid that ends its file name,
-/// `rollout-2025-05-07T17-24-21-5973b6c0-94b8-487b-a530-2aeb6098ae0e.jsonl`. None for any other
-/// file name.
 /// `path` with its `.` and `..` resolved as written (no link is followed).
 fn lexical(path: &Path) -> std::path::PathBuf {
     let mut out = std::path::PathBuf::new();
@@ -260,6 +257,9 @@ fn lexical(path: &Path) -> std::path::PathBuf {
     out
 }
 
+/// The session id of a rollout log: the uuid that ends its file name,
+/// `rollout-2025-05-07T17-24-21-5973b6c0-94b8-487b-a530-2aeb6098ae0e.jsonl`. None for any other
+/// file name.
 pub fn session_id_from_path(path: &Path) -> Option<String> {
     let name = path.file_name()?.to_str()?;
     let stem = name.strip_prefix("rollout-")?.strip_suffix(".jsonl")?;
