@@ -32,6 +32,10 @@ pub enum Runtime {
 /// files (its settings) and the state directory its hooks report to, whose socket is its
 /// session host's relay.
 pub const POD_ROOT: &str = "/bosun";
+/// The agent's workspace in its pod: the clone its init container makes.
+pub const POD_WORKSPACE: &str = "/bosun/workspace";
+/// The agent's config in its pod (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`): its conversation.
+pub const POD_CONFIG: &str = "/bosun/config";
 /// The agent's own files in its pod (`Agent::dir` here).
 pub const POD_AGENT_DIR: &str = "/bosun/agent";
 /// The state directory the agent's hooks are given in its pod.
@@ -203,15 +207,21 @@ impl Runtime {
         }
     }
 
-    /// What of an agent's recorded `env` it is given here: all of it, but in a pod, whose spec
-    /// sets its own paths, neither this machine's paths nor its workspace's.
+    /// What of an agent's recorded `env` it is given here: all of it, but in a pod neither this
+    /// machine's paths nor its workspace's: the pod's own instead (its workspace, and its
+    /// agent's config where the claim keeps it, Claude's and Codex's alike).
     pub fn env(&self, env: &BTreeMap<String, String>) -> BTreeMap<String, String> {
         match self {
-            Self::K8s(_) => env
-                .iter()
-                .filter(|(k, _)| !crate::RECORDED_ENV.contains(&k.as_str()) && k.as_str() != "BOSUN_WORKSPACE")
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+            Self::K8s(_) => {
+                let own = |k: &str| crate::RECORDED_ENV.contains(&k) || k == "BOSUN_WORKSPACE";
+                let mut env: BTreeMap<String, String> =
+                    env.iter().filter(|(k, _)| !own(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+                env.insert("BOSUN_WORKSPACE".into(), POD_WORKSPACE.into());
+                for config in ["CLAUDE_CONFIG_DIR", "CODEX_HOME"] {
+                    env.insert(config.into(), POD_CONFIG.into());
+                }
+                env
+            }
             _ => env.clone(),
         }
     }

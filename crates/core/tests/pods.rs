@@ -60,9 +60,12 @@ fn a_pod_whose_work_is_saved_ends_its_agent_releases_its_workspace_clean_and_goe
     });
     let (env, inherit) = given.unwrap();
     assert!(inherit.is_none(), "a pod inherits nothing of this machine's environment");
-    assert!(
-        env.contains_key("BOSUN_AGENT_ID") && !env.contains_key("HOME") && !env.contains_key("BOSUN_WORKSPACE"),
-        "{env:?}"
+    assert!(env.contains_key("BOSUN_AGENT_ID") && !env.contains_key("HOME"), "{env:?}");
+    let at = |k: &str| env.get(k).map(String::as_str);
+    assert_eq!(at("BOSUN_WORKSPACE"), Some(bosun_core::POD_WORKSPACE), "its workspace as its pod sees it");
+    assert_eq!(
+        (at("CLAUDE_CONFIG_DIR"), at("CODEX_HOME")),
+        (Some(bosun_core::POD_CONFIG), Some(bosun_core::POD_CONFIG))
     );
     sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });
     let session = sim.state.agents[&a].session.clone();

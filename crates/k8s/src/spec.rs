@@ -30,8 +30,7 @@ pub const TOKEN_KEY: &str = "token";
 pub const FILES_KEY: &str = "files";
 
 const WORK: &str = bosun_core::POD_ROOT;
-const WORKSPACE: &str = "/bosun/workspace";
-const CONFIG: &str = "/bosun/config";
+const WORKSPACE: &str = bosun_core::POD_WORKSPACE;
 /// Where a container's termination message is written (Kubernetes' default path).
 pub const TERMINATION_LOG: &str = "/dev/termination-log";
 /// The variable the session host reads its token from.
@@ -145,9 +144,6 @@ pub fn pod(plan: &PodPlan<'_>) -> Pod {
     }
     let ours = |k: &str| [TOKEN_VAR, FILES_VAR].contains(&k);
     env.extend(plan.env.iter().filter(|(k, _)| !ours(k)).map(|(k, v)| value(k, v)));
-    env.push(value("BOSUN_WORKSPACE", WORKSPACE));
-    env.push(value("CLAUDE_CONFIG_DIR", CONFIG));
-    env.push(value("CODEX_HOME", CONFIG));
     let env_from: Vec<EnvFromSource> = plan
         .ask
         .secrets
