@@ -77,6 +77,12 @@ pub trait Cluster: Send + Sync {
     fn forward(&self, namespace: &str, pod: &str, port: u16) -> Result<std::net::SocketAddr, K8sError>;
     /// Stops forwarding to pod `pod`.
     fn unforward(&self, namespace: &str, pod: &str);
+    /// Deletes pod `pod` and its host's secret, both tried; the first failure is returned.
+    fn delete_pod(&self, namespace: &str, pod: &str) -> Result<(), K8sError> {
+        let pod_gone = self.delete(Object::Pod, namespace, pod);
+        let secret_gone = self.delete(Object::Secret, namespace, &crate::spec::host_secret_name(pod));
+        pod_gone.and(secret_gone)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

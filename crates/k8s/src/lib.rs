@@ -10,4 +10,4 @@ pub mod spec;
 
 pub use cluster::{Cluster, KubeCluster, Object, PodChange, PodPhase, PodSeen};
 pub use error::K8sError;
-pub use spec::{claim, host_secret, pod, PodPlan, FILES_KEY, HOST_PORT, TOKEN_KEY};
+pub use spec::{claim, host_secret, host_secret_name, pod, PodPlan, FILES_KEY, HOST_PORT, TOKEN_KEY};

@@ -200,6 +200,11 @@ pub fn claim(name: &str, namespace: &str, bytes: u64, labels: &BTreeMap<String, 
     }
 }
 
+/// The name of the secret of pod `pod`'s session host.
+pub fn host_secret_name(pod: &str) -> String {
+    format!("{pod}-token")
+}
+
 /// The secret that holds a session host's `token` and the agent's `files` (path in the pod
 /// and content), which the host writes before the agent starts.
 pub fn host_secret(

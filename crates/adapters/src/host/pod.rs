@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use bosun_core::{Pod, SessionName};
 use bosun_host::{HostClient, HostError, HostToken};
-use bosun_k8s::{Cluster, Object, PodChange, PodPhase, PodPlan};
+use bosun_k8s::{Cluster, PodChange, PodPhase, PodPlan};
 
 use super::dir::HostDir;
 use crate::{AdapterError, SpawnSpec};
@@ -267,7 +267,7 @@ impl PodHosts {
             let ours = BTreeMap::from([(POD_STATE_LABEL.to_owned(), self.state.clone())]);
             self.cluster.create_claim(&bosun_k8s::claim(claim, &pod.namespace, bytes, &ours)).map_err(k8s)?;
         }
-        let secret = format!("{session}-token");
+        let secret = bosun_k8s::host_secret_name(session.as_str());
         self.cluster
             .create_secret(&bosun_k8s::host_secret(&secret, &pod.namespace, token.text(), spec.files, &labels))
             .map_err(k8s)?;
@@ -320,10 +320,8 @@ impl PodHosts {
         self.cluster.unforward(namespace, session.as_str());
         lock(&self.looked_for).remove(session);
         lock(&self.forwarded).remove(session);
-        for (what, name) in [(Object::Pod, session.to_string()), (Object::Secret, format!("{session}-token"))] {
-            if let Err(e) = self.cluster.delete(what, namespace, &name) {
-                tracing::warn!("cannot delete {what:?} {name}: {e}");
-            }
+        if let Err(e) = self.cluster.delete_pod(namespace, session.as_str()) {
+            tracing::warn!(%session, "cannot delete its pod: {e}");
         }
         dir.forget(session);
         let _ = std::fs::remove_file(dir.pod_file(session));

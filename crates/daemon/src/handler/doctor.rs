@@ -88,10 +88,7 @@ fn claims(
 }
 
 fn remove_pod(cluster: &dyn bosun_k8s::Cluster, namespace: &str, name: &str) -> Fixed {
-    let deleted = cluster
-        .delete(bosun_k8s::Object::Pod, namespace, name)
-        .and_then(|()| cluster.delete(bosun_k8s::Object::Secret, namespace, &format!("{name}-token")));
-    match deleted {
+    match cluster.delete_pod(namespace, name) {
         Ok(()) => Fixed::Removed,
         Err(e) => Fixed::Failed { error: e.to_string() },
     }
