@@ -116,12 +116,17 @@ async fn close_vanished(engine: &EngineHandle, host: &Arc<HostSessions>) {
     }
 }
 
+/// How a pod's agent ended and what its host's save did, as its termination message says.
+pub(crate) fn ended(pod: &bosun_k8s::PodSeen) -> Option<bosun_host::Ended> {
+    pod.message.as_deref().and_then(bosun_host::Ended::from_message)
+}
+
 /// What a change says to the core, if anything.
 fn input_of(change: PodChange) -> Option<Input> {
     match change {
         PodChange::Seen(pod) => {
             let code = pod.exit?;
-            let ended = pod.message.as_deref().and_then(bosun_host::Ended::from_message);
+            let ended = ended(&pod);
             let status = ended.as_ref().map_or(ExitStatus::code(code), |e| e.exit);
             let saved = ended.and_then(|e| e.saved);
             Some(Input::PodEnded { session: SessionName::from_reported(&pod.name), status, saved })

@@ -165,17 +165,10 @@ impl WorkspaceBackend for VolumeBackend {
     ) -> Result<(), AdapterError> {
         let f = Fields::of(path, kind)?;
         let (engine, _) = self.engine()?;
-        // Its last commits come back first, whatever happens next.
-        let brought = self.bring_back(path, &f);
+        // Its last commits come back first, whatever happens next (looking at it brings them).
         // Commits that could not be brought back are never discarded, even forced: the person
         // removes the volume by hand when its work is not wanted.
-        let dirty = match brought {
-            Ok(Some(copy)) => status_dirty(&copy, owned),
-            Ok(None) => Ok(false),
-            Err(e) => Err(e),
-        };
-        clear(&staging(path))?;
-        if dirty? && !force {
+        if self.is_dirty(path, kind, owned)? && !force {
             return Err(AdapterError::Dirty(path.to_path_buf()));
         }
         engine.remove_volume(f.volume)?;

@@ -58,7 +58,7 @@ fn pods(cluster: &dyn bosun_k8s::Cluster, dirs: &StateDir, namespaces: &BTreeSet
     for namespace in namespaces {
         match cluster.pods(namespace, &selector) {
             Ok(pods) => found.extend(pods.into_iter().map(|p| {
-                let ended = p.message.as_deref().and_then(bosun_host::Ended::from_message);
+                let ended = crate::pods::ended(&p);
                 let saved = p.exit.map(|_| ended.and_then(|e| e.saved).is_some_and(|s| s.is_safe()));
                 bosun_core::FoundPod { namespace: namespace.clone(), name: p.name, saved }
             })),
