@@ -178,12 +178,9 @@ fn prepare(
     }
     let (kind, settings_root) = match req.workspace {
         WorkspaceChoice::Worktree if matches!(req.runtime, bosun_core::Runtime::K8s(_)) => {
-            let repo = git.repo_root(&source)?;
+            let NewBranch { repo, branch, base_ref, base } =
+                new_branch(git, &source, req.base_ref.take(), req.branch.take(), &nonce)?;
             let remote = git.remote_url(&repo)?;
-            let base_ref = req.base_ref.unwrap_or_else(|| "HEAD".to_owned());
-            let base = git.resolve_commit(&repo, &base_ref)?;
-            let branch = req.branch.unwrap_or_else(|| nonce.default_branch());
-            git.check_new_branch(&repo, &branch)?;
             let mut claim = None;
             if let bosun_core::Runtime::K8s(pod) = &mut req.runtime {
                 let source =
@@ -199,11 +196,8 @@ fn prepare(
             (WorkspaceKind::Pod { repo: repo.clone(), remote, branch, base_ref, base, claim }, repo)
         }
         WorkspaceChoice::Worktree => {
-            let repo = git.repo_root(&source)?;
-            let base_ref = req.base_ref.unwrap_or_else(|| "HEAD".to_owned());
-            let base = git.resolve_commit(&repo, &base_ref)?;
-            let branch = req.branch.unwrap_or_else(|| nonce.default_branch());
-            git.check_new_branch(&repo, &branch)?;
+            let NewBranch { repo, branch, base_ref, base } =
+                new_branch(git, &source, req.base_ref.take(), req.branch.take(), &nonce)?;
             (WorkspaceKind::Worktree { repo: repo.clone(), branch, base_ref, base }, repo)
         }
         WorkspaceChoice::Volume => {
@@ -213,11 +207,8 @@ fn prepare(
                     stderr: "only an agent in a container (--runtime docker) can work in a volume".into(),
                 });
             };
-            let repo = git.repo_root(&source)?;
-            let base_ref = req.base_ref.unwrap_or_else(|| "HEAD".to_owned());
-            let base = git.resolve_commit(&repo, &base_ref)?;
-            let branch = req.branch.unwrap_or_else(|| nonce.default_branch());
-            git.check_new_branch(&repo, &branch)?;
+            let NewBranch { repo, branch, base_ref, base } =
+                new_branch(git, &source, req.base_ref.take(), req.branch.take(), &nonce)?;
             let volume = bosun_core::WorkspaceId::new(&name, &nonce).volume();
             container.volume = Some(volume.clone());
             let image = container.image.clone();
@@ -266,6 +257,31 @@ fn prepare(
 /// What of a start's environment is recorded (the `--env` variables and the inherited paths
 /// bosun reads), and what it inherits besides, whose values stay out of the log. A session of the
 /// caller's tmux is not the agent's.
+/// A new branch of the repository `source` is in, to make a workspace on.
+struct NewBranch {
+    repo: std::path::PathBuf,
+    branch: String,
+    base_ref: String,
+    base: String,
+}
+
+/// `branch` (else the nonce's default) at `base_ref` (else `HEAD`) in `source`'s repository,
+/// checked to be new there, with the commit it starts at.
+fn new_branch(
+    git: &dyn Git,
+    source: &std::path::Path,
+    base_ref: Option<String>,
+    branch: Option<String>,
+    nonce: &Nonce,
+) -> Result<NewBranch, AdapterError> {
+    let repo = git.repo_root(source)?;
+    let base_ref = base_ref.unwrap_or_else(|| "HEAD".to_owned());
+    let base = git.resolve_commit(&repo, &base_ref)?;
+    let branch = branch.unwrap_or_else(|| nonce.default_branch());
+    git.check_new_branch(&repo, &branch)?;
+    Ok(NewBranch { repo, branch, base_ref, base })
+}
+
 fn split_env(
     mut given: BTreeMap<String, String>,
     mut inherited: BTreeMap<String, String>,
