@@ -91,9 +91,9 @@ pub trait Git: Send + Sync {
     /// the commits on its branch that no other branch, tag or remote-tracking branch holds; 0
     /// for a folder or a branch that no longer exists.
     fn commits_ahead(&self, kind: &WorkspaceKind) -> Result<u32, AdapterError>;
-    /// The URL of `repo`'s remote `origin` (where an agent in a pod clones from and pushes to);
-    /// an error saying how to give it one when it has none.
-    fn remote_url(&self, repo: &Path) -> Result<String, AdapterError>;
+    /// The URL of `repo`'s remote `origin` (where an agent in a pod clones from and pushes to),
+    /// if it has one.
+    fn remote_url(&self, repo: &Path) -> Result<Option<String>, AdapterError>;
 }
 
 /// Directories and git worktrees that agents work in, of every `WorkspaceKind`: a router

@@ -4,6 +4,7 @@
 //! subprocess (`git`, which also answers the `Git` questions as `LocalGit`). It carries out
 //! what the core asked and reports what git said; it decides nothing.
 
+pub(crate) mod bundle;
 mod folder;
 mod git;
 mod pod;

@@ -418,14 +418,20 @@ pub enum HostCommand {
         daemon: Option<PathBuf>,
         /// Where `save` requests push the workspace's branch (--save-branch), for a host whose
         /// workspace lives only beside it (in a pod)
-        #[arg(long, value_name = "URL", requires = "save_branch")]
+        #[arg(long, value_name = "URL", requires = "save_branch", conflicts_with = "save_bundle")]
         save_remote: Option<String>,
-        /// The branch `save` requests push
-        #[arg(long, value_name = "BRANCH", requires = "save_remote")]
+        /// Take the workspace's branch (--save-branch) as a git bundle from the daemon before
+        /// the program starts (unless the workspace holds it already), and give it back as one
+        /// once the program ended: for a repository with no remote the pod could reach
+        #[arg(long, requires = "save_branch")]
+        save_bundle: bool,
+        /// The branch that is saved
+        #[arg(long, value_name = "BRANCH")]
         save_branch: Option<String>,
-        /// End with the program: save (with --save-remote), write how it ended and what the
-        /// save did to FILE as JSON (in a pod, its termination message: /dev/termination-log),
-        /// then exit with the program's status
+        /// End with the program: save (with --save-remote, or once the daemon fetched the
+        /// bundle with --save-bundle), write how it ended and what the save did to FILE as JSON
+        /// (in a pod, its termination message: /dev/termination-log), then exit with the
+        /// program's status
         #[arg(long, value_name = "FILE")]
         exit_file: Option<PathBuf>,
         /// Listen at SOCKET for the agent's hook reports (where its hooks look for the

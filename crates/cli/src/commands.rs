@@ -60,7 +60,11 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
                     match &w.kind {
                         // Nothing of it is on this machine: it is a clone in the agent's pod.
                         bosun_core::WorkspaceKind::Pod { remote, claim, .. } => {
-                            println!("path       {}/workspace in its pod, cloned from {remote}", bosun_core::POD_ROOT);
+                            let from = match remote {
+                                Some(remote) => format!("cloned from {remote}"),
+                                None => "sent as a git bundle, fetched back as one".to_owned(),
+                            };
+                            println!("path       {}/workspace in its pod, {from}", bosun_core::POD_ROOT);
                             if let Some(c) = claim {
                                 println!("claim      {}/{}", c.namespace, c.name);
                             }

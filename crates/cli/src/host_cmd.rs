@@ -23,6 +23,7 @@ pub fn run(cmd: HostCommand) -> Result<ExitCode> {
             output_max,
             daemon,
             save_remote,
+            save_bundle,
             save_branch,
             exit_file,
             relay,
@@ -49,7 +50,12 @@ pub fn run(cmd: HostCommand) -> Result<ExitCode> {
                 (None, Some(addr), Some(token), Some(address_file)) => Listen::Tcp { addr, token, address_file },
                 _ => bail!("give --socket, or --listen with --token-file (or --token-env) and --address-file"),
             };
-            let save = save_remote.zip(save_branch).map(|(remote, branch)| SaveTo { remote, branch });
+            let save = match (save_remote, save_bundle, save_branch) {
+                (Some(remote), false, Some(branch)) => Some(SaveTo::Remote { remote, branch }),
+                (None, true, Some(branch)) => Some(SaveTo::Bundle { branch }),
+                (None, false, None) => None,
+                _ => bail!("give --save-branch with one of --save-remote or --save-bundle"),
+            };
             let opts = HostOptions {
                 listen,
                 session,

@@ -242,3 +242,135 @@ fn a_host_serves_no_other_user_even_opened_up_by_hand() {
     assert!(refused.is_some(), "{}", std::fs::read_to_string(&log).unwrap_or_default());
     assert!(host_of(&bosun, &id).status().is_ok(), "its own user is served");
 }
+
+/// A `bosun host serve --save-bundle` in `ws`, its branch `agent/b`, relaying at `<ws>/../relay`
+/// and writing how it ended to `<ws>/../ended`; its client.
+fn bundle_host(ws: &std::path::Path, script: &str) -> (std::process::Child, HostClient) {
+    let socket = ws.with_file_name("host.sock");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_bosun"))
+        .args(["host", "serve", "--session", "bundled", "--save-bundle", "--save-branch", "agent/b"])
+        .arg("--socket")
+        .arg(&socket)
+        .arg("--exit-file")
+        .arg(ws.with_file_name("ended"))
+        .arg("--relay")
+        .arg(ws.with_file_name("relay"))
+        .args(["--", "sh", "-c", script])
+        .current_dir(ws)
+        .env("BOSUN_LOG", "warn")
+        .spawn()
+        .unwrap();
+    let client = HostClient::new(socket);
+    assert!(wait_for(PATIENCE, || client.needs_seed().ok()).is_some(), "the host never listened");
+    (child, client)
+}
+
+/// A bundle of `branch` in `repo`, as bytes.
+fn bundle_of(repo: &TempRepo, branch: &str) -> Vec<u8> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(repo.path())
+        .args(["bundle", "create", "-", &format!("refs/heads/{branch}")])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    out.stdout
+}
+
+#[test]
+fn a_host_saving_by_bundle_starts_only_once_seeded_and_gives_back_only_the_new_commits_before_it_ends() {
+    let repo = TempRepo::new();
+    let base = repo.head();
+    repo.git(&["branch", "agent/b"]);
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let script = "echo \"on $(git branch --show-current)\"; read l; echo work > w.txt; git add w.txt; \
+                  git -c user.name=a -c user.email=a@b commit -qm pod-work; exit 3";
+    let (mut child, client) = bundle_host(&ws, script);
+
+    // Nothing runs before its seed; a seed that is not one, or too big, is refused.
+    assert!(client.needs_seed().unwrap());
+    let err = client.status().unwrap_err().to_string();
+    assert!(err.contains("waits for its seed"), "{err}");
+    let err = client.seed(&mut &b"not a bundle"[..], 12).unwrap_err().to_string();
+    assert!(err.contains("git fetch failed"), "{err}");
+    let mut raw = UnixStream::connect(ws.with_file_name("host.sock")).unwrap();
+    bosun_wire::write_frame(&mut raw, &HostRequest::Seed { len: bosun_host::BUNDLE_MOST + 1 }).unwrap();
+    match bosun_wire::read_frame::<_, HostResponse>(&mut raw).unwrap() {
+        HostResponse::Error { message } => assert!(message.contains("more than"), "{message}"),
+        other => panic!("a seed too big is refused: {other:?}"),
+    }
+    assert!(client.needs_seed().unwrap(), "still waiting for a seed");
+    let seed = bundle_of(&repo, "agent/b");
+    client.seed(&mut seed.as_slice(), seed.len() as u64).unwrap();
+    assert!(!client.needs_seed().unwrap(), "seeded, its program runs");
+    let screen = wait_for(PATIENCE, || {
+        let HostResponse::Screen { text } = client.ask(&HostRequest::Screen { colors: false }).ok()? else {
+            return None;
+        };
+        text.contains("on agent/b").then_some(text)
+    });
+    assert!(screen.is_some(), "the program runs in a clone on its branch");
+    let err = client.bundle(vec![]).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(err.contains("still runs"), "no bundle while it runs: {err}");
+
+    // Its end is told to its follower; a bundle is given, less what the asker has.
+    let mut follower = client.reports().unwrap();
+    assert!(matches!(client.ask(&HostRequest::Press { keys: vec![TermKey::Enter] }), Ok(HostResponse::Ok)));
+    match follower.hear().unwrap() {
+        bosun_host::Heard::Exited(exit) => assert_eq!(exit.code, Some(3)),
+        other => panic!("{other:?}"),
+    }
+    let err = client.bundle(vec!["HEAD; rm -rf /".into()]).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(err.contains("full commit ids"), "{err}");
+    // An asker gone midway leaves it waiting for the next.
+    drop(client.bundle(vec![base.clone()]).unwrap());
+    let mut given = client.bundle(vec![base.clone()]).unwrap();
+    assert!(given.len > 0 && !given.dirty);
+    let mut bytes = Vec::new();
+    given.read_to(&mut bytes).unwrap();
+    let file = dir.path().join("back.bundle");
+    std::fs::write(&file, &bytes).unwrap();
+    let listed = repo.git(&["bundle", "list-heads", file.to_str().unwrap()]);
+    assert!(listed.contains("refs/heads/agent/b") && listed.contains(&given.tip), "{listed}");
+    let prerequisites = repo.git(&["bundle", "verify", file.to_str().unwrap()]);
+    assert!(prerequisites.contains(&base), "only what {base} lacks: {prerequisites}");
+    repo.git(&["fetch", "-q", file.to_str().unwrap(), "refs/heads/agent/b:refs/heads/agent/b"]);
+    assert_eq!(repo.git(&["log", "-1", "--format=%s", "agent/b"]).trim(), "pod-work");
+    given.fetched(true, "fetched".into()).unwrap();
+
+    // It ends as its program did, saying its work is safe.
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(3));
+    let ended = bosun_host::Ended::from_message(&std::fs::read_to_string(ws.with_file_name("ended")).unwrap());
+    let saved = ended.and_then(|e| e.saved).expect("what became of its work");
+    assert!(saved.is_safe(), "{saved:?}");
+    assert!(!ws.join(".git/bosun-give.bundle").exists() && !ws.join(".git/bosun-seed.bundle").exists());
+}
+
+#[test]
+fn a_host_saving_by_bundle_whose_asker_has_it_all_gives_no_bytes_and_a_claims_clone_needs_no_seed() {
+    let repo = TempRepo::new();
+    repo.git(&["branch", "agent/b"]);
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    // A clone on the branch already (a claim kept it): no seed is waited for.
+    repo.git(&["clone", "-q", "--branch", "agent/b", repo.path().to_str().unwrap(), ws.to_str().unwrap()]);
+    std::fs::write(ws.join("scratch"), "uncommitted").unwrap();
+    let (mut child, client) = bundle_host(&ws, "read l");
+    assert!(!client.needs_seed().unwrap());
+    let err = client.seed(&mut &b"x"[..], 1).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(err.contains("no seed"), "{err}");
+    let mut follower = client.reports().unwrap();
+    assert!(matches!(client.ask(&HostRequest::Kill), Ok(HostResponse::Ok)));
+    assert!(matches!(follower.hear().unwrap(), bosun_host::Heard::Exited(_)));
+    assert!(client.status().is_ok(), "killed, it still waits for its work to be fetched");
+    let given = client.bundle(vec![repo.head()]).unwrap();
+    assert_eq!((given.len, given.tip.as_str(), given.dirty), (0, repo.head().as_str(), true));
+    given.fetched(true, "had it".into()).unwrap();
+    child.wait().unwrap();
+    let ended = bosun_host::Ended::from_message(&std::fs::read_to_string(ws.with_file_name("ended")).unwrap());
+    let saved = ended.and_then(|e| e.saved).unwrap();
+    assert!(saved.pushed && saved.dirty && !saved.is_safe(), "the uncommitted file is told: {saved:?}");
+}

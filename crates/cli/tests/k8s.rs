@@ -27,7 +27,7 @@ use support::*;
 /// Says where its clone is, then echoes; `commit` commits a file, `scratch` leaves one uncommitted.
 const AGENT: &str = "echo \"on $(git rev-parse --abbrev-ref HEAD) at $(git rev-parse --short HEAD)\"; \
     while read l; do case \"$l\" in \
-    commit) echo work > w.txt && git add w.txt && \
+    commit) echo work >> w.txt && git add w.txt && \
         git -c user.name=agent -c user.email=agent@example.com commit -qm pod-work && echo committed ;; \
     scratch) echo x > scratch.txt && echo scratched ;; \
     quit) exit 3 ;; \
@@ -62,7 +62,7 @@ fn an_agents_pod_clones_its_branch_and_serves_its_session_over_tcp_with_its_toke
         name: "bosun-k3j9x0aa",
         ask: &ask,
         labels: &labels,
-        repo_url: &url,
+        repo_url: Some(&url),
         base: &base,
         branch: "agent/k8s",
         command: &command,
@@ -260,7 +260,7 @@ fn a_pod_whose_work_is_not_all_saved_is_kept_and_a_person_is_asked() {
         name: "bosun-stray",
         ask: &ask,
         labels: &labels,
-        repo_url: &url,
+        repo_url: Some(&url),
         base: &base,
         branch: "stray",
         command: &command,
@@ -586,4 +586,73 @@ fn a_daemon_outside_the_cluster_reaches_its_pods_through_port_forwards_again_aft
     let bogus = bosun.with_env("BOSUN_K8S_REACH", "sideways");
     let err = bogus.fails(repo.path(), &["ls"]);
     assert!(err.contains("BOSUN_K8S_REACH=\"sideways\" is not a way to reach pods"), "{err}");
+}
+
+#[test]
+fn a_repository_with_no_remote_sends_its_branch_to_the_pod_and_takes_it_back_as_a_bundle() {
+    let (cluster, bosun, repo, _git, image) = k8s_bosun();
+    repo.git(&["remote", "remove", "origin"]);
+    let id = start_in_pod_with(&bosun, &repo, &image, "agent/bundled", &["--on-dead", "resume"]);
+    bosun.wait_state(&id, "running");
+    let short = repo.git(&["rev-parse", "--short", "HEAD"]).trim().to_owned();
+    bosun.wait_screen(&id, &format!("on agent/bundled at {short}"));
+    let shown = bosun.ok(repo.path(), &["show", &id]);
+    assert!(shown.contains("sent as a git bundle"), "{shown}");
+    bosun.ok(repo.path(), &["send", &id, "commit"]);
+    bosun.wait_screen(&id, "committed");
+
+    // Its agent ends: its branch comes back, and a new pod starts from it.
+    bosun.ok(repo.path(), &["send", &id, "quit"]);
+    let back = wait_for(PATIENCE, || {
+        let log = repo.git(&["log", "-1", "--format=%h %s", "agent/bundled"]);
+        log.contains("pod-work").then(|| log.split_whitespace().next().unwrap_or_default().to_owned())
+    });
+    let back = back.unwrap_or_else(|| panic!("its branch came back\n{}", bosun.log()));
+    let resumed = wait_for(PATIENCE, || (bosun.agent(&id).restarts == 1).then_some(()));
+    assert!(resumed.is_some(), "resumed once\n{}", bosun.log());
+    bosun.wait_screen(&id, &format!("on agent/bundled at {back}"));
+    let first = format!("bosun-{id}");
+    let gone = wait_for(PATIENCE, || cluster.pod("default", &first).is_none().then_some(()));
+    assert!(gone.is_some(), "the first pod went, its work back");
+
+    // After a daemon SIGKILL, a kill still brings its work back before its pod goes.
+    bosun.kill_daemon_hard();
+    assert_eq!(bosun.agent(&id).state.label(), "running", "adopted after a daemon SIGKILL");
+    bosun.ok(repo.path(), &["send", &id, "commit"]);
+    bosun.wait_screen(&id, "committed");
+    bosun.ok(repo.path(), &["kill", &id]);
+    bosun.wait_state(&id, "dead(killed)");
+    let pods_gone = wait_for(PATIENCE, || cluster.pods().is_empty().then_some(()));
+    assert!(pods_gone.is_some(), "its pod is deleted once its work is back\n{}", bosun.log());
+    let count = repo.git(&["rev-list", "--count", &format!("{back}..agent/bundled")]);
+    assert_eq!(count.trim(), "1", "the second pod's commit came back too");
+    assert!(!bosun.ok(repo.path(), &["escalations", "--json"]).contains(&id), "no one is asked");
+    let saved = bosun
+        .events()
+        .into_iter()
+        .filter(|e| matches!(e, bosun_core::Event::WorkSaved { saved, .. } if saved.is_safe()));
+    assert_eq!(saved.count(), 2, "both saves are recorded as safe");
+}
+
+#[test]
+fn a_bundle_that_would_move_a_branch_changed_here_meanwhile_is_refused_and_its_pod_kept() {
+    let (cluster, bosun, repo, _git, image) = k8s_bosun();
+    repo.git(&["remote", "remove", "origin"]);
+    let id = start_in_pod(&bosun, &repo, &image, "agent/moved");
+    bosun.wait_state(&id, "running");
+    bosun.wait_screen(&id, "on agent/moved");
+    bosun.ok(repo.path(), &["send", &id, "commit"]);
+    bosun.wait_screen(&id, "committed");
+    repo.git(&["checkout", "-q", "-b", "mine"]);
+    let mine = repo.commit_file("mine.txt", "mine");
+    repo.git(&["branch", "-f", "agent/moved", &mine]);
+    bosun.ok(repo.path(), &["kill", &id]);
+    let asked = wait_for(PATIENCE, || {
+        let listed = bosun.ok(repo.path(), &["escalations", "--json"]);
+        listed.contains("only in its pod").then_some(listed)
+    });
+    assert!(asked.is_some(), "a person is asked\n{}", bosun.log());
+    assert!(asked.unwrap().contains("rejected"), "git's refusal is told");
+    assert!(cluster.pod("default", &format!("bosun-{id}")).is_some(), "its pod is kept with the work only it holds");
+    assert_eq!(repo.git(&["rev-parse", "agent/moved"]), mine, "the branch here is untouched");
 }

@@ -67,19 +67,26 @@ pub struct Pod {
     /// bosun's program in the image.
     #[serde(default = "Pod::default_bosun")]
     pub bosun: String,
-    /// What its init container clones, set when the agent starts.
+    /// Where its workspace comes from and its work goes back, set when the agent starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<PodSource>,
+    pub source: Option<Box<PodSource>>,
     /// The claim made for its `storage_bytes`, named when the agent starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claim: Option<String>,
 }
 
-/// Where an agent's pod clones its workspace from, and where its work goes back.
+/// Where an agent's pod gets its workspace from, and where its work goes back: the
+/// repository's remote, which its init container clones and its host pushes to; or, for a
+/// repository with none, this machine's repository itself, whose branch goes to the pod and
+/// comes back as git bundles through its session host.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PodSource {
-    /// The repository's remote, as the cluster reaches it.
-    pub remote: String,
+    /// The repository's remote, as the cluster reaches it; none when it has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
+    /// The repository on this machine.
+    #[serde(default)]
+    pub repo: PathBuf,
     /// The commit a new branch starts at.
     pub base: String,
     pub branch: String,

@@ -47,14 +47,17 @@ pub enum WorkspaceKind {
     /// looked at after its agent ended, and before it is removed. `image` is the agent's image,
     /// in whose stopped containers the volume is filled and read.
     Volume { repo: PathBuf, branch: String, base_ref: String, base: String, volume: String, image: String },
-    /// A clone of `repo`'s `remote` in the agent's pod, on `branch` (new at `base`): nothing of
-    /// it is on this machine. The pod's host pushes the branch back to the remote when the agent
-    /// ends; its save says whether the work is safe (`Event::WorkSaved`). With `claim`, the clone
-    /// (and the agent's config) is on that claim of the pod's namespace, which outlives its pods
-    /// and goes only when the workspace is removed.
+    /// A clone of `repo` in the agent's pod, on `branch` (new at `base`): nothing of it but the
+    /// branch is on this machine. With a `remote`, the pod clones from it and its host pushes the
+    /// branch back there when the agent ends; without one, `branch` is made here at `base`, goes
+    /// to the pod as a git bundle, and comes back as one, fetched fast-forward only. That save
+    /// says whether the work is safe (`Event::WorkSaved`). With `claim`, the clone (and the
+    /// agent's config) is on that claim of the pod's namespace, which outlives its pods and goes
+    /// only when the workspace is removed.
     Pod {
         repo: PathBuf,
-        remote: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        remote: Option<String>,
         branch: String,
         base_ref: String,
         base: String,

@@ -524,12 +524,17 @@ fn a_job_step_whose_job_ends_at_once_counts_each_visit_once() {
 #[test]
 fn a_job_step_whose_agent_runs_in_a_pod_ends_only_once_its_pod_said_what_its_save_did() {
     let mut spec = agent_job(".");
-    let source = bosun_core::PodSource { remote: "git://r".into(), base: "c0ffee".into(), branch: "b".into() };
-    let pod = bosun_core::Pod { source: Some(source), ..bosun_core::Pod::new("default", "agent:1") };
+    let source = bosun_core::PodSource {
+        remote: Some("git://r".into()),
+        repo: "/r".into(),
+        base: "c0ffee".into(),
+        branch: "b".into(),
+    };
+    let pod = bosun_core::Pod { source: Some(Box::new(source)), ..bosun_core::Pod::new("default", "agent:1") };
     let ws = spec.workspace.as_mut().unwrap();
     ws.kind = bosun_core::WorkspaceKind::Pod {
         repo: "/repo".into(),
-        remote: "git://r".into(),
+        remote: Some("git://r".into()),
         branch: "b".into(),
         base_ref: "HEAD".into(),
         base: "c0ffee".into(),

@@ -20,12 +20,17 @@ fn in_pod_with(n: u64, claim: Option<&str>) -> bosun_core::AgentSpec {
     base.env.insert("HOME".into(), "/home/me".into());
     base.inherits = vec!["SECRET".into()];
     let branch = base.kind.branch().unwrap().to_owned();
-    let source = PodSource { remote: "git://example/repo".into(), base: "c0ffee".into(), branch: branch.clone() };
-    let pod = Pod { source: Some(source), claim: claim.map(str::to_owned), ..Pod::new("agents", "agent:1") };
+    let source = PodSource {
+        remote: Some("git://example/repo".into()),
+        repo: "/r".into(),
+        base: "c0ffee".into(),
+        branch: branch.clone(),
+    };
+    let pod = Pod { source: Some(Box::new(source)), claim: claim.map(str::to_owned), ..Pod::new("agents", "agent:1") };
     bosun_core::AgentSpec {
         kind: WorkspaceKind::Pod {
             repo: "/repo".into(),
-            remote: "git://example/repo".into(),
+            remote: Some("git://example/repo".into()),
             branch,
             base_ref: "HEAD".into(),
             base: "c0ffee".into(),
@@ -219,4 +224,27 @@ fn an_agent_in_a_pod_is_given_its_files_and_hooks_as_its_pod_sees_them() {
         })
         .expect("its session is started");
     assert!(command.contains("'bosun' --state-dir '/bosun/state' hook codex"), "{command}");
+}
+
+#[test]
+fn a_pod_workspace_with_no_remote_keeps_its_branch_here_when_it_holds_commits_and_deletes_it_else() {
+    for (ahead, kept) in [(2, true), (0, false)] {
+        let mut sim = Sim::new();
+        let mut spec = in_pod(1);
+        if let WorkspaceKind::Pod { remote, .. } = &mut spec.kind {
+            *remote = None;
+        }
+        let (a, w) = sim.start_with(spec);
+        sim.ok(Input::WorkspaceCreated { id: w.clone() });
+        sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });
+        let session = sim.state.agents[&a].session.clone();
+        sim.ok(Input::PodEnded { session, status: ExitStatus::code(0), saved: saved(true, false) });
+        let probe = bosun_core::WorkspaceProbe { dirty: false, commits_ahead: ahead };
+        let effects = sim.ok(Input::RemoveWorkspace { id: w.clone(), force: false, probe });
+        let delete_branch = effects.iter().find_map(|e| match e {
+            Effect::RemoveWorkspace { delete_branch, .. } => Some(*delete_branch),
+            _ => None,
+        });
+        assert_eq!(delete_branch, Some(!kept), "{ahead} commits ahead: {effects:?}");
+    }
 }

@@ -237,7 +237,8 @@ fn free_branch(git: &dyn Git, repo: &Path, plan: &PlanBranch) -> Result<String, 
 /// The agents the job's steps run, a `prompt_file` read now, from where the job was asked for.
 /// A job whose agents run in pods (`runtime = { k8s = … }`) has its workspace there: a clone of
 /// its worktree's branch in each agent's pod, which pushes it back to the repository's remote as
-/// it ends (the next agent's pod starts from what the last one pushed), on one claim when an
+/// it ends, or, with no remote, sends it back as a bundle (the next agent's pod starts from
+/// what the last one saved), on one claim when an
 /// agent asks for storage. Nothing of it is on this machine, so every agent of the job runs in
 /// a pod, in one namespace, and no step runs a command here.
 fn into_pods(
@@ -269,8 +270,12 @@ fn into_pods(
         .map(|_| bosun_core::PodClaim { namespace: pod.namespace.clone(), name: bosun_core::Pod::claim_name(nonce) });
     for plan in agents.values_mut() {
         if let bosun_core::Runtime::K8s(p) = &mut plan.runtime {
-            p.source =
-                Some(bosun_core::PodSource { remote: remote.clone(), base: base.clone(), branch: branch.clone() });
+            p.source = Some(Box::new(bosun_core::PodSource {
+                remote: remote.clone(),
+                repo: repo.clone(),
+                base: base.clone(),
+                branch: branch.clone(),
+            }));
             p.claim = claim.as_ref().map(|c| c.name.clone());
             p.storage_bytes = size;
         }

@@ -78,13 +78,30 @@ impl HostClient {
         }
     }
 
-    /// Sends `request` and returns the answer; a host's refusal is an error.
+    /// Sends `request` and returns the answer; a host's refusal is an error, and so is one
+    /// that waits for its seed.
     pub fn ask(&self, request: &HostRequest) -> Result<HostResponse, HostError> {
+        match self.ask_any(request)? {
+            HostResponse::Seeding => Err(self.refused("its workspace waits for its seed: no program runs yet")),
+            answer => Ok(answer),
+        }
+    }
+
+    fn ask_any(&self, request: &HostRequest) -> Result<HostResponse, HostError> {
         let mut conn = self.connect()?;
         write_frame(&mut conn, request).map_err(|e| self.frame_error(e))?;
         match read_frame(&mut conn).map_err(|e| self.frame_error(e))? {
             HostResponse::Error { message } => Err(self.refused(message)),
             answer => Ok(answer),
+        }
+    }
+
+    /// Whether the host waits for its seed (`seed`), rather than running its program.
+    pub fn needs_seed(&self) -> Result<bool, HostError> {
+        match self.ask_any(&HostRequest::Status)? {
+            HostResponse::Seeding => Ok(true),
+            HostResponse::Status(_) => Ok(false),
+            other => Err(self.unexpected(other)),
         }
     }
 
@@ -96,6 +113,43 @@ impl HostClient {
         write_frame(&mut conn, &HostRequest::Save).map_err(|e| self.frame_error(e))?;
         match read_frame(&mut conn).map_err(|e| self.frame_error(e))? {
             HostResponse::Saved { pushed, dirty, said } => Ok((pushed, dirty, said)),
+            HostResponse::Error { message } => Err(self.refused(message)),
+            other => Err(self.unexpected(other)),
+        }
+    }
+
+    /// Gives a host that saves by bundle its workspace: `len` bytes of a git bundle of its
+    /// branch, read from `bundle`; returns once it checked the branch out.
+    pub fn seed(&self, bundle: &mut impl Read, len: u64) -> Result<(), HostError> {
+        let mut conn = self.connect()?;
+        let _ = conn.set_write_timeout(Some(crate::save::SAVE_WAIT));
+        write_frame(&mut conn, &HostRequest::Seed { len }).map_err(|e| self.frame_error(e))?;
+        let sent = std::io::copy(&mut bundle.take(len), &mut conn).map_err(|e| HostError::io("sending a seed", e))?;
+        if sent != len {
+            return Err(self.refused(format!("the seed had {sent} of its {len} bytes")));
+        }
+        let _ = conn.set_read_timeout(Some(crate::save::SAVE_WAIT + ANSWER_WAIT));
+        match read_frame(&mut conn).map_err(|e| self.frame_error(e))? {
+            HostResponse::Ok => Ok(()),
+            HostResponse::Error { message } => Err(self.refused(message)),
+            other => Err(self.unexpected(other)),
+        }
+    }
+
+    /// Asks a host that saves by bundle, whose program ended, for its branch less what the
+    /// commits of `have` reach. The bundle is read from what is returned, which is then told
+    /// what came of it.
+    pub fn bundle(&self, have: Vec<String>) -> Result<GivenBundle, HostError> {
+        let mut conn = self.connect()?;
+        let _ = conn.set_read_timeout(Some(crate::save::SAVE_WAIT + ANSWER_WAIT));
+        write_frame(&mut conn, &HostRequest::Bundle { have }).map_err(|e| self.frame_error(e))?;
+        match read_frame(&mut conn).map_err(|e| self.frame_error(e))? {
+            HostResponse::Bundle { len, tip, dirty } => {
+                if len > crate::BUNDLE_MOST {
+                    return Err(self.refused(format!("its bundle of {len} bytes is more than {}", crate::BUNDLE_MOST)));
+                }
+                Ok(GivenBundle { client: self.clone(), conn, len, tip, dirty })
+            }
             HostResponse::Error { message } => Err(self.refused(message)),
             other => Err(self.unexpected(other)),
         }
@@ -182,6 +236,48 @@ pub fn attach(
     }
 }
 
+/// A bundle a host gives (`HostClient::bundle`): `len` bytes to read, its branch's `tip`, and
+/// whether its workspace holds work not committed.
+pub struct GivenBundle {
+    client: HostClient,
+    conn: HostConn,
+    pub len: u64,
+    pub tip: String,
+    pub dirty: bool,
+}
+
+impl GivenBundle {
+    /// Copies the bundle's bytes to `out`.
+    pub fn read_to(&mut self, out: &mut impl Write) -> Result<(), HostError> {
+        let got = std::io::copy(&mut Read::by_ref(&mut self.conn).take(self.len), out)
+            .map_err(|e| HostError::io("reading a bundle", e))?;
+        if got != self.len {
+            return Err(self.client.refused(format!("its bundle ended after {got} of its {} bytes", self.len)));
+        }
+        Ok(())
+    }
+
+    /// Tells the host what came of its bundle: whether the work is safe with it now, and what
+    /// git said. The host then ends.
+    pub fn fetched(mut self, fetched: bool, said: String) -> Result<(), HostError> {
+        write_frame(&mut self.conn, &HostRequest::Fetched { fetched, said }).map_err(|e| self.client.frame_error(e))?;
+        match read_frame(&mut self.conn).map_err(|e| self.client.frame_error(e))? {
+            HostResponse::Ok => Ok(()),
+            HostResponse::Error { message } => Err(self.client.refused(message)),
+            other => Err(self.client.unexpected(other)),
+        }
+    }
+}
+
+/// What a follower of a host's reports hears next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Heard {
+    /// A report of its agent's hook, to be answered.
+    Report(bosun_wire::HookEvent),
+    /// The program ended, and the host waits for its branch to be fetched as a bundle.
+    Exited(bosun_core::ExitStatus),
+}
+
 /// The hook reports of a host's agent, as they come; each is answered before the next.
 pub struct Reports {
     client: HostClient,
@@ -189,13 +285,25 @@ pub struct Reports {
 }
 
 impl Reports {
-    /// The next report; an error once the host is gone or says something else.
-    pub fn next_report(&mut self) -> Result<bosun_wire::HookEvent, HostError> {
+    /// The next report, or word that the program ended; an error once the host is gone or
+    /// says something else.
+    pub fn hear(&mut self) -> Result<Heard, HostError> {
         loop {
             match read_frame(&mut self.conn).map_err(|e| self.client.frame_error(e))? {
                 HostResponse::Ok => continue,
-                HostResponse::Report { hook } => return Ok(hook),
+                HostResponse::Report { hook } => return Ok(Heard::Report(hook)),
+                HostResponse::Exited { exit } => return Ok(Heard::Exited(exit)),
                 other => return Err(self.client.unexpected(other)),
+            }
+        }
+    }
+
+    /// The next report, skipping any word of the program's end (for a follower that fetches
+    /// nothing).
+    pub fn next_report(&mut self) -> Result<bosun_wire::HookEvent, HostError> {
+        loop {
+            if let Heard::Report(hook) = self.hear()? {
+                return Ok(hook);
             }
         }
     }

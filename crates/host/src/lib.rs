@@ -6,6 +6,7 @@
 //! daemon at once when the agent exits. Where no daemon's socket can be reached (a pod), it
 //! relays its agent's hook reports to the daemon that follows it.
 
+mod bundle;
 mod client;
 mod conn;
 mod endpoint;
@@ -21,7 +22,8 @@ mod screen;
 mod serve;
 mod token;
 
-pub use client::{attach, HostClient, Reports};
+pub use bundle::BUNDLE_MOST;
+pub use client::{attach, GivenBundle, Heard, HostClient, Reports};
 pub use conn::HostConn;
 pub use endpoint::HostEndpoint;
 pub use error::HostError;

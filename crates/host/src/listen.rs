@@ -97,6 +97,33 @@ impl Listener {
         }
     }
 
+    /// The next connection let in, on this thread: for a host that serves one at a time (while
+    /// it waits for its seed). None for one refused.
+    pub fn accept(&self) -> Option<HostConn> {
+        match self {
+            Self::Unix { listener, .. } => {
+                let (conn, _) = listener.accept().ok()?;
+                match same_user(&conn) {
+                    Ok(()) => Some(HostConn::Unix(conn)),
+                    Err(why) => {
+                        tracing::warn!("refused a connection: {why}");
+                        None
+                    }
+                }
+            }
+            Self::Tcp { listener, token, .. } => {
+                let (conn, peer) = listener.accept().ok()?;
+                match admit(conn, token) {
+                    Ok(conn) => Some(HostConn::Tcp(conn)),
+                    Err(why) => {
+                        tracing::warn!("refused a connection from {peer}: {why}");
+                        None
+                    }
+                }
+            }
+        }
+    }
+
     /// Hands each connection let in to `serve`, each on a thread of its own, while it can accept.
     pub fn run(&self, serve: impl Fn(HostConn) + Clone + Send + 'static) {
         match self {

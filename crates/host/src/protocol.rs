@@ -1,7 +1,8 @@
 //! What is asked of a session host and what it answers, as length-prefixed JSON frames (the
 //! daemon's framing). One request and one answer per connection, except `Attach`, after whose
-//! answer the connection carries the terminal's raw bytes both ways, and `Reports`, after which
-//! the host sends the agent's hook reports and the client answers each.
+//! answer the connection carries the terminal's raw bytes both ways; `Reports`, after which
+//! the host sends the agent's hook reports and the client answers each; and the git bundles
+//! of a host that saves by bundle, whose raw bytes follow a `Seed` request or a `Bundle` answer.
 
 use bosun_core::{ExitStatus, TermKey};
 use serde::{Deserialize, Serialize};
@@ -41,6 +42,24 @@ pub enum HostRequest {
     Answered {
         stdout: Option<String>,
     },
+    /// The workspace's branch as a git bundle of `len` bytes, which follow on the connection
+    /// (a host that saves by bundle takes it before its program starts): answered `Ok` once
+    /// the branch is checked out.
+    Seed {
+        len: u64,
+    },
+    /// The workspace's branch as a git bundle, once the program ended (a host that saves by
+    /// bundle): without the commits reachable from `have` (those the daemon has). Answered
+    /// `HostResponse::Bundle`, whose bytes follow; the client then says `Fetched`.
+    Bundle {
+        have: Vec<String>,
+    },
+    /// What the client made of the bundle: whether the work is safe with it now (`fetched`),
+    /// and what git said. The host then ends, as it does after a push.
+    Fetched {
+        fetched: bool,
+        said: String,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,6 +86,21 @@ pub enum HostResponse {
     /// A hook report of the agent's, to a client following them.
     Report {
         hook: bosun_wire::HookEvent,
+    },
+    /// To a client following the reports of a host that saves by bundle: the program ended,
+    /// and its branch waits to be fetched (`HostRequest::Bundle`).
+    Exited {
+        exit: ExitStatus,
+    },
+    /// The answer of a host that waits for its `Seed` to anything else: no program runs yet.
+    Seeding,
+    /// The answer to `Bundle`: `len` bytes of bundle follow (none: the client has every commit
+    /// of the branch already); `tip` is the branch's commit, `dirty` whether the workspace
+    /// holds work not committed, which no bundle carries.
+    Bundle {
+        len: u64,
+        tip: String,
+        dirty: bool,
     },
 }
 

@@ -46,6 +46,8 @@ struct Queue {
     follower: u64,
     followed: bool,
     ever_followed: bool,
+    /// How the program ended, once it did, for a host whose followers fetch its work then.
+    exited: Option<bosun_core::ExitStatus>,
 }
 
 #[derive(Default)]
@@ -183,6 +185,7 @@ impl Relay {
             let _ = conn.shutdown(std::net::Shutdown::Both);
             return;
         }
+        let mut told_exit = false;
         loop {
             let next = {
                 let mut queue = self.lock();
@@ -192,7 +195,10 @@ impl Relay {
                         return;
                     }
                     if let Some(p) = queue.pending.pop_front() {
-                        break Some(p);
+                        break Some(Ok(p));
+                    }
+                    if let Some(exit) = queue.exited.filter(|_| !told_exit) {
+                        break Some(Err(exit));
                     }
                     let (q, waited) = self.changed.wait_timeout(queue, BEAT).unwrap_or_else(PoisonError::into_inner);
                     queue = q;
@@ -201,12 +207,23 @@ impl Relay {
                     }
                 }
             };
-            let Some(pending) = next else {
-                if write_frame(&mut conn, &HostResponse::Ok).is_err() {
-                    let _ = conn.shutdown(std::net::Shutdown::Both);
-                    return;
+            let pending = match next {
+                Some(Ok(pending)) => pending,
+                Some(Err(exit)) => {
+                    told_exit = true;
+                    if write_frame(&mut conn, &HostResponse::Exited { exit }).is_err() {
+                        let _ = conn.shutdown(std::net::Shutdown::Both);
+                        return;
+                    }
+                    continue;
                 }
-                continue;
+                None => {
+                    if write_frame(&mut conn, &HostResponse::Ok).is_err() {
+                        let _ = conn.shutdown(std::net::Shutdown::Both);
+                        return;
+                    }
+                    continue;
+                }
             };
             let sent = write_frame(&mut conn, &HostResponse::Report { hook: pending.hook.clone() });
             match sent.ok().and_then(|()| answers.recv_timeout(ANSWER_WAIT).ok()) {
@@ -229,6 +246,13 @@ impl Relay {
                 }
             }
         }
+    }
+
+    /// Tells every follower, now and to come, that the program ended and its work waits to be
+    /// fetched (`HostResponse::Exited`, after the reports made before).
+    pub fn exited(&self, exit: bosun_core::ExitStatus) {
+        self.lock().exited = Some(exit);
+        self.changed.notify_all();
     }
 
     /// No daemon follows any more: the hooks that wait are answered now, their reports kept.

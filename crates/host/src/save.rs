@@ -1,8 +1,10 @@
-//! `SaveTo`: where a host whose workspace lives only beside it (in a pod) pushes its agent's
-//! branch when asked (`HostRequest::Save`), so the work outlives the pod. The push is plain
-//! `git push` of `refs/heads/<branch>` to the remote, never forced (a branch moved there
-//! meanwhile is refused, not overwritten), with every value an argument; the answer also says
-//! whether the workspace holds work not committed, which no push carries.
+//! `SaveTo`: where a host whose workspace lives only beside it (in a pod) saves its agent's
+//! branch, so the work outlives the pod: pushed to the repository's remote when asked
+//! (`HostRequest::Save`) and as it ends; or, for a repository with none, given to the daemon
+//! as a git bundle (see `bundle`). The push is plain `git push` of `refs/heads/<branch>`,
+//! never forced (a branch moved there meanwhile is refused, not overwritten), with every value
+//! an argument; the answer also says whether the workspace holds work not committed, which no
+//! push carries.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -20,10 +22,19 @@ pub const SAVE_WAIT: Duration = Duration::from_secs(120);
 const SAID_MOST: usize = 16 * 1024;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SaveTo {
-    /// The remote's URL, as the workspace's clone reaches it.
-    pub remote: String,
-    pub branch: String,
+pub enum SaveTo {
+    /// Pushed to `remote` (its URL, as the workspace's clone reaches it).
+    Remote { remote: String, branch: String },
+    /// Taken from the daemon and given back to it as git bundles.
+    Bundle { branch: String },
+}
+
+impl SaveTo {
+    pub fn branch(&self) -> &str {
+        match self {
+            Self::Remote { branch, .. } | Self::Bundle { branch } => branch,
+        }
+    }
 }
 
 /// How a host that ended with its program left: the program's status and what its save did
@@ -39,16 +50,16 @@ pub struct Ended {
 /// The most of a termination message a cluster keeps.
 pub const MESSAGE_MOST: usize = 4096;
 
-impl Ended {
-    pub(crate) fn new(exit: ExitStatus, saved: Option<HostResponse>) -> Self {
-        let saved = saved.map(|answer| match answer {
-            HostResponse::Saved { pushed, dirty, said } => SavedWork { pushed, dirty, said },
-            HostResponse::Error { message } => SavedWork { pushed: false, dirty: true, said: message },
-            other => SavedWork { pushed: false, dirty: true, said: format!("unexpected {other:?}") },
-        });
-        Self { exit, saved }
+/// What a push's answer says of the work.
+pub(crate) fn saved_of(answer: HostResponse) -> SavedWork {
+    match answer {
+        HostResponse::Saved { pushed, dirty, said } => SavedWork { pushed, dirty, said },
+        HostResponse::Error { message } => SavedWork { pushed: false, dirty: true, said: message },
+        other => SavedWork { pushed: false, dirty: true, said: format!("unexpected {other:?}") },
     }
+}
 
+impl Ended {
     /// As JSON within `MESSAGE_MOST` bytes: what git said is cut to fit.
     pub fn to_message(&self) -> String {
         let mut ended = self.clone();
@@ -70,23 +81,31 @@ impl Ended {
     }
 }
 
-/// Pushes the branch of the clone in `dir` to its remote and tells what came of it.
-pub(crate) fn save(to: &SaveTo, dir: &Path) -> HostResponse {
-    let dirty = match run(dir, &["status", "--porcelain=v1", "--untracked-files=all", "-z"]) {
-        Ok((true, out)) => !out.is_empty(),
-        Ok((false, out)) | Err(out) => return HostResponse::Error { message: format!("git status failed: {out}") },
+/// Pushes `branch` of the clone in `dir` to `remote` and tells what came of it.
+pub(crate) fn push(remote: &str, branch: &str, dir: &Path) -> HostResponse {
+    let dirty = match is_dirty(dir) {
+        Ok(dirty) => dirty,
+        Err(message) => return HostResponse::Error { message },
     };
-    let refspec = format!("refs/heads/{0}:refs/heads/{0}", to.branch);
-    let (pushed, said) = match run(dir, &["push", "--porcelain", "--", &to.remote, &refspec]) {
+    let refspec = format!("refs/heads/{branch}:refs/heads/{branch}");
+    let (pushed, said) = match run(dir, &["push", "--porcelain", "--", remote, &refspec]) {
         Ok(done) => done,
         Err(why) => (false, why),
     };
     HostResponse::Saved { pushed, dirty, said }
 }
 
+/// Whether the clone in `dir` holds work not committed (untracked files too).
+pub(crate) fn is_dirty(dir: &Path) -> Result<bool, String> {
+    match run(dir, &["status", "--porcelain=v1", "--untracked-files=all", "-z"]) {
+        Ok((true, out)) => Ok(!out.is_empty()),
+        Ok((false, out)) | Err(out) => Err(format!("git status failed: {out}")),
+    }
+}
+
 /// `git ARGS` in `dir`, without prompts, within `SAVE_WAIT`: whether it succeeded and what it
 /// said (stdout then stderr, cut to `SAID_MOST`); an error when it could not run or took too long.
-fn run(dir: &Path, args: &[&str]) -> Result<(bool, String), String> {
+pub(crate) fn run(dir: &Path, args: &[&str]) -> Result<(bool, String), String> {
     let child = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -133,14 +152,14 @@ mod tests {
     #[test]
     fn an_ended_message_fits_what_a_cluster_keeps_and_reads_back() {
         let long = HostResponse::Saved { pushed: false, dirty: true, said: "é".repeat(10_000) };
-        let ended = Ended::new(ExitStatus::code(3), Some(long));
+        let ended = Ended { exit: ExitStatus::code(3), saved: Some(saved_of(long)) };
         let message = ended.to_message();
         assert!(message.len() <= MESSAGE_MOST, "{}", message.len());
         let back = Ended::from_message(&message).unwrap();
         assert_eq!(back.exit, ExitStatus::code(3));
         assert!(back.saved.is_some_and(|s| !s.pushed && s.dirty && s.said.starts_with('é')));
         assert_eq!(Ended::from_message("not json"), None);
-        let none = Ended::new(ExitStatus::code(0), None).to_message();
+        let none = Ended { exit: ExitStatus::code(0), saved: None }.to_message();
         assert_eq!(Ended::from_message(&none).unwrap().saved, None);
     }
 }

@@ -6,10 +6,10 @@
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use bosun_core::{ExitStatus, TermKey};
+use bosun_core::{ExitStatus, SavedWork, TermKey};
 use bosun_wire::{read_frame, write_frame};
 use portable_pty::{native_pty_system, CommandBuilder, MasterPty, PtySize};
 
@@ -18,7 +18,7 @@ use crate::listen::{Listen, Listener};
 use crate::output_log::RotatingLog;
 use crate::protocol::{HostRequest, HostResponse, HostStatus};
 use crate::screen::Screen;
-use crate::HostError;
+use crate::{HostError, SaveTo};
 
 /// How long a request may take to arrive once connected, and an attached client to take a
 /// write, before it is dropped.
@@ -42,11 +42,14 @@ pub struct HostOptions {
     pub rows: u16,
     /// The daemon's socket, told at once when the program exits.
     pub daemon: Option<PathBuf>,
-    /// Where `Save` pushes the workspace's branch, for a host whose workspace lives only here.
-    pub save: Option<crate::SaveTo>,
-    /// When set, the host ends with its program: it saves (when it has somewhere to), writes an
-    /// `Ended` as JSON to this file (a pod's termination message, which its cluster reports)
-    /// and exits with the program's status.
+    /// Where the workspace's branch is saved, for a host whose workspace lives only here: a
+    /// remote `Save` pushes to, or the daemon, which seeds it before the program starts and
+    /// takes it back as a bundle once the program ended.
+    pub save: Option<SaveTo>,
+    /// When set, the host ends with its program: it saves (when it has somewhere to: a push,
+    /// or waiting until the daemon fetched its bundle), writes an `Ended` as JSON to this file
+    /// (a pod's termination message, which its cluster reports) and exits with the program's
+    /// status.
     pub exit_file: Option<PathBuf>,
     /// Where the agent's hooks find a daemon's socket: the host listens there and relays their
     /// reports to the daemon that follows it.
@@ -80,7 +83,7 @@ impl HostOptions {
 
 struct Host {
     session: String,
-    save: Option<crate::SaveTo>,
+    save: Option<SaveTo>,
     exit_file: Option<PathBuf>,
     pid: Option<u32>,
     screen: Mutex<Screen>,
@@ -89,6 +92,29 @@ struct Host {
     master: Mutex<Box<dyn MasterPty + Send>>,
     attached: Mutex<Vec<HostConn>>,
     relay: Option<Arc<crate::Relay>>,
+    /// For a host that saves by bundle: what became of its work, once its client said.
+    fetched: Mutex<Option<SavedWork>>,
+    fetched_now: Condvar,
+    /// Held while a bundle is given: one at a time.
+    giving: Mutex<()>,
+}
+
+impl Host {
+    fn set_fetched(&self, saved: SavedWork) {
+        *lock(&self.fetched) = Some(saved);
+        self.fetched_now.notify_all();
+    }
+
+    /// Waits until the client said what it made of the bundle.
+    fn wait_fetched(&self) -> SavedWork {
+        let mut fetched = lock(&self.fetched);
+        loop {
+            if let Some(saved) = fetched.clone() {
+                return saved;
+            }
+            fetched = self.fetched_now.wait(fetched).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -98,6 +124,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Runs the host until it is killed. Returns once the socket cannot be served any more.
 pub fn serve(opts: HostOptions) -> Result<(), HostError> {
     let listener = Listener::bind(&opts.listen)?;
+    if let Some(SaveTo::Bundle { branch }) = &opts.save {
+        let dir = std::env::current_dir().map_err(|e| HostError::io("reading its workspace's path", e))?;
+        if !crate::bundle::seeded(&dir, branch) {
+            take_seed(&listener, &dir, branch, opts.exit_file.as_deref());
+        }
+    }
     if let Some(var) = &opts.files_var {
         crate::files::write_from(var)?;
     }
@@ -141,6 +173,9 @@ pub fn serve(opts: HostOptions) -> Result<(), HostError> {
         master: Mutex::new(pty.master),
         attached: Mutex::new(Vec::new()),
         relay,
+        fetched: Mutex::new(None),
+        fetched_now: Condvar::new(),
+        giving: Mutex::new(()),
     });
     let log = match &opts.output {
         Some(path) => Some(RotatingLog::open(path, opts.output_max).map_err(|e| HostError::io("output log", e))?),
@@ -161,7 +196,8 @@ pub fn serve(opts: HostOptions) -> Result<(), HostError> {
                 tell_daemon(&daemon, &host.session, status);
             }
             if let Some(path) = &host.exit_file {
-                end_with_program(&host, path, status);
+                let saved = save_as_it_ends(&host, status);
+                end_with_program(path, status, saved);
             }
         }
     });
@@ -181,20 +217,107 @@ pub fn serve(opts: HostOptions) -> Result<(), HostError> {
     Ok(())
 }
 
-/// Saves the workspace (when the host has somewhere to), writes what came of it and how the
-/// program ended to `path`, and exits as the program did.
-fn end_with_program(host: &Host, path: &Path, exit: ExitStatus) -> ! {
-    let saved = match (&host.save, std::env::current_dir()) {
-        (Some(to), Ok(dir)) => Some(crate::save::save(to, &dir)),
-        (Some(_), Err(e)) => Some(HostResponse::Error { message: format!("cannot tell its workspace: {e}") }),
+/// Serves one connection at a time until a `Seed` made the workspace `dir` a clone on
+/// `branch`: no program runs before. A `Kill` ends the host (nothing ran, so nothing is lost).
+fn take_seed(listener: &Listener, dir: &Path, branch: &str, exit_file: Option<&Path>) {
+    loop {
+        let Some(mut conn) = listener.accept() else {
+            // Refused, or the listener failing: never a spin.
+            std::thread::sleep(Duration::from_millis(10));
+            continue;
+        };
+        let _ = conn.set_read_timeout(Some(CLIENT_WAIT));
+        let _ = conn.set_write_timeout(Some(CLIENT_WAIT));
+        let Ok(request) = read_frame::<_, HostRequest>(&mut conn) else { continue };
+        let answer = match request {
+            HostRequest::Seed { len } => match crate::bundle::seed(&mut conn, dir, branch, len) {
+                Ok(()) => {
+                    let _ = write_frame(&mut conn, &HostResponse::Ok);
+                    return;
+                }
+                Err(message) => HostResponse::Error { message },
+            },
+            HostRequest::Kill => {
+                let _ = write_frame(&mut conn, &HostResponse::Ok);
+                let said = "it ended before its workspace came: there was no work".to_owned();
+                let unseeded = SavedWork { pushed: true, dirty: false, said };
+                match exit_file {
+                    Some(path) => end_with_program(path, ExitStatus { code: None, signal: Some(15) }, Some(unseeded)),
+                    None => std::process::exit(1),
+                }
+            }
+            _ => HostResponse::Seeding,
+        };
+        let _ = write_frame(&mut conn, &answer);
+    }
+}
+
+/// What the host does with its work as it ends with its program: pushes it, or tells its
+/// followers and waits until one fetched its bundle. None when it has nowhere to save.
+fn save_as_it_ends(host: &Host, exit: ExitStatus) -> Option<SavedWork> {
+    match (&host.save, std::env::current_dir()) {
+        (Some(SaveTo::Remote { remote, branch }), Ok(dir)) => {
+            Some(crate::save::saved_of(crate::save::push(remote, branch, &dir)))
+        }
+        (Some(SaveTo::Bundle { .. }), _) => {
+            if let Some(relay) = &host.relay {
+                relay.exited(exit);
+            }
+            Some(host.wait_fetched())
+        }
+        (Some(_), Err(e)) => {
+            Some(SavedWork { pushed: false, dirty: true, said: format!("cannot tell its workspace: {e}") })
+        }
         (None, _) => None,
-    };
-    let ended = crate::Ended::new(exit, saved);
+    }
+}
+
+/// Writes how the program ended and what became of its work to `path`, and exits as the
+/// program did.
+fn end_with_program(path: &Path, exit: ExitStatus, saved: Option<SavedWork>) -> ! {
+    let ended = crate::Ended { exit, saved };
     if let Err(e) = std::fs::write(path, ended.to_message()) {
         tracing::warn!("cannot write {}: {e}", path.display());
     }
     let code = exit.code.or(exit.signal.map(|s| 128 + s)).unwrap_or(1);
     std::process::exit(code);
+}
+
+/// Gives the workspace's branch as a bundle (see `bundle`), once the program ended; what the
+/// client made of it ends the host. A bundle that cannot be made ends it too, its work left
+/// for a person; a client gone midway leaves it waiting for the next.
+fn give_bundle(host: &Host, mut conn: HostConn, have: &[String]) {
+    let refuse = |conn: &mut HostConn, message: &str| {
+        let _ = write_frame(conn, &HostResponse::Error { message: message.to_owned() });
+    };
+    let Some(SaveTo::Bundle { branch }) = &host.save else {
+        return refuse(&mut conn, "this host gives no bundle: it saves by push, or not at all");
+    };
+    if let Err(message) = crate::bundle::check_have(have) {
+        return refuse(&mut conn, &message);
+    }
+    if lock(&host.exit).is_none() {
+        return refuse(&mut conn, "its program still runs: its branch is given once it ended");
+    }
+    let _one = lock(&host.giving);
+    if lock(&host.fetched).is_some() {
+        return refuse(&mut conn, "its branch was fetched already");
+    }
+    let _ = conn.set_write_timeout(Some(crate::save::SAVE_WAIT));
+    let made = std::env::current_dir()
+        .map_err(|e| format!("cannot tell its workspace: {e}"))
+        .and_then(|dir| crate::bundle::make(&dir, branch, have));
+    match made {
+        Err(message) => {
+            refuse(&mut conn, &message);
+            host.set_fetched(SavedWork { pushed: false, dirty: true, said: message });
+        }
+        Ok(given) => {
+            if let Some((fetched, said)) = crate::bundle::give(&mut conn, &given) {
+                host.set_fetched(SavedWork { pushed: fetched, dirty: given.dirty, said });
+            }
+        }
+    }
 }
 
 /// The inode of the file at `path`, if there is one.
@@ -267,13 +390,19 @@ fn answer(host: &Host, mut conn: HostConn, marker: &Path) {
             std::process::exit(0);
         }
         HostRequest::Save => match (&host.save, std::env::current_dir()) {
-            (Some(to), Ok(dir)) => {
+            (Some(SaveTo::Remote { remote, branch }), Ok(dir)) => {
                 let _ = conn.set_write_timeout(Some(crate::save::SAVE_WAIT));
-                crate::save::save(to, &dir)
+                crate::save::push(remote, branch, &dir)
             }
+            (Some(SaveTo::Bundle { .. }), _) => HostResponse::Error {
+                message: "this host pushes nowhere: its branch is given as a bundle once its program ended".into(),
+            },
             (None, _) => HostResponse::Error { message: "this host has nowhere to save to".into() },
             (_, Err(e)) => HostResponse::Error { message: format!("cannot tell its workspace: {e}") },
         },
+        HostRequest::Seed { .. } => HostResponse::Error { message: "this host takes no seed now".into() },
+        HostRequest::Bundle { have } => return give_bundle(host, conn, &have),
+        HostRequest::Fetched { .. } => HostResponse::Error { message: "no bundle was given".into() },
         HostRequest::Reports => match &host.relay {
             Some(relay) => return relay.follow(conn),
             None => HostResponse::Error { message: "this host relays no reports".into() },

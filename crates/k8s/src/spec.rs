@@ -1,7 +1,9 @@
 //! The objects of an agent's pod. The pod has one volume, `work`, mounted at `/bosun`: an
 //! `emptyDir`, or the agent's claim when the runbook gives it storage. An init container clones
 //! the repository at the job's commit onto its branch into `/bosun/workspace` (skipped when a
-//! claim already holds the clone: a resumed agent finds its work), and the agent's container runs
+//! claim already holds the clone: a resumed agent finds its work); a repository with no remote
+//! has no init container: the host takes the branch as a git bundle from the daemon before the
+//! agent starts, and gives it back as one when the agent ends. The agent's container runs
 //! `bosun host serve` on the pod's address, port `HOST_PORT`, with the agent under it, its config
 //! in `/bosun/config` (on the claim too). The host's secret holds its token and the agent's own
 //! files (its settings), both given to the host as environment variables the agent does not
@@ -60,8 +62,9 @@ pub struct PodPlan<'a> {
     pub name: &'a str,
     pub ask: &'a PodAsk,
     pub labels: &'a BTreeMap<String, String>,
-    /// Where the init container clones from (a URL the cluster can reach).
-    pub repo_url: &'a str,
+    /// Where the init container clones from (a URL the cluster can reach); none: the branch
+    /// comes from the daemon and goes back to it as git bundles, through the host.
+    pub repo_url: Option<&'a str>,
     /// The commit its branch starts at.
     pub base: &'a str,
     pub branch: &'a str,
@@ -89,26 +92,31 @@ pub fn pod(plan: &PodPlan<'_>) -> Pod {
         None => Volume { name: "work".into(), empty_dir: Some(Default::default()), ..Default::default() },
     };
     let work_mount = VolumeMount { name: "work".into(), mount_path: WORK.into(), ..Default::default() };
-    let clone = Container {
+    let clone = plan.repo_url.map(|url| Container {
         name: "clone".into(),
         image: Some(plan.ask.image.clone()),
         command: Some(vec!["sh".into(), "-c".into(), CLONE.into()]),
         env: Some(vec![
-            value("BOSUN_REPO", plan.repo_url),
+            value("BOSUN_REPO", url),
             value("BOSUN_BASE", plan.base),
             value("BOSUN_BRANCH", plan.branch),
             value("BOSUN_WORKSPACE", WORKSPACE),
         ]),
         volume_mounts: Some(vec![work_mount.clone()]),
         ..Default::default()
-    };
+    });
     let mut command: Vec<String> = [plan.ask.bosun.as_str(), "host", "serve", "--listen"].map(String::from).to_vec();
     command.push(format!("tcp:$(POD_IP):{HOST_PORT}"));
     command.extend(["--token-env".into(), TOKEN_VAR.into()]);
     command.extend(["--address-file".into(), format!("{WORK}/host.addr")]);
     command.extend(["--session".into(), plan.name.to_owned()]);
-    // Where its branch is pushed when it ends, before the pod goes.
-    command.extend(["--save-remote".into(), literal(plan.repo_url), "--save-branch".into(), literal(plan.branch)]);
+    // Where its branch is pushed when it ends, before the pod goes; or that the daemon brings
+    // it and fetches it back.
+    match plan.repo_url {
+        Some(url) => command.extend(["--save-remote".into(), literal(url)]),
+        None => command.push("--save-bundle".into()),
+    }
+    command.extend(["--save-branch".into(), literal(plan.branch)]);
     // It ends with its agent, saying how in its termination message, which the watch reports.
     command.extend(["--exit-file".into(), TERMINATION_LOG.into()]);
     // It writes the agent's files, and relays its hooks' reports from where they look for a daemon.
@@ -172,7 +180,7 @@ pub fn pod(plan: &PodPlan<'_>) -> Pod {
     Pod {
         metadata: meta(plan.name, &plan.ask.namespace, plan.labels),
         spec: Some(PodSpec {
-            init_containers: Some(vec![clone]),
+            init_containers: clone.map(|c| vec![c]),
             containers: vec![agent],
             volumes: Some(vec![work]),
             restart_policy: Some("Never".into()),
@@ -297,7 +305,7 @@ mod tests {
             name: "bosun-k3j9x0aa",
             ask,
             labels,
-            repo_url: "https://git.example/repo.git",
+            repo_url: Some("https://git.example/repo.git"),
             base: "0123456789abcdef0123456789abcdef01234567",
             branch: "ws-k3j9x0aa",
             command,
@@ -328,6 +336,21 @@ mod tests {
         let agent = &spec.containers[0];
         assert!(agent.resources.is_none() && agent.env_from.is_none());
         assert!(spec.node_selector.is_none() && spec.service_account_name.is_none());
+    }
+
+    #[test]
+    fn a_pod_of_a_repository_with_no_remote_has_no_clone_its_host_takes_and_gives_back_bundles() {
+        let (ask, labels, env) = (ask(), labels(), BTreeMap::new());
+        let command = vec!["sh".to_owned()];
+        let pod = pod(&PodPlan { repo_url: None, ..plan(&ask, &labels, &command, &env, None) });
+        let spec = pod.spec.unwrap();
+        assert!(spec.init_containers.is_none(), "nothing to clone from");
+        let args = spec.containers[0].command.clone().unwrap();
+        let at = args.iter().position(|a| a == "--save-bundle").expect("its host saves by bundle");
+        assert!(!args.contains(&"--save-remote".to_owned()), "{args:?}");
+        let branch = args.iter().position(|a| a == "--save-branch").expect("it knows its branch");
+        assert_eq!(args[branch + 1], "ws-k3j9x0aa");
+        assert!(at < args.iter().position(|a| a == "--").unwrap(), "a host option, not the agent's");
     }
 
     #[test]

@@ -27,8 +27,8 @@ impl Git for FakeGit {
     fn commits_ahead(&self, _kind: &WorkspaceKind) -> Result<u32, AdapterError> {
         Ok(0)
     }
-    fn remote_url(&self, repo: &Path) -> Result<String, AdapterError> {
-        Ok(format!("https://git.example{}", repo.display()))
+    fn remote_url(&self, repo: &Path) -> Result<Option<String>, AdapterError> {
+        Ok(Some(format!("https://git.example{}", repo.display())))
     }
 }
 

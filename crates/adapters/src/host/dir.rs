@@ -14,6 +14,18 @@ const ADDRESS: &str = ".addr";
 const TOKEN: &str = ".token";
 /// Beside a TCP host in a pod: the pod's namespace (its name is the session's).
 const POD: &str = ".pod";
+/// Beside a host in a pod of a repository with no remote: where its branch comes back to.
+const BUNDLE_TO: &str = ".bundle-to";
+/// Where a bundle to or from such a pod is written on its way.
+const BUNDLE: &str = ".bundle";
+
+/// Where the branch of a pod whose repository has no remote comes back to: the daemon's own
+/// record, never the pod's word.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BundleTo {
+    pub repo: PathBuf,
+    pub branch: String,
+}
 
 #[derive(Clone, Debug)]
 pub struct HostDir {
@@ -61,6 +73,22 @@ impl HostDir {
     /// Notes that the session's host runs in a pod of `namespace`.
     pub fn note_pod(&self, session: &SessionName, namespace: &str) -> std::io::Result<()> {
         std::fs::write(self.pod_file(session), namespace)
+    }
+
+    /// Notes where the branch of the session's pod comes back to.
+    pub fn note_bundle_to(&self, session: &SessionName, to: &BundleTo) -> std::io::Result<()> {
+        std::fs::write(self.dir.join(format!("{session}{BUNDLE_TO}")), serde_json::to_vec(to)?)
+    }
+
+    /// Where the branch of the session's pod comes back to, if it comes back as a bundle.
+    pub fn bundle_to(&self, session: &SessionName) -> Option<BundleTo> {
+        let text = std::fs::read(self.dir.join(format!("{session}{BUNDLE_TO}"))).ok()?;
+        serde_json::from_slice(&text).ok()
+    }
+
+    /// Where a bundle to or from the session's pod is written on its way.
+    pub fn bundle_file(&self, session: &SessionName) -> PathBuf {
+        self.dir.join(format!("{session}{BUNDLE}"))
     }
 
     /// Writes where the session's TCP host listens (a pod's address, which the daemon learns
@@ -124,17 +152,23 @@ impl HostDir {
         found
     }
 
-    /// Removes the session's socket, address and token files.
     /// The file whose presence says the session's address is a port-forward's (made by some
     /// daemon: only the one that made it may trust it).
     pub fn forward_file(&self, session: &SessionName) -> PathBuf {
         self.dir.join(format!("{session}.fwd"))
     }
 
+    /// Removes the session's socket, address and token files, and what it noted of its pod's
+    /// forward and bundles.
     pub fn forget(&self, session: &SessionName) {
-        for path in
-            [self.socket(session), self.address_file(session), self.token_file(session), self.forward_file(session)]
-        {
+        for path in [
+            self.socket(session),
+            self.address_file(session),
+            self.token_file(session),
+            self.forward_file(session),
+            self.dir.join(format!("{session}{BUNDLE_TO}")),
+            self.bundle_file(session),
+        ] {
             let _ = std::fs::remove_file(path);
         }
     }

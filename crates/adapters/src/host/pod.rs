@@ -5,6 +5,9 @@
 //! deleted only once its host has gone (it saves the agent's work before it ends). The agent's
 //! hooks report to its host, which relays them: each pod's reports are followed on a thread of
 //! their own and sent to the daemon as `RelayedReport`s, whose answers go back to the hook.
+//! For a repository with no remote, the pod's host takes its branch as a git bundle once the
+//! pod runs, and the thread that follows it fetches the branch back as one when it says its
+//! agent ended, into the branch this daemon noted (`BundleTo`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -15,7 +18,8 @@ use bosun_core::{Pod, SessionName};
 use bosun_host::{HostClient, HostError, HostToken};
 use bosun_k8s::{Cluster, PodChange, PodPhase, PodPlan};
 
-use super::dir::HostDir;
+use super::dir::{BundleTo, HostDir};
+use crate::workspaces::bundle;
 use crate::{AdapterError, SpawnSpec};
 
 /// How long a pod has to be running with an address (its image may be pulled first).
@@ -201,6 +205,7 @@ impl PodHosts {
         };
         let (session, reports, followed) = (session.clone(), self.reports.clone(), self.followed.clone());
         let no_relay = self.no_relay.clone();
+        let (bundle_to, scratch) = (dir.bundle_to(&session), dir.bundle_file(&session));
         let spawned = std::thread::Builder::new().name(format!("reports {session}")).stack_size(256 * 1024).spawn({
             let session = session.clone();
             move || {
@@ -208,13 +213,20 @@ impl PodHosts {
                 // has gone (or cannot be reached), and a daemon that stopped listening is done.
                 loop {
                     match client.reports() {
-                        Ok(mut stream) => {
-                            if relay(&session, &mut stream, &reports).is_ok() {
-                                break;
+                        Ok(mut stream) => match relay(&session, &mut stream, &reports) {
+                            Ok(Followed::DaemonGone) => break,
+                            Ok(Followed::Exited) => {
+                                drop(stream);
+                                match &bundle_to {
+                                    Some(to) => fetch_back(&session, &client, to, &scratch),
+                                    None => tracing::warn!(%session, "its host waits for a bundle no one noted"),
+                                }
+                                // Followed again: a host whose fetch failed midway says so again.
+                                std::thread::sleep(Duration::from_secs(1));
                             }
                             // Not at once: a host that takes and drops followers is not hammered.
-                            std::thread::sleep(Duration::from_secs(1));
-                        }
+                            Err(_) => std::thread::sleep(Duration::from_secs(1)),
+                        },
                         Err(HostError::Refused { message, .. }) if message.contains("relays no reports") => {
                             lock(&no_relay).insert(session.clone());
                             break;
@@ -275,7 +287,7 @@ impl PodHosts {
             name: session.as_str(),
             ask: pod,
             labels: &labels,
-            repo_url: &source.remote,
+            repo_url: source.remote.as_deref(),
             base: &source.base,
             branch: &source.branch,
             command: spec.command,
@@ -291,7 +303,10 @@ impl PodHosts {
             match seen.iter().find(|p| p.name == session.as_str()) {
                 Some(p) if p.phase == PodPhase::Running => {
                     if let Some(ip) = p.ip.as_deref().and_then(|ip| ip.parse().ok()) {
-                        let noted = self.note_address(dir, session, &pod.namespace, ip, false);
+                        let mut noted = self.note_address(dir, session, &pod.namespace, ip, false);
+                        if noted.is_ok() && source.remote.is_none() {
+                            noted = seed(dir, session, source);
+                        }
                         if noted.is_err() {
                             self.remove(dir, session, &pod.namespace);
                         }
@@ -328,20 +343,90 @@ impl PodHosts {
     }
 }
 
+/// How following a host's reports ended, short of the host going.
+enum Followed {
+    /// The daemon stopped listening.
+    DaemonGone,
+    /// The host's agent ended, and its branch waits to be fetched.
+    Exited,
+}
+
 /// Passes the stream's reports to the daemon and its answers back, until the stream ends
-/// (`Err`: the host went or let this follower go) or the daemon does (`Ok`).
+/// (`Err`: the host went or let this follower go), the daemon does, or the agent.
 fn relay(
     session: &SessionName,
     stream: &mut bosun_host::Reports,
     reports: &mpsc::Sender<RelayedReport>,
-) -> Result<(), HostError> {
+) -> Result<Followed, HostError> {
     loop {
-        let hook = stream.next_report()?;
+        let hook = match stream.hear()? {
+            bosun_host::Heard::Report(hook) => hook,
+            bosun_host::Heard::Exited(_) => return Ok(Followed::Exited),
+        };
         let (answer, answered) = mpsc::sync_channel(1);
         if reports.send(RelayedReport { session: session.clone(), hook, answer }).is_err() {
-            return Ok(());
+            return Ok(Followed::DaemonGone);
         }
         stream.answer(answered.recv_timeout(ANSWER_WAIT).ok().flatten())?;
+    }
+}
+
+/// Gives the host of a pod whose repository has no remote its branch as a bundle, once it
+/// listens (a host whose claim holds its clone already wants none). Where the branch comes
+/// back to is noted first.
+fn seed(dir: &HostDir, session: &SessionName, source: &bosun_core::PodSource) -> Result<(), AdapterError> {
+    let to = BundleTo { repo: source.repo.clone(), branch: source.branch.clone() };
+    dir.note_bundle_to(session, &to).map_err(|e| AdapterError::io("noting where a pod's branch comes back", e))?;
+    let client = HostClient::new(dir.endpoint(session).map_err(|e| refused(session, &e.to_string()))?);
+    let deadline = Instant::now() + POD_START_WAIT;
+    loop {
+        match client.needs_seed() {
+            Ok(false) => return Ok(()),
+            Ok(true) => break,
+            Err(HostError::Gone(_)) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
+            Err(e) => return Err(refused(session, &e.to_string())),
+        }
+    }
+    let file = dir.bundle_file(session);
+    let sent = bundle::seed(&source.repo, &source.branch, &file).and_then(|()| {
+        let io = |e| AdapterError::io(format!("reading {}", file.display()), e);
+        let mut bytes = std::fs::File::open(&file).map_err(io)?;
+        let len = bytes.metadata().map_err(io)?.len();
+        client.seed(&mut bytes, len).map_err(|e| refused(session, &format!("its seed was not taken: {e}")))
+    });
+    let _ = std::fs::remove_file(&file);
+    sent
+}
+
+/// Fetches the branch of a pod's ended agent back into `to`, from the bundle its host gives,
+/// and tells the host what came of it (it then ends, saying so to the pods' watch). A host
+/// gone midway is asked again when it is followed again.
+fn fetch_back(session: &SessionName, client: &HostClient, to: &BundleTo, scratch: &std::path::Path) {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    let have: Vec<String> = bundle::tip(&to.repo, &to.branch).into_iter().collect();
+    let mut given = match client.bundle(have) {
+        Ok(given) => given,
+        Err(e) => return tracing::warn!(%session, "cannot take its branch back: {e}"),
+    };
+    let (fetched, said) = if given.len == 0 {
+        bundle::take_back(&to.repo, &to.branch, None, &given.tip)
+    } else {
+        let written = std::fs::File::create(scratch)
+            .map_err(|e| HostError::io(format!("writing {}", scratch.display()), e))
+            .and_then(|mut file| given.read_to(&mut file));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(scratch);
+            return tracing::warn!(%session, "cannot take its branch back: {e}");
+        }
+        // Fetches into one repository wait for each other.
+        let _one = lock(&ONE_AT_A_TIME);
+        let taken = bundle::take_back(&to.repo, &to.branch, Some(scratch), &given.tip);
+        let _ = std::fs::remove_file(scratch);
+        taken
+    };
+    tracing::info!(%session, fetched, "its branch {}: {said}", to.branch);
+    if let Err(e) = given.fetched(fetched, said) {
+        tracing::warn!(%session, "cannot tell its host what came of its bundle: {e}");
     }
 }
 

@@ -22,22 +22,22 @@ impl Git for LocalGit {
         rev_parse_path(dir, &["--show-toplevel"])
     }
 
-    fn remote_url(&self, repo: &Path) -> Result<String, AdapterError> {
+    fn remote_url(&self, repo: &Path) -> Result<Option<String>, AdapterError> {
         let mut cmd = git(repo);
-        cmd.args(["remote", "get-url", "origin"]);
+        cmd.args(["config", "--get", "remote.origin.url"]);
         let out = output(&mut cmd)?;
-        let url = stdout_line(&out);
-        if !out.status.success() || url.is_empty() {
-            return Err(AdapterError::Command {
-                command: "git remote get-url origin".into(),
-                stderr: format!(
-                    "{} has no remote `origin`: an agent in a pod clones from it and pushes its branch back there \
-                     (`git remote add origin URL`, a URL the cluster reaches)",
-                    repo.display()
-                ),
-            });
+        match out.status.code() {
+            Some(0) => Ok(Some(stdout_line(&out)).filter(|url| !url.is_empty())),
+            // Not set: `git config --get` says so by its status alone.
+            Some(1) if out.stderr.is_empty() => Ok(None),
+            _ => {
+                let stderr = stderr_text(&out);
+                if names_no_repo(&stderr) {
+                    return Err(AdapterError::NotARepo(repo.to_path_buf()));
+                }
+                Err(command_error(&cmd, stderr))
+            }
         }
-        Ok(url)
     }
 
     fn resolve_commit(&self, repo: &Path, rev: &str) -> Result<String, AdapterError> {
@@ -80,15 +80,18 @@ impl Git for LocalGit {
     fn commits_ahead(&self, kind: &WorkspaceKind) -> Result<u32, AdapterError> {
         match kind {
             // Its branch is on the remote, not here.
-            WorkspaceKind::Folder | WorkspaceKind::Pod { .. } => Ok(0),
+            WorkspaceKind::Folder | WorkspaceKind::Pod { remote: Some(_), .. } => Ok(0),
             WorkspaceKind::Worktree { repo, branch, .. }
             | WorkspaceKind::Pool { repo, branch, .. }
             | WorkspaceKind::Volume { repo, branch, .. }
+            | WorkspaceKind::Pod { repo, branch, .. }
                 if !branch_exists(repo, branch)? =>
             {
                 Ok(0)
             }
-            WorkspaceKind::Worktree { repo, branch, base, .. } | WorkspaceKind::Volume { repo, branch, base, .. } => {
+            WorkspaceKind::Worktree { repo, branch, base, .. }
+            | WorkspaceKind::Volume { repo, branch, base, .. }
+            | WorkspaceKind::Pod { repo, branch, base, .. } => {
                 let mut cmd = git(repo);
                 cmd.args(["rev-list", "--count"]).arg(format!("{base}..refs/heads/{branch}"));
                 let out = run(&mut cmd)?;

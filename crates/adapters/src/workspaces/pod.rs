@@ -1,8 +1,9 @@
 //! `PodBackend`: a workspace that is a clone in its agent's pod. Nothing of it is on this
-//! machine: it is made by the pod's init container, its work goes back to the remote when its
-//! agent ends (the pod's host pushes it), and it goes with its pod, or, on a claim, with its
-//! claim, deleted when the workspace is removed. Whether it holds work that never came back is
-//! what the pod's save said, which the core keeps: here it is clean.
+//! machine but, for a repository with no remote, its branch: it is made by the pod's init
+//! container (or from a bundle of that branch), its work goes back to the remote (or that
+//! branch) when its agent ends, and it goes with its pod, or, on a claim, with its claim,
+//! deleted when the workspace is removed. Whether it holds work that never came back is what
+//! the pod's save said, which the core keeps: here it is clean.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,11 +33,17 @@ impl WorkspaceBackend for PodBackend {
     fn create(
         &self,
         _path: &Path,
-        _kind: &WorkspaceKind,
+        kind: &WorkspaceKind,
         _settings_from: Option<&Path>,
         _resume: bool,
     ) -> Result<(), AdapterError> {
-        Ok(())
+        match kind {
+            // Its branch is here, where its pod's bundle comes from and goes back to.
+            WorkspaceKind::Pod { repo, remote: None, branch, base, .. } => {
+                super::bundle::make_branch(repo, branch, base)
+            }
+            _ => Ok(()),
+        }
     }
 
     fn is_dirty(&self, _path: &Path, _kind: &WorkspaceKind, _owned: &[PathBuf]) -> Result<bool, AdapterError> {
@@ -48,9 +55,14 @@ impl WorkspaceBackend for PodBackend {
         _path: &Path,
         kind: &WorkspaceKind,
         _force: bool,
-        _delete_branch: bool,
+        delete_branch: bool,
         _owned: &[PathBuf],
     ) -> Result<(), AdapterError> {
+        if let WorkspaceKind::Pod { repo, remote: None, branch, .. } = kind {
+            if delete_branch {
+                super::git::delete_branch(repo, branch)?;
+            }
+        }
         let WorkspaceKind::Pod { claim: Some(claim), .. } = kind else { return Ok(()) };
         let cluster = self.cluster.as_ref().ok_or_else(|| AdapterError::Command {
             command: format!("deleting claim {}/{}", claim.namespace, claim.name),

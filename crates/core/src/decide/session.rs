@@ -288,7 +288,7 @@ pub(super) fn pod_ended(
     }
     let why = match &claim {
         Some(c) => format!(
-            "the work of agent {} did not all go back to its remote; it is kept on claim {}/{} until its \
+            "the work of agent {} did not all come back from its pod; it is kept on claim {}/{} until its \
              workspace is removed: {}",
             a.id,
             c.namespace,

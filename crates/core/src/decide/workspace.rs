@@ -188,7 +188,13 @@ pub(super) fn remove(
         return Err(Rejection::WorkspaceInUse { id: id.clone(), agent: live.id.clone() });
     }
     let keep_branch = match (&ws.kind, probe.commits_ahead) {
-        (WorkspaceKind::Worktree { branch, .. } | WorkspaceKind::Volume { branch, .. }, n) if n > 0 => {
+        (
+            WorkspaceKind::Worktree { branch, .. }
+            | WorkspaceKind::Volume { branch, .. }
+            // With no remote, its branch is here, where its pods' work came back to.
+            | WorkspaceKind::Pod { remote: None, branch, .. },
+            n,
+        ) if n > 0 => {
             Some(BranchKept { branch: branch.clone(), commits: n })
         }
         _ => None,

@@ -183,9 +183,13 @@ fn prepare(
             let remote = git.remote_url(&repo)?;
             let mut claim = None;
             if let bosun_core::Runtime::K8s(pod) = &mut req.runtime {
-                let source =
-                    bosun_core::PodSource { remote: remote.clone(), base: base.clone(), branch: branch.clone() };
-                pod.source = Some(source);
+                let source = bosun_core::PodSource {
+                    remote: remote.clone(),
+                    repo: repo.clone(),
+                    base: base.clone(),
+                    branch: branch.clone(),
+                };
+                pod.source = Some(Box::new(source));
                 // Storage asked for: a claim of the agent's own holds its clone and config.
                 if pod.storage_bytes.is_some() {
                     let name = bosun_core::Pod::claim_name(&nonce);
