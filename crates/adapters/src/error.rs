@@ -36,6 +36,8 @@ pub enum AdapterError {
     NoImage(String),
     #[error("no session {0}")]
     NoSession(String),
+    #[error("merging {from} into {into} conflicts in {}: merge them by hand (or change the plan's `using`) and resume", .files.join(", "))]
+    MergeConflict { into: String, from: String, files: Vec<String> },
     #[error("`{command}` failed: {}", one_line(stderr))]
     Command { command: String, stderr: String },
     #[error("{context}: {source}")]

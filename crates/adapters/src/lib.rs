@@ -94,6 +94,11 @@ pub trait Git: Send + Sync {
     /// The URL of `repo`'s remote `origin` (where an agent in a pod clones from and pushes to),
     /// if it has one.
     fn remote_url(&self, repo: &Path) -> Result<Option<String>, AdapterError>;
+    /// A commit that merges each of `others` into `onto` in turn (a plan job that uses several
+    /// jobs starts there), made without a worktree and with no ref moved; `onto`'s commit when
+    /// there are none. `AdapterError::MergeConflict`, with the conflicting files, when one
+    /// conflicts.
+    fn merge(&self, repo: &Path, onto: &str, others: &[String]) -> Result<String, AdapterError>;
 }
 
 /// Directories and git worktrees that agents work in, of every `WorkspaceKind`: a router

@@ -96,8 +96,7 @@ pub fn run(cmd: RunbookCommand) -> Result<ExitCode> {
                 rows.push(("cron".into(), n.clone(), runs(&c.run)));
             }
             for (n, plan) in &runbook.plans {
-                let jobs: Vec<String> = plan.jobs.iter().map(|j| format!("{} (job {})", j.name, j.job)).collect();
-                rows.push(("plan".into(), n.clone(), jobs.join(" → ")));
+                rows.push(("plan".into(), n.clone(), plan_levels(plan)));
             }
             if flag.json {
                 let v: Vec<_> =
@@ -110,4 +109,21 @@ pub fn run(cmd: RunbookCommand) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A plan's jobs by how deep they are in its graph: those that use none, then those that use
+/// only them, and so on (`a → b, c → d` for a diamond).
+fn plan_levels(plan: &bosun_runbook::model::Plan) -> String {
+    let mut level: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    let mut levels: Vec<Vec<String>> = Vec::new();
+    for j in &plan.jobs {
+        // `using` names only earlier jobs: theirs are known.
+        let at = j.using.iter().filter_map(|u| level.get(u.as_str())).map(|l| l + 1).max().unwrap_or(0);
+        level.insert(&j.name, at);
+        if levels.len() <= at {
+            levels.resize(at + 1, Vec::new());
+        }
+        levels[at].push(format!("{} (job {})", j.name, j.job));
+    }
+    levels.iter().map(|l| l.join(", ")).collect::<Vec<_>>().join(" → ")
 }

@@ -1,5 +1,6 @@
-//! Plans through the CLI: jobs in order, each on its own branch from the one before; the first
-//! failure stops the plan, which is resumed from there.
+//! Plans through the CLI: a graph of jobs, each on its own branch from the branch of the job it
+//! uses; a job that uses two starts from both merged, and a merge that conflicts fails it with
+//! nothing made; a failure stops what depends on it, and the plan is resumed from there.
 
 mod support;
 
@@ -49,10 +50,14 @@ fn a_failed_plan_stops_there_and_resumes_from_the_job_that_failed() {
 plan "three" {{
   job "a" {{ run = {{ job = "mark" }} }}
   job "b" {{
-    run  = {{ job = "mark" }}
-    vars = {{ gate = "{}" }}
+    run   = {{ job = "mark" }}
+    vars  = {{ gate = "{}" }}
+    using = ["a"]
   }}
-  job "c" {{ run = {{ job = "mark" }} }}
+  job "c" {{
+    run   = {{ job = "mark" }}
+    using = ["b"]
+  }}
 }}
 
 job "mark" {{
@@ -89,4 +94,70 @@ job "mark" {{
     assert_eq!(marks, "feature/a\nfeature/b\nfeature/c\n", "each job built on the one before");
     let err = bosun.fails(repo.path(), &["plan", "resume", &id]);
     assert!(err.contains("has not failed"), "{err}");
+}
+
+#[test]
+fn a_diamond_plan_runs_its_middle_jobs_from_one_branch_and_the_last_from_both_merged() {
+    let bosun = bosun();
+    let repo = repo_with_example("diamond.hcl", 1);
+    bosun.ok(repo.path(), &["plan", "run", "release"]);
+    let done = wait_for(PATIENCE, || (plan(&bosun, &repo)["state"]["state"] == "done").then_some(()));
+    assert!(done.is_some(), "{}\n{}", plan(&bosun, &repo), bosun.log());
+    let p = plan(&bosun, &repo);
+    assert_eq!(
+        (p["jobs"][1]["source"].as_str(), p["jobs"][2]["source"].as_str()),
+        (Some("feature/schema"), Some("feature/schema"))
+    );
+    assert_eq!(p["jobs"][3]["source"], "feature/api");
+    assert_eq!(p["jobs"][3]["merged"], serde_json::json!(["feature/ui"]));
+    let files = git(&repo, &["ls-tree", "--name-only", "feature/docs"]);
+    for f in ["SCHEMA.md", "API.md", "UI.md", "DOCS.md"] {
+        assert!(files.lines().any(|l| l == f), "{f} on feature/docs: {files}");
+    }
+    let merges = git(&repo, &["log", "--merges", "--format=%s", "feature/docs"]);
+    assert_eq!(merges.trim(), "Merge feature/ui into feature/api");
+}
+
+#[test]
+fn a_job_whose_branches_conflict_fails_with_the_files_listed_and_nothing_made() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let runbook = r#"
+plan "clash" {
+  job "left"  {
+    run  = { job = "write" }
+    vars = { text = "left" }
+  }
+  job "right" {
+    run  = { job = "write" }
+    vars = { text = "right" }
+  }
+  job "both"  {
+    run   = { job = "write" }
+    vars  = { text = "both" }
+    using = ["left", "right"]
+  }
+}
+
+job "write" {
+  vars   = ["text"]
+  source = "worktree"
+  step "write" {
+    run = "echo ${var.text} > same.txt && git add -A && git commit -qm ${var.text}"
+  }
+}
+"#;
+    write_runbook(&repo, "clash.hcl", runbook);
+    bosun.ok(repo.path(), &["plan", "run", "clash"]);
+    let failed = wait_for(PATIENCE, || (plan(&bosun, &repo)["state"]["state"] == "failed").then_some(()));
+    assert!(failed.is_some(), "{}\n{}", plan(&bosun, &repo), bosun.log());
+    let p = plan(&bosun, &repo);
+    assert_eq!(p["state"]["job"], "both", "{p}");
+    let reason = p["state"]["reason"].as_str().unwrap();
+    assert!(reason.contains("conflicts in same.txt"), "{reason}");
+    assert_eq!((p["jobs"][0]["done"].as_bool(), p["jobs"][1]["done"].as_bool()), (Some(true), Some(true)));
+    let branches = git(&repo, &["branch", "--list", "feature/both*"]);
+    assert!(branches.trim().is_empty(), "no branch made for it: {branches}");
+    let jobs: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["job", "ls", "--json"])).unwrap();
+    assert_eq!(jobs.as_array().map(Vec::len), Some(2), "no job made for it: {jobs}");
 }

@@ -37,10 +37,11 @@ fn the_example_runbooks_check_and_list() {
         std::fs::copy(f.path(), dir.join(f.file_name())).unwrap();
     }
     let out = bosun.ok(repo.path(), &["runbook", "check"]);
-    assert!(out.starts_with("ok: 3 file(s), 1 command(s), 3 job(s)") && out.contains("1 plan(s)"), "{out}");
+    assert!(out.starts_with("ok: 4 file(s), 1 command(s), 4 job(s)") && out.contains("2 plan(s)"), "{out}");
     let ls = bosun.ok(repo.path(), &["runbook", "ls"]);
     assert!(ls.contains("plan → implement → check") && ls.contains("bugs → job fix ×2"), "{ls}");
     assert!(ls.contains("schema (job artifact) → api (job artifact) → ui (job artifact)"), "{ls}");
+    assert!(ls.contains("schema (job part) → api (job part), ui (job part) → docs (job part)"), "{ls}");
 }
 
 #[test]

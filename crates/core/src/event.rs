@@ -358,14 +358,16 @@ pub enum Event {
     PlanStarted {
         plan: Plan,
     },
-    /// The plan's job at `index` was asked for, as `job`, from `source`.
+    /// The plan's job at `index` was asked for, as `job`, from `source` with `merged` merged in.
     PlanJobDispatched {
         plan: String,
         index: usize,
         job: JobId,
         source: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        merged: Vec<String>,
     },
-    /// The plan's job at `index` ended: done on `target`, or failed (which stops the plan).
+    /// The plan's job at `index` ended: done on `target`, or failed (which stops what uses it).
     PlanJobEnded {
         plan: String,
         index: usize,

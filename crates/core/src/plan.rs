@@ -1,5 +1,8 @@
-//! Plans (seed 003): jobs run one after another, each in a worktree that starts from the branch
-//! the one before produced; the first failure stops the plan, which can be resumed from there.
+//! Plans (seed 003): a graph of jobs, each in a worktree of its own. A job starts once every job
+//! it uses is done, at most `concurrency` at once: from the plan's base when it uses none, else
+//! from the branch of the first it uses, with the others' branches merged in. A failed job stops
+//! only what depends on it; the plan ends done, or failed where it stopped, once nothing runs and
+//! nothing can start, and a resume runs its failed jobs again.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -22,6 +25,9 @@ pub struct Plan {
     #[serde(default)]
     pub book: JobBook,
     pub cwd: PathBuf,
+    /// How many of its jobs may run at once.
+    #[serde(default = "Plan::default_concurrency")]
+    pub concurrency: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,9 +43,48 @@ pub struct PlanJob {
     pub job_id: Option<JobId>,
     /// The branch its job worked on, once known.
     pub target: Option<String>,
-    /// Where its job started from, once known.
+    /// Where its job started from, once known: the plan's base, or the branch of the first
+    /// job it uses.
     pub source: Option<String>,
+    /// The branches of the other jobs it uses, merged into its start.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<String>,
     pub done: bool,
+    /// Why it failed, once it did (what uses it waits until it is resumed and done).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+}
+
+/// Where a plan's job stands.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum PlanJobState {
+    /// Waiting for the jobs it uses.
+    Waiting,
+    /// Every job it uses is done: it starts when a place is free.
+    Ready,
+    Running,
+    Done,
+    Failed {
+        reason: String,
+    },
+    /// A job it uses (`job`, maybe through others) failed: it waits for a resume.
+    Blocked {
+        job: String,
+    },
+}
+
+impl PlanJobState {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::Waiting => "waiting",
+            Self::Ready => "ready",
+            Self::Running => "running",
+            Self::Done => "done",
+            Self::Failed { .. } => "failed",
+            Self::Blocked { .. } => "blocked",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,6 +102,142 @@ pub struct PlanBranch {
     pub base: String,
     pub branch: String,
     pub suffix: bool,
+    /// Branches merged into `base` first (the other jobs a job uses); a conflict stops it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merge: Vec<String>,
+}
+
+/// How many jobs of a plan run at once when its runbook does not say.
+pub const DEFAULT_PLAN_CONCURRENCY: u32 = 2;
+
+impl Plan {
+    pub fn default_concurrency() -> u32 {
+        DEFAULT_PLAN_CONCURRENCY
+    }
+
+    fn index_of(&self, name: &str) -> Option<usize> {
+        self.jobs.iter().position(|j| j.name == name)
+    }
+
+    /// Where the job at `index` stands.
+    pub fn job_state(&self, index: usize) -> PlanJobState {
+        let Some(j) = self.jobs.get(index) else { return PlanJobState::Waiting };
+        if j.done {
+            return PlanJobState::Done;
+        }
+        if let Some(reason) = &j.failure {
+            return PlanJobState::Failed { reason: reason.clone() };
+        }
+        // A record of an older bosun names its one failed job only in the plan's state.
+        if let PlanState::Failed { job, reason } = &self.state {
+            if *job == j.name && j.job_id.is_some() {
+                return PlanJobState::Failed { reason: reason.clone() };
+            }
+        }
+        if j.job_id.is_some() {
+            return PlanJobState::Running;
+        }
+        // `using` names only earlier jobs (the runbook is checked so): no loop.
+        let mut ready = true;
+        for used in &j.using {
+            let Some(u) = self.index_of(used).filter(|u| *u < index) else { continue };
+            match self.job_state(u) {
+                PlanJobState::Done if self.jobs[u].target.is_some() => {}
+                PlanJobState::Done => return PlanJobState::Blocked { job: used.clone() },
+                PlanJobState::Failed { .. } => return PlanJobState::Blocked { job: used.clone() },
+                PlanJobState::Blocked { job } => return PlanJobState::Blocked { job },
+                _ => ready = false,
+            }
+        }
+        if ready {
+            PlanJobState::Ready
+        } else {
+            PlanJobState::Waiting
+        }
+    }
+
+    /// The jobs to start now, in the order written: ready ones, as many as places are free.
+    pub fn to_start(&self) -> Vec<usize> {
+        let running = (0..self.jobs.len()).filter(|i| self.job_state(*i) == PlanJobState::Running).count();
+        let free = (self.concurrency.max(1) as usize).saturating_sub(running);
+        (0..self.jobs.len()).filter(|i| self.job_state(*i) == PlanJobState::Ready).take(free).collect()
+    }
+
+    /// Where the job at `index` starts: the plan's base when it uses no job, else the branch of
+    /// the first it uses; and the branches of the others it uses, merged in.
+    pub fn start_of(&self, index: usize) -> (String, Vec<String>) {
+        let targets: Vec<String> = self.jobs[index]
+            .using
+            .iter()
+            .filter_map(|u| self.index_of(u))
+            .filter_map(|u| self.jobs[u].target.clone())
+            .collect();
+        match targets.split_first() {
+            Some((first, rest)) => (first.clone(), rest.to_vec()),
+            None => (self.base.clone(), Vec::new()),
+        }
+    }
+
+    /// Its job at `index` was asked for.
+    pub fn dispatched(&mut self, index: usize, job: &JobId, source: &str, merged: &[String]) {
+        if let Some(j) = self.jobs.get_mut(index) {
+            j.job_id = Some(job.clone());
+            j.source = Some(source.to_owned());
+            j.merged = merged.to_vec();
+            j.failure = None;
+            j.done = false;
+        }
+        self.settle();
+    }
+
+    /// Its job at `index` ended: done on `target`, or failed.
+    pub fn ended(&mut self, index: usize, target: Option<&str>, failure: Option<&str>) {
+        if let Some(j) = self.jobs.get_mut(index) {
+            if let Some(t) = target {
+                j.target = Some(t.to_owned());
+            }
+            j.done = failure.is_none();
+            j.failure = failure.map(str::to_owned);
+        }
+        self.settle();
+    }
+
+    /// A resume: its failed jobs run again (their jobs resumed, or asked for anew).
+    pub fn resumed(&mut self) {
+        for j in &mut self.jobs {
+            j.failure = None;
+        }
+        self.state = PlanState::Running;
+    }
+
+    /// The jobs that failed, in the order written.
+    pub fn failed(&self) -> Vec<usize> {
+        (0..self.jobs.len()).filter(|i| matches!(self.job_state(*i), PlanJobState::Failed { .. })).collect()
+    }
+
+    /// Its state from its jobs': running while one runs or may start; done when all are; else
+    /// failed at the first job that failed.
+    fn settle(&mut self) {
+        let states: Vec<PlanJobState> = (0..self.jobs.len()).map(|i| self.job_state(i)).collect();
+        self.state = if states.iter().all(|s| *s == PlanJobState::Done) {
+            PlanState::Done
+        } else if states.iter().any(|s| matches!(s, PlanJobState::Running | PlanJobState::Ready)) {
+            PlanState::Running
+        } else {
+            let failed = states.iter().enumerate().find_map(|(i, s)| match s {
+                PlanJobState::Failed { reason } => Some((self.jobs[i].name.clone(), reason.clone())),
+                _ => None,
+            });
+            match failed {
+                Some((job, reason)) => PlanState::Failed { job, reason },
+                None => {
+                    let stuck = states.iter().position(|s| *s != PlanJobState::Done).unwrap_or(0);
+                    let job = self.jobs.get(stuck).map(|j| j.name.clone()).unwrap_or_default();
+                    PlanState::Failed { job, reason: "it could not start".into() }
+                }
+            }
+        };
+    }
 }
 
 impl PlanJob {
@@ -97,7 +278,9 @@ mod tests {
             job_id: None,
             target: None,
             source: None,
+            merged: vec![],
             done: false,
+            failure: None,
         };
         assert_eq!(j.wanted_branch(), ("feature/user-schema-v2".into(), true));
         j.branch = Some("auth/schema".into());

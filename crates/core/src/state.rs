@@ -8,7 +8,7 @@ use crate::{
     Agent, AgentId, Escalation, EscalationId, Event, Message, MessageId, MessageState, Rejection, Resolution,
     SessionName, SessionState, SlotState, Timer, TimerId, Timestamp, Workspace, WorkspaceId, WorkspaceState,
 };
-use crate::{Cron, Item, ItemId, ItemState, Job, JobId, JobState, Plan, PlanState, RequestId, Worker};
+use crate::{Cron, Item, ItemId, ItemState, Job, JobId, JobState, Plan, RequestId, Worker};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
@@ -431,29 +431,19 @@ pub fn apply(state: &mut State, event: &Event) {
         Event::PlanStarted { plan } => {
             state.plans.insert(plan.id.clone(), plan.clone());
         }
-        Event::PlanJobDispatched { plan, index, job, source } => {
-            if let Some(j) = state.plans.get_mut(plan).and_then(|p| p.jobs.get_mut(*index)) {
-                j.job_id = Some(job.clone());
-                j.source = Some(source.clone());
+        Event::PlanJobDispatched { plan, index, job, source, merged } => {
+            if let Some(p) = state.plans.get_mut(plan) {
+                p.dispatched(*index, job, source, merged);
             }
         }
         Event::PlanJobEnded { plan, index, target, failure } => {
             if let Some(p) = state.plans.get_mut(plan) {
-                let last = *index + 1 == p.jobs.len();
-                if let Some(j) = p.jobs.get_mut(*index) {
-                    j.target = target.clone().or(j.target.take());
-                    j.done = failure.is_none();
-                    p.state = match failure {
-                        Some(reason) => PlanState::Failed { job: j.name.clone(), reason: reason.clone() },
-                        None if last => PlanState::Done,
-                        None => PlanState::Running,
-                    };
-                }
+                p.ended(*index, target.as_deref(), failure.as_deref());
             }
         }
         Event::PlanResumed { plan } => {
             if let Some(p) = state.plans.get_mut(plan) {
-                p.state = PlanState::Running;
+                p.resumed();
             }
         }
         Event::CronStarted { cron } => {

@@ -1,10 +1,13 @@
-//! Plans as simulations: each job is asked for from the branch the one before worked on; a
-//! failure stops the plan; a resume runs the failed job again and the plan goes on.
+//! Plans as simulations: each job is asked for from the branch of the job it uses; jobs whose
+//! `using` are done start at once, as many as the plan's concurrency lets; a job that uses
+//! several starts from their branches merged; a failure stops only what depends on it; a resume
+//! runs the failed jobs again and the plan goes on.
 
 mod support;
 
 use bosun_core::{
-    Effect, Input, JobId, JobWorkspace, Name, Nonce, Origin, Plan, PlanBranch, PlanJob, PlanState, WorkspaceKind,
+    Effect, Input, JobId, JobWorkspace, Name, Nonce, Origin, Plan, PlanBranch, PlanJob, PlanJobState, PlanState,
+    WorkspaceKind,
 };
 use support::{shell_job, Sim};
 
@@ -13,12 +16,18 @@ fn plan() -> Plan {
         name: name.into(),
         job: "build".into(),
         vars: Default::default(),
-        using: vec![],
+        using: match name {
+            "api" => vec!["schema".into()],
+            "ui" => vec!["api".into()],
+            _ => vec![],
+        },
         branch: (name == "ui").then(|| "auth/ui".into()),
         job_id: None,
         target: None,
         source: None,
+        merged: vec![],
         done: false,
+        failure: None,
     };
     Plan {
         id: "p1".into(),
@@ -28,17 +37,40 @@ fn plan() -> Plan {
         state: PlanState::Running,
         book: Default::default(),
         cwd: "/repo".into(),
+        concurrency: 2,
     }
+}
+
+/// A diamond: `a`; `b` and `c` use `a`; `d` uses `b` and `c`; and `e`, which uses none.
+fn diamond(concurrency: u32) -> Plan {
+    let mut p = plan();
+    let job = |name: &str, using: &[&str]| PlanJob {
+        name: name.into(),
+        using: using.iter().map(|u| u.to_string()).collect(),
+        branch: None,
+        ..p.jobs[0].clone()
+    };
+    p.jobs = vec![job("a", &[]), job("b", &["a"]), job("c", &["a"]), job("d", &["b", "c"])];
+    p.concurrency = concurrency;
+    p
+}
+
+/// Every plan job asked for: its place, id and branch.
+fn asked_all(effects: &[Effect]) -> Vec<(usize, JobId, PlanBranch)> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Dispatch { origin: Origin::Plan(_, index), job, branch: Some(b), .. } => {
+                Some((*index, job.clone(), b.clone()))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// The one plan job asked for: its place, id and branch.
 fn asked(effects: &[Effect]) -> Option<(usize, JobId, PlanBranch)> {
-    let mut found = effects.iter().filter_map(|e| match e {
-        Effect::Dispatch { origin: Origin::Plan(_, index), job, branch: Some(b), .. } => {
-            Some((*index, job.clone(), b.clone()))
-        }
-        _ => None,
-    });
+    let mut found = asked_all(effects).into_iter();
     let one = found.next();
     assert!(found.next().is_none(), "one job at a time");
     one
@@ -69,7 +101,7 @@ fn run(sim: &mut Sim, (index, id, b): &(usize, JobId, PlanBranch), branch: &str,
 }
 
 #[test]
-fn each_job_starts_from_the_branch_the_one_before_worked_on() {
+fn each_job_starts_from_the_branch_of_the_job_it_uses() {
     let mut sim = Sim::new();
     let first = asked(&sim.ok(Input::StartPlan(Box::new(plan())))).unwrap();
     assert_eq!(
@@ -86,7 +118,7 @@ fn each_job_starts_from_the_branch_the_one_before_worked_on() {
 }
 
 #[test]
-fn a_failure_stops_the_plan_and_a_resume_goes_on_from_there() {
+fn a_failure_stops_a_chain_and_a_resume_goes_on_from_there() {
     let mut sim = Sim::new();
     let first = asked(&sim.ok(Input::StartPlan(Box::new(plan())))).unwrap();
     let second = asked(&run(&mut sim, &first, "feature/schema", true)).unwrap();
@@ -114,4 +146,82 @@ fn a_job_that_cannot_be_made_stops_the_plan_and_is_asked_for_again_on_resume() {
     let again = asked(&sim.ok(Input::ResumePlan { plan: "p1".into() })).unwrap();
     assert_eq!((again.0, again.2.base.as_str()), (0, "main"));
     assert_ne!(again.1, first.1, "a new job id");
+}
+
+#[test]
+fn a_diamond_runs_its_two_middle_jobs_at_once_and_the_last_from_both_branches_merged() {
+    let mut sim = Sim::new();
+    let a = asked(&sim.ok(Input::StartPlan(Box::new(diamond(2))))).unwrap();
+    assert_eq!((a.0, a.2.base.as_str()), (0, "main"));
+    let middle = asked_all(&run(&mut sim, &a, "feature/a", true));
+    let places: Vec<usize> = middle.iter().map(|m| m.0).collect();
+    assert_eq!(places, [1, 2], "b and c at once");
+    assert!(middle.iter().all(|m| m.2.base == "feature/a" && m.2.merge.is_empty()), "{middle:?}");
+    assert_eq!(sim.state.plans["p1"].job_state(1), PlanJobState::Running);
+    assert!(asked_all(&run(&mut sim, &middle[1], "feature/c", true)).is_empty(), "d waits for b");
+    let d = asked(&run(&mut sim, &middle[0], "feature/b", true)).unwrap();
+    assert_eq!((d.0, d.2.base.as_str(), d.2.merge.clone()), (3, "feature/b", vec!["feature/c".to_owned()]));
+    assert_eq!(sim.state.plans["p1"].jobs[3].merged, ["feature/c"], "recorded");
+    assert!(asked(&run(&mut sim, &d, "feature/d", true)).is_none());
+    assert_eq!(sim.state.plans["p1"].state, PlanState::Done);
+}
+
+#[test]
+fn a_plans_concurrency_bounds_the_jobs_that_run_at_once() {
+    let mut sim = Sim::new();
+    let mut p = diamond(1);
+    for j in &mut p.jobs {
+        j.using.clear();
+    }
+    let first = asked_all(&sim.ok(Input::StartPlan(Box::new(p))));
+    assert_eq!(first.iter().map(|f| f.0).collect::<Vec<_>>(), [0], "one at a time");
+    let next = asked_all(&run(&mut sim, &first[0], "feature/a", true));
+    assert_eq!(next.iter().map(|f| f.0).collect::<Vec<_>>(), [1]);
+}
+
+#[test]
+fn a_failed_job_stops_only_what_depends_on_it_and_a_resume_runs_it_again() {
+    let mut sim = Sim::new();
+    let a = asked(&sim.ok(Input::StartPlan(Box::new(diamond(2))))).unwrap();
+    let middle = asked_all(&run(&mut sim, &a, "feature/a", true));
+    assert!(asked_all(&run(&mut sim, &middle[0], "feature/b", false)).is_empty(), "d cannot start");
+    let plan = &sim.state.plans["p1"];
+    assert_eq!(plan.state, PlanState::Running, "c still runs");
+    assert_eq!(plan.job_state(3), PlanJobState::Blocked { job: "b".into() });
+    assert!(sim.feed(Input::ResumePlan { plan: "p1".into() }).is_err(), "a running plan is not resumed");
+    assert!(asked_all(&run(&mut sim, &middle[1], "feature/c", true)).is_empty());
+    let plan = &sim.state.plans["p1"];
+    assert!(matches!(&plan.state, PlanState::Failed { job, .. } if job == "b"), "{:?}", plan.state);
+    assert_eq!(plan.job_state(2), PlanJobState::Done, "c went on and is done");
+
+    let effects = sim.ok(Input::ResumePlan { plan: "p1".into() });
+    assert!(effects.iter().any(|e| matches!(e, Effect::RunStep { job, .. } if *job == middle[0].1)), "b again");
+    let effects = sim.ok(Input::StepFinished {
+        job: middle[0].1.clone(),
+        step: "fix".into(),
+        attempt: 1,
+        ok: true,
+        detail: None,
+    });
+    let d = asked(&effects).unwrap();
+    assert_eq!((d.0, d.2.merge.clone()), (3, vec!["feature/c".to_owned()]));
+}
+
+#[test]
+fn a_job_whose_merge_conflicts_fails_there_and_a_person_is_told_the_files() {
+    let mut sim = Sim::new();
+    let a = asked(&sim.ok(Input::StartPlan(Box::new(diamond(2))))).unwrap();
+    let middle = asked_all(&run(&mut sim, &a, "feature/a", true));
+    run(&mut sim, &middle[1], "feature/c", true);
+    let d = asked(&run(&mut sim, &middle[0], "feature/b", true)).unwrap();
+    let error = "merging feature/c into feature/b conflicts in src/lib.rs, README.md: merge them by hand";
+    let effects = sim.ok(Input::DispatchFailed { origin: Origin::Plan("p1".into(), d.0), error: error.into() });
+    let told = effects.iter().find_map(|e| match e {
+        Effect::Notify { notice, desktop: true, .. } => Some(notice.body.clone()),
+        _ => None,
+    });
+    assert!(told.is_some_and(|b| b.contains("src/lib.rs, README.md")), "{effects:?}");
+    assert!(
+        matches!(&sim.state.plans["p1"].state, PlanState::Failed { job, reason } if job == "d" && reason.contains("conflicts"))
+    );
 }

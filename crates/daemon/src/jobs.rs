@@ -147,11 +147,19 @@ impl Making<'_> {
                     Some(r) => text(r)?,
                     None => "HEAD".to_owned(),
                 };
+                let mut merged = None;
                 if let Some(plan) = own_workspace.flatten() {
                     base_ref = plan.base.clone();
                     branch = free_branch(git, &repo, plan)?;
+                    // It uses several jobs: it starts where their branches are merged.
+                    if !plan.merge.is_empty() {
+                        merged = Some(git.merge(&repo, &plan.base, &plan.merge).map_err(|e| e.to_string())?);
+                    }
                 }
-                let base = git.resolve_commit(&repo, &base_ref).map_err(|e| e.to_string())?;
+                let base = match merged {
+                    Some(commit) => commit,
+                    None => git.resolve_commit(&repo, &base_ref).map_err(|e| e.to_string())?,
+                };
                 git.check_new_branch(&repo, &branch).map_err(|e| e.to_string())?;
                 Some(WorkspaceKind::Worktree { repo, branch, base_ref, base })
             }

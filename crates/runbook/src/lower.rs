@@ -141,7 +141,9 @@ impl Lowered {
                 job_id: None,
                 target: None,
                 source: None,
+                merged: Vec::new(),
                 done: false,
+                failure: None,
             })
             .collect();
         Ok(Plan {
@@ -152,6 +154,7 @@ impl Lowered {
             state: PlanState::Running,
             book: self.book(def.jobs.iter().map(|j| j.job.as_str()))?,
             cwd,
+            concurrency: def.concurrency.unwrap_or(bosun_core::DEFAULT_PLAN_CONCURRENCY),
         })
     }
 

@@ -27,13 +27,16 @@ impl Runbook {
     }
 }
 
-/// Seed 003's plan: jobs run in order, each from the branch the one before produced.
+/// Seed 003's plan: a graph of jobs, each started once the jobs it uses are done, from their
+/// branches (or the plan's base when it uses none).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     pub span: Span,
-    /// The branch (or ref) the first job starts from; the current branch when not given.
+    /// The branch (or ref) the jobs that use none start from; the current branch when not given.
     pub base: Option<String>,
-    /// In the order written: the order they run in.
+    /// How many of its jobs run at once; 2 when not given.
+    pub concurrency: Option<u32>,
+    /// In the order written: a job uses only jobs written before it.
     pub jobs: Vec<PlanJob>,
 }
 

@@ -214,6 +214,18 @@ using = ["schema"]
 "#;
     let rb = load(&[src("p.toml", toml)]).unwrap();
     assert_eq!(rb.plans["auth"].jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(), ["schema", "api"]);
+    assert_eq!(rb.plans["auth"].concurrency, None, "the default, 2, is the core's");
+}
+
+#[test]
+fn a_plans_concurrency_is_one_to_sixty_four() {
+    let with = |c: &str| PLAN.replacen("plan \"auth\" {", &format!("plan \"auth\" {{\n  concurrency = {c}"), 1);
+    let rb = load(&[src("p.hcl", &with("3"))]).unwrap();
+    assert_eq!(rb.plans["auth"].concurrency, Some(3));
+    for bad in ["0", "65", "\"two\"", "-1"] {
+        let e = errors("p.hcl", &with(bad));
+        assert!(e.iter().any(|e| e.message.contains("concurrency")), "{bad}: {e:?}");
+    }
 }
 
 #[test]

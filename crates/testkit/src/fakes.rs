@@ -30,6 +30,9 @@ impl Git for FakeGit {
     fn remote_url(&self, repo: &Path) -> Result<Option<String>, AdapterError> {
         Ok(Some(format!("https://git.example{}", repo.display())))
     }
+    fn merge(&self, _repo: &Path, onto: &str, others: &[String]) -> Result<String, AdapterError> {
+        Ok(std::iter::once(onto).chain(others.iter().map(String::as_str)).collect::<Vec<_>>().join("+"))
+    }
 }
 
 /// Workspaces (of every kind) that exist only in memory.

@@ -40,6 +40,33 @@ impl Git for LocalGit {
         }
     }
 
+    fn merge(&self, repo: &Path, onto: &str, others: &[String]) -> Result<String, AdapterError> {
+        let mut head = self.resolve_commit(repo, onto)?;
+        for other in others {
+            let theirs = self.resolve_commit(repo, other)?;
+            let mut cmd = git(repo);
+            cmd.args(["merge-tree", "--write-tree", "--name-only", "--no-messages", &head, &theirs]);
+            let out = output(&mut cmd)?;
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            let mut lines = text.lines();
+            let tree = lines.next().unwrap_or_default().to_owned();
+            match out.status.code() {
+                Some(0) => {}
+                // Conflicts: the tree, then the conflicting files, one a line.
+                Some(1) => {
+                    let files = lines.take_while(|l| !l.is_empty()).map(str::to_owned).collect();
+                    return Err(AdapterError::MergeConflict { into: onto.to_owned(), from: other.clone(), files });
+                }
+                _ => return Err(command_error(&cmd, stderr_text(&out))),
+            }
+            let mut cmd = git(repo);
+            cmd.args(["commit-tree", &tree, "-p", &head, "-p", &theirs, "-m"])
+                .arg(format!("Merge {other} into {onto}"));
+            head = run(&mut cmd)?.trim().to_owned();
+        }
+        Ok(head)
+    }
+
     fn resolve_commit(&self, repo: &Path, rev: &str) -> Result<String, AdapterError> {
         let mut cmd = git(repo);
         cmd.args(["rev-parse", "--verify", "--quiet"]).arg(format!("{rev}^{{commit}}"));

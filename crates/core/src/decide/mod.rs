@@ -78,7 +78,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::StartPlan(p) => plan::start(state, p, &mut d)?,
         Input::ResumePlan { plan: id } => plan::resume(state, id, now, &mut d)?,
         Input::DispatchFailed { origin: Origin::Plan(id, index), error } => {
-            plan::dispatch_failed(state, id, *index, error, &mut d)
+            plan::dispatch_failed(state, id, *index, error, now, &mut d)
         }
         Input::StopCron { name } => cron::stop(state, name, &mut d)?,
         Input::DispatchFailed { origin: Origin::Item(item), error } => {

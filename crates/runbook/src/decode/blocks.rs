@@ -588,6 +588,15 @@ fn cron(name: &str, node: &Node, p: &mut Problems) -> Option<Cron> {
 fn plan(name: &str, node: &Node, p: &mut Problems) -> Option<Plan> {
     let mut f = Fields::of(node, format!("plan {name:?}"), p)?;
     let base = f.take("base", &[]).and_then(|n| string(n, "base", p));
+    let concurrency = f.take("concurrency", &[]).and_then(|n| {
+        let at = n.span.clone();
+        number(n, "concurrency", p).filter(|c| {
+            if *c == 0 || *c > 64 {
+                p.at(&at, format!("plan {name:?}: concurrency is 1 to 64 jobs at once"));
+            }
+            (1..=64).contains(c)
+        })
+    });
     let entries = f.take("job", &["jobs"]);
     let span = node.span.clone();
     f.finish(p);
@@ -629,7 +638,7 @@ fn plan(name: &str, node: &Node, p: &mut Problems) -> Option<Plan> {
         written.insert(e.key.as_str());
         jobs.push(PlanJob { span: e.node.span.clone(), name: e.key.clone(), job, vars, using, branch });
     }
-    Some(Plan { span, base, jobs })
+    Some(Plan { span, base, concurrency, jobs })
 }
 
 #[cfg(test)]
