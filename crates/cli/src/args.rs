@@ -697,9 +697,10 @@ pub enum WorkerCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum PlanCommand {
-    /// Start a plan the runbooks define: its first job starts from the plan's `base` (else the
-    /// current commit) on `feature/<job>` (a numeric suffix when taken), each next job from the
-    /// branch the one before worked on; the first failure stops it
+    /// Start a plan the runbooks define: each job starts once the jobs it uses are done (at
+    /// most the plan's `concurrency` at once), on `feature/<job>` (a numeric suffix when taken),
+    /// from the plan's `base` (else the current commit) when it uses none, else from the branch
+    /// of the first it uses with the others merged in; a failure stops what depends on it
     Run {
         name: String,
         /// Print the plan as JSON
@@ -708,10 +709,18 @@ pub enum PlanCommand {
     },
     /// List plans and where each job stands
     Ls(JsonFlag),
-    /// Run a failed plan again from the job that failed (fix what made it fail first)
+    /// Run a failed plan's failed jobs again (fix what made them fail first)
     Resume {
         id: String,
         /// Print the plan as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// What a plan did: per job, what it uses, where it started and what it merged, its
+    /// branch, its agents' turns and their classes, how it ended; and the plan's final branch
+    Show {
+        id: String,
+        /// Print the summary as JSON
         #[arg(long)]
         json: bool,
     },

@@ -147,6 +147,8 @@ calls! {
         Request::PlanRun { name, sources, cwd } => Response::Plans { plans } => plans;
     fn plan_list() -> Vec<Plan> = Request::PlanList => Response::Plans { plans } => plans;
     fn plan_resume(plan: String) -> Vec<Plan> = Request::PlanResume { plan } => Response::Plans { plans } => plans;
+    fn plan_show(plan: String) -> Box<bosun_core::PlanSummary> =
+        Request::PlanShow { plan } => Response::PlanSummary { summary } => summary;
     fn cron_stop(name: String) -> () = Request::CronStop { name } => Response::Ok => ();
     fn pool_init(ask: Box<bosun_wire::PoolAsk>) -> Pools = Request::PoolInit(ask) => Response::Pools(p) => p;
     fn pool_list() -> Pools = Request::PoolList => Response::Pools(p) => p;

@@ -1,4 +1,4 @@
-//! `bosun plan run | ls | resume`.
+//! `bosun plan run | ls | resume | show`.
 
 use std::process::ExitCode;
 
@@ -18,6 +18,15 @@ pub fn plan(client: &Client, cmd: PlanCommand) -> Result<ExitCode> {
         }
         PlanCommand::Ls(flag) => (client.plan_list()?, flag.json),
         PlanCommand::Resume { id, json } => (client.plan_resume(id)?, json),
+        PlanCommand::Show { id, json } => {
+            let summary = client.plan_show(id)?;
+            if json {
+                print_json(&summary)?;
+            } else {
+                print!("{}", summary.text());
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
     };
     if json {
         print_json(&plans)?;
@@ -41,18 +50,11 @@ fn print(p: &Plan) {
     let rows: Vec<Vec<String>> = p
         .jobs
         .iter()
-        .map(|j| {
-            let state = match (&j.job_id, j.done) {
-                (_, true) => "done",
-                (None, false) => "pending",
-                (Some(_), false) => match &p.state {
-                    PlanState::Failed { job, .. } if *job == j.name => "failed",
-                    _ => "running",
-                },
-            };
+        .enumerate()
+        .map(|(i, j)| {
             vec![
                 j.name.clone(),
-                state.into(),
+                p.job_state(i).label().to_owned(),
                 j.source.clone().unwrap_or_else(|| "-".into()),
                 j.target.clone().unwrap_or_else(|| j.wanted_branch().0),
                 j.job_id.as_ref().map_or("-".into(), ToString::to_string),

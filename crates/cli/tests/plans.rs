@@ -116,6 +116,27 @@ fn a_diamond_plan_runs_its_middle_jobs_from_one_branch_and_the_last_from_both_me
     }
     let merges = git(&repo, &["log", "--merges", "--format=%s", "feature/docs"]);
     assert_eq!(merges.trim(), "Merge feature/ui into feature/api");
+
+    // Its summary: per job, and the branch its work ends on; also at the end of its log.
+    let id = p["id"].as_str().unwrap();
+    let shown = bosun.ok(repo.path(), &["plan", "show", id]);
+    assert!(shown.contains("): done\nfinal branch: feature/docs"), "{shown}");
+    assert!(
+        shown.contains("job docs (runbook job part): done\n  uses     api, ui\n  from     feature/api + feature/ui"),
+        "{shown}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&bosun.ok(repo.path(), &["plan", "show", id, "--json"])).unwrap();
+    assert_eq!(summary["final_branch"], "feature/docs");
+    for j in summary["jobs"].as_array().unwrap() {
+        assert_eq!(j["agents"].as_array().map(Vec::len), Some(1), "{j}");
+        assert!(j["turns"].as_u64() >= Some(1), "each agent's turn is counted: {j}");
+    }
+    let log = bosun.state_dir().join("plans").join(format!("{id}.log"));
+    let logged = wait_for(PATIENCE, || std::fs::read_to_string(&log).ok().filter(|t| t.contains("final branch")));
+    assert_eq!(logged.as_deref().map(str::trim_end), Some(shown.trim_end()), "the log ends with the same summary");
+    let err = bosun.fails(repo.path(), &["plan", "show", "pnosuch"]);
+    assert!(err.contains("no plan pnosuch"), "{err}");
 }
 
 #[test]

@@ -142,6 +142,8 @@ pub enum Effect {
         book: crate::JobBook,
         cwd: PathBuf,
     },
+    /// The plan ended (done, or stopped): its summary goes at the end of its log.
+    SummarizePlan { plan: String },
     /// Run an external queue's `list` command with `sh -c` in `cwd`; report `Listed`.
     ListQueue { worker: String, list: String, cwd: PathBuf },
     /// Report `TimerFired` at `at`.

@@ -23,6 +23,7 @@ mod memory;
 mod notice;
 mod permission;
 mod plan;
+mod plan_summary;
 mod policy;
 mod pool;
 mod queue;
@@ -60,6 +61,7 @@ pub use permission::{
     answer as permission_answer, PermissionAnswer, PermissionDecision, PermissionRule, RuleError, DECISIONS_KEPT,
 };
 pub use plan::{Plan, PlanBranch, PlanJob, PlanJobState, PlanState, DEFAULT_PLAN_CONCURRENCY};
+pub use plan_summary::{PlanFold, PlanJobSummary, PlanSummary};
 pub use policy::{
     format_duration, parse_duration, Action, Attempts, Chain, Policy, Step, StepError, Trigger, DEFAULT_GRACE_MS,
 };

@@ -404,6 +404,10 @@ impl Executor {
                 };
                 Input::StepFinished { job, step, attempt, ok, detail: Some(detail) }
             }
+            Effect::SummarizePlan { plan } => {
+                crate::plan_log::write(&self.dirs, &plan);
+                return None;
+            }
             Effect::ListQueue { worker, list, cwd } => {
                 Input::Listed { worker, output: capture(&list, &BTreeMap::new(), &cwd) }
             }

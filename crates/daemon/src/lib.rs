@@ -10,6 +10,7 @@ mod handler;
 mod jobs;
 mod memory;
 mod pidlock;
+mod plan_log;
 mod pods;
 mod reconcile;
 mod server;

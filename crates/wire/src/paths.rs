@@ -108,6 +108,10 @@ impl StateDir {
     pub fn agents(&self) -> PathBuf {
         self.root.join("agents")
     }
+    /// Plan `id`'s log: its summary, each time it ends.
+    pub fn plan_log(&self, id: &str) -> PathBuf {
+        self.root.join("plans").join(format!("{id}.log"))
+    }
     /// Hook reports made while no daemon ran, one JSON `HookEvent` a line, read at start; in a
     /// directory of its own (`spool/`), which an agent in a sandbox or a container is given
     /// writable, so its reports are kept there too (the rest of this directory it does not see).

@@ -166,6 +166,10 @@ pub enum Request {
     PlanResume {
         plan: String,
     },
+    /// What a plan did: `Response::PlanSummary`.
+    PlanShow {
+        plan: String,
+    },
     Resolve {
         escalation: String,
         message: Option<String>,
@@ -211,6 +215,7 @@ impl Request {
                 | Self::WorkerList
                 | Self::CronList
                 | Self::PlanList
+                | Self::PlanShow { .. }
                 | Self::Events(_)
         )
     }

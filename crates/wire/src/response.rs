@@ -102,6 +102,9 @@ pub enum Response {
     Plans {
         plans: Vec<Plan>,
     },
+    PlanSummary {
+        summary: Box<bosun_core::PlanSummary>,
+    },
     Job {
         now: u64,
         job: Box<Job>,

@@ -20,12 +20,15 @@ pub(super) fn start(state: &State, plan: &Plan, d: &mut Decision) -> Result<(), 
 }
 
 /// Asks for every job of `plan` (as it is once this decision's events are applied) that may
-/// start now.
+/// start now; a plan that ends here has its summary written.
 fn advance(mut plan: Plan, d: &mut Decision) {
     while let Some(index) = plan.to_start().first().copied() {
         let job = dispatch(&plan, index, d);
         let (source, merged) = plan.start_of(index);
         plan.dispatched(index, &job, &source, &merged);
+    }
+    if plan.state != PlanState::Running {
+        d.effect(Effect::SummarizePlan { plan: plan.id.clone() });
     }
 }
 
@@ -92,6 +95,9 @@ pub(super) fn unmade_after_restart(state: &State, d: &mut Decision) {
                 d.event(Event::PlanJobEnded { plan: plan.id.clone(), index, target: None, failure: failure.clone() });
                 plan.ended(index, None, failure.as_deref());
             }
+        }
+        if plan.state != PlanState::Running {
+            d.effect(Effect::SummarizePlan { plan: plan.id.clone() });
         }
     }
 }

@@ -295,6 +295,21 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             submit(ctx, Input::ResumePlan { plan: plan.clone() }).await?;
             query(ctx, move |s| Ok(Response::Plans { plans: s.plans.get(&plan).cloned().into_iter().collect() })).await
         }
+        Request::PlanShow { plan } => {
+            let id = plan.clone();
+            query(ctx, move |s| {
+                s.plans.contains_key(&id).then_some(()).ok_or(bosun_core::Rejection::NoSuchPlan(id.clone()).into())
+            })
+            .await?;
+            let db = ctx.dirs.db();
+            let found = tokio::task::spawn_blocking(move || crate::plan_log::summary(&db, &plan)).await;
+            match found {
+                Ok(Ok(Some(summary))) => Ok(Response::PlanSummary { summary: Box::new(summary) }),
+                Ok(Ok(None)) => Err(WireError::new(ErrorKind::Failed, "the log holds no start of that plan")),
+                Ok(Err(e)) => Err(WireError::new(ErrorKind::Failed, format!("cannot read the log: {e}"))),
+                Err(e) => Err(WireError::new(ErrorKind::Failed, format!("internal task failed: {e}"))),
+            }
+        }
         Request::CronList => {
             query(ctx, |s| Ok(Response::Crons { now: now().as_millis(), crons: s.crons.values().cloned().collect() }))
                 .await

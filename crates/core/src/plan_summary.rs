@@ -1,0 +1,177 @@
+//! `PlanSummary`: what a plan did (seed 003 §8), folded from the event log alone: per job its
+//! dependencies, where it started and what it merged, its branch, its agents' turns and how
+//! they were classified, and how it ended; for the plan, whether it is done or where it
+//! stopped, and the branch its work ends on. `bosun plan show` prints it, and so does the end
+//! of the plan's log.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{AgentId, Event, JobId, Plan, PlanJobState, PlanState, SessionState};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanSummary {
+    pub id: String,
+    pub name: String,
+    pub state: PlanState,
+    pub base: String,
+    /// Where its work ends, once it is done: the branch of its last job that no other uses.
+    pub final_branch: Option<String>,
+    pub jobs: Vec<PlanJobSummary>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanJobSummary {
+    pub name: String,
+    /// The runbook job it runs.
+    pub job: String,
+    pub using: Vec<String>,
+    pub state: PlanJobState,
+    pub source: Option<String>,
+    pub merged: Vec<String>,
+    pub target: Option<String>,
+    pub job_id: Option<JobId>,
+    pub agents: Vec<AgentId>,
+    /// Its agents' turns: each time one went idle.
+    pub turns: u32,
+    /// How those turns were classified, by class.
+    pub classes: BTreeMap<String, u32>,
+}
+
+/// A plan's summary, folded from events one at a time (`feed`), in the order recorded.
+#[derive(Clone, Debug)]
+pub struct PlanFold {
+    id: String,
+    plan: Option<Plan>,
+    /// The plan's jobs' agents, and the job each works for.
+    agents: BTreeMap<AgentId, JobId>,
+    turns: BTreeMap<JobId, u32>,
+    classes: BTreeMap<JobId, BTreeMap<String, u32>>,
+}
+
+impl PlanFold {
+    pub fn new(id: impl Into<String>) -> Self {
+        Self { id: id.into(), plan: None, agents: BTreeMap::new(), turns: BTreeMap::new(), classes: BTreeMap::new() }
+    }
+
+    pub fn feed(&mut self, event: &Event) {
+        match event {
+            Event::PlanStarted { plan } if plan.id == self.id => self.plan = Some(plan.clone()),
+            Event::PlanJobDispatched { plan, index, job, source, merged } if *plan == self.id => {
+                if let Some(p) = &mut self.plan {
+                    p.dispatched(*index, job, source, merged);
+                }
+            }
+            Event::PlanJobEnded { plan, index, target, failure } if *plan == self.id => {
+                if let Some(p) = &mut self.plan {
+                    p.ended(*index, target.as_deref(), failure.as_deref());
+                }
+            }
+            Event::PlanResumed { plan } if *plan == self.id => {
+                if let Some(p) = &mut self.plan {
+                    p.resumed();
+                }
+            }
+            Event::AgentCreated { agent } => {
+                let Some((job, ..)) = &agent.step else { return };
+                let ours = self.plan.as_ref().is_some_and(|p| p.jobs.iter().any(|j| j.job_id.as_ref() == Some(job)));
+                if ours {
+                    self.agents.insert(agent.id.clone(), job.clone());
+                }
+            }
+            Event::AgentObserved { id, state: SessionState::Idle, .. } => {
+                if let Some(job) = self.agents.get(id) {
+                    *self.turns.entry(job.clone()).or_default() += 1;
+                }
+            }
+            Event::TurnClassified { id, verdict, .. } => {
+                if let Some(job) = self.agents.get(id) {
+                    let counts = self.classes.entry(job.clone()).or_default();
+                    *counts.entry(verdict.class.label().to_owned()).or_default() += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The summary, once the plan's start was fed.
+    pub fn summary(&self) -> Option<PlanSummary> {
+        let plan = self.plan.as_ref()?;
+        let jobs: Vec<PlanJobSummary> = plan
+            .jobs
+            .iter()
+            .enumerate()
+            .map(|(i, j)| {
+                let of_job = |job: &JobId| j.job_id.as_ref() == Some(job);
+                PlanJobSummary {
+                    name: j.name.clone(),
+                    job: j.job.clone(),
+                    using: j.using.clone(),
+                    state: plan.job_state(i),
+                    source: j.source.clone(),
+                    merged: j.merged.clone(),
+                    target: j.target.clone(),
+                    job_id: j.job_id.clone(),
+                    agents: self.agents.iter().filter(|(_, job)| of_job(job)).map(|(a, _)| a.clone()).collect(),
+                    turns: j.job_id.as_ref().and_then(|job| self.turns.get(job)).copied().unwrap_or(0),
+                    classes: j.job_id.as_ref().and_then(|job| self.classes.get(job)).cloned().unwrap_or_default(),
+                }
+            })
+            .collect();
+        let used = |name: &str| plan.jobs.iter().any(|j| j.using.iter().any(|u| u == name));
+        let last = plan.jobs.iter().rev().find(|j| !used(&j.name));
+        let final_branch = (plan.state == PlanState::Done).then(|| last.and_then(|j| j.target.clone())).flatten();
+        Some(PlanSummary {
+            id: plan.id.clone(),
+            name: plan.name.clone(),
+            state: plan.state.clone(),
+            base: plan.base.clone(),
+            final_branch,
+            jobs,
+        })
+    }
+}
+
+impl PlanSummary {
+    /// As text: the plan, then a block per job.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let state = match &self.state {
+            PlanState::Running => "running".to_owned(),
+            PlanState::Done => "done".to_owned(),
+            PlanState::Failed { job, reason } => format!("stopped at {job}: {}", one_line(reason)),
+        };
+        let _ = writeln!(out, "plan {} ({}): {state}", self.id, self.name);
+        if let Some(b) = &self.final_branch {
+            let _ = writeln!(out, "final branch: {b}");
+        }
+        for j in &self.jobs {
+            let ended = match &j.state {
+                PlanJobState::Failed { reason } => format!("failed: {}", one_line(reason)),
+                PlanJobState::Blocked { job } => format!("blocked: {job} failed"),
+                other => other.label().to_owned(),
+            };
+            let _ = writeln!(out, "\njob {} (runbook job {}): {ended}", j.name, j.job);
+            let uses = if j.using.is_empty() { "nothing".to_owned() } else { j.using.join(", ") };
+            let _ = writeln!(out, "  uses     {uses}");
+            let from = j.source.clone().unwrap_or_else(|| "-".into());
+            let merged = if j.merged.is_empty() { String::new() } else { format!(" + {}", j.merged.join(" + ")) };
+            let _ = writeln!(out, "  from     {from}{merged}");
+            let _ = writeln!(out, "  branch   {}", j.target.as_deref().unwrap_or("-"));
+            let classes: Vec<String> = j.classes.iter().map(|(c, n)| format!("{c} ×{n}")).collect();
+            let classes = if classes.is_empty() { String::new() } else { format!(" ({})", classes.join(", ")) };
+            let _ = writeln!(out, "  turns    {}{classes}", j.turns);
+            if let Some(id) = &j.job_id {
+                let _ = writeln!(out, "  job id   {id}");
+            }
+        }
+        out
+    }
+}
+
+/// The first line of `text`.
+fn one_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("").trim()
+}
