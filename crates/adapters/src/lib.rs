@@ -99,6 +99,8 @@ pub trait Git: Send + Sync {
     /// there are none. `AdapterError::MergeConflict`, with the conflicting files, when one
     /// conflicts.
     fn merge(&self, repo: &Path, onto: &str, others: &[String]) -> Result<String, AdapterError>;
+    /// The branch `repo`'s HEAD is on; none when it is detached.
+    fn current_branch(&self, repo: &Path) -> Result<Option<String>, AdapterError>;
 }
 
 /// Directories and git worktrees that agents work in, of every `WorkspaceKind`: a router

@@ -182,3 +182,70 @@ job "write" {
     let jobs: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["job", "ls", "--json"])).unwrap();
     assert_eq!(jobs.as_array().map(Vec::len), Some(2), "no job made for it: {jobs}");
 }
+
+#[test]
+fn preflight_refusals_say_each_problem_on_a_line_and_make_nothing() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let runbook = r#"
+command "go" {
+  run = { job = "work" }
+}
+
+plan "two" {
+  job "one" { run = { job = "work" } }
+  job "two" {
+    run   = { job = "work" }
+    using = ["one"]
+  }
+}
+
+job "work" {
+  source = "worktree"
+  step "write" {
+    run = { agent = "writer" }
+  }
+}
+
+agent "writer" {
+  run         = ["no-such-agent-program", "--flag"]
+  prompt_file = "prompts/missing.md"
+}
+"#;
+    write_runbook(&repo, "pre.hcl", runbook);
+    let nothing_made = |bosun: &Bosun| {
+        assert_eq!(git(&repo, &["for-each-ref", "refs/heads"]).lines().count(), 1, "no branch made");
+        assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 1, "no worktree made");
+        let jobs: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["job", "ls", "--json"])).unwrap();
+        assert_eq!(jobs, serde_json::json!([]), "no job recorded");
+        let plans: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["plan", "ls", "--json"])).unwrap();
+        assert_eq!(plans, serde_json::json!([]), "no plan recorded");
+    };
+    let err = bosun.fails(repo.path(), &["run", "go"]);
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("agent \"writer\"")).collect();
+    assert_eq!(lines.len(), 2, "one line a problem: {err}");
+    assert!(err.contains("prompt_file prompts/missing.md cannot be read") && err.contains("create it"), "{err}");
+    assert!(err.contains("runs `no-such-agent-program`, which is not on PATH: install it"), "{err}");
+    nothing_made(&bosun);
+
+    // Fixed, but HEAD detached: a plan that starts from the current branch has none.
+    std::fs::create_dir_all(repo.path().join("prompts")).unwrap();
+    std::fs::write(repo.path().join("prompts/missing.md"), "work").unwrap();
+    let fixed = runbook.replace("[\"no-such-agent-program\", \"--flag\"]", "[\"true\"]");
+    write_runbook(&repo, "pre.hcl", &fixed);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "runbook"]);
+    git(&repo, &["checkout", "-q", "--detach"]);
+    let err = bosun.fails(repo.path(), &["plan", "run", "two"]);
+    assert!(err.contains("HEAD is detached") && err.contains("give the plan a `base`"), "{err}");
+    nothing_made(&bosun);
+
+    // Outside a repository: said so, and what to do.
+    let plain = tempfile::tempdir().unwrap();
+    let dir = plain.path().join(".bosun/runbooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("pre.hcl"), &fixed).unwrap();
+    let err = bosun.fails(plain.path(), &["plan", "run", "two"]);
+    assert!(err.contains("is not inside a git repository") && err.contains("git init"), "{err}");
+    nothing_made(&bosun);
+}

@@ -12,6 +12,7 @@ mod memory;
 mod pidlock;
 mod plan_log;
 mod pods;
+mod preflight;
 mod reconcile;
 mod server;
 mod step_run;

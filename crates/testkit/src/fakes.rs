@@ -30,6 +30,9 @@ impl Git for FakeGit {
     fn remote_url(&self, repo: &Path) -> Result<Option<String>, AdapterError> {
         Ok(Some(format!("https://git.example{}", repo.display())))
     }
+    fn current_branch(&self, _repo: &Path) -> Result<Option<String>, AdapterError> {
+        Ok(Some("main".into()))
+    }
     fn merge(&self, _repo: &Path, onto: &str, others: &[String]) -> Result<String, AdapterError> {
         Ok(std::iter::once(onto).chain(others.iter().map(String::as_str)).collect::<Vec<_>>().join("+"))
     }

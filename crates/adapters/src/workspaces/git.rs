@@ -67,6 +67,24 @@ impl Git for LocalGit {
         Ok(head)
     }
 
+    fn current_branch(&self, repo: &Path) -> Result<Option<String>, AdapterError> {
+        let mut cmd = git(repo);
+        cmd.args(["symbolic-ref", "--quiet", "--short", "HEAD"]);
+        let out = output(&mut cmd)?;
+        match out.status.code() {
+            Some(0) => Ok(Some(stdout_line(&out))),
+            // Detached: `--quiet` says so by its status alone.
+            Some(1) if out.stderr.is_empty() => Ok(None),
+            _ => {
+                let stderr = stderr_text(&out);
+                if names_no_repo(&stderr) {
+                    return Err(AdapterError::NotARepo(repo.to_path_buf()));
+                }
+                Err(command_error(&cmd, stderr))
+            }
+        }
+    }
+
     fn resolve_commit(&self, repo: &Path, rev: &str) -> Result<String, AdapterError> {
         let mut cmd = git(repo);
         cmd.args(["rev-parse", "--verify", "--quiet"]).arg(format!("{rev}^{{commit}}"));

@@ -280,13 +280,23 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         }
         Request::PlanRun { name, sources, cwd } => {
             let id = format!("p{}", Nonce::from_bits(fastrand::u64(..)).as_str());
-            let plan = run::lowered(&sources)?.plan(&name, id.clone(), cwd).map_err(run::lower_error)?;
-            let (git, dir, base) = (ctx.git.clone(), plan.cwd.clone(), plan.base.clone());
-            blocking(move || {
-                let repo = git.repo_root(&dir)?;
-                git.resolve_commit(&repo, &base)
+            let mut plan = run::lowered(&sources)?.plan(&name, id.clone(), cwd).map_err(run::lower_error)?;
+            let git = ctx.git.clone();
+            let plan = tokio::task::spawn_blocking(move || {
+                let names: Vec<&str> = plan.jobs.iter().map(|j| j.job.as_str()).collect();
+                run::preflight(&*git, &plan.book, &names, &plan.cwd, Some(&plan.base))?;
+                let repo = git.repo_root(&plan.cwd).map_err(adapter_error)?;
+                git.resolve_commit(&repo, &plan.base).map_err(adapter_error)?;
+                // The current branch, by name: what its first jobs start from, as the seed says.
+                if plan.base == "HEAD" {
+                    if let Some(branch) = git.current_branch(&repo).map_err(adapter_error)? {
+                        plan.base = branch;
+                    }
+                }
+                Ok::<_, WireError>(plan)
             })
-            .await?;
+            .await
+            .map_err(|e| WireError::new(ErrorKind::Failed, format!("internal task failed: {e}")))??;
             submit(ctx, Input::StartPlan(Box::new(plan))).await?;
             query(ctx, move |s| Ok(Response::Plans { plans: s.plans.get(&id).cloned().into_iter().collect() })).await
         }

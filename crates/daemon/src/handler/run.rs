@@ -19,6 +19,22 @@ pub(super) async fn run(ctx: &Arc<Context>, req: RunCommand) -> Answer {
     start_job(ctx, book, job, vars, req.cwd).await
 }
 
+/// Refuses, saying every problem (one a line), when the jobs `names` of `book` cannot start from
+/// `cwd` (see `crate::preflight`).
+pub(super) fn preflight(
+    git: &dyn bosun_adapters::Git,
+    book: &JobBook,
+    names: &[&str],
+    cwd: &std::path::Path,
+    plan_base: Option<&str>,
+) -> Result<(), WireError> {
+    let problems = crate::preflight::problems(git, book, names, cwd, plan_base);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(bad(problems.join("\n")))
+}
+
 /// The runbook the CLI sent, as (path, text) pairs, lowered.
 pub(super) fn lowered(sources: &[(PathBuf, String)]) -> Result<Lowered, WireError> {
     let files: Vec<SourceFile> =
@@ -44,6 +60,7 @@ pub(super) async fn start_job(
     let (git, pools) = (ctx.git.clone(), ctx.pools.clone());
     let (dirs, hook) = (ctx.dirs.clone(), ctx.hook_command.clone());
     let spec = tokio::task::spawn_blocking(move || {
+        preflight(&*git, &book, &[name.as_str()], &asked.cwd, None)?;
         let making = Making { git: &*git, pools: &*pools, dirs: &dirs, hook_command: &hook, branch: None };
         making.job(&book, &name, asked).map_err(bad)
     })

@@ -1,0 +1,77 @@
+//! Preflight (seed 003 §2): what would stop a job or a plan from starting, found before anything
+//! is made, one line each, each saying what to do: the directory is not a git repository (for a
+//! job whose workspace is a worktree or a pool slot, and for any plan); a plan that starts from
+//! the current branch while HEAD is detached; a prompt file an agent names that cannot be read;
+//! an agent's program that is not on `PATH` (for an agent that runs here).
+
+use std::path::Path;
+
+use bosun_adapters::Git;
+use bosun_core::{JobBook, JobSource, StepRun};
+
+/// The problems of starting the jobs `names` of `book` (and the jobs their steps run) from
+/// `cwd`; for a plan, `plan_base` is the ref its first jobs start from.
+pub fn problems(git: &dyn Git, book: &JobBook, names: &[&str], cwd: &Path, plan_base: Option<&str>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut jobs: Vec<&str> = Vec::new();
+    let mut next: Vec<&str> = names.to_vec();
+    while let Some(name) = next.pop() {
+        if jobs.contains(&name) {
+            continue;
+        }
+        jobs.push(name);
+        if let Some(def) = book.jobs.get(name) {
+            next.extend(def.steps.iter().filter_map(|s| match &s.run {
+                StepRun::Job(child) => Some(child.as_str()),
+                _ => None,
+            }));
+        }
+    }
+    let defs: Vec<(&str, &bosun_core::JobDef)> =
+        jobs.iter().filter_map(|n| book.jobs.get(*n).map(|d| (*n, d))).collect();
+    let needs_repo = plan_base.is_some()
+        || defs.iter().any(|(_, d)| matches!(d.source, JobSource::Worktree { .. } | JobSource::Pool { .. }));
+    if needs_repo {
+        match git.repo_root(cwd) {
+            Err(_) => out.push(format!(
+                "{} is not inside a git repository: run bosun from the repository (`cd` into it), or `git init` it",
+                cwd.display()
+            )),
+            Ok(repo) if plan_base == Some("HEAD") => match git.current_branch(&repo) {
+                Ok(Some(_)) => {}
+                Ok(None) => out.push(format!(
+                    "HEAD is detached in {}: switch to the branch the plan starts from (`git switch NAME`), or give \
+                     the plan a `base`",
+                    repo.display()
+                )),
+                Err(e) => out.push(e.to_string()),
+            },
+            Ok(_) => {}
+        }
+    }
+    for (job, def) in &defs {
+        for (name, agent) in &def.agents {
+            if let Some(file) = &agent.prompt_file {
+                if let Err(e) = std::fs::File::open(cwd.join(file)) {
+                    out.push(format!(
+                        "agent {name:?} of job {job:?}: its prompt_file {file} cannot be read ({e}): create it, or \
+                         fix the path (it is read from {})",
+                        cwd.display()
+                    ));
+                }
+            }
+            let here = matches!(agent.plan.runtime, bosun_core::Runtime::Local | bosun_core::Runtime::Sandbox { .. });
+            let program = agent.plan.command.first();
+            if let Some(program) = program.filter(|_| here) {
+                if which::which_in(program, std::env::var_os("PATH"), cwd).is_err() {
+                    out.push(format!(
+                        "agent {name:?} of job {job:?} runs `{program}`, which is not on PATH: install it, or give its \
+                         full path in the agent's `run`"
+                    ));
+                }
+            }
+        }
+    }
+    out.dedup();
+    out
+}
