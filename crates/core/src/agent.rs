@@ -95,6 +95,10 @@ pub struct Agent {
     /// Where it runs.
     #[serde(default, skip_serializing_if = "crate::Runtime::is_local")]
     pub runtime: crate::Runtime,
+    /// Where its work stands in a plan (its job, branches and dependencies), which every message
+    /// bosun sends it carries: its prompt, nudges and resumes (seed 003 §6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
 }
 
 /// What holds an agent's terminal: a tmux session on bosun's own server, or bosun's own
@@ -216,6 +220,15 @@ impl Agent {
             step,
             backend,
             runtime,
+            context: None,
+        }
+    }
+
+    /// `text` as bosun sends it: with its plan context after it, when it has one.
+    pub fn with_context(&self, text: &str) -> String {
+        match &self.context {
+            Some(context) => format!("{text}\n\n{context}"),
+            None => text.to_owned(),
         }
     }
 }

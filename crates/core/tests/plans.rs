@@ -225,3 +225,60 @@ fn a_job_whose_merge_conflicts_fails_there_and_a_person_is_told_the_files() {
         matches!(&sim.state.plans["p1"].state, PlanState::Failed { job, reason } if job == "d" && reason.contains("conflicts"))
     );
 }
+
+#[test]
+fn a_plan_agents_prompt_and_nudges_carry_its_job_branches_and_dependencies() {
+    use bosun_core::{Observation, Source};
+    let mut sim = Sim::new();
+    let first = asked(&sim.ok(Input::StartPlan(Box::new(plan())))).unwrap();
+    let second = asked(&run(&mut sim, &first, "feature/schema", true)).unwrap();
+    // The api job runs an agent whose idle turns are nudged.
+    let mut spec = shell_job(second.1.clone(), "build", None);
+    spec.plan = Some(("p1".into(), second.0));
+    spec.steps[0].run = bosun_core::StepRun::Agent("coder".into());
+    let on_idle = bosun_core::Chain(vec!["nudge*2:Go on.".parse().unwrap()]);
+    let policy = bosun_core::Policy { on_idle, ..Default::default() };
+    spec.agents.insert(
+        "coder".into(),
+        bosun_core::AgentPlan {
+            command: vec!["claude".into()],
+            driver: bosun_core::driver::DriverKind::Claude,
+            prompt: Some("Add the login endpoint".into()),
+            context: None,
+            cwd: None,
+            env: Default::default(),
+            policy,
+            backend: Default::default(),
+            runtime: Default::default(),
+        },
+    );
+    spec.workspace = Some(JobWorkspace {
+        name: Name::derive("build"),
+        nonce: Nonce::from_bits(77),
+        workspaces_root: "/ws".into(),
+        kind: WorkspaceKind::Worktree {
+            repo: "/repo".into(),
+            branch: "feature/api".into(),
+            base_ref: "feature/schema".into(),
+            base: "abc".into(),
+        },
+        settings_from: None,
+        pool: None,
+    });
+    sim.ok(Input::StartJob(Box::new(spec)));
+    let ws = sim.state.jobs[&second.1].workspace.clone().unwrap();
+    sim.ok(Input::WorkspaceCreated { id: ws });
+    let agent = sim.state.agents.values().next().expect("the step's agent").clone();
+    let context =
+        "[bosun plan auth (p1), job api: it started from feature/schema, works on feature/api, and uses schema.]";
+    assert_eq!(agent.context.as_deref(), Some(context));
+    let given = format!("{} {}", agent.command.join(" "), agent.prompt.clone().unwrap_or_default());
+    assert!(given.contains(&format!("Add the login endpoint\n\n{context}")), "its prompt: {given}");
+
+    sim.ok(Input::SessionSpawned { agent: agent.id.clone(), pid: Some(7) });
+    sim.see(&agent.id, Source::Hook, Observation::Started);
+    sim.see(&agent.id, Source::Hook, Observation::Working);
+    sim.see(&agent.id, Source::Hook, Observation::Idle);
+    let nudge = sim.state.messages.values().map(|m| m.text.clone()).collect::<Vec<_>>();
+    assert_eq!(nudge, [format!("Go on.\n\n{context}")], "a nudge carries it too");
+}

@@ -147,10 +147,15 @@ fn launch(
             .transpose()
             .map_err(|e| format!("agent {name:?}'s {what}: {e}"))
     };
-    // Its context comes first, then its prompt.
+    // Its context comes first, then its prompt, then where it stands in its plan.
     let prompt = match (text("context", &plan.context)?, text("prompt", &plan.prompt)?) {
         (Some(c), Some(p)) => Some(format!("{c}\n\n{p}")),
         (c, p) => c.or(p),
+    };
+    let context = plan_context(state, job, ws);
+    let prompt = match (prompt, &context) {
+        (Some(p), Some(c)) => Some(format!("{p}\n\n{c}")),
+        (p, _) => p,
     };
     let cwd = match text("cwd", &plan.cwd)? {
         None => ws.path.clone(),
@@ -187,7 +192,8 @@ fn launch(
         backend: plan.runtime.backend(plan.backend),
         runtime: plan.runtime.clone(),
     };
-    let agent = Agent::starting(new, now);
+    let mut agent = Agent::starting(new, now);
+    agent.context = context;
     if state.agents.contains_key(&id) {
         return Err(format!("agent {id} already exists"));
     }
@@ -195,6 +201,24 @@ fn launch(
     let events =
         vec![Event::AgentCreated { agent: Box::new(agent) }, Event::WorkspaceInUse { id: ws.id.clone(), agent: id }];
     Ok(Started { events, effects, child: None })
+}
+
+/// Where a plan's job stands, for its agents' messages: the plan, the job, the branch it started
+/// from (and merged), the branch it works on, and the jobs it uses.
+fn plan_context(state: &State, job: &Job, ws: &crate::Workspace) -> Option<String> {
+    let (plan, index) = job.spec.plan.as_ref()?;
+    let plan = state.plans.get(plan)?;
+    let j = plan.jobs.get(*index)?;
+    let mut from = j.source.clone().unwrap_or_else(|| plan.base.clone());
+    for m in &j.merged {
+        from.push_str(&format!(" with {m} merged in"));
+    }
+    let on = ws.branch().unwrap_or("its own branch");
+    let uses = if j.using.is_empty() { "no other job".to_owned() } else { j.using.join(", ") };
+    Some(format!(
+        "[bosun plan {} ({}), job {}: it started from {from}, works on {on}, and uses {uses}.]",
+        plan.name, plan.id, j.name
+    ))
 }
 
 /// The job a `{ job = … }` step runs: made with the parent's vars when the parent was made, it

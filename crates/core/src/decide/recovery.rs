@@ -94,7 +94,7 @@ fn fire_from(
 /// Carries out one action for the agent.
 pub(super) fn perform(state: &State, a: &Agent, trigger: Trigger, action: &Action, now: Timestamp, d: &mut Decision) {
     match action {
-        Action::Nudge { message } => queue(state, a, message, MessageKind::Nudge, now, d),
+        Action::Nudge { message } => queue(state, a, &a.with_context(message), MessageKind::Nudge, now, d),
         Action::Resume { message } => resume(state, a, message.as_deref(), trigger != Trigger::Dead, now, d),
         Action::Gate { run } => {
             d.effect(Effect::RunGate { agent: a.id.clone(), run: run.clone(), cwd: a.cwd.clone() });
@@ -110,6 +110,8 @@ pub(super) fn perform(state: &State, a: &Agent, trigger: Trigger, action: &Actio
 /// An agent still `alive` is ended by bosun: the restart first waits for its transcript to hold
 /// its last words, when its driver says it writes them late.
 pub(super) fn resume(state: &State, a: &Agent, message: Option<&str>, alive: bool, now: Timestamp, d: &mut Decision) {
+    let message = message.map(|m| a.with_context(m));
+    let message = message.as_deref();
     let session = a.id.restarted_session(a.restarts + 1);
     let recorded = message.map(str::to_owned);
     d.event(Event::AgentResuming { id: a.id.clone(), at: now, session: session.clone(), message: recorded });
