@@ -232,6 +232,8 @@ agent "writer" {
     std::fs::create_dir_all(repo.path().join("prompts")).unwrap();
     std::fs::write(repo.path().join("prompts/missing.md"), "work").unwrap();
     let fixed = runbook.replace("[\"no-such-agent-program\", \"--flag\"]", "[\"true\"]");
+    // A plan job's engine runs its agents: it must be on PATH too.
+    let fixed = fixed.replacen("using = [\"one\"]", "using = [\"one\"]\n    engine = \"no-such-engine\"", 1);
     write_runbook(&repo, "pre.hcl", &fixed);
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-qm", "runbook"]);
@@ -247,5 +249,6 @@ agent "writer" {
     std::fs::write(dir.join("pre.hcl"), &fixed).unwrap();
     let err = bosun.fails(plain.path(), &["plan", "run", "two"]);
     assert!(err.contains("is not inside a git repository") && err.contains("git init"), "{err}");
+    assert!(err.contains("runs `no-such-engine`, which is not on PATH"), "{err}");
     nothing_made(&bosun);
 }

@@ -36,6 +36,28 @@ pub struct JobDef {
     pub agents: BTreeMap<String, StepAgent>,
 }
 
+impl JobBook {
+    /// The same jobs with every agent run by `engine` (a plan job's `engine`): its program
+    /// becomes `engine` and its driver the one `engine` is; it keeps its arguments only when
+    /// that driver is the one it had (another agent's flags would mean nothing to it).
+    pub fn with_engine(&self, engine: &str) -> Self {
+        let mut book = self.clone();
+        for def in book.jobs.values_mut() {
+            for agent in def.agents.values_mut() {
+                let plan = &mut agent.plan;
+                let mut command = vec![engine.to_owned()];
+                let driver = crate::driver::DriverKind::detect(&command);
+                if driver == plan.driver {
+                    command.extend(plan.command.iter().skip(1).cloned());
+                }
+                plan.command = command;
+                plan.driver = driver;
+            }
+        }
+        book
+    }
+}
+
 /// Where a job's work happens.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

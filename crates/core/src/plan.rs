@@ -39,6 +39,9 @@ pub struct PlanJob {
     pub using: Vec<String>,
     /// The branch it asks for; `feature/<name>` when none.
     pub branch: Option<String>,
+    /// The program that runs its agents, in place of theirs (`claude`, `codex`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
     /// Its job, once made.
     pub job_id: Option<JobId>,
     /// The branch its job worked on, once known.
@@ -275,6 +278,7 @@ mod tests {
             vars: BTreeMap::new(),
             using: vec![],
             branch: None,
+            engine: None,
             job_id: None,
             target: None,
             source: None,

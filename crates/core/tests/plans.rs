@@ -22,6 +22,7 @@ fn plan() -> Plan {
             _ => vec![],
         },
         branch: (name == "ui").then(|| "auth/ui".into()),
+        engine: None,
         job_id: None,
         target: None,
         source: None,
@@ -281,4 +282,61 @@ fn a_plan_agents_prompt_and_nudges_carry_its_job_branches_and_dependencies() {
     sim.see(&agent.id, Source::Hook, Observation::Idle);
     let nudge = sim.state.messages.values().map(|m| m.text.clone()).collect::<Vec<_>>();
     assert_eq!(nudge, [format!("Go on.\n\n{context}")], "a nudge carries it too");
+}
+
+#[test]
+fn a_plan_jobs_engine_runs_its_agents_keeping_their_flags_only_for_the_same_kind() {
+    use bosun_core::driver::DriverKind;
+    let coder = bosun_core::AgentPlan {
+        command: vec!["claude".into(), "--model".into(), "opus".into()],
+        driver: DriverKind::Claude,
+        prompt: None,
+        context: None,
+        cwd: None,
+        env: Default::default(),
+        policy: Default::default(),
+        backend: Default::default(),
+        runtime: Default::default(),
+    };
+    let def = bosun_core::JobDef {
+        vars: vec![],
+        defaults: Default::default(),
+        locals: Default::default(),
+        source: bosun_core::JobSource::Worktree { branch: None, base_ref: None },
+        steps: vec![],
+        on_done: None,
+        on_fail: None,
+        max_step_visits: 5,
+        notify: Default::default(),
+        agents: [("coder".to_owned(), bosun_core::StepAgent { plan: coder, prompt_file: None })].into(),
+    };
+    let mut p = diamond(2);
+    p.book.jobs.insert("build".into(), def);
+    p.jobs[0].engine = Some("codex".into());
+    let books = |effects: &[Effect]| -> Vec<bosun_core::AgentPlan> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Dispatch { book, .. } => Some(book.jobs["build"].agents["coder"].plan.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut sim = Sim::new();
+    let effects = sim.ok(Input::StartPlan(Box::new(p)));
+    let a = books(&effects);
+    assert_eq!(
+        (a[0].command.clone(), a[0].driver),
+        (vec!["codex".to_owned()], DriverKind::Codex),
+        "claude's flags dropped"
+    );
+    let first = asked(&effects).unwrap();
+    let middle = books(&run(&mut sim, &first, "feature/a", true));
+    assert_eq!(middle[0].command, ["claude", "--model", "opus"], "no engine: the agent's own");
+    let same = sim.state.plans["p1"].book.with_engine("/opt/bin/claudeless");
+    let plan = &same.jobs["build"].agents["coder"].plan;
+    assert_eq!(
+        (plan.command.clone(), plan.driver),
+        (vec!["/opt/bin/claudeless".to_owned(), "--model".into(), "opus".into()], DriverKind::Claude)
+    );
 }

@@ -138,6 +138,7 @@ impl Lowered {
                 vars: j.vars.clone(),
                 using: j.using.clone(),
                 branch: j.branch.clone(),
+                engine: j.engine.clone(),
                 job_id: None,
                 target: None,
                 source: None,

@@ -51,6 +51,8 @@ pub struct PlanJob {
     pub using: Vec<String>,
     /// Its target branch; `feature/<name>` (with a numeric suffix when taken) when not given.
     pub branch: Option<String>,
+    /// The program that runs its agents in place of theirs (`claude`, `codex`, a path).
+    pub engine: Option<String>,
 }
 
 /// `bosun run NAME ARGS…`.

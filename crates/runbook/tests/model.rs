@@ -218,6 +218,17 @@ using = ["schema"]
 }
 
 #[test]
+fn a_plan_jobs_engine_is_one_program() {
+    let with = |e: &str| PLAN.replacen("branch = \"auth/api\"", &format!("branch = \"auth/api\"\n    engine = {e}"), 1);
+    let rb = load(&[src("p.hcl", &with("\"codex\""))]).unwrap();
+    assert_eq!(rb.plans["auth"].jobs[1].engine.as_deref(), Some("codex"));
+    for bad in ["\"codex --yolo\"", "\"\"", "3"] {
+        let e = errors("p.hcl", &with(bad));
+        assert!(e.iter().any(|e| e.message.contains("engine")), "{bad}: {e:?}");
+    }
+}
+
+#[test]
 fn a_plans_concurrency_is_one_to_sixty_four() {
     let with = |c: &str| PLAN.replacen("plan \"auth\" {", &format!("plan \"auth\" {{\n  concurrency = {c}"), 1);
     let rb = load(&[src("p.hcl", &with("3"))]).unwrap();

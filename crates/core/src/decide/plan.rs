@@ -54,7 +54,10 @@ fn dispatch(plan: &Plan, index: usize, d: &mut Decision) -> JobId {
         take: None,
         branch: Some(PlanBranch { base: source, branch, suffix, merge: merged }),
         job_name: j.job.clone(),
-        book: plan.book.clone(),
+        book: match &j.engine {
+            Some(engine) => plan.book.with_engine(engine),
+            None => plan.book.clone(),
+        },
         cwd: plan.cwd.clone(),
     });
     job

@@ -283,8 +283,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             let mut plan = run::lowered(&sources)?.plan(&name, id.clone(), cwd).map_err(run::lower_error)?;
             let git = ctx.git.clone();
             let plan = tokio::task::spawn_blocking(move || {
-                let names: Vec<&str> = plan.jobs.iter().map(|j| j.job.as_str()).collect();
-                run::preflight(&*git, &plan.book, &names, &plan.cwd, Some(&plan.base))?;
+                run::preflight_plan(&*git, &plan)?;
                 let repo = git.repo_root(&plan.cwd).map_err(adapter_error)?;
                 git.resolve_commit(&repo, &plan.base).map_err(adapter_error)?;
                 // The current branch, by name: what its first jobs start from, as the seed says.

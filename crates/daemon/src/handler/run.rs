@@ -35,6 +35,24 @@ pub(super) fn preflight(
     Err(bad(problems.join("\n")))
 }
 
+/// The same for every job of `plan`, each with its agents as its `engine` says.
+pub(super) fn preflight_plan(git: &dyn bosun_adapters::Git, plan: &bosun_core::Plan) -> Result<(), WireError> {
+    let mut problems: Vec<String> = Vec::new();
+    for j in &plan.jobs {
+        let book = j.engine.as_deref().map(|e| plan.book.with_engine(e));
+        let book = book.as_ref().unwrap_or(&plan.book);
+        for p in crate::preflight::problems(git, book, &[j.job.as_str()], &plan.cwd, Some(&plan.base)) {
+            if !problems.contains(&p) {
+                problems.push(p);
+            }
+        }
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(bad(problems.join("\n")))
+}
+
 /// The runbook the CLI sent, as (path, text) pairs, lowered.
 pub(super) fn lowered(sources: &[(PathBuf, String)]) -> Result<Lowered, WireError> {
     let files: Vec<SourceFile> =

@@ -616,6 +616,18 @@ fn plan(name: &str, node: &Node, p: &mut Problems) -> Option<Plan> {
         let vars = g.take("vars", &[]).map(|n| strings(n, "vars", p)).unwrap_or_default();
         let using = g.take("using", &[]).map(|n| (words(n, "using", p), n.span.clone()));
         let branch = g.take("branch", &[]).and_then(|n| string(n, "branch", p));
+        let engine = g.take("engine", &[]).and_then(|n| {
+            let at = n.span.clone();
+            let engine = string(n, "engine", p)?;
+            if engine.is_empty() || engine.chars().any(|c| c.is_whitespace() || c.is_control()) {
+                p.at(
+                    &at,
+                    format!("engine {engine:?} must be one program (`claude`, `codex` or a path), with no spaces"),
+                );
+                return None;
+            }
+            Some(engine)
+        });
         let what = g.what().to_owned();
         g.finish(p);
         let job = match run {
@@ -636,7 +648,7 @@ fn plan(name: &str, node: &Node, p: &mut Problems) -> Option<Plan> {
             }
         }
         written.insert(e.key.as_str());
-        jobs.push(PlanJob { span: e.node.span.clone(), name: e.key.clone(), job, vars, using, branch });
+        jobs.push(PlanJob { span: e.node.span.clone(), name: e.key.clone(), job, vars, using, branch, engine });
     }
     Some(Plan { span, base, concurrency, jobs })
 }
