@@ -15,6 +15,7 @@ mod host;
 mod logwatch;
 mod notifier;
 pub mod private;
+pub mod readiness;
 mod routed;
 pub mod sandbox;
 pub mod secret;

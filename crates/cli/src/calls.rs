@@ -21,6 +21,7 @@ pub struct JobStarted {
     pub job: JobId,
     pub workspace: Option<PathBuf>,
     pub branch: Option<String>,
+    pub warnings: Vec<String>,
 }
 
 /// A pool's workspace given back: the slot, and what became of its task's workspace and branch.
@@ -123,8 +124,8 @@ calls! {
         -> (EscalationId, Option<MessageId>) =
         Request::Resolve { escalation, message, answer } =>
         Response::Resolved { escalation, message } => (escalation, message);
-    fn run(command: Box<RunCommand>) -> JobStarted = Request::Run(command) => Response::JobStarted { job, workspace, branch } =>
-        JobStarted { job, workspace, branch };
+    fn run(command: Box<RunCommand>) -> JobStarted = Request::Run(command) => Response::JobStarted { job, workspace, branch, warnings } =>
+        JobStarted { job, workspace, branch, warnings };
     fn job_list() -> Dated<Job> = Request::JobList => Response::Jobs { now, jobs } => Dated { now, all: jobs };
     fn job_show(job: String) -> JobNow = Request::JobShow { job } => Response::Job { now, job, over } =>
         JobNow { now, job, over };
@@ -140,13 +141,13 @@ calls! {
     fn cron_start(name: String, sources: Vec<(PathBuf, String)>, cwd: PathBuf) -> Dated<Cron> =
         Request::CronStart { name, sources, cwd } => Response::Crons { now, crons } => Dated { now, all: crons };
     fn cron_once(name: String, sources: Vec<(PathBuf, String)>, cwd: PathBuf) -> JobStarted =
-        Request::CronOnce { name, sources, cwd } => Response::JobStarted { job, workspace, branch } =>
-        JobStarted { job, workspace, branch };
+        Request::CronOnce { name, sources, cwd } => Response::JobStarted { job, workspace, branch, warnings } =>
+        JobStarted { job, workspace, branch, warnings };
     fn cron_list() -> Dated<Cron> = Request::CronList => Response::Crons { now, crons } => Dated { now, all: crons };
-    fn plan_run(name: String, sources: Vec<(PathBuf, String)>, cwd: PathBuf) -> Vec<Plan> =
-        Request::PlanRun { name, sources, cwd } => Response::Plans { plans } => plans;
-    fn plan_list() -> Vec<Plan> = Request::PlanList => Response::Plans { plans } => plans;
-    fn plan_resume(plan: String) -> Vec<Plan> = Request::PlanResume { plan } => Response::Plans { plans } => plans;
+    fn plan_run(name: String, sources: Vec<(PathBuf, String)>, cwd: PathBuf) -> (Vec<Plan>, Vec<String>) =
+        Request::PlanRun { name, sources, cwd } => Response::Plans { plans, warnings } => (plans, warnings);
+    fn plan_list() -> Vec<Plan> = Request::PlanList => Response::Plans { plans, .. } => plans;
+    fn plan_resume(plan: String) -> Vec<Plan> = Request::PlanResume { plan } => Response::Plans { plans, .. } => plans;
     fn plan_show(plan: String) -> Box<bosun_core::PlanSummary> =
         Request::PlanShow { plan } => Response::PlanSummary { summary } => summary;
     fn cron_stop(name: String) -> () = Request::CronStop { name } => Response::Ok => ();

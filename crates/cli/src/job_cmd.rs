@@ -19,7 +19,10 @@ pub fn run(client: &Client, command: String, args: Vec<String>, json: bool) -> R
 
 /// Prints what a started job's answer says: its id, workspace and branch.
 pub fn started(answer: JobStarted, json: bool) -> Result<ExitCode> {
-    let JobStarted { job, workspace, branch } = answer;
+    let JobStarted { job, workspace, branch, warnings } = answer;
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
     if json {
         print_json(&serde_json::json!({ "job": job, "workspace": workspace, "branch": branch }))?;
     } else {

@@ -14,7 +14,11 @@ pub fn plan(client: &Client, cmd: PlanCommand) -> Result<ExitCode> {
     let (plans, json) = match cmd {
         PlanCommand::Run { name, json } => {
             let (sources, cwd) = crate::runbook_cmd::pairs()?;
-            (client.plan_run(name, sources, cwd)?, json)
+            let (plans, warnings) = client.plan_run(name, sources, cwd)?;
+            for w in warnings {
+                eprintln!("warning: {w}");
+            }
+            (plans, json)
         }
         PlanCommand::Ls(flag) => (client.plan_list()?, flag.json),
         PlanCommand::Resume { id, json } => (client.plan_resume(id)?, json),

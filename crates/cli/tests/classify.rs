@@ -65,3 +65,39 @@ agent "helper" {
     let out = format!("{err}{}", String::from_utf8_lossy(&bosun.run(repo.path(), &["runbook", "check"]).stdout));
     assert!(out.contains("bad.hcl:4") && out.contains("rule \"bad\""), "{out}");
 }
+
+#[test]
+fn a_classifier_whose_program_is_not_logged_in_is_warned_of_and_not_run_the_heuristic_decides() {
+    let Some(codex) = bosun_testkit::tools::codex() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let bosun = bosun().with_env("CODEX_HOME", home.path().to_str().unwrap());
+    let runbook = format!(
+        r#"
+command "ask" {{
+  run = {{ agent = "helper" }}
+}}
+
+agent "helper" {{
+  run      = ["{}", "--scenario", "{}"]
+  prompt   = "ping"
+  classify = {{ command = ["{}", "exec", "classify this"] }}
+  on_idle  = {{ other = "done" }}
+}}
+"#,
+        claudeless(),
+        scenario("chat"),
+        codex.display()
+    );
+    let repo = repo_with_runbook("classify.hcl", &runbook);
+    let out = bosun.run(repo.path(), &["run", "--json", "ask"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let warned = String::from_utf8_lossy(&out.stderr);
+    assert!(warned.contains("is not ready") && warned.contains("login status` failed"), "{warned}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let done = bosun.ok(repo.path(), &["job", "wait", v["job"].as_str().unwrap()]);
+    assert!(done.contains("done"), "{done}");
+    let id = bosun.list().agents[0].id.to_string();
+    let verdict = bosun.show(&id).agent.verdict.expect("its turn is classified");
+    assert_eq!(verdict.source, ClassSource::Heuristic, "{verdict:?}");
+    assert!(verdict.error.is_some_and(|e| e.contains("not run, its program is not ready")), "recorded as such");
+}

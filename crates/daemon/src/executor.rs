@@ -20,6 +20,8 @@ use crate::jobs::{Asked, Making};
 
 #[derive(Clone)]
 pub struct Executor {
+    /// Whether the programs classifiers run are logged in.
+    pub readiness: Arc<dyn bosun_adapters::readiness::Readiness>,
     pub workspaces: Arc<dyn Workspaces>,
     pub git: Arc<dyn Git>,
     pub pools: Arc<dyn bosun_adapters::Pools>,
@@ -359,7 +361,12 @@ impl Executor {
                 Input::GateFinished { agent, run, code }
             }
             Effect::Classify { agent, turn, command, cwd, said } => {
-                let answer = crate::classifier::run(&command, &cwd, &said);
+                // A classifier whose program is not logged in is not run: the core falls back.
+                let not_ready = command.first().and_then(|p| self.readiness.check(p)).and_then(Result::err);
+                let answer = match not_ready {
+                    Some(why) => Err(format!("not run, its program is not ready: {why}")),
+                    None => crate::classifier::run(&command, &cwd, &said),
+                };
                 Input::Classified { agent, turn, said, answer }
             }
             Effect::Notify { notice, desktop, webhook } => {

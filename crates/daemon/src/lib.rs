@@ -139,7 +139,10 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         .enable_all()
         .build()
         .map_err(io("cannot start the runtime"))?;
+    let readiness: Arc<dyn bosun_adapters::readiness::Readiness> =
+        Arc::new(bosun_adapters::readiness::LoginChecks::default());
     let executor = executor::Executor {
+        readiness: readiness.clone(),
         workspaces: workspaces.clone(),
         git: git.clone(),
         pools: pools.clone(),
@@ -173,6 +176,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
             containers,
             cluster,
             survey: Arc::new(LocalSurvey),
+            readiness,
             dirs: opts.dirs.clone(),
             started_at: engine::now().as_millis(),
             shutdown: shutdown.clone(),

@@ -2,17 +2,17 @@
 //! is made, one line each, each saying what to do: the directory is not a git repository (for a
 //! job whose workspace is a worktree or a pool slot, and for any plan); a plan that starts from
 //! the current branch while HEAD is detached; a prompt file an agent names that cannot be read;
-//! an agent's program that is not on `PATH` (for an agent that runs here).
+//! an agent's program that is not on `PATH` (for an agent that runs here). And readiness
+//! (seed 003 §3): the agents' and classifiers' programs that fail their own login check, which
+//! bosun warns of without refusing.
 
 use std::path::Path;
 
 use bosun_adapters::Git;
 use bosun_core::{JobBook, JobSource, StepRun};
 
-/// The problems of starting the jobs `names` of `book` (and the jobs their steps run) from
-/// `cwd`; for a plan, `plan_base` is the ref its first jobs start from.
-pub fn problems(git: &dyn Git, book: &JobBook, names: &[&str], cwd: &Path, plan_base: Option<&str>) -> Vec<String> {
-    let mut out = Vec::new();
+/// The jobs `names` of `book` and those their steps run, by name.
+fn with_children<'a>(book: &'a JobBook, names: &[&'a str]) -> Vec<(&'a str, &'a bosun_core::JobDef)> {
     let mut jobs: Vec<&str> = Vec::new();
     let mut next: Vec<&str> = names.to_vec();
     while let Some(name) = next.pop() {
@@ -27,8 +27,40 @@ pub fn problems(git: &dyn Git, book: &JobBook, names: &[&str], cwd: &Path, plan_
             }));
         }
     }
-    let defs: Vec<(&str, &bosun_core::JobDef)> =
-        jobs.iter().filter_map(|n| book.jobs.get(*n).map(|d| (*n, d))).collect();
+    jobs.iter().filter_map(|n| book.jobs.get(*n).map(|d| (*n, d))).collect()
+}
+
+/// A warning for each program the agents of the jobs `names` of `book` run, or their
+/// classifiers do, whose own login check fails (once each, remembered a while).
+pub fn not_ready(readiness: &dyn bosun_adapters::readiness::Readiness, book: &JobBook, names: &[&str]) -> Vec<String> {
+    let mut programs: Vec<&str> = Vec::new();
+    for (_, def) in with_children(book, names) {
+        for agent in def.agents.values() {
+            let classifier = agent.plan.policy.classify.as_ref().and_then(|c| c.command.as_ref());
+            for command in std::iter::once(&agent.plan.command).chain(classifier) {
+                if let Some(p) = command.first().filter(|p| !programs.contains(&p.as_str())) {
+                    programs.push(p);
+                }
+            }
+        }
+    }
+    programs
+        .into_iter()
+        .filter_map(|p| match readiness.check(p)? {
+            Ok(()) => None,
+            Err(why) => Some(format!(
+                "{p} is not ready ({why}): its agents may not get to work, and a classifier that runs it falls back \
+                 to the guardrails and the heuristic; log it in (`claude auth login`, `codex login`)"
+            )),
+        })
+        .collect()
+}
+
+/// The problems of starting the jobs `names` of `book` (and the jobs their steps run) from
+/// `cwd`; for a plan, `plan_base` is the ref its first jobs start from.
+pub fn problems(git: &dyn Git, book: &JobBook, names: &[&str], cwd: &Path, plan_base: Option<&str>) -> Vec<String> {
+    let mut out = Vec::new();
+    let defs = with_children(book, names);
     let needs_repo = plan_base.is_some()
         || defs.iter().any(|(_, d)| matches!(d.source, JobSource::Worktree { .. } | JobSource::Pool { .. }));
     if needs_repo {

@@ -83,6 +83,9 @@ pub enum Response {
         job: JobId,
         workspace: Option<PathBuf>,
         branch: Option<String>,
+        /// What the person should know: agent programs that are not logged in.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        warnings: Vec<String>,
     },
     Jobs {
         now: u64,
@@ -101,6 +104,9 @@ pub enum Response {
     },
     Plans {
         plans: Vec<Plan>,
+        /// What the person should know when a plan starts: agent programs that are not logged in.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        warnings: Vec<String>,
     },
     PlanSummary {
         summary: Box<bosun_core::PlanSummary>,

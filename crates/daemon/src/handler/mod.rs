@@ -47,6 +47,8 @@ pub struct Context {
     pub containers: Arc<dyn bosun_adapters::Containers>,
     pub cluster: Arc<dyn bosun_k8s::Cluster>,
     pub survey: Arc<dyn Survey>,
+    /// Whether the agents' programs are logged in, checked once each when a job or plan starts.
+    pub readiness: Arc<dyn bosun_adapters::readiness::Readiness>,
     pub dirs: StateDir,
     pub started_at: u64,
     pub shutdown: Arc<Notify>,
@@ -281,9 +283,19 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         Request::PlanRun { name, sources, cwd } => {
             let id = format!("p{}", Nonce::from_bits(fastrand::u64(..)).as_str());
             let mut plan = run::lowered(&sources)?.plan(&name, id.clone(), cwd).map_err(run::lower_error)?;
-            let git = ctx.git.clone();
-            let plan = tokio::task::spawn_blocking(move || {
+            let (git, readiness) = (ctx.git.clone(), ctx.readiness.clone());
+            let (plan, warnings) = tokio::task::spawn_blocking(move || {
                 run::preflight_plan(&*git, &plan)?;
+                let mut warnings: Vec<String> = Vec::new();
+                for j in &plan.jobs {
+                    let book = j.engine.as_deref().map(|e| plan.book.with_engine(e));
+                    let book = book.as_ref().unwrap_or(&plan.book);
+                    for w in crate::preflight::not_ready(&*readiness, book, &[j.job.as_str()]) {
+                        if !warnings.contains(&w) {
+                            warnings.push(w);
+                        }
+                    }
+                }
                 let repo = git.repo_root(&plan.cwd).map_err(adapter_error)?;
                 git.resolve_commit(&repo, &plan.base).map_err(adapter_error)?;
                 // The current branch, by name: what its first jobs start from, as the seed says.
@@ -292,17 +304,25 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                         plan.base = branch;
                     }
                 }
-                Ok::<_, WireError>(plan)
+                Ok::<_, WireError>((plan, warnings))
             })
             .await
             .map_err(|e| WireError::new(ErrorKind::Failed, format!("internal task failed: {e}")))??;
             submit(ctx, Input::StartPlan(Box::new(plan))).await?;
-            query(ctx, move |s| Ok(Response::Plans { plans: s.plans.get(&id).cloned().into_iter().collect() })).await
+            query(ctx, move |s| {
+                Ok(Response::Plans { plans: s.plans.get(&id).cloned().into_iter().collect(), warnings })
+            })
+            .await
         }
-        Request::PlanList => query(ctx, |s| Ok(Response::Plans { plans: s.plans.values().cloned().collect() })).await,
+        Request::PlanList => {
+            query(ctx, |s| Ok(Response::Plans { plans: s.plans.values().cloned().collect(), warnings: vec![] })).await
+        }
         Request::PlanResume { plan } => {
             submit(ctx, Input::ResumePlan { plan: plan.clone() }).await?;
-            query(ctx, move |s| Ok(Response::Plans { plans: s.plans.get(&plan).cloned().into_iter().collect() })).await
+            query(ctx, move |s| {
+                Ok(Response::Plans { plans: s.plans.get(&plan).cloned().into_iter().collect(), warnings: vec![] })
+            })
+            .await
         }
         Request::PlanShow { plan } => {
             let id = plan.clone();

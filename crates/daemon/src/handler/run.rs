@@ -76,11 +76,12 @@ pub(super) async fn start_job(
     let nonce = Nonce::from_bits(fastrand::u64(..));
     let asked = Asked { id: JobId::new(&nonce), nonce, vars, cwd, item: None };
     let (git, pools) = (ctx.git.clone(), ctx.pools.clone());
-    let (dirs, hook) = (ctx.dirs.clone(), ctx.hook_command.clone());
-    let spec = tokio::task::spawn_blocking(move || {
+    let (dirs, hook, readiness) = (ctx.dirs.clone(), ctx.hook_command.clone(), ctx.readiness.clone());
+    let (spec, warnings) = tokio::task::spawn_blocking(move || {
         preflight(&*git, &book, &[name.as_str()], &asked.cwd, None)?;
+        let warnings = crate::preflight::not_ready(&*readiness, &book, &[name.as_str()]);
         let making = Making { git: &*git, pools: &*pools, dirs: &dirs, hook_command: &hook, branch: None };
-        making.job(&book, &name, asked).map_err(bad)
+        making.job(&book, &name, asked).map_err(bad).map(|spec| (spec, warnings))
     })
     .await
     .map_err(|e| WireError::new(ErrorKind::Failed, e.to_string()))??;
@@ -97,5 +98,5 @@ pub(super) async fn start_job(
         }
     }
     let job = job.ok_or_else(|| WireError::new(ErrorKind::Failed, "the run recorded no job"))?;
-    Ok(Response::JobStarted { job, workspace, branch })
+    Ok(Response::JobStarted { job, workspace, branch, warnings })
 }
