@@ -703,6 +703,20 @@ pub enum PlanCommand {
     /// of the first it uses with the others merged in; a failure stops what depends on it
     Run {
         name: String,
+        /// Remove the variants a judge did not keep: their workspaces and branches (one holding
+        /// work not committed is kept)
+        #[arg(long)]
+        drop_losers: bool,
+        /// Print the plan as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Keep variant N of a plan job whose variants a person judges (`keep_best = "person"`)
+    Pick {
+        id: String,
+        job: String,
+        /// The variant to keep: 1 for the job's `-v1` branch, …
+        variant: u32,
         /// Print the plan as JSON
         #[arg(long)]
         json: bool,

@@ -144,8 +144,10 @@ calls! {
         Request::CronOnce { name, sources, cwd } => Response::JobStarted { job, workspace, branch, warnings } =>
         JobStarted { job, workspace, branch, warnings };
     fn cron_list() -> Dated<Cron> = Request::CronList => Response::Crons { now, crons } => Dated { now, all: crons };
-    fn plan_run(name: String, sources: Vec<(PathBuf, String)>, cwd: PathBuf) -> (Vec<Plan>, Vec<String>) =
-        Request::PlanRun { name, sources, cwd } => Response::Plans { plans, warnings } => (plans, warnings);
+    fn plan_run(name: String, sources: Vec<(PathBuf, String)>, cwd: PathBuf, drop_losers: bool) -> (Vec<Plan>, Vec<String>) =
+        Request::PlanRun { name, sources, cwd, drop_losers } => Response::Plans { plans, warnings } => (plans, warnings);
+    fn plan_pick(plan: String, job: String, variant: u32) -> Vec<Plan> =
+        Request::PlanPick { plan, job, variant } => Response::Plans { plans, .. } => plans;
     fn plan_list() -> Vec<Plan> = Request::PlanList => Response::Plans { plans, .. } => plans;
     fn plan_resume(plan: String) -> Vec<Plan> = Request::PlanResume { plan } => Response::Plans { plans, .. } => plans;
     fn plan_show(plan: String) -> Box<bosun_core::PlanSummary> =

@@ -1,4 +1,4 @@
-//! `bosun plan run | ls | resume | show`.
+//! `bosun plan run | ls | resume | pick | show`.
 
 use std::process::ExitCode;
 
@@ -12,9 +12,9 @@ use crate::render;
 
 pub fn plan(client: &Client, cmd: PlanCommand) -> Result<ExitCode> {
     let (plans, json) = match cmd {
-        PlanCommand::Run { name, json } => {
+        PlanCommand::Run { name, drop_losers, json } => {
             let (sources, cwd) = crate::runbook_cmd::pairs()?;
-            let (plans, warnings) = client.plan_run(name, sources, cwd)?;
+            let (plans, warnings) = client.plan_run(name, sources, cwd, drop_losers)?;
             for w in warnings {
                 eprintln!("warning: {w}");
             }
@@ -22,6 +22,7 @@ pub fn plan(client: &Client, cmd: PlanCommand) -> Result<ExitCode> {
         }
         PlanCommand::Ls(flag) => (client.plan_list()?, flag.json),
         PlanCommand::Resume { id, json } => (client.plan_resume(id)?, json),
+        PlanCommand::Pick { id, job, variant, json } => (client.plan_pick(id, job, variant)?, json),
         PlanCommand::Show { id, json } => {
             let summary = client.plan_show(id)?;
             if json {

@@ -252,3 +252,85 @@ agent "writer" {
     assert!(err.contains("runs `no-such-engine`, which is not on PATH"), "{err}");
     nothing_made(&bosun);
 }
+
+#[test]
+fn three_variants_run_at_once_the_one_that_passes_its_gate_is_kept_and_the_losers_dropped() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let runbook = r#"
+plan "tries" {
+  job "fix" {
+    run       = { job = "attempt" }
+    variants  = 3
+    keep_best = { gate = "test -e passes" }
+  }
+  job "after" {
+    run   = { job = "attempt" }
+    using = ["fix"]
+  }
+}
+
+job "attempt" {
+  source = "worktree"
+  step "try" {
+    run = "case ${source.branch} in *-v2) touch passes ;; esac; echo ${source.branch} >> tried.txt && git add -A && git commit -qm tried"
+  }
+}
+"#;
+    write_runbook(&repo, "tries.hcl", runbook);
+    let checked = bosun.ok(repo.path(), &["runbook", "check"]);
+    assert!(checked.contains("1 plan(s)"), "{checked}");
+    let v: serde_json::Value =
+        serde_json::from_str(&bosun.ok(repo.path(), &["plan", "run", "tries", "--drop-losers", "--json"])).unwrap();
+    let id = v[0]["id"].as_str().unwrap().to_owned();
+    let done = wait_for(PATIENCE, || (plan(&bosun, &repo)["state"]["state"] == "done").then_some(()));
+    assert!(done.is_some(), "{}\n{}", plan(&bosun, &repo), bosun.log());
+    let p = plan(&bosun, &repo);
+    assert_eq!(p["jobs"][0]["target"], "feature/fix-v2", "the variant whose gate passed");
+    assert_eq!(p["jobs"][1]["source"], "feature/fix-v2", "what uses it starts there");
+    assert_eq!(git(&repo, &["show", "feature/after:tried.txt"]), "feature/fix-v2\nfeature/after\n");
+    let shown = bosun.ok(repo.path(), &["plan", "show", &id]);
+    assert!(shown.contains("v2       feature/fix-v2: done, kept"), "{shown}");
+    assert!(shown.contains("v1: gate failed") && shown.contains("kept v2"), "{shown}");
+    let gone = wait_for(PATIENCE, || {
+        let left = git(&repo, &["for-each-ref", "--format=%(refname:short)", "refs/heads/feature/fix-*"]);
+        (left.trim() == "feature/fix-v2").then_some(())
+    });
+    assert!(gone.is_some(), "the losers' branches go: {}", git(&repo, &["branch"]));
+    assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 3, "main, the winner's and after's worktrees");
+}
+
+#[test]
+fn a_runbook_with_variants_must_say_which_it_keeps() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let runbook = r#"
+plan "bad" {
+  job "a" {
+    run      = { job = "w" }
+    variants = 2
+  }
+  job "b" {
+    run       = { job = "w" }
+    keep_best = "person"
+  }
+  job "c" {
+    run       = { job = "w" }
+    variants  = 12
+    keep_best = { gate = "true", command = "echo 1" }
+  }
+}
+
+job "w" {
+  source = "worktree"
+  step "s" { run = "true" }
+}
+"#;
+    write_runbook(&repo, "bad.hcl", runbook);
+    let err = bosun.fails(repo.path(), &["runbook", "check"]);
+    let out = format!("{err}{}", String::from_utf8_lossy(&bosun.run(repo.path(), &["runbook", "check"]).stdout));
+    assert!(out.contains("runs variants: say which it keeps"), "{out}");
+    assert!(out.contains("has keep_best but no variants"), "{out}");
+    assert!(out.contains("variants is 2 to 9"), "{out}");
+    assert!(out.contains("keep_best is { gate"), "{out}");
+}

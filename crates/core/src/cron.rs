@@ -44,6 +44,8 @@ pub enum Origin {
     Cron(String),
     /// A plan's job: the plan's id and the job's place in it.
     Plan(String, usize),
+    /// A variant of a plan's job: the plan's id, the job's place, the variant (1 for `v1`).
+    PlanVariant(String, usize, u32),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -144,6 +144,16 @@ pub enum Effect {
     },
     /// The plan ended (done, or stopped): its summary goes at the end of its log.
     SummarizePlan { plan: String },
+    /// Run the judge of a plan job's variants over `candidates` (those done), in `repo`, each
+    /// compared with `source`; report `VariantsJudged`.
+    JudgeVariants {
+        plan: String,
+        index: usize,
+        judge: crate::Judge,
+        repo: PathBuf,
+        source: String,
+        candidates: Vec<crate::VariantCandidate>,
+    },
     /// Run an external queue's `list` command with `sh -c` in `cwd`; report `Listed`.
     ListQueue { worker: String, list: String, cwd: PathBuf },
     /// Report `TimerFired` at `at`.

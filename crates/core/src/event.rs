@@ -366,6 +366,24 @@ pub enum Event {
         source: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         merged: Vec<String>,
+        /// Which of its variants this is (1 for `v1`), for a job that runs as variants.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        variant: Option<u32>,
+    },
+    /// Variant `variant` of the plan's job at `index` ended: done on `target`, or failed.
+    PlanVariantEnded {
+        plan: String,
+        index: usize,
+        variant: u32,
+        target: Option<String>,
+        failure: Option<String>,
+    },
+    /// The plan's job at `index` keeps variant `variant`, as `by` decided (its judge's words).
+    PlanVariantChosen {
+        plan: String,
+        index: usize,
+        variant: u32,
+        by: String,
     },
     /// The plan's job at `index` ended: done on `target`, or failed (which stops what uses it).
     PlanJobEnded {

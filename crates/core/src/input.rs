@@ -60,6 +60,20 @@ pub enum Input {
     },
     StartPlan(Box<Plan>),
     /// Runs a failed plan again from the job that failed.
+    /// The judge of a plan job's variants ran: it picked `winner` (1 for `v1`), or none, as
+    /// `detail` says.
+    VariantsJudged {
+        plan: String,
+        index: usize,
+        winner: Option<u32>,
+        detail: String,
+    },
+    /// A person picked variant `variant` of the plan job named `job`.
+    PickVariant {
+        plan: String,
+        job: String,
+        variant: u32,
+    },
     ResumePlan {
         plan: String,
     },

@@ -60,8 +60,10 @@ pub use notice::{Notice, NoticeKind, WebhookUrl};
 pub use permission::{
     answer as permission_answer, PermissionAnswer, PermissionDecision, PermissionRule, RuleError, DECISIONS_KEPT,
 };
-pub use plan::{Plan, PlanBranch, PlanJob, PlanJobState, PlanState, DEFAULT_PLAN_CONCURRENCY};
-pub use plan_summary::{PlanFold, PlanJobSummary, PlanSummary};
+pub use plan::{
+    Judge, Plan, PlanBranch, PlanJob, PlanJobState, PlanState, Variant, VariantCandidate, DEFAULT_PLAN_CONCURRENCY,
+};
+pub use plan_summary::{PlanFold, PlanJobSummary, PlanSummary, VariantSummary};
 pub use policy::{
     format_duration, parse_duration, Action, Attempts, Chain, Policy, Step, StepError, Trigger, DEFAULT_GRACE_MS,
 };

@@ -187,6 +187,8 @@ impl JobScope {
             | Event::WorkerListed { .. }
             | Event::PlanStarted { .. }
             | Event::PlanJobEnded { .. }
+            | Event::PlanVariantEnded { .. }
+            | Event::PlanVariantChosen { .. }
             | Event::PlanResumed { .. }
             | Event::CronStarted { .. }
             | Event::CronStopped { .. }

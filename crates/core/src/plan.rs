@@ -2,7 +2,9 @@
 //! it uses is done, at most `concurrency` at once: from the plan's base when it uses none, else
 //! from the branch of the first it uses, with the others' branches merged in. A failed job stops
 //! only what depends on it; the plan ends done, or failed where it stopped, once nothing runs and
-//! nothing can start, and a resume runs its failed jobs again.
+//! nothing can start, and a resume runs its failed jobs again. A job with `variants` runs that
+//! many times at once, each on its own branch (`<branch>-v1`, …); once all ended, its judge
+//! (`Judge`) picks the winner, whose branch is the job's for what uses it.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -28,6 +30,48 @@ pub struct Plan {
     /// How many of its jobs may run at once.
     #[serde(default = "Plan::default_concurrency")]
     pub concurrency: u32,
+    /// Whether the variants a judge did not pick have their workspaces and branches removed
+    /// (one with work not committed is kept).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub drop_losers: bool,
+}
+
+/// How a plan job with variants picks the one whose branch it keeps.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "by", rename_all = "snake_case")]
+pub enum Judge {
+    /// The variants whose `gate` (a shell command run in each one's worktree) passes; of
+    /// several, the one with the smallest diff from where it started, then the first.
+    Gate { gate: String },
+    /// A shell command run in the repository that reads the variants' diffs (each in a file,
+    /// listed in `$BOSUN_VARIANTS` as `N BRANCH DIFF` lines) and prints the winner's number.
+    Command { command: String },
+    /// A person, told of the variants, picks one (`bosun plan pick`).
+    Person,
+}
+
+/// A variant a judge weighs: its number, its branch and its worktree.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VariantCandidate {
+    pub variant: u32,
+    pub branch: String,
+    pub path: PathBuf,
+}
+
+/// One run of a plan job with variants.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Variant {
+    pub job_id: Option<JobId>,
+    /// The branch its job worked on, once known.
+    pub target: Option<String>,
+    pub done: bool,
+    pub failure: Option<String>,
+}
+
+impl Variant {
+    fn ended(&self) -> bool {
+        self.done || self.failure.is_some()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,6 +100,18 @@ pub struct PlanJob {
     /// Why it failed, once it did (what uses it waits until it is resumed and done).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// How many times it runs at once (1: no variants).
+    #[serde(default = "PlanJob::one", skip_serializing_if = "PlanJob::is_one")]
+    pub variants: u32,
+    /// How the winner of its variants is picked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<Judge>,
+    /// Its variants' runs, `v1` first, once asked for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<Variant>,
+    /// The variant picked (1 for `v1`), and by what.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub winner: Option<(u32, String)>,
 }
 
 /// Where a plan's job stands.
@@ -67,6 +123,8 @@ pub enum PlanJobState {
     /// Every job it uses is done: it starts when a place is free.
     Ready,
     Running,
+    /// Its variants all ended: its judge picks the winner (a person, when it says so).
+    Judging,
     Done,
     Failed {
         reason: String,
@@ -83,6 +141,7 @@ impl PlanJobState {
             Self::Waiting => "waiting",
             Self::Ready => "ready",
             Self::Running => "running",
+            Self::Judging => "judging",
             Self::Done => "done",
             Self::Failed { .. } => "failed",
             Self::Blocked { .. } => "blocked",
@@ -138,7 +197,8 @@ impl Plan {
             }
         }
         if j.job_id.is_some() {
-            return PlanJobState::Running;
+            let judging = j.has_variants() && j.runs.len() == j.variants as usize && j.runs.iter().all(Variant::ended);
+            return if judging { PlanJobState::Judging } else { PlanJobState::Running };
         }
         // `using` names only earlier jobs (the runbook is checked so): no loop.
         let mut ready = true;
@@ -181,16 +241,57 @@ impl Plan {
         }
     }
 
-    /// Its job at `index` was asked for.
-    pub fn dispatched(&mut self, index: usize, job: &JobId, source: &str, merged: &[String]) {
+    /// Its job at `index` (its variant `variant`, 1 for `v1`) was asked for.
+    pub fn dispatched(&mut self, index: usize, variant: Option<u32>, job: &JobId, source: &str, merged: &[String]) {
         if let Some(j) = self.jobs.get_mut(index) {
-            j.job_id = Some(job.clone());
+            match variant {
+                Some(n) => {
+                    // The first variant asked for starts the job's runs anew.
+                    if n == 1 {
+                        j.runs = Vec::new();
+                        j.winner = None;
+                        j.job_id = Some(job.clone());
+                    }
+                    let at = n.saturating_sub(1) as usize;
+                    if j.runs.len() <= at {
+                        j.runs.resize(at + 1, Variant::default());
+                    }
+                    j.runs[at] = Variant { job_id: Some(job.clone()), ..Variant::default() };
+                }
+                None => j.job_id = Some(job.clone()),
+            }
             j.source = Some(source.to_owned());
             j.merged = merged.to_vec();
             j.failure = None;
             j.done = false;
         }
         self.settle();
+    }
+
+    /// Its job at `index`'s variant `n` ended: done on `target`, or failed.
+    pub fn variant_ended(&mut self, index: usize, n: u32, target: Option<&str>, failure: Option<&str>) {
+        let run = self.jobs.get_mut(index).and_then(|j| j.runs.get_mut(n.saturating_sub(1) as usize));
+        if let Some(run) = run {
+            if let Some(t) = target {
+                run.target = Some(t.to_owned());
+            }
+            run.done = failure.is_none();
+            run.failure = failure.map(str::to_owned);
+        }
+        self.settle();
+    }
+
+    /// Its job at `index` kept variant `n`, as `by` decided.
+    pub fn chose(&mut self, index: usize, n: u32, by: &str) {
+        if let Some(j) = self.jobs.get_mut(index) {
+            j.winner = Some((n, by.to_owned()));
+        }
+    }
+
+    /// The variant of the job at `index` that `job` runs, if it is one.
+    pub fn variant_of(&self, index: usize, job: &JobId) -> Option<u32> {
+        let j = self.jobs.get(index).filter(|j| j.has_variants())?;
+        j.runs.iter().position(|r| r.job_id.as_ref() == Some(job)).map(|at| at as u32 + 1)
     }
 
     /// Its job at `index` ended: done on `target`, or failed.
@@ -224,7 +325,10 @@ impl Plan {
         let states: Vec<PlanJobState> = (0..self.jobs.len()).map(|i| self.job_state(i)).collect();
         self.state = if states.iter().all(|s| *s == PlanJobState::Done) {
             PlanState::Done
-        } else if states.iter().any(|s| matches!(s, PlanJobState::Running | PlanJobState::Ready)) {
+        } else if states
+            .iter()
+            .any(|s| matches!(s, PlanJobState::Running | PlanJobState::Ready | PlanJobState::Judging))
+        {
             PlanState::Running
         } else {
             let failed = states.iter().enumerate().find_map(|(i, s)| match s {
@@ -244,6 +348,25 @@ impl Plan {
 }
 
 impl PlanJob {
+    fn one() -> u32 {
+        1
+    }
+
+    fn is_one(n: &u32) -> bool {
+        *n == 1
+    }
+
+    /// Whether it runs as variants.
+    pub fn has_variants(&self) -> bool {
+        self.variants > 1
+    }
+
+    /// The branch its variant `n` (1 for `v1`) asks for, and whether a suffix may make it free.
+    pub fn variant_branch(&self, n: u32) -> (String, bool) {
+        let (branch, suffix) = self.wanted_branch();
+        (format!("{branch}-v{n}"), suffix)
+    }
+
     /// The branch it asks for, and whether a suffix may make it free.
     pub fn wanted_branch(&self) -> (String, bool) {
         match &self.branch {
@@ -279,6 +402,10 @@ mod tests {
             using: vec![],
             branch: None,
             engine: None,
+            variants: 1,
+            judge: None,
+            runs: vec![],
+            winner: None,
             job_id: None,
             target: None,
             source: None,

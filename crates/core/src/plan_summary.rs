@@ -38,6 +38,21 @@ pub struct PlanJobSummary {
     pub turns: u32,
     /// How those turns were classified, by class.
     pub classes: BTreeMap<String, u32>,
+    /// Its variants, for a job that runs as variants: each one's branch and how it ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<VariantSummary>,
+    /// The variant kept, and what its judge said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub winner: Option<(u32, String)>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VariantSummary {
+    pub variant: u32,
+    pub job_id: Option<JobId>,
+    pub branch: Option<String>,
+    /// `running`, `done` or `failed: …`.
+    pub ended: String,
 }
 
 /// A plan's summary, folded from events one at a time (`feed`), in the order recorded.
@@ -59,9 +74,19 @@ impl PlanFold {
     pub fn feed(&mut self, event: &Event) {
         match event {
             Event::PlanStarted { plan } if plan.id == self.id => self.plan = Some(plan.clone()),
-            Event::PlanJobDispatched { plan, index, job, source, merged } if *plan == self.id => {
+            Event::PlanJobDispatched { plan, index, job, source, merged, variant } if *plan == self.id => {
                 if let Some(p) = &mut self.plan {
-                    p.dispatched(*index, job, source, merged);
+                    p.dispatched(*index, *variant, job, source, merged);
+                }
+            }
+            Event::PlanVariantEnded { plan, index, variant, target, failure } if *plan == self.id => {
+                if let Some(p) = &mut self.plan {
+                    p.variant_ended(*index, *variant, target.as_deref(), failure.as_deref());
+                }
+            }
+            Event::PlanVariantChosen { plan, index, variant, by } if *plan == self.id => {
+                if let Some(p) = &mut self.plan {
+                    p.chose(*index, *variant, by);
                 }
             }
             Event::PlanJobEnded { plan, index, target, failure } if *plan == self.id => {
@@ -76,7 +101,11 @@ impl PlanFold {
             }
             Event::AgentCreated { agent } => {
                 let Some((job, ..)) = &agent.step else { return };
-                let ours = self.plan.as_ref().is_some_and(|p| p.jobs.iter().any(|j| j.job_id.as_ref() == Some(job)));
+                let ours = self.plan.as_ref().is_some_and(|p| {
+                    p.jobs.iter().any(|j| {
+                        j.job_id.as_ref() == Some(job) || j.runs.iter().any(|r| r.job_id.as_ref() == Some(job))
+                    })
+                });
                 if ours {
                     self.agents.insert(agent.id.clone(), job.clone());
                 }
@@ -104,7 +133,17 @@ impl PlanFold {
             .iter()
             .enumerate()
             .map(|(i, j)| {
-                let of_job = |job: &JobId| j.job_id.as_ref() == Some(job);
+                // Its job, or each of its variants'.
+                let mut ids: Vec<&JobId> =
+                    j.job_id.iter().chain(j.runs.iter().filter_map(|r| r.job_id.as_ref())).collect();
+                ids.dedup();
+                let of_job = |job: &JobId| ids.contains(&job);
+                let mut classes: BTreeMap<String, u32> = BTreeMap::new();
+                for counts in ids.iter().filter_map(|id| self.classes.get(*id)) {
+                    for (class, n) in counts {
+                        *classes.entry(class.clone()).or_default() += n;
+                    }
+                }
                 PlanJobSummary {
                     name: j.name.clone(),
                     job: j.job.clone(),
@@ -115,8 +154,24 @@ impl PlanFold {
                     target: j.target.clone(),
                     job_id: j.job_id.clone(),
                     agents: self.agents.iter().filter(|(_, job)| of_job(job)).map(|(a, _)| a.clone()).collect(),
-                    turns: j.job_id.as_ref().and_then(|job| self.turns.get(job)).copied().unwrap_or(0),
-                    classes: j.job_id.as_ref().and_then(|job| self.classes.get(job)).cloned().unwrap_or_default(),
+                    turns: ids.iter().filter_map(|id| self.turns.get(*id)).sum(),
+                    classes,
+                    variants: j
+                        .runs
+                        .iter()
+                        .enumerate()
+                        .map(|(at, r)| VariantSummary {
+                            variant: at as u32 + 1,
+                            job_id: r.job_id.clone(),
+                            branch: r.target.clone(),
+                            ended: match (&r.failure, r.done) {
+                                (Some(f), _) => format!("failed: {}", one_line(f)),
+                                (None, true) => "done".into(),
+                                (None, false) => "running".into(),
+                            },
+                        })
+                        .collect(),
+                    winner: j.winner.clone(),
                 }
             })
             .collect();
@@ -163,6 +218,14 @@ impl PlanSummary {
             let classes: Vec<String> = j.classes.iter().map(|(c, n)| format!("{c} ×{n}")).collect();
             let classes = if classes.is_empty() { String::new() } else { format!(" ({})", classes.join(", ")) };
             let _ = writeln!(out, "  turns    {}{classes}", j.turns);
+            for v in &j.variants {
+                let kept = if j.winner.as_ref().is_some_and(|(w, _)| *w == v.variant) { ", kept" } else { "" };
+                let branch = v.branch.as_deref().unwrap_or("-");
+                let _ = writeln!(out, "  v{}       {branch}: {}{kept}", v.variant, v.ended);
+            }
+            if let Some((_, by)) = &j.winner {
+                let _ = writeln!(out, "  judged   {}", one_line(by));
+            }
             if let Some(id) = &j.job_id {
                 let _ = writeln!(out, "  job id   {id}");
             }

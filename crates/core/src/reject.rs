@@ -56,6 +56,9 @@ pub enum Rejection {
     NoSuchPlan(String),
     #[error("plan {0} has not failed: only a failed plan is resumed")]
     PlanNotFailed(String),
+    /// A pick that cannot be taken: no such job, variant, or nothing to pick yet.
+    #[error("{0}")]
+    CannotPick(String),
     #[error("no cron {0:?}: see `bosun cron ls`")]
     NoSuchCron(String),
     #[error("cron {0:?} is already stopped")]

@@ -431,9 +431,19 @@ pub fn apply(state: &mut State, event: &Event) {
         Event::PlanStarted { plan } => {
             state.plans.insert(plan.id.clone(), plan.clone());
         }
-        Event::PlanJobDispatched { plan, index, job, source, merged } => {
+        Event::PlanJobDispatched { plan, index, job, source, merged, variant } => {
             if let Some(p) = state.plans.get_mut(plan) {
-                p.dispatched(*index, job, source, merged);
+                p.dispatched(*index, *variant, job, source, merged);
+            }
+        }
+        Event::PlanVariantEnded { plan, index, variant, target, failure } => {
+            if let Some(p) = state.plans.get_mut(plan) {
+                p.variant_ended(*index, *variant, target.as_deref(), failure.as_deref());
+            }
+        }
+        Event::PlanVariantChosen { plan, index, variant, by } => {
+            if let Some(p) = state.plans.get_mut(plan) {
+                p.chose(*index, *variant, by);
             }
         }
         Event::PlanJobEnded { plan, index, target, failure } => {

@@ -23,6 +23,10 @@ fn plan() -> Plan {
         },
         branch: (name == "ui").then(|| "auth/ui".into()),
         engine: None,
+        variants: 1,
+        judge: None,
+        runs: vec![],
+        winner: None,
         job_id: None,
         target: None,
         source: None,
@@ -39,6 +43,7 @@ fn plan() -> Plan {
         book: Default::default(),
         cwd: "/repo".into(),
         concurrency: 2,
+        drop_losers: false,
     }
 }
 
@@ -61,9 +66,12 @@ fn asked_all(effects: &[Effect]) -> Vec<(usize, JobId, PlanBranch)> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::Dispatch { origin: Origin::Plan(_, index), job, branch: Some(b), .. } => {
-                Some((*index, job.clone(), b.clone()))
-            }
+            Effect::Dispatch {
+                origin: Origin::Plan(_, index) | Origin::PlanVariant(_, index, _),
+                job,
+                branch: Some(b),
+                ..
+            } => Some((*index, job.clone(), b.clone())),
             _ => None,
         })
         .collect()
@@ -339,4 +347,160 @@ fn a_plan_jobs_engine_runs_its_agents_keeping_their_flags_only_for_the_same_kind
         (plan.command.clone(), plan.driver),
         (vec!["/opt/bin/claudeless".to_owned(), "--model".into(), "opus".into()], DriverKind::Claude)
     );
+}
+
+/// `a`, run as three variants judged by `judge`; `b`, which uses it.
+fn with_variants(judge: bosun_core::Judge, drop_losers: bool) -> Plan {
+    let mut p = diamond(2);
+    p.jobs.truncate(2);
+    p.jobs[0].variants = 3;
+    p.jobs[0].judge = Some(judge);
+    p.jobs[1].using = vec!["a".into()];
+    p.drop_losers = drop_losers;
+    p
+}
+
+fn judged(effects: &[Effect]) -> Option<Vec<(u32, String)>> {
+    effects.iter().find_map(|e| match e {
+        Effect::JudgeVariants { candidates, .. } => {
+            Some(candidates.iter().map(|c| (c.variant, c.branch.clone())).collect())
+        }
+        _ => None,
+    })
+}
+
+#[test]
+fn a_job_with_variants_runs_each_on_its_branch_and_its_gate_judge_picks_the_branch_what_uses_it_starts_from() {
+    let mut sim = Sim::new();
+    let gate = bosun_core::Judge::Gate { gate: "cargo test".into() };
+    let effects = sim.ok(Input::StartPlan(Box::new(with_variants(gate, false))));
+    let runs = asked_all(&effects);
+    let branches: Vec<&str> = runs.iter().map(|r| r.2.branch.as_str()).collect();
+    assert_eq!(branches, ["feature/a-v1", "feature/a-v2", "feature/a-v3"], "all at once");
+    let origins = effects.iter().filter(|e| matches!(e, Effect::Dispatch { origin: Origin::PlanVariant(_, 0, _), .. }));
+    assert_eq!(origins.count(), 3);
+    assert!(judged(&run(&mut sim, &runs[0], "feature/a-v1", true)).is_none(), "waits for all");
+    assert!(judged(&run(&mut sim, &runs[1], "feature/a-v2", false)).is_none());
+    let candidates = judged(&run(&mut sim, &runs[2], "feature/a-v3", true)).expect("judged once all ended");
+    assert_eq!(
+        candidates,
+        [(1, "feature/a-v1".to_owned()), (3, "feature/a-v3".to_owned())],
+        "the failed one is not weighed"
+    );
+    assert_eq!(sim.state.plans["p1"].job_state(0), PlanJobState::Judging);
+
+    let origin = "v3: gate passed, 4 lines".to_owned();
+    let effects = sim.ok(Input::VariantsJudged { plan: "p1".into(), index: 0, winner: Some(3), detail: origin });
+    let b = asked(&effects).expect("what uses it starts");
+    assert_eq!((b.0, b.2.base.as_str()), (1, "feature/a-v3"), "from the winner's branch");
+    let a = &sim.state.plans["p1"].jobs[0];
+    assert_eq!(
+        (a.target.as_deref(), a.winner.clone()),
+        (Some("feature/a-v3"), Some((3, "v3: gate passed, 4 lines".into())))
+    );
+    assert!(!effects.iter().any(|e| matches!(e, Effect::RemoveWorkspace { .. })), "losers kept");
+}
+
+#[test]
+fn no_variant_picked_fails_the_job_and_all_failed_variants_are_not_judged() {
+    let mut sim = Sim::new();
+    let gate = bosun_core::Judge::Gate { gate: "false".into() };
+    let runs = asked_all(&sim.ok(Input::StartPlan(Box::new(with_variants(gate.clone(), false)))));
+    for (r, b) in runs.iter().zip(["feature/a-v1", "feature/a-v2", "feature/a-v3"]) {
+        run(&mut sim, r, b, true);
+    }
+    sim.ok(Input::VariantsJudged { plan: "p1".into(), index: 0, winner: None, detail: "no gate passed".into() });
+    assert!(
+        matches!(&sim.state.plans["p1"].state, PlanState::Failed { job, reason } if job == "a" && reason.contains("no gate passed"))
+    );
+
+    let mut sim = Sim::new();
+    let runs = asked_all(&sim.ok(Input::StartPlan(Box::new(with_variants(gate, false)))));
+    let mut last = Vec::new();
+    for (r, b) in runs.iter().zip(["feature/a-v1", "feature/a-v2", "feature/a-v3"]) {
+        last = run(&mut sim, r, b, false);
+    }
+    assert!(judged(&last).is_none(), "nothing to judge");
+    assert!(
+        matches!(&sim.state.plans["p1"].state, PlanState::Failed { reason, .. } if reason.contains("none of its 3 variants is done"))
+    );
+}
+
+#[test]
+fn a_person_picks_a_variant_and_dropped_losers_go_unless_they_hold_uncommitted_work() {
+    let mut sim = Sim::new();
+    let effects = sim.ok(Input::StartPlan(Box::new(with_variants(bosun_core::Judge::Person, true))));
+    let runs = asked_all(&effects);
+    let early = sim.feed(Input::PickVariant { plan: "p1".into(), job: "a".into(), variant: 1 });
+    assert!(early.is_err_and(|e| e.to_string().contains("only a job whose variants all ended")));
+    run(&mut sim, &runs[0], "feature/a-v1", true);
+    run(&mut sim, &runs[1], "feature/a-v2", true);
+    let effects = run(&mut sim, &runs[2], "feature/a-v3", true);
+    let told = effects.iter().find_map(|e| match e {
+        Effect::Notify { notice, .. } if notice.title.contains("pick a variant") => Some(notice.body.clone()),
+        _ => None,
+    });
+    assert!(told.is_some_and(|b| b.contains("v2 on feature/a-v2") && b.contains("bosun plan pick p1 a N")));
+    let ws3 = sim.state.jobs[&runs[2].1].workspace.clone().unwrap();
+    for bad in [("b", 1), ("a", 9), ("zz", 1)] {
+        assert!(
+            sim.feed(Input::PickVariant { plan: "p1".into(), job: bad.0.into(), variant: bad.1 }).is_err(),
+            "{bad:?}"
+        );
+    }
+    let effects = sim.ok(Input::PickVariant { plan: "p1".into(), job: "a".into(), variant: 2 });
+    let removed: Vec<_> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::RemoveWorkspace { id, delete_branch: true, force: false, .. } => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
+    let ws1 = sim.state.jobs[&runs[0].1].workspace.clone().unwrap();
+    assert_eq!(removed, [ws1.clone(), ws3.clone()], "the losers go, never forced");
+    assert_eq!(asked(&effects).map(|b| b.2.base), Some("feature/a-v2".into()));
+    // Git refuses to remove v3's worktree, which holds uncommitted work: it stays, dirty.
+    sim.ok(Input::WorkspaceRemoved { id: ws1.clone() });
+    sim.ok(Input::WorkspaceRemoveFailed { id: ws3.clone(), error: "uncommitted changes".into(), dirty: true });
+    assert!(!sim.state.workspaces.contains_key(&ws1), "v1 is gone");
+    assert_eq!(sim.state.workspaces[&ws3].state, bosun_core::WorkspaceState::Dirty, "v3 is kept");
+}
+
+#[test]
+fn a_crash_while_variants_run_resumes_those_made_and_fails_the_one_never_made() {
+    let mut sim = Sim::new();
+    let runs = asked_all(&sim.ok(Input::StartPlan(Box::new(with_variants(bosun_core::Judge::Person, false)))));
+    // v1 and v2 were made and run; bosun died before it made v3.
+    let first = |sim: &mut Sim, r: &(usize, JobId, PlanBranch), branch: &str| {
+        let mut spec = shell_job(r.1.clone(), "build", None);
+        spec.plan = Some(("p1".into(), r.0));
+        spec.workspace = Some(JobWorkspace {
+            name: Name::derive("build"),
+            nonce: Nonce::from_bits(500 + sim.state.jobs.len() as u64),
+            workspaces_root: "/ws".into(),
+            kind: WorkspaceKind::Worktree {
+                repo: "/repo".into(),
+                branch: branch.into(),
+                base_ref: "main".into(),
+                base: "abc".into(),
+            },
+            settings_from: None,
+            pool: None,
+        });
+        sim.ok(Input::StartJob(Box::new(spec)));
+        let ws = sim.state.jobs[&r.1].workspace.clone().unwrap();
+        sim.ok(Input::WorkspaceCreated { id: ws });
+    };
+    first(&mut sim, &runs[0], "feature/a-v1");
+    first(&mut sim, &runs[1], "feature/a-v2");
+    let effects = sim.ok(Input::Reconcile(Default::default()));
+    let runs_again = effects.iter().filter(|e| matches!(e, Effect::RunStep { .. })).count();
+    assert_eq!(runs_again, 2, "v1 and v2 run their step again: {effects:?}");
+    let a = &sim.state.plans["p1"].jobs[0];
+    assert!(a.runs[2].failure.as_deref().is_some_and(|f| f.contains("bosun stopped")), "{:?}", a.runs);
+    for (r, b) in runs.iter().take(2).zip(["feature/a-v1", "feature/a-v2"]) {
+        sim.ok(Input::StepFinished { job: r.1.clone(), step: "fix".into(), attempt: 1, ok: true, detail: None });
+        let _ = b;
+    }
+    assert_eq!(sim.state.plans["p1"].job_state(0), PlanJobState::Judging, "judged with what ran");
 }

@@ -411,6 +411,11 @@ impl Executor {
                 };
                 Input::StepFinished { job, step, attempt, ok, detail: Some(detail) }
             }
+            Effect::JudgeVariants { plan, index, judge, repo, source, candidates } => {
+                let scratch = self.dirs.root().join("plans").join(&plan).join(format!("job-{index}"));
+                let (winner, detail) = crate::judge::judge(&judge, &repo, &source, &candidates, &scratch);
+                Input::VariantsJudged { plan, index, winner, detail }
+            }
             Effect::SummarizePlan { plan } => {
                 crate::plan_log::write(&self.dirs, &plan);
                 return None;
@@ -431,11 +436,11 @@ impl Executor {
                 };
                 let item = match &origin {
                     Origin::Item(item) => Some((*item, data.clone())),
-                    Origin::Cron(_) | Origin::Plan(..) => None,
+                    Origin::Cron(_) | Origin::Plan(..) | Origin::PlanVariant(..) => None,
                 };
                 let asked = Asked { id: job, nonce: Nonce::from_bits(fastrand::u64(..)), vars: data, cwd, item };
                 let made = making.job(&book, &job_name, asked).map(|mut spec| {
-                    if let Origin::Plan(plan, index) = &origin {
+                    if let Origin::Plan(plan, index) | Origin::PlanVariant(plan, index, _) = &origin {
                         spec.plan = Some((plan.clone(), *index));
                     }
                     spec

@@ -8,6 +8,7 @@ pub mod executor;
 mod faults;
 mod handler;
 mod jobs;
+mod judge;
 mod memory;
 mod pidlock;
 mod plan_log;

@@ -139,6 +139,10 @@ impl Lowered {
                 using: j.using.clone(),
                 branch: j.branch.clone(),
                 engine: j.engine.clone(),
+                variants: j.variants.unwrap_or(1),
+                judge: j.keep_best.clone(),
+                runs: Vec::new(),
+                winner: None,
                 job_id: None,
                 target: None,
                 source: None,
@@ -156,6 +160,7 @@ impl Lowered {
             book: self.book(def.jobs.iter().map(|j| j.job.as_str()))?,
             cwd,
             concurrency: def.concurrency.unwrap_or(bosun_core::DEFAULT_PLAN_CONCURRENCY),
+            drop_losers: false,
         })
     }
 

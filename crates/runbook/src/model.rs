@@ -53,6 +53,10 @@ pub struct PlanJob {
     pub branch: Option<String>,
     /// The program that runs its agents in place of theirs (`claude`, `codex`, a path).
     pub engine: Option<String>,
+    /// How many times it runs at once, each on its own branch.
+    pub variants: Option<u32>,
+    /// How the variant it keeps is picked (`keep_best`).
+    pub keep_best: Option<bosun_core::Judge>,
 }
 
 /// `bosun run NAME ARGS…`.

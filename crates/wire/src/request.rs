@@ -161,6 +161,9 @@ pub enum Request {
         name: String,
         sources: Vec<(PathBuf, String)>,
         cwd: PathBuf,
+        /// Remove the variants a judge did not keep (their workspaces and branches).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        drop_losers: bool,
     },
     PlanList,
     PlanResume {
@@ -169,6 +172,12 @@ pub enum Request {
     /// What a plan did: `Response::PlanSummary`.
     PlanShow {
         plan: String,
+    },
+    /// A person keeps variant `variant` of the plan job named `job`: `Response::Plans`.
+    PlanPick {
+        plan: String,
+        job: String,
+        variant: u32,
     },
     Resolve {
         escalation: String,

@@ -274,6 +274,7 @@ impl From<bosun_core::Rejection> for WireError {
             | R::NameIsAnId { .. }
             | R::BranchTaken { .. }
             | R::CronNeverFires(_)
+            | R::CannotPick(_)
             | R::PoolSizeZero(_) => ErrorKind::BadRequest,
             R::WorkspaceDirty(_) => ErrorKind::WouldLoseWork,
             _ => ErrorKind::Conflict,

@@ -346,7 +346,7 @@ fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decis
             _ => d.effect(super::inspect(ws)),
         }
     }
-    super::plan::job_ended(state, job, &end, d);
+    super::plan::job_ended(state, job, &end, now, d);
     match &end {
         JobState::Done => notify(state, job, NoticeKind::JobDone, job.spec.notify.on_done.as_deref(), now, d),
         JobState::Failed { reason } => {

@@ -78,8 +78,15 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::StartPlan(p) => plan::start(state, p, &mut d)?,
         Input::ResumePlan { plan: id } => plan::resume(state, id, now, &mut d)?,
         Input::DispatchFailed { origin: Origin::Plan(id, index), error } => {
-            plan::dispatch_failed(state, id, *index, error, now, &mut d)
+            plan::dispatch_failed(state, id, *index, None, error, now, &mut d)
         }
+        Input::DispatchFailed { origin: Origin::PlanVariant(id, index, n), error } => {
+            plan::dispatch_failed(state, id, *index, Some(*n), error, now, &mut d)
+        }
+        Input::VariantsJudged { plan: id, index, winner, detail } => {
+            plan::judged(state, id, *index, *winner, detail, &mut d)
+        }
+        Input::PickVariant { plan: id, job, variant } => plan::pick(state, id, job, *variant, &mut d)?,
         Input::StopCron { name } => cron::stop(state, name, &mut d)?,
         Input::DispatchFailed { origin: Origin::Item(item), error } => {
             queue::dispatch_failed(state, *item, error, &mut d)

@@ -1,13 +1,15 @@
 //! Decisions about plans: when a plan starts, and whenever one of its jobs ends, every job whose
 //! `using` are all done is asked for, as many as its concurrency lets run at once, each on its
-//! own branch from where `Plan::start_of` says. A failure stops only what depends on it; a job
-//! that cannot be made (its merge conflicts, say) fails and a person is told; a resume runs the
-//! failed jobs again (or asks for them again when they were never made).
+//! own branch from where `Plan::start_of` says. A job with variants is asked for that many times
+//! at once; when all ended, its judge picks the winner (a gate or a command the daemon runs, or
+//! a person told to pick), whose branch is the job's, and the losers go when the plan drops
+//! them. A failure stops only what depends on it; a job that cannot be made (its merge
+//! conflicts, say) fails and a person is told; a resume runs the failed jobs again.
 
 use super::{job, Decision};
 use crate::{
-    Effect, Event, Job, JobId, JobState, Nonce, Notice, NoticeKind, Origin, Plan, PlanBranch, PlanState, Rejection,
-    State, Timestamp,
+    Effect, Event, Job, JobId, JobState, Judge, Nonce, Notice, NoticeKind, Origin, Plan, PlanBranch, PlanJobState,
+    PlanState, Rejection, State, Timestamp, VariantCandidate, WorkspaceState,
 };
 
 pub(super) fn start(state: &State, plan: &Plan, d: &mut Decision) -> Result<(), Rejection> {
@@ -23,32 +25,52 @@ pub(super) fn start(state: &State, plan: &Plan, d: &mut Decision) -> Result<(), 
 /// start now; a plan that ends here has its summary written.
 fn advance(mut plan: Plan, d: &mut Decision) {
     while let Some(index) = plan.to_start().first().copied() {
-        let job = dispatch(&plan, index, d);
-        let (source, merged) = plan.start_of(index);
-        plan.dispatched(index, &job, &source, &merged);
+        ask(&mut plan, index, d);
     }
     if plan.state != PlanState::Running {
         d.effect(Effect::SummarizePlan { plan: plan.id.clone() });
     }
 }
 
-/// Asks the daemon for the plan's job at `index`, on its branch from where it starts.
-fn dispatch(plan: &Plan, index: usize, d: &mut Decision) -> JobId {
+/// Asks for the plan's job at `index`: once, or once per variant.
+fn ask(plan: &mut Plan, index: usize, d: &mut Decision) {
+    let (source, merged) = plan.start_of(index);
+    let j = &plan.jobs[index];
+    let variants: Vec<Option<u32>> = if j.has_variants() { (1..=j.variants).map(Some).collect() } else { vec![None] };
+    for variant in variants {
+        let job = dispatch(plan, index, variant, d);
+        plan.dispatched(index, variant, &job, &source, &merged);
+    }
+}
+
+/// Asks the daemon for the plan's job at `index` (its variant `variant`), on its branch.
+fn dispatch(plan: &Plan, index: usize, variant: Option<u32>, d: &mut Decision) -> JobId {
     let j = &plan.jobs[index];
     let (source, merged) = plan.start_of(index);
     let tries = d.events.len() as u64 + plan.jobs.iter().filter(|j| j.job_id.is_some()).count() as u64;
-    let bits = job::fnv(&["plan", &plan.id, &index.to_string(), &tries.to_string(), &format!("{:?}", j.job_id)]);
+    let bits = job::fnv(&[
+        "plan",
+        &plan.id,
+        &index.to_string(),
+        &tries.to_string(),
+        &format!("{:?}", j.job_id),
+        &format!("{variant:?}"),
+    ]);
     let job = JobId::new(&Nonce::from_bits(bits));
-    let (branch, suffix) = j.wanted_branch();
+    let ((branch, suffix), origin) = match variant {
+        Some(n) => (j.variant_branch(n), Origin::PlanVariant(plan.id.clone(), index, n)),
+        None => (j.wanted_branch(), Origin::Plan(plan.id.clone(), index)),
+    };
     d.event(Event::PlanJobDispatched {
         plan: plan.id.clone(),
         index,
         job: job.clone(),
         source: source.clone(),
         merged: merged.clone(),
+        variant,
     });
     d.effect(Effect::Dispatch {
-        origin: Origin::Plan(plan.id.clone(), index),
+        origin,
         job: job.clone(),
         data: j.vars.clone(),
         take: None,
@@ -63,8 +85,9 @@ fn dispatch(plan: &Plan, index: usize, d: &mut Decision) -> JobId {
     job
 }
 
-/// A plan's job ended: done lets what uses it start; anything else stops only that.
-pub(super) fn job_ended(state: &State, job: &Job, end: &JobState, d: &mut Decision) {
+/// A plan's job ended: done lets what uses it start; anything else stops only that. A variant's
+/// end is weighed with its siblings' once all ended.
+pub(super) fn job_ended(state: &State, job: &Job, end: &JobState, now: Timestamp, d: &mut Decision) {
     let Some((id, index)) = &job.spec.plan else { return };
     let Some(plan) = state.plans.get(id).filter(|p| p.state == PlanState::Running) else { return };
     let target =
@@ -74,7 +97,10 @@ pub(super) fn job_ended(state: &State, job: &Job, end: &JobState, d: &mut Decisi
         JobState::Failed { reason } => Some(reason.clone()),
         other => Some(format!("its job ended {}", other.label())),
     };
-    ended(plan, *index, target, failure, d);
+    match plan.variant_of(*index, &job.spec.id) {
+        Some(n) => variant_ended(state, plan, *index, n, target, failure, now, d),
+        None => ended(plan, *index, target, failure, d),
+    }
 }
 
 /// Records the end of the plan's job at `index` and starts what may start after it.
@@ -85,16 +111,174 @@ fn ended(plan: &Plan, index: usize, target: Option<String>, failure: Option<Stri
     advance(plan, d);
 }
 
-/// After a restart: a running plan's job that was never made (bosun died while making it)
-/// fails, to be resumed.
-pub(super) fn unmade_after_restart(state: &State, d: &mut Decision) {
+/// Records the end of variant `n` of the plan's job at `index`; the last to end has the
+/// variants judged.
+#[allow(clippy::too_many_arguments)]
+fn variant_ended(
+    state: &State,
+    plan: &Plan,
+    index: usize,
+    n: u32,
+    target: Option<String>,
+    failure: Option<String>,
+    now: Timestamp,
+    d: &mut Decision,
+) {
+    d.event(Event::PlanVariantEnded {
+        plan: plan.id.clone(),
+        index,
+        variant: n,
+        target: target.clone(),
+        failure: failure.clone(),
+    });
+    let mut after = plan.clone();
+    after.variant_ended(index, n, target.as_deref(), failure.as_deref());
+    if after.job_state(index) == PlanJobState::Judging {
+        judge(state, &after, index, now, d);
+    }
+}
+
+/// All the variants of the plan's job at `index` ended: none done fails it; else its judge is
+/// run (or a person is asked).
+fn judge(state: &State, plan: &Plan, index: usize, now: Timestamp, d: &mut Decision) {
+    let j = &plan.jobs[index];
+    let candidates: Vec<VariantCandidate> = j
+        .runs
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.done)
+        .filter_map(|(at, r)| {
+            let job = state.jobs.get(r.job_id.as_ref()?)?;
+            let ws = state.workspaces.get(job.workspace.as_ref()?)?;
+            Some(VariantCandidate { variant: at as u32 + 1, branch: r.target.clone()?, path: ws.path.clone() })
+        })
+        .collect();
+    if candidates.is_empty() {
+        let why: Vec<String> = j
+            .runs
+            .iter()
+            .enumerate()
+            .map(|(at, r)| format!("v{}: {}", at + 1, r.failure.as_deref().unwrap_or("no branch")))
+            .collect();
+        return ended(
+            plan,
+            index,
+            None,
+            Some(format!("none of its {} variants is done ({})", j.variants, why.join("; "))),
+            d,
+        );
+    }
+    match j.judge.clone().unwrap_or(Judge::Person) {
+        Judge::Person => {
+            let listed: Vec<String> = candidates.iter().map(|c| format!("v{} on {}", c.variant, c.branch)).collect();
+            let notice = Notice {
+                kind: NoticeKind::Escalation,
+                title: format!("bosun: plan {} ({}) job {}: pick a variant", plan.name, plan.id, j.name),
+                body: format!("{}; pick one with `bosun plan pick {} {} N`", listed.join(", "), plan.id, j.name),
+                agent: None,
+                job: None,
+                escalation: None,
+                at: now,
+            };
+            d.effect(Effect::Notify { notice, desktop: true, webhook: None });
+        }
+        judge => d.effect(Effect::JudgeVariants {
+            plan: plan.id.clone(),
+            index,
+            judge,
+            repo: plan.cwd.clone(),
+            source: j.source.clone().unwrap_or_else(|| plan.base.clone()),
+            candidates,
+        }),
+    }
+}
+
+/// The judge of the variants of the plan's job at `index` spoke: its winner's branch is the
+/// job's; none, and the job fails.
+pub(super) fn judged(state: &State, id: &str, index: usize, winner: Option<u32>, detail: &str, d: &mut Decision) {
+    let Some(plan) = state.plans.get(id).filter(|p| p.job_state(index) == PlanJobState::Judging) else { return };
+    match winner {
+        Some(n) => choose(state, plan, index, n, detail, d),
+        None => ended(plan, index, None, Some(format!("no variant was picked: {detail}")), d),
+    }
+}
+
+/// A person picks variant `variant` of the plan job named `job`.
+pub(super) fn pick(state: &State, id: &str, job: &str, variant: u32, d: &mut Decision) -> Result<(), Rejection> {
+    let plan = state.plans.get(id).ok_or_else(|| Rejection::NoSuchPlan(id.to_owned()))?;
+    let bad = |why: String| Err(Rejection::CannotPick(why));
+    let Some(index) = plan.jobs.iter().position(|j| j.name == job) else {
+        return bad(format!("plan {id} has no job {job:?}"));
+    };
+    if plan.job_state(index) != PlanJobState::Judging {
+        return bad(format!(
+            "job {job:?} of plan {id} is {}: only a job whose variants all ended is picked for",
+            plan.job_state(index).label()
+        ));
+    }
+    let done = plan.jobs[index].runs.get(variant.saturating_sub(1) as usize).is_some_and(|r| r.done);
+    if !done {
+        return bad(format!("job {job:?} has no done variant v{variant}: see `bosun plan show {id}`"));
+    }
+    choose(state, plan, index, variant, "picked by a person", d);
+    Ok(())
+}
+
+/// Keeps variant `n` of the plan's job at `index`: the job is done on its branch; the others go
+/// when the plan drops losers (a workspace with work not committed stays).
+fn choose(state: &State, plan: &Plan, index: usize, n: u32, by: &str, d: &mut Decision) {
+    let j = &plan.jobs[index];
+    let Some(target) = j.runs.get(n.saturating_sub(1) as usize).and_then(|r| r.target.clone()) else { return };
+    d.event(Event::PlanVariantChosen { plan: plan.id.clone(), index, variant: n, by: by.to_owned() });
+    if plan.drop_losers {
+        for (_, run) in j.runs.iter().enumerate().filter(|(at, _)| *at as u32 + 1 != n) {
+            let ws = run.job_id.as_ref().and_then(|job| state.jobs.get(job)?.workspace.clone());
+            let Some(ws) = ws.and_then(|w| state.workspaces.get(&w)) else { continue };
+            // Busy, or holding work not committed (no one chose to drop that): it stays.
+            if ws.state != WorkspaceState::Ready {
+                continue;
+            }
+            d.event(Event::WorkspaceRemoving { id: ws.id.clone(), force: false, keep_branch: None });
+            d.effect(super::remove(state, ws, false, true));
+        }
+    }
+    ended(plan, index, Some(target), None, d);
+}
+
+/// After a restart: a running plan's job (or variant) that was never made (bosun died while
+/// making it) fails, to be resumed; a judge that was running is run again.
+pub(super) fn unmade_after_restart(state: &State, now: Timestamp, d: &mut Decision) {
     for plan in state.plans.values().filter(|p| p.state == PlanState::Running) {
         let mut plan = plan.clone();
         for index in 0..plan.jobs.len() {
+            let failure = Some("bosun stopped while its job was being made: resume the plan".to_owned());
+            if plan.jobs[index].has_variants() {
+                let unmade: Vec<u32> = plan.jobs[index]
+                    .runs
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| !r.done && r.failure.is_none())
+                    .filter(|(_, r)| r.job_id.as_ref().is_some_and(|id| !state.jobs.contains_key(id)))
+                    .map(|(at, _)| at as u32 + 1)
+                    .collect();
+                for n in unmade {
+                    d.event(Event::PlanVariantEnded {
+                        plan: plan.id.clone(),
+                        index,
+                        variant: n,
+                        target: None,
+                        failure: failure.clone(),
+                    });
+                    plan.variant_ended(index, n, None, failure.as_deref());
+                }
+                if plan.job_state(index) == PlanJobState::Judging && plan.jobs[index].judge != Some(Judge::Person) {
+                    judge(state, &plan, index, now, d);
+                }
+                continue;
+            }
             let j = &plan.jobs[index];
             let unmade = j.job_id.as_ref().is_some_and(|id| !state.jobs.contains_key(id));
-            if unmade && plan.job_state(index) == crate::PlanJobState::Running {
-                let failure = Some("bosun stopped while its job was being made: resume the plan".to_owned());
+            if unmade && plan.job_state(index) == PlanJobState::Running {
                 d.event(Event::PlanJobEnded { plan: plan.id.clone(), index, target: None, failure: failure.clone() });
                 plan.ended(index, None, failure.as_deref());
             }
@@ -105,9 +289,17 @@ pub(super) fn unmade_after_restart(state: &State, d: &mut Decision) {
     }
 }
 
-/// The job for a plan's place could not be made: it fails there, and a person is told why (a
-/// merge that conflicts lists its files).
-pub(super) fn dispatch_failed(state: &State, id: &str, index: usize, error: &str, now: Timestamp, d: &mut Decision) {
+/// The job for a plan's place (or a variant of it) could not be made: it fails there, and a
+/// person is told why (a merge that conflicts lists its files).
+pub(super) fn dispatch_failed(
+    state: &State,
+    id: &str,
+    index: usize,
+    variant: Option<u32>,
+    error: &str,
+    now: Timestamp,
+    d: &mut Decision,
+) {
     let Some(plan) = state.plans.get(id).filter(|p| p.state == PlanState::Running) else { return };
     let name = plan.jobs.get(index).map_or("?", |j| j.name.as_str());
     let notice = Notice {
@@ -120,7 +312,10 @@ pub(super) fn dispatch_failed(state: &State, id: &str, index: usize, error: &str
         at: now,
     };
     d.effect(Effect::Notify { notice, desktop: true, webhook: None });
-    ended(plan, index, None, Some(error.to_owned()), d);
+    match variant {
+        Some(n) => variant_ended(state, plan, index, n, None, Some(error.to_owned()), now, d),
+        None => ended(plan, index, None, Some(error.to_owned()), d),
+    }
 }
 
 pub(super) fn resume(state: &State, id: &str, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
@@ -133,15 +328,16 @@ pub(super) fn resume(state: &State, id: &str, now: Timestamp, d: &mut Decision) 
     let mut after = plan.clone();
     after.resumed();
     for index in failed {
+        // A job run as variants runs them all again.
+        if after.jobs[index].has_variants() {
+            ask(&mut after, index, d);
+            continue;
+        }
         let made = plan.jobs[index].job_id.as_ref().filter(|job| state.jobs.contains_key(*job));
         match made.map(|job| job::resume(state, job, now, d)) {
             Some(Ok(())) => {}
             // Its worktree was never made or is gone: a new job, on a new worktree.
-            Some(Err(Rejection::JobWorkspaceGone { .. })) | None => {
-                let job = dispatch(&after, index, d);
-                let (source, merged) = after.start_of(index);
-                after.dispatched(index, &job, &source, &merged);
-            }
+            Some(Err(Rejection::JobWorkspaceGone { .. })) | None => ask(&mut after, index, d),
             Some(Err(e)) => return Err(e),
         }
     }

@@ -280,9 +280,10 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             let cron = run::lowered(&sources)?.cron(&name, cwd).map_err(run::lower_error)?;
             run::start_job(ctx, cron.book, cron.job, Default::default(), cron.cwd).await
         }
-        Request::PlanRun { name, sources, cwd } => {
+        Request::PlanRun { name, sources, cwd, drop_losers } => {
             let id = format!("p{}", Nonce::from_bits(fastrand::u64(..)).as_str());
             let mut plan = run::lowered(&sources)?.plan(&name, id.clone(), cwd).map_err(run::lower_error)?;
+            plan.drop_losers = drop_losers;
             let (git, readiness) = (ctx.git.clone(), ctx.readiness.clone());
             let (plan, warnings) = tokio::task::spawn_blocking(move || {
                 run::preflight_plan(&*git, &plan)?;
@@ -319,6 +320,13 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         }
         Request::PlanResume { plan } => {
             submit(ctx, Input::ResumePlan { plan: plan.clone() }).await?;
+            query(ctx, move |s| {
+                Ok(Response::Plans { plans: s.plans.get(&plan).cloned().into_iter().collect(), warnings: vec![] })
+            })
+            .await
+        }
+        Request::PlanPick { plan, job, variant } => {
+            submit(ctx, Input::PickVariant { plan: plan.clone(), job, variant }).await?;
             query(ctx, move |s| {
                 Ok(Response::Plans { plans: s.plans.get(&plan).cloned().into_iter().collect(), warnings: vec![] })
             })

@@ -628,8 +628,31 @@ fn plan(name: &str, node: &Node, p: &mut Problems) -> Option<Plan> {
             }
             Some(engine)
         });
+        let variants = g.take("variants", &[]).and_then(|n| {
+            let at = n.span.clone();
+            number(n, "variants", p).filter(|v| {
+                let ok = (2..=9).contains(v);
+                if !ok {
+                    p.at(&at, "variants is 2 to 9 runs at once (leave it out for one)".to_owned());
+                }
+                ok
+            })
+        });
+        let keep_best = g.take("keep_best", &[]).map(|n| (keep_best(n, p), n.span.clone()));
         let what = g.what().to_owned();
         g.finish(p);
+        let keep_best = match (variants, keep_best) {
+            (Some(_), Some((judge, _))) => judge,
+            (Some(_), None) => {
+                p.at(&e.node.span, format!("{what} runs variants: say which it keeps with keep_best = {{ gate = \"…\" }}, {{ command = \"…\" }} or \"person\""));
+                None
+            }
+            (None, Some((_, at))) => {
+                p.at(&at, format!("{what} has keep_best but no variants to keep one of"));
+                None
+            }
+            (None, None) => None,
+        };
         let job = match run {
             Some((Run::Job(job), _)) => job,
             Some((_, span)) => {
@@ -648,9 +671,45 @@ fn plan(name: &str, node: &Node, p: &mut Problems) -> Option<Plan> {
             }
         }
         written.insert(e.key.as_str());
-        jobs.push(PlanJob { span: e.node.span.clone(), name: e.key.clone(), job, vars, using, branch, engine });
+        jobs.push(PlanJob {
+            span: e.node.span.clone(),
+            name: e.key.clone(),
+            job,
+            vars,
+            using,
+            branch,
+            engine,
+            variants,
+            keep_best,
+        });
     }
     Some(Plan { span, base, concurrency, jobs })
+}
+
+/// `keep_best`: `{ gate = "…" }`, `{ command = "…" }` or `"person"`.
+fn keep_best(node: &Node, p: &mut Problems) -> Option<bosun_core::Judge> {
+    let said = "keep_best is { gate = \"a command\" }, { command = \"a command\" } or \"person\"";
+    match &node.value {
+        Value::Str(s) if s == "person" => Some(bosun_core::Judge::Person),
+        Value::Map(_) => {
+            let mut f = Fields::of(node, "keep_best", p)?;
+            let gate = f.take("gate", &[]).and_then(|n| string(n, "gate", p));
+            let command = f.take("command", &[]).and_then(|n| string(n, "command", p));
+            f.finish(p);
+            match (gate, command) {
+                (Some(gate), None) if !gate.trim().is_empty() => Some(bosun_core::Judge::Gate { gate }),
+                (None, Some(command)) if !command.trim().is_empty() => Some(bosun_core::Judge::Command { command }),
+                _ => {
+                    p.at(&node.span, said.to_owned());
+                    None
+                }
+            }
+        }
+        _ => {
+            p.at(&node.span, said.to_owned());
+            None
+        }
+    }
 }
 
 #[cfg(test)]

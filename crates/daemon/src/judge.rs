@@ -1,0 +1,172 @@
+//! The judge of a plan job's variants (`bosun_core::Judge`), run by the daemon: a gate run in
+//! each variant's worktree, the smallest diff from where they started winning among those that
+//! pass; or a command, run in the repository, that reads the variants' diffs (written to files
+//! listed in `$BOSUN_VARIANTS`, one `N BRANCH DIFF` line each) and prints the winner's number.
+//! Every value reaches the shell as an argument or in the environment; what the command prints
+//! is read as a number or a branch, nothing else.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use bosun_core::{Judge, VariantCandidate};
+
+/// The most of a judge command's output read.
+const SAID_MOST: usize = 64 * 1024;
+
+/// The winner (1 for `v1`), or none, and why.
+pub fn judge(
+    judge: &Judge,
+    repo: &Path,
+    source: &str,
+    candidates: &[VariantCandidate],
+    scratch: &Path,
+) -> (Option<u32>, String) {
+    match judge {
+        Judge::Gate { gate } => by_gate(gate, repo, source, candidates),
+        Judge::Command { command } => by_command(command, repo, source, candidates, scratch),
+        Judge::Person => (None, "a person picks".into()),
+    }
+}
+
+fn by_gate(gate: &str, repo: &Path, source: &str, candidates: &[VariantCandidate]) -> (Option<u32>, String) {
+    let mut said = Vec::new();
+    let mut best: Option<(u64, u32)> = None;
+    for c in candidates {
+        let status = bosun_adapters::private::as_user(&mut Command::new("sh"))
+            .args(["-c", gate])
+            .current_dir(&c.path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        match status {
+            Ok(s) if s.success() => {
+                let lines = diff_lines(repo, source, &c.branch);
+                said.push(format!("v{}: gate passed, {lines} lines changed", c.variant));
+                if best.is_none_or(|(l, _)| lines < l) {
+                    best = Some((lines, c.variant));
+                }
+            }
+            Ok(s) => said.push(format!("v{}: gate failed ({s})", c.variant)),
+            Err(e) => said.push(format!("v{}: gate could not run ({e})", c.variant)),
+        }
+    }
+    let winner = best.map(|(_, v)| v);
+    if let Some(v) = winner {
+        said.push(format!("kept v{v}"));
+    }
+    (winner, said.join("; "))
+}
+
+fn by_command(
+    command: &str,
+    repo: &Path,
+    source: &str,
+    candidates: &[VariantCandidate],
+    scratch: &Path,
+) -> (Option<u32>, String) {
+    if let Err(e) = std::fs::create_dir_all(scratch) {
+        return (None, format!("cannot make {}: {e}", scratch.display()));
+    }
+    let mut listed = String::new();
+    for c in candidates {
+        let file = scratch.join(format!("v{}.diff", c.variant));
+        let diff = git(repo, &["diff", &format!("{source}...{}", c.branch)]).unwrap_or_default();
+        if let Err(e) = std::fs::write(&file, diff) {
+            return (None, format!("cannot write {}: {e}", file.display()));
+        }
+        listed.push_str(&format!("{} {} {}\n", c.variant, c.branch, file.display()));
+    }
+    let out = bosun_adapters::private::as_user(&mut Command::new("sh"))
+        .args(["-c", command])
+        .env("BOSUN_VARIANTS", &listed)
+        .current_dir(repo)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    let out = match out {
+        Ok(out) if out.status.success() => out.stdout,
+        Ok(out) => return (None, format!("its judge command failed ({})", out.status)),
+        Err(e) => return (None, format!("its judge command cannot run: {e}")),
+    };
+    let text = String::from_utf8_lossy(&out[..out.len().min(SAID_MOST)]).into_owned();
+    let word = text.split_whitespace().next().unwrap_or("");
+    let number = word.strip_prefix('v').unwrap_or(word).parse::<u32>().ok();
+    let winner = candidates.iter().find(|c| Some(c.variant) == number || c.branch == word).map(|c| c.variant);
+    let shown: String = word.chars().take(80).collect();
+    match winner {
+        Some(v) => (Some(v), format!("its judge command picked v{v}")),
+        None => (None, format!("its judge command printed {shown:?}, which names no done variant")),
+    }
+}
+
+/// Lines added and removed on `branch` since it left `source`.
+fn diff_lines(repo: &Path, source: &str, branch: &str) -> u64 {
+    let numstat = git(repo, &["diff", "--numstat", &format!("{source}...{branch}")]).unwrap_or_default();
+    numstat.lines().flat_map(|l| l.split_whitespace().take(2).map(|n| n.parse::<u64>().unwrap_or(0))).sum()
+}
+
+fn git(repo: &Path, args: &[&str]) -> Option<String> {
+    let out = bosun_adapters::private::as_user(&mut Command::new("git"))
+        .arg("-C")
+        .arg(repo)
+        .args(args)
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bosun_testkit::repo::TempRepo;
+
+    /// A repository with `v1` and `v2` branched from `main`, each one commit on; their worktrees
+    /// stand in for the variants' (the gate runs in the repository itself here).
+    fn variants() -> (TempRepo, Vec<VariantCandidate>) {
+        let repo = TempRepo::new();
+        let mut candidates = Vec::new();
+        for (n, text) in [(1, "bad\nbad\nbad\n"), (2, "good\n")] {
+            repo.git(&["checkout", "-q", "-b", &format!("v{n}"), "main"]);
+            repo.commit_file("work.txt", text);
+            candidates.push(VariantCandidate { variant: n, branch: format!("v{n}"), path: repo.path().to_owned() });
+        }
+        repo.git(&["checkout", "-q", "main"]);
+        (repo, candidates)
+    }
+
+    #[test]
+    fn a_command_judge_reads_the_diffs_and_only_a_done_variants_number_or_branch_is_taken() {
+        let (repo, candidates) = variants();
+        let scratch = tempfile::tempdir().unwrap();
+        let pick = |command: &str| {
+            let by = Judge::Command { command: command.into() };
+            judge(&by, repo.path(), "main", &candidates, scratch.path())
+        };
+        let reads = r#"printf '%s' "$BOSUN_VARIANTS" | while read n b f; do if grep -q '^+good' "$f"; then echo "$n"; fi; done"#;
+        assert_eq!(pick(reads).0, Some(2), "it read v2's diff");
+        assert_eq!(pick("echo v1").0, Some(1));
+        assert_eq!(pick("echo v2 and more").0, Some(2));
+        for hostile in ["echo 9", "echo '; rm -rf /'", "echo", "exit 1", "echo v0"] {
+            let (winner, said) = pick(hostile);
+            assert_eq!(winner, None, "{hostile}: {said}");
+        }
+    }
+
+    #[test]
+    fn a_gate_judge_keeps_the_smallest_diff_of_those_that_pass() {
+        let (repo, candidates) = variants();
+        let scratch = tempfile::tempdir().unwrap();
+        let both = Judge::Gate { gate: "true".into() };
+        let (winner, said) = judge(&both, repo.path(), "main", &candidates, scratch.path());
+        assert_eq!(winner, Some(2), "{said}");
+        assert!(
+            said.contains("v1: gate passed, 3 lines changed") && said.contains("v2: gate passed, 1 lines changed"),
+            "{said}"
+        );
+        let none = Judge::Gate { gate: "false".into() };
+        assert_eq!(judge(&none, repo.path(), "main", &candidates, scratch.path()).0, None);
+    }
+}
