@@ -257,27 +257,43 @@ agent "writer" {
 fn three_variants_run_at_once_the_one_that_passes_its_gate_is_kept_and_the_losers_dropped() {
     let bosun = bosun();
     let repo = TempRepo::new();
-    let runbook = r#"
-plan "tries" {
-  job "fix" {
-    run       = { job = "attempt" }
+    // Each variant's claudeless agent takes its turn, then a step commits what it tried; only
+    // v2's leaves the file the gate looks for.
+    let runbook = format!(
+        r#"
+plan "tries" {{
+  job "fix" {{
+    run       = {{ job = "attempt" }}
     variants  = 3
-    keep_best = { gate = "test -e passes" }
-  }
-  job "after" {
-    run   = { job = "attempt" }
+    keep_best = {{ gate = "test -e passes" }}
+  }}
+  job "after" {{
+    run   = {{ job = "attempt" }}
     using = ["fix"]
-  }
-}
+  }}
+}}
 
-job "attempt" {
+job "attempt" {{
   source = "worktree"
-  step "try" {
-    run = "case ${source.branch} in *-v2) touch passes ;; esac; echo ${source.branch} >> tried.txt && git add -A && git commit -qm tried"
-  }
-}
-"#;
-    write_runbook(&repo, "tries.hcl", runbook);
+  step "think" {{
+    run     = {{ agent = "trier" }}
+    on_done = {{ step = "try" }}
+  }}
+  step "try" {{
+    run = "case ${{source.branch}} in *-v2) touch passes ;; esac; echo ${{source.branch}} >> tried.txt && git add -A && git commit -qm tried"
+  }}
+}}
+
+agent "trier" {{
+  run     = ["{}", "--scenario", "{}"]
+  prompt  = "ping"
+  on_idle = {{ action = "done" }}
+}}
+"#,
+        claudeless(),
+        scenario("chat")
+    );
+    write_runbook(&repo, "tries.hcl", &runbook);
     let checked = bosun.ok(repo.path(), &["runbook", "check"]);
     assert!(checked.contains("1 plan(s)"), "{checked}");
     let v: serde_json::Value =
