@@ -10,6 +10,8 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use wait_timeout::ChildExt;
+
 /// How long a check's answer is kept: a person may log in meanwhile.
 const KEPT: Duration = Duration::from_secs(600);
 /// How long a check may take.
@@ -65,18 +67,14 @@ fn run(program: &str, args: [&str; 2]) -> Result<(), String> {
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("`{shown}` cannot run: {e}"))?;
-    let deadline = Instant::now() + CHECK_WAIT;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("`{shown}` took longer than {} s", CHECK_WAIT.as_secs()));
-            }
-            Err(e) => return Err(format!("`{shown}`: {e}")),
+    let status = match child.wait_timeout(CHECK_WAIT) {
+        Ok(Some(status)) => status,
+        Ok(None) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("`{shown}` took longer than {} s", CHECK_WAIT.as_secs()));
         }
+        Err(e) => return Err(format!("`{shown}`: {e}")),
     };
     if status.success() {
         return Ok(());

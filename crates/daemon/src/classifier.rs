@@ -6,7 +6,9 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use wait_timeout::ChildExt;
 
 /// How long a classifier may take.
 pub const LIMIT: Duration = Duration::from_secs(120);
@@ -29,18 +31,14 @@ pub fn run(command: &[String], cwd: &Path, said: &str) -> Result<String, String>
         // A classifier that reads only its environment may close stdin early: that is fine.
         let _ = stdin.write_all(said.as_bytes());
     }
-    let deadline = Instant::now() + LIMIT;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("it ran longer than {}s and was stopped", LIMIT.as_secs()));
-            }
-            Err(e) => return Err(format!("cannot wait for it: {e}")),
+    let status = match child.wait_timeout(LIMIT) {
+        Ok(Some(status)) => status,
+        Ok(None) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("it ran longer than {}s and was stopped", LIMIT.as_secs()));
         }
+        Err(e) => return Err(format!("cannot wait for it: {e}")),
     };
     // A process it left behind may hold the pipes open: what came within a moment is enough.
     let grace = Duration::from_secs(1);
