@@ -116,7 +116,10 @@ calls! {
     fn doctor(fix: bool, cwd: Option<PathBuf>) -> Vec<Finding> =
         Request::Doctor { fix, cwd } => Response::Doctor { findings } => findings;
     fn escalations(all: bool) -> Dated<Escalation> =
-        Request::Escalations { all } => Response::Escalations { now, escalations } => Dated { now, all: escalations };
+        Request::Escalations { all } => Response::Escalations { now, escalations, .. } => Dated { now, all: escalations };
+    fn escalations_and_asks(all: bool) -> (Dated<Escalation>, Vec<bosun_core::PlanAsk>) =
+        Request::Escalations { all } => Response::Escalations { now, escalations, plans } =>
+            (Dated { now, all: escalations }, plans);
     fn answer(agent: String, answer: DialogAnswer, message: Option<String>) -> Answered =
         Request::Answer { agent, answer, message } =>
         Response::Answered { agent, answer, key, message } => Answered { agent, answer, key, message };

@@ -186,13 +186,24 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
         }
         Command::Workspace(cmd) => workspace(client, cmd),
         Command::Escalations { all, json } => {
-            let crate::calls::Dated { now, all: escalations } = client.escalations(all)?;
+            let (crate::calls::Dated { now, all: escalations }, asks) = client.escalations_and_asks(all)?;
             if json {
                 return print_json(&escalations);
             }
-            if escalations.is_empty() {
+            if escalations.is_empty() && asks.is_empty() {
                 println!("nothing needs a person");
                 return Ok(());
+            }
+            if !asks.is_empty() {
+                let rows: Vec<Vec<String>> = asks
+                    .iter()
+                    .map(|a| vec![a.plan.clone(), a.job.clone(), a.reason.clone(), a.then.clone()])
+                    .collect();
+                println!("{}", render::table(&["PLAN", "JOB", "WAITS FOR", "THEN"], &rows));
+                if escalations.is_empty() {
+                    return Ok(());
+                }
+                println!();
             }
             let rows: Vec<Vec<String>> = escalations
                 .iter()

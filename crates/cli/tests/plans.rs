@@ -179,6 +179,11 @@ job "write" {
     assert_eq!((p["jobs"][0]["done"].as_bool(), p["jobs"][1]["done"].as_bool()), (Some(true), Some(true)));
     let branches = git(&repo, &["branch", "--list", "feature/both*"]);
     assert!(branches.trim().is_empty(), "no branch made for it: {branches}");
+    let asked = bosun.ok(repo.path(), &["escalations"]);
+    assert!(
+        asked.contains("both") && asked.contains("conflicts in same.txt") && asked.contains("bosun plan resume"),
+        "{asked}"
+    );
     let jobs: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["job", "ls", "--json"])).unwrap();
     assert_eq!(jobs.as_array().map(Vec::len), Some(2), "no job made for it: {jobs}");
 }
@@ -349,4 +354,52 @@ job "w" {
     assert!(out.contains("has keep_best but no variants"), "{out}");
     assert!(out.contains("variants is 2 to 9"), "{out}");
     assert!(out.contains("keep_best is { gate"), "{out}");
+}
+
+#[test]
+fn a_person_is_asked_to_pick_a_variant_and_the_plan_goes_on_from_the_one_picked() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let runbook = r#"
+plan "pick" {
+  job "fix" {
+    run       = { job = "attempt" }
+    variants  = 2
+    keep_best = "person"
+  }
+  job "after" {
+    run   = { job = "attempt" }
+    using = ["fix"]
+  }
+}
+
+job "attempt" {
+  source = "worktree"
+  step "try" {
+    run = "echo ${source.branch} >> tried.txt && git add -A && git commit -qm tried"
+  }
+}
+"#;
+    write_runbook(&repo, "pick.hcl", runbook);
+    let v: serde_json::Value =
+        serde_json::from_str(&bosun.ok(repo.path(), &["plan", "run", "pick", "--json"])).unwrap();
+    let id = v[0]["id"].as_str().unwrap().to_owned();
+    let asked = wait_for(PATIENCE, || {
+        let listed = bosun.ok(repo.path(), &["escalations"]);
+        listed.contains("pick a variant").then_some(listed)
+    });
+    let asked = asked.unwrap_or_else(|| panic!("a person is asked\n{}", plan(&bosun, &repo)));
+    assert!(
+        asked.contains("v1 on feature/fix-v1, v2 on feature/fix-v2")
+            && asked.contains(&format!("bosun plan pick {id} fix N")),
+        "{asked}"
+    );
+    let err = bosun.fails(repo.path(), &["plan", "pick", &id, "fix", "7"]);
+    assert!(err.contains("no done variant v7"), "{err}");
+    bosun.ok(repo.path(), &["plan", "pick", &id, "fix", "2"]);
+    let done = wait_for(PATIENCE, || (plan(&bosun, &repo)["state"]["state"] == "done").then_some(()));
+    assert!(done.is_some(), "{}\n{}", plan(&bosun, &repo), bosun.log());
+    assert_eq!(git(&repo, &["show", "feature/after:tried.txt"]), "feature/fix-v2\nfeature/after\n");
+    assert_eq!(bosun.ok(repo.path(), &["escalations"]).trim(), "nothing needs a person");
+    assert!(git(&repo, &["branch", "--list", "feature/fix-v1"]).contains("feature/fix-v1"), "the loser is kept");
 }

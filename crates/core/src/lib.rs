@@ -61,7 +61,8 @@ pub use permission::{
     answer as permission_answer, PermissionAnswer, PermissionDecision, PermissionRule, RuleError, DECISIONS_KEPT,
 };
 pub use plan::{
-    Judge, Plan, PlanBranch, PlanJob, PlanJobState, PlanState, Variant, VariantCandidate, DEFAULT_PLAN_CONCURRENCY,
+    Judge, Plan, PlanAsk, PlanBranch, PlanJob, PlanJobState, PlanState, Variant, VariantCandidate,
+    DEFAULT_PLAN_CONCURRENCY,
 };
 pub use plan_summary::{PlanFold, PlanJobSummary, PlanSummary, VariantSummary};
 pub use policy::{

@@ -169,6 +169,16 @@ pub struct PlanBranch {
     pub merge: Vec<String>,
 }
 
+/// What a plan waits for a person to do: keep a variant, or fix what stopped it and resume.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanAsk {
+    pub plan: String,
+    pub job: String,
+    pub reason: String,
+    /// The command that answers it.
+    pub then: String,
+}
+
 /// How many jobs of a plan run at once when its runbook does not say.
 pub const DEFAULT_PLAN_CONCURRENCY: u32 = 2;
 
@@ -312,6 +322,34 @@ impl Plan {
             j.failure = None;
         }
         self.state = PlanState::Running;
+    }
+
+    /// What it waits for a person to do: a variant to keep, for a job its person judges; a
+    /// failed job to fix, once it stopped.
+    pub fn asks(&self) -> Vec<PlanAsk> {
+        let mut asks = Vec::new();
+        for (i, j) in self.jobs.iter().enumerate() {
+            let ask =
+                |reason: String, then: String| PlanAsk { plan: self.id.clone(), job: j.name.clone(), reason, then };
+            match self.job_state(i) {
+                PlanJobState::Judging if j.judge == Some(Judge::Person) => {
+                    let done: Vec<String> = j
+                        .runs
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, r)| r.done)
+                        .map(|(at, r)| format!("v{} on {}", at + 1, r.target.as_deref().unwrap_or("?")))
+                        .collect();
+                    let reason = format!("pick a variant: {}", done.join(", "));
+                    asks.push(ask(reason, format!("bosun plan pick {} {} N", self.id, j.name)));
+                }
+                PlanJobState::Failed { reason } if matches!(self.state, PlanState::Failed { .. }) => {
+                    asks.push(ask(reason, format!("fix it, then bosun plan resume {}", self.id)));
+                }
+                _ => {}
+            }
+        }
+        asks
     }
 
     /// The jobs that failed, in the order written.

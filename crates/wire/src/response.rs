@@ -67,6 +67,9 @@ pub enum Response {
     Escalations {
         now: u64,
         escalations: Vec<Escalation>,
+        /// What plans wait for a person to do (a variant to keep, a failed job to fix).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        plans: Vec<bosun_core::PlanAsk>,
     },
     Resolved {
         escalation: EscalationId,

@@ -205,7 +205,8 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             let now = now().as_millis();
             query(ctx, move |s| {
                 let escalations = s.escalations.values().filter(|e| all || e.resolved.is_none()).cloned().collect();
-                Ok(Response::Escalations { now, escalations })
+                let plans = s.plans.values().flat_map(bosun_core::Plan::asks).collect();
+                Ok(Response::Escalations { now, escalations, plans })
             })
             .await
         }
