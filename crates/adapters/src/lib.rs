@@ -102,6 +102,11 @@ pub trait Git: Send + Sync {
     fn merge(&self, repo: &Path, onto: &str, others: &[String]) -> Result<String, AdapterError>;
     /// The branch `repo`'s HEAD is on; none when it is detached.
     fn current_branch(&self, repo: &Path) -> Result<Option<String>, AdapterError>;
+    /// What workspace `ws` changed against the commit it started at: committed, changed and
+    /// untracked files (bosun's own left out), with the patch when `patch`, coloured when
+    /// `color`. An error for a workspace with nothing here to compare (a folder, a pod whose
+    /// branch went to its remote).
+    fn diff(&self, ws: &bosun_core::Workspace, patch: bool, color: bool) -> Result<bosun_core::WorkDiff, AdapterError>;
 }
 
 /// Directories and git worktrees that agents work in, of every `WorkspaceKind`: a router

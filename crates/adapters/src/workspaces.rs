@@ -5,6 +5,7 @@
 //! what the core asked and reports what git said; it decides nothing.
 
 pub(crate) mod bundle;
+mod diff;
 mod folder;
 mod git;
 mod pod;

@@ -33,6 +33,21 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// What an agent or job changed against the commit its workspace started at: committed,
+    /// not committed and untracked files alike (coloured on a terminal)
+    Diff {
+        /// Agent id (any unique prefix) or name, or job id
+        id: String,
+        /// Only the files, each with its change (A/M/D/R/T) and lines added and removed
+        #[arg(long)]
+        stat: bool,
+        /// Colour the patch [default: auto, on when stdout is a terminal]
+        #[arg(long, value_enum, default_value_t = Colors::Auto)]
+        colors: Colors,
+        /// Print the files (and the patch, unless --stat) as JSON
+        #[arg(long)]
+        json: bool,
+    },
     /// Print an agent's screen
     Peek {
         /// Agent id (any unique prefix) or name

@@ -153,6 +153,8 @@ calls! {
         Request::PlanPick { plan, job, variant } => Response::Plans { plans, .. } => plans;
     fn plan_list() -> Vec<Plan> = Request::PlanList => Response::Plans { plans, .. } => plans;
     fn plan_resume(plan: String) -> Vec<Plan> = Request::PlanResume { plan } => Response::Plans { plans, .. } => plans;
+    fn diff(target: String, patch: bool, color: bool) -> Box<bosun_core::WorkDiff> =
+        Request::Diff { target, patch, color } => Response::Diff { diff } => diff;
     fn plan_show(plan: String) -> Box<bosun_core::PlanSummary> =
         Request::PlanShow { plan } => Response::PlanSummary { summary } => summary;
     fn cron_stop(name: String) -> () = Request::CronStop { name } => Response::Ok => ();

@@ -152,6 +152,40 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             }
             Ok(())
         }
+        Command::Diff { id, stat, colors, json } => {
+            let colors = !json
+                && match colors {
+                    Colors::Auto => colors_wanted(std::io::stdout().is_terminal()),
+                    Colors::Always => true,
+                    Colors::Never => false,
+                };
+            let diff = client.diff(id, !stat, colors)?;
+            if json {
+                return print_json(&diff);
+            }
+            if stat || diff.files.is_empty() {
+                for f in &diff.files {
+                    let counts = match (f.added, f.removed) {
+                        (Some(a), Some(r)) => format!("+{a} -{r}"),
+                        _ => "binary".to_owned(),
+                    };
+                    let from = match &f.change {
+                        bosun_core::Change::Renamed { from } => format!(" (from {from})"),
+                        _ => String::new(),
+                    };
+                    println!("{} {}{from}  {counts}", f.change.letter(), f.path);
+                }
+                let (added, removed) = diff.totals();
+                let on = diff.branch.as_deref().map(|b| format!(" on {b}")).unwrap_or_default();
+                println!("{} file(s), +{added} -{removed}{on} since {}", diff.files.len(), short(&diff.base));
+            } else {
+                print!("{}", diff.patch.as_deref().unwrap_or_default());
+                if diff.truncated {
+                    eprintln!("bosun: the patch was cut at {} bytes; see --stat", bosun_core::PATCH_MOST);
+                }
+            }
+            Ok(())
+        }
         Command::Peek { id, colors } => {
             let colors = match colors {
                 Colors::Auto => colors_wanted(std::io::stdout().is_terminal()),
@@ -542,4 +576,9 @@ fn runtime(args: &StartArgs) -> Result<bosun_core::Runtime> {
             }))
         }
     }
+}
+
+/// A commit id cut to its first 12 digits.
+fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
 }

@@ -585,6 +585,20 @@ impl State {
         }
     }
 
+    /// The workspace of the agent `query` names (see `find_agent`), else of the job it names.
+    pub fn find_work(&self, query: &str) -> Result<&Workspace, Rejection> {
+        let ws = match self.find_agent(query) {
+            Ok(a) => Some(a.workspace.clone()),
+            Err(Rejection::NoSuchAgent(_)) => match self.find_job(query) {
+                Ok(j) => j.workspace.clone(),
+                Err(_) => return Err(Rejection::NoSuchWork(query.to_owned())),
+            },
+            Err(e) => return Err(e),
+        };
+        let ws = ws.ok_or_else(|| Rejection::NoSuchWork(format!("{query} (its job has no workspace)")))?;
+        self.workspaces.get(&ws).ok_or_else(|| Rejection::NoSuchWorkspace(format!("{ws} (removed)")))
+    }
+
     /// The job whose id is `query` or starts with it.
     pub fn find_job(&self, query: &str) -> Result<&Job, Rejection> {
         if let Some(j) = self.jobs.values().find(|j| j.spec.id.as_str() == query) {

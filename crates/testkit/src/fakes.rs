@@ -30,6 +30,23 @@ impl Git for FakeGit {
     fn remote_url(&self, repo: &Path) -> Result<Option<String>, AdapterError> {
         Ok(Some(format!("https://git.example{}", repo.display())))
     }
+    fn diff(
+        &self,
+        ws: &bosun_core::Workspace,
+        _patch: bool,
+        _color: bool,
+    ) -> Result<bosun_core::WorkDiff, AdapterError> {
+        let base = ws.kind.base().unwrap_or_default().to_owned();
+        let branch = ws.kind.branch().map(str::to_owned);
+        Ok(bosun_core::WorkDiff {
+            workspace: ws.id.clone(),
+            base,
+            branch,
+            files: vec![],
+            patch: None,
+            truncated: false,
+        })
+    }
     fn current_branch(&self, _repo: &Path) -> Result<Option<String>, AdapterError> {
         Ok(Some("main".into()))
     }

@@ -169,6 +169,12 @@ pub enum Request {
     PlanResume {
         plan: String,
     },
+    /// What an agent's or a job's workspace changed against its base: `Response::Diff`.
+    Diff {
+        target: String,
+        patch: bool,
+        color: bool,
+    },
     /// What a plan did: `Response::PlanSummary`.
     PlanShow {
         plan: String,
@@ -225,6 +231,7 @@ impl Request {
                 | Self::CronList
                 | Self::PlanList
                 | Self::PlanShow { .. }
+                | Self::Diff { .. }
                 | Self::Events(_)
         )
     }

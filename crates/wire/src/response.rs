@@ -114,6 +114,9 @@ pub enum Response {
     PlanSummary {
         summary: Box<bosun_core::PlanSummary>,
     },
+    Diff {
+        diff: Box<bosun_core::WorkDiff>,
+    },
     Job {
         now: u64,
         job: Box<Job>,
@@ -268,6 +271,7 @@ impl From<bosun_core::Rejection> for WireError {
             | R::NoSuchItem(_)
             | R::NoSuchWorker(_)
             | R::NoSuchPlan(_)
+            | R::NoSuchWork(_)
             | R::NoSuchCron(_)
             | R::NoSuchEscalation(_)
             | R::NoSuchPool(_)

@@ -67,6 +67,10 @@ impl Git for LocalGit {
         Ok(head)
     }
 
+    fn diff(&self, ws: &bosun_core::Workspace, patch: bool, color: bool) -> Result<bosun_core::WorkDiff, AdapterError> {
+        super::diff::diff(ws, patch, color)
+    }
+
     fn current_branch(&self, repo: &Path) -> Result<Option<String>, AdapterError> {
         let mut cmd = git(repo);
         cmd.args(["symbolic-ref", "--quiet", "--short", "HEAD"]);

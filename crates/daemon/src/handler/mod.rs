@@ -333,6 +333,12 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             })
             .await
         }
+        Request::Diff { target, patch, color } => {
+            let ws = query(ctx, move |s| Ok(s.find_work(&target)?.clone())).await?;
+            let git = ctx.git.clone();
+            let diff = blocking(move || git.diff(&ws, patch, color)).await?;
+            Ok(Response::Diff { diff: Box::new(diff) })
+        }
         Request::PlanShow { plan } => {
             let id = plan.clone();
             query(ctx, move |s| {

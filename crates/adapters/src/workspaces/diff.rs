@@ -1,0 +1,137 @@
+//! A workspace's diff against the commit it started at (`bosun_core::WorkDiff`). In a worktree
+//! it is what the working tree holds — committed, changed and untracked files alike, ignored
+//! ones not — read through an index of bosun's own (`GIT_INDEX_FILE`), so the agent's index is
+//! never touched. A workspace whose clone is elsewhere (a volume, a pod whose branch came back
+//! here) is its branch's commits. Names are read NUL-separated, so any file name stays whole.
+
+use std::path::{Path, PathBuf};
+
+use bosun_core::{Change, FileChange, WorkDiff, Workspace, WorkspaceKind, PATCH_MOST};
+
+use super::git::{command_error, git, output, stderr_text};
+use crate::AdapterError;
+
+/// The diff of workspace `ws` (bosun's own files in it left out), with its patch when `patch`
+/// (coloured when `color`).
+pub(crate) fn diff(ws: &Workspace, patch: bool, color: bool) -> Result<WorkDiff, AdapterError> {
+    let (path, kind, owned) = (&ws.path, &ws.kind, ws.owned_files());
+    let no_base = |why: &str| AdapterError::Command { command: "bosun diff".into(), stderr: why.to_owned() };
+    let (dir, base, branch, range, index) = match kind {
+        WorkspaceKind::Folder => return Err(no_base("a folder workspace has no commit it started at to compare with")),
+        WorkspaceKind::Pod { remote: Some(remote), .. } => {
+            return Err(no_base(&format!(
+                "its clone is in its pod, and its branch goes back to {remote}: fetch it from there"
+            )))
+        }
+        WorkspaceKind::Pool { base, branch, .. } if base.is_empty() => {
+            return Err(no_base(&format!("its task waits for a pool slot: nothing on {branch} yet")))
+        }
+        WorkspaceKind::Worktree { base, branch, .. } | WorkspaceKind::Pool { base, branch, .. } => {
+            (path.to_path_buf(), base.clone(), branch.clone(), base.clone(), Some(ScratchIndex::new()?))
+        }
+        WorkspaceKind::Volume { repo, base, branch, .. } | WorkspaceKind::Pod { repo, base, branch, .. } => {
+            (repo.clone(), base.clone(), branch.clone(), format!("{base}...refs/heads/{branch}"), None)
+        }
+    };
+    if let Some(index) = &index {
+        // The working tree as it is, untracked files too, into an index of bosun's own.
+        index.git(&dir, &["read-tree", "HEAD"])?;
+        index.git(&dir, &["add", "-A", "--", "."])?;
+        for file in &owned {
+            let _ =
+                index.git(&dir, &["rm", "--cached", "--quiet", "--ignore-unmatch", "--", &file.display().to_string()]);
+        }
+    }
+    let cached: &[&str] = if index.is_some() { &["--cached"] } else { &[] };
+    let run = |args: &[&str]| -> Result<Vec<u8>, AdapterError> {
+        let mut cmd = git(&dir);
+        cmd.args(["-c", "core.quotepath=false", "diff"]).args(cached).args(args).arg(&range).arg("--");
+        if let Some(index) = &index {
+            cmd.env("GIT_INDEX_FILE", &index.path);
+        }
+        let out = output(&mut cmd)?;
+        if !out.status.success() {
+            return Err(command_error(&cmd, stderr_text(&out)));
+        }
+        Ok(out.stdout)
+    };
+    let files = changes(&run(&["-M", "-z", "--name-status"])?, &run(&["-M", "-z", "--numstat"])?);
+    let (text, truncated) = if patch {
+        let color = if color { "--color=always" } else { "--no-color" };
+        let mut bytes = run(&["-M", color])?;
+        let truncated = bytes.len() > PATCH_MOST;
+        bytes.truncate(PATCH_MOST);
+        (Some(String::from_utf8_lossy(&bytes).into_owned()), truncated)
+    } else {
+        (None, false)
+    };
+    Ok(WorkDiff { workspace: ws.id.clone(), base, branch: Some(branch), files, patch: text, truncated })
+}
+
+/// The files of `--name-status -z` with the counts of `--numstat -z`.
+fn changes(status: &[u8], numstat: &[u8]) -> Vec<FileChange> {
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let mut files = Vec::new();
+    let mut fields = status.split(|b| *b == 0).filter(|f| !f.is_empty());
+    while let Some(code) = fields.next() {
+        let change = match code.first() {
+            Some(b'A') => Change::Added,
+            Some(b'D') => Change::Deleted,
+            Some(b'T') => Change::TypeChanged,
+            Some(b'R' | b'C') => match fields.next() {
+                Some(from) => Change::Renamed { from: text(from) },
+                None => break,
+            },
+            _ => Change::Modified,
+        };
+        let Some(path) = fields.next() else { break };
+        files.push(FileChange { path: text(path), change, added: None, removed: None });
+    }
+    // `A\tR\tpath\0`, or for a rename `A\tR\t\0from\0to\0`.
+    let mut fields = numstat.split(|b| *b == 0);
+    while let Some(head) = fields.next() {
+        let head = text(head);
+        let mut parts = head.splitn(3, '\t');
+        let (Some(added), Some(removed), Some(path)) = (parts.next(), parts.next(), parts.next()) else { continue };
+        let path = if path.is_empty() {
+            let _from = fields.next();
+            fields.next().map(text).unwrap_or_default()
+        } else {
+            path.to_owned()
+        };
+        if let Some(f) = files.iter_mut().find(|f| f.path == path) {
+            f.added = added.parse().ok();
+            f.removed = removed.parse().ok();
+        }
+    }
+    files
+}
+
+/// An index file of bosun's own, removed when dropped.
+struct ScratchIndex {
+    path: PathBuf,
+}
+
+impl ScratchIndex {
+    fn new() -> Result<Self, AdapterError> {
+        let name = format!("bosun-diff-index-{}-{}", std::process::id(), fastrand::u64(..));
+        Ok(Self { path: std::env::temp_dir().join(name) })
+    }
+
+    fn git(&self, dir: &Path, args: &[&str]) -> Result<(), AdapterError> {
+        let mut cmd = git(dir);
+        cmd.args(args).env("GIT_INDEX_FILE", &self.path);
+        let out = output(&mut cmd)?;
+        if !out.status.success() {
+            return Err(command_error(&cmd, stderr_text(&out)));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ScratchIndex {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        let _ = std::fs::remove_file(self.path.with_extension("lock"));
+    }
+}
