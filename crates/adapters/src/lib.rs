@@ -107,6 +107,22 @@ pub trait Git: Send + Sync {
     /// `color`. An error for a workspace with nothing here to compare (a folder, a pod whose
     /// branch went to its remote).
     fn diff(&self, ws: &bosun_core::Workspace, patch: bool, color: bool) -> Result<bosun_core::WorkDiff, AdapterError>;
+    /// Merges `branch` into `into` in `repo` as `how` says (see `bosun merge`): nothing changes
+    /// on a conflict (`AdapterError::MergeConflict` names its files), nor when `into` is checked
+    /// out with changes not committed.
+    fn merge_branch(
+        &self,
+        repo: &Path,
+        branch: &str,
+        into: &str,
+        how: bosun_core::MergeHow,
+        message: Option<&str>,
+    ) -> Result<bosun_core::Merged, AdapterError>;
+    /// Commits everything the worktree at `dir` holds (untracked files too, bosun's own
+    /// `owned` files left out) with `message`; whether there was anything to commit.
+    fn commit_all(&self, dir: &Path, owned: &[PathBuf], message: &str) -> Result<bool, AdapterError>;
+    /// The commits of `branch` that `into` does not hold.
+    fn unmerged(&self, repo: &Path, branch: &str, into: &str) -> Result<u32, AdapterError>;
 }
 
 /// Directories and git worktrees that agents work in, of every `WorkspaceKind`: a router

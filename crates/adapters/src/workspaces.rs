@@ -8,6 +8,7 @@ pub(crate) mod bundle;
 mod diff;
 mod folder;
 mod git;
+mod merge;
 mod pod;
 mod pool;
 mod slot;

@@ -48,6 +48,36 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Merge an agent's or job's branch into the branch its workspace started from (or --into),
+    /// without touching your checked-out files unless that branch is checked out (then it must
+    /// be clean); then end its agent and remove its workspace (a pool's is released), deleting
+    /// its branch only when all of it is merged
+    #[command(group(clap::ArgGroup::new("how").args(["squash", "rebase"])))]
+    Merge {
+        /// Agent id (any unique prefix) or name, or job id
+        id: String,
+        /// The branch to merge into [default: the branch its workspace started from, else the
+        /// current branch]
+        #[arg(long, value_name = "BRANCH")]
+        into: Option<String>,
+        /// One commit with all its changes (its branch is kept: it is not merged)
+        #[arg(long)]
+        squash: bool,
+        /// Its commits replayed on the target, which then moves to them
+        #[arg(long)]
+        rebase: bool,
+        /// The message of a merge or squash commit
+        #[arg(long, short, value_name = "TEXT")]
+        message: Option<String>,
+        /// Commit what its workspace holds not committed first (the agent's last words as the body)
+        #[arg(long)]
+        commit: bool,
+        /// Merge although its agent is working
+        #[arg(long)]
+        force: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Print an agent's screen
     Peek {
         /// Agent id (any unique prefix) or name

@@ -16,6 +16,15 @@ use bosun_wire::{
 use crate::client::Client;
 use crate::error::{CliError, Kind};
 
+/// What `bosun merge` did.
+#[derive(serde::Serialize)]
+pub struct MergeDone {
+    pub merged: bosun_core::Merged,
+    pub ended: Vec<bosun_core::AgentId>,
+    pub removed: Option<bosun_wire::Removed>,
+    pub kept: Option<String>,
+}
+
 /// A job the daemon started.
 pub struct JobStarted {
     pub job: JobId,
@@ -153,6 +162,8 @@ calls! {
         Request::PlanPick { plan, job, variant } => Response::Plans { plans, .. } => plans;
     fn plan_list() -> Vec<Plan> = Request::PlanList => Response::Plans { plans, .. } => plans;
     fn plan_resume(plan: String) -> Vec<Plan> = Request::PlanResume { plan } => Response::Plans { plans, .. } => plans;
+    fn merge(ask: Box<bosun_wire::MergeAsk>) -> MergeDone =
+        Request::Merge(ask) => Response::Merged { merged, ended, removed, kept } => MergeDone { merged, ended, removed, kept };
     fn diff(target: String, patch: bool, color: bool) -> Box<bosun_core::WorkDiff> =
         Request::Diff { target, patch, color } => Response::Diff { diff } => diff;
     fn plan_show(plan: String) -> Box<bosun_core::PlanSummary> =

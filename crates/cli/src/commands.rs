@@ -152,6 +152,42 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             }
             Ok(())
         }
+        Command::Merge { id, into, squash, rebase, message, commit, force, json } => {
+            let how = match (squash, rebase) {
+                (true, _) => bosun_core::MergeHow::Squash,
+                (_, true) => bosun_core::MergeHow::Rebase,
+                _ => bosun_core::MergeHow::Merge,
+            };
+            let ask = bosun_wire::MergeAsk { target: id, into, how, message, commit, force };
+            let done = client.merge(Box::new(ask))?;
+            if json {
+                return print_json(&done);
+            }
+            let m = &done.merged;
+            if m.already {
+                println!("{} already holds {}", m.into, m.branch);
+            } else {
+                let what = if m.fast_forward { "fast-forward".to_owned() } else { m.how.label().to_owned() };
+                println!("merged {} into {} ({what}): {} is at {}", m.branch, m.into, m.into, short(&m.commit));
+            }
+            for a in &done.ended {
+                println!("ended    {a}");
+            }
+            match (&done.removed, &done.kept) {
+                (Some(r), _) => {
+                    println!("removed  {}", r.workspace);
+                    if let Some(b) = &r.branch_deleted {
+                        println!("deleted  branch {b}");
+                    }
+                    if let Some(k) = &r.branch_kept {
+                        println!("kept     branch {} ({} commit(s) not in {})", k.branch, k.commits, m.into);
+                    }
+                }
+                (None, Some(why)) => println!("kept its workspace: {why}"),
+                (None, None) => {}
+            }
+            Ok(())
+        }
         Command::Diff { id, stat, colors, json } => {
             let colors = !json
                 && match colors {

@@ -66,3 +66,41 @@ impl WorkDiff {
         self.files.iter().fold((0, 0), |(a, r), f| (a + f.added.unwrap_or(0), r + f.removed.unwrap_or(0)))
     }
 }
+
+/// How an agent's branch goes into another.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MergeHow {
+    /// A fast-forward when it can be, else a merge commit.
+    #[default]
+    Merge,
+    /// One new commit with all its changes; the branch itself is not merged.
+    Squash,
+    /// Its commits replayed on the target, which then moves to them.
+    Rebase,
+}
+
+impl MergeHow {
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Merge => "merge",
+            Self::Squash => "squash",
+            Self::Rebase => "rebase",
+        }
+    }
+}
+
+/// What a merge did: the target's new commit, and whether the branch is now all in it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Merged {
+    pub into: String,
+    pub branch: String,
+    pub how: MergeHow,
+    pub commit: String,
+    /// The target held it all already: nothing moved.
+    pub already: bool,
+    /// A fast-forward: no new commit.
+    pub fast_forward: bool,
+    /// Every commit of the branch is in the target now (not after a squash).
+    pub branch_merged: bool,
+}

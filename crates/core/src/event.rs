@@ -370,6 +370,11 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         variant: Option<u32>,
     },
+    /// A workspace's branch was merged (`bosun merge`).
+    WorkMerged {
+        workspace: WorkspaceId,
+        merged: crate::Merged,
+    },
     /// Variant `variant` of the plan's job at `index` ended: done on `target`, or failed.
     PlanVariantEnded {
         plan: String,

@@ -60,6 +60,11 @@ pub enum Input {
     },
     StartPlan(Box<Plan>),
     /// Runs a failed plan again from the job that failed.
+    /// The branch of workspace `workspace` was merged as `merged` says.
+    WorkMerged {
+        workspace: WorkspaceId,
+        merged: crate::Merged,
+    },
     /// The judge of a plan job's variants ran: it picked `winner` (1 for `v1`), or none, as
     /// `detail` says.
     VariantsJudged {

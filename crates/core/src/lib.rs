@@ -48,7 +48,7 @@ pub use classify::{
 pub use cron::{Cron, Origin, Schedule, ScheduleError};
 pub use decide::{decide, Decision};
 pub use detect::{AgentError, Cause, Heartbeat, Observation, PromptKind, Source, LINE_MAX};
-pub use diff::{Change, FileChange, WorkDiff, PATCH_MOST};
+pub use diff::{Change, FileChange, MergeHow, Merged, WorkDiff, PATCH_MOST};
 pub use doctor::{leftovers, Found, FoundBranch, FoundDir, FoundPod, FoundWorktree, Leftover, Orphan};
 pub use effect::Effect;
 pub use escalation::{Escalation, EscalationId, Resolution};

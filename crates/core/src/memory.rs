@@ -189,6 +189,7 @@ impl JobScope {
             | Event::PlanJobEnded { .. }
             | Event::PlanVariantEnded { .. }
             | Event::PlanVariantChosen { .. }
+            | Event::WorkMerged { .. }
             | Event::PlanResumed { .. }
             | Event::CronStarted { .. }
             | Event::CronStopped { .. }

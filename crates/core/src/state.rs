@@ -66,7 +66,7 @@ pub fn apply(state: &mut State, event: &Event) {
     let seq = state.seq;
     match event {
         // Recorded for people and scripts; it changes nothing bosun decides.
-        Event::WebhookSent { .. } => {}
+        Event::WebhookSent { .. } | Event::WorkMerged { .. } => {}
         Event::RequestDone { id, events } => {
             if state.requests.len() >= REQUESTS_KEPT {
                 state.requests.pop_front();

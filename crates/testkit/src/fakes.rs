@@ -47,6 +47,31 @@ impl Git for FakeGit {
             truncated: false,
         })
     }
+    fn merge_branch(
+        &self,
+        _repo: &Path,
+        branch: &str,
+        into: &str,
+        how: bosun_core::MergeHow,
+        _message: Option<&str>,
+    ) -> Result<bosun_core::Merged, AdapterError> {
+        let (into, branch) = (into.to_owned(), branch.to_owned());
+        Ok(bosun_core::Merged {
+            into,
+            branch,
+            how,
+            commit: "c0ffee".into(),
+            already: false,
+            fast_forward: true,
+            branch_merged: true,
+        })
+    }
+    fn commit_all(&self, _dir: &Path, _owned: &[PathBuf], _message: &str) -> Result<bool, AdapterError> {
+        Ok(false)
+    }
+    fn unmerged(&self, _repo: &Path, _branch: &str, _into: &str) -> Result<u32, AdapterError> {
+        Ok(0)
+    }
     fn current_branch(&self, _repo: &Path) -> Result<Option<String>, AdapterError> {
         Ok(Some("main".into()))
     }

@@ -175,6 +175,8 @@ pub enum Request {
         patch: bool,
         color: bool,
     },
+    /// Merges an agent's or job's branch (see `bosun merge`): `Response::Merged`.
+    Merge(Box<MergeAsk>),
     /// What a plan did: `Response::PlanSummary`.
     PlanShow {
         plan: String,
@@ -313,6 +315,21 @@ pub struct PoolAsk {
     pub branch: Option<String>,
     pub task: Option<String>,
     pub no_wait: bool,
+}
+
+/// What `bosun merge` asks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergeAsk {
+    /// The agent (id, prefix or name) or job whose branch is merged.
+    pub target: String,
+    /// The branch it goes into; the one its workspace started from when none.
+    pub into: Option<String>,
+    pub how: bosun_core::MergeHow,
+    pub message: Option<String>,
+    /// Commit what its workspace holds not committed first.
+    pub commit: bool,
+    /// Merge although its agent is working.
+    pub force: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -117,6 +117,14 @@ pub enum Response {
     Diff {
         diff: Box<bosun_core::WorkDiff>,
     },
+    /// What `bosun merge` did: the merge, the agents it ended, and its workspace's removal (none
+    /// when it was kept, as `kept` says).
+    Merged {
+        merged: bosun_core::Merged,
+        ended: Vec<bosun_core::AgentId>,
+        removed: Option<Removed>,
+        kept: Option<String>,
+    },
     Job {
         now: u64,
         job: Box<Job>,

@@ -71,6 +71,55 @@ impl Git for LocalGit {
         super::diff::diff(ws, patch, color)
     }
 
+    fn merge_branch(
+        &self,
+        repo: &Path,
+        branch: &str,
+        into: &str,
+        how: bosun_core::MergeHow,
+        message: Option<&str>,
+    ) -> Result<bosun_core::Merged, AdapterError> {
+        super::merge::merge(repo, branch, into, how, message)
+    }
+
+    fn commit_all(&self, dir: &Path, owned: &[PathBuf], message: &str) -> Result<bool, AdapterError> {
+        let mut cmd = git(dir);
+        cmd.args(["add", "-A", "--", "."]);
+        for file in owned {
+            cmd.arg(format!(":(exclude){}", file.display()));
+        }
+        run(&mut cmd)?;
+        let mut cmd = git(dir);
+        cmd.args(["diff", "--cached", "--quiet"]);
+        if output(&mut cmd)?.status.success() {
+            return Ok(false);
+        }
+        let mut cmd = git(dir);
+        cmd.args(["commit", "--quiet", "--no-verify", "-F", "-"]);
+        let mut child = cmd
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| AdapterError::io("running git commit", e))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            use std::io::Write;
+            let _ = stdin.write_all(message.as_bytes());
+        }
+        let out = child.wait_with_output().map_err(|e| AdapterError::io("running git commit", e))?;
+        if !out.status.success() {
+            return Err(AdapterError::Command { command: "git commit".into(), stderr: stderr_text(&out) });
+        }
+        Ok(true)
+    }
+
+    fn unmerged(&self, repo: &Path, branch: &str, into: &str) -> Result<u32, AdapterError> {
+        let mut cmd = git(repo);
+        cmd.args(["rev-list", "--count", &format!("refs/heads/{into}..refs/heads/{branch}")]);
+        let out = run(&mut cmd)?;
+        out.trim().parse().map_err(|_| command_error(&cmd, format!("unexpected output {:?}", out.trim())))
+    }
+
     fn current_branch(&self, repo: &Path) -> Result<Option<String>, AdapterError> {
         let mut cmd = git(repo);
         cmd.args(["symbolic-ref", "--quiet", "--short", "HEAD"]);

@@ -83,6 +83,12 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::DispatchFailed { origin: Origin::PlanVariant(id, index, n), error } => {
             plan::dispatch_failed(state, id, *index, Some(*n), error, now, &mut d)
         }
+        Input::WorkMerged { workspace, merged } => {
+            if !state.workspaces.contains_key(workspace) {
+                return Err(Rejection::NoSuchWorkspace(workspace.to_string()));
+            }
+            d.event(Event::WorkMerged { workspace: workspace.clone(), merged: merged.clone() });
+        }
         Input::VariantsJudged { plan: id, index, winner, detail } => {
             plan::judged(state, id, *index, *winner, detail, &mut d)
         }

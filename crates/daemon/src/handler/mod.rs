@@ -26,6 +26,7 @@ use bosun_core::{RequestId, TermKey};
 mod doctor;
 pub mod events;
 mod export;
+mod merge;
 mod outcome;
 mod pool;
 mod report;
@@ -333,6 +334,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             })
             .await
         }
+        Request::Merge(ask) => merge::merge(ctx, *ask).await,
         Request::Diff { target, patch, color } => {
             let ws = query(ctx, move |s| Ok(s.find_work(&target)?.clone())).await?;
             let git = ctx.git.clone();

@@ -170,6 +170,29 @@ pub(super) async fn remove_workspace(ctx: &Arc<Context>, id: WorkspaceId, force:
         })
     })
     .await?;
+    submit_removal(ctx, ws, force, probe).await
+}
+
+/// The same, with what was found of it already (`bosun merge` counts the commits its target
+/// lacks, not those since its base).
+pub(super) async fn remove_workspace_probed(
+    ctx: &Arc<Context>,
+    id: WorkspaceId,
+    force: bool,
+    probe: WorkspaceProbe,
+) -> Result<Removed, WireError> {
+    let wid = id.clone();
+    let ws = query(ctx, move |s| Ok(s.find_workspace(wid.as_str())?.clone())).await?;
+    submit_removal(ctx, ws, force, probe).await
+}
+
+async fn submit_removal(
+    ctx: &Arc<Context>,
+    ws: bosun_core::Workspace,
+    force: bool,
+    probe: WorkspaceProbe,
+) -> Result<Removed, WireError> {
+    let id = ws.id.clone();
     let rx = ctx.engine.subscribe();
     let events = submit(ctx, Input::RemoveWorkspace { id: id.clone(), force, probe }).await?;
     // The core decided the branch's fate; report what it decided.

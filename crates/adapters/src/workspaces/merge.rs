@@ -1,0 +1,183 @@
+//! Merging an agent's branch into another (`bosun merge`) without a worktree of its own: the
+//! target's new commit is made first — a fast-forward, a merge commit from `git merge-tree`, a
+//! squash commit, or the branch's commits replayed with `git replay` — touching no file and no
+//! ref, so a conflict leaves everything as it was and names its files. Then the target moves to
+//! it: a ref update when no worktree has it checked out, else a fast-forward merge in the worktree
+//! that has, refused when that worktree holds changes.
+
+use std::path::{Path, PathBuf};
+
+use bosun_core::{MergeHow, Merged};
+
+use super::git::{branch_exists, command_error, git, output, run, stderr_text, stdout_line};
+use crate::AdapterError;
+
+/// Merges `branch` into `into` in `repo` as `how` says, with `message` for a new commit.
+pub(crate) fn merge(
+    repo: &Path,
+    branch: &str,
+    into: &str,
+    how: MergeHow,
+    message: Option<&str>,
+) -> Result<Merged, AdapterError> {
+    for b in [branch, into] {
+        if !branch_exists(repo, b)? {
+            return Err(AdapterError::Command {
+                command: "bosun merge".into(),
+                stderr: format!("{} has no branch {b}", repo.display()),
+            });
+        }
+    }
+    let target = tip(repo, into)?;
+    let theirs = tip(repo, branch)?;
+    let done = |commit: String, already: bool, fast_forward: bool, branch_merged: bool| Merged {
+        into: into.to_owned(),
+        branch: branch.to_owned(),
+        how,
+        commit,
+        already,
+        fast_forward,
+        branch_merged,
+    };
+    if is_ancestor(repo, &theirs, &target)? {
+        return Ok(done(target, true, false, true));
+    }
+    let ff = is_ancestor(repo, &target, &theirs)?;
+    let conflicts =
+        |files: Vec<String>| AdapterError::MergeConflict { into: into.to_owned(), from: branch.to_owned(), files };
+    let new = match how {
+        MergeHow::Merge if ff => theirs.clone(),
+        MergeHow::Merge => {
+            let tree = merged_tree(repo, &target, &theirs).map_err(conflicts)?;
+            let message = message.map_or_else(|| format!("Merge branch '{branch}' into {into}"), str::to_owned);
+            commit_tree(repo, &tree?, &[&target, &theirs], &message)?
+        }
+        MergeHow::Squash => {
+            let tree = merged_tree(repo, &target, &theirs).map_err(conflicts)?;
+            let message = message.map_or_else(|| format!("Squash branch '{branch}' into {into}"), str::to_owned);
+            commit_tree(repo, &tree?, &[&target], &message)?
+        }
+        MergeHow::Rebase if ff => theirs.clone(),
+        MergeHow::Rebase => {
+            // The conflicts first, named; `git replay` only says that there are some.
+            merged_tree(repo, &target, &theirs).map_err(conflicts)??;
+            replay(repo, &target, branch)?
+        }
+    };
+    move_to(repo, into, &target, &new)?;
+    if how == MergeHow::Rebase && new != theirs {
+        // The branch is its replayed commits now, so it is all in the target.
+        let mut cmd = git(repo);
+        cmd.args(["update-ref", &format!("refs/heads/{branch}"), &new, &theirs]);
+        run(&mut cmd)?;
+    }
+    let branch_merged = how != MergeHow::Squash;
+    Ok(done(new, false, ff && how != MergeHow::Squash, branch_merged))
+}
+
+/// The tree of `ours` and `theirs` merged, or the files that conflict.
+fn merged_tree(repo: &Path, ours: &str, theirs: &str) -> Result<Result<String, AdapterError>, Vec<String>> {
+    let mut cmd = git(repo);
+    cmd.args(["merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs]);
+    let out = match output(&mut cmd) {
+        Ok(out) => out,
+        Err(e) => return Ok(Err(e)),
+    };
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut lines = text.lines();
+    let tree = lines.next().unwrap_or_default().to_owned();
+    match out.status.code() {
+        Some(0) => Ok(Ok(tree)),
+        Some(1) => Err(lines.take_while(|l| !l.is_empty()).map(str::to_owned).collect()),
+        _ => Ok(Err(command_error(&cmd, stderr_text(&out)))),
+    }
+}
+
+fn commit_tree(repo: &Path, tree: &str, parents: &[&str], message: &str) -> Result<String, AdapterError> {
+    let mut cmd = git(repo);
+    cmd.args(["commit-tree", tree]);
+    for p in parents {
+        cmd.args(["-p", p]);
+    }
+    cmd.arg("-m").arg(message);
+    Ok(run(&mut cmd)?.trim().to_owned())
+}
+
+/// `branch`'s commits since `onto` replayed on it: the new tip.
+fn replay(repo: &Path, onto: &str, branch: &str) -> Result<String, AdapterError> {
+    let mut cmd = git(repo);
+    cmd.args(["replay", "--onto", onto, &format!("{onto}..refs/heads/{branch}")]);
+    let out = run(&mut cmd)?;
+    // `update refs/heads/BRANCH NEW OLD`
+    out.lines()
+        .find_map(|l| l.strip_prefix(&format!("update refs/heads/{branch} ")))
+        .and_then(|rest| rest.split_whitespace().next())
+        .map(str::to_owned)
+        .ok_or_else(|| command_error(&cmd, format!("unexpected output {:?}", out.trim())))
+}
+
+/// Moves `into` from `from` to `to` (a descendant): a ref update, or a fast-forward in the
+/// worktree that has it checked out, which must hold no changes.
+fn move_to(repo: &Path, into: &str, from: &str, to: &str) -> Result<(), AdapterError> {
+    match checked_out(repo, into)? {
+        None => {
+            let mut cmd = git(repo);
+            cmd.args(["update-ref", "-m", "bosun merge", &format!("refs/heads/{into}"), to, from]);
+            run(&mut cmd).map(drop)
+        }
+        Some(dir) => {
+            let mut cmd = git(&dir);
+            cmd.args(["status", "--porcelain=v1", "--untracked-files=no"]);
+            if !run(&mut cmd)?.trim().is_empty() {
+                return Err(AdapterError::Command {
+                    command: "bosun merge".into(),
+                    stderr: format!(
+                        "{into} is checked out in {} with changes not committed: commit or stash them, or merge with \
+                         --into another branch",
+                        dir.display()
+                    ),
+                });
+            }
+            let mut cmd = git(&dir);
+            cmd.args(["merge", "--ff-only", "--quiet", to]);
+            run(&mut cmd).map(drop)
+        }
+    }
+}
+
+/// The worktree (the repository's own, or a linked one) that has `branch` checked out.
+fn checked_out(repo: &Path, branch: &str) -> Result<Option<PathBuf>, AdapterError> {
+    let mut cmd = git(repo);
+    cmd.args(["worktree", "list", "--porcelain", "-z"]);
+    let out = run(&mut cmd)?;
+    let mut path = None;
+    for field in out.split('\0') {
+        if let Some(p) = field.strip_prefix("worktree ") {
+            path = Some(PathBuf::from(p));
+        } else if field == format!("branch refs/heads/{branch}") {
+            return Ok(path);
+        }
+    }
+    Ok(None)
+}
+
+fn tip(repo: &Path, branch: &str) -> Result<String, AdapterError> {
+    let mut cmd = git(repo);
+    cmd.args(["rev-parse", "--verify", &format!("refs/heads/{branch}^{{commit}}")]);
+    let out = output(&mut cmd)?;
+    if !out.status.success() {
+        return Err(command_error(&cmd, stderr_text(&out)));
+    }
+    Ok(stdout_line(&out))
+}
+
+fn is_ancestor(repo: &Path, a: &str, b: &str) -> Result<bool, AdapterError> {
+    let mut cmd = git(repo);
+    cmd.args(["merge-base", "--is-ancestor", a, b]);
+    let out = output(&mut cmd)?;
+    match out.status.code() {
+        Some(0) => Ok(true),
+        Some(1) => Ok(false),
+        _ => Err(command_error(&cmd, stderr_text(&out))),
+    }
+}

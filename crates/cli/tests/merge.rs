@@ -1,0 +1,159 @@
+//! `bosun merge`: an agent's branch into the branch it started from — a fast-forward into the
+//! checked-out branch (its files follow), a merge commit, a squash, a rebase, `--into` a branch
+//! not checked out (no file touched) — then its agent ended and its workspace removed, its branch
+//! deleted only when all of it is merged; and each refusal leaves everything as it was.
+
+mod support;
+
+use support::*;
+
+fn git_in(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git").args(args).current_dir(dir).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A claudeless agent idle in a worktree of `repo` whose branch has one commit adding `file`.
+fn agent_with_work(bosun: &Bosun, repo: &TempRepo, file: &str) -> (String, std::path::PathBuf, String) {
+    let (cl, sc) = (claudeless(), scenario("chat"));
+    let id = bosun.start(repo.path(), &claude_args(&cl, &sc, &[]));
+    bosun.wait_state(&id, "idle");
+    let detail = bosun.show(&id);
+    let ws = detail.workspace.expect("its workspace");
+    std::fs::write(ws.path.join(file), format!("{file} from the agent\n")).unwrap();
+    git_in(&ws.path, &["add", "-A"]);
+    git_in(&ws.path, &["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", &format!("add {file}")]);
+    (id, ws.path.clone(), ws.branch().unwrap().to_owned())
+}
+
+#[test]
+fn a_fast_forward_into_the_checked_out_branch_moves_its_files_ends_the_agent_and_removes_its_workspace() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (id, path, branch) = agent_with_work(&bosun, &repo, "ff.txt");
+    let out = bosun.ok(repo.path(), &["merge", &id]);
+    assert!(out.contains(&format!("merged {branch} into main (fast-forward)")), "{out}");
+    assert!(out.contains(&format!("deleted  branch {branch}")), "{out}");
+    assert!(repo.path().join("ff.txt").exists(), "the checked-out branch's files follow");
+    assert_eq!(git_in(repo.path(), &["status", "--porcelain"]), "", "and it is clean");
+    assert!(bosun.agent(&id).state.is_dead(), "its agent is ended");
+    assert!(!path.exists(), "its workspace is removed");
+    assert!(git_in(repo.path(), &["branch", "--list", &branch]).is_empty());
+    let merged = bosun.events().into_iter().any(|e| matches!(e, bosun_core::Event::WorkMerged { .. }));
+    assert!(merged, "recorded");
+}
+
+#[test]
+fn a_merge_commit_a_squash_and_a_rebase_and_into_a_branch_not_checked_out() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (a, _, _) = agent_with_work(&bosun, &repo, "a.txt");
+    repo.commit_file("main.txt", "main moved on\n");
+    let out = bosun.ok(repo.path(), &["merge", &a, "--message", "Take a"]);
+    assert!(out.contains("(merge)"), "{out}");
+    assert_eq!(
+        git_in(repo.path(), &["log", "-1", "--format=%s %p"]).split(' ').count(),
+        4,
+        "a merge commit: two parents"
+    );
+    assert_eq!(git_in(repo.path(), &["log", "-1", "--format=%s"]), "Take a");
+
+    let (b, _, b_branch) = agent_with_work(&bosun, &repo, "b.txt");
+    let v: serde_json::Value =
+        serde_json::from_str(&bosun.ok(repo.path(), &["merge", &b, "--squash", "--json"])).unwrap();
+    assert_eq!(v["merged"]["how"], "squash");
+    assert_eq!(v["merged"]["branch_merged"], false);
+    assert_eq!(v["removed"]["branch_kept"]["branch"], b_branch.as_str(), "a squashed branch is kept: {v}");
+    assert_eq!(git_in(repo.path(), &["log", "-1", "--format=%P"]).split(' ').count(), 1, "one new commit");
+    assert!(repo.path().join("b.txt").exists());
+
+    repo.git(&["branch", "release"]);
+    let (c, _, c_branch) = agent_with_work(&bosun, &repo, "c.txt");
+    repo.commit_file("main2.txt", "main moved on again\n");
+    let main_before = repo.head();
+    let out = bosun.ok(repo.path(), &["merge", &c, "--rebase", "--into", "release"]);
+    assert!(
+        out.contains(&format!("merged {c_branch} into release (rebase)")) || out.contains("(fast-forward)"),
+        "{out}"
+    );
+    assert_eq!(repo.head(), main_before, "main, checked out, is untouched");
+    assert!(!repo.path().join("c.txt").exists(), "no file of the checked-out branch is touched");
+    assert_eq!(git_in(repo.path(), &["log", "-1", "--format=%s", "release"]), "add c.txt");
+    assert!(out.contains(&format!("deleted  branch {c_branch}")), "rebased, all of it is in release: {out}");
+}
+
+#[test]
+fn refusals_change_nothing_a_conflict_names_its_files_and_commit_takes_uncommitted_work() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (id, path, branch) = agent_with_work(&bosun, &repo, "same.txt");
+    repo.commit_file("same.txt", "main's own\n");
+    let main_before = repo.head();
+    let err = bosun.fails(repo.path(), &["merge", &id]);
+    assert!(err.contains(&format!("merging {branch} into main conflicts in same.txt")), "{err}");
+    assert_eq!(repo.head(), main_before, "main untouched");
+    assert!(path.exists() && !bosun.agent(&id).state.is_dead(), "the agent and its workspace stay");
+
+    let (other, other_path, _) = agent_with_work(&bosun, &repo, "other.txt");
+    std::fs::write(other_path.join("loose.txt"), "not committed\n").unwrap();
+    let err = bosun.fails(repo.path(), &["merge", &other]);
+    assert!(err.contains("holds work not committed") && err.contains("--commit"), "{err}");
+    std::fs::write(repo.path().join("README.md"), "changed here\n").unwrap();
+    let err = bosun.fails(repo.path(), &["merge", &other, "--commit"]);
+    assert!(err.contains("main is checked out in") && err.contains("with changes not committed"), "{err}");
+    assert_eq!(repo.head(), main_before, "main untouched");
+    git_in(repo.path(), &["checkout", "--", "README.md"]);
+    let out = bosun.ok(repo.path(), &["merge", &other, "--commit"]);
+    assert!(out.contains("merged"), "{out}");
+    assert!(repo.path().join("loose.txt").exists(), "what was not committed came too");
+    let body = git_in(repo.path(), &["log", "-1", "--format=%s"]);
+    assert!(body.starts_with("Work of ws-"), "{body}");
+
+    let err = bosun.fails(repo.path(), &["merge", "nope"]);
+    assert!(err.contains("no agent or job nope"), "{err}");
+    // An agent at work is not merged from under it, unless forced.
+    let busy = bosun.start(repo.path(), &["--", "sh", "-c", "echo working; sleep 600"]);
+    bosun.wait_state(&busy, "running");
+    let ws = bosun.show(&busy).workspace.unwrap();
+    git_in(
+        &ws.path,
+        &["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "--allow-empty", "-m", "busy work"],
+    );
+    let err = bosun.fails(repo.path(), &["merge", &busy]);
+    assert!(err.contains("is working") && err.contains("--force"), "{err}");
+    assert!(!bosun.agent(&busy).state.is_dead());
+    let out = bosun.ok(repo.path(), &["merge", &busy, "--force"]);
+    assert!(out.contains("merged") && out.contains(&format!("ended    {busy}")), "{out}");
+    let err = bosun.fails(repo.path(), &["merge", &id, "--squash", "--rebase"]);
+    assert!(err.contains("cannot be used with"), "{err}");
+}
+
+#[test]
+fn a_pool_workspace_is_released_after_its_branch_is_merged() {
+    use bosun_testkit::poll::wait_for;
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    bosun.ok(repo.path(), &["pool", "init", "--size", "1"]);
+    let (cl, sc) = (claudeless(), scenario("chat"));
+    let mut args = vec!["agent", "start", "--json", "--workspace", "pool"];
+    args.extend(claude_args(&cl, &sc, &[]));
+    let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &args)).unwrap();
+    let id = v["agent"].as_str().unwrap().to_owned();
+    bosun.wait_state(&id, "idle");
+    let ws = wait_for(PATIENCE, || bosun.show(&id).workspace.filter(|w| !w.path.as_os_str().is_empty()))
+        .expect("bound to a slot");
+    std::fs::write(ws.path.join("pooled.txt"), "from the pool\n").unwrap();
+    git_in(&ws.path, &["add", "pooled.txt"]);
+    git_in(&ws.path, &["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "pooled work"]);
+    let branch = ws.branch().unwrap().to_owned();
+    let out = bosun.ok(repo.path(), &["merge", &id, "--into", "main"]);
+    assert!(out.contains(&format!("merged {branch} into main")), "{out}");
+    assert!(repo.path().join("pooled.txt").exists());
+    let released = wait_for(PATIENCE, || {
+        let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["pool", "ls", "--json"])).ok()?;
+        (v["pools"][0]["slots"][0]["state"]["state"] == "available").then_some(())
+    });
+    assert!(released.is_some(), "its slot is available again\n{}", bosun.log());
+    assert!(ws.path.exists(), "the slot's worktree stays, reset, for the next task");
+    assert!(git_in(repo.path(), &["branch", "--list", &branch]).is_empty(), "its merged branch goes");
+}

@@ -1,0 +1,134 @@
+//! `bosun merge`: an agent's or job's branch into the branch its workspace started from (or
+//! `--into`). Refused while its agent works (unless forced), while its job runs, and while its
+//! workspace holds work not committed (unless `--commit`, which commits it all with the agent's
+//! last words); a conflict changes nothing and names its files. Once merged (recorded as
+//! `WorkMerged`), its agents are ended and its workspace removed (a pool's released), its branch
+//! deleted only when every commit of it is in the target.
+
+use bosun_core::{AgentId, JobState, SessionState, WorkspaceKind, WorkspaceProbe};
+use bosun_wire::MergeAsk;
+
+use super::outcome::{kill, remove_workspace_probed, wait_state};
+use super::*;
+
+pub(super) async fn merge(ctx: &Arc<Context>, ask: MergeAsk) -> Answer {
+    let target = ask.target.clone();
+    let (ws, agents, said, running_job) = query(ctx, move |s| {
+        let ws = s.find_work(&target)?.clone();
+        let agents: Vec<(AgentId, SessionState)> = s
+            .agents
+            .values()
+            .filter(|a| a.workspace == ws.id && !a.state.is_dead())
+            .map(|a| (a.id.clone(), a.state.clone()))
+            .collect();
+        // The last words of its newest agent.
+        let newest = s.agents.values().filter(|a| a.workspace == ws.id).max_by_key(|a| a.created_at);
+        let said = newest.and_then(|a| a.said.clone());
+        let running_job = s
+            .jobs
+            .values()
+            .find(|j| {
+                j.workspace.as_ref() == Some(&ws.id)
+                    && !matches!(j.state, JobState::Done | JobState::Failed { .. } | JobState::Cancelled)
+            })
+            .map(|j| j.spec.id.to_string());
+        Ok((ws, agents, said, running_job))
+    })
+    .await?;
+    if let Some(job) = running_job {
+        return Err(conflict(format!(
+            "job {job} still runs in {}: wait for it (`bosun job wait {job}`) or cancel it",
+            ws.id
+        )));
+    }
+    if let Some((agent, _)) =
+        agents.iter().find(|(_, state)| matches!(state, SessionState::Running | SessionState::Starting))
+    {
+        if !ask.force {
+            return Err(conflict(format!(
+                "agent {agent} is working: wait until it is idle, or merge anyway with --force"
+            )));
+        }
+    }
+    let (repo, branch) = match &ws.kind {
+        WorkspaceKind::Worktree { repo, branch, .. }
+        | WorkspaceKind::Pool { repo, branch, .. }
+        | WorkspaceKind::Volume { repo, branch, .. }
+        | WorkspaceKind::Pod { repo, branch, remote: None, .. } => (repo.clone(), branch.clone()),
+        WorkspaceKind::Pod { remote: Some(remote), .. } => {
+            return Err(bad(format!("its branch is on {remote}, not here: merge it there (or open a pull request)")))
+        }
+        WorkspaceKind::Folder => return Err(bad("a folder workspace has no branch to merge")),
+    };
+    let base_ref = match &ws.kind {
+        WorkspaceKind::Worktree { base_ref, .. }
+        | WorkspaceKind::Volume { base_ref, .. }
+        | WorkspaceKind::Pod { base_ref, .. } => Some(base_ref.clone()),
+        _ => None,
+    };
+    let (git, workspaces, w) = (ctx.git.clone(), ctx.workspaces.clone(), ws.clone());
+    let (into, how, message, commit) = (ask.into.clone(), ask.how, ask.message.clone(), ask.commit);
+    let merged = tokio::task::spawn_blocking(move || -> Result<bosun_core::Merged, WireError> {
+        let into = match into {
+            Some(into) => into,
+            // The branch it started from, else the repository's current branch.
+            None => match base_ref.filter(|b| git.resolve_commit(&repo, &format!("refs/heads/{b}")).is_ok()) {
+                Some(b) => b,
+                None => git.current_branch(&repo).map_err(adapter_error)?.ok_or_else(|| {
+                    bad("its workspace started from no branch and HEAD is detached: say which branch with --into")
+                })?,
+            },
+        };
+        if into == branch {
+            return Err(bad(format!("{branch} is its own branch: merge it --into another")));
+        }
+        if w.kind.on_this_disk() && workspaces.is_dirty(&w.path, &w.kind, &w.owned_files()).map_err(adapter_error)? {
+            if !commit {
+                return Err(WireError::new(
+                    ErrorKind::WouldLoseWork,
+                    format!(
+                        "{} holds work not committed: commit it, or pass --commit to commit it all first",
+                        w.path.display()
+                    ),
+                ));
+            }
+            let words = said.as_deref().map(|s| format!("\n\n{s}")).unwrap_or_default();
+            git.commit_all(&w.path, &w.owned_files(), &format!("Work of {}{words}", w.id)).map_err(adapter_error)?;
+        }
+        git.merge_branch(&repo, &branch, &into, how, message.as_deref()).map_err(adapter_error)
+    })
+    .await
+    .map_err(|e| WireError::new(ErrorKind::Failed, format!("internal task failed: {e}")))??;
+    submit(ctx, Input::WorkMerged { workspace: ws.id.clone(), merged: merged.clone() }).await?;
+    let mut ended = Vec::new();
+    for (agent, _) in agents {
+        kill(ctx, agent.to_string()).await?;
+        ended.push(agent);
+    }
+    // Its dead agents' workspace is looked at once more before it is released.
+    let id = ws.id.clone();
+    let rx = ctx.engine.subscribe();
+    let released = move |s: &bosun_core::State| match s.workspaces.get(&id).map(|w| &w.state) {
+        Some(WorkspaceState::InUse { .. } | WorkspaceState::Creating) => None,
+        _ => Some(()),
+    };
+    wait_state(ctx, rx, released).await?;
+    let (git, workspaces, w, m) = (ctx.git.clone(), ctx.workspaces.clone(), ws.clone(), merged.clone());
+    let probe = blocking(move || {
+        let repo = w.kind.repo().map(Path::to_path_buf).unwrap_or_default();
+        Ok(WorkspaceProbe {
+            dirty: w.kind.on_this_disk() && workspaces.is_dirty(&w.path, &w.kind, &w.owned_files())?,
+            // Its branch goes only when the target holds all of it.
+            commits_ahead: git.unmerged(&repo, &m.branch, &m.into)?,
+        })
+    })
+    .await?;
+    match remove_workspace_probed(ctx, ws.id.clone(), false, probe).await {
+        Ok(removed) => Ok(Response::Merged { merged, ended, removed: Some(removed), kept: None }),
+        Err(e) => Ok(Response::Merged { merged, ended, removed: None, kept: Some(e.message) }),
+    }
+}
+
+fn conflict(message: String) -> WireError {
+    WireError::new(ErrorKind::Conflict, message)
+}
