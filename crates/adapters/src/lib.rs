@@ -11,6 +11,7 @@ pub mod codex_log;
 mod dirwatch;
 mod docker;
 mod error;
+pub mod forge;
 mod host;
 mod logwatch;
 mod notifier;
@@ -123,6 +124,8 @@ pub trait Git: Send + Sync {
     fn commit_all(&self, dir: &Path, owned: &[PathBuf], message: &str) -> Result<bool, AdapterError>;
     /// The commits of `branch` that `into` does not hold.
     fn unmerged(&self, repo: &Path, branch: &str, into: &str) -> Result<u32, AdapterError>;
+    /// Pushes `branch` to `repo`'s remote `origin` (never forced), its upstream set there.
+    fn push(&self, repo: &Path, branch: &str) -> Result<(), AdapterError>;
 }
 
 /// Directories and git worktrees that agents work in, of every `WorkspaceKind`: a router

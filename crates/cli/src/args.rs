@@ -78,6 +78,23 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Push an agent's or job's branch to `origin` and open a pull request for it with GitHub's
+    /// `gh` (installed and logged in), into the branch its workspace started from (or --into);
+    /// its URL is recorded and shown by `bosun show`
+    Pr {
+        /// Agent id (any unique prefix) or name, or job id
+        id: String,
+        #[arg(long, value_name = "BRANCH")]
+        into: Option<String>,
+        /// Its title [default: "Work of BRANCH"]; its body is the agent's last words
+        #[arg(long, value_name = "TEXT")]
+        title: Option<String>,
+        /// Open it as a draft
+        #[arg(long)]
+        draft: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Print an agent's screen
     Peek {
         /// Agent id (any unique prefix) or name

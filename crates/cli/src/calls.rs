@@ -164,6 +164,7 @@ calls! {
     fn plan_resume(plan: String) -> Vec<Plan> = Request::PlanResume { plan } => Response::Plans { plans, .. } => plans;
     fn merge(ask: Box<bosun_wire::MergeAsk>) -> MergeDone =
         Request::Merge(ask) => Response::Merged { merged, ended, removed, kept } => MergeDone { merged, ended, removed, kept };
+    fn pr(ask: Box<bosun_wire::PrAsk>) -> bosun_core::PullRequest = Request::Pr(ask) => Response::PullRequest { pr } => pr;
     fn diff(target: String, patch: bool, color: bool) -> Box<bosun_core::WorkDiff> =
         Request::Diff { target, patch, color } => Response::Diff { diff } => diff;
     fn plan_show(plan: String) -> Box<bosun_core::PlanSummary> =

@@ -77,6 +77,10 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
                 }
                 None => println!("workspace  {} (removed)", a.workspace),
             }
+            if let Some(pr) = &d.pull_request {
+                let draft = if pr.draft { ", draft" } else { "" };
+                println!("pr         {} ({} into {}{draft})", pr.url, pr.branch, pr.into);
+            }
             if let Some(e) = &a.error {
                 println!("error      {e}");
             }
@@ -186,6 +190,15 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
                 (None, Some(why)) => println!("kept its workspace: {why}"),
                 (None, None) => {}
             }
+            Ok(())
+        }
+        Command::Pr { id, into, title, draft, json } => {
+            let pr = client.pr(Box::new(bosun_wire::PrAsk { target: id, into, title, draft }))?;
+            if json {
+                return print_json(&pr);
+            }
+            let draft = if pr.draft { " (draft)" } else { "" };
+            println!("pull request {}{draft}: {} into {}", pr.url, pr.branch, pr.into);
             Ok(())
         }
         Command::Diff { id, stat, colors, json } => {

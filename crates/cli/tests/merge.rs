@@ -157,3 +157,53 @@ fn a_pool_workspace_is_released_after_its_branch_is_merged() {
     assert!(ws.path.exists(), "the slot's worktree stays, reset, for the next task");
     assert!(git_in(repo.path(), &["branch", "--list", &branch]).is_empty(), "its merged branch goes");
 }
+
+/// A `gh` that records its arguments, one a line, in `<dir>/gh.args`, is logged in unless
+/// `<dir>/logged-out` exists, and answers `pr create` with a URL.
+fn stub_gh(dir: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let script = format!(
+        "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >> '{0}/gh.args'\necho --- >> '{0}/gh.args'\n\
+         case \"$1 $2\" in\n  'auth status') test ! -e '{0}/logged-out' ;;\n  'pr create') echo 'https://github.example/o/r/pull/7' ;;\n  *) exit 2 ;;\nesac\n",
+        dir.display()
+    );
+    let gh = dir.join("gh");
+    std::fs::write(&gh, script).unwrap();
+    std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn a_pull_request_is_opened_with_gh_after_a_push_and_its_url_recorded() {
+    let stub = tempfile::tempdir().unwrap();
+    stub_gh(stub.path());
+    let path = format!("{}:{}", stub.path().display(), std::env::var("PATH").unwrap_or_default());
+    let bosun = bosun().with_env("PATH", path);
+    let repo = TempRepo::new();
+    let (id, _, branch) = agent_with_work(&bosun, &repo, "pr.txt");
+    let err = bosun.fails(repo.path(), &["pr", &id]);
+    assert!(err.contains("no remote `origin`"), "{err}");
+    let origin = repo.bare_clone();
+    repo.git(&["remote", "add", "origin", origin.path().to_str().unwrap()]);
+    std::fs::write(stub.path().join("logged-out"), "").unwrap();
+    let err = bosun.fails(repo.path(), &["pr", &id]);
+    assert!(err.contains("gh is not logged in") && err.contains("gh auth login"), "{err}");
+    std::fs::remove_file(stub.path().join("logged-out")).unwrap();
+
+    let out = bosun.ok(repo.path(), &["pr", &id, "--draft", "--title", "Add pr.txt; $(rm -rf /)"]);
+    assert!(out.contains("pull request https://github.example/o/r/pull/7 (draft)"), "{out}");
+    let pushed =
+        std::process::Command::new("git").arg("-C").arg(origin.path()).args(["rev-parse", &branch]).output().unwrap();
+    assert!(pushed.status.success(), "the branch is on origin");
+    let args = std::fs::read_to_string(stub.path().join("gh.args")).unwrap();
+    let create = args.split("---\n").find(|a| a.starts_with("pr\ncreate")).expect("gh pr create ran");
+    let expected = format!("pr\ncreate\n--head\n{branch}\n--base\nmain\n--title\nAdd pr.txt; $(rm -rf /)\n--body\n");
+    assert!(
+        create.starts_with(&expected) && create.trim_end().ends_with("--draft"),
+        "every value an argument: {create}"
+    );
+    let shown = bosun.ok(repo.path(), &["show", &id]);
+    assert!(
+        shown.contains(&format!("pr         https://github.example/o/r/pull/7 ({branch} into main, draft)")),
+        "{shown}"
+    );
+}

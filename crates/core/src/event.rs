@@ -370,6 +370,11 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         variant: Option<u32>,
     },
+    /// A pull request was opened for a workspace's branch (`bosun pr`).
+    PullRequestOpened {
+        workspace: WorkspaceId,
+        pr: crate::PullRequest,
+    },
     /// A workspace's branch was merged (`bosun merge`).
     WorkMerged {
         workspace: WorkspaceId,

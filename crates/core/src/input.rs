@@ -60,6 +60,11 @@ pub enum Input {
     },
     StartPlan(Box<Plan>),
     /// Runs a failed plan again from the job that failed.
+    /// A pull request was opened for workspace `workspace`'s branch.
+    PullRequestOpened {
+        workspace: WorkspaceId,
+        pr: crate::PullRequest,
+    },
     /// The branch of workspace `workspace` was merged as `merged` says.
     WorkMerged {
         workspace: WorkspaceId,

@@ -190,6 +190,7 @@ impl JobScope {
             | Event::PlanVariantEnded { .. }
             | Event::PlanVariantChosen { .. }
             | Event::WorkMerged { .. }
+            | Event::PullRequestOpened { .. }
             | Event::PlanResumed { .. }
             | Event::CronStarted { .. }
             | Event::CronStopped { .. }

@@ -17,6 +17,10 @@ pub struct State {
     pub seq: u64,
     pub workspaces: BTreeMap<WorkspaceId, Workspace>,
     pub agents: BTreeMap<AgentId, Agent>,
+    /// The pull requests `bosun pr` opened, by the workspace whose branch each is of (kept
+    /// after the workspace goes).
+    #[serde(default)]
+    pub pull_requests: BTreeMap<WorkspaceId, crate::PullRequest>,
     pub messages: BTreeMap<MessageId, Message>,
     #[serde(default)]
     pub escalations: BTreeMap<EscalationId, Escalation>,
@@ -67,6 +71,9 @@ pub fn apply(state: &mut State, event: &Event) {
     match event {
         // Recorded for people and scripts; it changes nothing bosun decides.
         Event::WebhookSent { .. } | Event::WorkMerged { .. } => {}
+        Event::PullRequestOpened { workspace, pr } => {
+            state.pull_requests.insert(workspace.clone(), pr.clone());
+        }
         Event::RequestDone { id, events } => {
             if state.requests.len() >= REQUESTS_KEPT {
                 state.requests.pop_front();

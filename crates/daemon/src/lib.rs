@@ -178,6 +178,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
             cluster,
             survey: Arc::new(LocalSurvey),
             readiness,
+            forge: Arc::new(bosun_adapters::forge::GhCli),
             dirs: opts.dirs.clone(),
             started_at: engine::now().as_millis(),
             shutdown: shutdown.clone(),

@@ -69,6 +69,9 @@ impl Git for FakeGit {
     fn commit_all(&self, _dir: &Path, _owned: &[PathBuf], _message: &str) -> Result<bool, AdapterError> {
         Ok(false)
     }
+    fn push(&self, _repo: &Path, _branch: &str) -> Result<(), AdapterError> {
+        Ok(())
+    }
     fn unmerged(&self, _repo: &Path, _branch: &str, _into: &str) -> Result<u32, AdapterError> {
         Ok(0)
     }

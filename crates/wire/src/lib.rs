@@ -10,7 +10,7 @@ mod response;
 pub use frame::{decode, encode, read_frame, read_frame_within, write_frame, FrameError, MAX_FRAME};
 pub use paths::{StateDir, StateDirError};
 pub use request::{
-    Envelope, EventsQuery, HookEvent, MergeAsk, PoolAsk, Request, RunCommand, StartAgent, WorkspaceChoice,
+    Envelope, EventsQuery, HookEvent, MergeAsk, PoolAsk, PrAsk, Request, RunCommand, StartAgent, WorkspaceChoice,
 };
 pub use response::{
     AgentDetail, AgentSummary, DaemonStatus, ErrorKind, Finding, Fixed, Listing, Pools, Pruned, Removed, Response,

@@ -177,6 +177,8 @@ pub enum Request {
     },
     /// Merges an agent's or job's branch (see `bosun merge`): `Response::Merged`.
     Merge(Box<MergeAsk>),
+    /// Pushes an agent's or job's branch and opens a pull request: `Response::PullRequest`.
+    Pr(Box<PrAsk>),
     /// What a plan did: `Response::PlanSummary`.
     PlanShow {
         plan: String,
@@ -315,6 +317,15 @@ pub struct PoolAsk {
     pub branch: Option<String>,
     pub task: Option<String>,
     pub no_wait: bool,
+}
+
+/// What `bosun pr` asks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrAsk {
+    pub target: String,
+    pub into: Option<String>,
+    pub title: Option<String>,
+    pub draft: bool,
 }
 
 /// What `bosun merge` asks.

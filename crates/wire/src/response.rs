@@ -117,6 +117,9 @@ pub enum Response {
     Diff {
         diff: Box<bosun_core::WorkDiff>,
     },
+    PullRequest {
+        pr: bosun_core::PullRequest,
+    },
     /// What `bosun merge` did: the merge, the agents it ended, and its workspace's removal (none
     /// when it was kept, as `kept` says).
     Merged {
@@ -223,6 +226,9 @@ pub struct AgentDetail {
     pub messages: Vec<Message>,
     #[serde(default)]
     pub escalations: Vec<Escalation>,
+    /// The pull request opened for its workspace's branch, if one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<bosun_core::PullRequest>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

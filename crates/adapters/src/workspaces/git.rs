@@ -113,6 +113,19 @@ impl Git for LocalGit {
         Ok(true)
     }
 
+    fn push(&self, repo: &Path, branch: &str) -> Result<(), AdapterError> {
+        if self.remote_url(repo)?.is_none() {
+            return Err(AdapterError::Command {
+                command: "git push".into(),
+                stderr: format!("{} has no remote `origin` to push to: `git remote add origin URL`", repo.display()),
+            });
+        }
+        let mut cmd = git(repo);
+        cmd.env("GIT_TERMINAL_PROMPT", "0");
+        cmd.args(["push", "--quiet", "--set-upstream", "origin", &format!("refs/heads/{branch}:refs/heads/{branch}")]);
+        run(&mut cmd).map(drop)
+    }
+
     fn unmerged(&self, repo: &Path, branch: &str, into: &str) -> Result<u32, AdapterError> {
         let mut cmd = git(repo);
         cmd.args(["rev-list", "--count", &format!("refs/heads/{into}..refs/heads/{branch}")]);

@@ -83,6 +83,12 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::DispatchFailed { origin: Origin::PlanVariant(id, index, n), error } => {
             plan::dispatch_failed(state, id, *index, Some(*n), error, now, &mut d)
         }
+        Input::PullRequestOpened { workspace, pr } => {
+            if !state.workspaces.contains_key(workspace) {
+                return Err(Rejection::NoSuchWorkspace(workspace.to_string()));
+            }
+            d.event(Event::PullRequestOpened { workspace: workspace.clone(), pr: pr.clone() });
+        }
         Input::WorkMerged { workspace, merged } => {
             if !state.workspaces.contains_key(workspace) {
                 return Err(Rejection::NoSuchWorkspace(workspace.to_string()));

@@ -50,34 +50,13 @@ pub(super) async fn merge(ctx: &Arc<Context>, ask: MergeAsk) -> Answer {
             )));
         }
     }
-    let (repo, branch) = match &ws.kind {
-        WorkspaceKind::Worktree { repo, branch, .. }
-        | WorkspaceKind::Pool { repo, branch, .. }
-        | WorkspaceKind::Volume { repo, branch, .. }
-        | WorkspaceKind::Pod { repo, branch, remote: None, .. } => (repo.clone(), branch.clone()),
-        WorkspaceKind::Pod { remote: Some(remote), .. } => {
-            return Err(bad(format!("its branch is on {remote}, not here: merge it there (or open a pull request)")))
-        }
-        WorkspaceKind::Folder => return Err(bad("a folder workspace has no branch to merge")),
-    };
-    let base_ref = match &ws.kind {
-        WorkspaceKind::Worktree { base_ref, .. }
-        | WorkspaceKind::Volume { base_ref, .. }
-        | WorkspaceKind::Pod { base_ref, .. } => Some(base_ref.clone()),
-        _ => None,
-    };
+    let (repo, branch, base_ref) = branch_of(&ws)?;
     let (git, workspaces, w) = (ctx.git.clone(), ctx.workspaces.clone(), ws.clone());
     let (into, how, message, commit) = (ask.into.clone(), ask.how, ask.message.clone(), ask.commit);
     let merged = tokio::task::spawn_blocking(move || -> Result<bosun_core::Merged, WireError> {
         let into = match into {
             Some(into) => into,
-            // The branch it started from, else the repository's current branch.
-            None => match base_ref.filter(|b| git.resolve_commit(&repo, &format!("refs/heads/{b}")).is_ok()) {
-                Some(b) => b,
-                None => git.current_branch(&repo).map_err(adapter_error)?.ok_or_else(|| {
-                    bad("its workspace started from no branch and HEAD is detached: say which branch with --into")
-                })?,
-            },
+            None => default_into(&*git, &repo, base_ref)?,
         };
         if into == branch {
             return Err(bad(format!("{branch} is its own branch: merge it --into another")));
@@ -126,6 +105,33 @@ pub(super) async fn merge(ctx: &Arc<Context>, ask: MergeAsk) -> Answer {
     match remove_workspace_probed(ctx, ws.id.clone(), false, probe).await {
         Ok(removed) => Ok(Response::Merged { merged, ended, removed: Some(removed), kept: None }),
         Err(e) => Ok(Response::Merged { merged, ended, removed: None, kept: Some(e.message) }),
+    }
+}
+
+/// The repository, branch and base ref of a workspace whose branch is on this machine.
+pub(super) fn branch_of(ws: &bosun_core::Workspace) -> Result<(PathBuf, String, Option<String>), WireError> {
+    match &ws.kind {
+        WorkspaceKind::Worktree { repo, branch, base_ref, .. }
+        | WorkspaceKind::Volume { repo, branch, base_ref, .. }
+        | WorkspaceKind::Pod { repo, branch, base_ref, remote: None, .. } => {
+            Ok((repo.clone(), branch.clone(), Some(base_ref.clone())))
+        }
+        WorkspaceKind::Pool { repo, branch, .. } => Ok((repo.clone(), branch.clone(), None)),
+        WorkspaceKind::Pod { remote: Some(remote), .. } => {
+            Err(bad(format!("its branch is on {remote}, not here: work with it there")))
+        }
+        WorkspaceKind::Folder => Err(bad("a folder workspace has no branch")),
+    }
+}
+
+/// The branch a workspace's work goes into when none is named: the branch it started from,
+/// else the repository's current branch.
+pub(super) fn default_into(git: &dyn Git, repo: &Path, base_ref: Option<String>) -> Result<String, WireError> {
+    match base_ref.filter(|b| git.resolve_commit(repo, &format!("refs/heads/{b}")).is_ok()) {
+        Some(b) => Ok(b),
+        None => git.current_branch(repo).map_err(adapter_error)?.ok_or_else(|| {
+            bad("its workspace started from no branch and HEAD is detached: say which branch with --into")
+        }),
     }
 }
 

@@ -29,6 +29,7 @@ mod export;
 mod merge;
 mod outcome;
 mod pool;
+mod pr;
 mod report;
 mod run;
 mod start;
@@ -48,6 +49,8 @@ pub struct Context {
     pub containers: Arc<dyn bosun_adapters::Containers>,
     pub cluster: Arc<dyn bosun_k8s::Cluster>,
     pub survey: Arc<dyn Survey>,
+    /// Where pull requests are opened.
+    pub forge: Arc<dyn bosun_adapters::forge::Forge>,
     /// Whether the agents' programs are logged in, checked once each when a job or plan starts.
     pub readiness: Arc<dyn bosun_adapters::readiness::Readiness>,
     pub dirs: StateDir,
@@ -159,6 +162,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                     workspace: s.workspaces.get(&a.workspace).cloned(),
                     messages: s.messages.values().filter(|m| m.agent == a.id).cloned().collect(),
                     escalations: s.escalations.values().filter(|e| e.agent == a.id).cloned().collect(),
+                    pull_request: s.pull_requests.get(&a.workspace).cloned(),
                 })))
             })
             .await
@@ -335,6 +339,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             .await
         }
         Request::Merge(ask) => merge::merge(ctx, *ask).await,
+        Request::Pr(ask) => pr::pr(ctx, *ask).await,
         Request::Diff { target, patch, color } => {
             let ws = query(ctx, move |s| Ok(s.find_work(&target)?.clone())).await?;
             let git = ctx.git.clone();

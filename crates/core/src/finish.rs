@@ -1,11 +1,11 @@
-//! `WorkDiff`: what an agent's or job's workspace changed against the commit it started at —
-//! committed, not committed and not yet tracked alike — as files with their kind of change and
-//! line counts, and, when asked, the patch. `bosun diff` prints it; the dashboard's workspace
-//! view lists the same files.
+//! Finishing an agent's work. `WorkDiff`: what an agent's or job's workspace changed against the
+//! commit it started at — committed, not committed and not yet tracked alike — as files with
+//! their kind of change and line counts, and, when asked, the patch (`bosun diff`). `Merged`:
+//! what `bosun merge` did. `PullRequest`: the one `bosun pr` opened for its branch.
 
 use serde::{Deserialize, Serialize};
 
-use crate::WorkspaceId;
+use crate::{Timestamp, WorkspaceId};
 
 /// The most of a patch carried; the rest is cut, and `truncated` says so.
 pub const PATCH_MOST: usize = 8 * 1024 * 1024;
@@ -103,4 +103,14 @@ pub struct Merged {
     pub fast_forward: bool,
     /// Every commit of the branch is in the target now (not after a squash).
     pub branch_merged: bool,
+}
+
+/// A pull request opened for a workspace's branch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullRequest {
+    pub url: String,
+    pub branch: String,
+    pub into: String,
+    pub draft: bool,
+    pub at: Timestamp,
 }

@@ -1,0 +1,39 @@
+//! `bosun pr`: pushes an agent's or job's branch to the repository's `origin` and opens a pull
+//! request for it into the branch its workspace started from (or `--into`), with the forge's own
+//! CLI; its URL is recorded (`PullRequestOpened`) and shown by `bosun show`.
+
+use bosun_core::PullRequest;
+use bosun_wire::PrAsk as Ask;
+
+use super::merge::{branch_of, default_into};
+use super::*;
+
+pub(super) async fn pr(ctx: &Arc<Context>, ask: Ask) -> Answer {
+    let target = ask.target.clone();
+    let (ws, said) = query(ctx, move |s| {
+        let ws = s.find_work(&target)?.clone();
+        let newest = s.agents.values().filter(|a| a.workspace == ws.id).max_by_key(|a| a.created_at);
+        Ok((ws, newest.and_then(|a| a.said.clone())))
+    })
+    .await?;
+    let (repo, branch, base_ref) = branch_of(&ws)?;
+    let (git, forge) = (ctx.git.clone(), ctx.forge.clone());
+    let at = now();
+    let pr = tokio::task::spawn_blocking(move || -> Result<PullRequest, WireError> {
+        let into = match ask.into {
+            Some(into) => into,
+            None => default_into(&*git, &repo, base_ref)?,
+        };
+        git.push(&repo, &branch).map_err(adapter_error)?;
+        let title = ask.title.unwrap_or_else(|| format!("Work of {branch}"));
+        let body = said.unwrap_or_else(|| format!("Opened by bosun for {branch}."));
+        let asked =
+            bosun_adapters::forge::PrAsk { branch: &branch, into: &into, title: &title, body: &body, draft: ask.draft };
+        let url = forge.open_pr(&repo, &asked).map_err(adapter_error)?;
+        Ok(PullRequest { url, branch, into, draft: ask.draft, at })
+    })
+    .await
+    .map_err(|e| WireError::new(ErrorKind::Failed, format!("internal task failed: {e}")))??;
+    submit(ctx, Input::PullRequestOpened { workspace: ws.id.clone(), pr: pr.clone() }).await?;
+    Ok(Response::PullRequest { pr })
+}
