@@ -75,6 +75,13 @@ pub enum Command {
         /// Merge although its agent is working
         #[arg(long)]
         force: bool,
+        /// On a conflict, ask its agent to merge the target into its branch and resolve it, wait
+        /// until it is idle again, then try once more
+        #[arg(long)]
+        resolve_with_agent: bool,
+        /// How long to wait for the agent to resolve the conflicts, in seconds
+        #[arg(long, default_value_t = 1800, value_name = "SECS", requires = "resolve_with_agent")]
+        wait: u64,
         #[arg(long)]
         json: bool,
     },

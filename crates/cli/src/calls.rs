@@ -16,6 +16,26 @@ use bosun_wire::{
 use crate::client::Client;
 use crate::error::{CliError, Kind};
 
+/// What a merge came to: done, or its agent asked to resolve its conflicts.
+pub enum MergeOutcome {
+    Done(MergeDone),
+    AgentAsked { agent: AgentId, message: bosun_core::MessageId, files: Vec<String> },
+}
+
+impl Client {
+    pub fn merge(&self, ask: Box<bosun_wire::MergeAsk>) -> anyhow::Result<MergeOutcome> {
+        match self.request(Request::Merge(ask))? {
+            Response::Merged { merged, ended, removed, kept } => {
+                Ok(MergeOutcome::Done(MergeDone { merged, ended, removed, kept }))
+            }
+            Response::MergeConflictSent { agent, message, files } => {
+                Ok(MergeOutcome::AgentAsked { agent, message, files })
+            }
+            other => anyhow::bail!("unexpected answer from the daemon: {other:?}"),
+        }
+    }
+}
+
 /// What `bosun merge` did.
 #[derive(serde::Serialize)]
 pub struct MergeDone {
@@ -162,8 +182,6 @@ calls! {
         Request::PlanPick { plan, job, variant } => Response::Plans { plans, .. } => plans;
     fn plan_list() -> Vec<Plan> = Request::PlanList => Response::Plans { plans, .. } => plans;
     fn plan_resume(plan: String) -> Vec<Plan> = Request::PlanResume { plan } => Response::Plans { plans, .. } => plans;
-    fn merge(ask: Box<bosun_wire::MergeAsk>) -> MergeDone =
-        Request::Merge(ask) => Response::Merged { merged, ended, removed, kept } => MergeDone { merged, ended, removed, kept };
     fn pr(ask: Box<bosun_wire::PrAsk>) -> bosun_core::PullRequest = Request::Pr(ask) => Response::PullRequest { pr } => pr;
     fn diff(target: String, patch: bool, color: bool) -> Box<bosun_core::WorkDiff> =
         Request::Diff { target, patch, color } => Response::Diff { diff } => diff;

@@ -156,14 +156,28 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             }
             Ok(())
         }
-        Command::Merge { id, into, squash, rebase, message, commit, force, json } => {
+        Command::Merge { id, into, squash, rebase, message, commit, force, resolve_with_agent, wait, json } => {
             let how = match (squash, rebase) {
                 (true, _) => bosun_core::MergeHow::Squash,
                 (_, true) => bosun_core::MergeHow::Rebase,
                 _ => bosun_core::MergeHow::Merge,
             };
-            let ask = bosun_wire::MergeAsk { target: id, into, how, message, commit, force };
-            let done = client.merge(Box::new(ask))?;
+            let ask = bosun_wire::MergeAsk { target: id, into, how, message, commit, force, resolve_with_agent };
+            let done = match client.merge(Box::new(ask.clone()))? {
+                crate::calls::MergeOutcome::Done(done) => done,
+                crate::calls::MergeOutcome::AgentAsked { agent, message, files } => {
+                    eprintln!(
+                        "conflicts in {}: asked agent {agent} to resolve them on its branch; waiting for it (up to {wait} s)",
+                        files.join(", ")
+                    );
+                    wait_until_idle_after(client, &agent.to_string(), message, std::time::Duration::from_secs(wait))?;
+                    let again = bosun_wire::MergeAsk { resolve_with_agent: false, ..ask };
+                    match client.merge(Box::new(again))? {
+                        crate::calls::MergeOutcome::Done(done) => done,
+                        crate::calls::MergeOutcome::AgentAsked { .. } => anyhow::bail!("the merge conflicts still"),
+                    }
+                }
+            };
             if json {
                 return print_json(&done);
             }
@@ -630,4 +644,29 @@ fn runtime(args: &StartArgs) -> Result<bosun_core::Runtime> {
 /// A commit id cut to its first 12 digits.
 fn short(commit: &str) -> &str {
     commit.get(..12).unwrap_or(commit)
+}
+
+/// Waits until agent `id` has worked on message `message` and waits for input again.
+fn wait_until_idle_after(
+    client: &Client,
+    id: &str,
+    message: bosun_core::MessageId,
+    limit: std::time::Duration,
+) -> Result<()> {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let detail = client.show(id.to_owned())?;
+        let a = &detail.agent;
+        if a.state.is_dead() {
+            anyhow::bail!("agent {id} ended before it resolved the conflicts: {}", a.state.label());
+        }
+        let sent = detail.messages.iter().find(|m| m.id == message).map(|m| m.at);
+        if sent.is_some_and(|at| a.state_since > at) && matches!(a.state, bosun_core::SessionState::Idle) {
+            return Ok(());
+        }
+        if std::time::Instant::now() >= deadline {
+            anyhow::bail!("agent {id} did not finish within {} s: merge again once it has", limit.as_secs());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
 }

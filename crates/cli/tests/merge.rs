@@ -207,3 +207,51 @@ fn a_pull_request_is_opened_with_gh_after_a_push_and_its_url_recorded() {
         "{shown}"
     );
 }
+
+#[test]
+fn a_conflict_is_resolved_by_the_agent_on_its_branch_and_the_merge_tried_again() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let dir = tempfile::tempdir().unwrap();
+    let resolver = dir.path().join("resolver.toml");
+    std::fs::write(
+        &resolver,
+        r#"[claude]
+trusted = true
+
+[[responses]]
+on = { contains = "conflicts in" }
+say = "Resolved, keeping my version."
+
+[[responses.tools]]
+call = "Bash"
+input = { command = "git -c user.name=agent -c user.email=agent@example.com merge -X ours --no-edit main" }
+
+[default]
+say = "Understood."
+
+[tools]
+mode = "live"
+
+[tools.Bash]
+approve = true
+"#,
+    )
+    .unwrap();
+    let cl = claudeless();
+    let id = bosun.start(repo.path(), &claude_args(&cl, resolver.to_str().unwrap(), &[]));
+    bosun.wait_state(&id, "idle");
+    let ws = bosun.show(&id).workspace.unwrap();
+    std::fs::write(ws.path.join("same.txt"), "the agent's\n").unwrap();
+    git_in(&ws.path, &["add", "-A"]);
+    git_in(&ws.path, &["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "agent's same.txt"]);
+    repo.commit_file("same.txt", "main's own\n");
+
+    let out = bosun.run(repo.path(), &["merge", &id, "--resolve-with-agent", "--wait", "60"]);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}\n{}", bosun.log());
+    assert!(stderr.contains("conflicts in same.txt: asked agent"), "{stderr}");
+    assert!(stdout.contains("merged") && stdout.contains("into main"), "{stdout}");
+    assert_eq!(std::fs::read_to_string(repo.path().join("same.txt")).unwrap(), "the agent's\n");
+    assert!(bosun.agent(&id).state.is_dead(), "its agent is ended once merged");
+}

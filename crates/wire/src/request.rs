@@ -341,6 +341,9 @@ pub struct MergeAsk {
     pub commit: bool,
     /// Merge although its agent is working.
     pub force: bool,
+    /// On a conflict, ask its agent to resolve it on its branch (`Response::MergeConflictSent`).
+    #[serde(default)]
+    pub resolve_with_agent: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

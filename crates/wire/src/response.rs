@@ -120,6 +120,13 @@ pub enum Response {
     PullRequest {
         pr: bosun_core::PullRequest,
     },
+    /// A merge conflicted, and its agent was asked (message `message`) to resolve the conflicts
+    /// on its branch; nothing was merged.
+    MergeConflictSent {
+        agent: bosun_core::AgentId,
+        message: bosun_core::MessageId,
+        files: Vec<String>,
+    },
     /// What `bosun merge` did: the merge, the agents it ended, and its workspace's removal (none
     /// when it was kept, as `kept` says).
     Merged {

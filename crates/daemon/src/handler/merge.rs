@@ -8,7 +8,7 @@
 use bosun_core::{AgentId, JobState, SessionState, WorkspaceKind, WorkspaceProbe};
 use bosun_wire::MergeAsk;
 
-use super::outcome::{kill, remove_workspace_probed, wait_state};
+use super::outcome::{kill, remove_workspace_probed, send, wait_state};
 use super::*;
 
 pub(super) async fn merge(ctx: &Arc<Context>, ask: MergeAsk) -> Answer {
@@ -53,7 +53,9 @@ pub(super) async fn merge(ctx: &Arc<Context>, ask: MergeAsk) -> Answer {
     let (repo, branch, base_ref) = branch_of(&ws)?;
     let (git, workspaces, w) = (ctx.git.clone(), ctx.workspaces.clone(), ws.clone());
     let (into, how, message, commit) = (ask.into.clone(), ask.how, ask.message.clone(), ask.commit);
-    let merged = tokio::task::spawn_blocking(move || -> Result<bosun_core::Merged, WireError> {
+    let resolve = ask.resolve_with_agent;
+    type Conflict = (String, String, Vec<String>);
+    let merged = tokio::task::spawn_blocking(move || -> Result<Result<bosun_core::Merged, Conflict>, WireError> {
         let into = match into {
             Some(into) => into,
             None => default_into(&*git, &repo, base_ref)?,
@@ -74,10 +76,34 @@ pub(super) async fn merge(ctx: &Arc<Context>, ask: MergeAsk) -> Answer {
             let words = said.as_deref().map(|s| format!("\n\n{s}")).unwrap_or_default();
             git.commit_all(&w.path, &w.owned_files(), &format!("Work of {}{words}", w.id)).map_err(adapter_error)?;
         }
-        git.merge_branch(&repo, &branch, &into, how, message.as_deref()).map_err(adapter_error)
+        match git.merge_branch(&repo, &branch, &into, how, message.as_deref()) {
+            Err(AdapterError::MergeConflict { into, from, files }) if resolve => Ok(Err((into, from, files))),
+            other => other.map(Ok).map_err(adapter_error),
+        }
     })
     .await
     .map_err(|e| WireError::new(ErrorKind::Failed, format!("internal task failed: {e}")))??;
+    let merged = match merged {
+        Ok(merged) => merged,
+        // Its agent merges the target into its branch, resolving the conflicts there.
+        Err((into, from, files)) => {
+            let Some((agent, _)) = agents.first() else {
+                return Err(conflict(format!(
+                    "merging {from} into {into} conflicts in {}, and no agent of it lives to resolve them",
+                    files.join(", ")
+                )));
+            };
+            let text = format!(
+                "Merging your branch {from} into {into} conflicts in: {}. Merge {into} into {from}, resolve the \
+                 conflicts, and commit; then stop.",
+                files.join(", ")
+            );
+            let Response::Sent { message } = send(ctx, agent.to_string(), text).await? else {
+                return Err(WireError::new(ErrorKind::Failed, "the message was not sent"));
+            };
+            return Ok(Response::MergeConflictSent { agent: agent.clone(), message, files });
+        }
+    };
     submit(ctx, Input::WorkMerged { workspace: ws.id.clone(), merged: merged.clone() }).await?;
     let mut ended = Vec::new();
     for (agent, _) in agents {
