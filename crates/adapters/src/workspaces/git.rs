@@ -23,46 +23,19 @@ impl Git for LocalGit {
     }
 
     fn remote_url(&self, repo: &Path) -> Result<Option<String>, AdapterError> {
-        let mut cmd = git(repo);
-        cmd.args(["config", "--get", "remote.origin.url"]);
-        let out = output(&mut cmd)?;
-        match out.status.code() {
-            Some(0) => Ok(Some(stdout_line(&out)).filter(|url| !url.is_empty())),
-            // Not set: `git config --get` says so by its status alone.
-            Some(1) if out.stderr.is_empty() => Ok(None),
-            _ => {
-                let stderr = stderr_text(&out);
-                if names_no_repo(&stderr) {
-                    return Err(AdapterError::NotARepo(repo.to_path_buf()));
-                }
-                Err(command_error(&cmd, stderr))
-            }
-        }
+        Ok(quiet_line(repo, &["config", "--get", "remote.origin.url"])?.filter(|url| !url.is_empty()))
     }
 
     fn merge(&self, repo: &Path, onto: &str, others: &[String]) -> Result<String, AdapterError> {
         let mut head = self.resolve_commit(repo, onto)?;
         for other in others {
             let theirs = self.resolve_commit(repo, other)?;
-            let mut cmd = git(repo);
-            cmd.args(["merge-tree", "--write-tree", "--name-only", "--no-messages", &head, &theirs]);
-            let out = output(&mut cmd)?;
-            let text = String::from_utf8_lossy(&out.stdout).into_owned();
-            let mut lines = text.lines();
-            let tree = lines.next().unwrap_or_default().to_owned();
-            match out.status.code() {
-                Some(0) => {}
-                // Conflicts: the tree, then the conflicting files, one a line.
-                Some(1) => {
-                    let files = lines.take_while(|l| !l.is_empty()).map(str::to_owned).collect();
-                    return Err(AdapterError::MergeConflict { into: onto.to_owned(), from: other.clone(), files });
-                }
-                _ => return Err(command_error(&cmd, stderr_text(&out))),
-            }
-            let mut cmd = git(repo);
-            cmd.args(["commit-tree", &tree, "-p", &head, "-p", &theirs, "-m"])
-                .arg(format!("Merge {other} into {onto}"));
-            head = run(&mut cmd)?.trim().to_owned();
+            head = super::merge::merge_commit(
+                repo,
+                (onto, &head),
+                (other, &theirs),
+                &format!("Merge {other} into {onto}"),
+            )?;
         }
         Ok(head)
     }
@@ -134,21 +107,8 @@ impl Git for LocalGit {
     }
 
     fn current_branch(&self, repo: &Path) -> Result<Option<String>, AdapterError> {
-        let mut cmd = git(repo);
-        cmd.args(["symbolic-ref", "--quiet", "--short", "HEAD"]);
-        let out = output(&mut cmd)?;
-        match out.status.code() {
-            Some(0) => Ok(Some(stdout_line(&out))),
-            // Detached: `--quiet` says so by its status alone.
-            Some(1) if out.stderr.is_empty() => Ok(None),
-            _ => {
-                let stderr = stderr_text(&out);
-                if names_no_repo(&stderr) {
-                    return Err(AdapterError::NotARepo(repo.to_path_buf()));
-                }
-                Err(command_error(&cmd, stderr))
-            }
-        }
+        // Detached: `--quiet` says so by its status alone.
+        quiet_line(repo, &["symbolic-ref", "--quiet", "--short", "HEAD"])
     }
 
     fn resolve_commit(&self, repo: &Path, rev: &str) -> Result<String, AdapterError> {
@@ -225,6 +185,25 @@ pub(super) fn git(dir: &Path) -> Command {
         cmd.env_remove(var);
     }
     cmd
+}
+
+/// The line `git ARGS` prints in `repo`; none when it says there is none by its status alone
+/// (exit 1, nothing on stderr), as `config --get` and `symbolic-ref --quiet` do.
+fn quiet_line(repo: &Path, args: &[&str]) -> Result<Option<String>, AdapterError> {
+    let mut cmd = git(repo);
+    cmd.args(args);
+    let out = output(&mut cmd)?;
+    match out.status.code() {
+        Some(0) => Ok(Some(stdout_line(&out))),
+        Some(1) if out.stderr.is_empty() => Ok(None),
+        _ => {
+            let stderr = stderr_text(&out);
+            if names_no_repo(&stderr) {
+                return Err(AdapterError::NotARepo(repo.to_path_buf()));
+            }
+            Err(command_error(&cmd, stderr))
+        }
+    }
 }
 
 /// Deletes `branch` in `repo`; one already gone is fine.

@@ -48,9 +48,8 @@ pub(crate) fn merge(
     let new = match how {
         MergeHow::Merge if ff => theirs.clone(),
         MergeHow::Merge => {
-            let tree = merged_tree(repo, &target, &theirs).map_err(conflicts)?;
             let message = message.map_or_else(|| format!("Merge branch '{branch}' into {into}"), str::to_owned);
-            commit_tree(repo, &tree?, &[&target, &theirs], &message)?
+            merge_commit(repo, (into, &target), (branch, &theirs), &message)?
         }
         MergeHow::Squash => {
             let tree = merged_tree(repo, &target, &theirs).map_err(conflicts)?;
@@ -73,6 +72,19 @@ pub(crate) fn merge(
     }
     let branch_merged = how != MergeHow::Squash;
     Ok(done(new, false, ff && how != MergeHow::Squash, branch_merged))
+}
+
+/// A merge commit of `theirs` (named, and its commit) into `ours`, with `message`; a conflict
+/// names its files.
+pub(crate) fn merge_commit(
+    repo: &Path,
+    (into, ours): (&str, &str),
+    (from, theirs): (&str, &str),
+    message: &str,
+) -> Result<String, AdapterError> {
+    let conflicts = |files| AdapterError::MergeConflict { into: into.to_owned(), from: from.to_owned(), files };
+    let tree = merged_tree(repo, ours, theirs).map_err(conflicts)??;
+    commit_tree(repo, &tree, &[ours, theirs], message)
 }
 
 /// The tree of `ours` and `theirs` merged, or the files that conflict.
