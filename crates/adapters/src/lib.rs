@@ -126,6 +126,10 @@ pub trait Git: Send + Sync {
     fn unmerged(&self, repo: &Path, branch: &str, into: &str) -> Result<u32, AdapterError>;
     /// Pushes `branch` to `repo`'s remote `origin` (never forced), its upstream set there.
     fn push(&self, repo: &Path, branch: &str) -> Result<(), AdapterError>;
+    /// A commit of what worktree `dir` holds now, uncommitted and untracked work included
+    /// (`owned` left out), with `message`; its HEAD when nothing is uncommitted. Nothing of the
+    /// worktree is touched.
+    fn snapshot(&self, dir: &Path, owned: &[PathBuf], message: &str) -> Result<String, AdapterError>;
 }
 
 /// Directories and git worktrees that agents work in, of every `WorkspaceKind`: a router

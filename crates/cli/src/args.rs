@@ -85,6 +85,21 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// A new agent in a new worktree that starts where this one is (its commits, and what it has
+    /// not committed in one more commit), its conversation forked, so the work can be tried two
+    /// ways; the agent forked is left as it is
+    Fork {
+        /// Agent id (any unique prefix) or name
+        id: String,
+        /// The fork's name [default: NAME-fork]
+        #[arg(long)]
+        name: Option<String>,
+        /// What the fork is told first
+        #[arg(long)]
+        prompt: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Push an agent's or job's branch to `origin` and open a pull request for it with GitHub's
     /// `gh` (installed and logged in), into the branch its workspace started from (or --into);
     /// its URL is recorded and shown by `bosun show`

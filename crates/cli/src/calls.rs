@@ -139,6 +139,8 @@ calls! {
     fn kill(agent: String) -> (AgentId, SessionState) =
         Request::Kill { agent } => Response::Killed { agent, state } => (agent, state);
     fn start_agent(start: Box<StartAgent>) -> Started = Request::StartAgent(start) => Response::Started(s) => s;
+    fn fork(agent: String, name: Option<String>, prompt: Option<String>, inherit: std::collections::BTreeMap<String, String>) -> Started =
+        Request::Fork { agent, name, prompt, inherit } => Response::Started(s) => s;
     fn workspace_remove(workspace: String, force: bool) -> Removed =
         Request::WorkspaceRemove { workspace, force } => Response::Removed(r) => r;
     fn workspace_prune(dry_run: bool) -> Pruned = Request::WorkspacePrune { dry_run } => Response::Pruned(p) => p;

@@ -206,6 +206,12 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             }
             Ok(())
         }
+        Command::Fork { id, name, prompt, json } => {
+            let inherit =
+                std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))).collect();
+            let s = client.fork(id, name, prompt, inherit)?;
+            print_started(&s, json)
+        }
         Command::Pr { id, into, title, draft, json } => {
             let pr = client.pr(Box::new(bosun_wire::PrAsk { target: id, into, title, draft }))?;
             if json {
@@ -434,8 +440,13 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
         session: args.session.into(),
         runtime,
     }))?;
-    if args.json {
-        return print_json(&s);
+    print_started(&s, args.json)
+}
+
+/// What `agent start` and `fork` print of the agent started.
+fn print_started(s: &bosun_wire::Started, json: bool) -> Result<()> {
+    if json {
+        return print_json(s);
     }
     println!("agent      {}", s.agent);
     if s.waiting {

@@ -152,3 +152,62 @@ fn an_unapproved_api_key_dialog_is_a_setup_prompt() {
     assert!(escalations.contains("setup dialog: Detected a custom API key"), "{escalations}");
     assert!(!escalations.contains("trust"), "bosun answered the trust dialog itself: {escalations}");
 }
+
+#[test]
+fn a_fork_starts_from_its_agents_conversation_and_work_in_a_worktree_of_its_own() {
+    let Some(real) = Real::new(|c| c) else { return };
+    real.model.push(Reply::text("First answer."));
+    real.model.push(Reply::text("Forked answer."));
+    let id = real.start(&[], &["fix it"]);
+    let agent = real.bosun.wait_state(&id, "idle");
+    // Its transcript is found (the fork's conversation is copied from it).
+    let found = wait_until(PATIENCE, || real.bosun.agent(&id).log.is_some());
+    assert!(found, "its transcript was found:\n{}", real.bosun.log());
+    let ws = real.bosun.show(&id).workspace.unwrap().path;
+    std::fs::write(ws.join("done.txt"), "committed\n").unwrap();
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let out = std::process::Command::new("git").args(args).current_dir(dir).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    git(&ws, &["add", "done.txt"]);
+    git(&ws, &["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "done"]);
+    std::fs::write(ws.join("loose.txt"), "not committed\n").unwrap();
+    let (status, head) = (git(&ws, &["status", "--porcelain"]), git(&ws, &["rev-parse", "HEAD"]));
+
+    let mut cmd = real.bosun.command(real.repo.path(), &["fork", &id, "--prompt", "try it another way", "--json"]);
+    real.env.apply(&mut cmd);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let fork = v["agent"].as_str().unwrap().to_owned();
+    let forked = real.bosun.wait_state(&fork, "idle");
+    assert_eq!(forked.said.as_deref(), Some("Forked answer."));
+    let main = real.model.main_requests();
+    assert_eq!(main.len(), 2, "one turn each");
+    assert_eq!(main[1].last_user_text().as_deref(), Some("try it another way"));
+    assert!(main[1].contains("First answer.") && main[1].contains("fix it"), "the conversation came along");
+    let (
+        bosun_core::driver::Driver::Claude { session_id: theirs },
+        bosun_core::driver::Driver::Claude { session_id: ours },
+    ) = (&agent.driver, &forked.driver)
+    else {
+        panic!("Claude agents")
+    };
+    assert_ne!(theirs, ours, "a conversation of its own");
+
+    let fork_ws = real.bosun.show(&fork).workspace.unwrap().path;
+    assert_ne!(fork_ws, ws);
+    assert_eq!(std::fs::read_to_string(fork_ws.join("done.txt")).unwrap(), "committed\n");
+    assert_eq!(std::fs::read_to_string(fork_ws.join("loose.txt")).unwrap(), "not committed\n");
+    let log = git(&fork_ws, &["log", "--format=%s", "-2"]);
+    assert_eq!(log, format!("bosun fork of {id}: its work not committed\ndone"));
+    assert_eq!((git(&ws, &["status", "--porcelain"]), git(&ws, &["rev-parse", "HEAD"])), (status, head), "untouched");
+    assert_eq!(real.bosun.agent(&id).state.label(), "idle", "the agent forked goes on");
+
+    let err = real.bosun.fails(real.repo.path(), &["fork", "nope"]);
+    assert!(err.contains("no agent"), "{err}");
+    let plain = real.bosun.start(real.repo.path(), &["--", "sh", "-c", "sleep 600"]);
+    let err = real.bosun.fails(real.repo.path(), &["fork", &plain]);
+    assert!(err.contains("cannot fork"), "{err}");
+}

@@ -95,10 +95,23 @@ pub struct Agent {
     /// Where it runs.
     #[serde(default, skip_serializing_if = "crate::Runtime::is_local")]
     pub runtime: crate::Runtime,
+    /// The agent it was forked from, whose conversation its first launch starts from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork: Option<Fork>,
     /// Where its work stands in a plan (its job, branches and dependencies), which every message
     /// bosun sends it carries: its prompt, nudges and resumes (seed 003 §6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
+}
+
+/// Where a fork (`bosun fork`) starts its conversation: the agent forked, its conversation (a
+/// session id) and its transcript, if one was found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fork {
+    pub agent: AgentId,
+    pub conversation: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<PathBuf>,
 }
 
 /// What holds an agent's terminal: a tmux session on bosun's own server, or bosun's own
@@ -221,6 +234,7 @@ impl Agent {
             backend,
             runtime,
             context: None,
+            fork: None,
         }
     }
 

@@ -27,6 +27,10 @@ pub enum Effect {
     SpawnSession {
         agent: AgentId,
         session: SessionName,
+        /// Files copied first, each `(from, to)` unless `to` is there (a fork's conversation,
+        /// where its program looks for it).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        copies: Vec<(PathBuf, PathBuf)>,
         cwd: PathBuf,
         env: BTreeMap<String, String>,
         command: Vec<String>,

@@ -22,6 +22,11 @@ pub enum Input {
         input: Box<Input>,
     },
     StartAgent(Box<AgentSpec>),
+    /// Starts an agent as `StartAgent` does, its conversation forked from agent `from`'s.
+    ForkAgent {
+        spec: Box<AgentSpec>,
+        from: AgentId,
+    },
     StartJob(Box<JobSpec>),
     /// A step's run ended: `ok` when it succeeded; `detail` says why not.
     StepFinished {

@@ -39,7 +39,7 @@ mod timer;
 mod workspace;
 
 pub use agent::{
-    Agent, DeathReason, ExitStatus, Message, MessageKind, MessageState, NewAgent, Outcome, Progress, SavedWork,
+    Agent, DeathReason, ExitStatus, Fork, Message, MessageKind, MessageState, NewAgent, Outcome, Progress, SavedWork,
     SessionBackend, SessionState, INHERITED_ENV_FILE, RECORDED_ENV,
 };
 pub use classify::{

@@ -56,6 +56,8 @@ pub enum Rejection {
     NoSuchPlan(String),
     #[error("plan {0} has not failed: only a failed plan is resumed")]
     PlanNotFailed(String),
+    #[error("{0}")]
+    CannotFork(String),
     #[error("no agent or job {0}: see `bosun ls` and `bosun job ls`")]
     NoSuchWork(String),
     /// A pick that cannot be taken: no such job, variant, or nothing to pick yet.

@@ -522,3 +522,60 @@ fn a_trigger_firing_again_during_a_cooldown_does_not_act_twice() {
     assert_eq!(sent_texts(&sim.fire_due()), vec!["retry"], "one nudge for the one cooldown");
     assert_eq!(sim.state.agents[&a].recovery[&bosun_core::Trigger::Error].used, 1);
 }
+
+#[test]
+fn a_fork_starts_from_its_agents_conversation_copied_where_claude_looks_and_resumes_as_itself() {
+    let mut sim = Sim::new();
+    let (a, w) = sim.start_with(claude(1, Policy::default()));
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(7) });
+    let transcript = std::path::PathBuf::from("/cfg/projects/-ws-one/00000000-0000-0000-0000-000000000001.jsonl");
+    sim.ok(Input::Observed {
+        agent: a.clone(),
+        source: Source::Log,
+        observation: bosun_core::Observation::Started,
+        log: Some(transcript.clone()),
+        generation: None,
+    });
+    let (generic, _) = sim.running(3);
+    let refused = sim.feed(Input::ForkAgent { spec: Box::new(claude(4, Policy::default())), from: generic });
+    assert!(refused.is_err_and(|e| e.to_string().contains("cannot be forked")), "a generic agent's is not");
+    let spec = bosun_core::AgentSpec {
+        policy: Policy { on_dead: steps(&["resume"]), ..Policy::default() },
+        ..claude(2, Policy::default())
+    };
+    sim.ok(Input::ForkAgent { spec: Box::new(spec), from: a.clone() });
+    let fork = sim.state.agents.keys().find(|id| **id != a).cloned().expect("the fork");
+    let ws = sim.state.agents[&fork].workspace.clone();
+    let effects = sim.ok(Input::WorkspaceCreated { id: ws });
+    let (command, copies, cwd) = effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::SpawnSession { command, copies, cwd, .. } => Some((command.clone(), copies.clone(), cwd.clone())),
+            _ => None,
+        })
+        .expect("the fork starts");
+    let joined = command.join(" ");
+    assert!(
+        joined.contains("--resume 00000000-0000-0000-0000-000000000001 --fork-session --session-id 00000000-0000-0000-0000-000000000002"),
+        "{joined}"
+    );
+    let project = cwd.display().to_string().replace(['/', '.'], "-");
+    let to = std::path::PathBuf::from("/cfg/projects").join(project).join("00000000-0000-0000-0000-000000000001.jsonl");
+    assert_eq!(copies, [(transcript, to)], "its conversation where Claude looks from its own directory");
+
+    // Died and resumed, it is its own conversation.
+    sim.ok(Input::SessionSpawned { agent: fork.clone(), pid: Some(8) });
+    let session = sim.state.agents[&fork].session.clone();
+    let effects = sim.ok(Input::SessionClosed { session });
+    let again = effects.iter().find_map(|e| match e {
+        Effect::SpawnSession { command, copies, .. } => Some((command.join(" "), copies.is_empty())),
+        _ => None,
+    });
+    let (again, no_copies) = again.expect("resumed");
+    assert!(
+        again.contains("--resume 00000000-0000-0000-0000-000000000002") && !again.contains("--fork-session"),
+        "{again}"
+    );
+    assert!(no_copies);
+}

@@ -196,6 +196,7 @@ impl Executor {
             Effect::SpawnSession {
                 agent,
                 session,
+                copies,
                 cwd,
                 env,
                 command,
@@ -217,6 +218,21 @@ impl Executor {
                 if let Some(old) = replace {
                     if let Err(e) = self.sessions.kill(&old) {
                         tracing::warn!(%old, "cannot end the old session: {e}");
+                    }
+                }
+                for (from, to) in &copies {
+                    let copied = to.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| {
+                        if to.exists() {
+                            Ok(0)
+                        } else {
+                            std::fs::copy(from, to)
+                        }
+                    });
+                    if let Err(e) = copied {
+                        return Some(Input::SessionSpawnFailed {
+                            agent,
+                            error: format!("cannot copy {} to {}: {e}", from.display(), to.display()),
+                        });
                     }
                 }
                 let env = match inherit.as_deref().map(bosun_adapters::secret::read_env).transpose() {

@@ -69,6 +69,9 @@ impl Git for FakeGit {
     fn commit_all(&self, _dir: &Path, _owned: &[PathBuf], _message: &str) -> Result<bool, AdapterError> {
         Ok(false)
     }
+    fn snapshot(&self, _dir: &Path, _owned: &[PathBuf], _message: &str) -> Result<String, AdapterError> {
+        Ok("c0ffee".into())
+    }
     fn push(&self, _repo: &Path, _branch: &str) -> Result<(), AdapterError> {
         Ok(())
     }

@@ -177,6 +177,15 @@ pub enum Request {
     },
     /// Merges an agent's or job's branch (see `bosun merge`): `Response::Merged`.
     Merge(Box<MergeAsk>),
+    /// A new agent that starts where `agent` is, its conversation forked: `Response::Started`.
+    Fork {
+        agent: String,
+        name: Option<String>,
+        prompt: Option<String>,
+        /// The caller's environment, which the fork inherits (as `StartAgent::inherit`).
+        #[serde(default)]
+        inherit: BTreeMap<String, String>,
+    },
     /// Pushes an agent's or job's branch and opens a pull request: `Response::PullRequest`.
     Pr(Box<PrAsk>),
     /// What a plan did: `Response::PlanSummary`.

@@ -303,6 +303,7 @@ impl From<bosun_core::Rejection> for WireError {
             | R::BranchTaken { .. }
             | R::CronNeverFires(_)
             | R::CannotPick(_)
+            | R::CannotFork(_)
             | R::PoolSizeZero(_) => ErrorKind::BadRequest,
             R::WorkspaceDirty(_) => ErrorKind::WouldLoseWork,
             _ => ErrorKind::Conflict,

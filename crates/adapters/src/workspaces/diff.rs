@@ -68,6 +68,37 @@ pub(crate) fn diff(ws: &Workspace, patch: bool, color: bool) -> Result<WorkDiff,
     Ok(WorkDiff { workspace: ws.id.clone(), base, branch: Some(branch), files, patch: text, truncated })
 }
 
+/// A commit holding what worktree `dir` holds now (at HEAD, uncommitted and untracked files
+/// too, `owned` left out), made without touching its index or files: HEAD itself when there is
+/// nothing uncommitted. What a fork starts from.
+pub(crate) fn snapshot(dir: &Path, owned: &[PathBuf], message: &str) -> Result<String, AdapterError> {
+    let index = ScratchIndex::new()?;
+    index.git(dir, &["read-tree", "HEAD"])?;
+    index.git(dir, &["add", "-A", "--", "."])?;
+    for file in owned {
+        let _ = index.git(dir, &["rm", "--cached", "--quiet", "--ignore-unmatch", "--", &file.display().to_string()]);
+    }
+    let out = |args: &[&str]| -> Result<std::process::Output, AdapterError> {
+        let mut cmd = git(dir);
+        cmd.args(args).env("GIT_INDEX_FILE", &index.path);
+        output(&mut cmd)
+    };
+    let head = out(&["rev-parse", "--verify", "HEAD^{commit}"])?;
+    let head = String::from_utf8_lossy(&head.stdout).trim().to_owned();
+    if out(&["diff", "--cached", "--quiet", "HEAD"])?.status.success() {
+        return Ok(head);
+    }
+    let tree = out(&["write-tree"])?;
+    let tree = String::from_utf8_lossy(&tree.stdout).trim().to_owned();
+    let mut cmd = git(dir);
+    cmd.args(["commit-tree", &tree, "-p", &head, "-m", message]);
+    let made = output(&mut cmd)?;
+    if !made.status.success() {
+        return Err(command_error(&cmd, stderr_text(&made)));
+    }
+    Ok(String::from_utf8_lossy(&made.stdout).trim().to_owned())
+}
+
 /// The files of `--name-status -z` with the counts of `--numstat -z`.
 fn changes(status: &[u8], numstat: &[u8]) -> Vec<FileChange> {
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();

@@ -86,6 +86,10 @@ impl Git for LocalGit {
         Ok(true)
     }
 
+    fn snapshot(&self, dir: &Path, owned: &[PathBuf], message: &str) -> Result<String, AdapterError> {
+        super::diff::snapshot(dir, owned, message)
+    }
+
     fn push(&self, repo: &Path, branch: &str) -> Result<(), AdapterError> {
         if self.remote_url(repo)?.is_none() {
             return Err(AdapterError::Command {

@@ -60,7 +60,16 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
             }
             return Ok(d);
         }
-        Input::StartAgent(spec) => workspace::start_agent(state, spec, now, &mut d)?,
+        Input::StartAgent(spec) => workspace::start_agent(state, spec, None, now, &mut d)?,
+        Input::ForkAgent { spec, from } => {
+            let o = state.agents.get(from).ok_or_else(|| Rejection::NoSuchAgent(from.to_string()))?;
+            let conversation = o.driver.behaviour().conversation(o).filter(|_| o.driver.behaviour().can_fork());
+            let Some(conversation) = conversation else {
+                return Err(Rejection::CannotFork(format!("agent {from}'s conversation cannot be forked")));
+            };
+            let fork = crate::Fork { agent: o.id.clone(), conversation, transcript: o.log.clone() };
+            workspace::start_agent(state, spec, Some(fork), now, &mut d)?
+        }
         Input::StartJob(spec) => job::start(state, spec, now, &mut d)?,
         Input::StepFinished { job, step, attempt, ok, detail } => {
             let outcome = job::StepOutcome { step, attempt: *attempt, ok: *ok, detail: detail.as_deref() };
@@ -235,7 +244,10 @@ fn spawn_replacing(agent: &Agent, resume: Option<Option<&str>>, replace: Option<
     let driver = agent.driver.behaviour();
     let command = driver.command_line(&placed, &settings, resume);
     let files = driver.files(&placed, &settings);
+    // A fork's first launch finds the conversation it starts from where its program looks.
+    let copies = if resume.is_none() && agent.restarts == 0 { driver.fork_copies(agent) } else { Vec::new() };
     Effect::SpawnSession {
+        copies,
         agent: agent.id.clone(),
         session: agent.session.clone(),
         cwd: agent.cwd.clone(),

@@ -8,7 +8,13 @@ use crate::{
     WorkspaceId, WorkspaceKind, WorkspaceProbe, WorkspaceState,
 };
 
-pub(super) fn start_agent(state: &State, spec: &AgentSpec, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
+pub(super) fn start_agent(
+    state: &State,
+    spec: &AgentSpec,
+    fork: Option<crate::Fork>,
+    now: Timestamp,
+    d: &mut Decision,
+) -> Result<(), Rejection> {
     let ws_id = WorkspaceId::new(&spec.name, &spec.nonce);
     let agent_id = AgentId::new(&spec.nonce);
     if state.workspaces.contains_key(&ws_id) {
@@ -62,7 +68,8 @@ pub(super) fn start_agent(state: &State, spec: &AgentSpec, now: Timestamp, d: &m
         backend: spec.runtime.backend(spec.backend),
         runtime: spec.runtime.clone(),
     };
-    let agent = Agent::starting(new, now);
+    let mut agent = Agent::starting(new, now);
+    agent.fork = fork;
     match &spec.pool {
         Some(ask) => super::pool::place(state, workspace, ask, now, d)?,
         None => {

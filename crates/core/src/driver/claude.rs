@@ -578,6 +578,10 @@ impl super::AgentDriver for Claude {
     fn command_line(&self, a: &crate::Agent, settings: &Path, resume: Option<Option<&str>>) -> Vec<String> {
         let mut argv = a.command.clone();
         let session_id = self.conversation(a).unwrap_or_default();
+        // A fork's first launch starts from the conversation it was forked from, as its own.
+        if let (None, Some(fork)) = (resume, a.fork.as_ref().filter(|_| a.restarts == 0)) {
+            argv.extend(["--resume".to_owned(), fork.conversation.clone(), "--fork-session".to_owned()]);
+        }
         match resume {
             None => argv.extend(["--session-id".to_owned(), session_id]),
             Some(_) => argv.extend(["--resume".to_owned(), session_id]),
@@ -588,6 +592,21 @@ impl super::AgentDriver for Claude {
             None => argv.extend(a.prompt.clone()),
         }
         argv
+    }
+
+    fn can_fork(&self) -> bool {
+        true
+    }
+
+    /// Claude finds a conversation to resume only under the project directory of where it runs
+    /// (`<config>/projects/<cwd with / and . as ->`): the fork's gets a copy of the transcript.
+    fn fork_copies(&self, a: &crate::Agent) -> Vec<(PathBuf, PathBuf)> {
+        let Some(from) = a.fork.as_ref().and_then(|f| f.transcript.clone()) else { return Vec::new() };
+        let (Some(projects), Some(name)) = (from.parent().and_then(Path::parent), from.file_name()) else {
+            return Vec::new();
+        };
+        let project = a.cwd.display().to_string().replace(['/', '.'], "-");
+        vec![(from.clone(), projects.join(project).join(name))]
     }
 
     /// The `--settings` file with bosun's hooks, which name the agent and its generation.

@@ -113,6 +113,17 @@ pub trait AgentDriver: Sync {
     /// `files` are written to. A resume never repeats the first positional prompt.
     fn command_line(&self, a: &Agent, settings: &Path, resume: Option<Option<&str>>) -> Vec<String>;
 
+    /// Whether an agent of this kind's conversation can be forked (`bosun fork`).
+    fn can_fork(&self) -> bool {
+        false
+    }
+
+    /// The files a fork `a` (`a.fork`) needs where its program looks for them before its first
+    /// launch: `(from, to)`.
+    fn fork_copies(&self, _a: &Agent) -> Vec<(PathBuf, PathBuf)> {
+        Vec::new()
+    }
+
     /// The files written before its session starts.
     fn files(&self, _a: &Agent, _settings: &Path) -> Vec<(PathBuf, String)> {
         Vec::new()

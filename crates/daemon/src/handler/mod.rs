@@ -26,6 +26,7 @@ use bosun_core::{RequestId, TermKey};
 mod doctor;
 pub mod events;
 mod export;
+mod fork;
 mod merge;
 mod outcome;
 mod pool;
@@ -340,6 +341,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         }
         Request::Merge(ask) => merge::merge(ctx, *ask).await,
         Request::Pr(ask) => pr::pr(ctx, *ask).await,
+        Request::Fork { agent, name, prompt, inherit } => fork::fork(ctx, agent, name, prompt, inherit).await,
         Request::Diff { target, patch, color } => {
             let ws = query(ctx, move |s| Ok(s.find_work(&target)?.clone())).await?;
             let git = ctx.git.clone();

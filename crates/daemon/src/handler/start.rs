@@ -7,6 +7,11 @@ use bosun_core::{AgentId, INHERITED_ENV_FILE};
 use super::*;
 
 pub(super) async fn start_agent(ctx: &Arc<Context>, req: StartAgent) -> Answer {
+    start_agent_as(ctx, req, None).await
+}
+
+/// The same, the agent's conversation forked from agent `fork_of`'s when given.
+pub(super) async fn start_agent_as(ctx: &Arc<Context>, req: StartAgent, fork_of: Option<AgentId>) -> Answer {
     // Sent again after the daemon died, once carried out: its branch exists now, its checks
     // would fail; what it did is the answer.
     if let Some(events) = done_already() {
@@ -40,7 +45,11 @@ pub(super) async fn start_agent(ctx: &Arc<Context>, req: StartAgent) -> Answer {
     let spec = blocking(move || prepare(&*git, &*sessions, &*containers, req, n, nc, roots, pool)).await?;
     let inherited = (!spec.inherits.is_empty())
         .then(|| spec.agents_root.join(AgentId::new(&spec.nonce).as_str()).join(INHERITED_ENV_FILE));
-    let events = match submit(ctx, Input::StartAgent(Box::new(spec))).await {
+    let input = match fork_of {
+        Some(from) => Input::ForkAgent { spec: Box::new(spec), from },
+        None => Input::StartAgent(Box::new(spec)),
+    };
+    let events = match submit(ctx, input).await {
         Ok(events) => events,
         Err(e) => {
             // Nothing was recorded: nothing of it stays behind.
