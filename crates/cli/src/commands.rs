@@ -246,7 +246,12 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
                 }
                 let (added, removed) = diff.totals();
                 let on = diff.branch.as_deref().map(|b| format!(" on {b}")).unwrap_or_default();
-                println!("{} file(s), +{added} -{removed}{on} since {}", diff.files.len(), short(&diff.base));
+                println!(
+                    "{} commit(s), {} file(s), +{added} -{removed}{on} since {}",
+                    diff.commits,
+                    diff.files.len(),
+                    short(&diff.base)
+                );
             } else {
                 print!("{}", diff.patch.as_deref().unwrap_or_default());
                 if diff.truncated {

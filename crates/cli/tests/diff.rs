@@ -34,7 +34,7 @@ fn a_diff_shows_committed_uncommitted_untracked_deleted_and_renamed_work_and_tou
     assert!(stat.contains("M README.md  +2 -1"), "{stat}");
     assert!(stat.contains("D gone.txt  +0 -1"), "{stat}");
     assert!(stat.contains("R renamed.txt (from old.txt)  +0 -0"), "{stat}");
-    assert!(stat.contains("4 file(s), +3 -2 on "), "{stat}");
+    assert!(stat.contains("2 commit(s), 4 file(s), +3 -2 on "), "{stat}");
 
     let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["diff", &id, "--json"])).unwrap();
     let paths: Vec<&str> = v["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
@@ -77,7 +77,7 @@ job "mark" {
     let done = wait_for(PATIENCE, || bosun.ok(repo.path(), &["job", "show", &job]).contains("done").then_some(()));
     assert!(done.is_some(), "{}", bosun.log());
     let stat = bosun.ok(repo.path(), &["diff", &job, "--stat"]);
-    assert!(stat.contains("A mark.txt  +1 -0") && stat.contains("1 file(s)"), "{stat}");
+    assert!(stat.contains("A mark.txt  +1 -0") && stat.contains("1 commit(s), 1 file(s)"), "{stat}");
 
     let err = bosun.fails(repo.path(), &["diff", "nope"]);
     assert!(err.contains("no agent or job nope"), "{err}");

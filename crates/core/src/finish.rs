@@ -16,6 +16,9 @@ pub struct WorkDiff {
     /// The commit it is compared with.
     pub base: String,
     pub branch: Option<String>,
+    /// Commits on its branch since the base.
+    #[serde(default)]
+    pub commits: u32,
     pub files: Vec<FileChange>,
     /// The patch, when asked for (coloured when asked so).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -42,6 +42,7 @@ impl Git for FakeGit {
             workspace: ws.id.clone(),
             base,
             branch,
+            commits: 0,
             files: vec![],
             patch: None,
             truncated: false,

@@ -56,6 +56,13 @@ pub(crate) fn diff(ws: &Workspace, patch: bool, color: bool) -> Result<WorkDiff,
         Ok(out.stdout)
     };
     let files = changes(&run(&["-M", "-z", "--name-status"])?, &run(&["-M", "-z", "--numstat"])?);
+    let commits = {
+        let tip = if index.is_some() { "HEAD".to_owned() } else { format!("refs/heads/{branch}") };
+        let mut cmd = git(&dir);
+        cmd.args(["rev-list", "--count", &format!("{base}..{tip}")]);
+        let out = output(&mut cmd)?;
+        String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0)
+    };
     let (text, truncated) = if patch {
         let color = if color { "--color=always" } else { "--no-color" };
         let mut bytes = run(&["-M", color])?;
@@ -65,7 +72,7 @@ pub(crate) fn diff(ws: &Workspace, patch: bool, color: bool) -> Result<WorkDiff,
     } else {
         (None, false)
     };
-    Ok(WorkDiff { workspace: ws.id.clone(), base, branch: Some(branch), files, patch: text, truncated })
+    Ok(WorkDiff { workspace: ws.id.clone(), base, branch: Some(branch), commits, files, patch: text, truncated })
 }
 
 /// A commit holding what worktree `dir` holds now (at HEAD, uncommitted and untracked files

@@ -262,7 +262,6 @@ fn look(client: &Client, id: &str) -> Detail {
         Ok(true)
     });
     let path = d.workspace.as_ref().map(|w| w.path.clone()).unwrap_or_else(|| a.cwd.clone());
-    let base = d.workspace.as_ref().and_then(|w| w.kind.base()).map(str::to_owned);
     let task = a.prompt.clone().or_else(|| std::fs::read_to_string(path.join(bosun_core::TASK_FILE)).ok());
     let mut shown = Detail {
         name: format!("{} ({})", a.name, a.id),
@@ -270,7 +269,8 @@ fn look(client: &Client, id: &str) -> Detail {
         live: !a.state.is_dead(),
         ended: false,
         kind: a.driver.kind().name().to_owned(),
-        pr: None,
+        // The pull request `bosun pr` opened, until `gh` says more.
+        pr: d.pull_request.as_ref().map(|p| p.url.clone()),
         commits: None,
         files: Vec::new(),
         history,
@@ -279,8 +279,11 @@ fn look(client: &Client, id: &str) -> Detail {
         output: a.output_log(),
         path: path.clone(),
     };
-    if let Some(base) = base {
-        git_figures(&path, &base, &mut shown);
+    // What `bosun diff` says of its workspace: commits, lines and files, committed or not.
+    if let Ok(diff) = client.diff(id.to_owned(), false, false) {
+        let (added, removed) = diff.totals();
+        shown.commits = Some((diff.commits, added, removed));
+        shown.files = diff.files.iter().map(|f| (f.change.letter(), f.path.clone())).collect();
     }
     shown
 }
@@ -290,33 +293,6 @@ fn screen(client: &Client, id: &str) -> ratatui::text::Text<'static> {
     use ansi_to_tui::IntoText;
     let raw = client.peek(id.to_owned(), true).unwrap_or_default();
     raw.as_bytes().into_text().unwrap_or_default()
-}
-
-/// Commits since `base`, lines added and removed, and changed files (committed or not).
-fn git_figures(path: &Path, base: &str, shown: &mut Detail) {
-    let git = |args: &[&str]| -> Option<String> {
-        let out = Command::new("git").arg("-C").arg(path).args(args).output().ok()?;
-        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-    };
-    let commits = git(&["rev-list", "--count", &format!("{base}..HEAD")]).and_then(|s| s.trim().parse().ok());
-    let (mut added, mut removed) = (0, 0);
-    for line in git(&["diff", "--numstat", base]).unwrap_or_default().lines() {
-        let mut f = line.split_whitespace();
-        added += f.next().and_then(|n| n.parse::<u32>().ok()).unwrap_or(0);
-        removed += f.next().and_then(|n| n.parse::<u32>().ok()).unwrap_or(0);
-    }
-    let mut files: Vec<(char, String)> = git(&["diff", "--name-status", base])
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| {
-            let (status, name) = l.split_once('\t')?;
-            Some((status.chars().next()?, name.rsplit('\t').next()?.to_owned()))
-        })
-        .collect();
-    let untracked = git(&["ls-files", "--others", "--exclude-standard"]).unwrap_or_default();
-    files.extend(untracked.lines().filter(|f| *f != bosun_core::TASK_FILE).map(|f| ('A', f.to_owned())));
-    shown.commits = commits.map(|c| (c, added, removed));
-    shown.files = files;
 }
 
 /// `#12 open`: the pull request `gh` knows for the branch checked out at `path`, if `gh` is
