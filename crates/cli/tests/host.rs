@@ -374,3 +374,22 @@ fn a_host_saving_by_bundle_whose_asker_has_it_all_gives_no_bytes_and_a_claims_cl
     let saved = ended.and_then(|e| e.saved).unwrap();
     assert!(saved.pushed && saved.dirty && !saved.is_safe(), "the uncommitted file is told: {saved:?}");
 }
+
+#[test]
+fn a_seed_never_writes_over_a_clone_that_holds_work_not_committed() {
+    let repo = TempRepo::new();
+    repo.git(&["branch", "agent/b"]);
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    // A claim's clone of another branch, with work in it.
+    repo.git(&["clone", "-q", repo.path().to_str().unwrap(), ws.to_str().unwrap()]);
+    std::fs::write(ws.join("README.md"), "changed, never committed\n").unwrap();
+    let (mut child, client) = bundle_host(&ws, "read l");
+    assert!(client.needs_seed().unwrap(), "it lacks agent/b");
+    let seed = bundle_of(&repo, "agent/b");
+    let err = client.seed(&mut seed.as_slice(), seed.len() as u64).unwrap_err().to_string();
+    assert!(err.contains("not seeded over"), "{err}");
+    assert_eq!(std::fs::read_to_string(ws.join("README.md")).unwrap(), "changed, never committed\n");
+    let _ = client.ask(&HostRequest::Kill);
+    let _ = child.wait();
+}

@@ -68,14 +68,16 @@ fn a_merge_commit_a_squash_and_a_rebase_and_into_a_branch_not_checked_out() {
     assert!(repo.path().join("b.txt").exists());
 
     repo.git(&["branch", "release"]);
-    let (c, _, c_branch) = agent_with_work(&bosun, &repo, "c.txt");
+    let (c, c_path, c_branch) = agent_with_work(&bosun, &repo, "c.txt");
+    // release moves on: c's commit is replayed onto it.
+    repo.git(&["checkout", "-q", "release"]);
+    repo.commit_file("release.txt", "release moved on\n");
+    repo.git(&["checkout", "-q", "main"]);
     repo.commit_file("main2.txt", "main moved on again\n");
     let main_before = repo.head();
     let out = bosun.ok(repo.path(), &["merge", &c, "--rebase", "--into", "release"]);
-    assert!(
-        out.contains(&format!("merged {c_branch} into release (rebase)")) || out.contains("(fast-forward)"),
-        "{out}"
-    );
+    assert!(out.contains(&format!("merged {c_branch} into release (rebase)")), "{out}");
+    assert!(!c_path.exists(), "its worktree followed its replayed branch, clean, and went: {out}");
     assert_eq!(repo.head(), main_before, "main, checked out, is untouched");
     assert!(!repo.path().join("c.txt").exists(), "no file of the checked-out branch is touched");
     assert_eq!(git_in(repo.path(), &["log", "-1", "--format=%s", "release"]), "add c.txt");

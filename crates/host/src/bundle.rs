@@ -32,6 +32,12 @@ pub(crate) fn seed(conn: &mut HostConn, dir: &Path, branch: &str, len: u64) -> R
     if len > BUNDLE_MOST {
         return Err(format!("a seed of {len} bytes is more than the {BUNDLE_MOST} a host takes"));
     }
+    // A clone already here (a claim's, of another branch) with work in it is never written over.
+    if git_dir(dir).exists() && !git(dir, &["status", "--porcelain"]).unwrap_or_default().is_empty() {
+        return Err(format!(
+            "its workspace holds a clone with work not committed, not on {branch}: it is not seeded over"
+        ));
+    }
     git(dir, &["init", "--quiet"])?;
     let file = git_dir(dir).join(SEED_FILE);
     let taken = take(conn, &file, len);

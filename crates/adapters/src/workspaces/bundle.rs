@@ -43,7 +43,7 @@ pub(crate) fn take_back(repo: &Path, branch: &str, file: Option<&Path>, tip: &st
     match file {
         Some(file) => {
             let mut cmd = git(repo);
-            cmd.args(["-c", "transfer.fsckObjects=true", "fetch", "--no-tags", "--"])
+            cmd.args(["-c", "transfer.fsckObjects=true", "-c", "fetch.fsckObjects=true", "fetch", "--no-tags", "--"])
                 .arg(file)
                 .arg(format!("{head}:{head}"));
             match output(&mut cmd) {

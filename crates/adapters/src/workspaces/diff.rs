@@ -83,7 +83,8 @@ pub(crate) fn snapshot(dir: &Path, owned: &[PathBuf], message: &str) -> Result<S
     index.git(dir, &["read-tree", "HEAD"])?;
     index.git(dir, &["add", "-A", "--", "."])?;
     for file in owned {
-        let _ = index.git(dir, &["rm", "--cached", "--quiet", "--ignore-unmatch", "--", &file.display().to_string()]);
+        let file = file.display().to_string();
+        index.git(dir, &["--literal-pathspecs", "rm", "--cached", "--quiet", "--ignore-unmatch", "--", &file])?;
     }
     let out = |args: &[&str]| -> Result<std::process::Output, AdapterError> {
         let mut cmd = git(dir);

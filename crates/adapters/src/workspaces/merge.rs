@@ -60,14 +60,25 @@ pub(crate) fn merge(
         MergeHow::Rebase => {
             // The conflicts first, named; `git replay` only says that there are some.
             merged_tree(repo, &target, &theirs).map_err(conflicts)??;
-            replay(repo, &target, branch)?
+            replay(repo, &target, branch, &theirs)?
         }
     };
     move_to(repo, into, &target, &new)?;
     if how == MergeHow::Rebase && new != theirs {
-        // The branch is its replayed commits now, so it is all in the target.
-        let mut cmd = git(repo);
-        cmd.args(["update-ref", &format!("refs/heads/{branch}"), &new, &theirs]);
+        // The branch is its replayed commits now, so it is all in the target; where it is
+        // checked out (its agent's worktree, clean), its files follow.
+        let mut cmd = match checked_out(repo, branch)? {
+            Some(dir) => {
+                let mut cmd = git(&dir);
+                cmd.args(["reset", "--quiet", "--keep", &new]);
+                cmd
+            }
+            None => {
+                let mut cmd = git(repo);
+                cmd.args(["update-ref", &format!("refs/heads/{branch}"), &new, &theirs]);
+                cmd
+            }
+        };
         run(&mut cmd)?;
     }
     let branch_merged = how != MergeHow::Squash;
@@ -115,17 +126,25 @@ fn commit_tree(repo: &Path, tree: &str, parents: &[&str], message: &str) -> Resu
     Ok(run(&mut cmd)?.trim().to_owned())
 }
 
-/// `branch`'s commits since `onto` replayed on it: the new tip.
-fn replay(repo: &Path, onto: &str, branch: &str) -> Result<String, AdapterError> {
+/// `branch`'s commits since `onto` replayed on it, `branch` being at `theirs` (the commit whose
+/// conflicts were looked for): the new tip.
+fn replay(repo: &Path, onto: &str, branch: &str, theirs: &str) -> Result<String, AdapterError> {
     let mut cmd = git(repo);
     cmd.args(["replay", "--onto", onto, &format!("{onto}..refs/heads/{branch}")]);
     let out = run(&mut cmd)?;
-    // `update refs/heads/BRANCH NEW OLD`
-    out.lines()
-        .find_map(|l| l.strip_prefix(&format!("update refs/heads/{branch} ")))
-        .and_then(|rest| rest.split_whitespace().next())
-        .map(str::to_owned)
-        .ok_or_else(|| command_error(&cmd, format!("unexpected output {:?}", out.trim())))
+    // `update refs/heads/BRANCH NEW OLD`; OLD not `theirs`: the branch moved since it was
+    // looked at, and what was replayed was never checked.
+    let (new, old) = out
+        .lines()
+        .find_map(|l| {
+            let mut words = l.strip_prefix(&format!("update refs/heads/{branch} "))?.split_whitespace();
+            Some((words.next()?.to_owned(), words.next()?.to_owned()))
+        })
+        .ok_or_else(|| command_error(&cmd, format!("unexpected output {:?}", out.trim())))?;
+    if old != theirs {
+        return Err(command_error(&cmd, format!("{branch} moved while it was merged: merge again")));
+    }
+    Ok(new)
 }
 
 /// Moves `into` from `from` to `to` (a descendant): a ref update, or a fast-forward in the

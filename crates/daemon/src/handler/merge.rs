@@ -51,6 +51,13 @@ pub(super) async fn merge(ctx: &Arc<Context>, ask: MergeAsk) -> Answer {
         }
     }
     let (repo, branch, base_ref) = branch_of(&ws)?;
+    // A pod's work comes back only once its agent ended: merging before would take less.
+    if matches!(ws.kind, WorkspaceKind::Pod { .. }) && !agents.is_empty() {
+        return Err(conflict(format!(
+            "agent {}'s work is in its pod until it ends: kill it (its branch comes back), then merge",
+            agents[0].0
+        )));
+    }
     let (git, workspaces, w) = (ctx.git.clone(), ctx.workspaces.clone(), ws.clone());
     let (into, how, message, commit) = (ask.into.clone(), ask.how, ask.message.clone(), ask.commit);
     let resolve = ask.resolve_with_agent;
