@@ -74,6 +74,8 @@ pub fn run(cmd: RunbookCommand) -> Result<ExitCode> {
                 Run::Shell(s) => format!("shell: {}", s.lines().next().unwrap_or_default()),
                 Run::Agent(a) => format!("agent {a}"),
                 Run::Job(j) => format!("job {j}"),
+                Run::Pr { draft: true } => "pull request (draft)".to_owned(),
+                Run::Pr { draft: false } => "pull request".to_owned(),
             };
             let mut rows: Vec<(String, String, String)> = Vec::new();
             for (n, c) in &runbook.commands {

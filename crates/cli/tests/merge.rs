@@ -257,3 +257,61 @@ approve = true
     assert_eq!(std::fs::read_to_string(repo.path().join("same.txt")).unwrap(), "the agent's\n");
     assert!(bosun.agent(&id).state.is_dead(), "its agent is ended once merged");
 }
+
+#[test]
+fn a_jobs_pr_step_pushes_its_branch_and_opens_a_pull_request() {
+    use bosun_testkit::poll::wait_for;
+    let stub = tempfile::tempdir().unwrap();
+    stub_gh(stub.path());
+    let path = format!("{}:{}", stub.path().display(), std::env::var("PATH").unwrap_or_default());
+    let bosun = bosun().with_env("PATH", path);
+    let repo = TempRepo::new();
+    let origin = repo.bare_clone();
+    repo.git(&["remote", "add", "origin", origin.path().to_str().unwrap()]);
+    let runbook = r#"
+command "ship" {
+  run = { job = "ship" }
+}
+
+job "ship" {
+  source = "worktree"
+  step "work" {
+    run     = "echo shipped > ship.txt && git add -A && git commit -qm shipped"
+    on_done = { step = "open" }
+  }
+  step "open" {
+    run = { pr = { draft = true } }
+  }
+}
+"#;
+    write_runbook(&repo, "ship.hcl", runbook);
+    let ls = bosun.ok(repo.path(), &["runbook", "ls"]);
+    assert!(ls.contains("work → open") || ls.contains("pull request"), "{ls}");
+    let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["run", "--json", "ship"])).unwrap();
+    let job = v["job"].as_str().unwrap().to_owned();
+    let branch = v["branch"].as_str().unwrap().to_owned();
+    let done = wait_for(PATIENCE, || {
+        let shown = bosun.ok(repo.path(), &["job", "show", &job]);
+        (shown.contains("done") || shown.contains("failed")).then_some(shown)
+    });
+    let shown = done.unwrap_or_default();
+    assert!(shown.contains("done"), "{shown}\n{}", bosun.log());
+    let opened = bosun.events().into_iter().find_map(|e| match e {
+        bosun_core::Event::PullRequestOpened { pr, .. } => Some(pr),
+        _ => None,
+    });
+    let pr = opened.expect("its pull request is recorded");
+    assert_eq!(
+        (pr.url.as_str(), pr.branch.as_str(), pr.into.as_str(), pr.draft),
+        ("https://github.example/o/r/pull/7", branch.as_str(), "main", true)
+    );
+    let pushed =
+        std::process::Command::new("git").arg("-C").arg(origin.path()).args(["rev-parse", &branch]).output().unwrap();
+    assert!(pushed.status.success(), "the branch is on origin");
+
+    let bad = "command \"open\" {\n  run = { pr = {} }\n}\n";
+    write_runbook(&repo, "bad.hcl", bad);
+    let err = bosun.fails(repo.path(), &["runbook", "check"]);
+    let out = format!("{err}{}", String::from_utf8_lossy(&bosun.run(repo.path(), &["runbook", "check"]).stdout));
+    assert!(out.contains("opens a pull request, which is a job's step"), "{out}");
+}

@@ -146,6 +146,21 @@ pub enum Effect {
         book: crate::JobBook,
         cwd: PathBuf,
     },
+    /// A job's `pr` step: push `branch` of `repo` and open a pull request for it into `into`
+    /// (else the branch `base_ref` names, else the repository's current branch); report
+    /// `PrStepDone`.
+    OpenPr {
+        job: JobId,
+        step: String,
+        attempt: u32,
+        workspace: crate::WorkspaceId,
+        repo: PathBuf,
+        branch: String,
+        base_ref: Option<String>,
+        draft: bool,
+        title: String,
+        body: String,
+    },
     /// The plan ended (done, or stopped): its summary goes at the end of its log.
     SummarizePlan { plan: String },
     /// Run the judge of a plan job's variants over `candidates` (those done), in `repo`, each

@@ -65,6 +65,14 @@ pub enum Input {
     },
     StartPlan(Box<Plan>),
     /// Runs a failed plan again from the job that failed.
+    /// A job's `pr` step ended: its pull request, or why there is none.
+    PrStepDone {
+        job: JobId,
+        step: String,
+        attempt: u32,
+        workspace: WorkspaceId,
+        result: Result<crate::PullRequest, String>,
+    },
     /// A pull request was opened for workspace `workspace`'s branch.
     PullRequestOpened {
         workspace: WorkspaceId,

@@ -145,6 +145,10 @@ pub enum StepRun {
     Shell(String),
     Agent(String),
     Job(String),
+    /// Push the job's branch and open a pull request for it (`run = { pr = { draft = … } }`).
+    Pr {
+        draft: bool,
+    },
 }
 
 /// Where a job goes after a step.

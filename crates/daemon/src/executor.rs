@@ -20,6 +20,8 @@ use crate::jobs::{Asked, Making};
 
 #[derive(Clone)]
 pub struct Executor {
+    /// Where `pr` steps open their pull requests.
+    pub forge: Arc<dyn bosun_adapters::forge::Forge>,
     /// Whether the programs classifiers run are logged in.
     pub readiness: Arc<dyn bosun_adapters::readiness::Readiness>,
     pub workspaces: Arc<dyn Workspaces>,
@@ -423,7 +425,7 @@ impl Executor {
                 let (ok, detail) = match run {
                     StepRun::Shell(command) => self.shell_step(&job, &command, &env, &cwd, &log, &run_dir),
                     // The core starts agent steps and jobs run as steps itself.
-                    StepRun::Agent(_) | StepRun::Job(_) => (false, "not a shell step".to_owned()),
+                    StepRun::Agent(_) | StepRun::Job(_) | StepRun::Pr { .. } => (false, "not a shell step".to_owned()),
                 };
                 Input::StepFinished { job, step, attempt, ok, detail: Some(detail) }
             }
@@ -431,6 +433,10 @@ impl Executor {
                 let scratch = self.dirs.root().join("plans").join(&plan).join(format!("job-{index}"));
                 let (winner, detail) = crate::judge::judge(&judge, &repo, &source, &candidates, &scratch);
                 Input::VariantsJudged { plan, index, winner, detail }
+            }
+            Effect::OpenPr { job, step, attempt, workspace, repo, branch, base_ref, draft, title, body } => {
+                let result = self.open_pr(&repo, &branch, base_ref, draft, &title, &body);
+                Input::PrStepDone { job, step, attempt, workspace, result }
             }
             Effect::SummarizePlan { plan } => {
                 crate::plan_log::write(&self.dirs, &plan);
@@ -499,6 +505,35 @@ fn capture(command: &str, env: &BTreeMap<String, String>, cwd: &Path) -> Result<
     }
     let code = out.status.code().map_or_else(|| "a signal".to_owned(), |c| format!("exit {c}"));
     Err(format!("{code}: {}", String::from_utf8_lossy(&out.stderr).trim()))
+}
+
+impl Executor {
+    /// Pushes `branch` and opens its pull request into the branch `base_ref` names (else the
+    /// repository's current branch).
+    fn open_pr(
+        &self,
+        repo: &Path,
+        branch: &str,
+        base_ref: Option<String>,
+        draft: bool,
+        title: &str,
+        body: &str,
+    ) -> Result<bosun_core::PullRequest, String> {
+        let named = base_ref.filter(|b| self.git.resolve_commit(repo, &format!("refs/heads/{b}")).is_ok());
+        let into = match named {
+            Some(b) => b,
+            None => self
+                .git
+                .current_branch(repo)
+                .map_err(|e| e.to_string())?
+                .ok_or("its repository's HEAD is detached: there is no branch to open a pull request into")?,
+        };
+        self.git.push(repo, branch).map_err(|e| e.to_string())?;
+        let ask = bosun_adapters::forge::PrAsk { branch, into: &into, title, body, draft };
+        let url = self.forge.open_pr(repo, &ask).map_err(|e| e.to_string())?;
+        let at = crate::engine::now();
+        Ok(bosun_core::PullRequest { url, branch: branch.to_owned(), into, draft, at })
+    }
 }
 
 /// How long bosun looks for a Codex agent's rollout log.

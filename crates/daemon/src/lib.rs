@@ -142,7 +142,9 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         .map_err(io("cannot start the runtime"))?;
     let readiness: Arc<dyn bosun_adapters::readiness::Readiness> =
         Arc::new(bosun_adapters::readiness::LoginChecks::default());
+    let forge: Arc<dyn bosun_adapters::forge::Forge> = Arc::new(bosun_adapters::forge::GhCli);
     let executor = executor::Executor {
+        forge: forge.clone(),
         readiness: readiness.clone(),
         workspaces: workspaces.clone(),
         git: git.clone(),
@@ -178,7 +180,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
             cluster,
             survey: Arc::new(LocalSurvey),
             readiness,
-            forge: Arc::new(bosun_adapters::forge::GhCli),
+            forge,
             dirs: opts.dirs.clone(),
             started_at: engine::now().as_millis(),
             shutdown: shutdown.clone(),

@@ -36,6 +36,7 @@ impl Rig {
         let (sessions, workspaces) = (Arc::new(FakeSessions::default()), Arc::new(FakeWorkspaces::default()));
         let store = f(Store::open(&db).unwrap());
         let executor = Executor {
+            forge: Arc::new(bosun_adapters::forge::GhCli),
             readiness: Arc::new(bosun_adapters::readiness::LoginChecks::default()),
             workspaces: workspaces.clone(),
             git: Arc::new(FakeGit),

@@ -132,6 +132,9 @@ fn reevaluation(run: &Run, span: &Span, what: &str, p: &mut Problems) {
 
 fn run_ref(rb: &Runbook, run: &Run, span: &Span, what: &str, p: &mut Problems) {
     match run {
+        Run::Pr { .. } if !what.starts_with("step") => {
+            p.at(span, format!("{what} opens a pull request, which is a job's step (its branch is the job's)"))
+        }
         Run::Agent(a) if !rb.agents.contains_key(a) => {
             p.at(span, format!("{what} runs agent {a:?}, which is not defined"))
         }

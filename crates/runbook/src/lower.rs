@@ -273,6 +273,8 @@ impl Transition {
 fn ran_job(run: &Run) -> &str {
     match run {
         Run::Job(job) | Run::Shell(job) | Run::Agent(job) => job,
+        // `check` refuses a command or cron that opens a pull request: it is a job's step.
+        Run::Pr { .. } => "",
     }
 }
 

@@ -131,6 +131,10 @@ fn launch(
             return run_effect(state, job, spec, visit, attempt)
                 .map(|e| Started { effects: vec![e], ..Default::default() })
         }
+        StepRun::Pr { draft } => {
+            return pr_effect(state, job, spec, *draft, attempt)
+                .map(|e| Started { effects: vec![e], ..Default::default() })
+        }
     };
     let plan = job.spec.agents.get(name).ok_or_else(|| format!("no agent {name:?}"))?;
     let ws = job.workspace.as_ref().and_then(|id| state.workspaces.get(id)).ok_or_else(|| {
@@ -320,6 +324,38 @@ fn run_effect(state: &State, job: &Job, spec: &StepSpec, visit: u32, attempt: u3
     Ok(Effect::RunStep { job: job.spec.id.clone(), step: spec.name.clone(), attempt, run, env, cwd, log, run_dir })
 }
 
+/// A `pr` step: its job's branch pushed and a pull request opened, its body what the job's agents
+/// said last.
+fn pr_effect(state: &State, job: &Job, spec: &StepSpec, draft: bool, attempt: u32) -> Result<Effect, String> {
+    let ws = job.workspace.as_ref().and_then(|id| state.workspaces.get(id));
+    let no_branch =
+        || format!("step {:?} opens a pull request, so its job needs a worktree (`source = \"worktree\"`)", spec.name);
+    let ws = ws.ok_or_else(no_branch)?;
+    let (repo, branch, base_ref) = match &ws.kind {
+        crate::WorkspaceKind::Worktree { repo, branch, base_ref, .. } => (repo, branch, Some(base_ref.clone())),
+        crate::WorkspaceKind::Pool { repo, branch, .. } => (repo, branch, None),
+        _ => return Err(no_branch()),
+    };
+    let said = state
+        .agents
+        .values()
+        .filter(|a| a.step.as_ref().is_some_and(|(j, _, _)| *j == job.spec.id))
+        .max_by_key(|a| a.created_at)
+        .and_then(|a| a.said.clone());
+    Ok(Effect::OpenPr {
+        job: job.spec.id.clone(),
+        step: spec.name.clone(),
+        attempt,
+        workspace: ws.id.clone(),
+        repo: repo.clone(),
+        branch: branch.clone(),
+        base_ref,
+        draft,
+        title: format!("{} ({branch})", job.spec.name),
+        body: said.unwrap_or_else(|| format!("Opened by bosun's job {} ({}).", job.spec.name, job.spec.id)),
+    })
+}
+
 fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decision) {
     let end = if job.cancelled && !matches!(end, JobState::Failed { .. }) { JobState::Cancelled } else { end };
     // The queue item it worked on is done, or counts a failure.
@@ -476,6 +512,12 @@ pub(super) fn resume_after_restart(state: &State, d: &mut Decision) {
         if matches!(spec.run, StepRun::Shell(_)) {
             let visit = j.visits.get(&spec.name).copied().unwrap_or(1);
             if let Ok(effect) = run_effect(state, j, spec, visit, j.attempt) {
+                d.effect(effect);
+            }
+        }
+        // A pull request not known to be opened is asked for again (one opened is found by gh).
+        if let StepRun::Pr { draft } = spec.run {
+            if let Ok(effect) = pr_effect(state, j, spec, draft, j.attempt) {
                 d.effect(effect);
             }
         }

@@ -75,6 +75,17 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
             let outcome = job::StepOutcome { step, attempt: *attempt, ok: *ok, detail: detail.as_deref() };
             job::step_finished(state, job, outcome, now, &mut d)
         }
+        Input::PrStepDone { job, step, attempt, workspace, result } => {
+            let detail = match result {
+                Ok(pr) => {
+                    d.event(Event::PullRequestOpened { workspace: workspace.clone(), pr: pr.clone() });
+                    pr.url.clone()
+                }
+                Err(why) => why.clone(),
+            };
+            let outcome = job::StepOutcome { step, attempt: *attempt, ok: result.is_ok(), detail: Some(&detail) };
+            job::step_finished(state, job, outcome, now, &mut d)
+        }
         Input::CancelJob { job } => job::cancel(state, job, now, &mut d)?,
         Input::ResumeJob { job } => job::resume(state, job, now, &mut d)?,
         Input::QueuePush { queue, data, retry } => queue::push(state, queue, data, *retry, now, &mut d),

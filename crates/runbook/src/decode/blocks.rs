@@ -114,12 +114,20 @@ fn run(node: &Node, p: &mut Problems) -> Option<Run> {
             let mut f = Fields::of(node, "run", p)?;
             let agent = f.take("agent", &[]).and_then(|n| string(n, "run.agent", p));
             let job = f.take("job", &[]).and_then(|n| string(n, "run.job", p));
+            let pr = f.take("pr", &[]).map(|n| {
+                let mut g = Fields::of(n, "run.pr", p)?;
+                let draft = g.take("draft", &[]).and_then(|d| boolean(d, "run.pr.draft", p)).unwrap_or(false);
+                g.finish(p);
+                Some(draft)
+            });
             f.finish(p);
-            match (agent, job) {
-                (Some(a), None) => Some(Run::Agent(a)),
-                (None, Some(j)) => Some(Run::Job(j)),
+            match (agent, job, pr) {
+                (Some(a), None, None) => Some(Run::Agent(a)),
+                (None, Some(j), None) => Some(Run::Job(j)),
+                (None, None, Some(Some(draft))) => Some(Run::Pr { draft }),
+                (None, None, Some(None)) => None,
                 _ => {
-                    p.at(&node.span, "run must name exactly one of agent and job");
+                    p.at(&node.span, "run must name exactly one of agent, job and pr");
                     None
                 }
             }
@@ -127,7 +135,10 @@ fn run(node: &Node, p: &mut Problems) -> Option<Run> {
         _ => {
             p.at(
                 &node.span,
-                format!("run must be a shell command or {{ agent = … }} / {{ job = … }}, not {}", node.kind()),
+                format!(
+                    "run must be a shell command or {{ agent = … }} / {{ job = … }} / {{ pr = {{ … }} }}, not {}",
+                    node.kind()
+                ),
             );
             None
         }
