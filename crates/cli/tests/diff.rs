@@ -20,6 +20,8 @@ fn a_diff_shows_committed_uncommitted_untracked_deleted_and_renamed_work_and_tou
     repo.commit_file("old.txt", "to be renamed\n");
     repo.commit_file("gone.txt", "to be deleted\n");
     let id = bosun.start(repo.path(), &["--", "sh", "-c", "sleep 600"]);
+    // Its worktree is made and its session started before anything is done in it.
+    bosun.wait_state(&id, "running");
     let ws = bosun.show(&id).workspace.expect("its workspace").path;
     git_in(&ws, &["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "--allow-empty", "-m", "empty"]);
     std::fs::write(ws.join("README.md"), "# changed, committed\n").unwrap();

@@ -95,3 +95,27 @@ fn the_trust_dialog_of_a_new_folder_is_answered() {
     let agent = real.bosun.wait_state(&id, "idle");
     assert_eq!(agent.said.as_deref(), Some("Hello there."));
 }
+
+#[test]
+fn a_fork_of_a_codex_agent_starts_from_its_conversation_in_a_worktree_of_its_own() {
+    let Some(real) = Real::new(trusted) else { return };
+    real.model.push(Reply::text("First answer."));
+    real.model.push(Reply::text("Forked answer."));
+    let id = real.start(&[], &["fix the bug"]);
+    real.bosun.wait_state(&id, "idle");
+    let found = wait_until(PATIENCE, || real.bosun.agent(&id).log.is_some());
+    assert!(found, "its rollout log was found:\n{}", real.bosun.log());
+    let mut cmd = real.bosun.command(real.repo.path(), &["fork", &id, "--prompt", "try it another way", "--json"]);
+    real.env.apply(&mut cmd);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let fork = v["agent"].as_str().unwrap().to_owned();
+    let forked = real.bosun.wait_state(&fork, "idle");
+    assert_eq!(forked.said.as_deref(), Some("Forked answer."), "{}", real.bosun.log());
+    let main = real.model.main_requests();
+    let last = main.last().expect("the fork asked the model");
+    assert!(last.contains("First answer.") && last.contains("try it another way"), "the conversation came along");
+    assert_ne!(real.bosun.show(&fork).workspace.unwrap().path, real.bosun.show(&id).workspace.unwrap().path);
+    assert_eq!(real.bosun.agent(&id).state.label(), "idle", "the agent forked goes on");
+}

@@ -404,11 +404,22 @@ impl super::AgentDriver for Codex {
         // And it starts no background app-server: one would outlive the agent and serve later
         // agents with the first one's environment.
         let overrides = ["-c".to_owned(), notify, "-c".to_owned(), NO_DAEMON.to_owned()];
+        let fork = a.fork.as_ref().filter(|_| a.restarts == 0 && resume.is_none());
         match (resume, self.conversation(a), command.first().cloned()) {
             (Some(message), Some(id), Some(program)) => {
                 command = vec![program, "resume".into(), id];
                 command.extend(overrides);
                 command.extend(message.map(str::to_owned));
+            }
+            // A fork's first launch: `codex fork ID`, working where it is started (not in the
+            // directory of the session forked, which Codex otherwise asks about), its flags and
+            // prompt after.
+            (None, _, Some(program)) if fork.is_some() => {
+                let rest = command.split_off(1);
+                command = vec![program, "fork".into(), fork.map(|f| f.conversation.clone()).unwrap_or_default()];
+                command.extend(overrides);
+                command.extend(["-c".to_owned(), "tui.resume_cwd=\"current\"".to_owned()]);
+                command.extend(rest);
             }
             _ => {
                 let at = command.len().min(1);
@@ -420,6 +431,10 @@ impl super::AgentDriver for Codex {
 
     fn conversation(&self, a: &crate::Agent) -> Option<String> {
         a.log.as_deref().and_then(session_id_from_path)
+    }
+
+    fn can_fork(&self) -> bool {
+        true
     }
 
     /// It reports only the end of turns: one started without a prompt, or restarted (its

@@ -1,8 +1,9 @@
 //! `bosun fork`: a new agent in a new worktree that starts where another agent is — its branch's
 //! commits and, in one more commit made without touching its worktree, what it has not
 //! committed — with its conversation forked (`Input::ForkAgent`; Claude: `--resume ID
-//! --fork-session` under a session id of its own, its transcript copied where Claude looks), so
-//! one line of work can be tried two ways. The agent forked is left as it is.
+//! --fork-session` under a session id of its own, its transcript copied where Claude looks;
+//! Codex: `codex fork ID`), so one line of work can be tried two ways. The agent forked is left
+//! as it is.
 
 use std::collections::BTreeMap;
 
