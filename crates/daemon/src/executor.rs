@@ -508,8 +508,7 @@ fn capture(command: &str, env: &BTreeMap<String, String>, cwd: &Path) -> Result<
 }
 
 impl Executor {
-    /// Pushes `branch` and opens its pull request into the branch `base_ref` names (else the
-    /// repository's current branch).
+    /// A `pr` step's pull request, into the branch `base_ref` names (else the current one).
     fn open_pr(
         &self,
         repo: &Path,
@@ -519,20 +518,9 @@ impl Executor {
         title: &str,
         body: &str,
     ) -> Result<bosun_core::PullRequest, String> {
-        let named = base_ref.filter(|b| self.git.resolve_commit(repo, &format!("refs/heads/{b}")).is_ok());
-        let into = match named {
-            Some(b) => b,
-            None => self
-                .git
-                .current_branch(repo)
-                .map_err(|e| e.to_string())?
-                .ok_or("its repository's HEAD is detached: there is no branch to open a pull request into")?,
-        };
-        self.git.push(repo, branch).map_err(|e| e.to_string())?;
+        let into = crate::pull_request::target(&*self.git, repo, base_ref).map_err(|e| e.to_string())?;
         let ask = bosun_adapters::forge::PrAsk { branch, into: &into, title, body, draft };
-        let url = self.forge.open_pr(repo, &ask).map_err(|e| e.to_string())?;
-        let at = crate::engine::now();
-        Ok(bosun_core::PullRequest { url, branch: branch.to_owned(), into, draft, at })
+        crate::pull_request::open(&*self.git, &*self.forge, repo, &ask, crate::engine::now()).map_err(|e| e.to_string())
     }
 }
 

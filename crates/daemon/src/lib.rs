@@ -14,6 +14,7 @@ mod pidlock;
 mod plan_log;
 mod pods;
 mod preflight;
+mod pull_request;
 mod reconcile;
 mod server;
 mod step_run;

@@ -157,15 +157,12 @@ pub(super) fn branch_of(ws: &bosun_core::Workspace) -> Result<(PathBuf, String, 
     }
 }
 
-/// The branch a workspace's work goes into when none is named: the branch it started from,
-/// else the repository's current branch.
+/// The branch a workspace's work goes into when none is named (see `crate::pull_request`).
 pub(super) fn default_into(git: &dyn Git, repo: &Path, base_ref: Option<String>) -> Result<String, WireError> {
-    match base_ref.filter(|b| git.resolve_commit(repo, &format!("refs/heads/{b}")).is_ok()) {
-        Some(b) => Ok(b),
-        None => git.current_branch(repo).map_err(adapter_error)?.ok_or_else(|| {
-            bad("its workspace started from no branch and HEAD is detached: say which branch with --into")
-        }),
-    }
+    crate::pull_request::target(git, repo, base_ref).map_err(|e| match e {
+        crate::pull_request::NoTarget::Git(e) => adapter_error(e),
+        e @ crate::pull_request::NoTarget::Detached => bad(e.to_string()),
+    })
 }
 
 fn conflict(message: String) -> WireError {

@@ -24,13 +24,11 @@ pub(super) async fn pr(ctx: &Arc<Context>, ask: Ask) -> Answer {
             Some(into) => into,
             None => default_into(&*git, &repo, base_ref)?,
         };
-        git.push(&repo, &branch).map_err(adapter_error)?;
         let title = ask.title.unwrap_or_else(|| format!("Work of {branch}"));
         let body = said.unwrap_or_else(|| format!("Opened by bosun for {branch}."));
         let asked =
             bosun_adapters::forge::PrAsk { branch: &branch, into: &into, title: &title, body: &body, draft: ask.draft };
-        let url = forge.open_pr(&repo, &asked).map_err(adapter_error)?;
-        Ok(PullRequest { url, branch, into, draft: ask.draft, at })
+        crate::pull_request::open(&*git, &*forge, &repo, &asked, at).map_err(adapter_error)
     })
     .await
     .map_err(|e| WireError::new(ErrorKind::Failed, format!("internal task failed: {e}")))??;
