@@ -111,6 +111,22 @@ impl WorkspaceKind {
         }
     }
 
+    /// Where its branch is on this machine, for work that leaves it (a merge, a pull request):
+    /// the repository, the branch, and the ref it started from when that was named. An error
+    /// saying why for a folder, or a pod whose branch is on its remote.
+    pub fn local_branch(&self) -> Result<(&std::path::Path, &str, Option<&str>), String> {
+        match self {
+            Self::Worktree { repo, branch, base_ref, .. }
+            | Self::Volume { repo, branch, base_ref, .. }
+            | Self::Pod { repo, branch, base_ref, remote: None, .. } => Ok((repo, branch, Some(base_ref))),
+            Self::Pool { repo, branch, .. } => Ok((repo, branch, None)),
+            Self::Pod { remote: Some(remote), .. } => {
+                Err(format!("its branch is on {remote}, not here: work with it there"))
+            }
+            Self::Folder => Err("a folder workspace has no branch".into()),
+        }
+    }
+
     /// The repository it is a worktree of, if it is one.
     pub fn repo(&self) -> Option<&std::path::Path> {
         match self {

@@ -331,11 +331,9 @@ fn pr_effect(state: &State, job: &Job, spec: &StepSpec, draft: bool, attempt: u3
     let no_branch =
         || format!("step {:?} opens a pull request, so its job needs a worktree (`source = \"worktree\"`)", spec.name);
     let ws = ws.ok_or_else(no_branch)?;
-    let (repo, branch, base_ref) = match &ws.kind {
-        crate::WorkspaceKind::Worktree { repo, branch, base_ref, .. } => (repo, branch, Some(base_ref.clone())),
-        crate::WorkspaceKind::Pool { repo, branch, .. } => (repo, branch, None),
-        _ => return Err(no_branch()),
-    };
+    // Its branch must be here: a worktree's or a pool slot's (a job's workspace is one or the
+    // other, or none).
+    let (repo, branch, base_ref) = ws.kind.local_branch().map_err(|_| no_branch())?;
     let said = state
         .agents
         .values()
@@ -347,9 +345,9 @@ fn pr_effect(state: &State, job: &Job, spec: &StepSpec, draft: bool, attempt: u3
         step: spec.name.clone(),
         attempt,
         workspace: ws.id.clone(),
-        repo: repo.clone(),
-        branch: branch.clone(),
-        base_ref,
+        repo: repo.to_path_buf(),
+        branch: branch.to_owned(),
+        base_ref: base_ref.map(str::to_owned),
         draft,
         title: format!("{} ({branch})", job.spec.name),
         body: said.unwrap_or_else(|| format!("Opened by bosun's job {} ({}).", job.spec.name, job.spec.id)),

@@ -143,18 +143,8 @@ pub(super) async fn merge(ctx: &Arc<Context>, ask: MergeAsk) -> Answer {
 
 /// The repository, branch and base ref of a workspace whose branch is on this machine.
 pub(super) fn branch_of(ws: &bosun_core::Workspace) -> Result<(PathBuf, String, Option<String>), WireError> {
-    match &ws.kind {
-        WorkspaceKind::Worktree { repo, branch, base_ref, .. }
-        | WorkspaceKind::Volume { repo, branch, base_ref, .. }
-        | WorkspaceKind::Pod { repo, branch, base_ref, remote: None, .. } => {
-            Ok((repo.clone(), branch.clone(), Some(base_ref.clone())))
-        }
-        WorkspaceKind::Pool { repo, branch, .. } => Ok((repo.clone(), branch.clone(), None)),
-        WorkspaceKind::Pod { remote: Some(remote), .. } => {
-            Err(bad(format!("its branch is on {remote}, not here: work with it there")))
-        }
-        WorkspaceKind::Folder => Err(bad("a folder workspace has no branch")),
-    }
+    let (repo, branch, base_ref) = ws.kind.local_branch().map_err(bad)?;
+    Ok((repo.to_path_buf(), branch.to_owned(), base_ref.map(str::to_owned)))
 }
 
 /// The branch a workspace's work goes into when none is named (see `crate::pull_request`).
