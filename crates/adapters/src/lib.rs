@@ -105,9 +105,16 @@ pub trait Git: Send + Sync {
     fn current_branch(&self, repo: &Path) -> Result<Option<String>, AdapterError>;
     /// What workspace `ws` changed against the commit it started at: committed, changed and
     /// untracked files (bosun's own left out), with the patch when `patch`, coloured when
-    /// `color`. An error for a workspace with nothing here to compare (a folder, a pod whose
-    /// branch went to its remote).
-    fn diff(&self, ws: &bosun_core::Workspace, patch: bool, color: bool) -> Result<bosun_core::WorkDiff, AdapterError>;
+    /// `color`. A workspace whose clone is elsewhere is compared at `tip` (its snapshot) when
+    /// given, else at its branch here. An error for a workspace with nothing here to compare (a
+    /// folder, a pod whose branch went to its remote).
+    fn diff(
+        &self,
+        ws: &bosun_core::Workspace,
+        tip: Option<&str>,
+        patch: bool,
+        color: bool,
+    ) -> Result<bosun_core::WorkDiff, AdapterError>;
     /// Merges `branch` into `into` in `repo` as `how` says (see `bosun merge`): nothing changes
     /// on a conflict (`AdapterError::MergeConflict` names its files), nor when `into` is checked
     /// out with changes not committed.
@@ -126,10 +133,6 @@ pub trait Git: Send + Sync {
     fn unmerged(&self, repo: &Path, branch: &str, into: &str) -> Result<u32, AdapterError>;
     /// Pushes `branch` to `repo`'s remote `origin` (never forced), its upstream set there.
     fn push(&self, repo: &Path, branch: &str) -> Result<(), AdapterError>;
-    /// A commit of what worktree `dir` holds now, uncommitted and untracked work included
-    /// (`owned` left out), with `message`; its HEAD when nothing is uncommitted. Nothing of the
-    /// worktree is touched.
-    fn snapshot(&self, dir: &Path, owned: &[PathBuf], message: &str) -> Result<String, AdapterError>;
 }
 
 /// Directories and git worktrees that agents work in, of every `WorkspaceKind`: a router
@@ -163,6 +166,20 @@ pub trait Workspaces: Send + Sync {
         delete_branch: bool,
         owned: &[PathBuf],
     ) -> Result<(), AdapterError>;
+    /// Brings the commits of a workspace whose clone is elsewhere (a volume's) to its branch
+    /// here, fast-forward only, before its branch is merged or pushed; nothing for the others.
+    fn bring_back(&self, path: &Path, kind: &WorkspaceKind) -> Result<(), AdapterError>;
+    /// A commit of its repository holding what the workspace holds now: its branch's commits
+    /// and, in one more commit, what it has not committed (untracked files too, `owned` left
+    /// out), with `message`; its tip when nothing is uncommitted. Nothing of it is touched.
+    /// What a fork starts from, and what a volume's diff compares.
+    fn snapshot(
+        &self,
+        path: &Path,
+        kind: &WorkspaceKind,
+        owned: &[PathBuf],
+        message: &str,
+    ) -> Result<String, AdapterError>;
 }
 
 /// The workspaces of one `WorkspaceKind`, as `Workspaces` describes them (the router copies a
@@ -189,6 +206,23 @@ pub trait WorkspaceBackend: Send + Sync {
         delete_branch: bool,
         owned: &[PathBuf],
     ) -> Result<(), AdapterError>;
+    /// See `Workspaces::bring_back`: nothing, for a workspace whose branch is its clone's.
+    fn bring_back(&self, _path: &Path, _kind: &WorkspaceKind) -> Result<(), AdapterError> {
+        Ok(())
+    }
+    /// See `Workspaces::snapshot`: refused where what it holds is not on this machine.
+    fn snapshot(
+        &self,
+        path: &Path,
+        kind: &WorkspaceKind,
+        _owned: &[PathBuf],
+        _message: &str,
+    ) -> Result<String, AdapterError> {
+        Err(AdapterError::Command {
+            command: format!("a snapshot of {}", path.display()),
+            stderr: format!("a {} workspace's work is not on this machine", kind.label()),
+        })
+    }
 }
 
 /// What lies on disk for `bosun doctor`, and the removals it asks for.

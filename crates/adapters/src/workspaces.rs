@@ -133,6 +133,20 @@ impl Workspaces for LocalWorkspaces {
     ) -> Result<(), AdapterError> {
         self.backend(kind).remove(path, kind, force, delete_branch, owned)
     }
+
+    fn bring_back(&self, path: &Path, kind: &WorkspaceKind) -> Result<(), AdapterError> {
+        self.backend(kind).bring_back(path, kind)
+    }
+
+    fn snapshot(
+        &self,
+        path: &Path,
+        kind: &WorkspaceKind,
+        owned: &[PathBuf],
+        message: &str,
+    ) -> Result<String, AdapterError> {
+        self.backend(kind).snapshot(path, kind, owned, message)
+    }
 }
 
 /// Copies a Claude agent's repository settings `from` to `<dir>/.claude/settings.local.json`.

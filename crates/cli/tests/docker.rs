@@ -526,3 +526,104 @@ fn the_real_codex_in_a_container_goes_idle_through_its_notify_and_its_key_is_nev
         assert!(!shown.contains(FAKE_OPENAI_KEY), "the key is in the container's {elsewhere}: {shown}");
     }
 }
+
+/// An agent (spoken to as Claude) that commits a file inside its volume, leaves another
+/// uncommitted and waits for a file `go` in its own directory (bound in from this machine),
+/// then deletes that one; a fork of it that finds the file not committed says so instead.
+const WORKER: &str = "if [ -e scratch.txt ]; then echo \"found: $(cat scratch.txt)\"; sleep 600; fi; \
+    echo work > work.txt && git add work.txt && \
+    git -c user.name=agent -c user.email=agent@example.com commit -qm agent-work && \
+    echo scratch > scratch.txt && echo committed && \
+    while [ ! -e \"$AGENTS/$BOSUN_AGENT_ID/go\" ]; do sleep 0.1; done && \
+    rm scratch.txt && echo cleaned && sleep 600";
+
+#[test]
+fn a_volumes_work_is_read_back_for_its_diff_its_fork_and_its_merge_and_merged_only_once_committed() {
+    let engine = DockerEngine::start();
+    let image = image_with_git(engine);
+    let bosun = docker_bosun(engine);
+    let repo = TempRepo::new();
+    let args = ["--runtime", "docker", "--image", &image, "--workspace", "volume", "--branch", "agent/vol"];
+    let mut all: Vec<&str> = args.to_vec();
+    // A prompt of its own, or a Claude agent's command would give its script as the prompt.
+    let agents = format!("AGENTS={}", bosun.state_dir().join("agents").display());
+    all.extend(["--env", &agents, "--driver", "claude", "--prompt", "work", "--", "sh", "-c", WORKER]);
+    let id = bosun.start(repo.path(), &all);
+    bosun.wait_screen(&id, "committed");
+    let ws = bosun.show(&id).workspace.unwrap();
+
+    // Its diff: the commit and the file not committed, both read from the volume.
+    let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["diff", &id, "--json"])).unwrap();
+    let paths: Vec<&str> = v["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["scratch.txt", "work.txt"], "{v}");
+    assert_eq!(v["commits"], 1, "{v}");
+
+    // Its fork: a volume of its own, holding the commit and the file not committed.
+    let fork_args = ["fork", &id, "--prompt", "again", "--json"];
+    let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &fork_args)).unwrap();
+    let fork = v["agent"].as_str().unwrap().to_owned();
+    bosun.wait_screen(&fork, "found: scratch");
+    let forked = bosun.show(&fork).workspace.unwrap();
+    let bosun_core::WorkspaceKind::Volume { base, volume, .. } = &forked.kind else { panic!("{:?}", forked.kind) };
+    assert_eq!(repo.git(&["show", &format!("{base}:work.txt")]).trim(), "work", "the commit came along");
+    assert_eq!(repo.git(&["show", &format!("{base}:scratch.txt")]).trim(), "scratch", "so did the work not committed");
+    assert_eq!(containers(engine, &fork).trim(), format!("bosun-{fork}"), "in a container of its own");
+    assert!(volumes(engine, &bosun).contains(volume), "in a volume of its own");
+
+    // Its merge: refused while the volume holds work not committed, its commit brought back
+    // by the look; merged once it holds none.
+    let err = bosun.fails(repo.path(), &["merge", &id, "--force", "--commit"]);
+    assert!(err.contains("holds work not committed") && err.contains("bosun send"), "{err}");
+    assert_eq!(repo.git(&["log", "-1", "--format=%s", "agent/vol"]).trim(), "agent-work", "brought back");
+    assert_eq!(repo.git(&["log", "-1", "--format=%s", "main"]).trim(), "add README.md", "nothing merged");
+    std::fs::write(bosun.state_dir().join("agents").join(&id).join("go"), "").unwrap();
+    bosun.wait_screen(&id, "cleaned");
+    let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["merge", &id, "--force", "--json"]))
+        .unwrap_or_else(|e| panic!("{e}\n{}", bosun.log()));
+    assert_eq!(v["merged"]["into"], "main", "{v}");
+    assert_eq!(repo.git(&["show", "main:work.txt"]).trim(), "work", "its commit is on main");
+    assert!(repo.path().join("work.txt").exists(), "and in main's checkout");
+    let gone = wait_for(PATIENCE, || (!volumes(engine, &bosun).contains(&ws.id.volume())).then_some(()));
+    assert!(gone.is_some(), "its volume goes with the merge: {:?}", volumes(engine, &bosun));
+    assert!(volumes(engine, &bosun).contains(volume), "the fork's stays");
+    assert_eq!(bosun.agent(&fork).state.label(), "running", "the fork goes on");
+}
+
+/// `bosun fork` of the real Codex in a container: the fork runs `codex fork` in a container and
+/// a worktree of its own, and its first request carries the first conversation.
+#[test]
+fn a_fork_of_the_real_codex_in_a_container_runs_in_a_container_of_its_own_with_its_conversation() {
+    let Some(codex) = bosun_testkit::tools::codex_native() else { return };
+    let engine = DockerEngine::start();
+    let bosun_bin = PathBuf::from(env!("CARGO_BIN_EXE_bosun"));
+    let image = engine.image("bosun-codex:test", &[&bosun_bin, &codex]);
+    let bosun = docker_bosun(engine);
+    let model = FakeModel::openai();
+    let dir = tempfile::tempdir().unwrap();
+    let repo = TempRepo::new();
+    let env = CodexConfig::new(&model, dir.path()).trust(repo.path().canonicalize().unwrap()).write();
+    model.push(Reply::text("First answer."));
+    model.push(Reply::text("Forked answer."));
+    let codex = codex.display().to_string();
+    let args = ["--runtime", "docker", "--image", &image, "--", &codex, "fix the bug"];
+    let id = bosun.start_with(repo.path(), &args, |cmd| {
+        env.apply(cmd);
+    });
+    bosun.wait_state(&id, "idle");
+    let found = wait_until(PATIENCE, || bosun.agent(&id).log.is_some());
+    assert!(found, "its rollout log was found:\n{}", bosun.log());
+
+    let mut cmd = bosun.command(repo.path(), &["fork", &id, "--prompt", "try it another way", "--json"]);
+    env.apply(&mut cmd);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let fork = v["agent"].as_str().unwrap().to_owned();
+    let forked = bosun.wait_state(&fork, "idle");
+    assert_eq!(forked.said.as_deref(), Some("Forked answer."), "{}", bosun.log());
+    let last = model.main_requests().last().cloned().expect("the fork asked the model");
+    assert!(last.contains("First answer.") && last.contains("try it another way"), "the conversation came along");
+    assert_eq!(containers(engine, &fork).trim(), format!("bosun-{fork}"), "in a container of its own");
+    assert_ne!(bosun.show(&fork).workspace.unwrap().path, bosun.show(&id).workspace.unwrap().path);
+    assert_eq!(bosun.agent(&id).state.label(), "idle", "the agent forked goes on");
+}

@@ -598,6 +598,8 @@ fn a_repository_with_no_remote_sends_its_branch_to_the_pod_and_takes_it_back_as_
     bosun.wait_screen(&id, &format!("on agent/bundled at {short}"));
     let shown = bosun.ok(repo.path(), &["show", &id]);
     assert!(shown.contains("sent as a git bundle"), "{shown}");
+    let err = bosun.fails(repo.path(), &["fork", &id]);
+    assert!(err.contains("runs in a pod") && err.contains("once it ended"), "{err}");
     bosun.ok(repo.path(), &["send", &id, "commit"]);
     bosun.wait_screen(&id, "committed");
 

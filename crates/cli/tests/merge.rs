@@ -315,3 +315,31 @@ job "ship" {
     let out = format!("{err}{}", String::from_utf8_lossy(&bosun.run(repo.path(), &["runbook", "check"]).stdout));
     assert!(out.contains("opens a pull request, which is a job's step"), "{out}");
 }
+
+#[test]
+fn a_target_branch_in_the_middle_of_a_rebase_in_some_worktree_is_not_moved() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (id, path, _) = agent_with_work(&bosun, &repo, "work.txt");
+    repo.git(&["branch", "release"]);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let wt = elsewhere.path().join("release");
+    repo.git(&["worktree", "add", "-q", wt.to_str().unwrap(), "release"]);
+    for n in ["one", "two"] {
+        std::fs::write(wt.join("r.txt"), n).unwrap();
+        git_in(&wt, &["add", "r.txt"]);
+        git_in(&wt, &["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", n]);
+    }
+    // A rebase stopped on its way: the worktree is detached, release still where it was.
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=a", "-c", "user.email=a@b", "rebase", "-q", "-x", "false", "HEAD~1"])
+        .current_dir(&wt)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "the rebase stops at its failing exec");
+    let before = repo.git(&["rev-parse", "release"]);
+    let err = bosun.fails(repo.path(), &["merge", &id, "--into", "release"]);
+    assert!(err.contains("release is being rebased in") && err.contains("finish or abort"), "{err}");
+    assert_eq!(repo.git(&["rev-parse", "release"]), before, "release not moved");
+    assert!(path.exists() && !bosun.agent(&id).state.is_dead(), "the agent and its workspace stay");
+}

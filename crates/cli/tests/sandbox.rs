@@ -76,3 +76,45 @@ fn without_bubblewrap_a_sandbox_start_is_refused_and_nothing_is_made() {
     let err = bosun.fails(repo.path(), &["agent", "start", "--no-network", "--", "sleep", "600"]);
     assert!(err.contains("--no-network applies to --runtime sandbox"), "{err}");
 }
+
+/// A sandboxed Claude agent (a script spoken to as one): it writes its own config directory,
+/// sees none of the other home directories (the test's own home among them), and leaves work
+/// not committed; its fork runs sandboxed too, in a worktree holding that work.
+#[test]
+fn a_sandboxed_agent_writes_its_config_sees_no_other_home_and_its_fork_is_sandboxed_with_its_work() {
+    tools::bwrap();
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let real_home = std::env::var("HOME").expect("a HOME");
+    let other = tempfile::Builder::new().prefix(".bosun-test-").tempdir_in(&real_home).unwrap();
+    std::fs::write(other.path().join("secret.txt"), "hidden").unwrap();
+    let own_home = tempfile::tempdir_in("/var/tmp").unwrap();
+    let config = tempfile::tempdir_in("/var/tmp").unwrap();
+    let script = format!(
+        "if [ -e mine.txt ]; then echo \"found: $(cat mine.txt)\"; sleep 600; fi; \
+         echo noted > \"$CLAUDE_CONFIG_DIR/note.txt\" && echo config-written; \
+         cat {o}/secret.txt || echo other-home-hidden; \
+         echo mine > mine.txt; echo script-over; sleep 600",
+        o = other.path().display()
+    );
+    let (home_env, config_env) =
+        (format!("HOME={}", own_home.path().display()), format!("CLAUDE_CONFIG_DIR={}", config.path().display()));
+    let args = ["--runtime", "sandbox", "--env", &home_env, "--env", &config_env, "--driver", "claude"];
+    let mut all = args.to_vec();
+    all.extend(["--prompt", "work", "--", "sh", "-c", &script]);
+    let id = bosun.start(repo.path(), &all);
+    let screen = bosun.wait_screen(&id, "script-over");
+    for said in ["config-written", "other-home-hidden"] {
+        assert!(screen.contains(said), "{said:?} not on its screen:\n{screen}");
+    }
+    assert_eq!(std::fs::read_to_string(config.path().join("note.txt")).unwrap(), "noted\n", "its config is written");
+
+    let out = bosun.ok(repo.path(), &["fork", &id, "--prompt", "again", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let fork = v["agent"].as_str().unwrap().to_owned();
+    bosun.wait_screen(&fork, "found: mine");
+    assert_eq!(bosun.agent(&fork).runtime.label(), "sandbox", "the fork runs sandboxed too");
+    let (mine, theirs) = (bosun.show(&id).workspace.unwrap().path, bosun.show(&fork).workspace.unwrap().path);
+    assert_ne!(mine, theirs, "in a worktree of its own");
+    assert!(mine.join("mine.txt").exists(), "the agent forked keeps its work");
+}

@@ -33,6 +33,7 @@ impl Git for FakeGit {
     fn diff(
         &self,
         ws: &bosun_core::Workspace,
+        _tip: Option<&str>,
         _patch: bool,
         _color: bool,
     ) -> Result<bosun_core::WorkDiff, AdapterError> {
@@ -69,9 +70,6 @@ impl Git for FakeGit {
     }
     fn commit_all(&self, _dir: &Path, _owned: &[PathBuf], _message: &str) -> Result<bool, AdapterError> {
         Ok(false)
-    }
-    fn snapshot(&self, _dir: &Path, _owned: &[PathBuf], _message: &str) -> Result<String, AdapterError> {
-        Ok("c0ffee".into())
     }
     fn push(&self, _repo: &Path, _branch: &str) -> Result<(), AdapterError> {
         Ok(())
@@ -158,6 +156,18 @@ impl Workspaces for FakeWorkspaces {
             s.deleted_branches.push(b.to_owned());
         }
         Ok(())
+    }
+    fn bring_back(&self, _path: &Path, _kind: &WorkspaceKind) -> Result<(), AdapterError> {
+        Ok(())
+    }
+    fn snapshot(
+        &self,
+        path: &Path,
+        _kind: &WorkspaceKind,
+        _owned: &[PathBuf],
+        _message: &str,
+    ) -> Result<String, AdapterError> {
+        Ok(format!("snapshot-of-{}", path.display()))
     }
 }
 

@@ -2,7 +2,8 @@
 //! it is what the working tree holds — committed, changed and untracked files alike, ignored
 //! ones not — read through an index of bosun's own (`GIT_INDEX_FILE`), so the agent's index is
 //! never touched. A workspace whose clone is elsewhere (a volume, a pod whose branch came back
-//! here) is its branch's commits. Names are read NUL-separated, so any file name stays whole.
+//! here) is its branch's commits, or those of a snapshot of it (a volume's, uncommitted work
+//! included). Names are read NUL-separated, so any file name stays whole.
 
 use std::path::{Path, PathBuf};
 
@@ -13,7 +14,7 @@ use crate::AdapterError;
 
 /// The diff of workspace `ws` (bosun's own files in it left out), with its patch when `patch`
 /// (coloured when `color`).
-pub(crate) fn diff(ws: &Workspace, patch: bool, color: bool) -> Result<WorkDiff, AdapterError> {
+pub(crate) fn diff(ws: &Workspace, tip: Option<&str>, patch: bool, color: bool) -> Result<WorkDiff, AdapterError> {
     let (path, kind, owned) = (&ws.path, &ws.kind, ws.owned_files());
     let no_base = |why: &str| AdapterError::Command { command: "bosun diff".into(), stderr: why.to_owned() };
     let (dir, base, branch, range, index) = match kind {
@@ -30,7 +31,8 @@ pub(crate) fn diff(ws: &Workspace, patch: bool, color: bool) -> Result<WorkDiff,
             (path.to_path_buf(), base.clone(), branch.clone(), base.clone(), Some(ScratchIndex::new()?))
         }
         WorkspaceKind::Volume { repo, base, branch, .. } | WorkspaceKind::Pod { repo, base, branch, .. } => {
-            (repo.clone(), base.clone(), branch.clone(), format!("{base}...refs/heads/{branch}"), None)
+            let tip = tip.map_or_else(|| format!("refs/heads/{branch}"), str::to_owned);
+            (repo.clone(), base.clone(), branch.clone(), format!("{base}...{tip}"), None)
         }
     };
     if let Some(index) = &index {

@@ -40,8 +40,14 @@ impl Git for LocalGit {
         Ok(head)
     }
 
-    fn diff(&self, ws: &bosun_core::Workspace, patch: bool, color: bool) -> Result<bosun_core::WorkDiff, AdapterError> {
-        super::diff::diff(ws, patch, color)
+    fn diff(
+        &self,
+        ws: &bosun_core::Workspace,
+        tip: Option<&str>,
+        patch: bool,
+        color: bool,
+    ) -> Result<bosun_core::WorkDiff, AdapterError> {
+        super::diff::diff(ws, tip, patch, color)
     }
 
     fn merge_branch(
@@ -84,10 +90,6 @@ impl Git for LocalGit {
             return Err(AdapterError::Command { command: "git commit".into(), stderr: stderr_text(&out) });
         }
         Ok(true)
-    }
-
-    fn snapshot(&self, dir: &Path, owned: &[PathBuf], message: &str) -> Result<String, AdapterError> {
-        super::diff::snapshot(dir, owned, message)
     }
 
     fn push(&self, repo: &Path, branch: &str) -> Result<(), AdapterError> {

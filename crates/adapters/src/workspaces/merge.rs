@@ -151,6 +151,14 @@ fn replay(repo: &Path, onto: &str, branch: &str, theirs: &str) -> Result<String,
 /// worktree that has it checked out, which must hold no changes.
 fn move_to(repo: &Path, into: &str, from: &str, to: &str) -> Result<(), AdapterError> {
     match checked_out(repo, into)? {
+        // A worktree rebasing or bisecting it shows as detached, and would set it when done.
+        None if let Some((dir, doing)) = in_the_middle(repo, into)? => Err(AdapterError::Command {
+            command: "bosun merge".into(),
+            stderr: format!(
+                "{into} is being {doing} in {}: finish or abort that first, or merge with --into another branch",
+                dir.display()
+            ),
+        }),
         None => {
             let mut cmd = git(repo);
             cmd.args(["update-ref", "-m", "bosun merge", &format!("refs/heads/{into}"), to, from]);
@@ -187,6 +195,40 @@ fn checked_out(repo: &Path, branch: &str) -> Result<Option<PathBuf>, AdapterErro
             path = Some(PathBuf::from(p));
         } else if field == format!("branch refs/heads/{branch}") {
             return Ok(path);
+        }
+    }
+    Ok(None)
+}
+
+/// A worktree of `repo` in the middle of a rebase or a bisect of `branch` (its HEAD detached
+/// meanwhile), and which of the two.
+fn in_the_middle(repo: &Path, branch: &str) -> Result<Option<(PathBuf, &'static str)>, AdapterError> {
+    let mut cmd = git(repo);
+    cmd.args(["worktree", "list", "--porcelain", "-z"]);
+    let out = run(&mut cmd)?;
+    let mut path = None;
+    let full = format!("refs/heads/{branch}");
+    for field in out.split('\0') {
+        if let Some(p) = field.strip_prefix("worktree ") {
+            path = Some(PathBuf::from(p));
+            continue;
+        }
+        let Some(dir) = path.as_ref().filter(|_| field == "detached") else { continue };
+        let mut cmd = git(dir);
+        cmd.args(["rev-parse", "--absolute-git-dir"]);
+        let Ok(git_dir) = run(&mut cmd).map(|o| PathBuf::from(o.trim())) else { continue };
+        // Each a file of one line, read no further than a ref's name can be.
+        let named = |file: &str, name: &str| {
+            let mut text = String::new();
+            let read = std::fs::File::open(git_dir.join(file))
+                .and_then(|f| std::io::Read::read_to_string(&mut std::io::Read::take(f, 4096), &mut text));
+            read.is_ok() && text.trim() == name
+        };
+        if named("rebase-merge/head-name", &full) || named("rebase-apply/head-name", &full) {
+            return Ok(Some((dir.clone(), "rebased")));
+        }
+        if named("BISECT_START", branch) {
+            return Ok(Some((dir.clone(), "bisected")));
         }
     }
     Ok(None)

@@ -43,6 +43,16 @@ impl WorkspaceBackend for SlotBackend {
         status_dirty(path, owned)
     }
 
+    fn snapshot(
+        &self,
+        path: &Path,
+        _kind: &WorkspaceKind,
+        owned: &[PathBuf],
+        message: &str,
+    ) -> Result<String, AdapterError> {
+        super::diff::snapshot(path, owned, message)
+    }
+
     fn remove(
         &self,
         path: &Path,

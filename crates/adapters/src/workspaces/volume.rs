@@ -155,6 +155,36 @@ impl WorkspaceBackend for VolumeBackend {
         dirty
     }
 
+    fn bring_back(&self, path: &Path, kind: &WorkspaceKind) -> Result<(), AdapterError> {
+        let f = Fields::of(path, kind)?;
+        let brought = self.bring_back(path, &f).map(drop);
+        clear(&staging(path))?;
+        brought
+    }
+
+    /// Made in the copy read back, then fetched into the repository (objects only, no ref
+    /// moved): the branch's own commits come back as they always do.
+    fn snapshot(
+        &self,
+        path: &Path,
+        kind: &WorkspaceKind,
+        owned: &[PathBuf],
+        message: &str,
+    ) -> Result<String, AdapterError> {
+        let f = Fields::of(path, kind)?;
+        let made = match self.bring_back(path, &f) {
+            Ok(Some(copy)) => super::diff::snapshot(&copy, owned, message).and_then(|commit| {
+                self.repo_locks.serialized(f.repo, || take_commit(f.repo, &copy, &commit)).map(|()| commit)
+            }),
+            Ok(None) => {
+                Err(AdapterError::Docker(format!("volume {} is gone: nothing to take a snapshot of", f.volume)))
+            }
+            Err(e) => Err(e),
+        };
+        clear(&staging(path))?;
+        made
+    }
+
     fn remove(
         &self,
         path: &Path,
@@ -273,6 +303,20 @@ fn fetch(repo: &Path, copy: &Path, branch: &str) -> Result<(), AdapterError> {
     let mut cmd = git(repo);
     let refspec = format!("refs/heads/{branch}:refs/heads/{branch}");
     cmd.args(["fetch", "--no-tags", "--"]).arg(copy).arg(refspec);
+    run(&mut cmd).map(drop)
+}
+
+/// Fetches `commit` of the clone at `copy` into `repo`'s objects, through a ref of the copy's
+/// own (a local fetch wants a ref); no ref of `repo` is moved.
+fn take_commit(repo: &Path, copy: &Path, commit: &str) -> Result<(), AdapterError> {
+    const SNAPSHOT: &str = "refs/bosun/snapshot";
+    let mut cmd = git(copy);
+    cmd.args(["update-ref", SNAPSHOT, commit]);
+    run(&mut cmd)?;
+    let mut cmd = git(repo);
+    cmd.args(["-c", "fetch.fsckObjects=true", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--"])
+        .arg(copy)
+        .arg(SNAPSHOT);
     run(&mut cmd).map(drop)
 }
 

@@ -70,7 +70,19 @@ pub(super) async fn merge(ctx: &Arc<Context>, ask: MergeAsk) -> Answer {
         if into == branch {
             return Err(bad(format!("{branch} is its own branch: merge it --into another")));
         }
-        if w.kind.on_this_disk() && workspaces.is_dirty(&w.path, &w.kind, &w.owned_files()).map_err(adapter_error)? {
+        // Looking at a volume brings its commits back to its branch first.
+        if workspaces.is_dirty(&w.path, &w.kind, &w.owned_files()).map_err(adapter_error)? {
+            if !w.kind.on_this_disk() {
+                return Err(WireError::new(
+                    ErrorKind::WouldLoseWork,
+                    format!(
+                        "{} holds work not committed in its {} workspace, which --commit cannot reach: ask its \
+                         agent to commit it (`bosun send`), then merge",
+                        w.id,
+                        w.kind.label()
+                    ),
+                ));
+            }
             if !commit {
                 return Err(WireError::new(
                     ErrorKind::WouldLoseWork,
@@ -129,7 +141,7 @@ pub(super) async fn merge(ctx: &Arc<Context>, ask: MergeAsk) -> Answer {
     let probe = blocking(move || {
         let repo = w.kind.repo().map(Path::to_path_buf).unwrap_or_default();
         Ok(WorkspaceProbe {
-            dirty: w.kind.on_this_disk() && workspaces.is_dirty(&w.path, &w.kind, &w.owned_files())?,
+            dirty: workspaces.is_dirty(&w.path, &w.kind, &w.owned_files())?,
             // Its branch goes only when the target holds all of it.
             commits_ahead: git.unmerged(&repo, &m.branch, &m.into)?,
         })

@@ -344,8 +344,21 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         Request::Fork { agent, name, prompt, inherit } => fork::fork(ctx, agent, name, prompt, inherit).await,
         Request::Diff { target, patch, color } => {
             let ws = query(ctx, move |s| Ok(s.find_work(&target)?.clone())).await?;
-            let git = ctx.git.clone();
-            let diff = blocking(move || git.diff(&ws, patch, color)).await?;
+            let (git, workspaces) = (ctx.git.clone(), ctx.workspaces.clone());
+            let diff = blocking(move || {
+                // A volume's work, uncommitted too, is read back here to be compared.
+                let tip = match ws.kind {
+                    WorkspaceKind::Volume { .. } => Some(workspaces.snapshot(
+                        &ws.path,
+                        &ws.kind,
+                        &ws.owned_files(),
+                        "bosun diff: work not committed",
+                    )?),
+                    _ => None,
+                };
+                git.diff(&ws, tip.as_deref(), patch, color)
+            })
+            .await?;
             Ok(Response::Diff { diff: Box::new(diff) })
         }
         Request::PlanShow { plan } => {

@@ -17,9 +17,11 @@ pub(super) async fn pr(ctx: &Arc<Context>, ask: Ask) -> Answer {
     })
     .await?;
     let (repo, branch, base_ref) = branch_of(&ws)?;
-    let (git, forge) = (ctx.git.clone(), ctx.forge.clone());
+    let (git, forge, workspaces, w) = (ctx.git.clone(), ctx.forge.clone(), ctx.workspaces.clone(), ws.clone());
     let at = now();
     let pr = tokio::task::spawn_blocking(move || -> Result<PullRequest, WireError> {
+        // A volume's commits come to its branch here before it is pushed.
+        workspaces.bring_back(&w.path, &w.kind).map_err(adapter_error)?;
         let into = match ask.into {
             Some(into) => into,
             None => default_into(&*git, &repo, base_ref)?,
