@@ -337,7 +337,11 @@ impl Sessions for HostSessions {
     }
 
     fn capture(&self, session: &SessionName, colors: bool) -> Result<String, AdapterError> {
-        match self.ask(session, &HostRequest::Screen { colors })? {
+        self.history(session, colors, 0)
+    }
+
+    fn history(&self, session: &SessionName, colors: bool, lines: u32) -> Result<String, AdapterError> {
+        match self.ask(session, &HostRequest::Screen { colors, scrollback: lines })? {
             HostResponse::Screen { text } => Ok(text),
             other => Err(AdapterError::Command {
                 command: format!("bosun host ({session})"),

@@ -60,6 +60,9 @@ impl Sessions for RoutedSessions {
     fn capture(&self, session: &SessionName, colors: bool) -> Result<String, AdapterError> {
         self.of(session).capture(session, colors)
     }
+    fn history(&self, session: &SessionName, colors: bool, lines: u32) -> Result<String, AdapterError> {
+        self.of(session).history(session, colors, lines)
+    }
     fn list(&self) -> Result<Vec<SessionSeen>, AdapterError> {
         let mut all = self.host.list()?;
         all.extend(self.tmux.list()?);

@@ -312,6 +312,10 @@ impl Sessions for Tmux {
     }
 
     fn capture(&self, session: &SessionName, colors: bool) -> Result<String, AdapterError> {
+        self.history(session, colors, 0)
+    }
+
+    fn history(&self, session: &SessionName, colors: bool, lines: u32) -> Result<String, AdapterError> {
         let target = exact_pane(session);
         // A dead pane's last output has scrolled into the history under tmux's "Pane is dead"
         // line: capture the history too, so the end of a finished agent stays readable.
@@ -321,8 +325,11 @@ impl Sessions for Tmux {
         if colors {
             args.push("-e");
         }
+        let start = format!("-{lines}");
         if dead.trim() == "1" {
             args.extend(["-S", "-"]);
+        } else if lines > 0 {
+            args.extend(["-S", start.as_str()]);
         }
         args.extend(["-t", target.as_str()]);
         let screen = self.on_session(session, self.run(args))?;

@@ -126,7 +126,7 @@ macro_rules! calls {
 calls! {
     fn list() -> Listing = Request::List => Response::List(l) => l;
     fn show(agent: String) -> Box<AgentDetail> = Request::Show { agent } => Response::Agent(d) => d;
-    fn peek(agent: String, colors: bool) -> String = Request::Peek { agent, colors } => Response::Screen { text } => text;
+    fn peek(agent: String, colors: bool, scrollback: u32) -> String = Request::Peek { agent, colors, scrollback } => Response::Screen { text } => text;
     /// The command that attaches a terminal to the agent's session.
     fn attach(agent: String) -> Vec<String> = Request::Attach { agent } => Response::Attach { argv } => argv;
     /// Types keys into the agent's terminal, at once.

@@ -260,13 +260,13 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             }
             Ok(())
         }
-        Command::Peek { id, colors } => {
+        Command::Peek { id, colors, scrollback } => {
             let colors = match colors {
                 Colors::Auto => colors_wanted(std::io::stdout().is_terminal()),
                 Colors::Always => true,
                 Colors::Never => false,
             };
-            println!("{}", client.peek(id, colors)?);
+            println!("{}", client.peek(id, colors, scrollback)?);
             Ok(())
         }
         Command::Attach { id } => {

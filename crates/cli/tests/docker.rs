@@ -391,8 +391,16 @@ fn an_agent_in_a_container_with_the_network_is_reached_and_attached_over_tcp_and
 }
 
 #[test]
-fn an_agent_in_a_container_without_the_network_keeps_its_hosts_unix_socket() {
-    let (_engine, _image, bosun, repo, id) = in_container(&["--no-network"], &["sh", "-c", ECHO]);
+fn an_agent_in_a_container_without_the_network_keeps_its_hosts_unix_socket_and_its_limits() {
+    let more = ["--no-network", "--cpus", "1.5", "--memory", "256m"];
+    let (engine, _image, bosun, repo, id) = in_container(&more, &["sh", "-c", ECHO]);
+    let limits = engine.run(&[
+        "inspect",
+        "--format",
+        "{{.HostConfig.NanoCpus}} {{.HostConfig.Memory}} {{.HostConfig.NetworkMode}}",
+        &format!("bosun-{id}"),
+    ]);
+    assert_eq!(limits.trim(), format!("1500000000 {} none", 256 << 20), "the engine holds its limits");
     let hosts = bosun.state_dir().join("h");
     use std::os::unix::fs::FileTypeExt;
     let socket = std::fs::symlink_metadata(hosts.join(format!("bosun-{id}"))).unwrap();

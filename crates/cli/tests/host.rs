@@ -306,7 +306,8 @@ fn a_host_saving_by_bundle_starts_only_once_seeded_and_gives_back_only_the_new_c
     client.seed(&mut seed.as_slice(), seed.len() as u64).unwrap();
     assert!(!client.needs_seed().unwrap(), "seeded, its program runs");
     let screen = wait_for(PATIENCE, || {
-        let HostResponse::Screen { text } = client.ask(&HostRequest::Screen { colors: false }).ok()? else {
+        let HostResponse::Screen { text } = client.ask(&HostRequest::Screen { colors: false, scrollback: 0 }).ok()?
+        else {
             return None;
         };
         text.contains("on agent/b").then_some(text)
@@ -392,4 +393,28 @@ fn a_seed_never_writes_over_a_clone_that_holds_work_not_committed() {
     assert_eq!(std::fs::read_to_string(ws.join("README.md")).unwrap(), "changed, never committed\n");
     let _ = client.ask(&HostRequest::Kill);
     let _ = child.wait();
+}
+
+#[test]
+fn peek_scrollback_reads_what_scrolled_off_above_the_screen_in_tmux_and_in_a_host() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let script = ["sh", "-c", "seq 1 300; echo all-out; sleep 600"];
+    let in_host = start_host(&bosun, &repo, &script);
+    let mut args = vec!["--"];
+    args.extend(script);
+    let in_tmux = bosun.start(repo.path(), &args);
+    for id in [in_host, in_tmux] {
+        bosun.wait_screen(&id, "all-out");
+        let screen = bosun.ok(repo.path(), &["peek", &id]);
+        assert!(!screen.lines().any(|l| l == "1"), "the screen alone holds the last lines:\n{screen}");
+        let all = bosun.ok(repo.path(), &["peek", &id, "--scrollback", "1000"]);
+        let lines: Vec<&str> = all.lines().collect();
+        assert_eq!(lines.first(), Some(&"1"), "every line, the first first:\n{all}");
+        let n = lines.iter().position(|l| *l == "all-out").expect("all-out");
+        assert_eq!(lines[n - 1], "300", "in order, none doubled: {:?}", &lines[n.saturating_sub(3)..=n]);
+        assert_eq!(lines.iter().filter(|l| **l == "150").count(), 1, "none doubled");
+        let some = bosun.ok(repo.path(), &["peek", &id, "--scrollback", "5"]);
+        assert_eq!(some.lines().count(), screen.lines().count() + 5, "five lines above the screen:\n{some}");
+    }
 }

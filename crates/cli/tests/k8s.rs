@@ -168,7 +168,7 @@ fn type_line(client: &HostClient, line: &str) {
 
 fn screen_shows(client: &HostClient, text: &str) {
     let mut last = String::new();
-    let seen = wait_for(PATIENCE, || match client.ask(&HostRequest::Screen { colors: false }) {
+    let seen = wait_for(PATIENCE, || match client.ask(&HostRequest::Screen { colors: false, scrollback: 0 }) {
         Ok(HostResponse::Screen { text: s }) => {
             last = s.clone();
             s.contains(text).then_some(())

@@ -14,9 +14,12 @@ pub const DETACH_KEY: u8 = 0x1d;
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum HostRequest {
     Status,
-    /// The visible screen, with colour escapes when `colors`.
+    /// The visible screen, with colour escapes when `colors`, and up to `scrollback` lines of
+    /// what scrolled off above it.
     Screen {
         colors: bool,
+        #[serde(default)]
+        scrollback: u32,
     },
     /// Keys typed at once.
     Press {

@@ -354,7 +354,9 @@ fn answer(host: &Host, mut conn: HostConn, marker: &Path) {
     let Ok(request) = read_frame::<_, HostRequest>(&mut conn) else { return };
     let response = match request {
         HostRequest::Status => HostResponse::Status(status(host)),
-        HostRequest::Screen { colors } => HostResponse::Screen { text: lock(&host.screen).text(colors) },
+        HostRequest::Screen { colors, scrollback } => {
+            HostResponse::Screen { text: lock(&host.screen).text(colors, scrollback) }
+        }
         HostRequest::Press { keys } => match TermKey::check(&keys) {
             Err(e) => HostResponse::Error { message: e.to_string() },
             Ok(()) => match type_keys(host, &keys) {

@@ -117,7 +117,7 @@ impl TcpHost {
 
     fn wait_screen(&self, text: &str) -> String {
         let client = self.client();
-        let seen = wait_for(|| match client.ask(&HostRequest::Screen { colors: false }) {
+        let seen = wait_for(|| match client.ask(&HostRequest::Screen { colors: false, scrollback: 0 }) {
             Ok(HostResponse::Screen { text: s }) if s.contains(text) => Some(s),
             _ => None,
         });
@@ -223,7 +223,7 @@ fn a_wrong_or_missing_token_or_a_garbage_or_oversized_first_frame_gets_nothing_a
 
     let status = client.status().unwrap();
     assert_eq!((status.pid, status.exit), (Some(pid), None), "its program runs on");
-    match client.ask(&HostRequest::Screen { colors: false }).unwrap() {
+    match client.ask(&HostRequest::Screen { colors: false, scrollback: 0 }).unwrap() {
         HostResponse::Screen { text } => assert_eq!(text, before, "nothing was typed"),
         other => panic!("{other:?}"),
     }

@@ -316,6 +316,19 @@ fn an_agent_s_session_and_runtime_reach_its_plan_and_unknown_ones_are_errors() {
     assert_eq!(pod.node_selector.get("pool").map(String::as_str), Some("agents"));
     assert_eq!((pod.service_account.as_deref(), pod.bosun.as_str()), (Some("bosun-agent"), "/usr/local/bin/bosun"));
     let bosun_core::Runtime::K8s(plain) = plan("  runtime = { k8s = { image = \"a\" } }").runtime else { panic!() };
+    let docker = plan("  runtime = { docker = { image = \"agent:1\", cpus = 1.5, memory = \"2g\", network = false } }");
+    let want = bosun_core::Container {
+        image: "agent:1".into(),
+        cpus_milli: Some(1500),
+        memory_bytes: Some(2 << 30),
+        network: false,
+        volume: None,
+    };
+    assert_eq!(docker.runtime, bosun_core::Runtime::Docker(want));
+    let bosun_core::Runtime::Docker(plain_docker) = plan("  runtime = { docker = { image = \"a\" } }").runtime else {
+        panic!()
+    };
+    assert_eq!((plain_docker.network, plain_docker.cpus_milli, plain_docker.memory_bytes), (true, None, None));
     assert_eq!((plain.namespace.as_str(), plain.bosun.as_str(), plain.storage_bytes), ("default", "bosun", None));
     for (extra, says) in [
         ("  runtime = { k8s = { namespace = \"a\" } }", "runtime.k8s needs an image"),
@@ -324,6 +337,14 @@ fn an_agent_s_session_and_runtime_reach_its_plan_and_unknown_ones_are_errors() {
         ("  runtime = { k8s = { image = \"a\", storage = \"lots\" } }", "runtime.k8s.storage"),
         ("  runtime = { k8s = { image = \"a\", gpus = 1 } }", "runtime.k8s has no \"gpus\""),
         ("  runtime = \"docker\"", "runtime \"docker\" is not one bosun has"),
+        ("  runtime = { docker = { cpus = 2 } }", "runtime.docker needs an image"),
+        ("  runtime = { docker = { image = \"a\", gpus = 1 } }", "runtime.docker has no \"gpus\""),
+        ("  runtime = { docker = { image = \"a\", cpus = \"lots\" } }", "is not a number of CPUs"),
+        ("  runtime = { docker = { image = \"a\", memory = \"1k\" } }", "too little memory"),
+        (
+            "  runtime = { docker = { image = \"a\", network = \"no\" } }",
+            "runtime.docker.network must be true or false",
+        ),
         ("  runtime = { sandbox = { network = \"no\" } }", "network must be true or false"),
         ("  session = \"screen\"", "session \"screen\" is not one bosun has"),
     ] {

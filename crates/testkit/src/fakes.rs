@@ -318,6 +318,9 @@ impl Sessions for FakeSessions {
         let sess = s.sessions.get(session).ok_or_else(|| AdapterError::NoSession(session.to_string()))?;
         Ok(sess.typed.join("\n"))
     }
+    fn history(&self, session: &SessionName, colors: bool, _lines: u32) -> Result<String, AdapterError> {
+        self.capture(session, colors)
+    }
     fn list(&self) -> Result<Vec<SessionSeen>, AdapterError> {
         Ok(self
             .state()

@@ -54,6 +54,9 @@ pub enum Request {
     Peek {
         agent: String,
         colors: bool,
+        /// Lines of what scrolled off above the screen, besides.
+        #[serde(default)]
+        scrollback: u32,
     },
     Attach {
         agent: String,

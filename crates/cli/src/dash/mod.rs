@@ -291,7 +291,7 @@ fn look(client: &Client, id: &str) -> Detail {
 /// The agent's screen with its colours, as ratatui text.
 fn screen(client: &Client, id: &str) -> ratatui::text::Text<'static> {
     use ansi_to_tui::IntoText;
-    let raw = client.peek(id.to_owned(), true).unwrap_or_default();
+    let raw = client.peek(id.to_owned(), true, 0).unwrap_or_default();
     raw.as_bytes().into_text().unwrap_or_default()
 }
 

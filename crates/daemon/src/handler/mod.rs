@@ -168,10 +168,10 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             })
             .await
         }
-        Request::Peek { agent, colors } => {
+        Request::Peek { agent, colors, scrollback } => {
             let session = session_of(ctx, agent).await?;
             let sessions = ctx.sessions.clone();
-            let text = blocking(move || sessions.capture(&session, colors)).await?;
+            let text = blocking(move || sessions.history(&session, colors, scrollback)).await?;
             Ok(Response::Screen { text })
         }
         Request::Attach { agent } => {
