@@ -285,6 +285,14 @@ impl Sessions for Tmux {
                     named = format!("C-{c}");
                     &["send-keys", "-t", &target, "--", &named]
                 }
+                TermKey::Alt(c) => {
+                    named = format!("M-{c}");
+                    &["send-keys", "-t", &target, "--", &named]
+                }
+                TermKey::F(n) => {
+                    named = format!("F{n}");
+                    &["send-keys", "-t", &target, "--", &named]
+                }
                 other => &["send-keys", "-t", &target, "--", key_name(other)],
             };
             self.on_session(session, self.run(args))?;
@@ -390,7 +398,14 @@ fn key_name(key: &TermKey) -> &'static str {
         TermKey::Down => "Down",
         TermKey::Left => "Left",
         TermKey::Right => "Right",
-        TermKey::Text(_) | TermKey::Ctrl(_) => "",
+        TermKey::Home => "Home",
+        TermKey::End => "End",
+        TermKey::PageUp => "PPage",
+        TermKey::PageDown => "NPage",
+        TermKey::Insert => "IC",
+        TermKey::Delete => "DC",
+        TermKey::BackTab => "BTab",
+        TermKey::Text(_) | TermKey::Ctrl(_) | TermKey::Alt(_) | TermKey::F(_) => "",
     }
 }
 

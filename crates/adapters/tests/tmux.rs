@@ -336,3 +336,33 @@ fn a_path_with_tmux_formats_in_it_is_only_a_path() {
     );
     assert!(!pwned.exists(), "a format in a path ran a command");
 }
+
+#[test]
+fn pressed_keys_reach_the_program_as_a_terminal_sends_them() {
+    use bosun_core::TermKey;
+    let server = TmuxServer::new();
+    let tmux = server.tmux();
+    let s = name("keys");
+    // `od -c` shows each byte: stty raw hands them over as they come.
+    let script = "stty raw -echo; od -An -c";
+    spawn(tmux, &s, server.dir(), &BTreeMap::new(), &["sh", "-c", script]);
+    wait_until(TIMEOUT, || tmux.capture(&s, false).is_ok());
+    let keys = [
+        TermKey::Alt('x'),
+        TermKey::F(5),
+        TermKey::Delete,
+        TermKey::PageUp,
+        TermKey::Text("|".into()),
+        TermKey::Ctrl('d'),
+        TermKey::Ctrl('d'),
+    ];
+    // The program may not read yet: the keys are pressed again until what it read shows.
+    let shown = wait_for(TIMEOUT, || {
+        tmux.press(&s, &keys).expect("press");
+        let screen = tmux.capture(&s, false).expect("capture");
+        screen.contains('|').then_some(screen)
+    })
+    .expect("the keys reached the program");
+    let bytes: String = shown.split_whitespace().collect();
+    assert!(bytes.starts_with(r"033x033[15~033[3~033[5~|"), "{shown}");
+}

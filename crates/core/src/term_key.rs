@@ -24,8 +24,20 @@ pub enum TermKey {
     Down,
     Left,
     Right,
+    Home,
+    End,
+    PageUp,
+    PageDown,
+    Insert,
+    Delete,
+    /// Shift+Tab.
+    BackTab,
+    /// A function key, F1 to F12.
+    F(u8),
     /// Control and a letter, or one of `@[\]^_`.
     Ctrl(char),
+    /// Alt (Meta) and a printable ASCII character.
+    Alt(char),
 }
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -36,6 +48,10 @@ pub enum KeysError {
     TooLong(usize),
     #[error("there is no key Ctrl+{0:?}: only Ctrl with a letter or one of @[\\]^_")]
     NoSuchCtrl(char),
+    #[error("there is no key Alt+{0:?}: only Alt with a printable ASCII character")]
+    NoSuchAlt(char),
+    #[error("there is no key F{0}: only F1 to F12")]
+    NoSuchF(u8),
     #[error("a terminal of {0}×{1} is not one bosun sizes a session to (1 to {TERM_SIDE_MAX} each way)")]
     BadSize(u16, u16),
 }
@@ -50,12 +66,48 @@ impl TermKey {
         if text > KEYS_TEXT_MAX {
             return Err(KeysError::TooLong(text));
         }
-        match keys.iter().find_map(|k| match k {
-            TermKey::Ctrl(c) if !(c.is_ascii_alphabetic() || "@[\\]^_".contains(*c)) => Some(*c),
+        let bad = keys.iter().find_map(|k| match k {
+            TermKey::Ctrl(c) if !(c.is_ascii_alphabetic() || "@[\\]^_".contains(*c)) => Some(KeysError::NoSuchCtrl(*c)),
+            TermKey::Alt(c) if !c.is_ascii_graphic() => Some(KeysError::NoSuchAlt(*c)),
+            TermKey::F(n) if !(1..=12).contains(n) => Some(KeysError::NoSuchF(*n)),
             _ => None,
-        }) {
-            Some(c) => Err(KeysError::NoSuchCtrl(c)),
-            None => Ok(()),
+        });
+        bad.map_or(Ok(()), Err)
+    }
+
+    /// The bytes an xterm sends for it (normal cursor-key mode). For a checked key.
+    pub fn bytes(&self) -> Vec<u8> {
+        let csi = |tail: &str| format!("\x1b[{tail}").into_bytes();
+        match self {
+            Self::Text(t) => t.as_bytes().to_vec(),
+            Self::Enter => vec![b'\r'],
+            Self::Tab => vec![b'\t'],
+            Self::Esc => vec![0x1b],
+            Self::Backspace => vec![0x7f],
+            Self::Up => csi("A"),
+            Self::Down => csi("B"),
+            Self::Right => csi("C"),
+            Self::Left => csi("D"),
+            Self::Home => csi("H"),
+            Self::End => csi("F"),
+            Self::Insert => csi("2~"),
+            Self::Delete => csi("3~"),
+            Self::PageUp => csi("5~"),
+            Self::PageDown => csi("6~"),
+            Self::BackTab => csi("Z"),
+            Self::F(n @ 1..=4) => vec![0x1b, b'O', b'P' + (n - 1)],
+            Self::F(n) => {
+                // F5 is 15, then 17 to 21 and 23, 24: the numbers xterm skips are not keys.
+                let code = match n {
+                    5 => 15,
+                    6..=10 => u16::from(*n) + 11,
+                    _ => u16::from(*n) + 12,
+                };
+                csi(&format!("{code}~"))
+            }
+            // A letter or one of @[\]^_, whose control code is its own code less 64.
+            Self::Ctrl(c) => vec![(c.to_ascii_uppercase() as u8) & 0x1f],
+            Self::Alt(c) => vec![0x1b, *c as u8],
         }
     }
 }
@@ -81,6 +133,45 @@ mod tests {
         assert_eq!(TermKey::check(&vec![TermKey::Enter; KEYS_MAX + 1]), Err(KeysError::TooMany(KEYS_MAX + 1)));
         let long = TermKey::Text("x".repeat(KEYS_TEXT_MAX + 1));
         assert_eq!(TermKey::check(&[long]), Err(KeysError::TooLong(KEYS_TEXT_MAX + 1)));
+    }
+
+    #[test]
+    fn alt_and_function_keys_are_real_ones_and_spelled_as_an_xterm_does() {
+        assert_eq!(TermKey::check(&[TermKey::Alt('b'), TermKey::F(1), TermKey::F(12)]), Ok(()));
+        assert_eq!(TermKey::check(&[TermKey::Alt('\n')]), Err(KeysError::NoSuchAlt('\n')));
+        assert_eq!(TermKey::check(&[TermKey::Alt('é')]), Err(KeysError::NoSuchAlt('é')));
+        assert_eq!(TermKey::check(&[TermKey::F(0)]), Err(KeysError::NoSuchF(0)));
+        assert_eq!(TermKey::check(&[TermKey::F(13)]), Err(KeysError::NoSuchF(13)));
+        let spelled: Vec<Vec<u8>> = [
+            TermKey::Ctrl('c'),
+            TermKey::Alt('b'),
+            TermKey::F(1),
+            TermKey::F(4),
+            TermKey::F(5),
+            TermKey::F(10),
+            TermKey::F(11),
+            TermKey::F(12),
+            TermKey::Delete,
+            TermKey::PageDown,
+            TermKey::BackTab,
+        ]
+        .iter()
+        .map(TermKey::bytes)
+        .collect();
+        let want: [&[u8]; 11] = [
+            b"\x03",
+            b"\x1bb",
+            b"\x1bOP",
+            b"\x1bOS",
+            b"\x1b[15~",
+            b"\x1b[21~",
+            b"\x1b[23~",
+            b"\x1b[24~",
+            b"\x1b[3~",
+            b"\x1b[6~",
+            b"\x1b[Z",
+        ];
+        assert_eq!(spelled, want.map(<[u8]>::to_vec));
     }
 
     #[test]

@@ -427,22 +427,7 @@ fn status(host: &Host) -> HostStatus {
 
 /// The bytes a terminal sends for `keys`.
 fn type_keys(host: &Host, keys: &[TermKey]) -> std::io::Result<()> {
-    let mut bytes = Vec::new();
-    for key in keys {
-        match key {
-            TermKey::Text(t) => bytes.extend_from_slice(t.as_bytes()),
-            TermKey::Enter => bytes.push(b'\r'),
-            TermKey::Tab => bytes.push(b'\t'),
-            TermKey::Esc => bytes.push(0x1b),
-            TermKey::Backspace => bytes.push(0x7f),
-            TermKey::Up => bytes.extend_from_slice(b"\x1b[A"),
-            TermKey::Down => bytes.extend_from_slice(b"\x1b[B"),
-            TermKey::Right => bytes.extend_from_slice(b"\x1b[C"),
-            TermKey::Left => bytes.extend_from_slice(b"\x1b[D"),
-            // Checked: a letter or one of @[\]^_, whose control code is its own code less 64.
-            TermKey::Ctrl(c) => bytes.push((c.to_ascii_uppercase() as u8) & 0x1f),
-        }
-    }
+    let bytes: Vec<u8> = keys.iter().flat_map(TermKey::bytes).collect();
     let mut input = lock(&host.input);
     input.write_all(&bytes)?;
     input.flush()

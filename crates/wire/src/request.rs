@@ -172,6 +172,8 @@ pub enum Request {
     PlanResume {
         plan: String,
     },
+    /// The commits each workspace's branch holds that its base does not: `Response::Ahead`.
+    Ahead,
     /// What an agent's or a job's workspace changed against its base: `Response::Diff`.
     Diff {
         target: String,
@@ -248,6 +250,7 @@ impl Request {
                 | Self::PlanList
                 | Self::PlanShow { .. }
                 | Self::Diff { .. }
+                | Self::Ahead
                 | Self::Events(_)
         )
     }

@@ -117,6 +117,10 @@ pub enum Response {
     Diff {
         diff: Box<bosun_core::WorkDiff>,
     },
+    /// Commits ahead of its base, by workspace (those git could count).
+    Ahead {
+        ahead: std::collections::BTreeMap<bosun_core::WorkspaceId, u32>,
+    },
     PullRequest {
         pr: bosun_core::PullRequest,
     },

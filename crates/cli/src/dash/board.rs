@@ -1,8 +1,10 @@
 //! What the dashboard shows, gathered from the daemon: a row per agent and per job, each with
-//! its state, age, workspace, branch and open escalations. Built from the daemon's answers by
+//! its state, age, workspace, branch, commits ahead of its base and open escalations. Built from the daemon's answers by
 //! a plain function, so the views can be tested without one.
 
-use bosun_core::{Escalation, Job, SessionState, Workspace};
+use std::collections::BTreeMap;
+
+use bosun_core::{Escalation, Job, SessionState, Workspace, WorkspaceId};
 use bosun_wire::AgentSummary;
 
 /// Everything the task manager lists, as of `now` (the daemon's clock, ms).
@@ -18,11 +20,13 @@ pub struct Row {
     pub id: String,
     pub name: String,
     pub state: Shown,
-    /// The state's words (`idle`, `prompt(permission)`, `dead(completed)`, `running`…).
+    /// The state's words (`idle`, `prompt(permission)`, `dead(completed)`, `working`…).
     pub label: String,
     pub created_at: u64,
     pub workspace: Option<String>,
     pub branch: Option<String>,
+    /// Commits on its branch its base does not hold, as last counted.
+    pub ahead: Option<u32>,
     pub escalations: usize,
 }
 
@@ -55,7 +59,16 @@ impl Shown {
         }
     }
 
-    fn of_agent(state: &SessionState) -> Self {
+    /// What an agent in `state` is said to be doing: seed 004's words (`working`, not
+    /// `running`), with what is known of why for the others (`prompt(permission)`).
+    pub fn words(state: &SessionState) -> String {
+        match state {
+            SessionState::Running => "working".into(),
+            other => other.label(),
+        }
+    }
+
+    pub fn of_agent(state: &SessionState) -> Self {
         match state {
             SessionState::Running => Self::Working,
             SessionState::Idle => Self::Idle,
@@ -68,13 +81,15 @@ impl Shown {
 }
 
 impl Board {
-    /// The rows of `agents` (newest first) then `jobs` (newest first).
+    /// The rows of `agents` (newest first) then `jobs` (newest first); `ahead` the commits
+    /// ahead of each workspace, as last counted.
     pub fn of(
         now: u64,
         agents: &[AgentSummary],
         workspaces: &[Workspace],
         jobs: &[Job],
         escalations: &[Escalation],
+        ahead: &BTreeMap<WorkspaceId, u32>,
     ) -> Self {
         let open =
             |agent: &str| escalations.iter().filter(|e| e.resolved.is_none() && e.agent.as_str() == agent).count();
@@ -90,10 +105,11 @@ impl Board {
                     id: a.id.to_string(),
                     name: a.name.to_string(),
                     state: if waiting { Shown::Waiting } else { Shown::of_agent(&a.state) },
-                    label: if waiting { "waiting".into() } else { a.state.label() },
+                    label: if waiting { "waiting".into() } else { Shown::words(&a.state) },
                     created_at: a.created_at.as_millis(),
                     workspace: Some(a.workspace.to_string()),
                     branch: ws.and_then(|w| w.branch().map(str::to_owned)),
+                    ahead: ahead.get(&a.workspace).copied(),
                     escalations: open(a.id.as_str()),
                 }
             })
@@ -120,6 +136,7 @@ impl Board {
                 created_at: j.created_at.as_millis(),
                 workspace: j.workspace.as_ref().map(ToString::to_string),
                 branch: ws.and_then(|w| w.branch().map(str::to_owned)),
+                ahead: j.workspace.as_ref().and_then(|id| ahead.get(id)).copied(),
                 escalations: 0,
             }
         }));

@@ -104,25 +104,30 @@ fn tasks(frame: &mut Frame, area: Rect, view: &View, board: &Board, colors: bool
             style = style.add_modifier(Modifier::REVERSED);
         }
         let esc = if r.escalations > 0 { format!("⚑{}", r.escalations) } else { String::new() };
+        let dash = || "-".to_owned();
         TableRow::new(vec![
             Cell::from(Span::styled(format!("{} {}", r.state.symbol(), r.label), color(r.state, colors))),
             Cell::from(r.name.clone()),
             Cell::from(r.id.clone()),
             Cell::from(crate::render::age(board.now, r.created_at)),
-            Cell::from(r.branch.clone().unwrap_or_else(|| "-".into())),
+            Cell::from(r.workspace.clone().unwrap_or_else(dash)),
+            Cell::from(r.branch.clone().unwrap_or_else(dash)),
+            Cell::from(r.ahead.map_or_else(dash, |n| n.to_string())),
             Cell::from(esc),
         ])
         .style(style)
     });
     let widths = [
-        Constraint::Min(18),
-        Constraint::Min(10),
-        Constraint::Length(10),
-        Constraint::Length(5),
-        Constraint::Min(12),
+        Constraint::Min(20),
+        Constraint::Min(8),
+        Constraint::Length(9),
         Constraint::Length(4),
+        Constraint::Min(8),
+        Constraint::Min(8),
+        Constraint::Length(5),
+        Constraint::Length(3),
     ];
-    let header = TableRow::new(["STATE", "NAME", "ID", "AGE", "BRANCH", ""])
+    let header = TableRow::new(["STATE", "NAME", "ID", "AGE", "WORKSPACE", "BRANCH", "AHEAD", ""])
         .style(Style::default().add_modifier(Modifier::BOLD));
     frame.render_widget(Table::new(rows, widths).header(header).block(block), area);
 }
@@ -164,8 +169,11 @@ fn workspace(frame: &mut Frame, area: Rect, d: &Detail, focus: Focus, now: u64, 
     let [side, term] = Layout::horizontal([Constraint::Percentage(30), Constraint::Percentage(70)]).areas(area);
     let mut lines: Vec<Line> = vec![Line::styled(d.name.clone(), Style::default().add_modifier(Modifier::BOLD))];
     let (mark, mark_style) = if d.live { ("● live", Shown::Working) } else { ("✗ dead", Shown::Dead) };
+    // Seed 004's three spaces before the mark, one when the sidebar is too narrow for them.
+    let status = format!("Status: {}", d.label);
+    let fits = status.chars().count() + 3 + mark.chars().count() <= usize::from(side.width.saturating_sub(2));
     lines.push(Line::from(vec![
-        Span::raw(format!("Status: {}   ", d.label)),
+        Span::raw(format!("{status}{}", if fits { "   " } else { " " })),
         Span::styled(mark, color(mark_style, colors)),
     ]));
     lines.push(Line::raw(format!("Agent: {}", d.kind)));
@@ -175,18 +183,24 @@ fn workspace(frame: &mut Frame, area: Rect, d: &Detail, focus: Focus, now: u64, 
     if let Some((commits, added, removed)) = d.commits {
         lines.push(Line::raw(format!("Commits: {commits}  +{added} -{removed}")));
     }
+    // Lines are cut at the sidebar's width, never wrapped, so what fits in its height is known:
+    // at most ten files, fewer when the history and the task's first lines would not fit.
+    let history = d.history.len().min(5);
+    let task_shown = d.task.as_deref().map_or(1, |t| t.lines().count().clamp(1, 3));
+    let room = usize::from(side.height.saturating_sub(2)).saturating_sub(lines.len() + 3);
+    let files_max = room.saturating_sub(history + task_shown + 1).clamp(1, 10);
     lines.push(Line::raw(format!("── Files ({}) ──", d.files.len())));
     if d.files.is_empty() {
         lines.push(Line::raw("(no changes)"));
     }
-    for (letter, file) in d.files.iter().take(10) {
+    for (letter, file) in d.files.iter().take(files_max) {
         lines.push(Line::raw(format!("{letter} {file}")));
     }
-    if d.files.len() > 10 {
-        lines.push(Line::raw(format!("+{} more", d.files.len() - 10)));
+    if d.files.len() > files_max {
+        lines.push(Line::raw(format!("+{} more", d.files.len() - files_max)));
     }
     lines.push(Line::raw("── History ──"));
-    for (at, what) in d.history.iter().rev().take(5) {
+    for (at, what) in d.history.iter().rev().take(history) {
         lines.push(Line::raw(format!("{:>4}  {what}", crate::render::age(now, *at))));
     }
     lines.push(Line::raw("── Task ──"));
@@ -202,7 +216,7 @@ fn workspace(frame: &mut Frame, area: Rect, d: &Detail, focus: Focus, now: u64, 
         }
     };
     let side_block = Block::default().borders(Borders::ALL).border_style(focused(Focus::Sidebar));
-    frame.render_widget(Paragraph::new(lines).block(side_block).wrap(Wrap { trim: false }), side);
+    frame.render_widget(Paragraph::new(lines).block(side_block), side);
     let term_block = Block::default().borders(Borders::ALL).border_style(focused(Focus::Terminal));
     let screen = if d.ended {
         Text::raw("[Session ended]")
@@ -235,13 +249,14 @@ mod tests {
             created_at: NOW - 125_000,
             workspace: Some(format!("ws-{name}-{id}")),
             branch: Some(format!("ws-{id}")),
+            ahead: Some(escalations as u32 * 2),
             escalations,
         }
     }
 
     fn board() -> Board {
         let rows = vec![
-            row(RowKind::Agent, "k3j9x2ab", "fix-login", Shown::Working, "running", 0),
+            row(RowKind::Agent, "k3j9x2ab", "fix-login", Shown::Working, "working", 0),
             row(RowKind::Agent, "p0q1r2s3", "docs", Shown::Idle, "idle", 0),
             row(RowKind::Agent, "m4n5o6p7", "migrate", Shown::Prompt, "prompt(permission)", 1),
             row(RowKind::Agent, "e8f9g0h1", "api", Shown::Error, "error(rate_limited)", 2),
@@ -256,7 +271,7 @@ mod tests {
         let files = (1..=12).map(|n| (if n % 3 == 0 { 'A' } else { 'M' }, format!("src/file{n}.rs"))).collect();
         Detail {
             name: "fix-login (k3j9x2ab)".into(),
-            label: if live { "running".into() } else { "dead(completed)".into() },
+            label: if live { "working".into() } else { "dead(completed)".into() },
             live,
             ended,
             kind: "claude".into(),

@@ -6,6 +6,7 @@ mod board;
 mod draw;
 mod view;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, ExitCode};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,7 +14,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use bosun_core::{Event, Heartbeat, TermKey};
+use bosun_core::{Event, Heartbeat, TermKey, WorkspaceId};
 use bosun_wire::EventsQuery;
 use ratatui::crossterm::event::{self, Event as TermEvent, KeyCode, KeyEventKind, KeyModifiers};
 
@@ -28,6 +29,8 @@ const BOARD_EVERY: Duration = Duration::from_millis(25);
 const GIT_EVERY: Duration = Duration::from_secs(10);
 /// How often, at most, they are taken again while its files are being written.
 const GIT_AT_MOST: Duration = Duration::from_secs(1);
+/// How often the commits ahead of every workspace are counted again.
+const AHEAD_EVERY: Duration = Duration::from_secs(10);
 /// How often the workspace view asks `gh` again for its branch's pull request.
 const PR_EVERY: Duration = Duration::from_secs(60);
 /// How often the agent's screen is read when its output says nothing changed (a session whose
@@ -45,6 +48,15 @@ pub fn run(client: &Client) -> Result<ExitCode> {
     std::thread::spawn(move || {
         let q = EventsQuery { from: 0, follow: true, ..Default::default() };
         let _ = stream.events(q, |r| Ok(recorded.send(Wake::Recorded(Box::new(r))).is_ok()));
+    });
+    // The commits ahead of each workspace, counted by the daemon on a thread of its own.
+    let (counter, counted) = (Client::new(client.dirs.clone()), tx.clone());
+    std::thread::spawn(move || loop {
+        let sent = counter.ahead().map(|ahead| counted.send(Wake::Ahead(ahead)));
+        if matches!(sent, Ok(Err(_))) {
+            return;
+        }
+        std::thread::sleep(AHEAD_EVERY);
     });
     let paused = Arc::new(AtomicBool::new(false));
     let reading = paused.clone();
@@ -80,6 +92,8 @@ enum Wake {
     Output,
     /// What `gh` says of the pull request of agent `.0`'s branch.
     Pr(String, Option<String>),
+    /// The commits ahead of each workspace, newly counted.
+    Ahead(BTreeMap<WorkspaceId, u32>),
 }
 
 fn dash(
@@ -90,7 +104,8 @@ fn dash(
     colors: bool,
 ) -> Result<ExitCode> {
     let mut view = View::default();
-    let (mut board, mut open) = gather(client)?;
+    let mut ahead = BTreeMap::new();
+    let (mut board, mut open) = gather(client, &ahead)?;
     let mut detail: Option<(String, Detail, Instant)> = None;
     let mut last_board = Instant::now();
     let mut stale = false;
@@ -113,6 +128,8 @@ fn dash(
             if again {
                 changed = false;
             }
+            // Alive (or seen to end) when last shown: a death now is one seen while viewed.
+            let was_live = detail.as_ref().is_some_and(|(d, shown, _)| d == id && (shown.live || shown.ended));
             let mut d = match detail.take() {
                 Some((d, mut shown, at)) if &d == id && !again => {
                     let due = captured.elapsed() >= SCREEN_AT_LEAST;
@@ -137,7 +154,7 @@ fn dash(
                 std::thread::spawn(move || _ = tx.send(Wake::Pr(id, pull_request(&path))));
             }
             d.1.pr = pr.as_ref().filter(|(a, _)| a == id).and_then(|(_, p)| p.clone());
-            d.1.ended = d.1.ended || (!d.1.live && detail_was_live(&board, id));
+            d.1.ended = !d.1.live && (d.1.ended || was_live || detail_was_live(&board, id));
             if sized.as_ref().is_none_or(|s| &s.agent != id) {
                 let area = terminal.size()?;
                 sized = Sized::to_panel(client, id, area.width, area.height);
@@ -183,6 +200,11 @@ fn dash(
                     pr = Some((agent, found));
                     continue;
                 }
+                Wake::Ahead(counted) => {
+                    ahead = counted;
+                    stale = true;
+                    continue;
+                }
                 Wake::Term(read) => read,
             };
             if let TermEvent::Resize(..) = read {
@@ -207,6 +229,13 @@ fn dash(
                     paused.store(false, Ordering::SeqCst);
                     status.context("cannot run tmux to attach")?;
                 }
+                Action::AttachAndLeave(id) => {
+                    let argv = client.attach(id)?;
+                    ratatui::restore();
+                    // Only returns when it could not be run.
+                    let e = std::os::unix::process::CommandExt::exec(Command::new(&argv[0]).args(&argv[1..]));
+                    return Err(anyhow::anyhow!("cannot run {} to attach: {e}", argv[0]));
+                }
                 Action::Send { id, text } => _ = client.send(id, text)?,
                 Action::Kill(id) => _ = client.kill(id)?,
                 Action::Resolve(e) => _ = client.resolve(format!("e{e}"), None, None)?,
@@ -220,9 +249,17 @@ fn dash(
             stale = true;
         }
         if stale && last_board.elapsed() >= BOARD_EVERY {
-            (board, open) = gather(client)?;
+            (board, open) = gather(client, &ahead)?;
             last_board = Instant::now();
             stale = false;
+            // The viewed agent died: its panel says its session ended, its sidebar ✗.
+            if let Some((id, d, _)) = detail.as_mut() {
+                if let Some(row) = board.rows.iter().find(|r| &r.id == id && r.state == board::Shown::Dead) {
+                    if d.live {
+                        (d.live, d.ended, d.label) = (false, true, row.label.clone());
+                    }
+                }
+            }
         }
     }
 }
@@ -233,11 +270,11 @@ fn detail_was_live(board: &Board, id: &str) -> bool {
 }
 
 /// The board and the open escalations, from the daemon.
-fn gather(client: &Client) -> Result<(Board, Vec<Open>)> {
+fn gather(client: &Client, ahead: &BTreeMap<WorkspaceId, u32>) -> Result<(Board, Vec<Open>)> {
     let listing = client.list()?;
     let jobs = client.job_list()?;
     let escalations = client.escalations(false)?;
-    let board = Board::of(listing.now, &listing.agents, &listing.workspaces, &jobs.all, &escalations.all);
+    let board = Board::of(listing.now, &listing.agents, &listing.workspaces, &jobs.all, &escalations.all, ahead);
     let open = escalations
         .all
         .iter()
@@ -265,7 +302,7 @@ fn look(client: &Client, id: &str) -> Detail {
     let task = a.prompt.clone().or_else(|| std::fs::read_to_string(path.join(bosun_core::TASK_FILE)).ok());
     let mut shown = Detail {
         name: format!("{} ({})", a.name, a.id),
-        label: a.state.label(),
+        label: board::Shown::words(&a.state),
         live: !a.state.is_dead(),
         ended: false,
         kind: a.driver.kind().name().to_owned(),
@@ -353,7 +390,16 @@ fn forward(client: &Client, id: &str, key: Key) {
         Key::Down => TermKey::Down,
         Key::Left => TermKey::Left,
         Key::Right => TermKey::Right,
+        Key::Home => TermKey::Home,
+        Key::End => TermKey::End,
+        Key::PageUp => TermKey::PageUp,
+        Key::PageDown => TermKey::PageDown,
+        Key::Insert => TermKey::Insert,
+        Key::Delete => TermKey::Delete,
+        Key::BackTab => TermKey::BackTab,
+        Key::F(n) => TermKey::F(n),
         Key::Ctrl(c) => TermKey::Ctrl(c),
+        Key::Alt(c) => TermKey::Alt(c),
     };
     let keys = vec![key];
     if TermKey::check(&keys).is_ok() {
@@ -368,6 +414,7 @@ fn key_of(code: KeyCode, mods: KeyModifiers) -> Option<Key> {
             '5' => ']',
             c => c,
         }),
+        KeyCode::Char(c) if mods.contains(KeyModifiers::ALT) => Key::Alt(c),
         KeyCode::Char(c) => Key::Char(c),
         KeyCode::Up => Key::Up,
         KeyCode::Down => Key::Down,
@@ -377,6 +424,46 @@ fn key_of(code: KeyCode, mods: KeyModifiers) -> Option<Key> {
         KeyCode::Esc => Key::Esc,
         KeyCode::Tab => Key::Tab,
         KeyCode::Backspace => Key::Backspace,
+        KeyCode::Home => Key::Home,
+        KeyCode::End => Key::End,
+        KeyCode::PageUp => Key::PageUp,
+        KeyCode::PageDown => Key::PageDown,
+        KeyCode::Insert => Key::Insert,
+        KeyCode::Delete => Key::Delete,
+        KeyCode::BackTab => Key::BackTab,
+        KeyCode::F(n) => Key::F(n),
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_a_terminal_reports_is_one_the_panel_can_type() {
+        let (none, ctrl, alt, shift) =
+            (KeyModifiers::NONE, KeyModifiers::CONTROL, KeyModifiers::ALT, KeyModifiers::SHIFT);
+        let cases = [
+            (KeyCode::Char('x'), none, Key::Char('x')),
+            (KeyCode::Char('X'), shift, Key::Char('X')),
+            (KeyCode::Char('c'), ctrl, Key::Ctrl('c')),
+            // Terminals report Ctrl+\ and Ctrl+] as Ctrl+4 and Ctrl+5.
+            (KeyCode::Char('4'), ctrl, Key::Ctrl('\\')),
+            (KeyCode::Char('5'), ctrl, Key::Ctrl(']')),
+            (KeyCode::Char('b'), alt, Key::Alt('b')),
+            (KeyCode::Home, none, Key::Home),
+            (KeyCode::End, none, Key::End),
+            (KeyCode::PageUp, none, Key::PageUp),
+            (KeyCode::PageDown, none, Key::PageDown),
+            (KeyCode::Insert, none, Key::Insert),
+            (KeyCode::Delete, none, Key::Delete),
+            (KeyCode::BackTab, shift, Key::BackTab),
+            (KeyCode::F(7), none, Key::F(7)),
+        ];
+        for (code, mods, want) in cases {
+            assert_eq!(key_of(code, mods), Some(want), "{code:?} {mods:?}");
+        }
+        assert_eq!(key_of(KeyCode::CapsLock, none), None, "a key no program sees is not typed");
+    }
 }

@@ -15,9 +15,19 @@ pub enum Key {
     Esc,
     Tab,
     Backspace,
+    Home,
+    End,
+    PageUp,
+    PageDown,
+    Insert,
+    Delete,
+    BackTab,
+    /// A function key (F1 is `F(1)`).
+    F(u8),
     Char(char),
     /// A control key (`Ctrl+C` is `Ctrl('c')`); `Ctrl+\` and `Ctrl+]` change the view.
     Ctrl(char),
+    Alt(char),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,8 +68,10 @@ pub enum Focus {
 pub enum Action {
     None,
     Quit,
-    /// Leave the dashboard for `bosun attach ID` (full screen).
+    /// `bosun attach ID` (full screen), back to the dashboard after a detach.
     Attach(String),
+    /// `bosun attach ID` in the dashboard's stead (seed 004's escape hatch, `Ctrl+]`).
+    AttachAndLeave(String),
     Send {
         id: String,
         text: String,
@@ -111,7 +123,7 @@ impl View {
     /// The keys the footer shows for the current view.
     pub fn footer(&self) -> &'static str {
         match &self.mode {
-            Mode::Tasks => "↑↓/jk:move  w:workspace  a:attach  s:send  x:kill  e:escalations  /:filter  ?:help  q:quit",
+            Mode::Tasks => "↑↓:move w:view a:attach s:send x:kill e:escalations /:filter ?:help q:quit",
             Mode::Filter => "type to filter  Enter:keep  Esc:clear",
             Mode::Help => "Esc/q/?:back",
             Mode::Send { .. } => "type the message  Enter:send  Esc:cancel",
@@ -198,7 +210,7 @@ impl View {
                     *focus = Focus::Sidebar;
                     Action::None
                 }
-                Key::Ctrl(']') => Action::Attach(id.clone()),
+                Key::Ctrl(']') => Action::AttachAndLeave(id.clone()),
                 other => Action::Forward { id: id.clone(), key: other },
             },
             Mode::Workspace { focus: focus @ Focus::Sidebar, .. } => {
@@ -260,6 +272,7 @@ mod tests {
             created_at: 0,
             workspace: None,
             branch: Some(format!("ws-{id}")),
+            ahead: None,
             escalations: 0,
         }
     }
@@ -306,7 +319,7 @@ mod tests {
         assert_eq!(v.footer(), "Tab:terminal  Esc:dashboard");
         keys(&mut v, &[Key::Tab]);
         assert!(matches!(v.mode, Mode::Workspace { focus: Focus::Terminal, .. }));
-        assert_eq!(keys(&mut v, &[Key::Ctrl(']')]), [Action::Attach("a2".into())]);
+        assert_eq!(keys(&mut v, &[Key::Ctrl(']')]), [Action::AttachAndLeave("a2".into())]);
         keys(&mut v, &[Key::Ctrl('\\'), Key::Esc]);
         assert_eq!(v.mode, Mode::Tasks);
     }

@@ -342,6 +342,23 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         Request::Merge(ask) => merge::merge(ctx, *ask).await,
         Request::Pr(ask) => pr::pr(ctx, *ask).await,
         Request::Fork { agent, name, prompt, inherit } => fork::fork(ctx, agent, name, prompt, inherit).await,
+        Request::Ahead => {
+            let kinds = query(ctx, |s| {
+                let live = s
+                    .workspaces
+                    .values()
+                    .filter(|w| w.kind.branch().is_some() && !matches!(w.state, WorkspaceState::Removing { .. }));
+                Ok(live.map(|w| (w.id.clone(), w.kind.clone())).collect::<Vec<_>>())
+            })
+            .await?;
+            let git = ctx.git.clone();
+            let ahead = blocking(move || {
+                // A workspace git cannot count (a folder, a branch gone) is left out.
+                Ok(kinds.into_iter().filter_map(|(id, kind)| Some((id, git.commits_ahead(&kind).ok()?))).collect())
+            })
+            .await?;
+            Ok(Response::Ahead { ahead })
+        }
         Request::Diff { target, patch, color } => {
             let ws = query(ctx, move |s| Ok(s.find_work(&target)?.clone())).await?;
             let (git, workspaces) = (ctx.git.clone(), ctx.workspaces.clone());
