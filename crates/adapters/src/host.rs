@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bosun_core::{SessionName, SessionSeen, TermKey};
+use bosun_core::{Place, SessionName, SessionSeen, TermKey};
 use bosun_host::{HostClient, HostError, HostRequest, HostResponse};
 
 use crate::{AdapterError, ContainerSpec, Containers, Sessions, SettleDelay, SpawnSpec};
@@ -232,7 +232,7 @@ impl Sessions for HostSessions {
         }
         let dir = self.dir.path();
         std::fs::create_dir_all(dir).map_err(|e| AdapterError::io(format!("creating {}", dir.display()), e))?;
-        if let Some(pod) = spec.pod {
+        if let Place::Pod(pod) = spec.place {
             let pods = self.pods.as_ref().ok_or_else(no_cluster)?;
             pods.start(&self.dir, &spec, pod)?;
             let deadline = Instant::now() + START_WAIT;
@@ -253,7 +253,7 @@ impl Sessions for HostSessions {
                 std::thread::sleep(Duration::from_millis(20));
             };
         }
-        if let Some((container, sandbox)) = spec.container {
+        if let Place::Container { container, sandbox } = spec.place {
             self.run_in_container(&spec, container, sandbox)?;
             let deadline = Instant::now() + START_WAIT;
             return loop {

@@ -256,10 +256,9 @@ pub struct SpawnSpec<'a> {
     pub output: Option<&'a Path>,
     /// What the session runs in (a router picks its backend by it; a backend ignores it).
     pub backend: SessionBackend,
-    /// The container its session host runs in, with what is bound into it; none to run here.
-    pub container: Option<(&'a bosun_core::Container, &'a bosun_core::Sandbox)>,
-    /// The pod its session host runs in; none to run here.
-    pub pod: Option<&'a bosun_core::Pod>,
+    /// Where it starts (the router wraps a sandbox's command; the session host starts a
+    /// container or a pod; tmux runs here).
+    pub place: &'a bosun_core::Place,
     /// The agent's files (its settings), for a session whose host writes them (in a pod); the
     /// executor writes them here for every other.
     pub files: &'a [(PathBuf, String)],

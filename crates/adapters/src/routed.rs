@@ -1,22 +1,27 @@
-//! `RoutedSessions`: the daemon's one `Sessions`, which sends each call to the backend that
-//! holds the session: a new one to the backend its spawn names, any other to the session host
-//! when the session's host socket (or, for a TCP host, its token) is there, else to tmux.
-//! Listing lists both.
+//! `RoutedSessions`: the daemon's one `Sessions`, and its runtime router. A new session starts
+//! where its `Place` says: here in tmux or in bosun's session host, here under bubblewrap (its
+//! command wrapped), or in a container or a pod, whose session host bosun starts there. Any
+//! other call goes to the session host when the session's host socket (or, for a TCP host, its
+//! token) is there, else to tmux. Listing lists both.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use bosun_core::{SessionBackend, SessionName, SessionSeen, TermKey};
+use bosun_core::{Place, SessionBackend, SessionName, SessionSeen, TermKey};
 
 use crate::{AdapterError, HostSessions, Sessions, SpawnSpec};
 
 pub struct RoutedSessions {
     tmux: Arc<dyn Sessions>,
     host: Arc<HostSessions>,
+    /// The daemon's socket and the hooks' spool, which a sandboxed agent's hooks reach.
+    socket: PathBuf,
+    spool: PathBuf,
 }
 
 impl RoutedSessions {
-    pub fn new(tmux: Arc<dyn Sessions>, host: Arc<HostSessions>) -> Self {
-        Self { tmux, host }
+    pub fn new(tmux: Arc<dyn Sessions>, host: Arc<HostSessions>, socket: PathBuf, spool: PathBuf) -> Self {
+        Self { tmux, host, socket, spool }
     }
 
     fn of(&self, session: &SessionName) -> &dyn Sessions {
@@ -33,9 +38,17 @@ impl Sessions for RoutedSessions {
         self.tmux.check_available()
     }
     fn spawn(&self, spec: SpawnSpec<'_>) -> Result<Option<u32>, AdapterError> {
-        match (spec.backend, spec.container) {
-            (SessionBackend::Tmux, None) => self.tmux.spawn(spec),
-            // A container's session is always in bosun's host, inside it.
+        let wrapped;
+        let spec = match spec.place {
+            Place::Sandbox(sandbox) => {
+                wrapped = crate::sandbox::wrapped(spec.command, sandbox, spec.cwd, &self.socket, &self.spool);
+                SpawnSpec { command: &wrapped, ..spec }
+            }
+            _ => spec,
+        };
+        match (spec.backend, spec.place) {
+            (SessionBackend::Tmux, Place::Here | Place::Sandbox(_)) => self.tmux.spawn(spec),
+            // A container's or a pod's session is always in bosun's host, there.
             _ => self.host.spawn(spec),
         }
     }

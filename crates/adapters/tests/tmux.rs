@@ -37,8 +37,7 @@ fn spawn(
         command: &command,
         output: None,
         backend: Default::default(),
-        container: None,
-        pod: None,
+        place: &bosun_core::Place::Here,
         files: &[],
     })
     .expect("spawn")
@@ -266,8 +265,7 @@ fn a_sessions_output_is_copied_to_its_output_file_from_the_first_byte() {
         command: &command,
         output: Some(&output),
         backend: Default::default(),
-        container: None,
-        pod: None,
+        place: &bosun_core::Place::Here,
         files: &[],
     };
     server.tmux().spawn(spec).expect("spawn");
@@ -293,8 +291,7 @@ fn a_session_started_just_as_the_last_one_ends_still_starts() {
             command: &command,
             output: None,
             backend: Default::default(),
-            container: None,
-            pod: None,
+            place: &bosun_core::Place::Here,
             files: &[],
         };
         server.tmux().spawn(spec(&old)).expect("spawn old");
@@ -322,8 +319,7 @@ fn a_path_with_tmux_formats_in_it_is_only_a_path() {
         command: &command,
         output: Some(&output),
         backend: Default::default(),
-        container: None,
-        pod: None,
+        place: &bosun_core::Place::Here,
         files: &[],
     };
     server.tmux().spawn(spec).expect("spawn");

@@ -48,16 +48,9 @@ pub enum Effect {
         /// What the session runs in.
         #[serde(default, skip_serializing_if = "crate::SessionBackend::is_tmux")]
         backend: crate::SessionBackend,
-        /// The sandbox its program runs in, if it runs in one (in a container: what is bound
-        /// into it).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        sandbox: Option<crate::Sandbox>,
-        /// The container its session host runs in, if it runs in one.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        container: Option<crate::Container>,
-        /// The pod its session host runs in, if it runs in one.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pod: Option<Box<crate::Pod>>,
+        /// Where it starts: its runtime's place for it.
+        #[serde(default, skip_serializing_if = "crate::Place::is_here")]
+        place: crate::Place,
     },
     /// End the session; a session that is already gone counts as killed.
     KillSession { agent: AgentId, session: SessionName },

@@ -77,7 +77,8 @@ pub use pool::{
 pub use queue::{parse_listed, External, Item, ItemId, ItemState, Worker};
 pub use reject::Rejection;
 pub use runtime::{
-    Container, Pod, PodSource, Runtime, Sandbox, POD_AGENT_DIR, POD_CONFIG, POD_ROOT, POD_STATE_DIR, POD_WORKSPACE,
+    Container, Place, Pod, PodSource, Runtime, Sandbox, POD_AGENT_DIR, POD_CONFIG, POD_ROOT, POD_STATE_DIR,
+    POD_WORKSPACE,
 };
 pub use state::{apply, State, REQUESTS_KEPT};
 pub use term_key::{check_size, KeysError, TermKey, KEYS_MAX, KEYS_TEXT_MAX, TERM_SIDE_MAX};

@@ -202,15 +202,15 @@ impl Runtime {
         }
     }
 
-    /// What `agent` is let at when it runs here: none locally; in a sandbox or a container,
-    /// its `Sandbox` (for a container, what is bound into it).
-    pub fn sandbox(&self, agent: &Agent) -> Option<Sandbox> {
+    /// Where `agent`'s session starts: here as it is, here in its `Sandbox`, in a container
+    /// (its `Sandbox` what is bound into it), or in a pod, which is let at nothing of this
+    /// machine's.
+    pub fn place(&self, agent: &Agent) -> Place {
         match self {
-            Self::Local => None,
-            Self::Sandbox { network } => Some(Sandbox::of(agent, *network)),
-            Self::Docker(c) => Some(Sandbox::of(agent, c.network)),
-            // A pod is let at nothing of this machine's.
-            Self::K8s(_) => None,
+            Self::Local => Place::Here,
+            Self::Sandbox { network } => Place::Sandbox(Sandbox::of(agent, *network)),
+            Self::Docker(c) => Place::Container { container: c.clone(), sandbox: Sandbox::of(agent, c.network) },
+            Self::K8s(p) => Place::Pod(Box::new(p.clone())),
         }
     }
 
@@ -270,14 +270,6 @@ impl Runtime {
         }
     }
 
-    /// The container it runs in, if it runs in one.
-    pub fn container(&self) -> Option<&Container> {
-        match self {
-            Self::Docker(c) => Some(c),
-            _ => None,
-        }
-    }
-
     /// What holds the session of an agent that asked for `asked`: a container runs bosun's own
     /// session host, whatever was asked.
     pub fn backend(&self, asked: crate::SessionBackend) -> crate::SessionBackend {
@@ -285,6 +277,28 @@ impl Runtime {
             Self::Docker(_) | Self::K8s(_) => crate::SessionBackend::Host,
             _ => asked,
         }
+    }
+}
+
+/// Where an agent's session starts, as its `Runtime` makes it for that agent
+/// (`Effect::SpawnSession`): what the session router needs to start it there.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "in", rename_all = "snake_case")]
+pub enum Place {
+    /// On this machine, as it is.
+    #[default]
+    Here,
+    /// On this machine, under bubblewrap, let at what it says.
+    Sandbox(Sandbox),
+    /// In a container whose session host runs the program, with what `sandbox` says bound in.
+    Container { container: Container, sandbox: Sandbox },
+    /// In a pod, whose session host runs the program.
+    Pod(Box<Pod>),
+}
+
+impl Place {
+    pub fn is_here(&self) -> bool {
+        *self == Self::Here
     }
 }
 

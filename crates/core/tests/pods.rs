@@ -6,7 +6,8 @@
 mod support;
 
 use bosun_core::{
-    Effect, Event, ExitStatus, Input, Pod, PodSource, Runtime, SavedWork, SessionBackend, WorkspaceKind, WorkspaceState,
+    Effect, Event, ExitStatus, Input, Place, Pod, PodSource, Runtime, SavedWork, SessionBackend, WorkspaceKind,
+    WorkspaceState,
 };
 use support::*;
 
@@ -55,10 +56,10 @@ fn a_pod_whose_work_is_saved_ends_its_agent_releases_its_workspace_clean_and_goe
     let (a, w) = sim.start_with(in_pod(1));
     let spawned = sim.ok(Input::WorkspaceCreated { id: w.clone() });
     let pod = spawned.iter().find_map(|e| match e {
-        Effect::SpawnSession { pod, backend, .. } => Some((pod.clone(), *backend)),
+        Effect::SpawnSession { place, backend, .. } => Some((place.clone(), *backend)),
         _ => None,
     });
-    assert!(matches!(pod, Some((Some(_), SessionBackend::Host))), "its session is a host in its pod: {pod:?}");
+    assert!(matches!(pod, Some((Place::Pod(_), SessionBackend::Host))), "its session is a host in its pod: {pod:?}");
     let given = spawned.iter().find_map(|e| match e {
         Effect::SpawnSession { env, inherit, .. } => Some((env.clone(), inherit.clone())),
         _ => None,
@@ -126,7 +127,7 @@ fn on_a_claim_unsaved_work_stays_on_the_claim_the_pod_goes_and_a_resume_carries_
     let effects = sim.ok(Input::PodEnded { session, status: ExitStatus::code(1), saved: saved(true, true) });
     let resumed = effects
         .iter()
-        .any(|e| matches!(e, Effect::SpawnSession { pod: Some(p), .. } if p.claim.as_deref() == Some("bosun-b-work")));
+        .any(|e| matches!(e, Effect::SpawnSession { place: Place::Pod(p), .. } if p.claim.as_deref() == Some("bosun-b-work")));
     assert!(resumed, "resumed in a new pod on the same claim: {effects:?}");
     assert!(!sim.log.iter().any(|e| matches!(e, Event::EscalationRaised { .. })), "no one is asked");
 }
@@ -158,7 +159,7 @@ fn an_agent_whose_pod_ended_is_resumed_in_a_new_pod_whose_end_counts_anew() {
     let effects =
         sim.ok(Input::PodEnded { session: first.clone(), status: ExitStatus::code(1), saved: saved(true, false) });
     let replaced = effects.iter().find_map(|e| match e {
-        Effect::SpawnSession { replace, pod, .. } => Some((replace.clone(), pod.is_some())),
+        Effect::SpawnSession { replace, place, .. } => Some((replace.clone(), matches!(place, Place::Pod(_)))),
         _ => None,
     });
     assert_eq!(replaced, Some((Some(first.clone()), true)), "resumed in a new pod that replaces the old one");

@@ -208,9 +208,7 @@ impl Executor {
                 hold,
                 inherit,
                 backend,
-                sandbox,
-                container,
-                pod,
+                place,
             } => {
                 if let Some((transcript, text)) = &hold {
                     if !bosun_adapters::transcript::holds_within(transcript, text, HOLD_WAIT) {
@@ -241,15 +239,6 @@ impl Executor {
                     Ok(inherited) => inherited.unwrap_or_default().into_iter().chain(env).collect(),
                     Err(e) => return Some(Input::SessionSpawnFailed { agent, error: e.to_string() }),
                 };
-                // In a sandbox here, the command runs inside bubblewrap (its hooks still reach
-                // us); in a container, what the sandbox lets through is bound into it.
-                let command = match (&sandbox, &container) {
-                    (Some(s), None) => {
-                        bosun_adapters::sandbox::wrapped(&command, s, &cwd, &self.dirs.socket(), &self.dirs.spool())
-                    }
-                    _ => command,
-                };
-                let container = container.as_ref().zip(sandbox.as_ref());
                 let spec = SpawnSpec {
                     session: &session,
                     cwd: &cwd,
@@ -257,12 +246,11 @@ impl Executor {
                     command: &command,
                     output: Some(&output),
                     backend,
-                    container,
-                    pod: pod.as_deref(),
+                    place: &place,
                     files: &files,
                 };
                 // A pod's files are written there, by its session host.
-                let here: &[_] = if pod.is_some() { &[] } else { &files };
+                let here: &[_] = if matches!(place, bosun_core::Place::Pod(_)) { &[] } else { &files };
                 match write_files(here, &output).and_then(|()| self.sessions.spawn(spec)) {
                     Ok(pid) => Input::SessionSpawned { agent, pid },
                     Err(e) => Input::SessionSpawnFailed { agent, error: e.to_string() },

@@ -128,7 +128,12 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
                     .with_reach(reach),
             ),
     );
-    let sessions: Arc<dyn Sessions> = Arc::new(bosun_adapters::RoutedSessions::new(Arc::new(tmux), host.clone()));
+    let sessions: Arc<dyn Sessions> = Arc::new(bosun_adapters::RoutedSessions::new(
+        Arc::new(tmux),
+        host.clone(),
+        opts.dirs.socket(),
+        opts.dirs.spool(),
+    ));
     let local = Arc::new(
         LocalWorkspaces::new().with_containers(containers.clone(), opts.dirs.label()).with_cluster(cluster.clone()),
     );

@@ -208,8 +208,7 @@ fn start(server: &TmuxServer, session: &SessionName, cwd: &Path, env: &ClientEnv
         command: &command,
         output: None,
         backend: Default::default(),
-        container: None,
-        pod: None,
+        place: &bosun_core::Place::Here,
         files: &[],
     };
     server.tmux().spawn(spec).expect("start the client in tmux");

@@ -270,9 +270,7 @@ fn spawn_replacing(agent: &Agent, resume: Option<Option<&str>>, replace: Option<
         hold: None,
         inherit: agent.inherited_env().filter(|_| agent.runtime.inherits()),
         backend: agent.backend,
-        sandbox: agent.runtime.sandbox(agent),
-        container: agent.runtime.container().cloned(),
-        pod: agent.runtime.pod().cloned().map(Box::new),
+        place: agent.runtime.place(agent),
     }
 }
 
