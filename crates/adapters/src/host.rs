@@ -336,10 +336,6 @@ impl Sessions for HostSessions {
         self.ask(session, &HostRequest::Resize { cols, rows }).map(drop)
     }
 
-    fn capture(&self, session: &SessionName, colors: bool) -> Result<String, AdapterError> {
-        self.history(session, colors, 0)
-    }
-
     fn history(&self, session: &SessionName, colors: bool, lines: u32) -> Result<String, AdapterError> {
         match self.ask(session, &HostRequest::Screen { colors, scrollback: lines })? {
             HostResponse::Screen { text } => Ok(text),

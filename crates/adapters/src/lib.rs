@@ -345,7 +345,9 @@ pub trait Sessions: Send + Sync {
     /// Sizes the session's window to `cols`×`rows` (its program sees a terminal resized).
     fn resize(&self, session: &SessionName, cols: u16, rows: u16) -> Result<(), AdapterError>;
     /// The visible screen, with colour escapes when `colors`.
-    fn capture(&self, session: &SessionName, colors: bool) -> Result<String, AdapterError>;
+    fn capture(&self, session: &SessionName, colors: bool) -> Result<String, AdapterError> {
+        self.history(session, colors, 0)
+    }
     /// The visible screen with up to `lines` lines of what scrolled off above it, as `capture`.
     fn history(&self, session: &SessionName, colors: bool, lines: u32) -> Result<String, AdapterError>;
     /// Every session on the server, with its pane's pid and, once it has exited, its status.

@@ -70,9 +70,6 @@ impl Sessions for RoutedSessions {
     fn resize(&self, session: &SessionName, cols: u16, rows: u16) -> Result<(), AdapterError> {
         self.of(session).resize(session, cols, rows)
     }
-    fn capture(&self, session: &SessionName, colors: bool) -> Result<String, AdapterError> {
-        self.of(session).capture(session, colors)
-    }
     fn history(&self, session: &SessionName, colors: bool, lines: u32) -> Result<String, AdapterError> {
         self.of(session).history(session, colors, lines)
     }

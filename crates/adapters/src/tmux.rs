@@ -319,10 +319,6 @@ impl Sessions for Tmux {
         self.on_session(session, self.run(args)).map(drop)
     }
 
-    fn capture(&self, session: &SessionName, colors: bool) -> Result<String, AdapterError> {
-        self.history(session, colors, 0)
-    }
-
     fn history(&self, session: &SessionName, colors: bool, lines: u32) -> Result<String, AdapterError> {
         let target = exact_pane(session);
         // A dead pane's last output has scrolled into the history under tmux's "Pane is dead"

@@ -339,26 +339,14 @@ fn pressed_keys_reach_the_program_as_a_terminal_sends_them() {
     let server = TmuxServer::new();
     let tmux = server.tmux();
     let s = name("keys");
-    // `od -c` shows each byte: stty raw hands them over as they come.
-    let script = "stty raw -echo; od -An -c";
+    // `cat -v` shows each byte as it comes, once the terminal hands them over raw.
+    let script = "stty raw -echo; echo ready; cat -v";
     spawn(tmux, &s, server.dir(), &BTreeMap::new(), &["sh", "-c", script]);
-    wait_until(TIMEOUT, || tmux.capture(&s, false).is_ok());
-    let keys = [
-        TermKey::Alt('x'),
-        TermKey::F(5),
-        TermKey::Delete,
-        TermKey::PageUp,
-        TermKey::Text("|".into()),
-        TermKey::Ctrl('d'),
-        TermKey::Ctrl('d'),
-    ];
-    // The program may not read yet: the keys are pressed again until what it read shows.
-    let shown = wait_for(TIMEOUT, || {
-        tmux.press(&s, &keys).expect("press");
-        let screen = tmux.capture(&s, false).expect("capture");
-        screen.contains('|').then_some(screen)
-    })
-    .expect("the keys reached the program");
-    let bytes: String = shown.split_whitespace().collect();
-    assert!(bytes.starts_with(r"033x033[15~033[3~033[5~|"), "{shown}");
+    let ready = wait_until(TIMEOUT, || tmux.capture(&s, false).is_ok_and(|t| t.contains("ready")));
+    assert!(ready, "the program is ready: {:?}", tmux.capture(&s, false));
+    let keys = [TermKey::Alt('x'), TermKey::F(5), TermKey::Delete, TermKey::PageUp, TermKey::Text("|".into())];
+    tmux.press(&s, &keys).expect("press");
+    let shown = wait_for(TIMEOUT, || tmux.capture(&s, false).ok().filter(|t| t.contains('|')))
+        .unwrap_or_else(|| panic!("the keys reached the program: {:?}", tmux.capture(&s, false)));
+    assert!(shown.contains("^[x^[[15~^[[3~^[[5~|"), "{shown}");
 }

@@ -124,8 +124,8 @@ pub enum Command {
         /// Keep the screen's colours [default: auto, on when stdout is a terminal]
         #[arg(long, value_enum, default_value_t = Colors::Auto)]
         colors: Colors,
-        /// Lines of what scrolled off above the screen to print first (tmux and bosun's host
-        /// keep 2000)
+        /// Lines of what scrolled off above the screen to print first (tmux keeps 10000, bosun's
+        /// own host 2000)
         #[arg(long, value_name = "LINES", default_value_t = 0)]
         scrollback: u32,
     },

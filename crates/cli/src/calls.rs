@@ -186,8 +186,8 @@ calls! {
     fn plan_resume(plan: String) -> Vec<Plan> = Request::PlanResume { plan } => Response::Plans { plans, .. } => plans;
     fn pr(ask: Box<bosun_wire::PrAsk>) -> bosun_core::PullRequest = Request::Pr(ask) => Response::PullRequest { pr } => pr;
     fn ahead() -> std::collections::BTreeMap<bosun_core::WorkspaceId, u32> = Request::Ahead => Response::Ahead { ahead } => ahead;
-    fn diff(target: String, patch: bool, color: bool) -> Box<bosun_core::WorkDiff> =
-        Request::Diff { target, patch, color } => Response::Diff { diff } => diff;
+    fn diff(target: String, patch: bool, color: bool, quick: bool) -> Box<bosun_core::WorkDiff> =
+        Request::Diff { target, patch, color, quick } => Response::Diff { diff } => diff;
     fn plan_show(plan: String) -> Box<bosun_core::PlanSummary> =
         Request::PlanShow { plan } => Response::PlanSummary { summary } => summary;
     fn cron_stop(name: String) -> () = Request::CronStop { name } => Response::Ok => ();

@@ -228,7 +228,7 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
                     Colors::Always => true,
                     Colors::Never => false,
                 };
-            let diff = client.diff(id, !stat, colors)?;
+            let diff = client.diff(id, !stat, colors, false)?;
             if json {
                 return print_json(&diff);
             }

@@ -45,7 +45,7 @@ fn dash_end_to_end(session: &str) {
 
     let list = screen.shows("echoer");
     assert!(list.contains("bosun — 2 agent(s)") && list.contains(&id) && list.contains(&claudy), "{list}");
-    assert!(list.find("claudy") < list.find("echoer"), "the newest first: {list}");
+    assert!(list.find("claudy").unwrap() < list.find("echoer").unwrap(), "the newest first: {list}");
     // The selection moves down to the echoing agent, whose view opens.
     screen.keys(&["j"]);
     let width = || match session {

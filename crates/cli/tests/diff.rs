@@ -87,3 +87,20 @@ job "mark" {
     let err = bosun.fails(repo.path(), &["diff", &folder]);
     assert!(err.contains("a folder workspace has no commit it started at"), "{err}");
 }
+
+#[test]
+fn the_commits_ahead_of_each_workspace_are_counted_and_a_folder_has_no_count() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let id = bosun.start(repo.path(), &["--", "sh", "-c", "sleep 600"]);
+    bosun.wait_state(&id, "running");
+    let ws = bosun.show(&id).workspace.expect("its workspace");
+    for n in ["one", "two"] {
+        git_in(&ws.path, &["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "--allow-empty", "-m", n]);
+    }
+    let folder = bosun.start(repo.path(), &["--workspace", "folder", "--", "sh", "-c", "sleep 600"]);
+    let folder_ws = bosun.show(&folder).workspace.expect("its folder").id;
+    let bosun_wire::Response::Ahead { ahead } = bosun.ask(bosun_wire::Request::Ahead) else { panic!("no count") };
+    assert_eq!(ahead.get(&ws.id), Some(&2), "{ahead:?}");
+    assert!(!ahead.contains_key(&folder_ws), "a folder has no branch to count: {ahead:?}");
+}

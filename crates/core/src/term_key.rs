@@ -75,21 +75,24 @@ impl TermKey {
         bad.map_or(Ok(()), Err)
     }
 
-    /// The bytes an xterm sends for it (normal cursor-key mode). For a checked key.
-    pub fn bytes(&self) -> Vec<u8> {
+    /// The bytes an xterm sends for it, its cursor keys in application mode when the program
+    /// asked for that (`application_cursor`). For a checked key.
+    pub fn bytes(&self, application_cursor: bool) -> Vec<u8> {
         let csi = |tail: &str| format!("\x1b[{tail}").into_bytes();
+        // Cursor keys: `ESC O x` in application mode, `ESC [ x` otherwise.
+        let cursor = |x: u8| if application_cursor { vec![0x1b, b'O', x] } else { vec![0x1b, b'[', x] };
         match self {
             Self::Text(t) => t.as_bytes().to_vec(),
             Self::Enter => vec![b'\r'],
             Self::Tab => vec![b'\t'],
             Self::Esc => vec![0x1b],
             Self::Backspace => vec![0x7f],
-            Self::Up => csi("A"),
-            Self::Down => csi("B"),
-            Self::Right => csi("C"),
-            Self::Left => csi("D"),
-            Self::Home => csi("H"),
-            Self::End => csi("F"),
+            Self::Up => cursor(b'A'),
+            Self::Down => cursor(b'B'),
+            Self::Right => cursor(b'C'),
+            Self::Left => cursor(b'D'),
+            Self::Home => cursor(b'H'),
+            Self::End => cursor(b'F'),
             Self::Insert => csi("2~"),
             Self::Delete => csi("3~"),
             Self::PageUp => csi("5~"),
@@ -156,7 +159,7 @@ mod tests {
             TermKey::BackTab,
         ]
         .iter()
-        .map(TermKey::bytes)
+        .map(|k| k.bytes(false))
         .collect();
         let want: [&[u8]; 11] = [
             b"\x03",
@@ -172,6 +175,8 @@ mod tests {
             b"\x1b[Z",
         ];
         assert_eq!(spelled, want.map(<[u8]>::to_vec));
+        assert_eq!((TermKey::Up.bytes(false), TermKey::Up.bytes(true)), (b"\x1b[A".to_vec(), b"\x1bOA".to_vec()));
+        assert_eq!(TermKey::Home.bytes(true), b"\x1bOH", "in application mode");
     }
 
     #[test]

@@ -62,6 +62,11 @@ impl Screen {
         plain.zip(formatted).collect()
     }
 
+    /// Whether the program asked for its cursor keys in application mode (`ESC O A`).
+    pub fn application_cursor(&self) -> bool {
+        self.parser.screen().application_cursor()
+    }
+
     /// The bytes that draw the screen as it is on a fresh terminal (for a client attaching).
     pub fn redraw(&self) -> Vec<u8> {
         self.parser.screen().contents_formatted()

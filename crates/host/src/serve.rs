@@ -427,7 +427,8 @@ fn status(host: &Host) -> HostStatus {
 
 /// The bytes a terminal sends for `keys`.
 fn type_keys(host: &Host, keys: &[TermKey]) -> std::io::Result<()> {
-    let bytes: Vec<u8> = keys.iter().flat_map(TermKey::bytes).collect();
+    let application = lock(&host.screen).application_cursor();
+    let bytes: Vec<u8> = keys.iter().flat_map(|k| k.bytes(application)).collect();
     let mut input = lock(&host.input);
     input.write_all(&bytes)?;
     input.flush()

@@ -313,13 +313,10 @@ impl Sessions for FakeSessions {
         sess.size = Some((cols, rows));
         Ok(())
     }
-    fn capture(&self, session: &SessionName, _colors: bool) -> Result<String, AdapterError> {
+    fn history(&self, session: &SessionName, _colors: bool, _lines: u32) -> Result<String, AdapterError> {
         let s = self.state();
         let sess = s.sessions.get(session).ok_or_else(|| AdapterError::NoSession(session.to_string()))?;
         Ok(sess.typed.join("\n"))
-    }
-    fn history(&self, session: &SessionName, colors: bool, _lines: u32) -> Result<String, AdapterError> {
-        self.capture(session, colors)
     }
     fn list(&self) -> Result<Vec<SessionSeen>, AdapterError> {
         Ok(self

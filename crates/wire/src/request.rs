@@ -179,6 +179,9 @@ pub enum Request {
         target: String,
         patch: bool,
         color: bool,
+        /// What is here only: a volume's branch as last brought back, the volume not read.
+        #[serde(default)]
+        quick: bool,
     },
     /// Merges an agent's or job's branch (see `bosun merge`): `Response::Merged`.
     Merge(Box<MergeAsk>),

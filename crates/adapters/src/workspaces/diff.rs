@@ -81,21 +81,59 @@ pub(crate) fn diff(ws: &Workspace, tip: Option<&str>, patch: bool, color: bool) 
 /// too, `owned` left out), made without touching its index or files: HEAD itself when there is
 /// nothing uncommitted. What a fork starts from.
 pub(crate) fn snapshot(dir: &Path, owned: &[PathBuf], message: &str) -> Result<String, AdapterError> {
-    let index = ScratchIndex::new()?;
-    index.git(dir, &["read-tree", "HEAD"])?;
+    snapshot_of(dir, None, "HEAD", owned, message)
+}
+
+/// As `snapshot`, of the files in `work` (a volume's copy read back, whose own git directory is
+/// never written) on top of `repo`'s commit `head`: every object is written in `repo`.
+pub(crate) fn snapshot_elsewhere(
+    repo: &Path,
+    work: &Path,
+    head: &str,
+    owned: &[PathBuf],
+    message: &str,
+) -> Result<String, AdapterError> {
+    snapshot_of(repo, Some(work), head, owned, message)
+}
+
+fn snapshot_of(
+    dir: &Path,
+    work: Option<&Path>,
+    head: &str,
+    owned: &[PathBuf],
+    message: &str,
+) -> Result<String, AdapterError> {
+    let work = match work {
+        Some(work) => {
+            let mut cmd = git(dir);
+            cmd.args(["rev-parse", "--absolute-git-dir"]);
+            let found = output(&mut cmd)?;
+            if !found.status.success() {
+                return Err(command_error(&cmd, stderr_text(&found)));
+            }
+            Some((work.to_path_buf(), PathBuf::from(String::from_utf8_lossy(&found.stdout).trim())))
+        }
+        None => None,
+    };
+    let mut index = ScratchIndex::new()?;
+    index.work = work;
+    let out = |args: &[&str]| -> Result<std::process::Output, AdapterError> {
+        let mut cmd = index.command(dir);
+        cmd.args(args);
+        output(&mut cmd)
+    };
+    let head = out(&["rev-parse", "--verify", &format!("{head}^{{commit}}")])?;
+    if !head.status.success() {
+        return Err(AdapterError::Command { command: "git rev-parse".into(), stderr: stderr_text(&head) });
+    }
+    let head = String::from_utf8_lossy(&head.stdout).trim().to_owned();
+    index.git(dir, &["read-tree", &head])?;
     index.git(dir, &["add", "-A", "--", "."])?;
     for file in owned {
         let file = file.display().to_string();
         index.git(dir, &["--literal-pathspecs", "rm", "--cached", "--quiet", "--ignore-unmatch", "--", &file])?;
     }
-    let out = |args: &[&str]| -> Result<std::process::Output, AdapterError> {
-        let mut cmd = git(dir);
-        cmd.args(args).env("GIT_INDEX_FILE", &index.path);
-        output(&mut cmd)
-    };
-    let head = out(&["rev-parse", "--verify", "HEAD^{commit}"])?;
-    let head = String::from_utf8_lossy(&head.stdout).trim().to_owned();
-    if out(&["diff", "--cached", "--quiet", "HEAD"])?.status.success() {
+    if out(&["diff", "--cached", "--quiet", &head])?.status.success() {
         return Ok(head);
     }
     let tree = out(&["write-tree"])?;
@@ -148,20 +186,37 @@ fn changes(status: &[u8], numstat: &[u8]) -> Vec<FileChange> {
     files
 }
 
-/// An index file of bosun's own, removed when dropped.
+/// An index file of bosun's own, removed when dropped; with the work tree it reads and the git
+/// directory it writes when the files are not the repository's own worktree's.
 struct ScratchIndex {
     path: PathBuf,
+    work: Option<(PathBuf, PathBuf)>,
 }
 
 impl ScratchIndex {
     fn new() -> Result<Self, AdapterError> {
         let name = format!("bosun-diff-index-{}-{}", std::process::id(), fastrand::u64(..));
-        Ok(Self { path: std::env::temp_dir().join(name) })
+        Ok(Self { path: std::env::temp_dir().join(name), work: None })
+    }
+
+    fn command(&self, dir: &Path) -> std::process::Command {
+        let mut cmd = match &self.work {
+            // Run in the work tree, with the repository's git directory: the work tree's own
+            // `.git` is never read for a setting nor written.
+            Some((work, git_dir)) => {
+                let mut cmd = git(work);
+                cmd.env("GIT_DIR", git_dir).env("GIT_WORK_TREE", work);
+                cmd
+            }
+            None => git(dir),
+        };
+        cmd.env("GIT_INDEX_FILE", &self.path);
+        cmd
     }
 
     fn git(&self, dir: &Path, args: &[&str]) -> Result<(), AdapterError> {
-        let mut cmd = git(dir);
-        cmd.args(args).env("GIT_INDEX_FILE", &self.path);
+        let mut cmd = self.command(dir);
+        cmd.args(args);
         let out = output(&mut cmd)?;
         if !out.status.success() {
             return Err(command_error(&cmd, stderr_text(&out)));
@@ -174,5 +229,52 @@ impl Drop for ScratchIndex {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
         let _ = std::fs::remove_file(self.path.with_extension("lock"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git_ok(dir: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// A volume's copy is another's to write: its files are taken, its own git directory (here
+    /// one whose config would run a command and whose objects lead elsewhere) is never used.
+    #[test]
+    fn a_snapshot_of_files_elsewhere_writes_only_in_the_repository() {
+        let root = tempfile::tempdir().unwrap();
+        let (repo, copy, elsewhere) = (root.path().join("repo"), root.path().join("copy"), root.path().join("else"));
+        for d in [&repo, &copy, &elsewhere] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        git_ok(&repo, &["init", "-q", "-b", "main"]);
+        std::fs::write(repo.join("kept.txt"), "base\n").unwrap();
+        git_ok(&repo, &["add", "-A"]);
+        git_ok(&repo, &["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "base"]);
+        let mark = root.path().join("ran");
+        std::fs::create_dir_all(copy.join(".git")).unwrap();
+        let config = format!("[core]\n\tfsmonitor = touch {}\n", mark.display());
+        std::fs::write(copy.join(".git/config"), config).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, copy.join(".git/objects")).unwrap();
+        std::fs::write(copy.join("kept.txt"), "changed in the volume\n").unwrap();
+        std::fs::write(copy.join("new.txt"), "new\n").unwrap();
+        std::fs::write(copy.join("TASK.md"), "bosun's own\n").unwrap();
+
+        let owned = [PathBuf::from("TASK.md")];
+        let commit = snapshot_elsewhere(&repo, &copy, "refs/heads/main", &owned, "work not committed").unwrap();
+        assert_eq!(git_ok(&repo, &["show", &format!("{commit}:kept.txt")]), "changed in the volume");
+        assert_eq!(git_ok(&repo, &["show", &format!("{commit}:new.txt")]), "new");
+        let files = git_ok(&repo, &["ls-tree", "--name-only", &commit]);
+        assert_eq!(files, "kept.txt\nnew.txt", "bosun's own files and .git left out");
+        assert_eq!(git_ok(&repo, &["log", "-1", "--format=%s", &format!("{commit}^")]), "base", "on the branch");
+        assert!(!mark.exists(), "the copy's config ran nothing");
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing written through its links");
+        let in_git: Vec<_> = std::fs::read_dir(copy.join(".git")).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(in_git.len(), 2, "its git directory as it was: {in_git:?}");
+        assert_eq!(git_ok(&repo, &["rev-parse", "main"]), git_ok(&repo, &["rev-parse", &format!("{commit}^")]));
     }
 }

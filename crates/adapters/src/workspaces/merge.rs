@@ -63,17 +63,26 @@ pub(crate) fn merge(
             replay(repo, &target, branch, &theirs)?
         }
     };
+    // A rebased branch moves too: known to be free to move before anything does.
+    let replayed = how == MergeHow::Rebase && new != theirs;
+    let branch_use = if replayed { in_use(repo, branch)? } else { None };
+    if let Some(InUse::Midway(dir, doing)) = &branch_use {
+        return Err(AdapterError::Command {
+            command: "bosun merge --rebase".into(),
+            stderr: format!("{branch} is being {doing} in {}: finish or abort that first", dir.display()),
+        });
+    }
     move_to(repo, into, &target, &new)?;
-    if how == MergeHow::Rebase && new != theirs {
+    if replayed {
         // The branch is its replayed commits now, so it is all in the target; where it is
         // checked out (its agent's worktree, clean), its files follow.
-        let mut cmd = match checked_out(repo, branch)? {
-            Some(dir) => {
+        let mut cmd = match branch_use {
+            Some(InUse::CheckedOut(dir)) => {
                 let mut cmd = git(&dir);
                 cmd.args(["reset", "--quiet", "--keep", &new]);
                 cmd
             }
-            None => {
+            _ => {
                 let mut cmd = git(repo);
                 cmd.args(["update-ref", &format!("refs/heads/{branch}"), &new, &theirs]);
                 cmd
@@ -150,21 +159,21 @@ fn replay(repo: &Path, onto: &str, branch: &str, theirs: &str) -> Result<String,
 /// Moves `into` from `from` to `to` (a descendant): a ref update, or a fast-forward in the
 /// worktree that has it checked out, which must hold no changes.
 fn move_to(repo: &Path, into: &str, from: &str, to: &str) -> Result<(), AdapterError> {
-    match checked_out(repo, into)? {
+    match in_use(repo, into)? {
+        None => {
+            let mut cmd = git(repo);
+            cmd.args(["update-ref", "-m", "bosun merge", &format!("refs/heads/{into}"), to, from]);
+            run(&mut cmd).map(drop)
+        }
         // A worktree rebasing or bisecting it shows as detached, and would set it when done.
-        None if let Some((dir, doing)) = in_the_middle(repo, into)? => Err(AdapterError::Command {
+        Some(InUse::Midway(dir, doing)) => Err(AdapterError::Command {
             command: "bosun merge".into(),
             stderr: format!(
                 "{into} is being {doing} in {}: finish or abort that first, or merge with --into another branch",
                 dir.display()
             ),
         }),
-        None => {
-            let mut cmd = git(repo);
-            cmd.args(["update-ref", "-m", "bosun merge", &format!("refs/heads/{into}"), to, from]);
-            run(&mut cmd).map(drop)
-        }
-        Some(dir) => {
+        Some(InUse::CheckedOut(dir)) => {
             let mut cmd = git(&dir);
             cmd.args(["status", "--porcelain=v1", "--untracked-files=no"]);
             if !run(&mut cmd)?.trim().is_empty() {
@@ -184,51 +193,50 @@ fn move_to(repo: &Path, into: &str, from: &str, to: &str) -> Result<(), AdapterE
     }
 }
 
-/// The worktree (the repository's own, or a linked one) that has `branch` checked out.
-fn checked_out(repo: &Path, branch: &str) -> Result<Option<PathBuf>, AdapterError> {
-    let mut cmd = git(repo);
-    cmd.args(["worktree", "list", "--porcelain", "-z"]);
-    let out = run(&mut cmd)?;
-    let mut path = None;
-    for field in out.split('\0') {
-        if let Some(p) = field.strip_prefix("worktree ") {
-            path = Some(PathBuf::from(p));
-        } else if field == format!("branch refs/heads/{branch}") {
-            return Ok(path);
-        }
-    }
-    Ok(None)
+/// How a worktree of the repository holds a branch.
+enum InUse {
+    /// Checked out there (the repository's own checkout, or a linked one).
+    CheckedOut(PathBuf),
+    /// In the middle of a rebase (`rebased`, its own or `--update-refs`) or a bisect
+    /// (`bisected`) there, its HEAD detached meanwhile.
+    Midway(PathBuf, &'static str),
 }
 
-/// A worktree of `repo` in the middle of a rebase or a bisect of `branch` (its HEAD detached
-/// meanwhile), and which of the two.
-fn in_the_middle(repo: &Path, branch: &str) -> Result<Option<(PathBuf, &'static str)>, AdapterError> {
+/// Which worktree of `repo`, if any, holds `branch`, and how.
+fn in_use(repo: &Path, branch: &str) -> Result<Option<InUse>, AdapterError> {
     let mut cmd = git(repo);
     cmd.args(["worktree", "list", "--porcelain", "-z"]);
     let out = run(&mut cmd)?;
-    let mut path = None;
     let full = format!("refs/heads/{branch}");
+    let mut path = None;
     for field in out.split('\0') {
         if let Some(p) = field.strip_prefix("worktree ") {
             path = Some(PathBuf::from(p));
             continue;
         }
-        let Some(dir) = path.as_ref().filter(|_| field == "detached") else { continue };
+        let Some(dir) = path.as_ref() else { continue };
+        if field.strip_prefix("branch ") == Some(full.as_str()) {
+            return Ok(Some(InUse::CheckedOut(dir.clone())));
+        }
+        if field != "detached" {
+            continue;
+        }
         let mut cmd = git(dir);
         cmd.args(["rev-parse", "--absolute-git-dir"]);
         let Ok(git_dir) = run(&mut cmd).map(|o| PathBuf::from(o.trim())) else { continue };
-        // Each a file of one line, read no further than a ref's name can be.
-        let named = |file: &str, name: &str| {
+        // Small files of git's own, read no further than 64 KiB.
+        let names = |file: &str, name: &str| {
             let mut text = String::new();
             let read = std::fs::File::open(git_dir.join(file))
-                .and_then(|f| std::io::Read::read_to_string(&mut std::io::Read::take(f, 4096), &mut text));
-            read.is_ok() && text.trim() == name
+                .and_then(|f| std::io::Read::read_to_string(&mut std::io::Read::take(f, 64 << 10), &mut text));
+            read.is_ok() && text.lines().any(|l| l.trim() == name)
         };
-        if named("rebase-merge/head-name", &full) || named("rebase-apply/head-name", &full) {
-            return Ok(Some((dir.clone(), "rebased")));
+        let rebased = ["rebase-merge/head-name", "rebase-apply/head-name", "rebase-merge/update-refs"];
+        if rebased.iter().any(|file| names(file, &full)) {
+            return Ok(Some(InUse::Midway(dir.clone(), "rebased")));
         }
-        if named("BISECT_START", branch) {
-            return Ok(Some((dir.clone(), "bisected")));
+        if names("BISECT_START", branch) {
+            return Ok(Some(InUse::Midway(dir.clone(), "bisected")));
         }
     }
     Ok(None)

@@ -26,6 +26,9 @@ pub const WORKSPACE_LABEL: &str = "bosun.workspace";
 /// Workspaces of `WorkspaceKind::Volume`.
 pub struct VolumeBackend {
     repo_locks: Arc<RepoLocks>,
+    /// Held from a volume's read-back to its copy's removal: two looks at one volume at once
+    /// (a diff while its agent's end is inspected) would clear each other's copy.
+    copies: RepoLocks,
     /// The engine and the value of the `bosun.state` label its volumes get.
     engine: Option<(Arc<dyn Containers>, String)>,
 }
@@ -58,7 +61,7 @@ impl<'k> Fields<'k> {
 
 impl VolumeBackend {
     pub(crate) fn new(repo_locks: Arc<RepoLocks>) -> Self {
-        Self { repo_locks, engine: None }
+        Self { repo_locks, copies: RepoLocks::default(), engine: None }
     }
 
     pub(crate) fn set_engine(&mut self, engine: Arc<dyn Containers>, state: String) {
@@ -72,10 +75,27 @@ impl VolumeBackend {
         })
     }
 
+    /// Reads the volume back into a fresh copy beside `path`, fetches its branch into the
+    /// repository, and gives `look` the copy's directory (None when the volume is gone); the
+    /// copy is removed after, one look at a time. An error of the look or the read-back is the
+    /// one told, not the removal's.
+    fn with_copy<T>(
+        &self,
+        path: &Path,
+        f: &Fields<'_>,
+        look: impl FnOnce(Option<&Path>) -> Result<T, AdapterError>,
+    ) -> Result<T, AdapterError> {
+        let staging = staging(path);
+        self.copies.serialized(&staging, || {
+            let looked = self.read_back(path, f).and_then(|copy| look(copy.as_deref()));
+            let cleared = clear(&staging);
+            looked.and_then(|found| cleared.map(|()| found))
+        })
+    }
+
     /// Reads the volume back into a fresh copy beside `path` and fetches its branch into the
-    /// repository; the copy's directory, or None when the volume is gone. The caller removes
-    /// `staging(path)` when done.
-    fn bring_back(&self, path: &Path, f: &Fields<'_>) -> Result<Option<PathBuf>, AdapterError> {
+    /// repository; the copy's directory, or None when the volume is gone.
+    fn read_back(&self, path: &Path, f: &Fields<'_>) -> Result<Option<PathBuf>, AdapterError> {
         let (engine, _) = self.engine()?;
         let staging = staging(path);
         clear(&staging)?;
@@ -97,7 +117,7 @@ impl VolumeBackend {
         defuse(&top)?;
         self.repo_locks.serialized(f.repo, || fetch(f.repo, &top, f.branch)).map_err(|e| AdapterError::Command {
             command: format!("bring the commits of volume {} back to branch {}", f.volume, f.branch),
-            stderr: format!("{e}; the volume is kept (`docker volume rm {}` if its work is not wanted)", f.volume),
+            stderr: format!("{e}; the volume is kept, and its work with it"),
         })?;
         Ok(Some(top))
     }
@@ -146,24 +166,16 @@ impl WorkspaceBackend for VolumeBackend {
 
     fn is_dirty(&self, path: &Path, kind: &WorkspaceKind, owned: &[PathBuf]) -> Result<bool, AdapterError> {
         let f = Fields::of(path, kind)?;
-        let dirty = match self.bring_back(path, &f) {
-            Ok(Some(copy)) => status_dirty(&copy, owned),
-            Ok(None) => Ok(false),
-            Err(e) => Err(e),
-        };
-        clear(&staging(path))?;
-        dirty
+        self.with_copy(path, &f, |copy| copy.map_or(Ok(false), |copy| status_dirty(copy, owned)))
     }
 
     fn bring_back(&self, path: &Path, kind: &WorkspaceKind) -> Result<(), AdapterError> {
         let f = Fields::of(path, kind)?;
-        let brought = self.bring_back(path, &f).map(drop);
-        clear(&staging(path))?;
-        brought
+        self.with_copy(path, &f, |_| Ok(()))
     }
 
-    /// Made in the copy read back, then fetched into the repository (objects only, no ref
-    /// moved): the branch's own commits come back as they always do.
+    /// Its branch brought back, and the files of the copy read back laid on it in the
+    /// repository (the copy's own git directory is neither read for a setting nor written).
     fn snapshot(
         &self,
         path: &Path,
@@ -172,17 +184,11 @@ impl WorkspaceBackend for VolumeBackend {
         message: &str,
     ) -> Result<String, AdapterError> {
         let f = Fields::of(path, kind)?;
-        let made = match self.bring_back(path, &f) {
-            Ok(Some(copy)) => super::diff::snapshot(&copy, owned, message).and_then(|commit| {
-                self.repo_locks.serialized(f.repo, || take_commit(f.repo, &copy, &commit)).map(|()| commit)
-            }),
-            Ok(None) => {
-                Err(AdapterError::Docker(format!("volume {} is gone: nothing to take a snapshot of", f.volume)))
-            }
-            Err(e) => Err(e),
-        };
-        clear(&staging(path))?;
-        made
+        let tip = format!("refs/heads/{}", f.branch);
+        self.with_copy(path, &f, |copy| match copy {
+            Some(copy) => super::diff::snapshot_elsewhere(f.repo, copy, &tip, owned, message),
+            None => Err(AdapterError::Docker(format!("volume {} is gone: nothing to take a snapshot of", f.volume))),
+        })
     }
 
     fn remove(
@@ -303,20 +309,6 @@ fn fetch(repo: &Path, copy: &Path, branch: &str) -> Result<(), AdapterError> {
     let mut cmd = git(repo);
     let refspec = format!("refs/heads/{branch}:refs/heads/{branch}");
     cmd.args(["fetch", "--no-tags", "--"]).arg(copy).arg(refspec);
-    run(&mut cmd).map(drop)
-}
-
-/// Fetches `commit` of the clone at `copy` into `repo`'s objects, through a ref of the copy's
-/// own (a local fetch wants a ref); no ref of `repo` is moved.
-fn take_commit(repo: &Path, copy: &Path, commit: &str) -> Result<(), AdapterError> {
-    const SNAPSHOT: &str = "refs/bosun/snapshot";
-    let mut cmd = git(copy);
-    cmd.args(["update-ref", SNAPSHOT, commit]);
-    run(&mut cmd)?;
-    let mut cmd = git(repo);
-    cmd.args(["-c", "fetch.fsckObjects=true", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--"])
-        .arg(copy)
-        .arg(SNAPSHOT);
     run(&mut cmd).map(drop)
 }
 

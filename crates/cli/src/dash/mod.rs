@@ -231,6 +231,8 @@ fn dash(
                 }
                 Action::AttachAndLeave(id) => {
                     let argv = client.attach(id)?;
+                    // Its window gets its size back first: an exec runs no destructor.
+                    drop(sized.take());
                     ratatui::restore();
                     // Only returns when it could not be run.
                     let e = std::os::unix::process::CommandExt::exec(Command::new(&argv[0]).args(&argv[1..]));
@@ -253,7 +255,11 @@ fn dash(
             last_board = Instant::now();
             stale = false;
             // The viewed agent died: its panel says its session ended, its sidebar ✗.
-            if let Some((id, d, _)) = detail.as_mut() {
+            let viewed = match &view.mode {
+                Mode::Workspace { id, .. } => Some(id.as_str()),
+                _ => None,
+            };
+            if let Some((id, d, _)) = detail.as_mut().filter(|(id, _, _)| Some(id.as_str()) == viewed) {
                 if let Some(row) = board.rows.iter().find(|r| &r.id == id && r.state == board::Shown::Dead) {
                     if d.live {
                         (d.live, d.ended, d.label) = (false, true, row.label.clone());
@@ -317,7 +323,8 @@ fn look(client: &Client, id: &str) -> Detail {
         path: path.clone(),
     };
     // What `bosun diff` says of its workspace: commits, lines and files, committed or not.
-    if let Ok(diff) = client.diff(id.to_owned(), false, false) {
+    // Quick: a volume's branch as last brought back, not the volume read back every look.
+    if let Ok(diff) = client.diff(id.to_owned(), false, false, true) {
         let (added, removed) = diff.totals();
         shown.commits = Some((diff.commits, added, removed));
         shown.files = diff.files.iter().map(|f| (f.change.letter(), f.path.clone())).collect();

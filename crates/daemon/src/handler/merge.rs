@@ -61,6 +61,7 @@ pub(super) async fn merge(ctx: &Arc<Context>, ask: MergeAsk) -> Answer {
     let (git, workspaces, w) = (ctx.git.clone(), ctx.workspaces.clone(), ws.clone());
     let (into, how, message, commit) = (ask.into.clone(), ask.how, ask.message.clone(), ask.commit);
     let resolve = ask.resolve_with_agent;
+    let living = agents.first().map(|(agent, _)| agent.clone());
     type Conflict = (String, String, Vec<String>);
     let merged = tokio::task::spawn_blocking(move || -> Result<Result<bosun_core::Merged, Conflict>, WireError> {
         let into = match into {
@@ -73,11 +74,17 @@ pub(super) async fn merge(ctx: &Arc<Context>, ask: MergeAsk) -> Answer {
         // Looking at a volume brings its commits back to its branch first.
         if workspaces.is_dirty(&w.path, &w.kind, &w.owned_files()).map_err(adapter_error)? {
             if !w.kind.on_this_disk() {
+                let how = match &living {
+                    Some(agent) => format!("ask agent {agent} to commit it (`bosun send`)"),
+                    None => "no agent of it lives to commit it: `bosun fork` its last agent, which takes that \
+                             work along"
+                        .to_owned(),
+                };
                 return Err(WireError::new(
                     ErrorKind::WouldLoseWork,
                     format!(
-                        "{} holds work not committed in its {} workspace, which --commit cannot reach: ask its \
-                         agent to commit it (`bosun send`), then merge",
+                        "{} holds work not committed in its {} workspace, which --commit cannot reach: {how}, \
+                         then merge",
                         w.id,
                         w.kind.label()
                     ),

@@ -347,7 +347,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                 let live = s
                     .workspaces
                     .values()
-                    .filter(|w| w.kind.branch().is_some() && !matches!(w.state, WorkspaceState::Removing { .. }));
+                    .filter(|w| w.kind.local_branch().is_ok() && !matches!(w.state, WorkspaceState::Removing { .. }));
                 Ok(live.map(|w| (w.id.clone(), w.kind.clone())).collect::<Vec<_>>())
             })
             .await?;
@@ -359,18 +359,23 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             .await?;
             Ok(Response::Ahead { ahead })
         }
-        Request::Diff { target, patch, color } => {
+        Request::Diff { target, patch, color, quick } => {
             let ws = query(ctx, move |s| Ok(s.find_work(&target)?.clone())).await?;
             let (git, workspaces) = (ctx.git.clone(), ctx.workspaces.clone());
             let diff = blocking(move || {
-                // A volume's work, uncommitted too, is read back here to be compared.
+                // A volume's work, uncommitted too, is read back here to be compared; when it
+                // cannot be, its branch as last brought back is.
+                let message = "bosun diff: work not committed";
                 let tip = match ws.kind {
-                    WorkspaceKind::Volume { .. } => Some(workspaces.snapshot(
-                        &ws.path,
-                        &ws.kind,
-                        &ws.owned_files(),
-                        "bosun diff: work not committed",
-                    )?),
+                    WorkspaceKind::Volume { .. } if !quick => {
+                        match workspaces.snapshot(&ws.path, &ws.kind, &ws.owned_files(), message) {
+                            Ok(tip) => Some(tip),
+                            Err(e) => {
+                                tracing::warn!(workspace = %ws.id, "its diff is its branch's only: {e}");
+                                None
+                            }
+                        }
+                    }
                     _ => None,
                 };
                 git.diff(&ws, tip.as_deref(), patch, color)
