@@ -446,6 +446,40 @@ fn a_volume_whose_commits_cannot_come_back_is_never_removed_even_forced() {
 
 /// The causes of the agent's idle states, in order: `Some("notify")` or `Some("log_line")` for
 /// Codex's own reports, `None` for a screen or a timer.
+/// The real Codex in a container of the test's engine, talking to a fake OpenAI API that gives
+/// `replies`, started on "fix the bug"; none when the real clients cannot be had.
+struct CodexInContainer {
+    engine: &'static DockerEngine,
+    bosun: Bosun,
+    model: FakeModel,
+    repo: TempRepo,
+    env: bosun_testkit::clients::ClientEnv,
+    id: String,
+    _config: tempfile::TempDir,
+}
+
+fn codex_in_container(replies: Vec<Reply>) -> Option<CodexInContainer> {
+    let codex = bosun_testkit::tools::codex_native()?;
+    let engine = DockerEngine::start();
+    let bosun_bin = PathBuf::from(env!("CARGO_BIN_EXE_bosun"));
+    // Static: busybox (whose `sh` runs the notify command) and the binary are all it needs.
+    let image = engine.image("bosun-codex:test", &[&bosun_bin, &codex]);
+    let bosun = docker_bosun(engine);
+    let model = FakeModel::openai();
+    let config = tempfile::tempdir().unwrap();
+    let repo = TempRepo::new();
+    let env = CodexConfig::new(&model, config.path()).trust(repo.path().canonicalize().unwrap()).write();
+    for reply in replies {
+        model.push(reply);
+    }
+    let codex = codex.display().to_string();
+    let args = ["--runtime", "docker", "--image", &image, "--", &codex, "fix the bug"];
+    let id = bosun.start_with(repo.path(), &args, |cmd| {
+        env.apply(cmd);
+    });
+    Some(CodexInContainer { engine, bosun, model, repo, env, id, _config: config })
+}
+
 fn idle_causes(events: &[Event], id: &str) -> Vec<Option<&'static str>> {
     let cause = |c: &Option<Cause>| match c {
         Some(Cause::Notify { .. }) => Some("notify"),
@@ -482,22 +516,12 @@ fn hook_called(events: &[Event], id: &str) -> bool {
 /// command line nor in the event log.
 #[test]
 fn the_real_codex_in_a_container_goes_idle_through_its_notify_and_its_key_is_never_recorded() {
-    let Some(codex) = bosun_testkit::tools::codex_native() else { return };
-    let engine = DockerEngine::start();
-    let bosun_bin = PathBuf::from(env!("CARGO_BIN_EXE_bosun"));
-    // Static: busybox (whose `sh` runs the notify command) and the binary are all it needs.
-    let image = engine.image("bosun-codex:test", &[&bosun_bin, &codex]);
-    let bosun = docker_bosun(engine);
-    let model = FakeModel::openai();
-    let dir = tempfile::tempdir().unwrap();
-    let repo = TempRepo::new();
-    let env = CodexConfig::new(&model, dir.path()).trust(repo.path().canonicalize().unwrap()).write();
-    model.push(Reply::stall(2, "Fixed the bug for you."));
-    let codex = codex.display().to_string();
-    let args = ["--runtime", "docker", "--image", &image, "--", &codex, "fix the bug"];
-    let id = bosun.start_with(repo.path(), &args, |cmd| {
-        env.apply(cmd);
-    });
+    // Each part bound, the config directory too: a part left to `..` goes at once.
+    let Some(CodexInContainer { engine, bosun, model, repo, id, env: _env, _config }) =
+        codex_in_container(vec![Reply::stall(2, "Fixed the bug for you.")])
+    else {
+        return;
+    };
     let agent = bosun.wait_state(&id, "idle");
     assert_eq!(agent.said.as_deref(), Some("Fixed the bug for you."), "the main thread's answer, not a title");
     let states = bosun.states_seen(&id);
@@ -601,22 +625,10 @@ fn a_volumes_work_is_read_back_for_its_diff_its_fork_and_its_merge_and_merged_on
 /// a worktree of its own, and its first request carries the first conversation.
 #[test]
 fn a_fork_of_the_real_codex_in_a_container_runs_in_a_container_of_its_own_with_its_conversation() {
-    let Some(codex) = bosun_testkit::tools::codex_native() else { return };
-    let engine = DockerEngine::start();
-    let bosun_bin = PathBuf::from(env!("CARGO_BIN_EXE_bosun"));
-    let image = engine.image("bosun-codex:test", &[&bosun_bin, &codex]);
-    let bosun = docker_bosun(engine);
-    let model = FakeModel::openai();
-    let dir = tempfile::tempdir().unwrap();
-    let repo = TempRepo::new();
-    let env = CodexConfig::new(&model, dir.path()).trust(repo.path().canonicalize().unwrap()).write();
-    model.push(Reply::text("First answer."));
-    model.push(Reply::text("Forked answer."));
-    let codex = codex.display().to_string();
-    let args = ["--runtime", "docker", "--image", &image, "--", &codex, "fix the bug"];
-    let id = bosun.start_with(repo.path(), &args, |cmd| {
-        env.apply(cmd);
-    });
+    let replies = vec![Reply::text("First answer."), Reply::text("Forked answer.")];
+    let Some(CodexInContainer { engine, bosun, model, repo, env, id, _config }) = codex_in_container(replies) else {
+        return;
+    };
     bosun.wait_state(&id, "idle");
     let found = wait_until(PATIENCE, || bosun.agent(&id).log.is_some());
     assert!(found, "its rollout log was found:\n{}", bosun.log());
