@@ -6,6 +6,7 @@
 //! Where a driver's own files live and how they are found is a module named after it
 //! (`codex_log`).
 
+pub mod bounded;
 mod changes;
 pub mod codex_log;
 mod dirwatch;

@@ -135,3 +135,28 @@ fn a_worker_on_an_external_queue_takes_each_listed_item_once_as_it_appears() {
     let workers: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["worker", "ls", "--json"])).unwrap();
     assert_eq!(workers[0]["error"], serde_json::Value::Null);
 }
+
+/// A list command that floods its output is read no further than 4 MiB: the worker says so,
+/// and the daemon keeps its memory.
+#[test]
+fn a_list_command_that_floods_its_output_is_an_error_not_a_daemon_full_of_it() {
+    let bosun = bosun();
+    let flood = EXTERNAL.replace("cat inbox.jsonl", "head -c 50000000 /dev/zero");
+    let repo = repo_with_runbook("inbox.hcl", &flood);
+    bosun.ok(repo.path(), &["worker", "start", "sorter"]);
+    let said = wait_for(PATIENCE, || {
+        let workers: serde_json::Value =
+            serde_json::from_str(&bosun.ok(repo.path(), &["worker", "ls", "--json"])).unwrap();
+        workers[0]["error"].as_str().map(str::to_owned)
+    });
+    let said = said.unwrap_or_else(|| panic!("no error said\n{}", bosun.log()));
+    assert!(said.contains("printed more than 4 MiB"), "{said}");
+    assert!(items(&bosun, &repo).is_empty(), "nothing taken from a cut list");
+    // Its peak memory: a daemon that read the whole flood would hold 50 MB of it at least.
+    let status = std::fs::read_to_string(format!("/proc/{}/status", bosun.daemon_pid().expect("the daemon")));
+    let peak = status.ok().and_then(|s| {
+        let line = s.lines().find(|l| l.starts_with("VmHWM:"))?.to_owned();
+        line.split_whitespace().nth(1)?.parse::<u64>().ok()
+    });
+    assert!(peak.is_some_and(|kib| kib < 90 * 1024), "the daemon's peak memory: {peak:?} KiB");
+}

@@ -480,19 +480,26 @@ impl Executor {
 }
 
 /// What `command` (run with `sh -c` in `cwd`) prints, or why it failed.
+/// The most a queue's list or take command may print: past it, its output is an error.
+const OUTPUT_MOST: usize = 4 << 20;
+/// The most of its error output an error keeps.
+const ERROR_MOST: usize = 2000;
+
+/// What a runbook's command (a queue's list or take) printed, read no further than
+/// `OUTPUT_MOST`; its exit and error output (cut) when it failed.
 fn capture(command: &str, env: &BTreeMap<String, String>, cwd: &Path) -> Result<String, String> {
-    let out = bosun_adapters::private::as_user(&mut std::process::Command::new("sh"))
-        .args(["-c", command])
-        .envs(env)
-        .current_dir(cwd)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run sh: {e}"))?;
+    let mut cmd = std::process::Command::new("sh");
+    bosun_adapters::private::as_user(&mut cmd).args(["-c", command]).envs(env).current_dir(cwd);
+    let out = bosun_adapters::bounded::output(&mut cmd, OUTPUT_MOST).map_err(|e| format!("cannot run sh: {e}"))?;
+    if out.cut {
+        return Err(format!("it printed more than {} MiB", OUTPUT_MOST >> 20));
+    }
     if out.status.success() {
         return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
     }
     let code = out.status.code().map_or_else(|| "a signal".to_owned(), |c| format!("exit {c}"));
-    Err(format!("{code}: {}", String::from_utf8_lossy(&out.stderr).trim()))
+    let said: String = String::from_utf8_lossy(&out.stderr).trim().chars().take(ERROR_MOST).collect();
+    Err(format!("{code}: {said}"))
 }
 
 impl Executor {

@@ -77,19 +77,14 @@ fn by_command(
         }
         listed.push_str(&format!("{} {} {}\n", c.variant, c.branch, file.display()));
     }
-    let out = bosun_adapters::private::as_user(&mut Command::new("sh"))
-        .args(["-c", command])
-        .env("BOSUN_VARIANTS", &listed)
-        .current_dir(repo)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
-    let out = match out {
+    let mut cmd = Command::new("sh");
+    bosun_adapters::private::as_user(&mut cmd).args(["-c", command]).env("BOSUN_VARIANTS", &listed).current_dir(repo);
+    let out = match bosun_adapters::bounded::output(&mut cmd, SAID_MOST) {
         Ok(out) if out.status.success() => out.stdout,
         Ok(out) => return (None, format!("its judge command failed ({})", out.status)),
         Err(e) => return (None, format!("its judge command cannot run: {e}")),
     };
-    let text = String::from_utf8_lossy(&out[..out.len().min(SAID_MOST)]).into_owned();
+    let text = String::from_utf8_lossy(&out).into_owned();
     let word = text.split_whitespace().next().unwrap_or("");
     let number = word.strip_prefix('v').unwrap_or(word).parse::<u32>().ok();
     let winner = candidates.iter().find(|c| Some(c.variant) == number || c.branch == word).map(|c| c.variant);
