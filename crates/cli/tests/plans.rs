@@ -317,7 +317,8 @@ agent "trier" {{
         let left = git(&repo, &["for-each-ref", "--format=%(refname:short)", "refs/heads/feature/fix-*"]);
         (left.trim() == "feature/fix-v2").then_some(())
     });
-    assert!(gone.is_some(), "the losers' branches go: {}", git(&repo, &["branch"]));
+    let workspaces = bosun.ok(repo.path(), &["workspace", "ls"]);
+    assert!(gone.is_some(), "the losers' branches go: {}\n{workspaces}\n{}", git(&repo, &["branch"]), bosun.log());
     assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 3, "main, the winner's and after's worktrees");
 }
 

@@ -234,12 +234,15 @@ fn choose(state: &State, plan: &Plan, index: usize, n: u32, by: &str, d: &mut De
         for (_, run) in j.runs.iter().enumerate().filter(|(at, _)| *at as u32 + 1 != n) {
             let ws = run.job_id.as_ref().and_then(|job| state.jobs.get(job)?.workspace.clone());
             let Some(ws) = ws.and_then(|w| state.workspaces.get(&w)) else { continue };
-            // Busy, or holding work not committed (no one chose to drop that): it stays. One
-            // whose agent ended but is not looked at yet goes too: git refuses to remove a
-            // worktree that holds work not committed, and then it stays.
+            // A loser's run is over, so its agent is done with it, even while its session is
+            // still being ended, and even when a look that raced its last step found it dirty.
+            // The removal is never forced: git refuses to remove a worktree that holds work
+            // not committed, and then it stays.
             let idle = match &ws.state {
-                WorkspaceState::Ready => true,
-                WorkspaceState::InUse { agent } => state.agents.get(agent).is_none_or(|a| a.state.is_dead()),
+                WorkspaceState::Ready | WorkspaceState::Dirty => true,
+                WorkspaceState::InUse { agent } => {
+                    state.agents.get(agent).is_none_or(|a| a.state.is_dead() || a.kill_requested)
+                }
                 _ => false,
             };
             if !idle {
