@@ -124,7 +124,17 @@ impl HostClient {
         let mut conn = self.connect()?;
         let _ = conn.set_write_timeout(Some(crate::save::SAVE_WAIT));
         write_frame(&mut conn, &HostRequest::Seed { len }).map_err(|e| self.frame_error(e))?;
-        let sent = std::io::copy(&mut bundle.take(len), &mut conn).map_err(|e| HostError::io("sending a seed", e))?;
+        let sent = match std::io::copy(&mut bundle.take(len), &mut conn) {
+            Ok(sent) => sent,
+            // A host that refuses the seed may say why and close before it took it all.
+            Err(e) => {
+                let _ = conn.set_read_timeout(Some(ANSWER_WAIT));
+                return match read_frame(&mut conn) {
+                    Ok(HostResponse::Error { message }) => Err(self.refused(message)),
+                    _ => Err(HostError::io("sending a seed", e)),
+                };
+            }
+        };
         if sent != len {
             return Err(self.refused(format!("the seed had {sent} of its {len} bytes")));
         }
