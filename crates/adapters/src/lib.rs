@@ -153,7 +153,8 @@ pub trait Workspaces: Send + Sync {
     ) -> Result<(), AdapterError>;
     /// Whether the workspace holds changes, ignoring the files in `owned` (relative to `path`).
     /// A folder counts as dirty when it holds anything; a worktree when `git status` shows
-    /// modified or untracked files. A missing directory is clean.
+    /// modified or untracked files. A missing directory is clean. Looking at a volume brings its
+    /// commits to its branch here first (what a merge or a push of it wants).
     fn is_dirty(&self, path: &Path, kind: &WorkspaceKind, owned: &[PathBuf]) -> Result<bool, AdapterError>;
     /// Deletes the files in `owned`, then removes the directory or worktree (`--force` only when
     /// `force`; `AdapterError::Dirty` when git refuses because of changes), prunes the worktree
@@ -167,9 +168,6 @@ pub trait Workspaces: Send + Sync {
         delete_branch: bool,
         owned: &[PathBuf],
     ) -> Result<(), AdapterError>;
-    /// Brings the commits of a workspace whose clone is elsewhere (a volume's) to its branch
-    /// here, fast-forward only, before its branch is merged or pushed; nothing for the others.
-    fn bring_back(&self, path: &Path, kind: &WorkspaceKind) -> Result<(), AdapterError>;
     /// A commit of its repository holding what the workspace holds now: its branch's commits
     /// and, in one more commit, what it has not committed (untracked files too, `owned` left
     /// out), with `message`; its tip when nothing is uncommitted. Nothing of it is touched.
@@ -207,10 +205,6 @@ pub trait WorkspaceBackend: Send + Sync {
         delete_branch: bool,
         owned: &[PathBuf],
     ) -> Result<(), AdapterError>;
-    /// See `Workspaces::bring_back`: nothing, for a workspace whose branch is its clone's.
-    fn bring_back(&self, _path: &Path, _kind: &WorkspaceKind) -> Result<(), AdapterError> {
-        Ok(())
-    }
     /// See `Workspaces::snapshot`: refused where what it holds is not on this machine.
     fn snapshot(
         &self,

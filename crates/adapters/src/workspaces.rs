@@ -134,10 +134,6 @@ impl Workspaces for LocalWorkspaces {
         self.backend(kind).remove(path, kind, force, delete_branch, owned)
     }
 
-    fn bring_back(&self, path: &Path, kind: &WorkspaceKind) -> Result<(), AdapterError> {
-        self.backend(kind).bring_back(path, kind)
-    }
-
     fn snapshot(
         &self,
         path: &Path,

@@ -184,7 +184,8 @@ calls! {
         Request::PlanPick { plan, job, variant } => Response::Plans { plans, .. } => plans;
     fn plan_list() -> Vec<Plan> = Request::PlanList => Response::Plans { plans, .. } => plans;
     fn plan_resume(plan: String) -> Vec<Plan> = Request::PlanResume { plan } => Response::Plans { plans, .. } => plans;
-    fn pr(ask: Box<bosun_wire::PrAsk>) -> bosun_core::PullRequest = Request::Pr(ask) => Response::PullRequest { pr } => pr;
+    fn pr(ask: Box<bosun_wire::PrAsk>) -> (bosun_core::PullRequest, Vec<String>) =
+        Request::Pr(ask) => Response::PullRequest { pr, warnings } => (pr, warnings);
     fn ahead() -> std::collections::BTreeMap<bosun_core::WorkspaceId, u32> = Request::Ahead => Response::Ahead { ahead } => ahead;
     fn diff(target: String, patch: bool, color: bool, quick: bool) -> Box<bosun_core::WorkDiff> =
         Request::Diff { target, patch, color, quick } => Response::Diff { diff } => diff;

@@ -213,7 +213,10 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             print_started(&s, json)
         }
         Command::Pr { id, into, title, draft, json } => {
-            let pr = client.pr(Box::new(bosun_wire::PrAsk { target: id, into, title, draft }))?;
+            let (pr, warnings) = client.pr(Box::new(bosun_wire::PrAsk { target: id, into, title, draft }))?;
+            for w in warnings {
+                eprintln!("warning: {w}");
+            }
             if json {
                 return print_json(&pr);
             }

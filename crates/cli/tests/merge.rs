@@ -181,7 +181,8 @@ fn a_pull_request_is_opened_with_gh_after_a_push_and_its_url_recorded() {
     let path = format!("{}:{}", stub.path().display(), std::env::var("PATH").unwrap_or_default());
     let bosun = bosun().with_env("PATH", path);
     let repo = TempRepo::new();
-    let (id, _, branch) = agent_with_work(&bosun, &repo, "pr.txt");
+    let (id, path, branch) = agent_with_work(&bosun, &repo, "pr.txt");
+    std::fs::write(path.join("loose.txt"), "not committed\n").unwrap();
     let err = bosun.fails(repo.path(), &["pr", &id]);
     assert!(err.contains("no remote `origin`"), "{err}");
     let origin = repo.bare_clone();
@@ -191,8 +192,10 @@ fn a_pull_request_is_opened_with_gh_after_a_push_and_its_url_recorded() {
     assert!(err.contains("gh is not logged in") && err.contains("gh auth login"), "{err}");
     std::fs::remove_file(stub.path().join("logged-out")).unwrap();
 
-    let out = bosun.ok(repo.path(), &["pr", &id, "--draft", "--title", "Add pr.txt; $(rm -rf /)"]);
-    assert!(out.contains("pull request https://github.example/o/r/pull/7 (draft)"), "{out}");
+    let out = bosun.run(repo.path(), &["pr", &id, "--draft", "--title", "Add pr.txt; $(rm -rf /)"]);
+    let (said, warned) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && said.contains("pull request https://github.example/o/r/pull/7 (draft)"), "{said}");
+    assert!(warned.contains("warning:") && warned.contains("leaves out"), "the work not committed is told: {warned}");
     let pushed =
         std::process::Command::new("git").arg("-C").arg(origin.path()).args(["rev-parse", &branch]).output().unwrap();
     assert!(pushed.status.success(), "the branch is on origin");

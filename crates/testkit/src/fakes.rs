@@ -157,9 +157,6 @@ impl Workspaces for FakeWorkspaces {
         }
         Ok(())
     }
-    fn bring_back(&self, _path: &Path, _kind: &WorkspaceKind) -> Result<(), AdapterError> {
-        Ok(())
-    }
     fn snapshot(
         &self,
         path: &Path,

@@ -123,6 +123,9 @@ pub enum Response {
     },
     PullRequest {
         pr: bosun_core::PullRequest,
+        /// What the person should know: work not committed, which the pull request leaves out.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        warnings: Vec<String>,
     },
     /// A merge conflicted, and its agent was asked (message `message`) to resolve the conflicts
     /// on its branch; nothing was merged.

@@ -169,11 +169,6 @@ impl WorkspaceBackend for VolumeBackend {
         self.with_copy(path, &f, |copy| copy.map_or(Ok(false), |copy| status_dirty(copy, owned)))
     }
 
-    fn bring_back(&self, path: &Path, kind: &WorkspaceKind) -> Result<(), AdapterError> {
-        let f = Fields::of(path, kind)?;
-        self.with_copy(path, &f, |_| Ok(()))
-    }
-
     /// Its branch brought back, and the files of the copy read back laid on it in the
     /// repository (the copy's own git directory is neither read for a setting nor written).
     fn snapshot(

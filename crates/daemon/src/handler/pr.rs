@@ -19,9 +19,15 @@ pub(super) async fn pr(ctx: &Arc<Context>, ask: Ask) -> Answer {
     let (repo, branch, base_ref) = branch_of(&ws)?;
     let (git, forge, workspaces, w) = (ctx.git.clone(), ctx.forge.clone(), ctx.workspaces.clone(), ws.clone());
     let at = now();
-    let pr = tokio::task::spawn_blocking(move || -> Result<PullRequest, WireError> {
-        // A volume's commits come to its branch here before it is pushed.
-        workspaces.bring_back(&w.path, &w.kind).map_err(adapter_error)?;
+    let (pr, warnings) = tokio::task::spawn_blocking(move || -> Result<(PullRequest, Vec<String>), WireError> {
+        // Looking at a volume brings its commits to its branch here, before it is pushed.
+        let dirty = workspaces.is_dirty(&w.path, &w.kind, &w.owned_files()).map_err(adapter_error)?;
+        let warnings: Vec<String> = dirty
+            .then(|| {
+                format!("{} holds work not committed, which the pull request leaves out: commit it to add it", w.id)
+            })
+            .into_iter()
+            .collect();
         let into = match ask.into {
             Some(into) => into,
             None => default_into(&*git, &repo, base_ref)?,
@@ -30,10 +36,11 @@ pub(super) async fn pr(ctx: &Arc<Context>, ask: Ask) -> Answer {
         let body = said.unwrap_or_else(|| format!("Opened by bosun for {branch}."));
         let asked =
             bosun_adapters::forge::PrAsk { branch: &branch, into: &into, title: &title, body: &body, draft: ask.draft };
-        crate::pull_request::open(&*git, &*forge, &repo, &asked, at).map_err(adapter_error)
+        let pr = crate::pull_request::open(&*git, &*forge, &repo, &asked, at).map_err(adapter_error)?;
+        Ok((pr, warnings))
     })
     .await
     .map_err(|e| WireError::new(ErrorKind::Failed, format!("internal task failed: {e}")))??;
     submit(ctx, Input::PullRequestOpened { workspace: ws.id.clone(), pr: pr.clone() }).await?;
-    Ok(Response::PullRequest { pr })
+    Ok(Response::PullRequest { pr, warnings })
 }
