@@ -558,7 +558,9 @@ pub fn hook(client: &Client, hook: HookCommand) -> Result<ExitCode> {
         Ok(answer) => answer.is_some(),
         Err(e) => crate::client::wire_error(&e).is_some(),
     };
-    if !heard {
+    // A state directory that is gone (removed with everything bosun knew) is not made again for
+    // a report no daemon will ever read.
+    if !heard && client.dirs.root().is_dir() {
         let mut event = event;
         if let HookEvent::Claude { spooled_at, .. } = &mut event {
             let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);

@@ -102,3 +102,16 @@ fn a_spooled_report_the_daemon_died_telling_is_told_again() {
 fn a_spooled_report_the_daemon_died_telling_three_times_is_dropped() {
     assert_eq!(replayed_with("0 3"), "idle", "a report that kills the daemon is not told forever");
 }
+
+/// A hook that fires after its state directory was removed (a tmux server ending after bosun's
+/// state went) makes no state directory again for a report no daemon will read.
+#[test]
+fn a_hook_whose_state_directory_is_gone_makes_it_not_again() {
+    let bosun = bosun();
+    let parent = tempfile::tempdir().unwrap();
+    let gone = parent.path().join("state");
+    let mut cmd = bosun.command(parent.path(), &["hook", "tmux", "session-closed", "bosun-a1b2c3d4"]);
+    let out = cmd.env("BOSUN_STATE_DIR", &gone).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!gone.exists(), "no state directory made");
+}
