@@ -105,13 +105,16 @@ pub struct Agent {
 }
 
 /// Where a fork (`bosun fork`) starts its conversation: the agent forked, its conversation (a
-/// session id) and its transcript, if one was found.
+/// session id), its transcript, if one was found, and its last words then (which its transcript
+/// must hold before it is copied).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fork {
     pub agent: AgentId,
     pub conversation: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transcript: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said: Option<String>,
 }
 
 /// What holds an agent's terminal: a tmux session on bosun's own server, or bosun's own

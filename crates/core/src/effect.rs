@@ -37,8 +37,9 @@ pub enum Effect {
         files: Vec<(PathBuf, String)>,
         output: PathBuf,
         replace: Option<SessionName>,
-        /// Before ending `replace`: wait, a few seconds at most, until this file holds this
-        /// text (the agent's transcript, its last words), so the resume finds its whole turn.
+        /// Before ending `replace` and making `copies`: wait, a few seconds at most, until this
+        /// file holds this text (a transcript, its agent's last words), so the resume or the
+        /// fork finds the whole turn.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         hold: Option<(PathBuf, String)>,
         /// The file (mode 0600, outside the log) that holds the values of the variables it

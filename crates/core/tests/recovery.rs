@@ -537,6 +537,7 @@ fn a_fork_starts_from_its_agents_conversation_copied_where_claude_looks_and_resu
         log: Some(transcript.clone()),
         generation: None,
     });
+    sim.ok(Input::Said { agent: a.clone(), text: "First answer, in full.".into() });
     let (generic, _) = sim.running(3);
     let refused = sim.feed(Input::ForkAgent { spec: Box::new(claude(4, Policy::default())), from: generic });
     assert!(refused.is_err_and(|e| e.to_string().contains("cannot be forked")), "a generic agent's is not");
@@ -548,13 +549,18 @@ fn a_fork_starts_from_its_agents_conversation_copied_where_claude_looks_and_resu
     let fork = sim.state.agents.keys().find(|id| **id != a).cloned().expect("the fork");
     let ws = sim.state.agents[&fork].workspace.clone();
     let effects = sim.ok(Input::WorkspaceCreated { id: ws });
-    let (command, copies, cwd) = effects
+    let (command, copies, cwd, hold) = effects
         .iter()
         .find_map(|e| match e {
-            Effect::SpawnSession { command, copies, cwd, .. } => Some((command.clone(), copies.clone(), cwd.clone())),
+            Effect::SpawnSession { command, copies, cwd, hold, .. } => {
+                Some((command.clone(), copies.clone(), cwd.clone(), hold.clone()))
+            }
             _ => None,
         })
         .expect("the fork starts");
+    // Claude writes its transcript after its turn's end: it is copied once it holds the last words.
+    let (held, piece) = hold.expect("the copy waits for the forked agent's last words");
+    assert!(held == transcript && "First answer, in full.".contains(piece.as_str()), "{piece:?}");
     let joined = command.join(" ");
     assert!(
         joined.contains("--resume 00000000-0000-0000-0000-000000000001 --fork-session --session-id 00000000-0000-0000-0000-000000000002"),

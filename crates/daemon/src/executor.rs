@@ -212,7 +212,7 @@ impl Executor {
             } => {
                 if let Some((transcript, text)) = &hold {
                     if !bosun_adapters::transcript::holds_within(transcript, text, HOLD_WAIT) {
-                        tracing::warn!(%agent, "its transcript does not hold its last message yet; resuming anyway");
+                        tracing::warn!(%agent, "a transcript does not hold its last message yet; starting anyway");
                     }
                 }
                 if let Some(old) = replace {

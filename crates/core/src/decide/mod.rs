@@ -67,7 +67,8 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
             let Some(conversation) = conversation else {
                 return Err(Rejection::CannotFork(format!("agent {from}'s conversation cannot be forked")));
             };
-            let fork = crate::Fork { agent: o.id.clone(), conversation, transcript: o.log.clone() };
+            let fork =
+                crate::Fork { agent: o.id.clone(), conversation, transcript: o.log.clone(), said: o.said.clone() };
             workspace::start_agent(state, spec, Some(fork), now, &mut d)?
         }
         Input::StartJob(spec) => job::start(state, spec, now, &mut d)?,
@@ -257,6 +258,8 @@ fn spawn_replacing(agent: &Agent, resume: Option<Option<&str>>, replace: Option<
     let files = driver.files(&placed, &settings);
     // A fork's first launch finds the conversation it starts from where its program looks.
     let copies = if resume.is_none() && agent.restarts == 0 { driver.fork_copies(agent) } else { Vec::new() };
+    // Copied once it holds the forked agent's last words, which its program may write late.
+    let hold = if copies.is_empty() { None } else { driver.fork_waits_for(agent) };
     Effect::SpawnSession {
         copies,
         agent: agent.id.clone(),
@@ -267,7 +270,7 @@ fn spawn_replacing(agent: &Agent, resume: Option<Option<&str>>, replace: Option<
         files,
         output: agent.output_log(),
         replace,
-        hold: None,
+        hold,
         inherit: agent.inherited_env().filter(|_| agent.runtime.inherits()),
         backend: agent.backend,
         place: agent.runtime.place(agent),

@@ -622,6 +622,11 @@ impl super::AgentDriver for Claude {
         }
     }
 
+    fn fork_waits_for(&self, a: &crate::Agent) -> Option<(std::path::PathBuf, String)> {
+        let fork = a.fork.as_ref()?;
+        Some((fork.transcript.clone()?, transcript_piece(fork.said.as_deref()?)?))
+    }
+
     /// Claude Code writes its transcript a little after Stop (47 ms after it one held 188
     /// bytes, and `--resume` found no conversation): a resume waits for the last message.
     fn resume_waits_for(&self, a: &crate::Agent) -> Option<(std::path::PathBuf, String)> {

@@ -142,6 +142,12 @@ pub trait AgentDriver: Sync {
         None
     }
 
+    /// As `resume_waits_for`, for the transcript of the agent a fork `a` starts from, before it
+    /// is copied.
+    fn fork_waits_for(&self, _a: &Agent) -> Option<(PathBuf, String)> {
+        None
+    }
+
     /// What it does once its session is up.
     fn start_up(&self, a: &Agent) -> StartUp;
 
