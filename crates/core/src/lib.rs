@@ -52,7 +52,7 @@ pub use doctor::{leftovers, Found, FoundBranch, FoundDir, FoundPod, FoundWorktre
 pub use effect::Effect;
 pub use escalation::{Escalation, EscalationId, Resolution};
 pub use event::Event;
-pub use finish::{Change, FileChange, MergeHow, Merged, PullRequest, WorkDiff, PATCH_MOST};
+pub use finish::{fork_into, Change, FileChange, ForkInto, MergeHow, Merged, PullRequest, WorkDiff, PATCH_MOST};
 pub use id::{fnv, AgentId, MessageId, Name, NameError, Nonce, RequestId, SessionName, WorkspaceId};
 pub use input::{AgentSpec, Input, Reality, SessionSeen, WorkspaceProbe};
 pub use job::{AgentPlan, Job, JobId, JobNotify, JobSpec, JobState, JobWorkspace, Next, StepRun, StepSpec};

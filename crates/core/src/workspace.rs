@@ -94,6 +94,18 @@ impl WorkspaceKind {
         }
     }
 
+    /// Whether its work is away while its agent runs and comes back only once it ended (a pod's
+    /// clone): merged before, less would be taken.
+    pub fn away_while_running(&self) -> bool {
+        matches!(self, Self::Pod { .. })
+    }
+
+    /// Whether its work, uncommitted too, can be read back here though it is elsewhere (a
+    /// volume's clone, in the engine): what it holds is then compared as a snapshot.
+    pub fn read_back(&self) -> bool {
+        matches!(self, Self::Volume { .. })
+    }
+
     /// Whether it is a directory on this machine's disk: a volume's or a pod's clone is not (its
     /// path here is only its name), so its path missing here says nothing.
     pub fn on_this_disk(&self) -> bool {

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use bosun_core::Runtime;
+use bosun_core::ForkInto;
 use bosun_wire::{StartAgent, WorkspaceChoice};
 
 use super::start::start_agent_as;
@@ -27,31 +27,12 @@ pub(super) async fn fork(
     })
     .await?;
     let ws = ws.ok_or_else(|| bad(format!("agent {}'s workspace was removed: there is nothing to fork", a.id)))?;
-    // The fork works where its agent does: a worktree of its own, or a volume of its own when
-    // its agent's clone is in one (its container's limits and network alike).
-    let (workspace, mut runtime) = match (&ws.kind, &a.runtime) {
-        (WorkspaceKind::Pod { .. }, _) | (_, Runtime::K8s(_)) => {
-            return Err(bad(format!(
-                "agent {} runs in a pod, whose work and conversation are in the cluster: fork it once it ended \
-                 (its branch comes back), with `bosun agent start --ref BRANCH`",
-                a.id
-            )))
-        }
-        (WorkspaceKind::Worktree { .. } | WorkspaceKind::Pool { .. }, _) => {
-            (WorkspaceChoice::Worktree, a.runtime.clone())
-        }
-        (WorkspaceKind::Volume { .. }, Runtime::Docker(_)) => (WorkspaceChoice::Volume, a.runtime.clone()),
-        (kind, _) => {
-            return Err(bad(format!(
-                "agent {} works in a {} workspace: only a worktree's, a pool's or a volume's is forked",
-                a.id,
-                kind.label()
-            )))
-        }
+    let (into, runtime) =
+        bosun_core::fork_into(&ws.kind, &a.runtime).map_err(|why| bad(format!("agent {}: {why}", a.id)))?;
+    let workspace = match into {
+        ForkInto::Worktree => WorkspaceChoice::Worktree,
+        ForkInto::Volume => WorkspaceChoice::Volume,
     };
-    if let Runtime::Docker(container) = &mut runtime {
-        container.volume = None;
-    }
     if !a.driver.behaviour().can_fork() {
         return Err(bad(format!(
             "agent {} is a {} agent, whose conversation bosun cannot fork",

@@ -5,7 +5,7 @@
 //! `WorkMerged`), its agents are ended and its workspace removed (a pool's released), its branch
 //! deleted only when every commit of it is in the target.
 
-use bosun_core::{AgentId, JobState, SessionState, WorkspaceKind, WorkspaceProbe};
+use bosun_core::{AgentId, JobState, SessionState, WorkspaceProbe};
 use bosun_wire::MergeAsk;
 
 use super::outcome::{kill, remove_workspace_probed, send, wait_state};
@@ -52,7 +52,7 @@ pub(super) async fn merge(ctx: &Arc<Context>, ask: MergeAsk) -> Answer {
     }
     let (repo, branch, base_ref) = branch_of(&ws)?;
     // A pod's work comes back only once its agent ended: merging before would take less.
-    if matches!(ws.kind, WorkspaceKind::Pod { .. }) && !agents.is_empty() {
+    if ws.kind.away_while_running() && !agents.is_empty() {
         return Err(conflict(format!(
             "agent {}'s work is in its pod until it ends: kill it (its branch comes back), then merge",
             agents[0].0

@@ -366,17 +366,14 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                 // A volume's work, uncommitted too, is read back here to be compared; when it
                 // cannot be, its branch as last brought back is.
                 let message = "bosun diff: work not committed";
-                let tip = match ws.kind {
-                    WorkspaceKind::Volume { .. } if !quick => {
-                        match workspaces.snapshot(&ws.path, &ws.kind, &ws.owned_files(), message) {
-                            Ok(tip) => Some(tip),
-                            Err(e) => {
-                                tracing::warn!(workspace = %ws.id, "its diff is its branch's only: {e}");
-                                None
-                            }
-                        }
+                let read_back = ws.kind.read_back() && !quick;
+                let tip = read_back.then(|| workspaces.snapshot(&ws.path, &ws.kind, &ws.owned_files(), message));
+                let tip = match tip {
+                    Some(Err(e)) => {
+                        tracing::warn!(workspace = %ws.id, "its diff is its branch's only: {e}");
+                        None
                     }
-                    _ => None,
+                    other => other.and_then(Result::ok),
                 };
                 git.diff(&ws, tip.as_deref(), patch, color)
             })
