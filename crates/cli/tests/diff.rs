@@ -51,9 +51,11 @@ fn a_diff_shows_committed_uncommitted_untracked_deleted_and_renamed_work_and_tou
     let coloured = bosun.ok(repo.path(), &["diff", &id, "--colors", "always"]);
     assert!(coloured.contains("\x1b["), "coloured when asked");
     assert_eq!(git_in(&ws, &["status", "--porcelain=v1", "-z"]), status_before, "its index and files as they were");
-    let none_left = std::fs::read_dir(std::env::temp_dir()).unwrap().flatten().all(|e| {
-        !e.file_name().to_string_lossy().starts_with(&format!("bosun-diff-index-{}", bosun.daemon_pid().unwrap_or(0)))
-    });
+    let scratch = format!("bosun-diff-index-{}", bosun.daemon_pid().expect("its daemon"));
+    let none_left = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .all(|e| !e.file_name().to_string_lossy().starts_with(&scratch));
     assert!(none_left, "no scratch index left behind");
 }
 

@@ -140,9 +140,8 @@ pub enum Effect {
         book: crate::JobBook,
         cwd: PathBuf,
     },
-    /// A job's `pr` step: push `branch` of `repo` and open a pull request for it into `into`
-    /// (else the branch `base_ref` names, else the repository's current branch); report
-    /// `PrStepDone`.
+    /// A job's `pr` step: push `branch` of `repo` and open a pull request for it into the
+    /// branch `base_ref` names (else the repository's current branch); report `PrStepDone`.
     OpenPr {
         job: JobId,
         step: String,

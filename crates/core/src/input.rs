@@ -64,7 +64,6 @@ pub enum Input {
         output: Result<String, String>,
     },
     StartPlan(Box<Plan>),
-    /// Runs a failed plan again from the job that failed.
     /// A job's `pr` step ended: its pull request, or why there is none.
     PrStepDone {
         job: JobId,
@@ -97,6 +96,7 @@ pub enum Input {
         job: String,
         variant: u32,
     },
+    /// Runs a failed plan again from the job that failed.
     ResumePlan {
         plan: String,
     },

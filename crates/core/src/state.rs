@@ -606,6 +606,13 @@ impl State {
         self.workspaces.get(&ws).ok_or_else(|| Rejection::NoSuchWorkspace(format!("{ws} (removed)")))
     }
 
+    /// What the newest agent of workspace `ws` said last: the body of a commit or a pull request
+    /// of its work.
+    pub fn last_words(&self, ws: &crate::WorkspaceId) -> Option<String> {
+        let newest = self.agents.values().filter(|a| &a.workspace == ws).max_by_key(|a| a.created_at);
+        newest.and_then(|a| a.said.clone())
+    }
+
     /// The job whose id is `query` or starts with it.
     pub fn find_job(&self, query: &str) -> Result<&Job, Rejection> {
         if let Some(j) = self.jobs.values().find(|j| j.spec.id.as_str() == query) {

@@ -566,8 +566,11 @@ fn a_fork_starts_from_its_agents_conversation_copied_where_claude_looks_and_resu
         joined.contains("--resume 00000000-0000-0000-0000-000000000001 --fork-session --session-id 00000000-0000-0000-0000-000000000002"),
         "{joined}"
     );
-    let project = cwd.display().to_string().replace(['/', '.'], "-");
-    let to = std::path::PathBuf::from("/cfg/projects").join(project).join("00000000-0000-0000-0000-000000000001.jsonl");
+    assert_eq!(cwd, std::path::PathBuf::from("/state/workspaces/ws-agent-20000000"));
+    // Claude's project directory of its cwd: its `/` and `.` as `-`.
+    let to = std::path::PathBuf::from(
+        "/cfg/projects/-state-workspaces-ws-agent-20000000/00000000-0000-0000-0000-000000000001.jsonl",
+    );
     assert_eq!(copies, [(transcript, to)], "its conversation where Claude looks from its own directory");
 
     // Died and resumed, it is its own conversation.

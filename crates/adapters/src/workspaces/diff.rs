@@ -36,13 +36,7 @@ pub(crate) fn diff(ws: &Workspace, tip: Option<&str>, patch: bool, color: bool) 
         }
     };
     if let Some(index) = &index {
-        // The working tree as it is, untracked files too, into an index of bosun's own.
-        index.git(&dir, &["read-tree", "HEAD"])?;
-        index.git(&dir, &["add", "-A", "--", "."])?;
-        for file in &owned {
-            let _ =
-                index.git(&dir, &["rm", "--cached", "--quiet", "--ignore-unmatch", "--", &file.display().to_string()]);
-        }
+        index.fill(&dir, "HEAD", &owned)?;
     }
     let cached: &[&str] = if index.is_some() { &["--cached"] } else { &[] };
     let run = |args: &[&str]| -> Result<Vec<u8>, AdapterError> {
@@ -127,12 +121,7 @@ fn snapshot_of(
         return Err(AdapterError::Command { command: "git rev-parse".into(), stderr: stderr_text(&head) });
     }
     let head = String::from_utf8_lossy(&head.stdout).trim().to_owned();
-    index.git(dir, &["read-tree", &head])?;
-    index.git(dir, &["add", "-A", "--", "."])?;
-    for file in owned {
-        let file = file.display().to_string();
-        index.git(dir, &["--literal-pathspecs", "rm", "--cached", "--quiet", "--ignore-unmatch", "--", &file])?;
-    }
+    index.fill(dir, &head, owned)?;
     if out(&["diff", "--cached", "--quiet", &head])?.status.success() {
         return Ok(head);
     }
@@ -212,6 +201,18 @@ impl ScratchIndex {
         };
         cmd.env("GIT_INDEX_FILE", &self.path);
         cmd
+    }
+
+    /// The working tree as it is, untracked files too, on top of `tree`, bosun's own files
+    /// (`owned`, taken literally) left out.
+    fn fill(&self, dir: &Path, tree: &str, owned: &[PathBuf]) -> Result<(), AdapterError> {
+        self.git(dir, &["read-tree", tree])?;
+        self.git(dir, &["add", "-A", "--", "."])?;
+        for file in owned {
+            let file = file.display().to_string();
+            self.git(dir, &["--literal-pathspecs", "rm", "--cached", "--quiet", "--ignore-unmatch", "--", &file])?;
+        }
+        Ok(())
     }
 
     fn git(&self, dir: &Path, args: &[&str]) -> Result<(), AdapterError> {

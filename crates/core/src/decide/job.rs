@@ -334,12 +334,7 @@ fn pr_effect(state: &State, job: &Job, spec: &StepSpec, draft: bool, attempt: u3
     // Its branch must be here: a worktree's or a pool slot's (a job's workspace is one or the
     // other, or none).
     let (repo, branch, base_ref) = ws.kind.local_branch().map_err(|_| no_branch())?;
-    let said = state
-        .agents
-        .values()
-        .filter(|a| a.step.as_ref().is_some_and(|(j, _, _)| *j == job.spec.id))
-        .max_by_key(|a| a.created_at)
-        .and_then(|a| a.said.clone());
+    let said = state.last_words(&ws.id);
     Ok(Effect::OpenPr {
         job: job.spec.id.clone(),
         step: spec.name.clone(),

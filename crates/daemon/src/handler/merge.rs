@@ -5,7 +5,7 @@
 //! `WorkMerged`), its agents are ended and its workspace removed (a pool's released), its branch
 //! deleted only when every commit of it is in the target.
 
-use bosun_core::{AgentId, JobState, SessionState, WorkspaceProbe};
+use bosun_core::{AgentId, SessionState, WorkspaceProbe};
 use bosun_wire::MergeAsk;
 
 use super::outcome::{kill, remove_workspace_probed, send, wait_state};
@@ -22,15 +22,11 @@ pub(super) async fn merge(ctx: &Arc<Context>, ask: MergeAsk) -> Answer {
             .map(|a| (a.id.clone(), a.state.clone()))
             .collect();
         // The last words of its newest agent.
-        let newest = s.agents.values().filter(|a| a.workspace == ws.id).max_by_key(|a| a.created_at);
-        let said = newest.and_then(|a| a.said.clone());
+        let said = s.last_words(&ws.id);
         let running_job = s
             .jobs
             .values()
-            .find(|j| {
-                j.workspace.as_ref() == Some(&ws.id)
-                    && !matches!(j.state, JobState::Done | JobState::Failed { .. } | JobState::Cancelled)
-            })
+            .find(|j| j.workspace.as_ref() == Some(&ws.id) && !j.state.is_over())
             .map(|j| j.spec.id.to_string());
         Ok((ws, agents, said, running_job))
     })

@@ -12,8 +12,8 @@ pub(super) async fn pr(ctx: &Arc<Context>, ask: Ask) -> Answer {
     let target = ask.target.clone();
     let (ws, said) = query(ctx, move |s| {
         let ws = s.find_work(&target)?.clone();
-        let newest = s.agents.values().filter(|a| a.workspace == ws.id).max_by_key(|a| a.created_at);
-        Ok((ws, newest.and_then(|a| a.said.clone())))
+        let said = s.last_words(&ws.id);
+        Ok((ws, said))
     })
     .await?;
     let (repo, branch, base_ref) = branch_of(&ws)?;
