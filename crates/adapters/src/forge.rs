@@ -32,6 +32,15 @@ fn gh(repo: &Path) -> Command {
     cmd
 }
 
+/// The URL of `branch`'s open pull request, as `gh pr view` tells it; none when it has none
+/// (or `gh` says nothing it can read).
+fn open_pr_of(repo: &Path, branch: &str) -> Option<String> {
+    let out = gh(repo).args(["pr", "view", branch, "--json", "url,state"]).output().ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok().filter(|_| out.status.success())?;
+    let url = v["url"].as_str().filter(|_| v["state"] == "OPEN")?;
+    (url.starts_with("https://") || url.starts_with("http://")).then(|| url.chars().take(2048).collect())
+}
+
 fn refused(why: String) -> AdapterError {
     AdapterError::Command { command: "gh".into(), stderr: why }
 }
@@ -43,6 +52,11 @@ impl Forge for GhCli {
         })?;
         if !out.status.success() {
             return Err(refused("gh is not logged in: run `gh auth login` first".into()));
+        }
+        // The branch's open pull request, when it has one (opened by a step cut off by a
+        // restart, or by an earlier `bosun pr`): the push updated it, and another cannot be made.
+        if let Some(url) = open_pr_of(repo, ask.branch) {
+            return Ok(url);
         }
         let mut cmd = gh(repo);
         cmd.args(["pr", "create", "--head", ask.branch, "--base", ask.into, "--title", ask.title, "--body", ask.body]);

@@ -161,12 +161,15 @@ fn a_pool_workspace_is_released_after_its_branch_is_merged() {
 }
 
 /// A `gh` that records its arguments, one a line, in `<dir>/gh.args`, is logged in unless
-/// `<dir>/logged-out` exists, and answers `pr create` with a URL.
+/// `<dir>/logged-out` exists, answers `pr create` with a URL, and `pr view` with that pull
+/// request once it was created.
 fn stub_gh(dir: &std::path::Path) {
     use std::os::unix::fs::PermissionsExt;
     let script = format!(
         "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >> '{0}/gh.args'\necho --- >> '{0}/gh.args'\n\
-         case \"$1 $2\" in\n  'auth status') test ! -e '{0}/logged-out' ;;\n  'pr create') echo 'https://github.example/o/r/pull/7' ;;\n  *) exit 2 ;;\nesac\n",
+         case \"$1 $2\" in\n  'auth status') test ! -e '{0}/logged-out' ;;\n  'pr create') touch '{0}/opened'; echo 'https://github.example/o/r/pull/7' ;;\n  \
+         'pr view') test -e '{0}/opened' && echo '{{\"state\":\"OPEN\",\"url\":\"https://github.example/o/r/pull/7\"}}' ;;\n  \
+         *) exit 2 ;;\nesac\n",
         dir.display()
     );
     let gh = dir.join("gh");
@@ -211,6 +214,12 @@ fn a_pull_request_is_opened_with_gh_after_a_push_and_its_url_recorded() {
         shown.contains(&format!("pr         https://github.example/o/r/pull/7 ({branch} into main, draft)")),
         "{shown}"
     );
+    // Asked again (as a pr step cut off by a restart is), the branch's open pull request is
+    // the answer: another cannot be made.
+    let again = bosun.ok(repo.path(), &["pr", &id]);
+    assert!(again.contains("pull request https://github.example/o/r/pull/7"), "{again}");
+    let args = std::fs::read_to_string(stub.path().join("gh.args")).unwrap();
+    assert_eq!(args.split("---\n").filter(|a| a.starts_with("pr\ncreate")).count(), 1, "created once: {args}");
 }
 
 #[test]
