@@ -667,7 +667,8 @@ fn short(commit: &str) -> &str {
     commit.get(..12).unwrap_or(commit)
 }
 
-/// Waits until agent `id` has worked on message `message` and waits for input again.
+/// Waits until agent `id` has worked on message `message` and waits for input again: looked at
+/// again each time an event of it is recorded (the daemon's stream says so), until `limit`.
 fn wait_until_idle_after(
     client: &Client,
     id: &str,
@@ -675,6 +676,14 @@ fn wait_until_idle_after(
     limit: std::time::Duration,
 ) -> Result<()> {
     let deadline = std::time::Instant::now() + limit;
+    // The stream goes on from before the agent is looked at: a change in between wakes too.
+    let from = client.last_seq()? + 1;
+    let (tx, wakes) = std::sync::mpsc::channel();
+    let (stream, agent) = (Client::new(client.dirs.clone()), id.to_owned());
+    std::thread::spawn(move || {
+        let q = bosun_wire::EventsQuery { from, follow: true, agent: Some(agent), job: None };
+        let _ = stream.events(q, |_| Ok(tx.send(()).is_ok()));
+    });
     loop {
         let detail = client.show(id.to_owned())?;
         let a = &detail.agent;
@@ -685,9 +694,15 @@ fn wait_until_idle_after(
         if sent.is_some_and(|at| a.state_since > at) && matches!(a.state, bosun_core::SessionState::Idle) {
             return Ok(());
         }
-        if std::time::Instant::now() >= deadline {
-            anyhow::bail!("agent {id} did not finish within {} s: merge again once it has", limit.as_secs());
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match wakes.recv_timeout(left) {
+            Ok(()) => while wakes.try_recv().is_ok() {},
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                anyhow::bail!("agent {id} did not finish within {} s: merge again once it has", limit.as_secs())
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                anyhow::bail!("the daemon stopped while agent {id} worked: start it again and merge once it has")
+            }
         }
-        std::thread::sleep(std::time::Duration::from_millis(300));
     }
 }
