@@ -187,6 +187,15 @@ impl Plan {
         DEFAULT_PLAN_CONCURRENCY
     }
 
+    /// The runbook its job at `index` runs from: its agents on the job's `engine` when it names
+    /// one.
+    pub fn job_book(&self, index: usize) -> std::borrow::Cow<'_, JobBook> {
+        match self.jobs.get(index).and_then(|j| j.engine.as_deref()) {
+            Some(engine) => std::borrow::Cow::Owned(self.book.with_engine(engine)),
+            None => std::borrow::Cow::Borrowed(&self.book),
+        }
+    }
+
     fn index_of(&self, name: &str) -> Option<usize> {
         self.jobs.iter().position(|j| j.name == name)
     }

@@ -76,10 +76,7 @@ fn dispatch(plan: &Plan, index: usize, variant: Option<u32>, d: &mut Decision) -
         take: None,
         branch: Some(PlanBranch { base: source, branch, suffix, merge: merged }),
         job_name: j.job.clone(),
-        book: match &j.engine {
-            Some(engine) => plan.book.with_engine(engine),
-            None => plan.book.clone(),
-        },
+        book: plan.job_book(index).into_owned(),
         cwd: plan.cwd.clone(),
     });
     job

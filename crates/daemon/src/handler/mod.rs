@@ -293,17 +293,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             plan.drop_losers = drop_losers;
             let (git, readiness) = (ctx.git.clone(), ctx.readiness.clone());
             let (plan, warnings) = tokio::task::spawn_blocking(move || {
-                run::preflight_plan(&*git, &plan)?;
-                let mut warnings: Vec<String> = Vec::new();
-                for j in &plan.jobs {
-                    let book = j.engine.as_deref().map(|e| plan.book.with_engine(e));
-                    let book = book.as_ref().unwrap_or(&plan.book);
-                    for w in crate::preflight::not_ready(&*readiness, book, &[j.job.as_str()]) {
-                        if !warnings.contains(&w) {
-                            warnings.push(w);
-                        }
-                    }
-                }
+                let warnings = run::preflight_plan(&*git, &*readiness, &plan)?;
                 let repo = git.repo_root(&plan.cwd).map_err(adapter_error)?;
                 git.resolve_commit(&repo, &plan.base).map_err(adapter_error)?;
                 // The current branch, by name: what its first jobs start from, as the seed says.

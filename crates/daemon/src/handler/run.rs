@@ -35,20 +35,28 @@ pub(super) fn preflight(
     Err(bad(problems.join("\n")))
 }
 
-/// The same for every job of `plan`, each with its agents as its `engine` says.
-pub(super) fn preflight_plan(git: &dyn bosun_adapters::Git, plan: &bosun_core::Plan) -> Result<(), WireError> {
-    let mut problems: Vec<String> = Vec::new();
-    for j in &plan.jobs {
-        let book = j.engine.as_deref().map(|e| plan.book.with_engine(e));
-        let book = book.as_ref().unwrap_or(&plan.book);
-        for p in crate::preflight::problems(git, book, &[j.job.as_str()], &plan.cwd, Some(&plan.base)) {
-            if !problems.contains(&p) {
-                problems.push(p);
+/// The same for every job of `plan`, each with its agents as its `engine` says; the warnings of
+/// programs not ready (not logged in) when nothing is wrong.
+pub(super) fn preflight_plan(
+    git: &dyn bosun_adapters::Git,
+    readiness: &dyn bosun_adapters::readiness::Readiness,
+    plan: &bosun_core::Plan,
+) -> Result<Vec<String>, WireError> {
+    let (mut problems, mut warnings): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+    let add = |all: &mut Vec<String>, found: Vec<String>| {
+        for f in found {
+            if !all.contains(&f) {
+                all.push(f);
             }
         }
+    };
+    for (index, j) in plan.jobs.iter().enumerate() {
+        let (book, names) = (plan.job_book(index), [j.job.as_str()]);
+        add(&mut problems, crate::preflight::problems(git, &book, &names, &plan.cwd, Some(&plan.base)));
+        add(&mut warnings, crate::preflight::not_ready(readiness, &book, &names));
     }
     if problems.is_empty() {
-        return Ok(());
+        return Ok(warnings);
     }
     Err(bad(problems.join("\n")))
 }
