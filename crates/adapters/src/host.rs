@@ -319,10 +319,6 @@ impl Sessions for HostSessions {
         self.press(session, &[TermKey::Enter])
     }
 
-    fn type_key(&self, session: &SessionName, key: char) -> Result<(), AdapterError> {
-        self.press(session, &[TermKey::Text(key.to_string())])
-    }
-
     fn press(&self, session: &SessionName, keys: &[TermKey]) -> Result<(), AdapterError> {
         self.ask(session, &HostRequest::Press { keys: keys.to_vec() }).map(drop)
     }

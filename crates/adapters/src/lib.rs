@@ -331,8 +331,6 @@ pub trait Sessions: Send + Sync {
     fn send_text(&self, session: &SessionName, text: &str) -> Result<(), AdapterError>;
     /// Presses Enter.
     fn press_enter(&self, session: &SessionName) -> Result<(), AdapterError>;
-    /// Types one key literally, without Enter (a dialog's option number).
-    fn type_key(&self, session: &SessionName, key: char) -> Result<(), AdapterError>;
     /// Types `keys` as they come, at once (a person at the keyboard, not a message: no settling).
     fn press(&self, session: &SessionName, keys: &[TermKey]) -> Result<(), AdapterError>;
     /// The size of the session's window, in columns and rows.

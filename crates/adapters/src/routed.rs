@@ -58,9 +58,6 @@ impl Sessions for RoutedSessions {
     fn press_enter(&self, session: &SessionName) -> Result<(), AdapterError> {
         self.of(session).press_enter(session)
     }
-    fn type_key(&self, session: &SessionName, key: char) -> Result<(), AdapterError> {
-        self.of(session).type_key(session, key)
-    }
     fn press(&self, session: &SessionName, keys: &[TermKey]) -> Result<(), AdapterError> {
         self.of(session).press(session, keys)
     }

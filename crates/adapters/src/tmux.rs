@@ -258,17 +258,18 @@ impl Sessions for Tmux {
 
     fn send_text(&self, session: &SessionName, text: &str) -> Result<(), AdapterError> {
         let target = exact_pane(session);
+        // A pane kept after its program ended (remain-on-exit) takes keys and drops them: a
+        // message typed there is not delivered.
+        let dead = self.on_session(session, self.run(["display-message", "-p", "-t", &target, "#{pane_dead}"]))?;
+        if dead.trim() == "1" {
+            return Err(AdapterError::NoSession(format!("{session} (its program has ended)")));
+        }
         if !text.is_empty() {
             self.on_session(session, self.run(["send-keys", "-t", &target, "-l", "--", text]))?;
             std::thread::sleep(self.settle.for_text(text));
         }
         self.on_session(session, self.run(["send-keys", "-t", &target, "Enter"]))?;
         Ok(())
-    }
-
-    fn type_key(&self, session: &SessionName, key: char) -> Result<(), AdapterError> {
-        let key = key.to_string();
-        self.on_session(session, self.run(["send-keys", "-t", &exact_pane(session), "-l", "--", &key])).map(drop)
     }
 
     fn press_enter(&self, session: &SessionName) -> Result<(), AdapterError> {

@@ -87,6 +87,17 @@ fn an_exit_code_shows_in_list() {
 }
 
 #[test]
+fn a_message_typed_into_a_pane_whose_program_ended_is_not_delivered() {
+    let server = TmuxServer::new();
+    let s = name("ended");
+    spawn(server.tmux(), &s, server.dir(), &BTreeMap::new(), &["sh", "-c", "exit 0"]);
+    wait_for_exit(server.tmux(), &s);
+    // The pane is kept (remain-on-exit) and takes keys, but nothing reads them.
+    let err = server.tmux().send_text(&s, "hello").expect_err("not delivered");
+    assert!(matches!(&err, AdapterError::NoSession(m) if m.contains("ended")), "{err:?}");
+}
+
+#[test]
 fn a_killing_signal_shows_in_list() {
     let server = TmuxServer::new();
     let s = name("signalled");

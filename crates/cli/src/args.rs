@@ -136,12 +136,25 @@ pub enum Command {
         id: String,
     },
     /// Type a message into an agent's session and press Enter
+    ///
+    /// The message is typed when the agent waits for input: while it works, or while it shows a
+    /// dialog (a permission, the folder-trust dialog), it waits its turn, never typed into the
+    /// dialog, whose Enter would pick an option. A message holds text: control characters
+    /// (Ctrl-C, Escape, a carriage return) are refused unless --raw; at most 12 KiB.
     Send {
         /// Agent id (any unique prefix) or name
         id: String,
         /// The text to send (several words are joined by spaces)
         #[arg(required = true, num_args = 1..)]
         text: Vec<String>,
+        /// Type control characters as they are, as keys (Ctrl-C as \x03 ends most programs)
+        #[arg(long)]
+        raw: bool,
+        /// Type it now or fail (exit 1): never wait behind a turn or a dialog
+        #[arg(long)]
+        now: bool,
+        #[arg(long)]
+        json: bool,
     },
     /// Stop an agent (its workspace stays)
     Kill {

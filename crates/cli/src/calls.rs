@@ -22,7 +22,24 @@ pub enum MergeOutcome {
     AgentAsked { agent: AgentId, message: bosun_core::MessageId, files: Vec<String> },
 }
 
+/// A message sent: typed, or queued behind the dialog `why` names.
+#[derive(serde::Serialize)]
+pub struct Sent {
+    pub message: bosun_core::MessageId,
+    pub typed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
 impl Client {
+    pub fn send(&self, agent: String, text: String, raw: bool, now: bool) -> anyhow::Result<Sent> {
+        match self.request(Request::Send { agent, text, raw, now })? {
+            Response::Sent { message } => Ok(Sent { message, typed: true, why: None }),
+            Response::SentLater { message, why } => Ok(Sent { message, typed: false, why: Some(why) }),
+            _ => Err(unexpected()),
+        }
+    }
+
     pub fn merge(&self, ask: Box<bosun_wire::MergeAsk>) -> anyhow::Result<MergeOutcome> {
         match self.request(Request::Merge(ask))? {
             Response::Merged { merged, ended, removed, kept } => {
@@ -93,7 +110,8 @@ pub struct Dated<T> {
 pub struct Answered {
     pub agent: AgentId,
     pub answer: DialogAnswer,
-    pub key: char,
+    pub option: String,
+    pub picked: bool,
     pub message: Option<MessageId>,
 }
 
@@ -134,8 +152,6 @@ calls! {
     /// Sizes the agent's terminal; its size before.
     fn resize(agent: String, cols: u16, rows: u16) -> (u16, u16) =
         Request::Resize { agent, cols, rows } => Response::Resized { before } => before;
-    fn send(agent: String, text: String) -> MessageId =
-        Request::Send { agent, text } => Response::Sent { message } => message;
     fn kill(agent: String) -> (AgentId, SessionState) =
         Request::Kill { agent } => Response::Killed { agent, state } => (agent, state);
     fn start_agent(start: Box<StartAgent>) -> Started = Request::StartAgent(start) => Response::Started(s) => s;
@@ -153,7 +169,7 @@ calls! {
             (Dated { now, all: escalations }, plans);
     fn answer(agent: String, answer: DialogAnswer, message: Option<String>) -> Answered =
         Request::Answer { agent, answer, message } =>
-        Response::Answered { agent, answer, key, message } => Answered { agent, answer, key, message };
+        Response::Answered { agent, answer, option, picked, message } => Answered { agent, answer, option, picked, message };
     fn resolve(escalation: String, message: Option<String>, answer: Option<DialogAnswer>)
         -> (EscalationId, Option<MessageId>) =
         Request::Resolve { escalation, message, answer } =>

@@ -282,9 +282,15 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
                 .exec();
             Err(anyhow!("cannot run {program}: {err}"))
         }
-        Command::Send { id, text } => {
-            let message = client.send(id, text.join(" "))?;
-            println!("delivered {message}");
+        Command::Send { id, text, raw, now, json } => {
+            let sent = client.send(id, text.join(" "), raw, now)?;
+            if json {
+                return print_json(&sent);
+            }
+            match &sent.why {
+                None => println!("delivered {}", sent.message),
+                Some(why) => println!("queued {}: {why}", sent.message),
+            }
             Ok(())
         }
         Command::Kill { id, json } => {
@@ -336,8 +342,11 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
             if json {
                 return print_json(&answered);
             }
-            let crate::calls::Answered { agent, key, message, .. } = answered;
-            println!("answered {agent}'s dialog with {answer} (typed {key})");
+            let crate::calls::Answered { agent, option, picked, message, .. } = answered;
+            match picked {
+                true => println!("answered {agent}'s dialog with {answer}: {option:?}"),
+                false => println!("answering {agent}'s dialog with {answer}: moving to {option:?}, then picking it"),
+            }
             if let Some(m) = message {
                 println!("message {m} goes to the agent when it waits for input");
             }

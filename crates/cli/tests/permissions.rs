@@ -93,7 +93,7 @@ fn answer_allow_picks_the_dialogs_yes() {
     assert_eq!(agent.asks.as_deref(), Some("Bash: echo cleaned > cleaned.txt"), "what the dialog asks");
     bosun.wait_screen(&id, "Do you want to proceed?");
     let out = bosun.ok(repo.path(), &["answer", &id, "allow"]);
-    assert_eq!(out.trim(), format!("answered {id}'s dialog with allow (typed 1)"));
+    assert_eq!(out.trim(), format!("answered {id}'s dialog with allow: \"Yes\""));
     // claudeless does not run the command; its screen drops the dialog, denying nothing.
     let gone = bosun_testkit::poll::wait_until(PATIENCE, || {
         !bosun.ok(repo.path(), &["peek", &id]).contains("Do you want to proceed?")

@@ -68,7 +68,9 @@ fn a_permission_dialog_is_a_prompt_that_says_what_it_asks_and_answer_allows_it()
     let Some(real) = Real::new(|c| c) else { return };
     real.model.push(Reply::shell("touch made-by-claude"));
     real.model.push(Reply::text("Made it."));
-    let id = real.start(&[], &["make the file"]);
+    // Claude Code 2.1.3xx starts in auto mode, whose classifier asks nobody: the mode that
+    // shows the dialog is named (without a policy, the client's own default stands).
+    let id = real.start(&[], &["--permission-mode", "default", "make the file"]);
     let agent = real.bosun.wait_state(&id, "prompt(permission)");
     assert_eq!(agent.asks.as_deref(), Some("Bash: touch made-by-claude"));
     let out = real.bosun.ok(real.repo.path(), &["answer", &id, "allow"]);

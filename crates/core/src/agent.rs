@@ -102,6 +102,20 @@ pub struct Agent {
     /// bosun sends it carries: its prompt, nudges and resumes (seed 003 §6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
+    /// The dialog bosun is answering on its screen, key by key, until the answer is picked (and,
+    /// for the trust dialog, seen to be taken).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answering: Option<Answering>,
+}
+
+/// A dialog being answered: what for, how many times keys were pressed, and when the answer
+/// was picked (Enter, or its number).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answering {
+    pub want: crate::driver::dialog::Want,
+    pub presses: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub picked_at: Option<Timestamp>,
 }
 
 /// Where a fork (`bosun fork`) starts its conversation: the agent forked, its conversation (a
@@ -237,6 +251,7 @@ impl Agent {
             backend,
             runtime,
             context: None,
+            answering: None,
             fork: None,
         }
     }
@@ -389,6 +404,9 @@ pub struct Message {
     /// How many events had been applied when it began to be typed.
     #[serde(default)]
     pub sent_seq: u64,
+    /// Typed with its control characters (`bosun send --raw`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub raw: bool,
 }
 
 /// Who sent a message.

@@ -57,10 +57,10 @@ pub enum Effect {
     KillSession { agent: AgentId, session: SessionName },
     /// Type the text literally, wait a moment, press Enter.
     SendText { message: MessageId, session: SessionName, text: String },
-    /// Press Enter (to submit what was typed, or to accept a start-up dialog's default).
+    /// Press Enter (to submit a message that was typed).
     PressEnter { session: SessionName },
-    /// Type one key, literally, without Enter (to pick a dialog's option by its number).
-    TypeKey { session: SessionName, key: char },
+    /// Press these keys (to move through a dialog's options and pick one, read from its screen).
+    PressKeys { session: SessionName, keys: Vec<crate::TermKey> },
     /// Read the agent's screen and report it.
     CaptureScreen { agent: AgentId, session: SessionName },
     /// Its output changed: read its screen a moment later and report it. Requests made while

@@ -221,11 +221,25 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         class: Option<TurnClass>,
     },
-    /// A person answered the dialog the agent waited at, with the key `key`.
+    /// A person's answer to the dialog the agent waited at was picked: option `option`.
     DialogAnswered {
         id: AgentId,
         answer: crate::driver::dialog::DialogAnswer,
-        key: char,
+        /// The key typed, in logs written before answers were read by meaning.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<char>,
+        #[serde(default)]
+        option: String,
+        at: Timestamp,
+    },
+    /// bosun pressed `keys` in the dialog the agent shows, towards the option `option` that
+    /// gives `want`; `picked` when they pick it (Enter on it, or its number).
+    DialogKeys {
+        id: AgentId,
+        want: crate::driver::dialog::Want,
+        option: String,
+        keys: Vec<crate::TermKey>,
+        picked: bool,
         at: Timestamp,
     },
     /// The agent's permission policy answered one of its permission requests.

@@ -115,6 +115,12 @@ pub enum Input {
     SendText {
         agent: AgentId,
         text: String,
+        /// Control characters are typed as they are (keys), not refused.
+        #[serde(default)]
+        raw: bool,
+        /// Typed now or refused: never queued behind a dialog or a turn.
+        #[serde(default)]
+        now: bool,
     },
     Resolve {
         escalation: EscalationId,

@@ -21,6 +21,7 @@ mod input;
 mod job;
 mod job_book;
 mod memory;
+pub mod message_text;
 mod notice;
 mod permission;
 mod plan;
@@ -39,14 +40,14 @@ mod timer;
 mod workspace;
 
 pub use agent::{
-    Agent, DeathReason, ExitStatus, Fork, Message, MessageKind, MessageState, NewAgent, Outcome, Progress, SavedWork,
-    SessionBackend, SessionState, INHERITED_ENV_FILE, RECORDED_ENV,
+    Agent, Answering, DeathReason, ExitStatus, Fork, Message, MessageKind, MessageState, NewAgent, Outcome, Progress,
+    SavedWork, SessionBackend, SessionState, INHERITED_ENV_FILE, RECORDED_ENV,
 };
 pub use classify::{
     after_command, guardrail, heuristic, parse_answer, without_command, ClassSource, Classify, Rule, TurnClass, Verdict,
 };
 pub use cron::{Cron, Origin, Schedule, ScheduleError};
-pub use decide::{decide, Decision};
+pub use decide::{decide, Decision, DIALOG_PRESSES_MAX};
 pub use detect::{AgentError, Cause, Heartbeat, Observation, PromptKind, Source, LINE_MAX};
 pub use doctor::{leftovers, Found, FoundBranch, FoundDir, FoundPod, FoundWorktree, Leftover, Orphan};
 pub use effect::Effect;

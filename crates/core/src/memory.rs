@@ -148,6 +148,7 @@ impl JobScope {
             | Event::AgentSaid { id, .. }
             | Event::PermissionAnswered { id, .. }
             | Event::DialogAnswered { id, .. }
+            | Event::DialogKeys { id, .. }
             | Event::TurnClassifying { id, .. }
             | Event::TurnClassified { id, .. } => agent(id),
             Event::EscalationRaised { escalation } => {

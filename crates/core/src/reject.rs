@@ -77,6 +77,10 @@ pub enum Rejection {
     NoDialog { id: AgentId, state: String },
     #[error("cannot answer agent {id}'s dialog: {why}")]
     CannotAnswer { id: AgentId, why: String },
+    #[error(transparent)]
+    BadMessage(#[from] crate::message_text::MessageTextError),
+    #[error("agent {id} is {state}, not waiting for input: without --now the message waits until it does{hint}")]
+    NotWaitingForInput { id: AgentId, state: String, hint: &'static str },
     #[error("escalation {0} is already resolved")]
     AlreadyResolved(crate::EscalationId),
     #[error("workspace {id} is {state}: wait for it to finish")]

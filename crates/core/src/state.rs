@@ -246,6 +246,7 @@ pub fn apply(state: &mut State, event: &Event) {
             if let Some(agent) = state.agents.get_mut(id) {
                 set_agent_state(agent, SessionState::Starting, *at, seq);
                 agent.restarts += 1;
+                agent.answering = None;
                 agent.resume_message = message.clone();
                 agent.pid = None;
                 agent.session = session.clone();
@@ -278,6 +279,14 @@ pub fn apply(state: &mut State, event: &Event) {
                 set_agent_state(agent, SessionState::Running, *at, seq);
                 agent.source = Some(crate::Source::Screen);
                 agent.asks = None;
+                agent.answering = None;
+            }
+        }
+        Event::DialogKeys { id, want, picked, at, .. } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                let presses = agent.answering.as_ref().filter(|a| a.want == *want).map_or(0, |a| a.presses);
+                let picked_at = picked.then_some(*at);
+                agent.answering = Some(crate::Answering { want: *want, presses: presses + 1, picked_at });
             }
         }
         Event::PermissionAnswered { id, decision } => {
@@ -512,6 +521,8 @@ pub fn apply(state: &mut State, event: &Event) {
 
 fn set_agent_state(agent: &mut Agent, new: SessionState, at: Timestamp, seq: u64) {
     if agent.state != new {
+        // A dialog being answered ends with the state it held the agent in.
+        agent.answering = None;
         agent.state = new;
         agent.state_since = at;
         agent.state_seq = seq;

@@ -178,28 +178,6 @@ fn a_plan_dialog_is_not_turned_into_a_question_by_the_notification_after_it() {
 }
 
 #[test]
-fn the_trust_dialog_is_accepted_unless_the_policy_says_not() {
-    let trust = "Quick safety check: Is this a project you created or one you trust?\n ❯ 1. Yes, I trust this folder";
-    for accept in [true, false] {
-        let mut sim = Sim::new();
-        let policy = Policy { accept_trust: accept, on_prompt: steps(&["escalate"]), ..Policy::default() };
-        let (a, _) = claude_with_prompt(&mut sim, policy);
-        let effects = sim.ok(Input::Screen { agent: a.clone(), text: trust.into(), at: None });
-        let pressed = effects.iter().any(|e| matches!(e, Effect::PressEnter { .. }));
-        assert_eq!(pressed, accept, "{effects:?}");
-        let reason = sim.state.open_escalations().next().map(|e| e.reason.clone());
-        if accept {
-            assert_eq!(sim.state.agents[&a].state.label(), "running", "bosun answered it: nobody is asked");
-            assert_eq!(reason, None);
-        } else {
-            assert_eq!(sim.state.agents[&a].state.label(), "prompt(setup)");
-            let reason = reason.unwrap_or_default();
-            assert!(reason.contains("setup dialog: trust this folder?"), "{reason}");
-        }
-    }
-}
-
-#[test]
 fn what_a_dialog_asks_is_recorded_with_the_state_it_brings() {
     let mut sim = Sim::new();
     let (a, _) = claude_with_prompt(&mut sim, Policy::default());
@@ -429,4 +407,31 @@ fn codex_moved_elsewhere_with_its_cd_option_has_its_rollout_log_looked_for_there
         };
         assert_eq!(cwd, Some(want), "{args:?}");
     }
+}
+
+#[test]
+fn an_agent_with_a_permission_policy_runs_claude_where_its_dialogs_reach_the_policy() {
+    let mode = |command: &[String]| {
+        let at = command.iter().position(|w| w == "--permission-mode")?;
+        command.get(at + 1).cloned()
+    };
+    // No policy: Claude's own default (auto mode in 2.1.3xx) stands.
+    let (_, plain) = claude_with_prompt(&mut Sim::new(), Policy::default());
+    assert_eq!(mode(&plain), None, "{plain:?}");
+    // A policy: its rules are asked before any classifier of Claude's.
+    let allow = vec!["Bash(git *)".parse::<bosun_core::PermissionRule>().unwrap()];
+    let (_, ruled) = claude_with_prompt(&mut Sim::new(), Policy { allow, ..Policy::default() });
+    assert_eq!(mode(&ruled).as_deref(), Some("default"), "{ruled:?}");
+    assert_eq!(ruled.last().map(String::as_str), Some("fix it"), "the prompt still ends the command: {ruled:?}");
+    // A mode the user named stands.
+    let deny = vec!["Write".parse::<bosun_core::PermissionRule>().unwrap()];
+    let spec = bosun_core::AgentSpec {
+        command: words(&["claude", "--permission-mode", "plan", "fix it"]),
+        ..claude(1, Policy { deny, ..Policy::default() })
+    };
+    let mut sim = Sim::new();
+    let (_, w) = sim.start_with(spec);
+    let named = spawned_command(&sim.ok(Input::WorkspaceCreated { id: w })).expect("spawned");
+    assert_eq!(named.iter().filter(|w| *w == "--permission-mode").count(), 1, "{named:?}");
+    assert_eq!(mode(&named).as_deref(), Some("plan"));
 }

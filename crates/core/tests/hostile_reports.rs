@@ -50,10 +50,22 @@ proptest! {
         let _ = codex::log_said(&text);
         let _ = codex::notify_observation(&text, Some("main"));
         let _ = codex::screen_observation(&text);
-        let _ = dialog::options(&text);
-        for answer in [DialogAnswer::Allow, DialogAnswer::Deny, DialogAnswer::Option(n.max(1))] {
-            if let Ok(key) = dialog::key_for(&text, answer) {
-                prop_assert!(key.is_ascii_digit() && key != '0');
+        if let Some(menu) = dialog::menu(&text) {
+            prop_assert!(menu.options.len() >= 2 && menu.selected.is_none_or(|s| s < menu.options.len()));
+            let wants = [DialogAnswer::Allow, DialogAnswer::Deny, DialogAnswer::Option(n.clamp(1, 9))];
+            let wants = wants.map(|answer| dialog::Want::Person { answer });
+            for want in wants.into_iter().chain([dialog::Want::Trust]) {
+                let Ok(to) = menu.find(want) else { continue };
+                prop_assert!(to < menu.options.len());
+                // Nothing but an option's number, Enter on the option, or arrows towards it.
+                match menu.step(to, true) {
+                    Some(dialog::Step::Pick(keys)) => prop_assert!(
+                        keys == [bosun_core::TermKey::Enter]
+                            || matches!(&keys[..], [bosun_core::TermKey::Text(t)] if t.len() == 1 && t != "0")
+                    ),
+                    Some(dialog::Step::Move(keys)) => prop_assert!(keys.iter().all(|k| matches!(k, bosun_core::TermKey::Up | bosun_core::TermKey::Down))),
+                    None => {}
+                }
             }
         }
         if let Ok(rule) = text.parse::<PermissionRule>() {

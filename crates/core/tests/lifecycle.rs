@@ -95,7 +95,7 @@ fn a_session_spawned_after_its_agent_was_killed_is_killed_too() {
 fn messages_wait_for_a_starting_agent_and_fail_when_it_dies() {
     let mut sim = Sim::new();
     let (a, w) = sim.start(1);
-    assert!(sim.ok(Input::SendText { agent: a.clone(), text: "hello".into() }).is_empty());
+    assert!(sim.ok(Input::SendText { agent: a.clone(), text: "hello".into(), raw: false, now: false }).is_empty());
     sim.ok(Input::WorkspaceCreated { id: w });
     let effects = sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });
     assert!(matches!(effects.as_slice(), [Effect::SendText { text, .. }] if text == "hello"));
@@ -103,7 +103,7 @@ fn messages_wait_for_a_starting_agent_and_fail_when_it_dies() {
     sim.ok(Input::TextDelivered { message: m });
     assert_eq!(sim.state.messages[&m].state, MessageState::Delivered);
 
-    sim.ok(Input::SendText { agent: a.clone(), text: "two".into() });
+    sim.ok(Input::SendText { agent: a.clone(), text: "two".into(), raw: false, now: false });
     let session = sim.state.agents[&a].session.clone();
     sim.ok(Input::SessionExited { session, status: ExitStatus::code(0) });
     assert!(sim.state.messages.values().any(|m| matches!(m.state, MessageState::Failed { .. })));
@@ -198,8 +198,8 @@ fn a_death_no_hook_reported_is_caught_by_the_session_listing_but_a_newer_agent_i
 fn messages_are_typed_one_at_a_time_in_order() {
     let mut sim = Sim::new();
     let (a, _) = sim.running(1);
-    let first = sim.ok(Input::SendText { agent: a.clone(), text: "one".into() });
-    let second = sim.ok(Input::SendText { agent: a.clone(), text: "two".into() });
+    let first = sim.ok(Input::SendText { agent: a.clone(), text: "one".into(), raw: false, now: false });
+    let second = sim.ok(Input::SendText { agent: a.clone(), text: "two".into(), raw: false, now: false });
     assert!(matches!(first.as_slice(), [Effect::SendText { text, .. }] if text == "one"));
     assert!(second.is_empty(), "waits for the first: {second:?}");
     let m1 = *sim.state.messages.keys().next().unwrap();
@@ -211,11 +211,11 @@ fn messages_are_typed_one_at_a_time_in_order() {
 fn after_a_restart_a_possibly_typed_message_is_failed_and_the_next_one_sent() {
     let mut sim = Sim::new();
     let (running, _) = sim.running(1);
-    sim.ok(Input::SendText { agent: running.clone(), text: "maybe typed".into() });
-    sim.ok(Input::SendText { agent: running.clone(), text: "never typed".into() });
+    sim.ok(Input::SendText { agent: running.clone(), text: "maybe typed".into(), raw: false, now: false });
+    sim.ok(Input::SendText { agent: running.clone(), text: "never typed".into(), raw: false, now: false });
     let (starting, w2) = sim.start(2);
     sim.ok(Input::WorkspaceCreated { id: w2 });
-    sim.ok(Input::SendText { agent: starting.clone(), text: "waiting".into() });
+    sim.ok(Input::SendText { agent: starting.clone(), text: "waiting".into(), raw: false, now: false });
     let alive = |a: &bosun_core::AgentId| SessionSeen { session: a.session(), pid: Some(1), exit: None };
     let effects = sim.ok(Input::Reconcile(Reality {
         sessions: vec![alive(&running), alive(&starting)],

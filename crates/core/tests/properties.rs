@@ -90,7 +90,7 @@ fn input(n: u64, step: &Step, sim: &Sim) -> Input {
         }
         Step::Removed => Input::WorkspaceRemoved { id: ws },
         Step::RemoveFailed(dirty) => Input::WorkspaceRemoveFailed { id: ws, error: "no".into(), dirty },
-        Step::Send => Input::SendText { agent, text: "go on".into() },
+        Step::Send => Input::SendText { agent, text: "go on".into(), raw: false, now: false },
         Step::Delivered => Input::TextDelivered { message },
         Step::Observed => Input::SessionsObserved { sessions: vec![], as_of: state.seq },
         Step::See(s, o) => {

@@ -93,7 +93,7 @@ fn a_nudge_to_a_working_agent_waits_for_idle() {
     let mut sim = Sim::new();
     let a = idle_claude(&mut sim, Policy::default());
     sim.see(&a, Source::Hook, Observation::Working);
-    let effects = sim.ok(Input::SendText { agent: a.clone(), text: "later".into() });
+    let effects = sim.ok(Input::SendText { agent: a.clone(), text: "later".into(), raw: false, now: false });
     assert!(sent_texts(&effects).is_empty(), "not typed while working");
     let effects = sim.see(&a, Source::Hook, Observation::Idle);
     assert_eq!(sent_texts(&effects), vec!["later"]);
@@ -103,14 +103,14 @@ fn a_nudge_to_a_working_agent_waits_for_idle() {
 fn a_nudge_that_does_not_start_a_turn_gets_one_more_enter() {
     let mut sim = Sim::new();
     let a = idle_claude(&mut sim, Policy::default());
-    sim.ok(Input::SendText { agent: a.clone(), text: "go".into() });
+    sim.ok(Input::SendText { agent: a.clone(), text: "go".into(), raw: false, now: false });
     deliver_all(&mut sim);
     sim.advance(3_000);
     let effects = sim.fire_due();
     assert!(effects.iter().any(|e| matches!(e, Effect::PressEnter { .. })), "{effects:?}");
 
     // One that does start a turn gets none.
-    sim.ok(Input::SendText { agent: a.clone(), text: "again".into() });
+    sim.ok(Input::SendText { agent: a.clone(), text: "again".into(), raw: false, now: false });
     deliver_all(&mut sim);
     sim.see(&a, Source::Hook, Observation::Working);
     sim.advance(3_000);
@@ -313,7 +313,7 @@ fn errors_have_their_own_chains() {
 }
 
 #[test]
-fn a_permission_dialog_escalates_and_the_resolution_delivers_its_message() {
+fn a_permission_dialog_escalates_and_the_resolutions_message_waits_until_the_dialog_is_gone() {
     let mut sim = Sim::new();
     let p = Policy { on_prompt: steps(&["escalate"]), ..Policy::default() };
     let a = idle_claude(&mut sim, p);
@@ -321,9 +321,12 @@ fn a_permission_dialog_escalates_and_the_resolution_delivers_its_message() {
     sim.see(&a, Source::Hook, Observation::Prompt { kind: PromptKind::Permission, asks: None });
     assert_eq!(sim.state.agents[&a].state, SessionState::Prompt { kind: PromptKind::Permission });
     let e = sim.state.open_escalations().next().expect("escalated").id;
-    let effects = sim.ok(Input::Resolve { escalation: e, message: Some("1".into()) });
-    assert_eq!(sent_texts(&effects), vec!["1"]);
+    let effects = sim.ok(Input::Resolve { escalation: e, message: Some("use the other file".into()) });
+    assert_eq!(sent_texts(&effects), Vec::<String>::new(), "never typed into a dialog: its Enter would pick an option");
     assert_eq!(sim.state.open_escalations().count(), 0);
+    sim.see(&a, Source::Hook, Observation::Working);
+    let effects = sim.see(&a, Source::Hook, Observation::Idle);
+    assert_eq!(sent_texts(&effects), vec!["use the other file"], "typed once it waits for input");
     assert!(sim.feed(Input::Resolve { escalation: e, message: None }).is_err(), "resolved once");
 }
 
@@ -416,9 +419,10 @@ fn a_trust_dialog_at_start_is_accepted() {
     sim.advance(1_500);
     let effects = sim.fire_due();
     assert!(effects.iter().any(|e| matches!(e, Effect::CaptureScreen { .. })), "{effects:?}");
-    let effects =
-        sim.ok(Input::Screen { agent: a.clone(), text: "Do you trust the files in this folder?".into(), at: None });
-    assert!(effects.iter().any(|e| matches!(e, Effect::PressEnter { .. })), "{effects:?}");
+    let trust = "Do you trust the files in this folder?\n ❯ Yes, proceed\n   No, exit\n";
+    let effects = sim.ok(Input::Screen { agent: a.clone(), text: trust.into(), at: None });
+    let enter = vec![bosun_core::TermKey::Enter];
+    assert!(effects.iter().any(|e| matches!(e, Effect::PressKeys { keys, .. } if *keys == enter)), "{effects:?}");
     assert_eq!(sim.state.agents[&a].state.label(), "running", "accepted: no prompt for anybody");
     sim.see(&a, Source::Hook, Observation::Started);
     assert_eq!(sim.state.agents[&a].state, SessionState::Idle);

@@ -264,9 +264,9 @@ impl Executor {
                 Ok(()) => Input::TextDelivered { message },
                 Err(e) => Input::TextFailed { message, error: e.to_string() },
             },
-            Effect::TypeKey { session, key } => {
-                if let Err(e) = self.sessions.type_key(&session, key) {
-                    tracing::warn!(%session, "cannot type {key:?}: {e}");
+            Effect::PressKeys { session, keys } => {
+                if let Err(e) = self.sessions.press(&session, &keys) {
+                    tracing::warn!(%session, "cannot press {keys:?}: {e}");
                 }
                 return None;
             }
@@ -284,13 +284,13 @@ impl Executor {
                 std::thread::sleep(LOOK_AFTER);
                 self.looking.lock().unwrap_or_else(PoisonError::into_inner).remove(&agent);
                 let at = Some(crate::engine::now());
-                match self.sessions.capture(&session, false) {
+                match settled_screen(self.sessions.as_ref(), &session) {
                     Ok(text) => Input::Screen { agent, text, at },
                     Err(_) => return None,
                 }
             }
             Effect::CaptureScreen { agent, session } => {
-                match (crate::engine::now(), self.sessions.capture(&session, false)) {
+                match (crate::engine::now(), settled_screen(self.sessions.as_ref(), &session)) {
                     (at, Ok(text)) => Input::Screen { agent, text, at: Some(at) },
                     (_, Err(e)) => {
                         tracing::debug!(%session, "cannot read the screen: {e}");
@@ -564,4 +564,26 @@ fn write_files(files: &[(std::path::PathBuf, String)], output: &Path) -> Result<
         std::fs::write(path, content).map_err(|e| AdapterError::io(format!("writing {}", path.display()), e))?;
     }
     Ok(())
+}
+
+/// How long apart two looks at a screen must agree before it counts as drawn.
+const SETTLE: Duration = Duration::from_millis(60);
+
+/// The agent's screen once its program has finished drawing it: two captures a moment apart
+/// that agree (at most a few tries). A capture taken while the program redraws (it clears the
+/// screen, then writes it again) shows a blank or half a dialog, which says nothing.
+fn settled_screen(
+    sessions: &dyn Sessions,
+    session: &bosun_core::SessionName,
+) -> Result<String, bosun_adapters::AdapterError> {
+    let mut last = sessions.capture(session, false)?;
+    for _ in 0..4 {
+        std::thread::sleep(SETTLE);
+        let next = sessions.capture(session, false)?;
+        if next == last {
+            break;
+        }
+        last = next;
+    }
+    Ok(last)
 }

@@ -293,9 +293,6 @@ impl Sessions for FakeSessions {
     fn press_enter(&self, session: &SessionName) -> Result<(), AdapterError> {
         self.send_text(session, "")
     }
-    fn type_key(&self, session: &SessionName, key: char) -> Result<(), AdapterError> {
-        self.send_text(session, &format!("key:{key}"))
-    }
     fn press(&self, session: &SessionName, keys: &[TermKey]) -> Result<(), AdapterError> {
         keys.iter().try_for_each(|k| self.send_text(session, &format!("{k:?}")))
     }

@@ -75,6 +75,12 @@ pub enum Request {
     Send {
         agent: String,
         text: String,
+        /// Control characters are typed as they are (keys).
+        #[serde(default)]
+        raw: bool,
+        /// Typed now or refused, never queued.
+        #[serde(default)]
+        now: bool,
     },
     Kill {
         agent: String,

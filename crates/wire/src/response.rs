@@ -52,6 +52,12 @@ pub enum Response {
     Sent {
         message: MessageId,
     },
+    /// Queued, not typed yet: the agent shows a dialog (`why` says which), and the message is
+    /// typed once it waits for input again.
+    SentLater {
+        message: MessageId,
+        why: String,
+    },
     Killed {
         agent: AgentId,
         state: SessionState,
@@ -78,8 +84,11 @@ pub enum Response {
     Answered {
         agent: AgentId,
         answer: bosun_core::driver::dialog::DialogAnswer,
-        /// The key typed: the option's number.
-        key: char,
+        /// The option that gives the answer, as the dialog words it.
+        option: String,
+        /// Picked now; else the cursor is being moved to it, and it is picked once a look at
+        /// the screen shows the cursor there.
+        picked: bool,
         message: Option<MessageId>,
     },
     JobStarted {
@@ -311,7 +320,8 @@ impl From<bosun_core::Rejection> for WireError {
             | R::CronNeverFires(_)
             | R::CannotPick(_)
             | R::CannotFork(_)
-            | R::PoolSizeZero(_) => ErrorKind::BadRequest,
+            | R::PoolSizeZero(_)
+            | R::BadMessage(_) => ErrorKind::BadRequest,
             R::WorkspaceDirty(_) => ErrorKind::WouldLoseWork,
             _ => ErrorKind::Conflict,
         };

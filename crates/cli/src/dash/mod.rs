@@ -238,7 +238,7 @@ fn dash(
                     let e = std::os::unix::process::CommandExt::exec(Command::new(&argv[0]).args(&argv[1..]));
                     return Err(anyhow::anyhow!("cannot run {} to attach: {e}", argv[0]));
                 }
-                Action::Send { id, text } => _ = client.send(id, text)?,
+                Action::Send { id, text } => _ = client.send(id, text, false, false)?,
                 Action::Kill(id) => _ = client.kill(id)?,
                 Action::Resolve(e) => _ = client.resolve(format!("e{e}"), None, None)?,
                 // Read at once (the echo is mostly there by then), and again when its output

@@ -44,7 +44,10 @@ pub(super) fn resolve(
         return Err(Rejection::AlreadyResolved(id));
     }
     let agent = match message {
-        Some(_) => Some(live_agent(state, &e.agent)?),
+        Some(m) => {
+            crate::message_text::check(m, false)?;
+            Some(live_agent(state, &e.agent)?)
+        }
         None => None,
     };
     d.event(Event::EscalationResolved { id, at: now, message: message.map(str::to_owned) });

@@ -4,6 +4,7 @@
 
 mod classify;
 mod cron;
+mod dialog;
 mod escalation;
 mod job;
 mod observe;
@@ -16,6 +17,8 @@ mod report;
 mod session;
 mod timers;
 mod workspace;
+
+pub use dialog::PRESSES_MAX as DIALOG_PRESSES_MAX;
 
 use crate::{
     Agent, Effect, Event, Input, Message, Origin, Rejection, State, Timer, TimerId, TimerKind, Timestamp, Workspace,
@@ -158,7 +161,9 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::Answer { agent, answer, message, screen } => {
             session::answer(state, agent, *answer, message.as_deref(), screen, now, &mut d)?
         }
-        Input::SendText { agent, text } => session::send_text(state, agent, text, now, &mut d)?,
+        Input::SendText { agent, text, raw, now: at_once } => {
+            session::send_text(state, agent, text, *raw, *at_once, now, &mut d)?
+        }
         Input::SessionSpawned { agent, pid } => session::spawned(state, agent, *pid, now, &mut d),
         Input::SessionSpawnFailed { agent, error } => session::spawn_failed(state, agent, error, now, &mut d),
         Input::SessionExited { session, status } => session::exited(state, session, *status, now, &mut d),

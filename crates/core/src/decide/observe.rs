@@ -68,9 +68,10 @@ pub(super) fn observed(
     // of life (the dialog itself redrawn, a file written) nor the log's word that the turn goes
     // on (written before the dialog, and read after it when reading lags) ends it. The log's
     // end of the turn, or an error, still does.
+    // So does a start-up dialog (Claude's trust or API-key dialog), which only the screen shows:
+    // its redrawing (a key moving its cursor) is output, not work.
     let dialog_held = matches!(a.state, SessionState::Prompt { .. })
         && a.source == Some(Source::Screen)
-        && a.driver.behaviour().screen_shows_dialogs()
         && match obs {
             Observation::Activity { .. } => true,
             Observation::Working => source == Source::Log,
@@ -242,16 +243,21 @@ pub(super) fn screen(
 ) {
     let Some(a) = state.agents.get(agent).filter(|a| a.state.is_up()) else { return };
     // Read before its state last changed (a slower look finishing after a newer one): stale.
-    if at.is_some_and(|t| t < a.state_since) {
+    // A blank screen (a program between clearing it and drawing again) says nothing.
+    if at.is_some_and(|t| t < a.state_since) || text.trim().is_empty() {
         return;
     }
     let Some(crate::driver::Screen { trust, seen }) = a.driver.behaviour().screen(text) else { return };
-    // bosun made this folder: it accepts the trust dialog's default ("Yes, I trust this
-    // folder", "Trust and continue") unless its policy says not to; nobody needs to hear of it
-    // then. Other screens (the API key, sign-in, an approval) are prompts for the policy, and a
-    // person.
-    if trust && a.policy.accept_trust {
-        d.effect(Effect::PressEnter { session: a.session.clone() });
+    // bosun made this folder: it answers the trust dialog with the option that trusts it and
+    // goes on, read from the screen, unless its policy says not to; nobody needs to hear of it
+    // then. A dialog being answered goes on being answered. Other screens (the API key,
+    // sign-in, an approval) are prompts for the policy, and a person.
+    if super::dialog::looked(state, a, text, trust, now, d) {
+        return;
+    }
+    // A setup dialog already left to a person keeps what bosun said of it.
+    let setup = |s: &SessionState| matches!(s, SessionState::Prompt { kind: crate::PromptKind::Setup });
+    if setup(&a.state) && matches!(&seen, Some(Observation::Prompt { kind: crate::PromptKind::Setup, .. })) {
         return;
     }
     match seen {

@@ -31,8 +31,8 @@ pub(super) fn kill(state: &State, agent: &AgentId, now: Timestamp, d: &mut Decis
     Ok(())
 }
 
-/// A person answers the dialog the agent waits at: the key that picks the answer's option on
-/// the screen is typed, and a message, if any, queued for when it waits for input again.
+/// A person answers the dialog the agent waits at (see `dialog::answer`), and a message, if
+/// any, is queued for when it waits for input again.
 pub(super) fn answer(
     state: &State,
     agent: &AgentId,
@@ -43,13 +43,10 @@ pub(super) fn answer(
     d: &mut Decision,
 ) -> Result<(), Rejection> {
     let a = live_agent(state, agent)?;
-    if !matches!(a.state, SessionState::Prompt { .. }) {
-        return Err(Rejection::NoDialog { id: a.id.clone(), state: a.state.label() });
+    if let Some(m) = message {
+        crate::message_text::check(m, false)?;
     }
-    let key = crate::driver::dialog::key_for(screen, answer)
-        .map_err(|why| Rejection::CannotAnswer { id: a.id.clone(), why })?;
-    d.event(Event::DialogAnswered { id: a.id.clone(), answer, key, at: now });
-    d.effect(Effect::TypeKey { session: a.session.clone(), key });
+    super::dialog::answer(a, answer, screen, now, d)?;
     if let Some(m) = message.filter(|m| !m.trim().is_empty()) {
         queue(state, a, m, MessageKind::User, now, d);
     }
@@ -60,16 +57,34 @@ pub(super) fn send_text(
     state: &State,
     agent: &AgentId,
     text: &str,
+    raw: bool,
+    at_once: bool,
     now: Timestamp,
     d: &mut Decision,
 ) -> Result<(), Rejection> {
+    crate::message_text::check(text, raw)?;
     let a = live_agent(state, agent)?;
-    queue(state, a, text, MessageKind::User, now, d);
+    let waiting = deliverable(a, &a.state) && sending(state, &a.id).is_none() && queued(state, &a.id).next().is_none();
+    if at_once && !waiting {
+        let hint = match &a.state {
+            SessionState::Prompt { .. } => ": it shows a dialog (answer it with `bosun answer`)",
+            _ if a.answering.is_some() => ": bosun is answering a dialog it shows",
+            _ => "",
+        };
+        return Err(Rejection::NotWaitingForInput { id: a.id.clone(), state: a.state.label(), hint });
+    }
+    push(state, a, text, MessageKind::User, raw, now, d);
     Ok(())
 }
 
-/// Queues a message for the agent; `dispatch` types it when the agent waits for input.
+/// Queues a message for the agent; `dispatch` types it when the agent waits for input. A
+/// message bosun made (a nudge, a resolution's text from a runbook value) is cleaned of keys
+/// and cut to the limit; a person's was checked when it was asked for.
 pub(super) fn queue(state: &State, a: &Agent, text: &str, kind: MessageKind, now: Timestamp, d: &mut Decision) {
+    push(state, a, &crate::message_text::clean(text), kind, false, now, d);
+}
+
+fn push(state: &State, a: &Agent, text: &str, kind: MessageKind, raw: bool, now: Timestamp, d: &mut Decision) {
     let earlier = d.events.iter().filter(|e| matches!(e, Event::MessageQueued { .. })).count() as u64;
     let id = MessageId(state.next_message_id().0 + earlier);
     let message = Message {
@@ -80,6 +95,7 @@ pub(super) fn queue(state: &State, a: &Agent, text: &str, kind: MessageKind, now
         at: now,
         kind,
         sent_seq: 0,
+        raw,
     };
     d.event(Event::MessageQueued { message });
 }
@@ -139,7 +155,14 @@ fn agent_of(state: &State, e: &Event) -> Option<AgentId> {
 /// Whether text typed now reaches the agent as input: it waits for input (idle, after an
 /// error, or at a dialog). A generic agent without a prompt pattern cannot tell: once up, it
 /// takes messages at once.
+/// Whether a message may be typed into the agent now: it waits for input. Never while it shows
+/// a dialog (its Enter would pick the dialog's selected option, "No, exit" on Claude's trust
+/// dialog) or bosun is answering one: the message waits until the dialog is answered.
 pub(super) fn deliverable(a: &Agent, state: &SessionState) -> bool {
+    let dialog = matches!(state, SessionState::Prompt { .. }) && !a.driver.behaviour().prompts_take_text();
+    if a.answering.is_some() || dialog {
+        return false;
+    }
     if blind(a) {
         return state.is_up();
     }
@@ -191,7 +214,7 @@ pub(super) fn came_up(state: &State, a: &Agent, pid: Option<u32>, now: Timestamp
         });
     }
     if let (true, Some(prompt), 0) = (start.types_prompt, &a.prompt, a.restarts) {
-        queue(state, a, prompt, MessageKind::User, now, d);
+        push(state, a, prompt, MessageKind::User, false, now, d);
     }
     if start.idle_when_quiet {
         let at =

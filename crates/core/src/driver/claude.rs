@@ -463,6 +463,20 @@ pub fn screen_observation(screen: &str) -> Option<Observation> {
     Some(Observation::Prompt { kind: PromptKind::Setup, asks: Some(asks) })
 }
 
+/// The permission mode bosun starts Claude in, when it must choose one: an agent with a
+/// permission policy (`--allow`, `--deny`) runs in `default`, where each tool call Claude would
+/// ask about raises its `PermissionRequest` hook, which the policy answers. Claude Code 2.1.3xx
+/// otherwise starts in auto mode, whose classifier runs or blocks calls without asking anyone,
+/// so the policy would never be asked. A mode the command names itself stands; without a
+/// policy, Claude's own default stands.
+pub fn permission_mode(a: &crate::Agent) -> Option<&'static str> {
+    let named = a.command.iter().any(|w| {
+        w == "--permission-mode" || w.starts_with("--permission-mode=") || w == "--dangerously-skip-permissions"
+    });
+    let policy = !a.policy.allow.is_empty() || !a.policy.deny.is_empty();
+    (policy && !named).then_some("default")
+}
+
 /// The folder-trust dialog: "Do you trust the files in this folder?" (Claude Code 1.x,
 /// claudeless) or "Quick safety check: Is this a project you created or one you trust?" with
 /// "Yes, I trust this folder" as its default (2.1).
@@ -587,6 +601,9 @@ impl super::AgentDriver for Claude {
             Some(_) => argv.extend(["--resume".to_owned(), session_id]),
         }
         argv.extend(["--settings".to_owned(), settings.display().to_string()]);
+        if let Some(mode) = permission_mode(a) {
+            argv.extend(["--permission-mode".to_owned(), mode.to_owned()]);
+        }
         match resume {
             Some(message) => argv.extend(message.map(str::to_owned)),
             None => argv.extend(a.prompt.clone()),

@@ -167,6 +167,11 @@ impl super::AgentDriver for Generic {
         super::Driver::Generic { patterns }
     }
 
+    /// What its prompt pattern matches (`[y/n]`) is a question its program reads a line for.
+    fn prompts_take_text(&self) -> bool {
+        true
+    }
+
     /// The user's command as it is: its first prompt is typed.
     fn command_line(
         &self,

@@ -198,6 +198,12 @@ pub trait AgentDriver: Sync {
         None
     }
 
+    /// Whether what it asks (a prompt) is answered by typing a line of text, as a shell's
+    /// `[y/n]` is; else its dialogs pick an option, and a message typed there would pick one.
+    fn prompts_take_text(&self) -> bool {
+        false
+    }
+
     /// Whether its screen must be looked at whenever it writes output (its approval dialogs
     /// reach nothing else), and a dialog seen there stands against its other sources.
     fn screen_shows_dialogs(&self) -> bool {

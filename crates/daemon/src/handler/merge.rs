@@ -120,7 +120,10 @@ pub(super) async fn merge(ctx: &Arc<Context>, ask: MergeAsk) -> Answer {
                  conflicts, and commit; then stop.",
                 files.join(", ")
             );
-            let Response::Sent { message } = send(ctx, agent.to_string(), text).await? else {
+            let text = bosun_core::message_text::clean(&text);
+            let (Response::Sent { message } | Response::SentLater { message, .. }) =
+                send(ctx, agent.to_string(), text, false, false).await?
+            else {
                 return Err(WireError::new(ErrorKind::Failed, "the message was not sent"));
             };
             return Ok(Response::MergeConflictSent { agent: agent.clone(), message, files });

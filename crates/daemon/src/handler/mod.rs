@@ -196,7 +196,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             .await?;
             Ok(Response::Resized { before })
         }
-        Request::Send { agent, text } => send(ctx, agent, text).await,
+        Request::Send { agent, text, raw, now } => send(ctx, agent, text, raw, now).await,
         Request::Kill { agent } => kill(ctx, agent).await,
         Request::WorkspaceList => {
             query(ctx, |s| Ok(Response::Workspaces { workspaces: s.workspaces.values().cloned().collect() })).await

@@ -10,10 +10,10 @@ const DIALOG_WAIT: Duration = Duration::from_secs(3);
 /// How long a request waits for the outcome of what it asked for.
 const OUTCOME_WAIT: Duration = Duration::from_secs(60);
 
-pub(super) async fn send(ctx: &Arc<Context>, agent: String, text: String) -> Answer {
+pub(super) async fn send(ctx: &Arc<Context>, agent: String, text: String, raw: bool, now: bool) -> Answer {
     let id = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
     let rx = ctx.engine.subscribe();
-    let events = submit(ctx, Input::SendText { agent: id, text }).await?;
+    let events = submit(ctx, Input::SendText { agent: id.clone(), text, raw, now }).await?;
     let message = events
         .iter()
         .find_map(|e| match e {
@@ -21,6 +21,22 @@ pub(super) async fn send(ctx: &Arc<Context>, agent: String, text: String) -> Ans
             _ => None,
         })
         .ok_or_else(|| WireError::new(ErrorKind::Failed, "the message was not queued"))?;
+    // At a dialog it waits, maybe for a person: say so now rather than after a minute.
+    let at_dialog = query(ctx, move |s| {
+        let a = s.agents.get(&id);
+        Ok(a.filter(|a| matches!(a.state, SessionState::Prompt { .. }) || a.answering.is_some()).map(|a| {
+            let asks = a.asks.as_deref().map(|q| format!(": {q}")).unwrap_or_default();
+            format!(
+                "{} is at a dialog ({}{asks}); it is typed once the dialog is answered (`bosun answer`)",
+                a.id,
+                a.state.label()
+            )
+        }))
+    })
+    .await?;
+    if let Some(why) = at_dialog {
+        return Ok(Response::SentLater { message, why });
+    }
     let outcome = wait_state(ctx, rx, move |s| match s.messages.get(&message).map(|m| &m.state) {
         Some(MessageState::Delivered) => Some(Ok(Response::Sent { message })),
         Some(MessageState::Failed { error }) => {
@@ -64,23 +80,24 @@ pub(super) async fn answer_dialog(
     let screen = loop {
         let (sessions, session) = (ctx.sessions.clone(), session.clone());
         let screen = blocking(move || sessions.capture(&session, false)).await?;
-        if !bosun_core::driver::dialog::options(&screen).is_empty() || tokio::time::Instant::now() >= deadline {
+        if bosun_core::driver::dialog::menu(&screen).is_some() || tokio::time::Instant::now() >= deadline {
             break screen;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     let input = Input::Answer { agent: id.clone(), answer, message, screen };
     let events = submit(ctx, input).await?;
-    let key = events.iter().find_map(|e| match e {
-        Event::DialogAnswered { key, .. } => Some(*key),
+    // Picked at once (its number, or Enter with the cursor on it), or the cursor on its way.
+    let pressed = events.iter().find_map(|e| match e {
+        Event::DialogKeys { option, picked, .. } => Some((option.clone(), *picked)),
         _ => None,
     });
     let message = events.iter().find_map(|e| match e {
         Event::MessageQueued { message } => Some(message.id),
         _ => None,
     });
-    let key = key.ok_or_else(|| WireError::new(ErrorKind::Failed, "the answer was not recorded"))?;
-    Ok(Response::Answered { agent: id, answer, key, message })
+    let (option, picked) = pressed.ok_or_else(|| WireError::new(ErrorKind::Failed, "the answer was not recorded"))?;
+    Ok(Response::Answered { agent: id, answer, option, picked, message })
 }
 
 /// Resolves an escalation by answering its agent's dialog: the answer first (refused, it

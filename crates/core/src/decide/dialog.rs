@@ -1,0 +1,115 @@
+//! Answering the dialog an agent shows, from what its screen says: bosun reads the options,
+//! finds the one that gives the answer by its meaning, moves the cursor to it and picks it only
+//! once a look shows the cursor there. The folder-trust dialog of a workspace bosun made is
+//! answered this way at start (and its going away is checked); a person's `bosun answer` too.
+//! A dialog bosun cannot read for sure, or that does not take the answer, is a setup prompt for
+//! a person, with its text.
+
+use super::observe::observed;
+use super::Decision;
+use crate::driver::dialog::{self, DialogAnswer, Menu, Step, Want};
+use crate::{Agent, Effect, Event, Observation, PromptKind, Rejection, SessionState, Source, State, Timestamp};
+
+/// How many times bosun presses keys in one dialog before it leaves it to a person.
+pub const PRESSES_MAX: u32 = 4;
+/// How long a picked answer has to take before the dialog still shown counts as not taken.
+pub const TAKE_MS: u64 = 2_000;
+/// The most of a dialog's text an escalation carries.
+const DIALOG_TEXT_MAX: usize = 1_500;
+
+/// A person answers the dialog the agent waits at, from `screen` (its screen just before):
+/// the option that gives `answer` is picked, by its number or by Enter when the cursor is on it;
+/// else the cursor is moved towards it and the next look at the screen goes on.
+pub(super) fn answer(
+    a: &Agent,
+    answer: DialogAnswer,
+    screen: &str,
+    now: Timestamp,
+    d: &mut Decision,
+) -> Result<(), Rejection> {
+    if !matches!(a.state, SessionState::Prompt { .. }) {
+        return Err(Rejection::NoDialog { id: a.id.clone(), state: a.state.label() });
+    }
+    let cannot = |why: String| Rejection::CannotAnswer { id: a.id.clone(), why };
+    let menu = dialog::menu(screen)
+        .ok_or_else(|| cannot("no dialog options on the agent's screen: look with `bosun peek`".into()))?;
+    let want = Want::Person { answer };
+    let to = menu.find(want).map_err(cannot)?;
+    let step = menu.step(to, true).ok_or_else(|| {
+        cannot(format!("cannot tell which option is selected ({}): answer it in `bosun attach`", menu.listed()))
+    })?;
+    press(a, want, &menu, to, step, now, d);
+    Ok(())
+}
+
+/// A look at the screen of an agent whose dialog bosun is answering (or should answer: the
+/// trust dialog of a workspace it made): the next step. Whether the screen was taken.
+pub(super) fn looked(state: &State, a: &Agent, text: &str, trust: bool, now: Timestamp, d: &mut Decision) -> bool {
+    let want = match &a.answering {
+        Some(answering) => answering.want,
+        // Not already left to a person (a setup prompt it gave up on).
+        None if trust && a.policy.accept_trust && !matches!(a.state, SessionState::Prompt { .. }) => Want::Trust,
+        None => return false,
+    };
+    let presses = a.answering.as_ref().map_or(0, |x| x.presses);
+    let picked_at = a.answering.as_ref().and_then(|x| x.picked_at);
+    // The trust dialog is gone: the agent goes on, and what its screen shows now (the API-key
+    // dialog, say) is read as any other screen.
+    if want == Want::Trust && !trust {
+        return false;
+    }
+    let Some(menu) = dialog::menu(text) else {
+        // A person's answer picked, or the dialog gone: nothing more to press.
+        return match want {
+            Want::Trust => give_up(state, a, text, "bosun cannot read its options", now, d),
+            Want::Person { .. } => false,
+        };
+    };
+    // Picked a moment ago: the program may not have drawn its next screen yet.
+    if picked_at.is_some_and(|t| now.millis_since(t) < TAKE_MS) {
+        d.effect(Effect::LookAtScreen { agent: a.id.clone(), session: a.session.clone() });
+        return true;
+    }
+    if presses >= PRESSES_MAX {
+        let why = format!("it still shows after bosun pressed keys {presses} times");
+        return give_up(state, a, text, &why, now, d);
+    }
+    let step = menu.find(want).and_then(|to| {
+        let step =
+            menu.step(to, false).ok_or_else(|| format!("cannot tell which option is selected ({})", menu.listed()));
+        step.map(|s| (to, s))
+    });
+    match step {
+        Ok((to, step)) => press(a, want, &menu, to, step, now, d),
+        Err(why) => return give_up(state, a, text, &why, now, d),
+    }
+    true
+}
+
+/// Presses the step's keys, records them, and looks again when the answer is not picked yet,
+/// or, for the trust dialog, to see it taken.
+fn press(a: &Agent, want: Want, menu: &Menu, to: usize, step: Step, now: Timestamp, d: &mut Decision) {
+    let option = menu.options[to].text.clone();
+    let (keys, picked) = match step {
+        Step::Pick(keys) => (keys, true),
+        Step::Move(keys) => (keys, false),
+    };
+    d.event(Event::DialogKeys { id: a.id.clone(), want, option: option.clone(), keys: keys.clone(), picked, at: now });
+    d.effect(Effect::PressKeys { session: a.session.clone(), keys });
+    match want {
+        Want::Person { answer } if picked => {
+            d.event(Event::DialogAnswered { id: a.id.clone(), answer, key: None, option, at: now })
+        }
+        _ => d.effect(Effect::LookAtScreen { agent: a.id.clone(), session: a.session.clone() }),
+    }
+}
+
+/// bosun will not answer this dialog: it is a setup prompt, with its text, for the policy or a
+/// person.
+fn give_up(state: &State, a: &Agent, text: &str, why: &str, now: Timestamp, d: &mut Decision) -> bool {
+    let shown: String = text.trim().chars().take(DIALOG_TEXT_MAX).collect();
+    let asks = format!("a dialog bosun does not answer ({why}): {shown}");
+    let obs = Observation::Prompt { kind: PromptKind::Setup, asks: Some(asks) };
+    observed(state, a, Source::Screen, &obs, None, None, now, d);
+    true
+}
