@@ -21,6 +21,12 @@ const CHECK_WAIT: Duration = Duration::from_secs(20);
 pub trait Readiness: Send + Sync {
     /// None when `program` has no login check bosun knows; else whether it passed, and why not.
     fn check(&self, program: &str) -> Option<Result<(), String>>;
+
+    /// What `program --version` prints (its first line), once for each program; None when it
+    /// cannot run or is no client bosun knows.
+    fn version(&self, _program: &str) -> Option<String> {
+        None
+    }
 }
 
 /// The login check of `program`'s kind: `claude` or `codex` by the name of its file.
@@ -39,6 +45,7 @@ type Answer = (Instant, Result<(), String>);
 #[derive(Default)]
 pub struct LoginChecks {
     checked: Mutex<BTreeMap<String, Answer>>,
+    versions: Mutex<BTreeMap<String, Option<String>>>,
 }
 
 impl Readiness for LoginChecks {
@@ -55,6 +62,42 @@ impl Readiness for LoginChecks {
         checked.insert(program.to_owned(), (Instant::now(), answer.clone()));
         Some(answer)
     }
+
+    fn version(&self, program: &str) -> Option<String> {
+        login_check(program)?;
+        if let Some(known) = self.versions.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(program) {
+            return known.clone();
+        }
+        let said = version_of(program);
+        self.versions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(program.to_owned(), said.clone());
+        said
+    }
+}
+
+/// The first line `program --version` prints, within `CHECK_WAIT`, at most 200 bytes read.
+fn version_of(program: &str) -> Option<String> {
+    let mut child = crate::private::as_user(&mut Command::new(program))
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    match child.wait_timeout(CHECK_WAIT) {
+        Ok(Some(status)) if status.success() => {}
+        _ => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+    }
+    let mut out = String::new();
+    let stdout = child.stdout.take()?;
+    std::io::Read::read_to_string(&mut std::io::Read::take(stdout, 200), &mut out).ok()?;
+    out.lines().next().map(|l| l.trim().to_owned()).filter(|l| !l.is_empty())
 }
 
 /// `program ARGS`, within `CHECK_WAIT`: ready when it exits 0.

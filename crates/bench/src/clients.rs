@@ -132,7 +132,8 @@ pub fn figures(bin: &Path) -> Vec<Figure> {
 fn claude_figures(claude: &Path) -> Vec<Figure> {
     let rig = claude_rig(claude);
     rig.model.push(Reply::text("Ready."));
-    let id = rig.start(&[], &["get ready"]);
+    // Claude Code 2.1.3xx starts in auto mode, which shows no permission dialog: name the mode.
+    let id = rig.start(&[], &["--permission-mode", "default", "get ready"]);
     // Turn end: a plain answer, then idle.
     let (turns, mut last) = rig.turns(&id);
     // Permission dialogs: a Bash call, answered yes by `bosun answer`.
@@ -208,7 +209,8 @@ fn codex_figures(codex: &Path) -> Vec<Figure> {
     ));
     // Later turns, typed.
     rig.model.push(Reply::text("Ready."));
-    let id = rig.start(&[], &["get ready"]);
+    // Claude Code 2.1.3xx starts in auto mode, which shows no permission dialog: name the mode.
+    let id = rig.start(&[], &["--permission-mode", "default", "get ready"]);
     let (turns, _) = rig.turns(&id);
     rig.bosun.ok(rig.repo.path(), &["kill", &id]);
     figures.push(Figure::new(
@@ -220,7 +222,8 @@ fn codex_figures(codex: &Path) -> Vec<Figure> {
     // Approval dialogs.
     let rig = codex_rig(codex, CodexConfig::asking_approval);
     rig.model.push(Reply::text("Ready."));
-    let id = rig.start(&[], &["get ready"]);
+    // Claude Code 2.1.3xx starts in auto mode, which shows no permission dialog: name the mode.
+    let id = rig.start(&[], &["--permission-mode", "default", "get ready"]);
     let mut last = rig.next_state(&id, 0, |s| *s == SessionState::Idle).expect("the first turn ends");
     let (mut dialogs, mut drawn) = (Vec::new(), Vec::new());
     for i in 0..DIALOGS {

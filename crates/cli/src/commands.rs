@@ -462,6 +462,9 @@ fn start(client: &Client, args: StartArgs) -> Result<()> {
 
 /// What `agent start` and `fork` print of the agent started.
 fn print_started(s: &bosun_wire::Started, json: bool) -> Result<()> {
+    for w in &s.warnings {
+        eprintln!("warning: {w}");
+    }
     if json {
         return print_json(s);
     }

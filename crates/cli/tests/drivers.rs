@@ -106,3 +106,29 @@ fn a_file_written_in_the_workspace_is_a_heartbeat() {
     let beat = wait_until(PATIENCE, || bosun.agent(&id).heartbeats.contains_key(&bosun_core::Heartbeat::FileWrite));
     assert!(beat, "{:?}", bosun.agent(&id).heartbeats);
 }
+
+#[test]
+fn a_client_newer_than_bosun_was_tested_with_is_told_once_per_version() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let bin = tempfile::tempdir().unwrap();
+    let fake = bin.path().join("claude");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\n[ \"$1\" = --version ] && { echo '99.1.0 (Claude Code)'; exit 0; }\nexec sleep 600\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let fake = fake.display().to_string();
+    let first = bosun.run(repo.path(), &["agent", "start", "--no-accept-trust", "--", &fake]);
+    assert!(first.status.success());
+    let err = String::from_utf8_lossy(&first.stderr);
+    assert!(
+        err.contains("warning: claude-code 99.1.0 is newer than the newest version bosun was tested with")
+            && err.contains("scripts/test-clients claude@99.1.0"),
+        "{err}"
+    );
+    let second = bosun.run(repo.path(), &["agent", "start", "--no-accept-trust", "--", &fake]);
+    assert!(second.status.success());
+    assert!(!String::from_utf8_lossy(&second.stderr).contains("warning"), "told once per version");
+}

@@ -190,6 +190,9 @@ pub struct Started {
     /// It waits for a pool's workspace (its path is known once one is free).
     #[serde(default)]
     pub waiting: bool,
+    /// What the person should know: a client newer than the newest version bosun was tested with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The pools, and who holds each bound slot.

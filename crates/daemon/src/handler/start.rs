@@ -21,6 +21,7 @@ pub(super) async fn start_agent_as(ctx: &Arc<Context>, req: StartAgent, fork_of:
         .command
         .first()
         .ok_or_else(|| bad("no command to run: give it after `--`, e.g. `bosun agent start -- claude`"))?;
+    let client = program.clone();
     let name = match &req.name {
         Some(n) => Name::parse(n).map_err(|e| bad(e.to_string()))?,
         None => Name::derive(&Path::new(program).file_name().map_or("agent".into(), |f| f.to_string_lossy())),
@@ -70,6 +71,7 @@ pub(super) async fn start_agent_as(ctx: &Arc<Context>, req: StartAgent, fork_of:
         {
             (s.path, s.waiting) = (path, waiting);
         }
+        s.warnings.extend(untested_client(ctx, client).await);
     }
     Ok(answer)
 }
@@ -94,7 +96,23 @@ fn started(events: Vec<Event>) -> Answer {
         workspace: w.id,
         path: w.path,
         waiting,
+        warnings: Vec::new(),
     }))
+}
+
+/// Versions of a client already told of as untested, by this daemon: each is told once.
+static TOLD: std::sync::Mutex<std::collections::BTreeSet<String>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// The warning, once per version, that `program` is a client newer than bosun was tested with.
+async fn untested_client(ctx: &Arc<Context>, program: String) -> Option<String> {
+    bosun_core::client_version::package(&program)?;
+    let readiness = ctx.readiness.clone();
+    let probe = program.clone();
+    let said = blocking(move || Ok(readiness.version(&probe))).await.ok()??;
+    let (version, warning) = bosun_core::client_version::untested(&program, &said)?;
+    let key = format!("{program} {version}");
+    TOLD.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key).then_some(warning)
 }
 
 /// The longest branch name taken.
