@@ -116,6 +116,12 @@ pub struct Answering {
     pub presses: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub picked_at: Option<Timestamp>,
+    /// The options of the dialog, as read when keys were last pressed in it.
+    #[serde(default)]
+    pub menu: String,
+    /// The option bosun goes for.
+    #[serde(default)]
+    pub option: String,
 }
 
 /// Where a fork (`bosun fork`) starts its conversation: the agent forked, its conversation (a

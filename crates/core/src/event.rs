@@ -234,10 +234,19 @@ pub enum Event {
     },
     /// bosun pressed `keys` in the dialog the agent shows, towards the option `option` that
     /// gives `want`; `picked` when they pick it (Enter on it, or its number).
+    /// bosun stopped answering the dialog the agent shows (`why`): it is left to a person.
+    DialogLeft {
+        id: AgentId,
+        why: String,
+        at: Timestamp,
+    },
     DialogKeys {
         id: AgentId,
         want: crate::driver::dialog::Want,
         option: String,
+        /// The dialog's options as they were read (`Menu::listed`).
+        #[serde(default)]
+        menu: String,
         keys: Vec<crate::TermKey>,
         picked: bool,
         at: Timestamp,

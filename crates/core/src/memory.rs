@@ -149,6 +149,7 @@ impl JobScope {
             | Event::PermissionAnswered { id, .. }
             | Event::DialogAnswered { id, .. }
             | Event::DialogKeys { id, .. }
+            | Event::DialogLeft { id, .. }
             | Event::TurnClassifying { id, .. }
             | Event::TurnClassified { id, .. } => agent(id),
             Event::EscalationRaised { escalation } => {

@@ -282,11 +282,21 @@ pub fn apply(state: &mut State, event: &Event) {
                 agent.answering = None;
             }
         }
-        Event::DialogKeys { id, want, picked, at, .. } => {
+        Event::DialogLeft { id, .. } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.answering = None;
+            }
+        }
+        Event::DialogKeys { id, want, option, menu, picked, at, .. } => {
             if let Some(agent) = state.agents.get_mut(id) {
                 let presses = agent.answering.as_ref().filter(|a| a.want == *want).map_or(0, |a| a.presses);
-                let picked_at = picked.then_some(*at);
-                agent.answering = Some(crate::Answering { want: *want, presses: presses + 1, picked_at });
+                agent.answering = Some(crate::Answering {
+                    want: *want,
+                    presses: presses + 1,
+                    picked_at: picked.then_some(*at),
+                    menu: menu.clone(),
+                    option: option.clone(),
+                });
             }
         }
         Event::PermissionAnswered { id, decision } => {

@@ -150,6 +150,9 @@ fn with_accept_trust_off_the_trust_dialog_is_a_setup_prompt_and_no_key_is_presse
     assert_eq!(sim.state.agents[&a].state.label(), "prompt(setup)", "not answered until picked");
     let effects = screen(&mut sim, &a, &moved(TRUST_NEW));
     assert_eq!(pressed(&effects), vec![vec![TermKey::Enter]]);
+    assert!(looks_again(&effects), "to see it taken");
+    assert_eq!(sim.state.agents[&a].state.label(), "prompt(setup)", "not taken until the dialog is gone");
+    screen(&mut sim, &a, "╭──╮\n│ ❯ │\n╰──╯");
     assert!(sim
         .log
         .iter()
@@ -166,5 +169,26 @@ fn a_numbered_dialog_is_answered_by_its_number_read_from_the_screen() {
     let answer = Input::Answer { agent: a.clone(), answer: DialogAnswer::Allow, message: None, screen: dialog.into() };
     let effects = sim.ok(answer);
     assert_eq!(pressed(&effects), vec![vec![TermKey::Text("2".into())]], "the option that says yes, wherever it is");
-    assert_eq!(sim.state.agents[&a].state.label(), "running");
+    // The program had not read its keys yet: the dialog still shows after a while.
+    sim.advance(500);
+    assert!(pressed(&screen(&mut sim, &a, dialog)).is_empty(), "given its time to be taken first");
+    sim.advance(2_000);
+    let effects = screen(&mut sim, &a, dialog);
+    assert_eq!(pressed(&effects), vec![vec![TermKey::Text("2".into())]], "given again");
+    assert_eq!(sim.state.agents[&a].state.label(), "prompt(permission)", "not taken yet");
+    // Its hooks say the tool runs: taken.
+    sim.see(&a, Source::Hook, Observation::Working);
+    assert_eq!(sim.state.agents[&a].answering, None);
+    // A dialog that never takes it is left to a person, after a bounded number of tries.
+    sim.see(&a, Source::Hook, Observation::Prompt { kind: bosun_core::PromptKind::Permission, asks: None });
+    let answer = Input::Answer { agent: a.clone(), answer: DialogAnswer::Allow, message: None, screen: dialog.into() };
+    let mut presses = pressed(&sim.ok(answer)).len();
+    for _ in 0..10 {
+        sim.advance(2_500);
+        presses += pressed(&screen(&mut sim, &a, dialog)).len();
+    }
+    assert_eq!(presses as u32, bosun_core::DIALOG_PRESSES_MAX);
+    assert_eq!(sim.state.agents[&a].state.label(), "prompt(permission)", "still waiting for a person");
+    assert_eq!(sim.state.agents[&a].answering, None, "and bosun no longer answering it");
+    assert!(sim.log.iter().any(|e| matches!(e, Event::DialogLeft { why, .. } if why.contains("still shows"))));
 }

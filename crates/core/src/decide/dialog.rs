@@ -45,38 +45,54 @@ pub(super) fn answer(
 /// A look at the screen of an agent whose dialog bosun is answering (or should answer: the
 /// trust dialog of a workspace it made): the next step. Whether the screen was taken.
 pub(super) fn looked(state: &State, a: &Agent, text: &str, trust: bool, now: Timestamp, d: &mut Decision) -> bool {
-    let want = match &a.answering {
-        Some(answering) => answering.want,
+    let answering = match &a.answering {
+        Some(answering) => answering.clone(),
         // Not already left to a person (a setup prompt it gave up on).
-        None if trust && a.policy.accept_trust && !matches!(a.state, SessionState::Prompt { .. }) => Want::Trust,
+        None if trust && a.policy.accept_trust && !matches!(a.state, SessionState::Prompt { .. }) => crate::Answering {
+            want: Want::Trust,
+            presses: 0,
+            picked_at: None,
+            menu: String::new(),
+            option: String::new(),
+        },
         None => return false,
     };
-    let presses = a.answering.as_ref().map_or(0, |x| x.presses);
-    let picked_at = a.answering.as_ref().and_then(|x| x.picked_at);
+    let (want, picked_at) = (answering.want, answering.picked_at);
     // The trust dialog is gone: the agent goes on, and what its screen shows now (the API-key
     // dialog, say) is read as any other screen.
     if want == Want::Trust && !trust {
         return false;
     }
-    let Some(menu) = dialog::menu(text) else {
-        // A person's answer picked, or the dialog gone: nothing more to press.
+    let menu = dialog::menu(text);
+    let unchanged = menu.as_ref().is_some_and(|m| m.listed() == answering.menu);
+    // A person's answer is taken once the dialog it was picked in is gone.
+    if let (Want::Person { answer }, Some(_), false) = (want, picked_at, unchanged) {
+        let option = answering.option.clone();
+        d.event(Event::DialogAnswered { id: a.id.clone(), answer, key: None, option, at: now });
+        return true;
+    }
+    let Some(menu) = menu else {
         return match want {
             Want::Trust => give_up(state, a, text, "bosun cannot read its options", now, d),
+            // The dialog went while the cursor moved (answered in `bosun attach`, say).
             Want::Person { .. } => false,
         };
     };
-    // Picked a moment ago: the program may not have drawn its next screen yet.
+    // Picked a moment ago: the program may not have drawn its next screen yet. Picked longer
+    // ago and still shown, the key was not taken (typed before the dialog read its keys): the
+    // answer is given again, a bounded number of times.
     if picked_at.is_some_and(|t| now.millis_since(t) < TAKE_MS) {
         d.effect(Effect::LookAtScreen { agent: a.id.clone(), session: a.session.clone() });
         return true;
     }
-    if presses >= PRESSES_MAX {
-        let why = format!("it still shows after bosun pressed keys {presses} times");
+    if answering.presses >= PRESSES_MAX {
+        let why = format!("it still shows after bosun pressed keys {} times", answering.presses);
         return give_up(state, a, text, &why, now, d);
     }
+    let by_number = matches!(want, Want::Person { .. });
     let step = menu.find(want).and_then(|to| {
         let step =
-            menu.step(to, false).ok_or_else(|| format!("cannot tell which option is selected ({})", menu.listed()));
+            menu.step(to, by_number).ok_or_else(|| format!("cannot tell which option is selected ({})", menu.listed()));
         step.map(|s| (to, s))
     });
     match step {
@@ -86,30 +102,39 @@ pub(super) fn looked(state: &State, a: &Agent, text: &str, trust: bool, now: Tim
     true
 }
 
-/// Presses the step's keys, records them, and looks again when the answer is not picked yet,
-/// or, for the trust dialog, to see it taken.
+/// Presses the step's keys, records them, and looks again: to go on when the answer is not
+/// picked yet, else to see it taken.
 fn press(a: &Agent, want: Want, menu: &Menu, to: usize, step: Step, now: Timestamp, d: &mut Decision) {
     let option = menu.options[to].text.clone();
     let (keys, picked) = match step {
         Step::Pick(keys) => (keys, true),
         Step::Move(keys) => (keys, false),
     };
-    d.event(Event::DialogKeys { id: a.id.clone(), want, option: option.clone(), keys: keys.clone(), picked, at: now });
+    d.event(Event::DialogKeys {
+        id: a.id.clone(),
+        want,
+        option,
+        menu: menu.listed(),
+        keys: keys.clone(),
+        picked,
+        at: now,
+    });
     d.effect(Effect::PressKeys { session: a.session.clone(), keys });
-    match want {
-        Want::Person { answer } if picked => {
-            d.event(Event::DialogAnswered { id: a.id.clone(), answer, key: None, option, at: now })
-        }
-        _ => d.effect(Effect::LookAtScreen { agent: a.id.clone(), session: a.session.clone() }),
-    }
+    d.effect(Effect::LookAtScreen { agent: a.id.clone(), session: a.session.clone() });
 }
 
 /// bosun will not answer this dialog: it is a setup prompt, with its text, for the policy or a
 /// person.
+/// A dialog its hooks reported (a permission) stays that prompt, still waiting for a person;
+/// one only the screen shows becomes a setup prompt with its text.
 fn give_up(state: &State, a: &Agent, text: &str, why: &str, now: Timestamp, d: &mut Decision) -> bool {
+    if a.answering.is_some() {
+        d.event(Event::DialogLeft { id: a.id.clone(), why: why.to_owned(), at: now });
+    }
     let shown: String = text.trim().chars().take(DIALOG_TEXT_MAX).collect();
     let asks = format!("a dialog bosun does not answer ({why}): {shown}");
     let obs = Observation::Prompt { kind: PromptKind::Setup, asks: Some(asks) };
-    observed(state, a, Source::Screen, &obs, None, None, now, d);
+    let left = Agent { answering: None, ..a.clone() };
+    observed(state, &left, Source::Screen, &obs, None, None, now, d);
     true
 }
