@@ -34,6 +34,8 @@ pub enum AdapterError {
     Docker(String),
     #[error("image {0:?} is not on the Docker engine: build or load it there first (`docker build`, `docker load` or `docker import`); bosun never pulls images")]
     NoImage(String),
+    #[error("session {session} not started in {cwd:?}: {why}, and a session never starts in another directory")]
+    BadCwd { session: String, cwd: PathBuf, why: &'static str },
     #[error("no session {0}")]
     NoSession(String),
     #[error("merging {from} into {into} conflicts in {}: merge them by hand (or change the plan's `using`) and resume", .files.join(", "))]

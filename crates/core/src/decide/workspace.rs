@@ -70,6 +70,9 @@ pub(super) fn start_agent(
     };
     let mut agent = Agent::starting(new, now);
     agent.fork = fork;
+    // The agent is recorded before its workspace is placed: a slot bound in this same decision
+    // gives it its path (its cwd and `BOSUN_WORKSPACE`) as it does to an agent that waited.
+    d.event(Event::AgentCreated { agent: Box::new(agent) });
     match &spec.pool {
         Some(ask) => super::pool::place(state, workspace, ask, now, d)?,
         None => {
@@ -77,7 +80,6 @@ pub(super) fn start_agent(
             d.event(Event::WorkspaceCreating { workspace });
         }
     }
-    d.event(Event::AgentCreated { agent: Box::new(agent) });
     Ok(())
 }
 
