@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use bosun_core::SlotState;
+use bosun_core::{SlotState, WorkspaceState};
 use bosun_wire::{PoolAsk, Pools};
 
 use crate::args::PoolCommand;
@@ -104,7 +104,12 @@ fn table(p: &Pools) -> String {
         for slot in pool.slots.values() {
             let state = match &slot.state {
                 SlotState::Bound { workspace } => {
-                    format!("bound: {}", p.holders.get(workspace).map_or(workspace.as_str(), String::as_str))
+                    let who = p.holders.get(workspace).map_or(workspace.as_str(), String::as_str);
+                    // Said as `bosun ls` says it when its workspace holds work or is gone.
+                    match p.workspaces.get(workspace) {
+                        Some(s @ (WorkspaceState::Dirty | WorkspaceState::Stale)) => format!("{}: {who}", s.label()),
+                        _ => format!("bound: {who}"),
+                    }
                 }
                 other => other.label().to_owned(),
             };

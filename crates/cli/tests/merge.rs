@@ -355,3 +355,21 @@ fn a_target_branch_in_the_middle_of_a_rebase_in_some_worktree_is_not_moved() {
     assert_eq!(repo.git(&["rev-parse", "release"]), before, "release not moved");
     assert!(path.exists() && !bosun.agent(&id).state.is_dead(), "the agent and its workspace stay");
 }
+
+#[test]
+fn work_a_person_committed_after_its_agent_ended_is_merged_and_its_workspace_removed() {
+    use bosun_testkit::poll::wait_for;
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let id = bosun.start(repo.path(), &["--", "sh", "-c", "echo work > w.txt"]);
+    bosun.wait_state(&id, "dead(completed)");
+    let ws = wait_for(PATIENCE, || bosun.show(&id).workspace.filter(|w| w.state.label() == "dirty"))
+        .expect("marked dirty when its agent ended");
+    git_in(&ws.path, &["add", "-A"]);
+    git_in(&ws.path, &["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "by hand"]);
+    let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["merge", &id, "--json"])).unwrap();
+    assert_eq!(v["kept"], serde_json::Value::Null, "not kept for the old mark: {v}");
+    assert_eq!(v["removed"]["workspace"], ws.id.as_str(), "{v}");
+    assert!(!ws.path.exists(), "its workspace is removed");
+    assert_eq!(git_in(repo.path(), &["show", "main:w.txt"]), "work");
+}

@@ -110,6 +110,23 @@ fn messages_wait_for_a_starting_agent_and_fail_when_it_dies() {
 }
 
 #[test]
+fn a_workspace_marked_dirty_whose_work_was_committed_since_is_removed() {
+    let mut sim = Sim::new();
+    let (a, w) = sim.running(1);
+    sim.ok(Input::KillAgent { agent: a.clone() });
+    sim.ok(Input::SessionKilled { agent: a });
+    sim.ok(Input::WorkspaceInspected { id: w.clone(), dirty: Some(true), ahead: 0 });
+    assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Dirty);
+    // A person committed the work: the look at removal finds it clean, with a commit of its own.
+    let probe = WorkspaceProbe { dirty: false, commits_ahead: 1 };
+    let effects = sim.ok(Input::RemoveWorkspace { id: w.clone(), force: false, probe });
+    assert!(
+        matches!(effects.as_slice(), [Effect::RemoveWorkspace { force: false, delete_branch: false, .. }, ..]),
+        "removed, not forced, its branch kept: {effects:?}"
+    );
+}
+
+#[test]
 fn a_dirty_workspace_is_refused_without_force_and_removed_with_it() {
     let mut sim = Sim::new();
     let (a, w) = sim.running(1);
@@ -118,11 +135,11 @@ fn a_dirty_workspace_is_refused_without_force_and_removed_with_it() {
     sim.ok(Input::KillAgent { agent: a.clone() });
     sim.ok(Input::SessionKilled { agent: a });
     sim.ok(Input::WorkspaceInspected { id: w.clone(), dirty: Some(true), ahead: 0 });
-    let refused = sim.feed(Input::RemoveWorkspace { id: w.clone(), force: false, probe: WorkspaceProbe::default() });
+    let probe = WorkspaceProbe { dirty: true, commits_ahead: 2 };
+    let refused = sim.feed(Input::RemoveWorkspace { id: w.clone(), force: false, probe });
     assert_eq!(refused, Err(Rejection::WorkspaceDirty(w.clone())));
     assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Dirty);
 
-    let probe = WorkspaceProbe { dirty: true, commits_ahead: 2 };
     let effects = sim.ok(Input::RemoveWorkspace { id: w.clone(), force: true, probe });
     assert!(
         matches!(

@@ -310,7 +310,7 @@ pub(super) fn release_request(
             if matches!(ws.state, WorkspaceState::Creating | WorkspaceState::Waiting) {
                 return Err(busy("it is still being bound: try again in a moment"));
             }
-            if (probe.dirty || ws.state == WorkspaceState::Dirty) && !force {
+            if probe.dirty && !force {
                 return Err(Rejection::WorkspaceDirty(workspace.clone()));
             }
             release(state, ws, probe.commits_ahead, force, pristine, now, d);

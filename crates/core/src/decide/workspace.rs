@@ -186,7 +186,8 @@ pub(super) fn remove(
         WorkspaceState::InUse { agent } => {
             return Err(Rejection::WorkspaceInUse { id: id.clone(), agent: agent.clone() })
         }
-        WorkspaceState::Dirty if !force => return Err(Rejection::WorkspaceDirty(id.clone())),
+        // What the probe finds now decides, not the mark left when its agent ended: work a
+        // person committed since is no longer at risk.
         _ if probe.dirty && !force => return Err(Rejection::WorkspaceDirty(id.clone())),
         _ => {}
     }
