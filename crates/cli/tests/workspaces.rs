@@ -136,3 +136,30 @@ fn a_workspace_whose_work_a_person_committed_is_removed_and_pruned_without_force
     assert!(!pruned_path.exists());
     assert!(bosun.list().workspaces.is_empty());
 }
+
+#[test]
+fn a_workspace_whose_branch_cannot_be_made_leaves_no_record_directory_or_branch() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    // `feature/x` is a valid name, but git keeps `feature`'s ref where its directory would be.
+    repo.git(&["branch", "feature"]);
+    let out = bosun.run(repo.path(), &["agent", "start", "--json", "--branch", "feature/x", "--", "true"]);
+    if out.status.success() {
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let id = v["agent"].as_str().unwrap();
+        bosun.wait_state(id, "dead(failed-to-start)");
+        let error = bosun.agent(id).error.unwrap_or_default();
+        assert!(error.contains("workspace could not be created") && error.contains("feature"), "{error}");
+        assert!(
+            bosun.events().iter().any(|e| matches!(e, bosun_core::Event::WorkspaceCreateFailed { .. })),
+            "the failure is in the log"
+        );
+    } else {
+        assert_eq!(out.status.code(), Some(2), "refused at the door: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let listed = bosun.list().workspaces;
+    assert!(listed.is_empty(), "no record with nothing behind it: {listed:?}");
+    let made = std::fs::read_dir(bosun.state_dir().join("workspaces")).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(made, 0, "no directory");
+    assert_eq!(repo.git(&["branch", "--list", "feature/*"]), "", "no branch");
+}

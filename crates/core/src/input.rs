@@ -195,6 +195,9 @@ pub enum Input {
     WorkspaceCreateFailed {
         id: WorkspaceId,
         error: String,
+        /// The attempt left nothing (no directory, no branch): the record goes too.
+        #[serde(default)]
+        nothing_left: bool,
     },
     SessionSpawned {
         agent: AgentId,

@@ -110,6 +110,23 @@ fn messages_wait_for_a_starting_agent_and_fail_when_it_dies() {
 }
 
 #[test]
+fn a_workspace_whose_making_failed_stays_recorded_only_when_something_of_it_was_made() {
+    let mut sim = Sim::new();
+    let (a, w) = sim.start(1);
+    sim.ok(Input::WorkspaceCreateFailed { id: w.clone(), error: "cannot lock ref".into(), nothing_left: true });
+    assert!(!sim.state.workspaces.contains_key(&w), "nothing behind it, no record");
+    assert!(matches!(sim.state.agents[&a].state, SessionState::Dead { reason: DeathReason::FailedToStart }));
+    assert!(sim
+        .log
+        .iter()
+        .any(|e| matches!(e, Event::WorkspaceCreateFailed { error, .. } if error == "cannot lock ref")));
+
+    let (_, kept) = sim.start(2);
+    sim.ok(Input::WorkspaceCreateFailed { id: kept.clone(), error: "half made".into(), nothing_left: false });
+    assert_eq!(sim.state.workspaces[&kept].state, WorkspaceState::Stale, "kept for `workspace rm`");
+}
+
+#[test]
 fn a_workspace_marked_dirty_whose_work_was_committed_since_is_removed() {
     let mut sim = Sim::new();
     let (a, w) = sim.running(1);

@@ -11,7 +11,7 @@ use support::{spec, Sim};
 enum Step {
     Start,
     Created,
-    CreateFailed,
+    CreateFailed(bool),
     Spawned,
     Exited(i32),
     Closed,
@@ -44,7 +44,7 @@ fn step() -> impl Strategy<Value = (u64, Step)> {
     let s = prop_oneof![
         Just(Step::Start),
         Just(Step::Created),
-        Just(Step::CreateFailed),
+        any::<bool>().prop_map(Step::CreateFailed),
         Just(Step::Spawned),
         (0..4i32).prop_map(Step::Exited),
         Just(Step::Closed),
@@ -78,7 +78,7 @@ fn input(n: u64, step: &Step, sim: &Sim) -> Input {
     match step.clone() {
         Step::Start => Input::StartAgent(Box::new(spec)),
         Step::Created => Input::WorkspaceCreated { id: ws },
-        Step::CreateFailed => Input::WorkspaceCreateFailed { id: ws, error: "boom".into() },
+        Step::CreateFailed(nothing_left) => Input::WorkspaceCreateFailed { id: ws, error: "boom".into(), nothing_left },
         Step::Spawned => Input::SessionSpawned { agent, pid: Some(1) },
         Step::Exited(code) => Input::SessionExited { session: agent.session(), status: ExitStatus::code(code) },
         Step::Closed => Input::SessionClosed { session: agent.session() },

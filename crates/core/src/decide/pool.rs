@@ -189,7 +189,7 @@ pub(super) fn slot_create_failed(state: &State, project: &str, n: u32, error: &s
         .count();
     let error = format!("its pool workspace could not be made: {error}");
     for ws in pool.waiting.iter().skip(serving).rev() {
-        super::workspace::create_failed(&d.applied_to(state), ws, &error, now, d);
+        super::workspace::create_failed(&d.applied_to(state), ws, &error, false, now, d);
     }
 }
 

@@ -128,16 +128,26 @@ pub(super) fn created(state: &State, id: &WorkspaceId, now: Timestamp, d: &mut D
 }
 
 /// Creation failed: whatever part of it was made stays recorded (as Stale, with the error) so
-/// `bosun workspace rm` can clean it up; its agent never starts.
-pub(super) fn create_failed(state: &State, id: &WorkspaceId, error: &str, now: Timestamp, d: &mut Decision) {
-    if creating(state, id).is_none() {
-        return;
-    }
+/// `bosun workspace rm` can clean it up; a record with nothing behind it goes. Its agent never
+/// starts.
+pub(super) fn create_failed(
+    state: &State,
+    id: &WorkspaceId,
+    error: &str,
+    nothing_left: bool,
+    now: Timestamp,
+    d: &mut Decision,
+) {
+    let Some(ws) = creating(state, id) else { return };
     d.event(Event::WorkspaceCreateFailed { id: id.clone(), error: error.to_owned() });
     super::job::workspace_failed(state, id, error, now, d);
     for agent in state.agents.values().filter(|a| &a.workspace == id && !a.state.is_dead()) {
         let error = Some(format!("workspace could not be created: {error}"));
         died(state, agent, DeathReason::FailedToStart, error, now, d);
+    }
+    // A pool's workspace holds its slot until released.
+    if nothing_left && !matches!(ws.kind, WorkspaceKind::Pool { .. }) {
+        d.event(Event::WorkspaceRemoved { id: id.clone(), branch_kept: None });
     }
 }
 
