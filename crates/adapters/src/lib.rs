@@ -127,6 +127,10 @@ pub trait Git: Send + Sync {
         how: bosun_core::MergeHow,
         message: Option<&str>,
     ) -> Result<bosun_core::Merged, AdapterError>;
+    /// Whether `branch` can be merged into `into` with no one's work touched, asked before
+    /// anything changes: `AdapterError::NoBranch` when either is not a branch of `repo`,
+    /// `AdapterError::TargetHasChanges` when `into` is checked out with changes not committed.
+    fn check_merge(&self, repo: &Path, branch: &str, into: &str) -> Result<(), AdapterError>;
     /// Commits everything the worktree at `dir` holds (untracked files too, bosun's own
     /// `owned` files left out) with `message`; whether there was anything to commit.
     fn commit_all(&self, dir: &Path, owned: &[PathBuf], message: &str) -> Result<bool, AdapterError>;
