@@ -1,6 +1,7 @@
 //! `bosun pool init | ls | resize | acquire | release | rm`: the repositories' pools of warm
 //! workspaces, as the daemon keeps them; disk usage is measured here, by walking each one.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -52,6 +53,9 @@ pub fn pool(client: &Client, cmd: PoolCommand) -> Result<ExitCode> {
             let a = client.pool_acquire(Box::new(ask))?;
             if json {
                 print_json(&a)?;
+            } else if !std::io::stdout().is_terminal() {
+                // For `ws=$(bosun pool acquire)`: the path alone.
+                println!("{}", a.path.display());
             } else {
                 println!("workspace  {}", a.path.display());
                 if let Some(b) = &a.branch {

@@ -433,3 +433,14 @@ fn pool_ls_and_ls_agree_that_a_slot_holding_work_is_dirty_until_a_person_commits
     all_available(&bosun, &repo, 1);
     assert_eq!(repo.git(&["show", "left-work:notes.txt"]).trim(), "draft");
 }
+
+#[test]
+fn pool_acquire_prints_the_path_alone_to_a_script() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let out = bosun.ok(repo.path(), &["pool", "acquire", "--branch", "scripted"]);
+    let path = PathBuf::from(out.strip_suffix('\n').unwrap_or_else(|| panic!("one line: {out:?}")));
+    assert!(!out.trim_end().contains('\n'), "one line, the path: {out:?}");
+    assert!(path.is_absolute() && path.is_dir(), "{out:?}");
+    assert_eq!(git_in(&path, &["branch", "--show-current"]).trim(), "scripted");
+}
