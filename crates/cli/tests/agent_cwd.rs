@@ -23,6 +23,8 @@ enum Kind {
     PoolWaited,
     /// A clone in a container engine's volume (`--runtime docker` only).
     Volume,
+    /// A runbook job's agent, its job's workspace a pool's slot available at once.
+    JobOnPool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -62,6 +64,7 @@ cases! {
     a_pool_slot_bound_after_waiting_in_tmux: PoolWaited, Tmux, Local;
     a_pool_slot_bound_after_waiting_in_the_host: PoolWaited, Host, Local;
     a_pool_slot_bound_after_waiting_in_the_sandbox: PoolWaited, Tmux, Sandbox;
+    a_jobs_agent_in_a_pool_slot_bound_at_once: JobOnPool, Tmux, Local;
     a_worktree_in_a_container: Worktree, Host, Docker;
     a_volume_in_a_container: Volume, Host, Docker;
 }
@@ -86,6 +89,9 @@ fn runs_in_its_workspace(kind: Kind, session: Session, runtime: Runtime) {
         None => bosun(),
     };
     let repo = TempRepo::new();
+    if kind == Kind::JobOnPool {
+        write_job(&repo);
+    }
     let main_before = repo.head();
     std::fs::write(repo.path().join("README.md"), USER_WIP).unwrap();
     let image = engine.map(|e| {
@@ -99,7 +105,7 @@ fn runs_in_its_workspace(kind: Kind, session: Session, runtime: Runtime) {
     args.extend(match kind {
         Kind::Worktree => ["--workspace", "worktree"],
         Kind::Folder => ["--workspace", "folder"],
-        Kind::PoolAtOnce | Kind::PoolWaited => ["--workspace", "pool"],
+        Kind::PoolAtOnce | Kind::PoolWaited | Kind::JobOnPool => ["--workspace", "pool"],
         Kind::Volume => ["--workspace", "volume"],
     });
     args.extend(match session {
@@ -114,7 +120,7 @@ fn runs_in_its_workspace(kind: Kind, session: Session, runtime: Runtime) {
     args.extend(["--", "sh", "-c", AGENT]);
 
     let holder = match kind {
-        Kind::PoolAtOnce | Kind::PoolWaited => {
+        Kind::PoolAtOnce | Kind::PoolWaited | Kind::JobOnPool => {
             bosun.ok(repo.path(), &["pool", "init", "--size", "1"]);
             wait_for(PATIENCE, || pool_available(&bosun, &repo).then_some(())).expect("the pool's slot is made");
             (kind == Kind::PoolWaited).then(|| {
@@ -125,13 +131,17 @@ fn runs_in_its_workspace(kind: Kind, session: Session, runtime: Runtime) {
         }
         _ => None,
     };
-    let started: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &args)).expect("start --json");
-    let id = started["agent"].as_str().unwrap().to_owned();
-    match kind {
-        Kind::PoolAtOnce => assert_eq!(started["waiting"], false, "bound in the start itself: {started}"),
-        Kind::PoolWaited => assert_eq!(started["waiting"], true, "waits in line: {started}"),
-        _ => {}
-    }
+    let id = if kind == Kind::JobOnPool {
+        job_agent(&bosun, &repo)
+    } else {
+        let started: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &args)).expect("start --json");
+        match kind {
+            Kind::PoolAtOnce => assert_eq!(started["waiting"], false, "bound in the start itself: {started}"),
+            Kind::PoolWaited => assert_eq!(started["waiting"], true, "waits in line: {started}"),
+            _ => {}
+        }
+        started["agent"].as_str().unwrap().to_owned()
+    };
     if let Some(holder) = holder {
         bosun.ok(repo.path(), &["kill", &holder]);
     }
@@ -173,8 +183,42 @@ fn runs_in_its_workspace(kind: Kind, session: Session, runtime: Runtime) {
     let status = repo.git(&["status", "--porcelain=v1", "--untracked-files=all"]);
     assert_eq!(status, " M README.md", "the user's checkout holds only their own change");
     assert_eq!(std::fs::read_to_string(repo.path().join("README.md")).unwrap(), USER_WIP);
-    assert_eq!(repo.git(&["rev-parse", "main"]).trim(), main_before, "main is where it was");
-    assert_eq!(repo.git(&["log", "--format=%s", "main"]).trim(), "add README.md", "no commit on main");
+    assert_eq!(repo.git(&["rev-parse", "main"]), main_before, "main is where it was: no commit on it");
+}
+
+/// Commits a runbook whose job `where` works in a pool's workspace, its one step an agent
+/// running `AGENT`.
+fn write_job(repo: &TempRepo) {
+    let runbook = format!(
+        r#"
+command "where" {{
+  run = {{ job = "where" }}
+}}
+
+job "where" {{
+  source = {{ pool = true }}
+  step "work" {{
+    run = {{ agent = "worker" }}
+  }}
+}}
+
+agent "worker" {{
+  run = ["sh", "-c", {script}]
+}}
+"#,
+        script = serde_json::to_string(AGENT).unwrap()
+    );
+    write_runbook(repo, "where.hcl", &runbook);
+    // The runbook is the user's own file: committed, so their checkout holds only their change.
+    repo.git(&["add", ".bosun"]);
+    repo.git(&["commit", "-qm", "add the runbook"]);
+}
+
+/// Runs job `where`; its agent's id.
+fn job_agent(bosun: &Bosun, repo: &TempRepo) -> String {
+    bosun.run_job(repo.path(), &["where"]);
+    wait_for(PATIENCE, || bosun.list().agents.first().map(|a| a.id.to_string()))
+        .unwrap_or_else(|| panic!("the job's agent never started\n{}", bosun.log()))
 }
 
 fn pool_available(bosun: &Bosun, repo: &TempRepo) -> bool {
