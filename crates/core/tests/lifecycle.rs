@@ -144,6 +144,28 @@ fn a_workspace_marked_dirty_whose_work_was_committed_since_is_removed() {
 }
 
 #[test]
+fn a_pods_workspace_marked_dirty_stays_so_though_no_look_from_here_sees_its_work() {
+    let mut sim = Sim::new();
+    let (a, w) = sim.running(1);
+    sim.ok(Input::KillAgent { agent: a.clone() });
+    sim.ok(Input::SessionKilled { agent: a });
+    sim.ok(Input::WorkspaceInspected { id: w.clone(), dirty: Some(true), ahead: 0 });
+    let ws = sim.state.workspaces.get_mut(&w).unwrap();
+    ws.kind = bosun_core::WorkspaceKind::Pod {
+        repo: "/repo".into(),
+        branch: "agent/x".into(),
+        base_ref: "main".into(),
+        base: "c1".into(),
+        remote: None,
+        claim: None,
+    };
+    // A pod's clone is not here: the look finds nothing, and its mark is all there is.
+    let refused = sim.feed(Input::RemoveWorkspace { id: w.clone(), force: false, probe: WorkspaceProbe::default() });
+    assert_eq!(refused, Err(Rejection::WorkspaceDirty(w.clone())));
+    assert!(!sim.state.prunable().contains(&w), "prune leaves it");
+}
+
+#[test]
 fn a_dirty_workspace_is_refused_without_force_and_removed_with_it() {
     let mut sim = Sim::new();
     let (a, w) = sim.running(1);

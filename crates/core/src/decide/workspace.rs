@@ -197,7 +197,10 @@ pub(super) fn remove(
             return Err(Rejection::WorkspaceInUse { id: id.clone(), agent: agent.clone() })
         }
         // What the probe finds now decides, not the mark left when its agent ended: work a
-        // person committed since is no longer at risk.
+        // person committed since is no longer at risk. Where no look reaches, the mark stands.
+        WorkspaceState::Dirty if !force && !ws.kind.seen_from_here() => {
+            return Err(Rejection::WorkspaceDirty(id.clone()))
+        }
         _ if probe.dirty && !force => return Err(Rejection::WorkspaceDirty(id.clone())),
         _ => {}
     }
