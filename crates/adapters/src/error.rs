@@ -34,10 +34,16 @@ pub enum AdapterError {
     Docker(String),
     #[error("image {0:?} is not on the Docker engine: build or load it there first (`docker build`, `docker load` or `docker import`); bosun never pulls images")]
     NoImage(String),
+    #[error("session {session} not started in {cwd:?}: {why}, and a session never starts in another directory")]
+    BadCwd { session: String, cwd: PathBuf, why: &'static str },
     #[error("no session {0}")]
     NoSession(String),
-    #[error("merging {from} into {into} conflicts in {}: merge them by hand (or change the plan's `using`) and resume", .files.join(", "))]
+    #[error("merging {from} into {into} conflicts in {}", .files.join(", "))]
     MergeConflict { into: String, from: String, files: Vec<String> },
+    #[error("{} has no branch {branch}", .repo.display())]
+    NoBranch { repo: PathBuf, branch: String },
+    #[error("{into} is checked out in {} with changes not committed: commit or stash them, or merge with --into another branch", .dir.display())]
+    TargetHasChanges { into: String, dir: PathBuf },
     #[error("`{command}` failed: {}", one_line(stderr))]
     Command { command: String, stderr: String },
     #[error("{context}: {source}")]

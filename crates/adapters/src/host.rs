@@ -227,6 +227,7 @@ impl Sessions for HostSessions {
     }
 
     fn spawn(&self, spec: SpawnSpec<'_>) -> Result<Option<u32>, AdapterError> {
+        spec.check_cwd()?;
         if let Ok(status) = self.status(spec.session) {
             return Ok(status.pid);
         }

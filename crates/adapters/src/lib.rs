@@ -127,6 +127,10 @@ pub trait Git: Send + Sync {
         how: bosun_core::MergeHow,
         message: Option<&str>,
     ) -> Result<bosun_core::Merged, AdapterError>;
+    /// Whether `branch` can be merged into `into` with no one's work touched, asked before
+    /// anything changes: `AdapterError::NoBranch` when either is not a branch of `repo`,
+    /// `AdapterError::TargetHasChanges` when `into` is checked out with changes not committed.
+    fn check_merge(&self, repo: &Path, branch: &str, into: &str) -> Result<(), AdapterError>;
     /// Commits everything the worktree at `dir` holds (untracked files too, bosun's own
     /// `owned` files left out) with `message`; whether there was anything to commit.
     fn commit_all(&self, dir: &Path, owned: &[PathBuf], message: &str) -> Result<bool, AdapterError>;
@@ -257,6 +261,31 @@ pub struct SpawnSpec<'a> {
     /// The agent's files (its settings), for a session whose host writes them (in a pod); the
     /// executor writes them here for every other.
     pub files: &'a [(PathBuf, String)],
+}
+
+impl SpawnSpec<'_> {
+    /// Refuses a working directory no session may start in. tmux and a PTY given an empty,
+    /// relative or missing one start in a directory of their own (the daemon's, which is often
+    /// the user's checkout, or the home directory): never fall back, refuse. A session started
+    /// in a container or a pod has its directory there, which must be absolute.
+    pub fn check_cwd(&self) -> Result<(), AdapterError> {
+        let refuse = |why: &'static str| AdapterError::BadCwd {
+            session: self.session.to_string(),
+            cwd: self.cwd.to_path_buf(),
+            why,
+        };
+        if self.cwd.as_os_str().is_empty() {
+            return Err(refuse("it is empty"));
+        }
+        if !self.cwd.is_absolute() {
+            return Err(refuse("it is not an absolute path"));
+        }
+        let here = matches!(self.place, bosun_core::Place::Here | bosun_core::Place::Sandbox(_));
+        if here && !self.cwd.is_dir() {
+            return Err(refuse("it is not a directory"));
+        }
+        Ok(())
+    }
 }
 
 /// A container to run: its image, what it runs and where, and what it is let at.

@@ -38,6 +38,7 @@ impl Sessions for RoutedSessions {
         self.tmux.check_available()
     }
     fn spawn(&self, spec: SpawnSpec<'_>) -> Result<Option<u32>, AdapterError> {
+        spec.check_cwd()?;
         let wrapped;
         let spec = match spec.place {
             Place::Sandbox(sandbox) => {

@@ -215,6 +215,7 @@ impl Sessions for Tmux {
         fn unformat(text: &str) -> String {
             text.replace('#', "##")
         }
+        spec.check_cwd()?;
         let mut args: Vec<OsString> =
             vec!["new-session".into(), "-d".into(), "-s".into(), spec.session.as_str().into()];
         // tmux expands formats (`#{…}`, and `#(…)`, which runs a command) in a start directory

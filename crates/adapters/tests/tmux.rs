@@ -361,3 +361,31 @@ fn pressed_keys_reach_the_program_as_a_terminal_sends_them() {
         .unwrap_or_else(|| panic!("the keys reached the program: {:?}", tmux.capture(&s, false)));
     assert!(shown.contains("^[x^[[15~^[[3~^[[5~|"), "{shown}");
 }
+
+#[test]
+fn a_session_never_starts_in_an_empty_relative_or_missing_directory() {
+    let server = TmuxServer::new();
+    let gone = server.dir().join("gone");
+    let command = argv(&["sh", "-c", "pwd > started-nowhere.txt; exec sleep 30"]);
+    for (cwd, why) in [
+        (Path::new(""), "it is empty"),
+        (Path::new("relative/dir"), "it is not an absolute path"),
+        (gone.as_path(), "it is not a directory"),
+    ] {
+        let session = name("bosun-nowhere");
+        let spec = SpawnSpec {
+            session: &session,
+            cwd,
+            env: &BTreeMap::new(),
+            command: &command,
+            output: None,
+            backend: Default::default(),
+            place: &bosun_core::Place::Here,
+            files: &[],
+        };
+        let refused = server.tmux().spawn(spec);
+        assert!(matches!(&refused, Err(AdapterError::BadCwd { why: w, .. }) if *w == why), "{cwd:?}: {refused:?}");
+        assert!(seen(server.tmux(), &session).is_none(), "no session started for {cwd:?}");
+    }
+    assert!(!Path::new("started-nowhere.txt").exists(), "nothing ran in the test's own directory");
+}

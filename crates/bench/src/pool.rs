@@ -1,10 +1,12 @@
 //! Issue 11's figures, on a generated repository of 50,000 files in 2,000 directories: a fresh
 //! `git worktree add` for scale; `agent start --workspace pool` until it returns with its
 //! workspace bound; the bind inside the daemon (slot bound to workspace ready, from the events'
-//! times); release to available again (reset and clean); and 20 tasks on a pool of 3.
+//! times); release to available again (reset and clean); and 20 tasks on a pool of 3. Every
+//! agent's real working directory is checked to be its slot (issue 24), and the repository's
+//! own checkout, where the daemon starts, to be untouched.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use bosun_core::{Event, SlotState, Timestamp, WorkspaceId};
@@ -23,12 +25,14 @@ const SIZE: u32 = 3;
 pub fn figures(bin: &Path) -> Vec<Figure> {
     let repo = big_repo();
     let adds = fresh_worktrees(&repo);
+    let head = repo.head();
     let bosun = Bosun::new(bin);
     bosun.ok(repo.path(), &["pool", "init", "--size", &SIZE.to_string()]);
     all_available(&bosun, &repo);
     let starts = pooled_starts(&bosun, &repo);
     let (bound, reset) = from_events(&bosun.events());
     let (all_done, doubled) = many_tasks(&bosun, &repo);
+    untouched(&repo, &head);
     vec![
         Figure::new(
             format!("fresh `git worktree add`, {} files (n={ADDS})", DIRS * FILES_PER_DIR),
@@ -95,7 +99,11 @@ fn pooled_starts(bosun: &Bosun, repo: &TempRepo) -> Vec<Duration> {
             let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("start --json");
             assert_eq!(v["waiting"], false, "a slot was available");
             let id = v["agent"].as_str().expect("id").to_owned();
-            bosun.wait_up(&id);
+            let pid = wait_secs(30, || bosun.wait_up(&id).pid);
+            // The kernel's word for where it runs: its slot, never the daemon's directory.
+            let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).expect("the agent's cwd");
+            let slot = v["path"].as_str().map(Path::new).expect("its workspace's path");
+            assert_eq!(cwd, slot, "agent {id} runs in its slot");
             bosun.ok(repo.path(), &["kill", &id]);
             all_available(bosun, repo);
             took
@@ -136,12 +144,16 @@ fn from_events(events: &[Event]) -> (Vec<Duration>, Vec<Duration>) {
 /// `TASKS` agents started at once on the pool, each working half a second: the time until all
 /// are done and every slot is available again, and how often a slot was bound while bound.
 fn many_tasks(bosun: &Bosun, repo: &TempRepo) -> (Duration, usize) {
+    // Each says where it runs (`pwd -P`), in a file outside every workspace.
+    let seen = tempfile::NamedTempFile::new().expect("a temp file");
+    let said = seen.path().to_str().expect("utf-8").to_owned();
     let t0 = Instant::now();
     let ids: Vec<String> = std::thread::scope(|s| {
         let starts: Vec<_> = (0..TASKS)
             .map(|_| {
                 s.spawn(|| {
-                    let args = ["--workspace", "pool", "--", "sh", "-c", "sleep 0.5"];
+                    let script = "pwd -P >> \"$0\"; sleep 0.5";
+                    let args = ["--workspace", "pool", "--", "sh", "-c", script, &said];
                     bosun.start(repo.path(), &args)
                 })
             })
@@ -153,6 +165,13 @@ fn many_tasks(bosun: &Bosun, repo: &TempRepo) -> (Duration, usize) {
     }
     all_available(bosun, repo);
     let took = t0.elapsed();
+    let workspaces = std::fs::canonicalize(bosun.state_dir().join("workspaces")).expect("the workspaces' directory");
+    let slots: Vec<PathBuf> = (1..=SIZE).map(|n| workspaces.join(format!("{}--{n}", project(repo)))).collect();
+    let cwds = std::fs::read_to_string(seen.path()).expect("where they ran");
+    assert_eq!(cwds.lines().count(), TASKS, "every task said where it ran: {cwds}");
+    for cwd in cwds.lines() {
+        assert!(slots.iter().any(|s| Path::new(cwd) == s), "a task ran in {cwd}, not in a slot of {slots:?}");
+    }
     let mut held: BTreeMap<u32, bool> = BTreeMap::new();
     let mut doubled = 0;
     for e in bosun.events() {
@@ -163,6 +182,18 @@ fn many_tasks(bosun: &Bosun, repo: &TempRepo) -> (Duration, usize) {
         }
     }
     (took, doubled)
+}
+
+/// The pool's project: the repository's directory name.
+fn project(repo: &TempRepo) -> String {
+    repo.path().file_name().expect("a named directory").to_string_lossy().into_owned()
+}
+
+/// The repository's own checkout, where the daemon was started, as it was: no file changed or
+/// added, its branch where it was.
+fn untouched(repo: &TempRepo, head: &str) {
+    assert_eq!(repo.git(&["status", "--porcelain=v1", "--untracked-files=all"]), "", "the checkout is untouched");
+    assert_eq!(repo.head(), head, "its branch did not move");
 }
 
 fn all_available(bosun: &Bosun, repo: &TempRepo) {

@@ -719,7 +719,9 @@ pub enum PoolCommand {
         json: bool,
     },
     /// Take a workspace for a script: a new branch in the first available one, waiting in line
-    /// for one when all are taken (as a lock is taken); prints its path once it is ready
+    /// for one when all are taken (as a lock is taken); prints its path once it is ready (the
+    /// path alone when the output is not a terminal, `ws=$(bosun pool acquire)`; on a terminal
+    /// its branch and how to release it too)
     Acquire {
         /// The repository [default: the current directory]
         #[arg(long, value_name = "DIR")]

@@ -1,11 +1,12 @@
 //! `bosun pool init | ls | resize | acquire | release | rm`: the repositories' pools of warm
 //! workspaces, as the daemon keeps them; disk usage is measured here, by walking each one.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use bosun_core::SlotState;
+use bosun_core::{SlotState, WorkspaceState};
 use bosun_wire::{PoolAsk, Pools};
 
 use crate::args::PoolCommand;
@@ -52,6 +53,9 @@ pub fn pool(client: &Client, cmd: PoolCommand) -> Result<ExitCode> {
             let a = client.pool_acquire(Box::new(ask))?;
             if json {
                 print_json(&a)?;
+            } else if !std::io::stdout().is_terminal() {
+                // For `ws=$(bosun pool acquire)`: the path alone.
+                println!("{}", a.path.display());
             } else {
                 println!("workspace  {}", a.path.display());
                 if let Some(b) = &a.branch {
@@ -104,7 +108,12 @@ fn table(p: &Pools) -> String {
         for slot in pool.slots.values() {
             let state = match &slot.state {
                 SlotState::Bound { workspace } => {
-                    format!("bound: {}", p.holders.get(workspace).map_or(workspace.as_str(), String::as_str))
+                    let who = p.holders.get(workspace).map_or(workspace.as_str(), String::as_str);
+                    // Said as `bosun ls` says it when its workspace holds work or is gone.
+                    match p.workspaces.get(workspace) {
+                        Some(s @ (WorkspaceState::Dirty | WorkspaceState::Stale)) => format!("{}: {who}", s.label()),
+                        _ => format!("bound: {who}"),
+                    }
                 }
                 other => other.label().to_owned(),
             };

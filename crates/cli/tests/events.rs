@@ -73,11 +73,11 @@ fn the_log_is_printed_in_order_from_any_seq() {
     let n = all.len() as u64;
     assert!(n >= 5, "{all:?}");
     assert_eq!(seqs(&all), (1..=n).collect::<Vec<_>>(), "every event, once, in order");
-    assert_eq!(kind(&all[0]), "workspace_creating");
+    assert_eq!(kind(&all[0]), "agent_created");
     assert_eq!(seqs(&events(&bosun, &repo, &["--from", "3"])), (3..=n).collect::<Vec<_>>());
     assert!(events(&bosun, &repo, &["--from", &(n + 100).to_string()]).is_empty(), "nothing after the last");
     let text = bosun.ok(repo.path(), &["events"]);
-    assert!(text.lines().next().is_some_and(|l| l.contains("workspace_creating")), "{text}");
+    assert!(text.lines().next().is_some_and(|l| l.contains("agent_created")), "{text}");
 }
 
 #[test]

@@ -355,3 +355,64 @@ fn a_target_branch_in_the_middle_of_a_rebase_in_some_worktree_is_not_moved() {
     assert_eq!(repo.git(&["rev-parse", "release"]), before, "release not moved");
     assert!(path.exists() && !bosun.agent(&id).state.is_dead(), "the agent and its workspace stay");
 }
+
+#[test]
+fn merge_commit_into_a_checked_out_branch_with_changes_is_refused_before_anything_is_committed() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (id, path, branch) = agent_with_work(&bosun, &repo, "work.txt");
+    std::fs::write(path.join("loose.txt"), "not committed\n").unwrap();
+    std::fs::write(repo.path().join("README.md"), "the user's own change\n").unwrap();
+    let (main_before, tip_before) = (repo.head(), git_in(repo.path(), &["rev-parse", &branch]));
+    let out = bosun.run(repo.path(), &["merge", &id, "--commit"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "refused to protect work: {err}");
+    assert!(err.contains("main is checked out in") && err.contains("with changes not committed"), "{err}");
+    assert_eq!(git_in(repo.path(), &["rev-parse", &branch]), tip_before, "nothing committed on its branch");
+    assert_eq!(git_in(&path, &["status", "--porcelain"]), "?? loose.txt", "its work is as it was");
+    assert_eq!(repo.head(), main_before, "main untouched");
+    assert_eq!(std::fs::read_to_string(repo.path().join("README.md")).unwrap(), "the user's own change\n");
+    assert!(!bosun.agent(&id).state.is_dead(), "its agent goes on");
+}
+
+#[test]
+fn merge_into_a_branch_that_does_not_exist_is_not_found_and_changes_nothing() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (id, path, branch) = agent_with_work(&bosun, &repo, "work.txt");
+    let out = bosun.run(repo.path(), &["merge", &id, "--into", "nope"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "what was named does not exist: {err}");
+    assert!(err.contains("has no branch nope"), "{err}");
+    assert!(git_in(repo.path(), &["branch", "--list", "nope"]).is_empty(), "no branch made");
+    assert!(path.exists() && !git_in(repo.path(), &["branch", "--list", &branch]).is_empty());
+}
+
+#[test]
+fn a_plain_merges_conflict_says_how_to_merge_it_not_a_plans() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (id, _, branch) = agent_with_work(&bosun, &repo, "same.txt");
+    repo.commit_file("same.txt", "main's own\n");
+    let err = bosun.fails(repo.path(), &["merge", &id]);
+    assert!(!err.contains("plan") && !err.contains("using"), "{err}");
+    assert!(err.contains(&format!("merge main into {branch}")) && err.contains("--resolve-with-agent"), "{err}");
+}
+
+#[test]
+fn work_a_person_committed_after_its_agent_ended_is_merged_and_its_workspace_removed() {
+    use bosun_testkit::poll::wait_for;
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let id = bosun.start(repo.path(), &["--", "sh", "-c", "echo work > w.txt"]);
+    bosun.wait_state(&id, "dead(completed)");
+    let ws = wait_for(PATIENCE, || bosun.show(&id).workspace.filter(|w| w.state.label() == "dirty"))
+        .expect("marked dirty when its agent ended");
+    git_in(&ws.path, &["add", "-A"]);
+    git_in(&ws.path, &["-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "by hand"]);
+    let v: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["merge", &id, "--json"])).unwrap();
+    assert_eq!(v["kept"], serde_json::Value::Null, "not kept for the old mark: {v}");
+    assert_eq!(v["removed"]["workspace"], ws.id.as_str(), "{v}");
+    assert!(!ws.path.exists(), "its workspace is removed");
+    assert_eq!(git_in(repo.path(), &["show", "main:w.txt"]), "work");
+}

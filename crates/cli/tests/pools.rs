@@ -411,3 +411,36 @@ fn after_a_restart_a_workspace_found_dirty_or_gone_is_marked_so_and_never_handed
     bosun.wait_state(&id, "dead(completed)");
     assert!(!root.join(format!("{project}--1/left-behind.txt")).exists());
 }
+
+#[test]
+fn pool_ls_and_ls_agree_that_a_slot_holding_work_is_dirty_until_a_person_commits_it() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (id, _) = start_pooled(&bosun, &repo, &["--branch", "left-work", "--", "sh", "-c", "echo draft > notes.txt"]);
+    let path = bound_path(&bosun, &id);
+    bosun.wait_state(&id, "dead(completed)");
+    let ws = wait_for(PATIENCE, || bosun.show(&id).workspace.filter(|w| w.state.label() == "dirty"))
+        .expect("`ls` says dirty once its agent ended");
+    let listed = bosun.ok(repo.path(), &["pool", "ls"]);
+    let row = listed.lines().find(|l| l.starts_with(&format!("{}--1", project_dir(&repo)))).unwrap_or_default();
+    assert!(row.contains(&format!("dirty: agent {id}")), "`pool ls` says so too: {listed}");
+    assert_eq!(pools(&bosun, &repo)["workspaces"][ws.id.as_str()]["state"], "dirty", "and its JSON");
+
+    // A person commits the work: the slot is given back without --force, its branch kept.
+    bosun_testkit::repo::commit_file_in(&path, "notes.txt", "draft\n");
+    let out = bosun.ok(repo.path(), &["pool", "release", &format!("{}--1", project_dir(&repo))]);
+    assert!(out.contains("kept branch left-work"), "{out}");
+    all_available(&bosun, &repo, 1);
+    assert_eq!(repo.git(&["show", "left-work:notes.txt"]).trim(), "draft");
+}
+
+#[test]
+fn pool_acquire_prints_the_path_alone_to_a_script() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let out = bosun.ok(repo.path(), &["pool", "acquire", "--branch", "scripted"]);
+    let path = PathBuf::from(out.strip_suffix('\n').unwrap_or_else(|| panic!("one line: {out:?}")));
+    assert!(!out.trim_end().contains('\n'), "one line, the path: {out:?}");
+    assert!(path.is_absolute() && path.is_dir(), "{out:?}");
+    assert_eq!(git_in(&path, &["branch", "--show-current"]).trim(), "scripted");
+}

@@ -109,3 +109,57 @@ fn the_repositorys_claude_settings_are_copied_into_a_claude_agents_worktree_only
     let (_, path) = finished(&bosun, &repo, &["--", "true"]);
     assert!(!path.join(".claude/settings.local.json").exists(), "a generic agent gets no Claude settings");
 }
+
+#[test]
+fn a_workspace_whose_work_a_person_committed_is_removed_and_pruned_without_force() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (ws, path) = finished(&bosun, &repo, &["--branch", "by-hand", "--", "sh", "-c", "echo work > result.txt"]);
+    let (pruned, pruned_path) = finished(&bosun, &repo, &["--", "sh", "-c", "echo more > more.txt"]);
+    let dirty = |id: &str| bosun.list().workspaces.iter().any(|w| w.id.as_str() == id && w.state.label() == "dirty");
+    assert!(dirty(&ws) && dirty(&pruned), "marked dirty when their agents ended");
+    for p in [&path, &pruned_path] {
+        bosun_testkit::repo::git_in(p, &["add", "-A"]);
+        bosun_testkit::repo::git_in(p, &["commit", "-qm", "the work, committed by hand"]);
+        assert_eq!(bosun_testkit::repo::git_in(p, &["status", "--porcelain"]), "", "clean now");
+    }
+
+    let out = bosun.run(repo.path(), &["workspace", "rm", &ws]);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "what the look finds now decides: {stderr}");
+    assert!(stdout.contains("kept branch by-hand") && stdout.contains("commit(s)"), "{stdout}");
+    assert!(!path.exists(), "removed");
+    assert_eq!(repo.git(&["show", "by-hand:result.txt"]), "work", "the work is on its branch");
+
+    let out = bosun.ok(repo.path(), &["workspace", "prune"]);
+    assert!(out.contains(&format!("removed {pruned}")), "{out}");
+    assert!(!pruned_path.exists());
+    assert!(bosun.list().workspaces.is_empty());
+}
+
+#[test]
+fn a_workspace_whose_branch_cannot_be_made_leaves_no_record_directory_or_branch() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    // `feature/x` is a valid name, but git keeps `feature`'s ref where its directory would be.
+    repo.git(&["branch", "feature"]);
+    let out = bosun.run(repo.path(), &["agent", "start", "--json", "--branch", "feature/x", "--", "true"]);
+    if out.status.success() {
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let id = v["agent"].as_str().unwrap();
+        bosun.wait_state(id, "dead(failed-to-start)");
+        let error = bosun.agent(id).error.unwrap_or_default();
+        assert!(error.contains("workspace could not be created") && error.contains("feature"), "{error}");
+        assert!(
+            bosun.events().iter().any(|e| matches!(e, bosun_core::Event::WorkspaceCreateFailed { .. })),
+            "the failure is in the log"
+        );
+    } else {
+        assert_eq!(out.status.code(), Some(2), "refused at the door: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let listed = bosun.list().workspaces;
+    assert!(listed.is_empty(), "no record with nothing behind it: {listed:?}");
+    let made = std::fs::read_dir(bosun.state_dir().join("workspaces")).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(made, 0, "no directory");
+    assert_eq!(repo.git(&["branch", "--list", "feature/*"]), "", "no branch");
+}

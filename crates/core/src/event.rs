@@ -28,7 +28,8 @@ pub enum Event {
         id: WorkspaceId,
         at: Timestamp,
     },
-    /// Creation failed; what part of it was made stays recorded, as Stale.
+    /// Creation failed; what part of it was made stays recorded, as Stale (a record with
+    /// nothing behind it is removed at once, by the `WorkspaceRemoved` that follows).
     WorkspaceCreateFailed {
         id: WorkspaceId,
         error: String,

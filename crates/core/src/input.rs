@@ -201,6 +201,9 @@ pub enum Input {
     WorkspaceCreateFailed {
         id: WorkspaceId,
         error: String,
+        /// The attempt left nothing (no directory, no branch): the record goes too.
+        #[serde(default)]
+        nothing_left: bool,
     },
     SessionSpawned {
         agent: AgentId,

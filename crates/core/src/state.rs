@@ -651,12 +651,16 @@ impl State {
         self.agents.values().find(|a| &a.session == session)
     }
 
-    /// Workspaces `bosun workspace prune` may remove: nothing runs in them and they hold no
-    /// changes (or their directory is already gone).
+    /// Workspaces `bosun workspace prune` may remove once a look finds them holding no changes
+    /// (a dirty one's may have been committed since, where a look reaches): nothing runs in them.
     pub fn prunable(&self) -> Vec<WorkspaceId> {
         self.workspaces
             .values()
-            .filter(|w| matches!(w.state, WorkspaceState::Ready | WorkspaceState::Stale))
+            .filter(|w| match w.state {
+                WorkspaceState::Ready | WorkspaceState::Stale => true,
+                WorkspaceState::Dirty => w.kind.seen_from_here(),
+                _ => false,
+            })
             // A pool's workspace held by a script goes back when it is released, not pruned.
             .filter(|w| !matches!(w.kind, crate::WorkspaceKind::Pool { .. }))
             .filter(|w| !self.jobs.values().any(|j| j.workspace.as_ref() == Some(&w.id) && !j.state.is_over()))

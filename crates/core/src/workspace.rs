@@ -106,6 +106,12 @@ impl WorkspaceKind {
         matches!(self, Self::Volume { .. })
     }
 
+    /// Whether a look from here sees what it holds now (a volume's clone is read back); a pod's
+    /// clone is known only by what its pod saved, recorded when its agent ended.
+    pub fn seen_from_here(&self) -> bool {
+        !matches!(self, Self::Pod { .. })
+    }
+
     /// Whether it is a directory on this machine's disk: a volume's or a pod's clone is not (its
     /// path here is only its name), so its path missing here says nothing.
     pub fn on_this_disk(&self) -> bool {

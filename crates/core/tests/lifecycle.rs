@@ -110,6 +110,62 @@ fn messages_wait_for_a_starting_agent_and_fail_when_it_dies() {
 }
 
 #[test]
+fn a_workspace_whose_making_failed_stays_recorded_only_when_something_of_it_was_made() {
+    let mut sim = Sim::new();
+    let (a, w) = sim.start(1);
+    sim.ok(Input::WorkspaceCreateFailed { id: w.clone(), error: "cannot lock ref".into(), nothing_left: true });
+    assert!(!sim.state.workspaces.contains_key(&w), "nothing behind it, no record");
+    assert!(matches!(sim.state.agents[&a].state, SessionState::Dead { reason: DeathReason::FailedToStart }));
+    assert!(sim
+        .log
+        .iter()
+        .any(|e| matches!(e, Event::WorkspaceCreateFailed { error, .. } if error == "cannot lock ref")));
+
+    let (_, kept) = sim.start(2);
+    sim.ok(Input::WorkspaceCreateFailed { id: kept.clone(), error: "half made".into(), nothing_left: false });
+    assert_eq!(sim.state.workspaces[&kept].state, WorkspaceState::Stale, "kept for `workspace rm`");
+}
+
+#[test]
+fn a_workspace_marked_dirty_whose_work_was_committed_since_is_removed() {
+    let mut sim = Sim::new();
+    let (a, w) = sim.running(1);
+    sim.ok(Input::KillAgent { agent: a.clone() });
+    sim.ok(Input::SessionKilled { agent: a });
+    sim.ok(Input::WorkspaceInspected { id: w.clone(), dirty: Some(true), ahead: 0 });
+    assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Dirty);
+    // A person committed the work: the look at removal finds it clean, with a commit of its own.
+    let probe = WorkspaceProbe { dirty: false, commits_ahead: 1 };
+    let effects = sim.ok(Input::RemoveWorkspace { id: w.clone(), force: false, probe });
+    assert!(
+        matches!(effects.as_slice(), [Effect::RemoveWorkspace { force: false, delete_branch: false, .. }, ..]),
+        "removed, not forced, its branch kept: {effects:?}"
+    );
+}
+
+#[test]
+fn a_pods_workspace_marked_dirty_stays_so_though_no_look_from_here_sees_its_work() {
+    let mut sim = Sim::new();
+    let (a, w) = sim.running(1);
+    sim.ok(Input::KillAgent { agent: a.clone() });
+    sim.ok(Input::SessionKilled { agent: a });
+    sim.ok(Input::WorkspaceInspected { id: w.clone(), dirty: Some(true), ahead: 0 });
+    let ws = sim.state.workspaces.get_mut(&w).unwrap();
+    ws.kind = bosun_core::WorkspaceKind::Pod {
+        repo: "/repo".into(),
+        branch: "agent/x".into(),
+        base_ref: "main".into(),
+        base: "c1".into(),
+        remote: None,
+        claim: None,
+    };
+    // A pod's clone is not here: the look finds nothing, and its mark is all there is.
+    let refused = sim.feed(Input::RemoveWorkspace { id: w.clone(), force: false, probe: WorkspaceProbe::default() });
+    assert_eq!(refused, Err(Rejection::WorkspaceDirty(w.clone())));
+    assert!(!sim.state.prunable().contains(&w), "prune leaves it");
+}
+
+#[test]
 fn a_dirty_workspace_is_refused_without_force_and_removed_with_it() {
     let mut sim = Sim::new();
     let (a, w) = sim.running(1);
@@ -118,11 +174,11 @@ fn a_dirty_workspace_is_refused_without_force_and_removed_with_it() {
     sim.ok(Input::KillAgent { agent: a.clone() });
     sim.ok(Input::SessionKilled { agent: a });
     sim.ok(Input::WorkspaceInspected { id: w.clone(), dirty: Some(true), ahead: 0 });
-    let refused = sim.feed(Input::RemoveWorkspace { id: w.clone(), force: false, probe: WorkspaceProbe::default() });
+    let probe = WorkspaceProbe { dirty: true, commits_ahead: 2 };
+    let refused = sim.feed(Input::RemoveWorkspace { id: w.clone(), force: false, probe });
     assert_eq!(refused, Err(Rejection::WorkspaceDirty(w.clone())));
     assert_eq!(sim.state.workspaces[&w].state, WorkspaceState::Dirty);
 
-    let probe = WorkspaceProbe { dirty: true, commits_ahead: 2 };
     let effects = sim.ok(Input::RemoveWorkspace { id: w.clone(), force: true, probe });
     assert!(
         matches!(

@@ -103,6 +103,25 @@ fn ends(sim: &mut Sim, a: &AgentId, w: &WorkspaceId, dirty: bool, ahead: u32) ->
 }
 
 #[test]
+fn a_task_bound_in_its_starts_own_decision_starts_in_its_slot() {
+    let mut sim = Sim::new();
+    sim.ok(Input::PoolInit(Box::new(pool_spec(1))));
+    sim.ok(Input::SlotCreated { project: "repo".into(), n: 1, commit: "c1".into() });
+    let (a, w, effects) = start(&mut sim, 1, 1);
+    let path = PathBuf::from("/state/workspaces/repo--1");
+    assert_eq!(bound(&effects), [(w.clone(), path.clone())], "bound at once, no waiting");
+    let agent = &sim.state.agents[&a];
+    assert_eq!(agent.cwd, path, "the agent works where its slot is");
+    assert_eq!(agent.env["BOSUN_WORKSPACE"], path.display().to_string());
+    let effects = sim.ok(Input::WorkspaceCreated { id: w });
+    let cwd = effects.iter().find_map(|e| match e {
+        Effect::SpawnSession { cwd, .. } => Some(cwd.clone()),
+        _ => None,
+    });
+    assert_eq!(cwd, Some(path), "its session starts in its slot");
+}
+
+#[test]
 fn a_first_task_makes_the_pool_and_a_slot_and_is_bound_to_it_once_made() {
     let mut sim = Sim::new();
     let (a, w, effects) = start(&mut sim, 1, 2);

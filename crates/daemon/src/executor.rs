@@ -192,7 +192,10 @@ impl Executor {
             Effect::CreateWorkspace { id, path, kind, settings_from, resume } => {
                 match self.workspaces.create(&path, &kind, settings_from.as_deref(), resume) {
                     Ok(()) => Input::WorkspaceCreated { id },
-                    Err(e) => Input::WorkspaceCreateFailed { id, error: e.to_string() },
+                    Err(e) => {
+                        let nothing_left = !resume && nothing_left(&*self.git, &path, &kind);
+                        Input::WorkspaceCreateFailed { id, error: e.to_string(), nothing_left }
+                    }
                 }
             }
             Effect::SpawnSession {
@@ -544,6 +547,20 @@ impl Executor {
             crate::step_run::Ended::Killed => (false, "killed by a signal".into()),
             crate::step_run::Ended::Failed(e) => (false, e),
         }
+    }
+}
+
+/// Whether a workspace whose making failed left nothing behind: no directory and, for a
+/// worktree, no branch (it was asked to be new, so one there now is the attempt's). Other kinds
+/// are kept recorded: what they may hold is not looked for here.
+fn nothing_left(git: &dyn Git, path: &Path, kind: &bosun_core::WorkspaceKind) -> bool {
+    let no_dir = std::fs::symlink_metadata(path).is_err();
+    match kind {
+        bosun_core::WorkspaceKind::Folder => no_dir,
+        bosun_core::WorkspaceKind::Worktree { repo, branch, .. } => {
+            no_dir && git.check_new_branch(repo, branch).is_ok()
+        }
+        _ => false,
     }
 }
 

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use bosun_adapters::Git;
+use bosun_adapters::{AdapterError, Git};
 use bosun_core::template::{render, render_shell, Scope, Target};
 use bosun_core::{
     AgentPlan, ItemId, JobBook, JobDef, JobId, JobSource as Source, JobSpec, JobWorkspace, Name, Nonce, PlanBranch,
@@ -153,7 +153,13 @@ impl Making<'_> {
                     branch = free_branch(git, &repo, plan)?;
                     // It uses several jobs: it starts where their branches are merged.
                     if !plan.merge.is_empty() {
-                        merged = Some(git.merge(&repo, &plan.base, &plan.merge).map_err(|e| e.to_string())?);
+                        let merged_in = git.merge(&repo, &plan.base, &plan.merge).map_err(|e| match e {
+                            AdapterError::MergeConflict { .. } => {
+                                format!("{e}: merge them by hand (or change the plan's `using`) and resume")
+                            }
+                            e => e.to_string(),
+                        });
+                        merged = Some(merged_in?);
                     }
                 }
                 let base = match merged {

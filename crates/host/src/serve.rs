@@ -155,9 +155,9 @@ pub fn serve(opts: HostOptions) -> Result<(), HostError> {
     if let Some(var) = &opts.files_var {
         cmd.env_remove(var);
     }
-    if let Ok(cwd) = std::env::current_dir() {
-        cmd.cwd(cwd);
-    }
+    // Where it was started, or nowhere: a PTY given no directory starts in the home directory.
+    let cwd = std::env::current_dir().map_err(|e| spawn_err(format!("its working directory is gone: {e}")))?;
+    cmd.cwd(cwd);
     let mut child = pty.slave.spawn_command(cmd).map_err(|e| spawn_err(e.to_string()))?;
     drop(pty.slave);
     let reader = pty.master.try_clone_reader().map_err(|e| spawn_err(e.to_string()))?;

@@ -68,6 +68,9 @@ impl Git for FakeGit {
             branch_merged: true,
         })
     }
+    fn check_merge(&self, _repo: &Path, _branch: &str, _into: &str) -> Result<(), AdapterError> {
+        Ok(())
+    }
     fn commit_all(&self, _dir: &Path, _owned: &[PathBuf], _message: &str) -> Result<bool, AdapterError> {
         Ok(false)
     }

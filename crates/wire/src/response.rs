@@ -203,6 +203,10 @@ pub struct Pools {
     /// Per workspace bound to a slot or waiting: its agent or job (`agent a1b2 (name)`), or
     /// `acquired` for a script's.
     pub holders: std::collections::BTreeMap<WorkspaceId, String>,
+    /// Per workspace bound to a slot: its state, as `bosun ls` gives it (a slot bound to a
+    /// workspace holding work not committed is `dirty` there).
+    #[serde(default)]
+    pub workspaces: std::collections::BTreeMap<WorkspaceId, bosun_core::WorkspaceState>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

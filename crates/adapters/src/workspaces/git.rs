@@ -61,6 +61,10 @@ impl Git for LocalGit {
         super::merge::merge(repo, branch, into, how, message)
     }
 
+    fn check_merge(&self, repo: &Path, branch: &str, into: &str) -> Result<(), AdapterError> {
+        super::merge::check(repo, branch, into)
+    }
+
     fn commit_all(&self, dir: &Path, owned: &[PathBuf], message: &str) -> Result<bool, AdapterError> {
         let mut cmd = git(dir);
         cmd.args(["add", "-A", "--", "."]);

@@ -20,14 +20,7 @@ pub(crate) fn merge(
     how: MergeHow,
     message: Option<&str>,
 ) -> Result<Merged, AdapterError> {
-    for b in [branch, into] {
-        if !branch_exists(repo, b)? {
-            return Err(AdapterError::Command {
-                command: "bosun merge".into(),
-                stderr: format!("{} has no branch {b}", repo.display()),
-            });
-        }
-    }
+    check(repo, branch, into)?;
     let target = tip(repo, into)?;
     let theirs = tip(repo, branch)?;
     let done = |commit: String, already: bool, fast_forward: bool, branch_merged: bool| Merged {
@@ -92,6 +85,40 @@ pub(crate) fn merge(
     }
     let branch_merged = how != MergeHow::Squash;
     Ok(done(new, false, ff && how != MergeHow::Squash, branch_merged))
+}
+
+/// Whether `branch` can be merged into `into` with nothing of anyone's work touched: both are
+/// branches of `repo`, and where `into` is checked out it holds no changes and is not midway
+/// through a rebase or a bisect. What a merge asks first, before it changes anything.
+pub(crate) fn check(repo: &Path, branch: &str, into: &str) -> Result<(), AdapterError> {
+    for b in [branch, into] {
+        if !branch_exists(repo, b)? {
+            return Err(AdapterError::NoBranch { repo: repo.to_path_buf(), branch: b.to_owned() });
+        }
+    }
+    match in_use(repo, into)? {
+        None => Ok(()),
+        Some(InUse::Midway(dir, doing)) => Err(midway(into, &dir, doing)),
+        Some(InUse::CheckedOut(dir)) => {
+            let mut cmd = git(&dir);
+            cmd.args(["status", "--porcelain=v1", "--untracked-files=no"]);
+            if run(&mut cmd)?.trim().is_empty() {
+                Ok(())
+            } else {
+                Err(AdapterError::TargetHasChanges { into: into.to_owned(), dir })
+            }
+        }
+    }
+}
+
+fn midway(into: &str, dir: &Path, doing: &str) -> AdapterError {
+    AdapterError::Command {
+        command: "bosun merge".into(),
+        stderr: format!(
+            "{into} is being {doing} in {}: finish or abort that first, or merge with --into another branch",
+            dir.display()
+        ),
+    }
 }
 
 /// A merge commit of `theirs` (named, and its commit) into `ours`, with `message`; a conflict
@@ -166,25 +193,12 @@ fn move_to(repo: &Path, into: &str, from: &str, to: &str) -> Result<(), AdapterE
             run(&mut cmd).map(drop)
         }
         // A worktree rebasing or bisecting it shows as detached, and would set it when done.
-        Some(InUse::Midway(dir, doing)) => Err(AdapterError::Command {
-            command: "bosun merge".into(),
-            stderr: format!(
-                "{into} is being {doing} in {}: finish or abort that first, or merge with --into another branch",
-                dir.display()
-            ),
-        }),
+        Some(InUse::Midway(dir, doing)) => Err(midway(into, &dir, doing)),
         Some(InUse::CheckedOut(dir)) => {
             let mut cmd = git(&dir);
             cmd.args(["status", "--porcelain=v1", "--untracked-files=no"]);
             if !run(&mut cmd)?.trim().is_empty() {
-                return Err(AdapterError::Command {
-                    command: "bosun merge".into(),
-                    stderr: format!(
-                        "{into} is checked out in {} with changes not committed: commit or stash them, or merge with \
-                         --into another branch",
-                        dir.display()
-                    ),
-                });
+                return Err(AdapterError::TargetHasChanges { into: into.to_owned(), dir });
             }
             let mut cmd = git(&dir);
             cmd.args(["merge", "--ff-only", "--quiet", to]);

@@ -132,7 +132,9 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         }
         Input::RemoveWorkspace { id, force, probe } => workspace::remove(state, id, *force, *probe, now, &mut d)?,
         Input::WorkspaceCreated { id } => workspace::created(state, id, now, &mut d),
-        Input::WorkspaceCreateFailed { id, error } => workspace::create_failed(state, id, error, now, &mut d),
+        Input::WorkspaceCreateFailed { id, error, nothing_left } => {
+            workspace::create_failed(state, id, error, *nothing_left, now, &mut d)
+        }
         Input::WorkspaceInspected { id, dirty, ahead } => workspace::inspected(state, id, *dirty, *ahead, now, &mut d),
         Input::PoolInit(spec) => pool::init(state, spec, now, &mut d)?,
         Input::PoolResize { project, size } => pool::resize(state, project, *size, now, &mut d)?,

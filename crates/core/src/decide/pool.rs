@@ -189,7 +189,7 @@ pub(super) fn slot_create_failed(state: &State, project: &str, n: u32, error: &s
         .count();
     let error = format!("its pool workspace could not be made: {error}");
     for ws in pool.waiting.iter().skip(serving).rev() {
-        super::workspace::create_failed(&d.applied_to(state), ws, &error, now, d);
+        super::workspace::create_failed(&d.applied_to(state), ws, &error, false, now, d);
     }
 }
 
@@ -310,7 +310,7 @@ pub(super) fn release_request(
             if matches!(ws.state, WorkspaceState::Creating | WorkspaceState::Waiting) {
                 return Err(busy("it is still being bound: try again in a moment"));
             }
-            if (probe.dirty || ws.state == WorkspaceState::Dirty) && !force {
+            if probe.dirty && !force {
                 return Err(Rejection::WorkspaceDirty(workspace.clone()));
             }
             release(state, ws, probe.commits_ahead, force, pristine, now, d);

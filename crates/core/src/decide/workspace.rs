@@ -70,6 +70,9 @@ pub(super) fn start_agent(
     };
     let mut agent = Agent::starting(new, now);
     agent.fork = fork;
+    // The agent is recorded before its workspace is placed: a slot bound in this same decision
+    // gives it its path (its cwd and `BOSUN_WORKSPACE`) as it does to an agent that waited.
+    d.event(Event::AgentCreated { agent: Box::new(agent) });
     match &spec.pool {
         Some(ask) => super::pool::place(state, workspace, ask, now, d)?,
         None => {
@@ -77,7 +80,6 @@ pub(super) fn start_agent(
             d.event(Event::WorkspaceCreating { workspace });
         }
     }
-    d.event(Event::AgentCreated { agent: Box::new(agent) });
     Ok(())
 }
 
@@ -126,16 +128,26 @@ pub(super) fn created(state: &State, id: &WorkspaceId, now: Timestamp, d: &mut D
 }
 
 /// Creation failed: whatever part of it was made stays recorded (as Stale, with the error) so
-/// `bosun workspace rm` can clean it up; its agent never starts.
-pub(super) fn create_failed(state: &State, id: &WorkspaceId, error: &str, now: Timestamp, d: &mut Decision) {
-    if creating(state, id).is_none() {
-        return;
-    }
+/// `bosun workspace rm` can clean it up; a record with nothing behind it goes. Its agent never
+/// starts.
+pub(super) fn create_failed(
+    state: &State,
+    id: &WorkspaceId,
+    error: &str,
+    nothing_left: bool,
+    now: Timestamp,
+    d: &mut Decision,
+) {
+    let Some(ws) = creating(state, id) else { return };
     d.event(Event::WorkspaceCreateFailed { id: id.clone(), error: error.to_owned() });
     super::job::workspace_failed(state, id, error, now, d);
     for agent in state.agents.values().filter(|a| &a.workspace == id && !a.state.is_dead()) {
         let error = Some(format!("workspace could not be created: {error}"));
         died(state, agent, DeathReason::FailedToStart, error, now, d);
+    }
+    // A pool's workspace holds its slot until released.
+    if nothing_left && !matches!(ws.kind, WorkspaceKind::Pool { .. }) {
+        d.event(Event::WorkspaceRemoved { id: id.clone(), branch_kept: None });
     }
 }
 
@@ -184,7 +196,11 @@ pub(super) fn remove(
         WorkspaceState::InUse { agent } => {
             return Err(Rejection::WorkspaceInUse { id: id.clone(), agent: agent.clone() })
         }
-        WorkspaceState::Dirty if !force => return Err(Rejection::WorkspaceDirty(id.clone())),
+        // What the probe finds now decides, not the mark left when its agent ended: work a
+        // person committed since is no longer at risk. Where no look reaches, the mark stands.
+        WorkspaceState::Dirty if !force && !ws.kind.seen_from_here() => {
+            return Err(Rejection::WorkspaceDirty(id.clone()))
+        }
         _ if probe.dirty && !force => return Err(Rejection::WorkspaceDirty(id.clone())),
         _ => {}
     }

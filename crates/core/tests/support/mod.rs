@@ -30,6 +30,12 @@ impl Sim {
     pub fn feed(&mut self, input: Input) -> Result<Vec<Effect>, Rejection> {
         self.clock = Timestamp::from_millis(self.clock.as_millis() + 10);
         let Decision { events, effects, .. } = decide(&self.state, &input, self.clock)?;
+        // A session starts in a directory named in full, never in whatever the daemon's is.
+        for e in &effects {
+            if let Effect::SpawnSession { agent, cwd, .. } = e {
+                assert!(cwd.is_absolute(), "agent {agent}'s session would start in {cwd:?}, not an absolute path");
+            }
+        }
         for e in &events {
             apply(&mut self.state, e);
         }

@@ -67,6 +67,8 @@ pub(super) async fn merge(ctx: &Arc<Context>, ask: MergeAsk) -> Answer {
         if into == branch {
             return Err(bad(format!("{branch} is its own branch: merge it --into another")));
         }
+        // Refused before anything changes, its workspace's work committed by --commit included.
+        git.check_merge(&repo, &branch, &into).map_err(adapter_error)?;
         // Looking at a volume brings its commits back to its branch first.
         if workspaces.is_dirty(&w.path, &w.kind, &w.owned_files()).map_err(adapter_error)? {
             if !w.kind.on_this_disk() {
@@ -100,6 +102,13 @@ pub(super) async fn merge(ctx: &Arc<Context>, ask: MergeAsk) -> Answer {
         }
         match git.merge_branch(&repo, &branch, &into, how, message.as_deref()) {
             Err(AdapterError::MergeConflict { into, from, files }) if resolve => Ok(Err((into, from, files))),
+            Err(e @ AdapterError::MergeConflict { .. }) => {
+                let (into, from) = (into.as_str(), branch.as_str());
+                Err(conflict(format!(
+                    "{e}; nothing was changed: merge {into} into {from} in its workspace, resolve them and commit \
+                     there (or pass --resolve-with-agent to have its agent do it), then merge again"
+                )))
+            }
             other => other.map(Ok).map_err(adapter_error),
         }
     })

@@ -517,6 +517,8 @@ fn adapter_error(e: AdapterError) -> WireError {
         | AdapterError::UnknownRef { .. }
         | AdapterError::InvalidBranch { .. }
         | AdapterError::BranchExists { .. } => ErrorKind::BadRequest,
+        AdapterError::NoBranch { .. } => ErrorKind::NotFound,
+        AdapterError::TargetHasChanges { .. } => ErrorKind::WouldLoseWork,
         _ => ErrorKind::Failed,
     };
     WireError::new(kind, e.to_string())

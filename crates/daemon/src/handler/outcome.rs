@@ -179,15 +179,20 @@ pub(super) async fn remove_workspace(ctx: &Arc<Context>, id: WorkspaceId, force:
         }
         (None, None) => return Err(bosun_core::Rejection::NoSuchWorkspace(id.to_string()).into()),
     };
-    let (workspaces, git, w) = (ctx.workspaces.clone(), ctx.git.clone(), ws.clone());
-    let probe = blocking(move || {
+    let probe = probe(ctx, ws.clone()).await?;
+    submit_removal(ctx, ws, force, probe).await
+}
+
+/// What the workspace holds now: changes not committed, and commits only its branch has.
+async fn probe(ctx: &Arc<Context>, ws: bosun_core::Workspace) -> Result<WorkspaceProbe, WireError> {
+    let (workspaces, git) = (ctx.workspaces.clone(), ctx.git.clone());
+    blocking(move || {
         Ok(WorkspaceProbe {
-            dirty: workspaces.is_dirty(&w.path, &w.kind, &w.owned_files())?,
-            commits_ahead: git.commits_ahead(&w.kind)?,
+            dirty: workspaces.is_dirty(&ws.path, &ws.kind, &ws.owned_files())?,
+            commits_ahead: git.commits_ahead(&ws.kind)?,
         })
     })
-    .await?;
-    submit_removal(ctx, ws, force, probe).await
+    .await
 }
 
 /// The same, with what was found of it already (`bosun merge` counts the commits its target
@@ -235,20 +240,29 @@ pub(super) async fn prune(ctx: &Arc<Context>, dry_run: bool) -> Answer {
     let (candidates, mut skipped) = query(ctx, |s: &State| {
         let prunable = s.prunable();
         let (take, keep): (Vec<_>, Vec<_>) = s.workspaces.values().partition(|w| prunable.contains(&w.id));
-        let take: Vec<_> = take.into_iter().map(|w| (w.id.clone(), w.path.clone())).collect();
+        let take: Vec<_> = take.into_iter().cloned().collect();
         let keep: Vec<_> = keep.into_iter().map(|w| (w.id.clone(), w.state.label().to_owned())).collect();
         Ok((take, keep))
     })
     .await?;
     let mut out = Pruned { dry_run, ..Pruned::default() };
-    for (id, path) in candidates {
-        if dry_run {
-            out.removed.push(Removed { workspace: id, path, branch_deleted: None, branch_kept: None });
-            continue;
-        }
-        match remove_workspace(ctx, id.clone(), false).await {
-            Ok(r) => out.removed.push(r),
-            Err(e) => skipped.push((id, e.message)),
+    // Each is looked at now: one found holding changes is kept, whatever its record says.
+    for ws in candidates {
+        let id = ws.id.clone();
+        let found = match probe(ctx, ws.clone()).await {
+            Ok(found) if found.dirty => Err(WorkspaceState::Dirty.label().to_owned()),
+            Ok(found) => Ok(found),
+            Err(e) => Err(e.message),
+        };
+        match found {
+            Err(why) => skipped.push((id, why)),
+            Ok(_) if dry_run => {
+                out.removed.push(Removed { workspace: id, path: ws.path, branch_deleted: None, branch_kept: None })
+            }
+            Ok(found) => match submit_removal(ctx, ws, false, found).await {
+                Ok(r) => out.removed.push(r),
+                Err(e) => skipped.push((id, e.message)),
+            },
         }
     }
     out.skipped = skipped;

@@ -52,17 +52,18 @@ pub(super) async fn init(ctx: &Arc<Context>, req: PoolAsk) -> Answer {
 pub(super) async fn list(ctx: &Arc<Context>) -> Answer {
     let now = now().as_millis();
     query(ctx, move |s| {
-        let mut holders = BTreeMap::new();
+        let (mut holders, mut workspaces) = (BTreeMap::new(), BTreeMap::new());
         for pool in s.pools.values() {
             let bound = pool.slots.values().filter_map(|slot| match &slot.state {
                 SlotState::Bound { workspace } => Some(workspace),
                 _ => None,
             });
-            for ws in bound.chain(&pool.waiting) {
+            for ws in bound.clone().chain(&pool.waiting) {
                 holders.insert(ws.clone(), holder(s, ws));
             }
+            workspaces.extend(bound.filter_map(|ws| Some((ws.clone(), s.workspaces.get(ws)?.state.clone()))));
         }
-        Ok(Response::Pools(Pools { now, pools: s.pools.values().cloned().collect(), holders }))
+        Ok(Response::Pools(Pools { now, pools: s.pools.values().cloned().collect(), holders, workspaces }))
     })
     .await
 }
