@@ -44,7 +44,7 @@ pub use logwatch::{LogLines, LogWatchOptions, LogWatcher, WatchId};
 pub use notifier::{DesktopNotifier, Notifier};
 pub use routed::RoutedSessions;
 pub use tmux::{SettleDelay, Tmux};
-pub use workspaces::{LocalGit, LocalSurvey, LocalWorkspaces};
+pub use workspaces::{git_command, git_in, LocalGit, LocalSurvey, LocalWorkspaces, GIT_DEFUSED};
 
 /// A repository's pool of worktrees (seed 004): what its slots need from git. A slot is a
 /// worktree at a detached HEAD; a task's branch is made in it when it is bound (through

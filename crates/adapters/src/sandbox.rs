@@ -65,12 +65,7 @@ fn other_homes(own: Option<&Path>) -> Vec<PathBuf> {
 
 /// The git directory of the repository `dir` belongs to (a worktree's is its repository's).
 pub(crate) fn git_dir(dir: &Path) -> Option<PathBuf> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
-        .output()
-        .ok()?;
+    let out = crate::git_in(dir).args(["rev-parse", "--path-format=absolute", "--git-common-dir"]).output().ok()?;
     let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
     (out.status.success() && !text.is_empty()).then(|| PathBuf::from(text))
 }

@@ -26,7 +26,7 @@ use bosun_core::WorkspaceKind;
 
 use crate::{AdapterError, WorkspaceBackend, Workspaces};
 use folder::FolderBackend;
-pub use git::LocalGit;
+pub use git::{command as git_command, git as git_in, LocalGit, DEFUSED as GIT_DEFUSED};
 use git::{git, run};
 use pod::PodBackend;
 use slot::SlotBackend;
