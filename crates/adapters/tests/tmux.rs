@@ -39,6 +39,7 @@ fn spawn(
         backend: Default::default(),
         place: &bosun_core::Place::Here,
         files: &[],
+        channel: None,
     })
     .expect("spawn")
 }
@@ -267,6 +268,7 @@ fn a_sessions_output_is_copied_to_its_output_file_from_the_first_byte() {
         backend: Default::default(),
         place: &bosun_core::Place::Here,
         files: &[],
+        channel: None,
     };
     server.tmux().spawn(spec).expect("spawn");
     let copied = wait_for(Duration::from_secs(10), || {
@@ -293,6 +295,7 @@ fn a_session_started_just_as_the_last_one_ends_still_starts() {
             backend: Default::default(),
             place: &bosun_core::Place::Here,
             files: &[],
+            channel: None,
         };
         server.tmux().spawn(spec(&old)).expect("spawn old");
         server.tmux().kill(&old).expect("kill old");
@@ -321,6 +324,7 @@ fn a_path_with_tmux_formats_in_it_is_only_a_path() {
         backend: Default::default(),
         place: &bosun_core::Place::Here,
         files: &[],
+        channel: None,
     };
     server.tmux().spawn(spec).expect("spawn");
     let wrote = wait_for(TIMEOUT, || fs::read_to_string(cwd.join("where.txt")).ok());

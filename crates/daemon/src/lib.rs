@@ -2,6 +2,7 @@
 //! engine loop around the pure core, carries out effects, serves the CLI over a Unix socket and,
 //! at start, reconciles what it remembers with what it finds.
 
+pub mod channels;
 mod classifier;
 pub mod engine;
 pub mod executor;
@@ -128,12 +129,8 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
                     .with_reach(reach),
             ),
     );
-    let sessions: Arc<dyn Sessions> = Arc::new(bosun_adapters::RoutedSessions::new(
-        Arc::new(tmux),
-        host.clone(),
-        opts.dirs.socket(),
-        opts.dirs.spool(),
-    ));
+    let sessions: Arc<dyn Sessions> =
+        Arc::new(bosun_adapters::RoutedSessions::new(Arc::new(tmux), host.clone(), opts.dirs.clone()));
     let local = Arc::new(
         LocalWorkspaces::new().with_containers(containers.clone(), opts.dirs.label()).with_cluster(cluster.clone()),
     );
@@ -149,7 +146,9 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     let readiness: Arc<dyn bosun_adapters::readiness::Readiness> =
         Arc::new(bosun_adapters::readiness::LoginChecks::default());
     let forge: Arc<dyn bosun_adapters::forge::Forge> = Arc::new(bosun_adapters::forge::GhCli);
+    let channels = Arc::new(channels::Channels::new(opts.dirs.clone(), runtime.handle().clone()));
     let executor = executor::Executor {
+        channels: channels.clone(),
         forge: forge.clone(),
         readiness: readiness.clone(),
         workspaces: workspaces.clone(),
@@ -193,8 +192,15 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
             stopping: tokio::sync::watch::Sender::new(false),
             streams: tokio::sync::RwLock::new(()),
         });
-        replay_spool(&ctx, &opts.dirs.old_hook_spool()).await;
-        replay_spool(&ctx, &opts.dirs.hook_spool()).await;
+        let serving = Arc::downgrade(&ctx);
+        channels.serve_with(Arc::new(move |stream, agent| {
+            if let Some(ctx) = serving.upgrade() {
+                server::spawn_connection(stream, ctx, server::Speaker::Agent(agent));
+            }
+        }));
+        reopen_channels(&ctx, &channels).await;
+        replay_spool(&ctx, &opts.dirs.old_hook_spool(), &server::Speaker::Anyone).await;
+        replay_spool(&ctx, &opts.dirs.hook_spool(), &server::Speaker::Anyone).await;
         tokio::spawn(watch::sessions(engine.clone(), ctx.sessions.clone(), watch::INTERVAL));
         pods::follow(engine.clone(), host.clone(), pod_changes_rx).await;
         pods::relay(ctx.clone(), pod_reports_rx);
@@ -216,8 +222,64 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     result
 }
 
-/// Hands on the hook reports made while no daemon ran, in order, then drops the spool.
-async fn replay_spool(ctx: &Arc<handler::Context>, spool: &Path) {
+/// Opens again the report channel of each agent in a sandbox or a container still alive (their
+/// sandboxes show the new socket), hands on the reports each spooled while no daemon ran, as its
+/// own, and removes the channels of agents that ended.
+async fn reopen_channels(ctx: &Arc<handler::Context>, channels: &channels::Channels) {
+    let live = ctx
+        .engine
+        .query(|s, _| {
+            let confined = |a: &&bosun_core::Agent| {
+                !a.state.is_dead()
+                    && matches!(a.runtime, bosun_core::Runtime::Sandbox { .. } | bosun_core::Runtime::Docker(_))
+            };
+            s.agents.values().filter(confined).map(|a| a.id.clone()).collect::<std::collections::BTreeSet<_>>()
+        })
+        .await
+        .unwrap_or_default();
+    for agent in &live {
+        if let Err(e) = channels.open(agent) {
+            tracing::warn!(%agent, "cannot open its report channel again: {e}");
+        }
+    }
+    for agent in channels.found() {
+        // Moved out of the spool the agent writes, into its channel's own directory first.
+        let spool = ctx.dirs.channel(&agent).join("hooks.spool");
+        if std::fs::rename(ctx.dirs.channel(&agent).join("spool").join("hooks.spool"), &spool).is_ok() {
+            replay_spool(ctx, &spool, &server::Speaker::Agent(agent.clone())).await;
+        }
+        if !live.contains(&agent) {
+            channels.close(&agent);
+        }
+    }
+}
+
+/// The most of one spool read: a report is at most 1 MiB.
+const SPOOL_MOST: u64 = 64 << 20;
+
+/// The text of the spool file at `path`: a regular file, never read through a link, without
+/// waiting on a FIFO, and no further than `SPOOL_MOST`.
+fn read_spool(path: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| tracing::warn!("cannot read the spool {}: {e}", path.display()))
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        tracing::warn!("skipping the spool {}: not a regular file", path.display());
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(SPOOL_MOST).read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Hands on the hook reports made while no daemon ran, in order, then drops the spool; those of
+/// an agent's own spool as `speaker`'s (its reports only, as its own).
+async fn replay_spool(ctx: &Arc<handler::Context>, spool: &Path, speaker: &server::Speaker) {
     // Moved aside first, under a name of its own: a report that races this start lands in a
     // fresh spool, and one a crash cut off mid-replay is replayed at the next start.
     let stamp = engine::now().as_millis();
@@ -232,7 +294,10 @@ async fn replay_spool(ctx: &Arc<handler::Context>, spool: &Path) {
     taken.retain(|p| p.extension().is_none_or(|e| e != "told"));
     let mut replayed = 0;
     for file in taken {
-        let Ok(text) = std::fs::read_to_string(&file) else { continue };
+        let Some(text) = read_spool(&file) else {
+            let _ = std::fs::remove_file(&file);
+            continue;
+        };
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         // Where a replay a crash cut off stopped: the reports told, and how often the next one
         // was begun.
@@ -247,9 +312,12 @@ async fn replay_spool(ctx: &Arc<handler::Context>, spool: &Path) {
                 continue;
             }
             note_progress(&told_file, &format!("{i} {begun}"));
-            match serde_json::from_str::<bosun_wire::HookEvent>(line) {
-                Ok(event) => {
-                    handler::handle(ctx, bosun_wire::Request::Hook(event), None).await;
+            let request = serde_json::from_str::<bosun_wire::HookEvent>(line)
+                .map_err(|e| e.to_string())
+                .and_then(|event| speaker.admit(bosun_wire::Request::Hook(event)).map_err(|e| e.message));
+            match request {
+                Ok(request) => {
+                    handler::handle(ctx, request, None).await;
                     replayed += 1;
                 }
                 Err(e) => tracing::warn!("skipping a spooled hook report: {e}"),
