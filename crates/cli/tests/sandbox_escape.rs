@@ -83,7 +83,7 @@ rm -rf .claude && ln -s "$CANARY" .claude && ln -s "$CANARY" canary-link
 echo 'not committed' > uncommitted.txt
 # last: the nested file's timestamps no longer match its index, so a `git status` there reads it
 touch -d @1000000 vendor/lib/lib.txt
-echo probes-done
+note probes-done
 exec sleep 600
 "#;
 
@@ -188,12 +188,14 @@ fn a_hostile_agent_reaches_nothing_outside_its_sandbox(network: bool) {
     args.extend(["--".into(), "sh".into(), "-c".into(), HOSTILE.into()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let hostile = bosun.start(repo.path(), &args);
-    let screen = bosun.wait_screen(&hostile, "probes-done");
     let ws = bosun.show(&hostile).workspace.expect("its workspace");
-    let log = std::fs::read_to_string(ws.path.join("probe.log")).unwrap_or_else(|e| panic!("{e}:\n{screen}"));
+    let read_log = || std::fs::read_to_string(ws.path.join("probe.log")).unwrap_or_default();
+    // What it did, once done (or as far as it got, when one of its probes ended it).
+    let log = wait_for(PATIENCE, || Some(read_log()).filter(|l| l.contains("probes-done"))).unwrap_or_else(read_log);
 
     // Nothing ran on the host, and everything it had no right to touch is as it was.
     assert_eq!(marks(&mark), Vec::<String>::new(), "ran on the host; its probes:\n{log}");
+    assert!(log.contains("probes-done"), "its probes ended early:\n{log}");
     assert_eq!(snapshot(&kept), before, "the repository's config, hooks or info, the home or the canary changed");
     for probe in [
         "daemon-start",
