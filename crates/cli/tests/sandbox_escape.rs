@@ -14,9 +14,6 @@
 
 mod support;
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
 use bosun_testkit::poll::wait_for;
 use bosun_testkit::tools;
 use support::*;
@@ -87,32 +84,6 @@ note probes-done
 exec sleep 600
 "#;
 
-/// What the user has that must stay as it was: the repository's config, hooks and info, and the
-/// files of a home.
-fn snapshot(paths: &[PathBuf]) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
-    let mut seen = BTreeMap::new();
-    for path in paths {
-        if path.is_dir() {
-            for entry in std::fs::read_dir(path).unwrap().flatten() {
-                seen.insert(entry.path(), std::fs::read(entry.path()).ok());
-            }
-        }
-        seen.insert(path.clone(), std::fs::read(path).ok());
-    }
-    seen
-}
-
-fn marks(dir: &Path) -> Vec<String> {
-    let mut left: Vec<String> =
-        std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-    left.sort();
-    left
-}
-
-fn pid_alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
-}
-
 fn a_hostile_agent_reaches_nothing_outside_its_sandbox(network: bool) {
     tools::bwrap();
     let place = tempfile::tempdir_in("/var/tmp").unwrap();
@@ -129,36 +100,9 @@ fn a_hostile_agent_reaches_nothing_outside_its_sandbox(network: bool) {
     let kept = [common.join("config"), common.join("hooks"), common.join("info"), home.join(".bashrc"), canary.clone()];
     let before = snapshot(&kept);
 
-    // The victim: another agent (a Claude agent here, a shell in bosun's session host), whose
-    // every idle turn is nudged with a command that leaves a mark of its own: a report of its
-    // idleness made by anyone else would show as one.
-    let victim_sh = place.path().join("victim.sh");
-    std::fs::write(&victim_sh, "#!/bin/sh\nexec sh -i\n").unwrap();
-    std::fs::set_permissions(&victim_sh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let nudge = format!("nudge*5:mktemp {}/nudged.XXXXXX", mark.display());
     let secret = "SECRET-7f3a9c1e";
-    let victim = bosun.start(
-        repo.path(),
-        &[
-            "--name",
-            "victim",
-            "--driver",
-            "claude",
-            "--session",
-            "host",
-            "--grace",
-            "0s",
-            "--on-idle",
-            &nudge,
-            "--env",
-            &format!("VICTIM_SECRET={secret}"),
-            "--",
-            victim_sh.to_str().unwrap(),
-        ],
-    );
-    let victim_pid = bosun.wait_up(&victim).pid.expect("the victim's pid");
-    let victim_ws = bosun.show(&victim).workspace.expect("its workspace");
-    std::fs::write(victim_ws.path.join("secret.txt"), secret).unwrap();
+    let victim = start_victim(&bosun, &repo, place.path(), &mark, secret);
+    let (victim_pid, victim_ws) = (victim.pid, victim.workspace.clone());
     let daemon_pid = bosun.daemon_pid().expect("a daemon") as u32;
 
     let env = [
@@ -166,7 +110,7 @@ fn a_hostile_agent_reaches_nothing_outside_its_sandbox(network: bool) {
         ("S", bosun.state_dir().display().to_string()),
         ("REPO", repo.path().display().to_string()),
         ("MARK", mark.display().to_string()),
-        ("VICTIM", victim.clone()),
+        ("VICTIM", victim.id.clone()),
         ("VICTIM_WS", victim_ws.path.display().to_string()),
         ("VICTIM_WS_ID", victim_ws.id.to_string()),
         ("VICTIM_WT", victim_ws.id.to_string()),
@@ -224,7 +168,7 @@ fn a_hostile_agent_reaches_nothing_outside_its_sandbox(network: bool) {
     }
     assert!(pid_alive(daemon_pid) && bosun.daemon_pid() == Some(daemon_pid as i32), "the daemon was signalled");
     assert!(pid_alive(victim_pid), "the victim was signalled");
-    assert_eq!(bosun.agent(&victim).state.label(), "running", "the victim still runs, untouched");
+    assert_eq!(bosun.agent(&victim.id).state.label(), "running", "the victim still runs, untouched");
     assert!(!victim_ws.path.join("pwned.txt").exists(), "the victim's workspace was written");
     assert!(log.contains("secret-seen: 0"), "it read another agent's secret:\n{log}");
     assert!(log.contains(&format!("workspaces: {} \n", ws.id)), "it saw other workspaces:\n{log}");
@@ -251,15 +195,7 @@ fn a_hostile_agent_reaches_nothing_outside_its_sandbox(network: bool) {
     assert!(log.contains("spool: 1"), "{log}");
     bosun.kill_daemon_hard();
     bosun.ok(repo.path(), &["ls"]);
-    let stop = serde_json::json!({"hook_event_name": "Stop"}).to_string();
-    assert!(bosun.hook(&victim, "Stop", stop.as_bytes()).status.success());
-    let nudged = wait_for(PATIENCE, || {
-        let m = marks(&mark);
-        (!m.is_empty()).then_some(m)
-    });
-    let nudged = nudged.expect("the victim's own report is nudged");
-    assert_eq!(nudged.len(), 1, "a report made as the victim was taken as its: {nudged:?}");
-    std::fs::remove_file(mark.join(&nudged[0])).unwrap();
+    victim.nudged_only_by_its_own_report(&bosun, &mark);
 
     // bosun's own git on its worktree (a diff, its work committed, merged into the user's
     // checkout, the workspace removed) runs nothing of the nested repository's, and follows no
