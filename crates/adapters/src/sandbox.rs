@@ -241,4 +241,48 @@ mod tests {
         assert!(!text.contains("--tmpfs /root"), "its own home stays: {text}");
         assert_eq!(&argv[argv.len() - 3..], ["--", "claude", "--x; rm -rf /"], "the command is its own words, last");
     }
+
+    /// Of a worktree's repository, a sandbox writes what a commit writes and nothing else.
+    #[test]
+    fn a_worktree_writes_its_objects_refs_logs_and_own_git_directory_and_reads_the_rest() {
+        let repo = bosun_testkit::repo::TempRepo::new();
+        let place = tempfile::tempdir().unwrap();
+        let ws = place.path().canonicalize().unwrap().join("ws-a");
+        repo.git(&["worktree", "add", "-q", "-b", "ws-a", ws.to_str().unwrap()]);
+        let common = repo.path().join(".git");
+        let own = common.join("worktrees/ws-a");
+        let sandbox =
+            Sandbox { writable: vec![ws.clone()], read_only: vec![], repository: true, home: None, network: true };
+        let mounts = binds(&sandbox, &ws, None);
+        let (mut writes, mut reads) = (Vec::new(), Vec::new());
+        for m in &mounts {
+            let Mount::Bind { from, to, writable } = m else { panic!("{m:?}") };
+            if *writable {
+                writes.push(to.clone());
+            } else {
+                reads.push((from.clone(), to.clone()));
+            }
+        }
+        let expected: Vec<PathBuf> =
+            vec![ws.clone(), common.join("objects"), common.join("refs"), common.join("logs"), own.clone()];
+        assert_eq!(writes, expected, "{mounts:#?}");
+        let read = |p: PathBuf| (p.clone(), p);
+        assert_eq!(
+            reads,
+            vec![
+                read(common.clone()),
+                read(common.join("objects/info")),
+                read(own.join("commondir")),
+                read(own.join("gitdir")),
+                (PathBuf::from("/dev/null"), own.join("config.worktree")),
+                read(ws.join(".git")),
+            ],
+            "the config, hooks and info with the rest of the repository, read-only"
+        );
+        let (first_common, own_at) = (
+            mounts.iter().position(|m| matches!(m, Mount::Bind { to, .. } if *to == common)).unwrap(),
+            mounts.iter().position(|m| matches!(m, Mount::Bind { to, .. } if *to == own)).unwrap(),
+        );
+        assert!(first_common < own_at, "what it writes is bound over the read-only repository, after it");
+    }
 }
