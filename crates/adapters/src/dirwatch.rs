@@ -34,32 +34,37 @@ impl DirWatcher {
         let state = Arc::new(Mutex::new(Shared::default()));
         let shared = state.clone();
         let sink: Sink = Box::new(sink);
-        let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-            let Ok(event) = res else { return };
-            if matches!(event.kind, EventKind::Access(_) | EventKind::Other) {
-                return;
-            }
-            let mut report = Vec::new();
-            {
-                let mut s = shared.lock().unwrap_or_else(PoisonError::into_inner);
-                for path in &event.paths {
-                    let Some((root, last)) = s.roots.iter_mut().find(|(root, _)| path.starts_with(root)) else {
-                        continue;
-                    };
-                    let inside_git = path.strip_prefix(root).is_ok_and(|rel| {
-                        rel.components().next().is_some_and(|c| c == Component::Normal(".git".as_ref()))
-                    });
-                    let due = last.is_none_or(|t| t.elapsed() >= REPORT_EVERY);
-                    if !inside_git && due {
-                        *last = Some(Instant::now());
-                        report.push(root.clone());
+        // A link in a workspace (its agent's to make, to `/` say) is never followed out of it.
+        let config = notify::Config::default().with_follow_symlinks(false);
+        let watcher = RecommendedWatcher::new(
+            move |res: notify::Result<notify::Event>| {
+                let Ok(event) = res else { return };
+                if matches!(event.kind, EventKind::Access(_) | EventKind::Other) {
+                    return;
+                }
+                let mut report = Vec::new();
+                {
+                    let mut s = shared.lock().unwrap_or_else(PoisonError::into_inner);
+                    for path in &event.paths {
+                        let Some((root, last)) = s.roots.iter_mut().find(|(root, _)| path.starts_with(root)) else {
+                            continue;
+                        };
+                        let inside_git = path.strip_prefix(root).is_ok_and(|rel| {
+                            rel.components().next().is_some_and(|c| c == Component::Normal(".git".as_ref()))
+                        });
+                        let due = last.is_none_or(|t| t.elapsed() >= REPORT_EVERY);
+                        if !inside_git && due {
+                            *last = Some(Instant::now());
+                            report.push(root.clone());
+                        }
                     }
                 }
-            }
-            for root in report {
-                sink(&root);
-            }
-        })
+                for root in report {
+                    sink(&root);
+                }
+            },
+            config,
+        )
         .map_err(|e| AdapterError::Watch(e.to_string()))?;
         Ok(Self { watcher: Mutex::new(watcher), state })
     }

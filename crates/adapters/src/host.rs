@@ -9,7 +9,7 @@ pub mod pod;
 
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use bosun_core::{Place, SessionName, SessionSeen, TermKey};
 use bosun_host::{HostClient, HostError, HostRequest, HostResponse};
 
+use crate::sandbox::Mount;
 use crate::{AdapterError, ContainerSpec, Containers, Sessions, SettleDelay, SpawnSpec};
 
 pub use dir::{FoundHost, HostDir};
@@ -36,7 +37,8 @@ pub struct HostSessions {
     settle: SettleDelay,
     /// The engine a container's host runs in, and the value of its `bosun.state` label.
     containers: Option<(Arc<dyn Containers>, String)>,
-    /// The directory where hooks leave their reports while no daemon runs.
+    /// The directory where hooks leave their reports while no daemon runs (where a container
+    /// is shown its agent's own spool).
     spool: Option<PathBuf>,
     /// The cluster whose pods run the hosts of agents in pods.
     pods: Option<pod::PodHosts>,
@@ -83,7 +85,8 @@ impl HostSessions {
         }
     }
 
-    /// The same, binding `spool` (the hook spool's directory) writable into containers.
+    /// The same, showing a container its agent's own spool at `spool` (the hook spool's
+    /// directory).
     pub fn with_spool(mut self, spool: PathBuf) -> Self {
         self.spool = Some(spool);
         self
@@ -118,11 +121,11 @@ impl HostSessions {
         args
     }
 
-    /// Starts the session's host in a container: bosun's own binary bound in read-only, the
-    /// sandbox's writable paths (and the repository's git directory, the hosts' directory, the
-    /// hook spool's and the daemon's socket) bound at their own paths, run as this user. With
-    /// the network it listens on TCP, its token made (in its 0600 file) before the container
-    /// starts.
+    /// Starts the session's host in a container: bosun's own binary bound in read-only, what
+    /// the sandbox shows (`sandbox::binds`: its paths, what a commit writes in its repository,
+    /// its agent's report channel where the daemon's socket and the spool would be) and the
+    /// host's own directory of the hosts' (`HostDir::confine`), run as this user. With the
+    /// network it listens on TCP, its token made (in its 0600 file) before the container starts.
     fn run_in_container(
         &self,
         spec: &SpawnSpec<'_>,
@@ -135,20 +138,20 @@ impl HostSessions {
                 stderr: "this daemon has no container engine".into(),
             });
         };
+        let own = self.dir.confine(spec.session).map_err(|e| AdapterError::io("making a host's directory", e))?;
         if container.network {
             self.dir.make_token(spec.session).map_err(|e| error(spec.session, e))?;
         }
         let mut command = vec![self.program.display().to_string()];
         command.extend(self.serve_args(spec, container.network));
-        let mut writable = sandbox.writable.clone();
-        writable.extend(crate::sandbox::git_dir(spec.cwd));
-        writable.push(self.dir.path().to_owned());
-        writable.extend(self.spool.clone());
-        writable.retain(|p| p.exists());
-        // The daemon's socket's own directory, read-only: its new socket shows there after a
-        // restart (a socket bound by itself would stay the old one).
-        let read_only: Vec<PathBuf> =
-            [self.program.clone()].into_iter().chain(self.daemon.parent().map(Path::to_path_buf)).collect();
+        // The channel's directory where the daemon's socket's is: its new socket shows there
+        // after a restart (a socket bound by itself would stay the old one).
+        let channel = match (spec.channel, self.daemon.parent(), &self.spool) {
+            (Some(dir), Some(socket_dir), Some(spool)) => Some(crate::sandbox::Channel { dir, socket_dir, spool }),
+            _ => None,
+        };
+        let mut binds = crate::sandbox::binds(sandbox, spec.cwd, channel);
+        binds.extend([Mount::write(&own), Mount::read(&self.program)]);
         let labels = BTreeMap::from([
             (STATE_LABEL.to_owned(), state.clone()),
             (SESSION_LABEL.to_owned(), spec.session.to_string()),
@@ -162,8 +165,7 @@ impl HostSessions {
             command: &command,
             cwd: spec.cwd,
             env: spec.env,
-            writable: &writable,
-            read_only: &read_only,
+            binds: &binds,
             volumes: &volumes,
             user: Some(user),
             network: container.network,

@@ -44,7 +44,7 @@ pub use logwatch::{LogLines, LogWatchOptions, LogWatcher, WatchId};
 pub use notifier::{DesktopNotifier, Notifier};
 pub use routed::RoutedSessions;
 pub use tmux::{SettleDelay, Tmux};
-pub use workspaces::{LocalGit, LocalSurvey, LocalWorkspaces};
+pub use workspaces::{git_command, git_in, LocalGit, LocalSurvey, LocalWorkspaces, GIT_DEFUSED};
 
 /// A repository's pool of worktrees (seed 004): what its slots need from git. A slot is a
 /// worktree at a detached HEAD; a task's branch is made in it when it is bound (through
@@ -261,6 +261,10 @@ pub struct SpawnSpec<'a> {
     /// The agent's files (its settings), for a session whose host writes them (in a pod); the
     /// executor writes them here for every other.
     pub files: &'a [(PathBuf, String)],
+    /// The directory of the agent's own report channel (the socket the daemon serves for it
+    /// alone, and its spool), which a sandbox or a container shows where its hooks look for the
+    /// daemon's: none for an agent that reaches the daemon as it is.
+    pub channel: Option<&'a Path>,
 }
 
 impl SpawnSpec<'_> {
@@ -299,10 +303,9 @@ pub struct ContainerSpec<'a> {
     /// Its working directory inside.
     pub cwd: &'a Path,
     pub env: &'a BTreeMap<String, String>,
-    /// Host paths bound at the same path inside, writable.
-    pub writable: &'a [PathBuf],
-    /// Host paths bound at the same path inside, read-only.
-    pub read_only: &'a [PathBuf],
+    /// Host paths bound inside (`sandbox::Mount::Bind`), the engine mounting a path below
+    /// another after it.
+    pub binds: &'a [sandbox::Mount],
     /// Named volumes of the engine's, each mounted (writable) at its path inside.
     pub volumes: &'a [(String, PathBuf)],
     /// The user (uid, gid) it runs as; the image's when none.

@@ -4,24 +4,25 @@
 //! other call goes to the session host when the session's host socket (or, for a TCP host, its
 //! token) is there, else to tmux. Listing lists both.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::Arc;
 
 use bosun_core::{Place, SessionBackend, SessionName, SessionSeen, TermKey};
+use bosun_wire::StateDir;
 
 use crate::{AdapterError, HostSessions, Sessions, SpawnSpec};
 
 pub struct RoutedSessions {
     tmux: Arc<dyn Sessions>,
     host: Arc<HostSessions>,
-    /// The daemon's socket and the hooks' spool, which a sandboxed agent's hooks reach.
-    socket: PathBuf,
-    spool: PathBuf,
+    /// bosun's state directory, which a sandbox hides but for the agent's report channel, shown
+    /// where its hooks look for the daemon's socket and spool.
+    dirs: StateDir,
 }
 
 impl RoutedSessions {
-    pub fn new(tmux: Arc<dyn Sessions>, host: Arc<HostSessions>, socket: PathBuf, spool: PathBuf) -> Self {
-        Self { tmux, host, socket, spool }
+    pub fn new(tmux: Arc<dyn Sessions>, host: Arc<HostSessions>, dirs: StateDir) -> Self {
+        Self { tmux, host, dirs }
     }
 
     fn of(&self, session: &SessionName) -> &dyn Sessions {
@@ -42,7 +43,13 @@ impl Sessions for RoutedSessions {
         let wrapped;
         let spec = match spec.place {
             Place::Sandbox(sandbox) => {
-                wrapped = crate::sandbox::wrapped(spec.command, sandbox, spec.cwd, &self.socket, &self.spool);
+                let (socket, spool) = (self.dirs.socket(), self.dirs.spool());
+                let channel = spec.channel.map(|dir| crate::sandbox::Channel {
+                    dir,
+                    socket_dir: socket.parent().unwrap_or(Path::new("/")),
+                    spool: &spool,
+                });
+                wrapped = crate::sandbox::wrapped(spec.command, sandbox, spec.cwd, self.dirs.root(), channel);
                 SpawnSpec { command: &wrapped, ..spec }
             }
             _ => spec,

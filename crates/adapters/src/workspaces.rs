@@ -26,7 +26,7 @@ use bosun_core::WorkspaceKind;
 
 use crate::{AdapterError, WorkspaceBackend, Workspaces};
 use folder::FolderBackend;
-pub use git::LocalGit;
+pub use git::{command as git_command, git as git_in, LocalGit, DEFUSED as GIT_DEFUSED};
 use git::{git, run};
 use pod::PodBackend;
 use slot::SlotBackend;
@@ -148,13 +148,32 @@ impl Workspaces for LocalWorkspaces {
 /// Copies a Claude agent's repository settings `from` to `<dir>/.claude/settings.local.json`.
 fn copy_settings(dir: &Path, from: Option<&Path>) -> Result<(), AdapterError> {
     let Some(from) = from else { return Ok(()) };
-    let to = dir.join(bosun_core::driver::claude::SETTINGS_LOCAL);
+    let rel = Path::new(bosun_core::driver::claude::SETTINGS_LOCAL);
+    let to = dir.join(rel);
     if let Some(parent) = to.parent() {
         create_dir_all(parent)?;
     }
-    fs::copy(from, &to)
-        .map(drop)
-        .map_err(|e| AdapterError::io(format!("copying {} to {}", from.display(), to.display()), e))
+    let copy = || -> io::Result<()> {
+        if !no_link_within(dir, rel) {
+            return Err(io::Error::other("a link leads out of the workspace there"));
+        }
+        match fs::remove_file(&to) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        let mut target = fs::OpenOptions::new().write(true).create_new(true).open(&to)?;
+        io::copy(&mut fs::File::open(from)?, &mut target).map(drop)
+    };
+    copy().map_err(|e| AdapterError::io(format!("copying {} to {}", from.display(), to.display()), e))
+}
+
+/// Whether no directory between `root` and `root/rel` is a link: a path in a workspace its agent
+/// may have made lead elsewhere, which bosun must not write or remove through.
+fn no_link_within(root: &Path, rel: &Path) -> bool {
+    rel.ancestors()
+        .skip(1)
+        .filter(|d| !d.as_os_str().is_empty())
+        .all(|d| fs::symlink_metadata(root.join(d)).map_or(true, |m| !m.file_type().is_symlink()))
 }
 
 /// The first steps of a removal: refuses one with changes unless `force` (before touching
@@ -188,10 +207,14 @@ fn status_dirty(path: &Path, owned: &[PathBuf]) -> Result<bool, AdapterError> {
     Ok(dirty)
 }
 
-/// Deletes the `owned` files, and the directories between them and `path` they leave empty.
+/// Deletes the `owned` files, and the directories between them and `path` they leave empty; one
+/// its agent put behind a link is not bosun's any more, and stays where the link leads.
 fn remove_owned(path: &Path, owned: &[PathBuf]) -> Result<(), AdapterError> {
     use io::ErrorKind::{DirectoryNotEmpty, NotFound};
     for file in owned {
+        if !no_link_within(path, file) {
+            continue;
+        }
         let full = path.join(file);
         removed(fs::remove_file(&full), &[NotFound], &full)?;
         let dirs = file.ancestors().skip(1).filter(|d| !d.as_os_str().is_empty());

@@ -8,6 +8,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use bosun_adapters::sandbox::Mount;
 use bosun_adapters::{AdapterError, ContainerSeen, ContainerSpec, Containers, DockerContainers};
 use bosun_testkit::docker::DockerEngine;
 use bosun_testkit::poll::{wait_for, wait_until};
@@ -22,8 +23,7 @@ struct Run {
     command: Vec<String>,
     cwd: PathBuf,
     env: BTreeMap<String, String>,
-    writable: Vec<PathBuf>,
-    read_only: Vec<PathBuf>,
+    binds: Vec<Mount>,
     user: Option<(u32, u32)>,
     network: bool,
     labels: BTreeMap<String, String>,
@@ -40,8 +40,7 @@ impl Run {
             command,
             cwd: PathBuf::from("/tmp"),
             env: BTreeMap::new(),
-            writable: Vec::new(),
-            read_only: Vec::new(),
+            binds: Vec::new(),
             user: None,
             network: false,
             labels: BTreeMap::from([(LABEL.to_owned(), name.clone())]),
@@ -56,8 +55,7 @@ impl Run {
             command: &self.command,
             cwd: &self.cwd,
             env: &self.env,
-            writable: &self.writable,
-            read_only: &self.read_only,
+            binds: &self.binds,
             volumes: &[],
             user: self.user,
             network: self.network,
@@ -66,6 +64,11 @@ impl Run {
             labels: &self.labels,
         }
     }
+}
+
+/// `path` bound at its own path inside.
+fn bind(path: &Path, writable: bool) -> Mount {
+    Mount::Bind { from: path.to_owned(), to: path.to_owned(), writable }
 }
 
 fn engine() -> &'static DockerEngine {
@@ -106,7 +109,7 @@ fn a_container_writes_into_its_bound_dir_as_the_given_user_with_its_env_intact_t
     let mut run = Run::sh("writer", r#"printf %s "$V" >"$1/out.tmp" && mv "$1/out.tmp" "$1/out""#, &[dir.path()]);
     let value = "a'b\"c $(touch /tmp/pwned) `id`; echo x | cat && exit 3 & * ? ~ \\ \n$HOME %s\t=";
     run.env.insert("V".to_owned(), value.to_owned());
-    run.writable.push(dir.path().to_path_buf());
+    run.binds.push(bind(dir.path(), true));
     // The test's own user; when that is root, an unprivileged one, so the owner proves the
     // user was applied.
     let (uid, gid) = match (nix::unistd::getuid().as_raw(), nix::unistd::getgid().as_raw()) {
@@ -136,8 +139,8 @@ fn a_read_only_bind_refuses_writes_even_to_root() {
     let script =
         r#"if touch "$1/x" 2>/dev/null; then r=wrote; else r=refused; fi; echo $r >"$2/r.tmp" && mv "$2/r.tmp" "$2/r""#;
     let mut run = Run::sh("readonly", script, &[ro.path(), w.path()]);
-    run.read_only.push(ro.path().to_path_buf());
-    run.writable.push(w.path().to_path_buf());
+    run.binds.push(bind(ro.path(), false));
+    run.binds.push(bind(w.path(), true));
 
     docker.run(run.spec()).expect("run");
 
@@ -161,7 +164,7 @@ fn without_network_a_container_sees_only_loopback_and_with_it_the_hosts() {
     for network in [false, true] {
         let file = if network { "host" } else { "none" };
         let mut run = Run::sh("net", script, &[dir.path(), Path::new(file)]);
-        run.writable.push(dir.path().to_path_buf());
+        run.binds.push(bind(dir.path(), true));
         run.network = network;
         docker.run(run.spec()).expect("run");
     }
@@ -200,7 +203,7 @@ fn a_stopped_container_of_that_name_is_made_again_without_the_images_entrypoint(
     let docker = containers();
     let dir = shared_dir();
     let mut run = Run::sh("again", r#"echo ran >"$1/r.tmp" && mv "$1/r.tmp" "$1/r""#, &[dir.path()]);
-    run.writable.push(dir.path().to_path_buf());
+    run.binds.push(bind(dir.path(), true));
     // A container of that name that was made but never started, and an image whose entrypoint
     // would fail whatever it is given.
     let old = engine().run(&["create", "--name", &run.name, &run.image, "true"]).trim().to_owned();

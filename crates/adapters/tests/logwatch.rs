@@ -341,3 +341,20 @@ fn a_file_written_under_a_watched_directory_is_reported_but_not_inside_git() {
     assert!(wait_until(Duration::from_secs(10), || seen.lock().unwrap().contains(&ra)), "a reported");
     watcher.unwatch(a.path());
 }
+
+#[test]
+fn a_link_in_a_watched_directory_is_not_followed_out_of_it() {
+    let (a, b, outside) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::os::unix::fs::symlink(outside.path(), a.path().join("out")).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let watcher = bosun_adapters::DirWatcher::new(move |root: &Path| s.lock().unwrap().push(root.to_owned())).unwrap();
+    watcher.watch(a.path()).unwrap();
+    watcher.watch(b.path()).unwrap();
+    let (ra, rb) = (a.path().canonicalize().unwrap(), b.path().canonicalize().unwrap());
+    // A write where the link leads is not the workspace's; one in `b` afterwards proves events flowed.
+    fs::write(outside.path().join("elsewhere.txt"), "not the agent's work").unwrap();
+    fs::write(b.path().join("marker"), "x").unwrap();
+    assert!(wait_until(Duration::from_secs(10), || seen.lock().unwrap().contains(&rb)), "b reported");
+    assert!(!seen.lock().unwrap().contains(&ra), "the link was followed out of the watched directory");
+}

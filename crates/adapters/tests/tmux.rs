@@ -39,6 +39,7 @@ fn spawn(
         backend: Default::default(),
         place: &bosun_core::Place::Here,
         files: &[],
+        channel: None,
     })
     .expect("spawn")
 }
@@ -278,6 +279,7 @@ fn a_sessions_output_is_copied_to_its_output_file_from_the_first_byte() {
         backend: Default::default(),
         place: &bosun_core::Place::Here,
         files: &[],
+        channel: None,
     };
     server.tmux().spawn(spec).expect("spawn");
     let copied = wait_for(Duration::from_secs(10), || {
@@ -304,6 +306,7 @@ fn a_session_started_just_as_the_last_one_ends_still_starts() {
             backend: Default::default(),
             place: &bosun_core::Place::Here,
             files: &[],
+            channel: None,
         };
         server.tmux().spawn(spec(&old)).expect("spawn old");
         server.tmux().kill(&old).expect("kill old");
@@ -332,6 +335,7 @@ fn a_path_with_tmux_formats_in_it_is_only_a_path() {
         backend: Default::default(),
         place: &bosun_core::Place::Here,
         files: &[],
+        channel: None,
     };
     server.tmux().spawn(spec).expect("spawn");
     let wrote = wait_for(TIMEOUT, || fs::read_to_string(cwd.join("where.txt")).ok());
@@ -382,6 +386,7 @@ fn a_session_never_starts_in_an_empty_relative_or_missing_directory() {
             backend: Default::default(),
             place: &bosun_core::Place::Here,
             files: &[],
+            channel: None,
         };
         let refused = server.tmux().spawn(spec);
         assert!(matches!(&refused, Err(AdapterError::BadCwd { why: w, .. }) if *w == why), "{cwd:?}: {refused:?}");

@@ -135,8 +135,9 @@ fn a_hook_of_an_agent_in_a_container_made_while_no_daemon_runs_is_kept_for_the_n
     assert!(wait_until(PATIENCE, || ws.join("tool-started").exists()), "the tool runs");
     assert_eq!(bosun.agent(&id).state.label(), "running");
     bosun.kill_daemon_hard();
-    // The turn ends while no daemon runs: its Stop hook, made inside the container, is spooled.
-    let spool = bosun.state_dir().join("spool/hooks.spool");
+    // The turn ends while no daemon runs: its Stop hook, made inside the container, is spooled,
+    // in the spool of its own report channel (the one it is shown).
+    let spool = bosun.state_dir().join(format!("reports/{id}/spool/hooks.spool"));
     let spooled = wait_until(PATIENCE, || std::fs::read_to_string(&spool).is_ok_and(|s| s.contains("Stop")));
     assert!(spooled, "the Stop hook was kept");
     bosun.list(); // a new daemon
@@ -338,11 +339,12 @@ fn files_under(dir: &std::path::Path, except: &std::path::Path) -> Vec<std::path
 #[test]
 fn an_agent_in_a_container_with_the_network_is_reached_and_attached_over_tcp_and_its_token_is_in_no_record() {
     let (engine, _image, bosun, repo, id) = in_container(&[], &["sh", "-c", ECHO]);
-    let hosts = bosun.state_dir().join("h");
     let session = format!("bosun-{id}");
-    let (addr, token_file) = (hosts.join(format!("{session}.addr")), hosts.join(format!("{session}.token")));
+    // In the directory of its own that its container is shown of the hosts'.
+    let own = bosun.state_dir().join("h").join(format!("{session}.d"));
+    let (addr, token_file) = (own.join("addr"), own.join("token"));
     assert!(addr.is_file(), "its host is on TCP: it wrote its address");
-    assert!(!hosts.join(&session).exists(), "and has no Unix socket");
+    assert!(!own.join("s").exists(), "and has no Unix socket");
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777, 0o600);
     let token = std::fs::read_to_string(&token_file).unwrap().trim().to_owned();
@@ -401,11 +403,12 @@ fn an_agent_in_a_container_without_the_network_keeps_its_hosts_unix_socket_and_i
         &format!("bosun-{id}"),
     ]);
     assert_eq!(limits.trim(), format!("1500000000 {} none", 256 << 20), "the engine holds its limits");
-    let hosts = bosun.state_dir().join("h");
+    // In the directory of its own that its container is shown of the hosts'.
+    let own = bosun.state_dir().join("h").join(format!("bosun-{id}.d"));
     use std::os::unix::fs::FileTypeExt;
-    let socket = std::fs::symlink_metadata(hosts.join(format!("bosun-{id}"))).unwrap();
+    let socket = std::fs::symlink_metadata(own.join("s")).unwrap();
     assert!(socket.file_type().is_socket(), "its host is on its Unix socket");
-    assert!(!hosts.join(format!("bosun-{id}.token")).exists(), "with no token");
+    assert!(!own.join("token").exists(), "with no token");
     bosun.ok(repo.path(), &["send", &id, "no network"]);
     bosun.wait_screen(&id, "got: no network");
 }

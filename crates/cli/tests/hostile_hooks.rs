@@ -115,3 +115,28 @@ fn a_hook_whose_state_directory_is_gone_makes_it_not_again() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!gone.exists(), "no state directory made");
 }
+
+/// A confined agent writes its own spool: one left as a FIFO (which would block a read) or as a
+/// link to a file of the user's (whose text would be read, and the file moved) is passed over
+/// at the next daemon's start, which starts; the linked file stays where it was, as it was.
+#[test]
+fn a_channel_spool_that_is_a_fifo_or_a_link_is_passed_over_at_start() {
+    let bosun = bosun();
+    bosun.list();
+    bosun.kill_daemon_hard();
+    let reports = bosun.state_dir().join("reports");
+    let (fifo_spool, link_spool) = (reports.join("fifo0000/spool"), reports.join("link0000/spool"));
+    for dir in [&fifo_spool, &link_spool] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    assert!(std::process::Command::new("mkfifo").arg(fifo_spool.join("hooks.spool")).status().unwrap().success());
+    let users = tempfile::tempdir().unwrap();
+    let target = users.path().join("notes.txt");
+    let report = r#"{"hook":"claude","agent":"x","generation":0,"event":"Stop","payload":"{}"}"#;
+    std::fs::write(&target, format!("{report}\n")).unwrap();
+    std::os::unix::fs::symlink(&target, link_spool.join("hooks.spool")).unwrap();
+
+    assert!(bosun.list().agents.is_empty(), "a new daemon answers");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), format!("{report}\n"), "the user's file is as it was");
+    assert!(!reports.join("fifo0000").exists() && !reports.join("link0000").exists(), "no agent's: removed");
+}

@@ -4,6 +4,7 @@
 
 mod support;
 
+use bosun_testkit::poll::{wait_for, wait_until};
 use bosun_testkit::tools;
 use support::*;
 
@@ -117,4 +118,82 @@ fn a_sandboxed_agent_writes_its_config_sees_no_other_home_and_its_fork_is_sandbo
     let (mine, theirs) = (bosun.show(&id).workspace.unwrap().path, bosun.show(&fork).workspace.unwrap().path);
     assert_ne!(mine, theirs, "in a worktree of its own");
     assert!(mine.join("mine.txt").exists(), "the agent forked keeps its work");
+}
+
+/// The pids of this machine's processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let line = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&line).contains(marker)
+        })
+        .collect()
+}
+
+/// A sandboxed agent has processes of its own (a namespace of its own: it sees none of this
+/// machine's), in either session kind: how its program ended is told (its exit status through
+/// bubblewrap), and a kill of its session ends every process in its sandbox, a background one too.
+#[test]
+fn a_sandboxed_agents_processes_are_its_own_its_exit_is_told_and_a_kill_ends_them_all() {
+    tools::bwrap();
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    for session in ["tmux", "host"] {
+        let marker = format!("77{}", if session == "tmux" { "1001" } else { "2002" });
+        let script = format!(
+            "sleep {marker} & echo \"seen: $(ls /proc | grep -c '^[0-9]')\"; echo running; sleep {marker}; exit 0"
+        );
+        let long = bosun.start(repo.path(), &["--runtime", "sandbox", "--session", session, "--", "sh", "-c", &script]);
+        let screen = bosun.wait_screen(&long, "running");
+        let seen: usize = screen.split("seen: ").nth(1).and_then(|r| r.lines().next()?.trim().parse().ok()).unwrap();
+        assert!(seen < 10, "{session}: it sees this machine's processes ({seen})");
+        let ours = wait_for(PATIENCE, || Some(processes_with(&marker)).filter(|p| p.len() >= 2));
+        assert!(ours.is_some(), "{session}: its two sleeps run");
+        bosun.ok(repo.path(), &["kill", &long]);
+        let ended = wait_for(PATIENCE, || processes_with(&marker).is_empty().then_some(()));
+        assert!(ended.is_some(), "{session}: its processes outlived its kill: {:?}", processes_with(&marker));
+
+        let crashing =
+            bosun.start(repo.path(), &["--runtime", "sandbox", "--session", session, "--", "sh", "-c", "exit 3"]);
+        bosun.wait_state(&crashing, "dead(crashed:3)");
+    }
+}
+
+/// A sandboxed Claude agent's hooks reach the daemon through its own report channel: it goes
+/// idle by them; its turn's end, made while no daemon runs, is kept in its own spool and told, as
+/// its own, by the next daemon, whose new socket its sandbox then reaches.
+#[test]
+fn a_sandboxed_claude_agents_hooks_reach_the_daemon_through_its_channel_across_a_restart() {
+    use bosun_core::{Event, Source};
+    tools::bwrap();
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("tools"));
+    let args = ["--runtime", "sandbox", "--no-network", "--prompt", "slow build", "--", &cl, "--scenario", &sc];
+    let id = bosun.start(repo.path(), &args);
+    let ws = bosun.show(&id).workspace.unwrap().path;
+    assert!(wait_until(PATIENCE, || ws.join("tool-started").exists()), "its tool runs");
+    assert_eq!(bosun.agent(&id).state.label(), "running");
+    let by_hook = |events: &[Event]| {
+        let own = |a: &bosun_core::AgentId| a.to_string() == id;
+        events.iter().any(|e| matches!(e, Event::AgentObserved { id: a, source: Source::Hook, .. } if own(a)))
+    };
+    assert!(by_hook(&bosun.events()), "its hooks reached the daemon from inside the sandbox");
+
+    bosun.kill_daemon_hard();
+    let spool = bosun.state_dir().join(format!("reports/{id}/spool/hooks.spool"));
+    let kept = wait_for(PATIENCE, || std::fs::read_to_string(&spool).ok().filter(|s| s.contains("Stop")));
+    assert!(kept.is_some(), "its Stop, made while no daemon ran, was kept in its own spool");
+    bosun.list(); // a new daemon
+    bosun.wait_state(&id, "idle");
+    assert!(!spool.exists(), "the spool was told and dropped");
+
+    let before = bosun.events().len();
+    bosun.ok(repo.path(), &["send", &id, "anything"]);
+    bosun.wait_screen(&id, "Understood.");
+    let heard = wait_for(PATIENCE, || by_hook(&bosun.events()[before..]).then_some(()));
+    assert!(heard.is_some(), "its hooks reach the new daemon's socket through its channel");
 }

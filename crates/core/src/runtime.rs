@@ -1,9 +1,10 @@
 //! Where an agent runs: on this machine as it is (`local`), or in a sandbox (`sandbox`:
-//! bubblewrap, the root read-only) where it may write only its workspace, its repository's git
-//! directory, its own files and its program's config, with a private `/tmp`, no home directory
-//! but its own and, when asked, no network. What a sandbox lets through is decided here; the
-//! adapter only spells it as bubblewrap's arguments (and lets the agent's hooks reach the
-//! daemon's socket).
+//! bubblewrap, the root read-only) where it may write only its workspace, what a commit writes
+//! in its repository and its program's config, reads its own files, with a private `/tmp`, no
+//! home directory but its own, no processes but its own and, when asked, no network. What a
+//! sandbox lets through is decided here; the adapter spells it as bubblewrap's arguments (or a
+//! container's mounts) and shows the agent's hooks a report channel of its own, never bosun's
+//! sockets or state.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -209,7 +210,14 @@ impl Runtime {
         match self {
             Self::Local => Place::Here,
             Self::Sandbox { network } => Place::Sandbox(Sandbox::of(agent, *network)),
-            Self::Docker(c) => Place::Container { container: c.clone(), sandbox: Sandbox::of(agent, c.network) },
+            Self::Docker(c) => {
+                let mut sandbox = Sandbox::of(agent, c.network);
+                // Its session host, in the container with it, writes its output there.
+                sandbox.writable.append(&mut sandbox.read_only);
+                // A volume holds a clone of its own.
+                sandbox.repository = c.volume.is_none();
+                Place::Container { container: c.clone(), sandbox }
+            }
             Self::K8s(p) => Place::Pod(Box::new(p.clone())),
         }
     }
@@ -308,8 +316,14 @@ pub struct Sandbox {
     /// Directories and files it may write (each bound at its own path; one that does not exist
     /// is left out).
     pub writable: Vec<PathBuf>,
-    /// The git directory of the repository its working directory belongs to is writable too
-    /// (a worktree commits there); where it is, is for the adapter to find out.
+    /// Directories and files of bosun's it reads but must not write (bosun writes and follows
+    /// them: its own files, whose settings name its hooks and where its output goes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_only: Vec<PathBuf>,
+    /// Its worktree commits to its repository: what a commit writes there (the objects, the
+    /// refs and their logs, the worktree's own git directory) is writable too, and nothing else
+    /// of it (its config, hooks, other worktrees' directories, its worktree's link to it);
+    /// where it is, is for the adapter to find out.
     pub repository: bool,
     /// Its own home directory, which it still sees (read-only but for its config): every other
     /// home directory is hidden, and `/tmp` is a fresh one of its own.
@@ -320,7 +334,7 @@ pub struct Sandbox {
 impl Sandbox {
     /// The sandbox of `agent`.
     pub fn of(agent: &Agent, network: bool) -> Self {
-        let mut writable = vec![agent.cwd.clone(), agent.dir.clone()];
+        let mut writable = vec![agent.cwd.clone()];
         let env = |k: &str| agent.env.get(k).filter(|v| !v.is_empty()).map(PathBuf::from);
         let home = env("HOME");
         // The agent's own configuration: its program keeps its sessions and settings there.
@@ -333,7 +347,7 @@ impl Sandbox {
             _ => {}
         }
         writable.extend(env("CLAUDELESS_CONFIG_DIR"));
-        Self { writable, repository: true, home, network }
+        Self { writable, read_only: vec![agent.dir.clone()], repository: true, home, network }
     }
 }
 

@@ -3,6 +3,7 @@
 //! an `Input`. It decides nothing.
 
 use std::collections::BTreeMap;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
@@ -39,6 +40,8 @@ pub struct Executor {
     pub hook_command: String,
     /// The agents whose screen is about to be looked at.
     pub looking: Arc<Mutex<std::collections::BTreeSet<AgentId>>>,
+    /// The report channels of agents in a sandbox or a container.
+    pub channels: Arc<crate::channels::Channels>,
 }
 
 /// How long a resume waits for the agent's transcript to hold its last message.
@@ -76,7 +79,10 @@ impl EffectSink for Executor {
                 self.logs.watch(engine, agent, &path, session_log, from_start)
             }
             Effect::WatchWorkspace { agent, path } => self.logs.watch_workspace(engine, agent, &path),
-            Effect::UnwatchLogs { agent } => self.logs.unwatch(&agent),
+            Effect::UnwatchLogs { agent } => {
+                self.logs.unwatch(&agent);
+                self.channels.close(&agent);
+            }
             effect => {
                 // Carried out off the loop: its crash point comes once it has run.
                 let (this, engine) = (self.clone(), engine.clone());
@@ -224,13 +230,7 @@ impl Executor {
                     }
                 }
                 for (from, to) in &copies {
-                    let copied = to.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| {
-                        if to.exists() {
-                            Ok(0)
-                        } else {
-                            std::fs::copy(from, to)
-                        }
-                    });
+                    let copied = to.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| copy_new(from, to));
                     if let Err(e) = copied {
                         return Some(Input::SessionSpawnFailed {
                             agent,
@@ -242,6 +242,15 @@ impl Executor {
                     Ok(inherited) => inherited.unwrap_or_default().into_iter().chain(env).collect(),
                     Err(e) => return Some(Input::SessionSpawnFailed { agent, error: e.to_string() }),
                 };
+                // A sandbox or a container reaches the daemon only through its channel.
+                let confined = matches!(place, bosun_core::Place::Sandbox(_) | bosun_core::Place::Container { .. });
+                let channel = match confined.then(|| self.channels.open(&agent)).transpose() {
+                    Ok(channel) => channel,
+                    Err(e) => {
+                        let error = format!("cannot open its report channel: {e}");
+                        return Some(Input::SessionSpawnFailed { agent, error });
+                    }
+                };
                 let spec = SpawnSpec {
                     session: &session,
                     cwd: &cwd,
@@ -251,6 +260,7 @@ impl Executor {
                     backend,
                     place: &place,
                     files: &files,
+                    channel: channel.as_deref(),
                 };
                 // A pod's files are written there, by its session host.
                 let here: &[_] = if matches!(place, bosun_core::Place::Pod(_)) { &[] } else { &files };
@@ -566,19 +576,12 @@ fn nothing_left(git: &dyn Git, path: &Path, kind: &bosun_core::WorkspaceKind) ->
 
 /// Writes the agent's files (its settings) and makes room for its output file.
 fn write_files(files: &[(std::path::PathBuf, String)], output: &Path) -> Result<(), AdapterError> {
-    let mkdir = |dir: &Path| {
-        std::fs::create_dir_all(dir).map_err(|e| AdapterError::io(format!("creating {}", dir.display()), e))
-    };
-    if let Some(dir) = output.parent() {
-        mkdir(dir)?;
-    }
     // A new session's output starts a new file.
-    std::fs::write(output, "").map_err(|e| AdapterError::io(format!("writing {}", output.display()), e))?;
-    for (path, content) in files {
+    for (path, content) in std::iter::once((output, "")).chain(files.iter().map(|(p, c)| (p.as_path(), c.as_str()))) {
         if let Some(dir) = path.parent() {
-            mkdir(dir)?;
+            std::fs::create_dir_all(dir).map_err(|e| AdapterError::io(format!("creating {}", dir.display()), e))?;
         }
-        std::fs::write(path, content).map_err(|e| AdapterError::io(format!("writing {}", path.display()), e))?;
+        replace_file(path, content).map_err(|e| AdapterError::io(format!("writing {}", path.display()), e))?;
     }
     Ok(())
 }
@@ -603,4 +606,32 @@ fn settled_screen(
         last = next;
     }
     Ok(last)
+}
+
+/// Writes `content` to a new file at `path` in place of whatever is there, never through it: a
+/// link an agent left in its own directory (a container's agent can write there) leads nowhere.
+fn replace_file(path: &Path, content: &str) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(path)?;
+    std::io::Write::write_all(&mut file, content.as_bytes())
+}
+
+/// Copies `from` to `to` unless something is at `to` already (a link too, which is never
+/// followed); `from` is read only when it is a regular file.
+fn copy_new(from: &Path, to: &Path) -> std::io::Result<u64> {
+    if std::fs::symlink_metadata(to).is_ok() {
+        return Ok(0);
+    }
+    let source = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(from)?;
+    if !source.metadata()?.is_file() {
+        return Err(std::io::Error::other(format!("{} is not a regular file", from.display())));
+    }
+    let mut target = std::fs::OpenOptions::new().write(true).create_new(true).open(to)?;
+    std::io::copy(&mut std::io::BufReader::new(source), &mut target)
 }

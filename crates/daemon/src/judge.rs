@@ -71,7 +71,8 @@ fn by_command(
     let mut listed = String::new();
     for c in candidates {
         let file = scratch.join(format!("v{}.diff", c.variant));
-        let diff = git(repo, &["diff", &format!("{source}...{}", c.branch)]).unwrap_or_default();
+        let diff = git(repo, &["diff", "--no-ext-diff", "--no-textconv", &format!("{source}...{}", c.branch)])
+            .unwrap_or_default();
         if let Err(e) = std::fs::write(&file, diff) {
             return (None, format!("cannot write {}: {e}", file.display()));
         }
@@ -97,19 +98,13 @@ fn by_command(
 
 /// Lines added and removed on `branch` since it left `source`.
 fn diff_lines(repo: &Path, source: &str, branch: &str) -> u64 {
-    let numstat = git(repo, &["diff", "--numstat", &format!("{source}...{branch}")]).unwrap_or_default();
+    let numstat = git(repo, &["diff", "--no-ext-diff", "--no-textconv", "--numstat", &format!("{source}...{branch}")])
+        .unwrap_or_default();
     numstat.lines().flat_map(|l| l.split_whitespace().take(2).map(|n| n.parse::<u64>().unwrap_or(0))).sum()
 }
 
 fn git(repo: &Path, args: &[&str]) -> Option<String> {
-    let out = bosun_adapters::private::as_user(&mut Command::new("git"))
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null())
-        .output()
-        .ok()?;
+    let out = bosun_adapters::git_in(repo).args(args).output().ok()?;
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 

@@ -2,6 +2,7 @@
 //! engine loop around the pure core, carries out effects, serves the CLI over a Unix socket and,
 //! at start, reconciles what it remembers with what it finds.
 
+pub mod channels;
 mod classifier;
 pub mod engine;
 pub mod executor;
@@ -17,6 +18,7 @@ mod preflight;
 mod pull_request;
 mod reconcile;
 mod server;
+mod spool;
 mod step_run;
 mod store;
 mod watch;
@@ -128,12 +130,8 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
                     .with_reach(reach),
             ),
     );
-    let sessions: Arc<dyn Sessions> = Arc::new(bosun_adapters::RoutedSessions::new(
-        Arc::new(tmux),
-        host.clone(),
-        opts.dirs.socket(),
-        opts.dirs.spool(),
-    ));
+    let sessions: Arc<dyn Sessions> =
+        Arc::new(bosun_adapters::RoutedSessions::new(Arc::new(tmux), host.clone(), opts.dirs.clone()));
     let local = Arc::new(
         LocalWorkspaces::new().with_containers(containers.clone(), opts.dirs.label()).with_cluster(cluster.clone()),
     );
@@ -149,7 +147,9 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     let readiness: Arc<dyn bosun_adapters::readiness::Readiness> =
         Arc::new(bosun_adapters::readiness::LoginChecks::default());
     let forge: Arc<dyn bosun_adapters::forge::Forge> = Arc::new(bosun_adapters::forge::GhCli);
+    let channels = Arc::new(channels::Channels::new(opts.dirs.clone(), runtime.handle().clone()));
     let executor = executor::Executor {
+        channels: channels.clone(),
         forge: forge.clone(),
         readiness: readiness.clone(),
         workspaces: workspaces.clone(),
@@ -193,8 +193,15 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
             stopping: tokio::sync::watch::Sender::new(false),
             streams: tokio::sync::RwLock::new(()),
         });
-        replay_spool(&ctx, &opts.dirs.old_hook_spool()).await;
-        replay_spool(&ctx, &opts.dirs.hook_spool()).await;
+        let serving = Arc::downgrade(&ctx);
+        channels.serve_with(Arc::new(move |stream, agent| {
+            if let Some(ctx) = serving.upgrade() {
+                server::spawn_connection(stream, ctx, server::Speaker::Agent(agent));
+            }
+        }));
+        spool::reopen_channels(&ctx, &channels).await;
+        spool::replay(&ctx, &opts.dirs.old_hook_spool(), &server::Speaker::Anyone).await;
+        spool::replay(&ctx, &opts.dirs.hook_spool(), &server::Speaker::Anyone).await;
         tokio::spawn(watch::sessions(engine.clone(), ctx.sessions.clone(), watch::INTERVAL));
         pods::follow(engine.clone(), host.clone(), pod_changes_rx).await;
         pods::relay(ctx.clone(), pod_reports_rx);
@@ -214,73 +221,6 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     tracing::info!("daemon stopped");
     result
-}
-
-/// Hands on the hook reports made while no daemon ran, in order, then drops the spool.
-async fn replay_spool(ctx: &Arc<handler::Context>, spool: &Path) {
-    // Moved aside first, under a name of its own: a report that races this start lands in a
-    // fresh spool, and one a crash cut off mid-replay is replayed at the next start.
-    let stamp = engine::now().as_millis();
-    let _ = std::fs::rename(spool, spool.with_extension(format!("replaying-{stamp:013}")));
-    let Some(dir) = spool.parent() else { return };
-    let prefix = spool.with_extension("replaying-");
-    let mut taken: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|entries| entries.filter_map(|e| e.ok()).map(|e| e.path()).collect())
-        .unwrap_or_default();
-    taken.retain(|p| p.to_string_lossy().starts_with(&*prefix.to_string_lossy()));
-    taken.sort();
-    taken.retain(|p| p.extension().is_none_or(|e| e != "told"));
-    let mut replayed = 0;
-    for file in taken {
-        let Ok(text) = std::fs::read_to_string(&file) else { continue };
-        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        // Where a replay a crash cut off stopped: the reports told, and how often the next one
-        // was begun.
-        let told_file = file.with_extension(format!("{}.told", file.extension().unwrap_or_default().to_string_lossy()));
-        let (told, begun) = std::fs::read_to_string(&told_file).map(|t| progress(&t)).unwrap_or_default();
-        for (i, line) in lines.iter().enumerate().skip(told) {
-            // Told, then counted: a crash between the two tells the report again, which the core
-            // takes as nothing new. One whose telling killed the daemon again and again is dropped.
-            let begun = if i == told { begun + 1 } else { 1 };
-            if begun > MAX_BEGUN {
-                tracing::warn!("dropping a spooled hook report the daemon died telling {MAX_BEGUN} times");
-                continue;
-            }
-            note_progress(&told_file, &format!("{i} {begun}"));
-            match serde_json::from_str::<bosun_wire::HookEvent>(line) {
-                Ok(event) => {
-                    handler::handle(ctx, bosun_wire::Request::Hook(event), None).await;
-                    replayed += 1;
-                }
-                Err(e) => tracing::warn!("skipping a spooled hook report: {e}"),
-            }
-            note_progress(&told_file, &(i + 1).to_string());
-        }
-        if let Err(e) = std::fs::remove_file(&file) {
-            tracing::warn!("cannot remove {}: {e}", file.display());
-        }
-        // Absent when the file held no report.
-        let _ = std::fs::remove_file(&told_file);
-    }
-    if replayed > 0 {
-        tracing::info!(replayed, "hook reports made while bosun was down");
-    }
-}
-
-/// How often the telling of one spooled report may be begun before it is dropped.
-const MAX_BEGUN: u32 = 3;
-
-/// How far the replay of one spool got: the reports told, and how often the next was begun.
-fn progress(text: &str) -> (usize, u32) {
-    let mut words = text.split_whitespace();
-    let told = words.next().and_then(|w| w.parse().ok()).unwrap_or(0);
-    (told, words.next().and_then(|w| w.parse().ok()).unwrap_or(0))
-}
-
-fn note_progress(file: &Path, text: &str) {
-    if let Err(e) = std::fs::write(file, text) {
-        tracing::warn!("cannot update {}: {e}", file.display());
-    }
 }
 
 /// Binds the socket, replacing a stale one (the pid lock proves no daemon owns it).

@@ -50,6 +50,10 @@ impl Rig {
             dirs: bosun_wire::StateDir::new(dir.path().to_owned()).unwrap(),
             hook_command: "true".into(),
             looking: Arc::default(),
+            channels: Arc::new(bosun_daemon::channels::Channels::new(
+                bosun_wire::StateDir::new(dir.path().to_owned()).unwrap(),
+                runtime.handle().clone(),
+            )),
         };
         let (engine, _thread) = engine::start(store, State::default(), executor, || {});
         Self { _dir: dir, db, runtime, sessions, workspaces, engine: Some(engine) }

@@ -61,8 +61,11 @@ pub fn previous(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// Opens the log to append to, never through a link: it is in its agent's directory, which the
+/// agent of a container writes too.
 fn open(path: &Path) -> io::Result<(File, u64)> {
-    let file = OpenOptions::new().create(true).append(true).open(path)?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = OpenOptions::new().create(true).append(true).custom_flags(nix::libc::O_NOFOLLOW).open(path)?;
     let size = file.metadata()?.len();
     Ok((file, size))
 }

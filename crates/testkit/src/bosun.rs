@@ -33,6 +33,18 @@ impl Bosun {
         Self { bin: bin.into(), state: tempdir(), claude: tempdir(), path: None, env: Vec::new() }
     }
 
+    /// The same, with its state directory under `parent`, outside `/tmp` (where a user's is, in
+    /// their home): a sandbox's private `/tmp` hides nothing of it by itself.
+    pub fn new_in(bin: impl Into<PathBuf>, parent: &Path) -> Self {
+        tools::tmux();
+        let state = tempfile::Builder::new()
+            .prefix("bosun-")
+            .disable_cleanup(std::env::var_os("BOSUN_KEEP").is_some())
+            .tempdir_in(parent)
+            .expect("temp dir");
+        Self { bin: bin.into(), state, claude: tempdir(), path: None, env: Vec::new() }
+    }
+
     /// The same, with `PATH` set to `path` for bosun and everything it starts.
     pub fn with_path(mut self, path: impl Into<String>) -> Self {
         self.path = Some(path.into());

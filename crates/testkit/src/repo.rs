@@ -15,7 +15,17 @@ pub struct TempRepo {
 
 impl TempRepo {
     pub fn new() -> Self {
-        let dir = temp_dir("bosun-repo-");
+        Self::made(temp_dir("bosun-repo-"))
+    }
+
+    /// The same, in a temp dir under `parent` (outside `/tmp`, where a user's repositories are:
+    /// a sandbox's private `/tmp` hides nothing of it by itself).
+    pub fn new_in(parent: &Path) -> Self {
+        let parent = fs::canonicalize(parent).expect("resolve the parent");
+        Self::made(tempfile::Builder::new().prefix("bosun-repo-").tempdir_in(parent).expect("create a temp dir"))
+    }
+
+    fn made(dir: tempfile::TempDir) -> Self {
         git_in(dir.path(), &["init", "-q", "-b", "main"]);
         let repo = Self::with_identity(dir);
         repo.commit_file("README.md", "# test repository\n");

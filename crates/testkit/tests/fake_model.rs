@@ -210,6 +210,7 @@ fn start(server: &TmuxServer, session: &SessionName, cwd: &Path, env: &ClientEnv
         backend: Default::default(),
         place: &bosun_core::Place::Here,
         files: &[],
+        channel: None,
     };
     server.tmux().spawn(spec).expect("start the client in tmux");
 }

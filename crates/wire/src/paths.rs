@@ -50,9 +50,12 @@ impl StateDir {
             return Err(StateDirError::Relative(root));
         }
         let dir = Self { root: resolved(&root) };
-        // A session host's socket is the longest: `h/` and a session name (`bosun-<id>-rN`).
-        let host = dir.hosts().join("bosun-0123456789ab-r999").as_os_str().len();
-        let len = dir.socket().as_os_str().len().max(dir.tmux_socket().as_os_str().len()).max(host);
+        // A session host's socket is the longest: a container's, `h/<session>.d/s` (a session
+        // name is `bosun-<id>-rN`); then an agent's report channel's.
+        let host = dir.hosts().join("bosun-0123456789ab-r999.d/s").as_os_str().len();
+        let channel = dir.channel_socket(&bosun_core::AgentId::new(&bosun_core::Nonce::from_bits(0)));
+        let len = [dir.socket(), dir.tmux_socket(), channel].iter().map(|p| p.as_os_str().len()).max().unwrap_or(0);
+        let len = len.max(host);
         if len > 100 {
             return Err(StateDirError::TooLong { dir: dir.root, len });
         }
@@ -80,9 +83,10 @@ impl StateDir {
     pub fn db(&self) -> PathBuf {
         self.root.join("bosun.db")
     }
-    /// The daemon's socket, alone in a directory of its own (`run/`): an agent in a sandbox or a
-    /// container is given that directory, which shows a daemon's new socket after a restart,
-    /// where a socket bound by itself would stay the old one.
+    /// The daemon's socket, alone in a directory of its own (`run/`): where an agent in a
+    /// sandbox or a container is shown its report channel's directory instead (a directory,
+    /// which shows a daemon's new socket after a restart, where a socket bound by itself would
+    /// stay the old one).
     pub fn socket(&self) -> PathBuf {
         self.root.join("run").join("bosun.sock")
     }
@@ -113,14 +117,29 @@ impl StateDir {
         self.root.join("plans").join(format!("{id}.log"))
     }
     /// Hook reports made while no daemon ran, one JSON `HookEvent` a line, read at start; in a
-    /// directory of its own (`spool/`), which an agent in a sandbox or a container is given
-    /// writable, so its reports are kept there too (the rest of this directory it does not see).
+    /// directory of its own (`spool/`), where an agent in a sandbox or a container is shown the
+    /// spool of its own report channel instead.
     pub fn hook_spool(&self) -> PathBuf {
         self.spool().join("hooks.spool")
     }
     /// The directory of the hook spool.
     pub fn spool(&self) -> PathBuf {
         self.root.join("spool")
+    }
+    /// The report channels of the agents in a sandbox or a container, one directory each.
+    pub fn reports(&self) -> PathBuf {
+        self.root.join("reports")
+    }
+    /// `agent`'s report channel: the socket the daemon serves for that agent alone
+    /// (`bosun.sock`) and its own hook spool (`spool/`), which its sandbox or container shows
+    /// where its hooks look for the daemon's socket and spool (it sees nothing else of this
+    /// directory). What arrives there is that agent's, whatever it says.
+    pub fn channel(&self, agent: &bosun_core::AgentId) -> PathBuf {
+        self.reports().join(agent.as_str())
+    }
+    /// The socket of `agent`'s report channel.
+    pub fn channel_socket(&self, agent: &bosun_core::AgentId) -> PathBuf {
+        self.channel(agent).join("bosun.sock")
     }
     /// Where bosun 0.1 kept the hook spool: read at start too, so no report kept there is lost.
     pub fn old_hook_spool(&self) -> PathBuf {

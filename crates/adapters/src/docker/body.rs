@@ -5,6 +5,7 @@ use std::path::Path;
 
 use bollard::models::{ContainerCreateBody, HostConfig};
 
+use crate::sandbox::Mount;
 use crate::{AdapterError, ContainerSpec};
 
 /// The body of `POST /containers/create` for `spec`.
@@ -23,14 +24,13 @@ pub(super) fn create_body(spec: &ContainerSpec<'_>) -> Result<ContainerCreateBod
             }
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let mut binds = Vec::with_capacity(spec.writable.len() + spec.read_only.len());
-    for path in spec.writable {
-        let p = bind_path(spec, path)?;
-        binds.push(format!("{p}:{p}"));
-    }
-    for path in spec.read_only {
-        let p = bind_path(spec, path)?;
-        binds.push(format!("{p}:{p}:ro"));
+    let mut binds = Vec::with_capacity(spec.binds.len() + spec.volumes.len());
+    for mount in spec.binds {
+        let Mount::Bind { from, to, writable } = mount else {
+            return Err(refused(spec, &format!("a container cannot make {mount:?}")));
+        };
+        let (from, to) = (bind_path(spec, from)?, bind_path(spec, to)?);
+        binds.push(if *writable { format!("{from}:{to}") } else { format!("{from}:{to}:ro") });
     }
     for (volume, at) in spec.volumes {
         if volume.is_empty() || !volume.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)) {
@@ -91,7 +91,7 @@ mod tests {
     fn spec<'a>(
         command: &'a [String],
         env: &'a BTreeMap<String, String>,
-        writable: &'a [PathBuf],
+        binds: &'a [Mount],
         labels: &'a BTreeMap<String, String>,
     ) -> ContainerSpec<'a> {
         ContainerSpec {
@@ -100,8 +100,7 @@ mod tests {
             command,
             cwd: Path::new("/work"),
             env,
-            writable,
-            read_only: &[],
+            binds,
             volumes: &[],
             user: Some((1000, 100)),
             network: false,
@@ -115,11 +114,12 @@ mod tests {
     fn every_field_goes_in_as_data() {
         let command = vec!["sh".to_owned(), "-c".to_owned(), "echo \"$X\"".to_owned()];
         let env = BTreeMap::from([("X".to_owned(), "a'b\"c $(d) `e`; f=g".to_owned())]);
-        let writable = vec![PathBuf::from("/w s")];
+        let binds = vec![
+            Mount::Bind { from: PathBuf::from("/w s"), to: PathBuf::from("/w s"), writable: true },
+            Mount::Bind { from: PathBuf::from("/ro"), to: PathBuf::from("/elsewhere"), writable: false },
+        ];
         let labels = BTreeMap::from([("bosun.job".to_owned(), "j=1".to_owned())]);
-        let mut s = spec(&command, &env, &writable, &labels);
-        let read_only = [PathBuf::from("/ro")];
-        s.read_only = &read_only;
+        let s = spec(&command, &env, &binds, &labels);
         let body = create_body(&s).unwrap();
         assert_eq!(body.cmd, Some(command.clone()));
         assert_eq!(body.entrypoint, Some(vec![String::new()]));
@@ -128,7 +128,7 @@ mod tests {
         assert_eq!(body.working_dir.as_deref(), Some("/work"));
         assert_eq!(body.labels.unwrap().get("bosun.job").map(String::as_str), Some("j=1"));
         let host = body.host_config.unwrap();
-        assert_eq!(host.binds, Some(vec!["/w s:/w s".to_owned(), "/ro:/ro:ro".to_owned()]));
+        assert_eq!(host.binds, Some(vec!["/w s:/w s".to_owned(), "/ro:/elsewhere:ro".to_owned()]));
         assert_eq!(host.network_mode.as_deref(), Some("none"));
         assert_eq!(host.nano_cpus, Some(1_500_000_000));
         assert_eq!(host.memory, Some(1 << 30));
@@ -139,11 +139,13 @@ mod tests {
     fn values_a_field_would_misread_are_refused() {
         let command = vec!["true".to_owned()];
         let none = BTreeMap::new();
-        let bad_bind = vec![PathBuf::from("/a:/etc")];
-        let e = create_body(&spec(&command, &none, &bad_bind, &none)).unwrap_err();
+        let bind = |from: &str, to: &str| vec![Mount::Bind { from: from.into(), to: to.into(), writable: true }];
+        let e = create_body(&spec(&command, &none, &bind("/a:/etc", "/a"), &none)).unwrap_err();
         assert!(e.to_string().contains("\"/a:/etc\""), "{e}");
-        let relative = vec![PathBuf::from("rel")];
-        assert!(create_body(&spec(&command, &none, &relative, &none)).is_err());
+        let e = create_body(&spec(&command, &none, &bind("/a", "/b,ro"), &none)).unwrap_err();
+        assert!(e.to_string().contains("\"/b,ro\""), "{e}");
+        assert!(create_body(&spec(&command, &none, &bind("rel", "/a"), &none)).is_err());
+        assert!(create_body(&spec(&command, &none, &[Mount::Hide("/tmp".into())], &none)).is_err());
         let bad_env = BTreeMap::from([("A=B".to_owned(), "c".to_owned())]);
         assert!(create_body(&spec(&command, &bad_env, &[], &none)).is_err());
         assert!(create_body(&spec(&[], &none, &[], &none)).is_err());

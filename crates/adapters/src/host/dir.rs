@@ -3,6 +3,9 @@
 //! host (in a container with the network) by the address file it writes, `<dir>/<session>.addr`,
 //! and the token the daemon made for it before it started, `<dir>/<session>.token` (0600). The
 //! token is read from its file when a host is reached; only the file's path is ever passed on.
+//! A host in a container keeps its socket, address and token in a directory of its own,
+//! `<dir>/<session>.d/` (`s`, `addr`, `token`), the only one of this directory its container is
+//! shown: it sees no other agent's host, nor its token.
 
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
@@ -12,6 +15,11 @@ use bosun_host::{HostEndpoint, HostError, HostToken};
 
 const ADDRESS: &str = ".addr";
 const TOKEN: &str = ".token";
+/// The directory of a host in a container, and its socket, address and token there.
+const CONFINED: &str = ".d";
+const CONFINED_SOCKET: &str = "s";
+const CONFINED_ADDRESS: &str = "addr";
+const CONFINED_TOKEN: &str = "token";
 /// Beside a TCP host in a pod: the pod's namespace (its name is the session's).
 const POD: &str = ".pod";
 /// Beside a host in a pod of a repository with no remote: where its branch comes back to.
@@ -48,16 +56,43 @@ impl HostDir {
         &self.dir
     }
 
+    /// The directory of the session's host when it runs in a container (see `confine`).
+    pub fn confined(&self, session: &SessionName) -> PathBuf {
+        self.dir.join(format!("{session}{CONFINED}"))
+    }
+
+    /// Makes the session's host one in a container: its files go in a directory of their own
+    /// (0700), the one its container is shown of this directory.
+    pub fn confine(&self, session: &SessionName) -> std::io::Result<PathBuf> {
+        use std::os::unix::fs::DirBuilderExt;
+        let dir = self.confined(session);
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir)?;
+        Ok(dir)
+    }
+
+    fn is_confined(&self, session: &SessionName) -> bool {
+        std::fs::symlink_metadata(self.confined(session)).is_ok_and(|m| m.is_dir())
+    }
+
     pub fn socket(&self, session: &SessionName) -> PathBuf {
-        self.dir.join(session.as_str())
+        match self.is_confined(session) {
+            true => self.confined(session).join(CONFINED_SOCKET),
+            false => self.dir.join(session.as_str()),
+        }
     }
 
     pub fn address_file(&self, session: &SessionName) -> PathBuf {
-        self.dir.join(format!("{session}{ADDRESS}"))
+        match self.is_confined(session) {
+            true => self.confined(session).join(CONFINED_ADDRESS),
+            false => self.dir.join(format!("{session}{ADDRESS}")),
+        }
     }
 
     pub fn token_file(&self, session: &SessionName) -> PathBuf {
-        self.dir.join(format!("{session}{TOKEN}"))
+        match self.is_confined(session) {
+            true => self.confined(session).join(CONFINED_TOKEN),
+            false => self.dir.join(format!("{session}{TOKEN}")),
+        }
     }
 
     pub fn pod_file(&self, session: &SessionName) -> PathBuf {
@@ -141,7 +176,16 @@ impl HostDir {
         let mut found = Vec::new();
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if entry.file_type().is_ok_and(|t| t.is_socket()) {
+            if let Some(session) = name.strip_suffix(CONFINED).filter(|_| entry.file_type().is_ok_and(|t| t.is_dir())) {
+                let named = SessionName::from_reported(session);
+                let (socket, address) = (self.socket(&named), self.address_file(&named));
+                if std::fs::symlink_metadata(&socket).is_ok_and(|m| m.file_type().is_socket()) {
+                    found.push(FoundHost { session: session.to_owned(), endpoint: Ok(HostEndpoint::Unix(socket)) });
+                } else if std::fs::symlink_metadata(&address).is_ok() {
+                    let endpoint = HostEndpoint::tcp_from_files(&address, &self.token_file(&named));
+                    found.push(FoundHost { session: session.to_owned(), endpoint });
+                }
+            } else if entry.file_type().is_ok_and(|t| t.is_socket()) {
                 found.push(FoundHost { session: name, endpoint: Ok(HostEndpoint::Unix(entry.path())) });
             } else if let Some(session) = name.strip_suffix(ADDRESS) {
                 let token = self.dir.join(format!("{session}{TOKEN}"));
@@ -161,6 +205,8 @@ impl HostDir {
     /// Removes the session's socket, address and token files, and what it noted of its pod's
     /// forward and bundles.
     pub fn forget(&self, session: &SessionName) {
+        // What its container may have left there too.
+        let _ = std::fs::remove_dir_all(self.confined(session));
         for path in [
             self.socket(session),
             self.address_file(session),

@@ -41,7 +41,11 @@ pub(crate) fn diff(ws: &Workspace, tip: Option<&str>, patch: bool, color: bool) 
     let cached: &[&str] = if index.is_some() { &["--cached"] } else { &[] };
     let run = |args: &[&str]| -> Result<Vec<u8>, AdapterError> {
         let mut cmd = git(&dir);
-        cmd.args(["-c", "core.quotepath=false", "diff"]).args(cached).args(args).arg(&range).arg("--");
+        cmd.args(["-c", "core.quotepath=false", "diff", "--no-ext-diff", "--no-textconv"])
+            .args(cached)
+            .args(args)
+            .arg(&range)
+            .arg("--");
         if let Some(index) = &index {
             cmd.env("GIT_INDEX_FILE", &index.path);
         }
@@ -207,7 +211,8 @@ impl ScratchIndex {
     /// (`owned`, taken literally) left out.
     fn fill(&self, dir: &Path, tree: &str, owned: &[PathBuf]) -> Result<(), AdapterError> {
         self.git(dir, &["read-tree", tree])?;
-        self.git(dir, &["add", "-A", "--", "."])?;
+        let work = self.work.as_ref().map_or(dir, |(work, _)| work.as_path());
+        super::git::stage_all(&|| self.command(dir), work, &[])?;
         for file in owned {
             let file = file.display().to_string();
             self.git(dir, &["--literal-pathspecs", "rm", "--cached", "--quiet", "--ignore-unmatch", "--", &file])?;

@@ -66,12 +66,7 @@ impl Git for LocalGit {
     }
 
     fn commit_all(&self, dir: &Path, owned: &[PathBuf], message: &str) -> Result<bool, AdapterError> {
-        let mut cmd = git(dir);
-        cmd.args(["add", "-A", "--", "."]);
-        for file in owned {
-            cmd.arg(format!(":(exclude){}", file.display()));
-        }
-        run(&mut cmd)?;
+        stage_all(&|| git(dir), dir, owned)?;
         let mut cmd = git(dir);
         cmd.args(["diff", "--cached", "--quiet"]);
         if output(&mut cmd)?.status.success() {
@@ -184,17 +179,88 @@ impl Git for LocalGit {
     }
 }
 
-/// `git -C <dir>` with C messages, and without any repository the caller's environment names.
-/// It takes no optional locks: a `git status` of bosun's must never make an agent's own
-/// `git commit` in the same worktree fail on `index.lock`.
-pub(super) fn git(dir: &Path) -> Command {
+/// Settings on the command line of every git bosun runs, which outweigh what a repository's
+/// files say (and reach the git processes it starts): what an agent may have written in its
+/// worktree runs nothing on this machine. No watcher program (`core.fsmonitor`), no hooks
+/// (bosun's commits, merges and checkouts are its own: a hook is the user's to run), no git run
+/// in a repository nested in the worktree (status, diff and commit look only at the commit it
+/// is at, checkouts and resets leave it be: its own config, which its agent wrote, would name
+/// filters that run), no `ext::`
+/// remote (a command), no pager. What selects filters and diff drivers (the repository's
+/// config, the user's) is the user's, which a confined agent cannot write; patches bosun reads
+/// take `--no-ext-diff --no-textconv`.
+pub const DEFUSED: [&str; 12] = [
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "diff.ignoreSubmodules=dirty",
+    "-c",
+    "submodule.recurse=false",
+    "-c",
+    "protocol.ext.allow=never",
+    "-c",
+    "core.pager=cat",
+];
+
+/// `git` as bosun runs it: `DEFUSED`, C messages, no optional locks (a `git status` of bosun's
+/// must never make an agent's own `git commit` in the same worktree fail on `index.lock`), no
+/// stdin, and no repository the caller's environment names. Every git command of bosun's own
+/// starts here.
+pub fn command() -> Command {
     let mut cmd = Command::new("git");
     crate::private::as_user(&mut cmd);
-    cmd.arg("--no-optional-locks").arg("-C").arg(dir).env("LC_ALL", "C").stdin(Stdio::null());
+    cmd.args(DEFUSED).arg("--no-optional-locks").env("LC_ALL", "C").stdin(Stdio::null());
     for var in FOREIGN_REPO_ENV {
         cmd.env_remove(var);
     }
     cmd
+}
+
+/// `command()` in `dir` (`git -C <dir>`).
+pub fn git(dir: &Path) -> Command {
+    let mut cmd = command();
+    cmd.arg("-C").arg(dir);
+    cmd
+}
+
+/// Stages all the work tree `work` holds (`git add -A`), `owned` left out, with the git commands
+/// `make` gives, without git running in a repository nested in it: `add` asks each one the index
+/// holds (a gitlink) how it stands by running `git status` there, under the config its agent
+/// wrote, whose filters would run. Those are left out of the `add` and brought to the commit
+/// they are at by `update-index`, which only reads it.
+pub(super) fn stage_all(make: &dyn Fn() -> Command, work: &Path, owned: &[PathBuf]) -> Result<(), AdapterError> {
+    let mut cmd = make();
+    cmd.args(["ls-files", "--stage", "-z"]);
+    let listed = output(&mut cmd)?;
+    if !listed.status.success() {
+        return Err(command_error(&cmd, stderr_text(&listed)));
+    }
+    let nested: Vec<String> = listed
+        .stdout
+        .split(|b| *b == 0)
+        .filter_map(|entry| {
+            let (meta, path) = std::str::from_utf8(entry).ok()?.split_once('\t')?;
+            let repository = std::fs::symlink_metadata(work.join(path).join(".git")).is_ok();
+            (meta.starts_with("160000 ") && repository).then(|| path.to_owned())
+        })
+        .collect();
+    let mut cmd = make();
+    cmd.args(["add", "-A", "--", "."]);
+    for file in owned {
+        cmd.arg(format!(":(exclude){}", file.display()));
+    }
+    for path in &nested {
+        cmd.arg(format!(":(exclude,literal){path}"));
+    }
+    run(&mut cmd)?;
+    if !nested.is_empty() {
+        let mut cmd = make();
+        cmd.args(["update-index", "--"]).args(&nested);
+        run(&mut cmd)?;
+    }
+    Ok(())
 }
 
 /// The line `git ARGS` prints in `repo`; none when it says there is none by its status alone
@@ -292,8 +358,12 @@ pub(super) fn command_error(cmd: &Command, stderr: String) -> AdapterError {
     AdapterError::Command { command: describe(cmd), stderr }
 }
 
+/// The command line as a person would type it: `DEFUSED` is left out.
 fn describe(cmd: &Command) -> String {
-    let words = std::iter::once(cmd.get_program()).chain(cmd.get_args());
+    let args: Vec<&OsStr> = cmd.get_args().collect();
+    let defused = args.len() >= DEFUSED.len() && args.iter().zip(DEFUSED).all(|(a, d)| *a == d);
+    let words =
+        std::iter::once(cmd.get_program()).chain(args[if defused { DEFUSED.len() } else { 0 }..].iter().copied());
     words.map(OsStr::to_string_lossy).collect::<Vec<_>>().join(" ")
 }
 

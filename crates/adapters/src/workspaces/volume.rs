@@ -274,8 +274,7 @@ fn defuse(copy: &Path) -> Result<(), AdapterError> {
         return Err(AdapterError::Docker(format!("the volume's {} is not a git directory", dot_git.display())));
     }
     let config = dot_git.join("config");
-    let mut read = std::process::Command::new("git");
-    crate::private::as_user(&mut read);
+    let mut read = super::git::command();
     read.args(["config", "--file"]).arg(&config).args(["--get", "extensions.objectformat"]);
     let format = output(&mut read)
         .ok()
