@@ -209,8 +209,7 @@ fn codex_figures(codex: &Path) -> Vec<Figure> {
     ));
     // Later turns, typed.
     rig.model.push(Reply::text("Ready."));
-    // Claude Code 2.1.3xx starts in auto mode, which shows no permission dialog: name the mode.
-    let id = rig.start(&[], &["--permission-mode", "default", "get ready"]);
+    let id = rig.start(&[], &["get ready"]);
     let (turns, _) = rig.turns(&id);
     rig.bosun.ok(rig.repo.path(), &["kill", &id]);
     figures.push(Figure::new(
@@ -222,8 +221,7 @@ fn codex_figures(codex: &Path) -> Vec<Figure> {
     // Approval dialogs.
     let rig = codex_rig(codex, CodexConfig::asking_approval);
     rig.model.push(Reply::text("Ready."));
-    // Claude Code 2.1.3xx starts in auto mode, which shows no permission dialog: name the mode.
-    let id = rig.start(&[], &["--permission-mode", "default", "get ready"]);
+    let id = rig.start(&[], &["get ready"]);
     let mut last = rig.next_state(&id, 0, |s| *s == SessionState::Idle).expect("the first turn ends");
     let (mut dialogs, mut drawn) = (Vec::new(), Vec::new());
     for i in 0..DIALOGS {

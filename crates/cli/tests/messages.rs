@@ -28,6 +28,16 @@ fn keys_typed(ws: &Path) -> String {
     String::from_utf8_lossy(&std::fs::read(ws.join("keys.log")).unwrap_or_default()).into_owned()
 }
 
+/// A bosun, its repository, and an agent in a `session` session that echoes what it reads.
+fn echo_agent(session: &str) -> (Bosun, TempRepo, String) {
+    let (bosun, repo) = (bosun(), TempRepo::new());
+    let mut args = vec!["--session", session, "--"];
+    args.extend(ECHO);
+    let id = bosun.start(repo.path(), &args);
+    bosun.wait_state(&id, "running");
+    (bosun, repo, id)
+}
+
 fn queued(bosun: &Bosun) -> usize {
     bosun.events().iter().filter(|e| matches!(e, Event::MessageQueued { .. })).count()
 }
@@ -90,12 +100,7 @@ fn a_message_sent_while_a_dialog_shows_waits_and_send_says_so_and_answer_picks_b
 #[test]
 fn control_characters_are_refused_unless_raw_and_nothing_is_recorded() {
     for session in SESSIONS {
-        let bosun = bosun();
-        let repo = TempRepo::new();
-        let mut args = vec!["--session", session, "--"];
-        args.extend(ECHO);
-        let id = bosun.start(repo.path(), &args);
-        bosun.wait_state(&id, "running");
+        let (bosun, repo, id) = echo_agent(session);
         for text in ["\x03", "stop\x04", "\x1b[2J", "line\r"] {
             let out = bosun.run(repo.path(), &["send", &id, text]);
             assert_eq!(out.status.code(), Some(2), "{session} {text:?}");
@@ -115,12 +120,7 @@ fn control_characters_are_refused_unless_raw_and_nothing_is_recorded() {
 #[test]
 fn one_limit_on_length_for_both_session_kinds_checked_before_anything_is_recorded() {
     for session in SESSIONS {
-        let bosun = bosun();
-        let repo = TempRepo::new();
-        let mut args = vec!["--session", session, "--"];
-        args.extend(ECHO);
-        let id = bosun.start(repo.path(), &args);
-        bosun.wait_state(&id, "running");
+        let (bosun, repo, id) = echo_agent(session);
         let long = "x".repeat(100_000);
         let out = bosun.run(repo.path(), &["send", &id, &long]);
         assert_eq!(out.status.code(), Some(2), "{session}");
