@@ -20,6 +20,7 @@ mod id;
 mod input;
 mod job;
 mod job_book;
+mod liveness;
 mod memory;
 mod notice;
 mod permission;
@@ -57,6 +58,7 @@ pub use id::{fnv, AgentId, MessageId, Name, NameError, Nonce, RequestId, Session
 pub use input::{AgentSpec, Input, Reality, SessionSeen, WorkspaceProbe};
 pub use job::{AgentPlan, Job, JobId, JobNotify, JobSpec, JobState, JobWorkspace, Next, StepRun, StepSpec};
 pub use job_book::{pods_refusal, JobBook, JobDef, JobSource, StepAgent};
+pub use liveness::{Awaited, Mover, Stuck, Subject};
 pub use memory::{stopped_agent, Checkpoint, JobScope, ResumePoint, CHECKPOINT_FILE, EVENTS_FILE};
 pub use notice::{Notice, NoticeKind, WebhookUrl};
 pub use permission::{

@@ -195,6 +195,11 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         });
         replay_spool(&ctx, &opts.dirs.old_hook_spool()).await;
         replay_spool(&ctx, &opts.dirs.hook_spool()).await;
+        // Reconciled, and told what happened while it was down: what nothing will move on is
+        // put to a person now, rather than left to wait forever.
+        if let Err(e) = engine.submit(bosun_core::Input::CheckLiveness).await {
+            tracing::error!("the check for agents and jobs stuck failed: {e}");
+        }
         tokio::spawn(watch::sessions(engine.clone(), ctx.sessions.clone(), watch::INTERVAL));
         pods::follow(engine.clone(), host.clone(), pod_changes_rx).await;
         pods::relay(ctx.clone(), pod_reports_rx);
