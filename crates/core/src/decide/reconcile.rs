@@ -75,10 +75,13 @@ pub(super) fn at_start(state: &State, reality: &Reality, now: Timestamp, d: &mut
     }
 }
 
-/// A running agent found alive again. Its oldest waiting message may have been being typed when
-/// bosun died: it is failed rather than typed twice, and the next one goes out.
+/// A running agent found alive again (recorded only when its process is not the one known: a
+/// start changes nothing about the others). Its oldest waiting message may have been being typed
+/// when bosun died: it is failed rather than typed twice, and the next one goes out.
 fn adopt(state: &State, agent: &Agent, s: &SessionSeen, now: Timestamp, d: &mut Decision) {
-    d.event(Event::AgentAdopted { id: agent.id.clone(), pid: s.pid, at: now });
+    if s.pid.is_some() && s.pid != agent.pid {
+        d.event(Event::AgentAdopted { id: agent.id.clone(), pid: s.pid, at: now });
+    }
     // Its logs are followed again from their ends: what they said while bosun was down is past.
     d.effect(Effect::WatchLog {
         agent: agent.id.clone(),
