@@ -29,6 +29,7 @@ mod plan_summary;
 mod policy;
 mod pool;
 mod queue;
+mod ref_name;
 mod reject;
 pub mod replay;
 mod runtime;
@@ -77,6 +78,7 @@ pub use pool::{
     TASK_FILE,
 };
 pub use queue::{parse_listed, External, Item, ItemId, ItemState, Worker};
+pub use ref_name::{branch_dirs, branch_problem, branches_clash, plan_branch_problems, PlanJobBranch};
 pub use reject::Rejection;
 pub use runtime::{
     Container, Place, Pod, PodSource, Runtime, Sandbox, POD_AGENT_DIR, POD_CONFIG, POD_ROOT, POD_STATE_DIR,
