@@ -8,10 +8,11 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use bosun_core::driver::DriverKind;
+use bosun_core::driver::claude::HookPayload;
+use bosun_core::driver::{DriverKind, Report};
 use bosun_core::{
-    AgentError, AgentId, Awaited, Effect, ExitStatus, Input, JobId, JobSpec, JobWorkspace, Mover, Name, Next, Nonce,
-    Observation, Policy, PromptKind, Reality, SessionName, SessionSeen, Source, StepRun, StepSpec, Subject,
+    AgentId, Awaited, Effect, ExitStatus, Input, JobId, JobSpec, JobWorkspace, Mover, Name, Next, Nonce, Observation,
+    Policy, Reality, SessionName, SessionSeen, Source, StepRun, StepSpec, Subject, Timestamp,
 };
 use proptest::prelude::*;
 use support::Sim;
@@ -36,8 +37,9 @@ enum Step {
     /// Time passes by this many seconds; due timers fire.
     Tick(u64),
     /// bosun is SIGKILLed: each effect in flight ran (true) or not, and nothing of it was
-    /// recorded; it starts again and reconciles with what it finds.
-    Crash(Vec<bool>),
+    /// recorded; while it is down the agents go on and their reports are spooled (session,
+    /// report); it starts again, reconciles with what it finds, then hears the spooled reports.
+    Crash(Vec<bool>, Vec<(usize, u8)>),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -51,7 +53,8 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (0..3u64).prop_map(Step::Kill),
         1 => any::<bool>().prop_map(Step::Resolve),
         4 => (0..20u64).prop_map(Step::Tick),
-        2 => prop::collection::vec(any::<bool>(), 8).prop_map(Step::Crash),
+        2 => (prop::collection::vec(any::<bool>(), 8), prop::collection::vec((0..4usize, 0..8u8), 0..4))
+            .prop_map(|(ran, spooled)| Step::Crash(ran, spooled)),
     ]
 }
 
@@ -72,9 +75,23 @@ struct World {
     sim: Sim,
     /// Effects asked for and not answered yet.
     pending: Vec<Effect>,
-    /// Sessions on bosun's server: whose they are (agent, generation) and how they ended.
-    sessions: BTreeMap<SessionName, (AgentId, u32, Option<ExitStatus>)>,
+    /// Sessions on bosun's server, each with its process.
+    sessions: BTreeMap<SessionName, Proc>,
     pids: u32,
+}
+
+/// An agent's process as the world knows it.
+#[derive(Clone, Debug)]
+struct Proc {
+    agent: AgentId,
+    generation: u32,
+    exit: Option<ExitStatus>,
+    /// At work (it will report again), or waiting for input (it says nothing until it gets
+    /// some).
+    working: bool,
+    /// Started with a message on its command line (its first prompt, or its resume's), which it
+    /// works on once it has said it started; None once it has said so.
+    prompted: Option<bool>,
 }
 
 impl World {
@@ -82,10 +99,17 @@ impl World {
         Self { sim: Sim::new(), pending: Vec::new(), sessions: BTreeMap::new(), pids: 100 }
     }
 
-    /// Feeds an input; keeps the effects whose answers the world owes.
+    /// Feeds an input; keeps the effects whose answers the world owes, and carries out at
+    /// once the keys it types.
     fn feed(&mut self, input: Input) {
         if let Ok(effects) = self.sim.feed(input) {
-            self.pending.extend(effects.into_iter().filter(awaited));
+            for e in effects {
+                if awaited(&e) {
+                    self.pending.push(e);
+                } else {
+                    self.run(&e);
+                }
+            }
         }
     }
 
@@ -95,7 +119,42 @@ impl World {
     }
 
     fn live_sessions(&self) -> Vec<SessionName> {
-        self.sessions.iter().filter(|(_, (_, _, exit))| exit.is_none()).map(|(s, _)| s.clone()).collect()
+        self.sessions.iter().filter(|(_, p)| p.exit.is_none()).map(|(s, _)| s.clone()).collect()
+    }
+
+    /// What the process in live session `i` reports now (`o` picks), as it changes it; none
+    /// when it has nothing to say (it waits for input).
+    fn report(&mut self, i: usize, o: u8, spooled_at: Option<Timestamp>) -> Option<Input> {
+        let live = self.live_sessions();
+        let session = live.get(i % live.len().max(1))?.clone();
+        let generic = self.agent(0);
+        let p = self.sessions.get_mut(&session)?;
+        let (agent, generation) = (p.agent.clone(), p.generation);
+        if agent == generic {
+            // The generic agent: its screen, whatever it shows.
+            let observation = match o {
+                0 | 1 => Observation::Working,
+                _ => Observation::Idle,
+            };
+            return Some(Input::Observed { agent, source: Source::Screen, observation, log: None, generation: None });
+        }
+        let hook = |name: &str| HookPayload { hook_event_name: name.into(), ..HookPayload::default() };
+        let payload = match (p.working, o) {
+            (true, 0 | 1) => HookPayload { tool_name: Some("Bash".into()), ..hook("PostToolUse") },
+            (true, 2 | 3) => HookPayload { last_assistant_message: Some(format!("done {o}")), ..hook("Stop") },
+            (true, 4) => HookPayload { tool_name: Some("Bash".into()), ..hook("PermissionRequest") },
+            (true, 5) => HookPayload { error: Some("rate_limit".into()), ..hook("StopFailure") },
+            (true, _) if p.prompted.is_some() => HookPayload { source: Some("startup".into()), ..hook("SessionStart") },
+            (true, _) => HookPayload { tool_name: Some("Read".into()), ..hook("PostToolUse") },
+            // Waiting, it only says so again, now and then.
+            (false, _) => HookPayload { notification_type: Some("idle_prompt".into()), ..hook("Notification") },
+        };
+        p.working = match payload.hook_event_name.as_str() {
+            "SessionStart" => p.prompted.take() == Some(true),
+            name => name == "PostToolUse",
+        };
+        let report = Report::ClaudeHook(Box::new(payload));
+        Some(Input::Report { agent, generation: Some(generation), spooled_at, report })
     }
 
     /// What an effect does to the world when it runs.
@@ -105,11 +164,23 @@ impl World {
                 if let Some(old) = replace {
                     self.sessions.remove(old);
                 }
-                let generation = self.sim.state.agents.get(agent).map_or(0, |a| a.restarts);
-                self.sessions.insert(session.clone(), (agent.clone(), generation, None));
+                let a = self.sim.state.agents.get(agent);
+                let generation = a.map_or(0, |a| a.restarts);
+                let prompted = a.is_some_and(|a| match a.restarts {
+                    0 => a.prompt.is_some(),
+                    _ => a.resume_message.is_some(),
+                });
+                let p = Proc { agent: agent.clone(), generation, exit: None, working: true, prompted: Some(prompted) };
+                self.sessions.insert(session.clone(), p);
             }
             Effect::KillSession { session, .. } => {
                 self.sessions.remove(session);
+            }
+            // Typed, a message (or an answer to a dialog) starts a turn.
+            Effect::SendText { session, .. } | Effect::TypeKey { session, .. } => {
+                if let Some(p) = self.sessions.get_mut(session).filter(|p| p.exit.is_none()) {
+                    p.working = true;
+                }
             }
             _ => {}
         }
@@ -163,25 +234,16 @@ impl World {
             }
             Step::Answer(..) => {}
             Step::Report(i, o) => {
-                let live = self.live_sessions();
-                let Some(session) = live.get(i % live.len().max(1)) else { return };
-                let (agent, generation, _) = self.sessions[session].clone();
-                let (source, observation) = match o {
-                    0 => (Source::Hook, Observation::Working),
-                    1 | 2 => (Source::Hook, Observation::Idle),
-                    3 => (Source::Hook, Observation::Prompt { kind: PromptKind::Permission, asks: None }),
-                    4 => (Source::Log, Observation::Error { error: AgentError::RateLimited }),
-                    5 => (Source::Screen, Observation::Idle),
-                    _ => (Source::Hook, Observation::Started),
-                };
-                self.feed(Input::Observed { agent, source, observation, log: None, generation: Some(generation) });
+                if let Some(input) = self.report(*i, *o, None) {
+                    self.feed(input);
+                }
             }
             Step::Exit(i, code) => {
                 let live = self.live_sessions();
                 let Some(session) = live.get(i % live.len().max(1)).cloned() else { return };
                 let status = ExitStatus::code(*code);
-                if let Some(s) = self.sessions.get_mut(&session) {
-                    s.2 = Some(status);
+                if let Some(p) = self.sessions.get_mut(&session) {
+                    p.exit = Some(status);
                 }
                 self.feed(Input::SessionExited { session, status });
             }
@@ -201,18 +263,29 @@ impl World {
                     self.check(&format!("timer {id:?} fired"));
                 }
             }
-            Step::Crash(ran) => {
+            Step::Crash(ran, spooled) => {
                 for (i, e) in std::mem::take(&mut self.pending).iter().enumerate() {
                     if ran.get(i % ran.len()).copied().unwrap_or(false) {
                         self.run(e);
                     }
                 }
+                // Down a while: the agents go on, their reports kept in the spool.
+                let mut spool = Vec::new();
+                for (i, o) in spooled {
+                    self.sim.advance(700);
+                    spool.extend(self.report(*i, *o, Some(self.sim.clock)));
+                }
+                self.sim.advance(700);
                 let sessions = self
                     .sessions
                     .iter()
-                    .map(|(s, (_, _, exit))| SessionSeen { session: s.clone(), pid: Some(7), exit: *exit })
+                    .map(|(s, p)| SessionSeen { session: s.clone(), pid: Some(7), exit: p.exit })
                     .collect();
                 self.feed(Input::Reconcile(Reality { sessions, missing_dirs: Vec::new(), slots: Vec::new() }));
+                for input in spool {
+                    self.feed(input);
+                }
+                self.feed(Input::CheckLiveness);
             }
         }
     }
@@ -234,6 +307,18 @@ impl World {
         assert!(stuck.is_empty(), "after {after}: stuck: {stuck:#?}\nlog:\n{}", self.told());
         let movers = state.agents.values().filter(|a| !a.state.is_dead()).map(|a| state.agent_mover(a));
         let movers = movers.chain(state.jobs.values().filter(|j| !j.state.is_over()).map(|j| state.job_mover(j)));
+        // An agent taken to be at work is: its process will report again.
+        for a in state.agents.values().filter(|a| !a.state.is_dead() && a.id != self.agent(0)) {
+            let idle = self.sessions.get(&a.session).filter(|p| p.exit.is_none() && !p.working);
+            if let (Ok(Mover::Reports), Some(p)) = (state.agent_mover(a), idle) {
+                panic!(
+                    "after {after}: agent {} is taken to be at work, but its process waits for input and will not \
+                     report again: {p:?}\nlog:\n{}",
+                    a.id,
+                    self.told()
+                );
+            }
+        }
         for m in movers {
             if let Ok(Mover::Awaits(w)) = m {
                 assert!(
@@ -395,4 +480,64 @@ fn a_start_that_finds_an_agent_stuck_asks_a_person_what_was_lost() {
     // Asked once: a second start asks nothing more.
     sim.ok(Input::CheckLiveness);
     assert_eq!(sim.state.open_escalations().count(), 1);
+}
+
+fn hook(sim: &Sim, a: &AgentId, event: &str, at: u64) -> Input {
+    let payload = HookPayload {
+        hook_event_name: event.into(),
+        last_assistant_message: (event == "Stop").then(|| format!("said at {at}")),
+        ..HookPayload::default()
+    };
+    let generation = Some(sim.state.agents[a].restarts);
+    Input::Report {
+        agent: a.clone(),
+        generation,
+        spooled_at: Some(Timestamp::from_millis(at)),
+        report: Report::ClaudeHook(Box::new(payload)),
+    }
+}
+
+/// A whole turn made while bosun was down is told from the spool after its start: its end
+/// counts too (it was passed over as older than the turn's start, which was recorded when told).
+#[test]
+fn a_turn_kept_in_the_spool_is_told_to_its_end() {
+    let chain = |s: &[&str]| bosun_core::Chain(s.iter().map(|x| x.parse().unwrap()).collect());
+    let policy = Policy { on_idle: chain(&["nudge:status", "done"]), ..Policy::default() };
+    let mut sim = Sim::new();
+    let (a, w) = sim.start_with(support::claude(1, policy));
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(7) });
+    sim.see(&a, Source::Hook, Observation::Working);
+    sim.see(&a, Source::Hook, Observation::Idle);
+    let typed = sim.in_flight();
+    sim.ok(Input::TextDelivered { message: typed[0] });
+    // bosun dies; the agent works on the nudge and ends its turn, both reports spooled.
+    let t = sim.clock.as_millis();
+    sim.advance(5_000);
+    let session = sim.state.agents[&a].session.clone();
+    let seen = SessionSeen { session, pid: Some(7), exit: None };
+    sim.ok(Input::Reconcile(Reality { sessions: vec![seen], missing_dirs: Vec::new(), slots: Vec::new() }));
+    sim.ok(hook(&sim, &a, "UserPromptSubmit", t + 1_000));
+    let effects = sim.ok(hook(&sim, &a, "Stop", t + 3_000));
+    assert!(effects.iter().any(|e| matches!(e, Effect::KillSession { .. })), "its chain's `done` acts: {effects:?}");
+    assert_eq!(sim.state.agents[&a].outcome, Some(bosun_core::Outcome::Done));
+}
+
+/// An agent that came up while bosun was down, and reported meanwhile: what it reported counts.
+#[test]
+fn what_an_agent_reported_while_bosun_was_down_counts_though_its_start_was_seen_after() {
+    let chain = |s: &[&str]| bosun_core::Chain(s.iter().map(|x| x.parse().unwrap()).collect());
+    let policy = Policy { on_idle: chain(&["done"]), ..Policy::default() };
+    let mut sim = Sim::new();
+    let (a, w) = sim.start_with(support::claude(1, Policy { ..policy }));
+    sim.ok(Input::WorkspaceCreated { id: w });
+    // Its session was being started when bosun died; it started, worked and ended its turn.
+    let t = sim.clock.as_millis();
+    sim.advance(5_000);
+    let seen = SessionSeen { session: a.session(), pid: Some(7), exit: None };
+    sim.ok(Input::Reconcile(Reality { sessions: vec![seen], missing_dirs: Vec::new(), slots: Vec::new() }));
+    assert_eq!(sim.state.agents[&a].state, bosun_core::SessionState::Running);
+    sim.ok(hook(&sim, &a, "UserPromptSubmit", t + 1_000));
+    sim.ok(hook(&sim, &a, "Stop", t + 3_000));
+    assert_eq!(sim.state.agents[&a].outcome, Some(bosun_core::Outcome::Done), "{:?}", sim.state.agents[&a].state);
 }

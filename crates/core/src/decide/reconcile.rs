@@ -52,9 +52,12 @@ pub(super) fn at_start(state: &State, reality: &Reality, now: Timestamp, d: &mut
     for agent in state.agents.values().filter(|a| !a.state.is_dead()) {
         match (seen(&reality.sessions, agent), &agent.state) {
             (Some(SessionSeen { exit: Some(status), .. }), _) => ended(state, agent, *status, now, d),
+            // It came up while bosun was down, at a moment not known: it is taken to be up since
+            // it was asked to start, so that what it reported meanwhile (spooled, told next)
+            // is not taken for older than its coming up.
             (Some(s), SessionState::Starting) => {
                 cut_off(state, agent, d);
-                came_up(state, agent, s.pid, now, d)
+                came_up(state, agent, s.pid, agent.state_since.min(now), d)
             }
             (Some(s), _) => adopt(state, agent, s, now, d),
             (None, SessionState::Starting) if !agent.kill_requested => {
