@@ -12,6 +12,9 @@ pub enum AdapterError {
     InvalidBranch { branch: String, reason: String },
     #[error("branch {branch:?} already exists in {}: choose another --branch, or leave it out for ws-<nonce>", .repo.display())]
     BranchExists { repo: PathBuf, branch: String },
+    /// A branch cannot also be a directory of others (`feature` beside `feature/x`).
+    #[error("no branch {branch:?} can be made in {}: a branch {by:?} exists, and git cannot keep a branch beside another that is a directory of it; choose another name (or remove {by:?})", .repo.display())]
+    BranchBlocked { repo: PathBuf, branch: String, by: String },
     #[error("workspace {} has uncommitted or untracked changes", .0.display())]
     Dirty(PathBuf),
     #[error("{} has no commit yet: make a first commit (`git commit`) before using a workspace pool", .0.display())]

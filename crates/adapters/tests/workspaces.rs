@@ -264,4 +264,80 @@ fn check_new_branch_rejects_invalid_and_existing_names() {
 
     let err = GIT.check_new_branch(repo.path(), "main");
     assert!(matches!(&err, Err(AdapterError::BranchExists { branch, .. }) if branch == "main"), "got {err:?}");
+
+    // HEAD is refused in bosun's words, before git is asked.
+    let err = GIT.check_new_branch(repo.path(), "HEAD");
+    assert!(
+        matches!(&err, Err(AdapterError::InvalidBranch { reason, .. }) if reason.contains("current commit")),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_branch_that_would_be_a_directory_of_another_or_have_one_as_its_directory_is_refused() {
+    let repo = TempRepo::new();
+    repo.git(&["branch", "feature"]);
+    repo.git(&["branch", "topic/deep/one"]);
+    for (branch, by) in [
+        ("feature/x", "feature"),
+        ("feature/x/y", "feature"),
+        ("topic", "topic/deep/one"),
+        ("topic/deep", "topic/deep/one"),
+    ] {
+        let err = GIT.check_new_branch(repo.path(), branch);
+        assert!(
+            matches!(&err, Err(AdapterError::BranchBlocked { branch: b, by: y, .. }) if b == branch && y == by),
+            "{branch}: {err:?}"
+        );
+        let text = err.unwrap_err().to_string();
+        assert!(text.contains(&format!("a branch {by:?} exists")) && text.len() < 400, "{text}");
+        // What the check says git does: the branch cannot be made.
+        let made =
+            std::process::Command::new("git").arg("-C").arg(repo.path()).args(["branch", branch]).output().unwrap();
+        assert!(!made.status.success(), "git made {branch}");
+    }
+    for free in ["feature-x", "topic-2", "topic/deeper", "feat/x"] {
+        GIT.check_new_branch(repo.path(), free).unwrap_or_else(|e| panic!("{free}: {e}"));
+    }
+}
+
+/// bosun's rules for branch names give git's verdicts (`git check-ref-format --branch`).
+#[test]
+fn branch_names_bosun_refuses_are_those_git_refuses() {
+    let names = [
+        "HEAD",
+        "-x",
+        "a b",
+        "a~1",
+        "a^",
+        "a:b",
+        "a?",
+        "a*",
+        "a[b",
+        "a\\b",
+        "a..b",
+        "a@{1}",
+        "x.",
+        "/a",
+        "a/",
+        "a//b",
+        ".a",
+        "a/.b",
+        "a.lock",
+        "a/b.lock/c",
+        "main",
+        "feature/x",
+        "a.b",
+        "a@b",
+        "HEAD/x",
+        "x/HEAD",
+        "v1.2",
+        "a.locked",
+        "a\tb",
+    ];
+    for name in names {
+        let out = std::process::Command::new("git").args(["check-ref-format", "--branch", name]).output().unwrap();
+        let git_ok = out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == name;
+        assert_eq!(bosun_core::branch_problem(name).is_none(), git_ok, "{name:?}: git says ok = {git_ok}");
+    }
 }

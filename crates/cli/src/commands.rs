@@ -559,16 +559,17 @@ pub fn hook(client: &Client, hook: HookCommand) -> Result<ExitCode> {
             HookEvent::Codex { agent, payload }
         }
     };
-    // Spooled when no daemon answers, also one that died while it was being told: reports are
-    // states, so one told twice changes nothing, while one lost is a state missed. A daemon
-    // that answered with an error has heard it: that report is not kept for later.
+    // Spooled when no daemon answers, also one that died while it was being told, or that
+    // could not record it (it was stopping, its disk failed): reports are states, so one told
+    // twice changes nothing, while one lost is a state missed. A daemon that refused it has
+    // heard it: that report is not kept for later.
     let heard = match client.request_if_running(Request::Hook(event.clone())) {
         Ok(Some(Response::HookReply { stdout })) => {
             println!("{stdout}");
             true
         }
         Ok(answer) => answer.is_some(),
-        Err(e) => crate::client::wire_error(&e).is_some(),
+        Err(e) => crate::client::wire_error(&e).is_some_and(|w| w.kind != bosun_wire::ErrorKind::Failed),
     };
     // A state directory that is gone (removed with everything bosun knew) is not made again for
     // a report no daemon will ever read.

@@ -140,3 +140,39 @@ fn a_channel_spool_that_is_a_fifo_or_a_link_is_passed_over_at_start() {
     assert_eq!(std::fs::read_to_string(&target).unwrap(), format!("{report}\n"), "the user's file is as it was");
     assert!(!reports.join("fifo0000").exists() && !reports.join("link0000").exists(), "no agent's: removed");
 }
+
+/// A daemon that hears a report but cannot record it (it is stopping, its disk fails) answers
+/// with a failure: the report is kept in the spool for the next daemon, not lost. One the daemon
+/// refused (it names no agent) was heard, and is not kept.
+#[test]
+fn a_report_the_daemon_could_not_record_is_kept_for_the_next_one() {
+    use bosun_wire::{read_frame, write_frame, Envelope, ErrorKind, Response, WireError};
+    let bosun = bosun();
+    let run = bosun.state_dir().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    let spool = bosun.state_dir().join("spool/hooks.spool");
+    let kept = || std::fs::read_to_string(&spool).unwrap_or_default().lines().count();
+    for (kind, keeps) in [(ErrorKind::Failed, true), (ErrorKind::NotFound, false), (ErrorKind::BadRequest, false)] {
+        // A daemon of its own that answers the one report with `kind`.
+        let socket = run.join("bosun.sock");
+        let _ = std::fs::remove_file(&socket);
+        let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let answer = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let _: Envelope = read_frame(&mut stream).unwrap();
+            write_frame(&mut stream, &Response::Error(WireError::new(kind, "engine stopped"))).unwrap();
+        });
+        let before = kept();
+        let stop = serde_json::json!({"hook_event_name": "Stop"}).to_string();
+        let out = bosun.hook("a1b2c3d4", "Stop", stop.as_bytes());
+        assert!(out.status.success(), "{out:?}");
+        answer.join().unwrap();
+        assert_eq!(
+            kept() - before,
+            usize::from(keeps),
+            "{kind:?}: {}",
+            std::fs::read_to_string(&spool).unwrap_or_default()
+        );
+    }
+    assert!(std::fs::read_to_string(&spool).unwrap().contains("\"Stop\""));
+}

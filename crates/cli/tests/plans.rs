@@ -404,3 +404,71 @@ job "attempt" {
     assert_eq!(bosun.ok(repo.path(), &["escalations"]).trim(), "nothing needs a person");
     assert!(git(&repo, &["branch", "--list", "feature/fix-v1"]).contains("feature/fix-v1"), "the loser is kept");
 }
+
+/// A branch git cannot make — `HEAD`, or `feature/x` beside a branch `feature` — is refused
+/// before anything starts, in a line that says what to do, not midway in git's words.
+#[test]
+fn branches_that_cannot_exist_are_refused_before_anything_starts() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    git(&repo, &["branch", "feature"]);
+    let runbook = |branch: &str| {
+        format!(
+            r#"
+plan "p" {{
+  job "x" {{
+    run  = {{ job = "mark" }}
+    vars = {{ name = "x" }}
+    {branch}
+  }}
+}}
+
+job "mark" {{
+  vars   = ["name"]
+  source = {{ git = true, branch = "feature/${{var.name}}" }}
+  step "mark" {{ run = "true" }}
+}}
+
+command "mark" {{
+  args = "<name>"
+  run  = {{ job = "mark" }}
+}}
+"#
+        )
+    };
+    let branches_before = git(&repo, &["branch", "--list"]);
+    let nothing_made = |bosun: &Bosun| {
+        let plans: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["plan", "ls", "--json"])).unwrap();
+        assert_eq!(plans, serde_json::json!([]), "no plan recorded");
+        let jobs: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["job", "ls", "--json"])).unwrap();
+        assert_eq!(jobs, serde_json::json!([]), "no job recorded");
+        let workspaces = bosun.state_dir().join("workspaces");
+        let made = std::fs::read_dir(&workspaces).map(|d| d.count()).unwrap_or(0);
+        assert_eq!(made, 0, "no workspace made in {}", workspaces.display());
+        assert_eq!(git(&repo, &["branch", "--list"]), branches_before, "no branch made");
+    };
+
+    // The plan job "x" asks for feature/x, which the branch feature keeps from being made.
+    write_runbook(&repo, "p.hcl", &runbook(""));
+    let out = bosun.run(repo.path(), &["plan", "run", "p"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("plan job \"x\"") && err.contains("a branch \"feature\" exists"), "{err}");
+    assert!(err.len() < 600, "one short line: {err}");
+    nothing_made(&bosun);
+
+    // A job run on its own, with a branch feature/auth.
+    let out = bosun.run(repo.path(), &["run", "mark", "auth"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no branch \"feature/auth\" can be made") && err.contains("\"feature\" exists"), "{err}");
+    nothing_made(&bosun);
+
+    // HEAD: refused by check, and by the run.
+    write_runbook(&repo, "p.hcl", &runbook("branch = \"HEAD\""));
+    let err = bosun.fails(repo.path(), &["runbook", "check"]);
+    assert!(err.contains("no branch \"HEAD\" can be made"), "{err}");
+    let out = bosun.run(repo.path(), &["plan", "run", "p"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    nothing_made(&bosun);
+}

@@ -224,3 +224,56 @@ fn a_turn_that_ends_while_bosun_is_down_is_known_when_it_comes_back() {
     bosun.wait_state(&id, "idle");
     assert!(!bosun.state_dir().join("spool/hooks.spool").exists(), "the spool was read and dropped");
 }
+
+/// What a start finds that nothing would move on (here a log that leaves an agent idle under
+/// its chain with nothing pending, as a fault of an older bosun could) is put to a person,
+/// saying what was lost, and recorded; the agent's process is left running.
+#[test]
+fn a_start_that_finds_an_agent_nothing_would_move_on_asks_a_person() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let id = bosun.start(repo.path(), &["--on-idle", "nudge:status please", "--", "sleep", "600"]);
+    bosun.ok(repo.path(), &["daemon", "stop"]);
+    // The log as a fault would leave it: the agent idle, its chain's first step taken, and no
+    // timer, message or person left to move it on.
+    let db = bosun.state_dir().join("bosun.db");
+    let mut store = bosun_daemon::Store::open(&db).unwrap();
+    let state = store.load().unwrap();
+    let a = state.agents.values().find(|a| a.id.as_str() == id).unwrap().clone();
+    let at = bosun_core::Timestamp::from_millis(a.state_since.as_millis() + 1);
+    let mut events: Vec<bosun_core::Event> =
+        state.timers.keys().map(|t| bosun_core::Event::TimerCleared { id: *t }).collect();
+    events.push(bosun_core::Event::AgentObserved {
+        id: a.id.clone(),
+        state: bosun_core::SessionState::Idle,
+        source: bosun_core::Source::Screen,
+        at,
+        observation: None,
+        cause: None,
+    });
+    events.push(bosun_core::Event::RecoveryStep {
+        id: a.id.clone(),
+        trigger: bosun_core::Trigger::Idle,
+        progress: bosun_core::Progress { step: 0, used: 1 },
+        action: bosun_core::Action::Nudge { message: "status please".into() },
+        at,
+        class: None,
+    });
+    store.append(at, &events).unwrap();
+    drop(store);
+
+    let escalated = wait_escalations(&bosun);
+    assert_eq!(escalated.len(), 1, "{escalated:?}");
+    let reason = escalated[0]["reason"].as_str().unwrap();
+    assert!(reason.contains("bosun lost what would move it on"), "{reason}");
+    assert!(reason.contains(&format!("agent {id} is idle with its on_idle chain at step 1 of 1")), "{reason}");
+    let events = bosun.ok(repo.path(), &["events", "--json"]);
+    assert!(events.contains("escalation_raised") && events.contains("bosun lost what would move it on"), "recorded");
+    // Asked, not ended: its process still runs, and a second start asks nothing more.
+    assert_eq!(bosun.show(&id).agent.state, bosun_core::SessionState::Idle);
+    bosun.ok(repo.path(), &["daemon", "stop"]);
+    bosun.ok(repo.path(), &["ls"]);
+    let again: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["escalations", "--json"])).unwrap();
+    assert_eq!(again.as_array().map(Vec::len), Some(1), "{again}");
+    bosun.ok(repo.path(), &["kill", &id]);
+}

@@ -79,3 +79,25 @@ fn check_reads_a_byte_order_mark_and_names_a_file_that_is_not_utf8() {
     let err = bosun.fails(repo.path(), &["runbook", "check"]);
     assert!(err.contains("b.toml:2:8: not UTF-8 text (byte 17)"), "{err}");
 }
+
+/// The README says what `bosun runbook check` exits with wherever it says it, and says it truly.
+#[test]
+fn check_exits_with_the_code_the_readme_gives_everywhere() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let dir = repo.path().join(".bosun/runbooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("a.hcl"), "job \"x\" {\n  step \"s\" {\n    run = { agent = \"nobody\" }\n  }\n}\n")
+        .unwrap();
+    let out = bosun.run(repo.path(), &["runbook", "check"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let told: Vec<&str> = readme.lines().filter(|l| l.contains("runbook check") && l.contains("exit ")).collect();
+    assert!(!told.is_empty(), "the README gives check's exit code somewhere");
+    for line in told {
+        assert!(line.contains("exit 2"), "the README gives another exit code: {line}");
+    }
+    let listed =
+        readme.lines().any(|l| l.contains("`2` bad usage or input") && l.contains("`bosun runbook check` with errors"));
+    assert!(listed, "the exit codes list check's errors under 2");
+}

@@ -336,6 +336,9 @@ pub enum Input {
     /// What the daemon found when it started: compared with the records, it adopts, buries
     /// and resumes.
     Reconcile(Reality),
+    /// The daemon has started: reconciled, and the reports kept while it was down told. Each
+    /// live agent and running job that nothing will move on (`State::stuck`) is put to a person.
+    CheckLiveness,
 }
 
 /// A request to start an agent in a new workspace. The daemon has checked the repository, the

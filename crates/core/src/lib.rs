@@ -21,6 +21,7 @@ mod id;
 mod input;
 mod job;
 mod job_book;
+mod liveness;
 mod memory;
 pub mod message_text;
 mod notice;
@@ -30,6 +31,7 @@ mod plan_summary;
 mod policy;
 mod pool;
 mod queue;
+mod ref_name;
 mod reject;
 pub mod replay;
 mod runtime;
@@ -59,6 +61,7 @@ pub use id::{fnv, AgentId, MessageId, Name, NameError, Nonce, RequestId, Session
 pub use input::{AgentSpec, Input, Reality, SessionSeen, WorkspaceProbe};
 pub use job::{AgentPlan, Job, JobId, JobNotify, JobSpec, JobState, JobWorkspace, Next, StepRun, StepSpec};
 pub use job_book::{pods_refusal, JobBook, JobDef, JobSource, StepAgent};
+pub use liveness::{Awaited, Mover, Stuck, Subject};
 pub use memory::{stopped_agent, Checkpoint, JobScope, ResumePoint, CHECKPOINT_FILE, EVENTS_FILE};
 pub use notice::{Notice, NoticeKind, WebhookUrl};
 pub use permission::{
@@ -77,6 +80,7 @@ pub use pool::{
     TASK_FILE,
 };
 pub use queue::{parse_listed, External, Item, ItemId, ItemState, Worker};
+pub use ref_name::{branch_dirs, branch_problem, branches_clash, plan_branch_problems, PlanJobBranch};
 pub use reject::Rejection;
 pub use runtime::{
     Container, Place, Pod, PodSource, Runtime, Sandbox, POD_AGENT_DIR, POD_CONFIG, POD_ROOT, POD_STATE_DIR,

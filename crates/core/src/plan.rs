@@ -421,10 +421,15 @@ impl PlanJob {
             None => (format!("feature/{}", slug(&self.name)), true),
         }
     }
+
+    /// It, as its branches go.
+    pub fn branches(&self) -> crate::PlanJobBranch<'_> {
+        crate::PlanJobBranch { name: &self.name, branch: self.branch.as_deref(), variants: self.variants }
+    }
 }
 
 /// Lower-case letters, digits and single dashes.
-fn slug(name: &str) -> String {
+pub(crate) fn slug(name: &str) -> String {
     let mut out = String::new();
     for c in name.chars() {
         if c.is_ascii_alphanumeric() {

@@ -26,7 +26,9 @@ pub enum TimerKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         class: Option<crate::TurnClass>,
     },
-    /// Without hooks, idle must last this long before `on_idle` fires.
+    /// Without hooks, idle must last this long before `on_idle` fires; also, an agent that
+    /// nothing came of its chain's last step for (see `recovery::again`) has its chain act again
+    /// where it stands (idle, at a dialog, failed) once this passes.
     Grace { agent: AgentId },
     /// A message was typed when `seq` events had been applied: if the agent has not changed state
     /// since and is not working, press Enter once more.

@@ -220,6 +220,37 @@ fn reconcile_adopts_live_sessions_buries_vanished_ones_and_marks_missing_dirs_st
 }
 
 #[test]
+fn a_start_records_an_adoption_only_for_an_agent_whose_process_is_not_the_one_known() {
+    let mut sim = Sim::new();
+    let (same, _) = sim.running(1);
+    let (other, _) = sim.running(2);
+    let pid = |a: &bosun_core::AgentId, sim: &Sim| sim.state.agents[a].pid;
+    let seen = |a: &bosun_core::AgentId, pid| SessionSeen { session: a.session(), pid, exit: None };
+    let adopted = |sim: &Sim, from: usize| -> Vec<bosun_core::AgentId> {
+        sim.log[from..]
+            .iter()
+            .filter_map(|e| match e {
+                Event::AgentAdopted { id, .. } => Some(id.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    for restart in 0..3 {
+        let from = sim.log.len();
+        let sessions = vec![seen(&same, pid(&same, &sim)), seen(&other, Some(900 + restart))];
+        sim.ok(Input::Reconcile(Reality { sessions, missing_dirs: Vec::new(), slots: Vec::new() }));
+        assert_eq!(adopted(&sim, from), vec![other.clone()], "restart {restart}: only the changed one");
+        assert_eq!(pid(&other, &sim), Some(900 + restart));
+        assert_eq!(sim.state.agents[&same].state, SessionState::Running);
+    }
+    // Nothing changed at all: nothing is recorded.
+    let from = sim.log.len();
+    let sessions = vec![seen(&same, pid(&same, &sim)), seen(&other, pid(&other, &sim))];
+    sim.ok(Input::Reconcile(Reality { sessions, missing_dirs: Vec::new(), slots: Vec::new() }));
+    assert_eq!(sim.log.len(), from, "{:?}", &sim.log[from..]);
+}
+
+#[test]
 fn ids_resolve_by_unique_prefix_or_name() {
     let mut sim = Sim::new();
     let (a, w) = sim.start(1);

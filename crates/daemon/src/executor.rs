@@ -581,7 +581,7 @@ fn write_files(files: &[(std::path::PathBuf, String)], output: &Path) -> Result<
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| AdapterError::io(format!("creating {}", dir.display()), e))?;
         }
-        replace_file(path, content).map_err(|e| AdapterError::io(format!("writing {}", path.display()), e))?;
+        write_whole(path, content).map_err(|e| AdapterError::io(format!("writing {}", path.display()), e))?;
     }
     Ok(())
 }
@@ -608,17 +608,6 @@ fn settled_screen(
     Ok(last)
 }
 
-/// Writes `content` to a new file at `path` in place of whatever is there, never through it: a
-/// link an agent left in its own directory (a container's agent can write there) leads nowhere.
-fn replace_file(path: &Path, content: &str) -> std::io::Result<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-        _ => {}
-    }
-    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(path)?;
-    std::io::Write::write_all(&mut file, content.as_bytes())
-}
-
 /// Copies `from` to `to` unless something is at `to` already (a link too, which is never
 /// followed); `from` is read only when it is a regular file.
 fn copy_new(from: &Path, to: &Path) -> std::io::Result<u64> {
@@ -634,4 +623,61 @@ fn copy_new(from: &Path, to: &Path) -> std::io::Result<u64> {
     }
     let mut target = std::fs::OpenOptions::new().write(true).create_new(true).open(to)?;
     std::io::copy(&mut std::io::BufReader::new(source), &mut target)
+}
+
+/// Writes `path` whole, or not at all: beside it first, then renamed over it. A program that
+/// reads it meanwhile (an agent started by a spawn that a crash cut short, while the next daemon
+/// starts it again) reads the old file or the new one, never a part of one (Claude found its
+/// settings empty so, and ran without hooks).
+fn write_whole(path: &Path, content: &str) -> std::io::Result<()> {
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    name.push(format!(".{}.new", std::process::id()));
+    let beside = path.with_file_name(name);
+    // Made new, never through what is there (a link an agent left in its own directory, which
+    // a container's agent can write).
+    match std::fs::remove_file(&beside) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&beside)?;
+    std::io::Write::write_all(&mut file, content.as_bytes())?;
+    std::fs::rename(&beside, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&beside);
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader of an agent's settings never finds them empty or cut while they are written
+    /// again (they were truncated, then written).
+    #[test]
+    fn files_written_again_are_never_seen_empty_or_in_part() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, output) = (dir.path().join("settings.json"), dir.path().join("output.log"));
+        let content = format!("{{\"hooks\":\"{}\"}}", "h".repeat(64 * 1024));
+        let files = vec![(path.clone(), content.clone())];
+        write_files(&files, &output).unwrap();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader = {
+            let (path, stop, content) = (path.clone(), stop.clone(), content.clone());
+            std::thread::spawn(move || {
+                let mut reads = 0u32;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let seen = std::fs::read_to_string(&path).unwrap();
+                    assert!(seen == content, "read {} bytes of {}", seen.len(), content.len());
+                    reads += 1;
+                }
+                reads
+            })
+        };
+        for _ in 0..2_000 {
+            write_files(&files, &output).unwrap();
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(reader.join().unwrap() > 0);
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left.len(), 2, "nothing left beside: {left:?}");
+    }
 }

@@ -82,7 +82,7 @@ fn by_command(
     bosun_adapters::private::as_user(&mut cmd).args(["-c", command]).env("BOSUN_VARIANTS", &listed).current_dir(repo);
     let out = match bosun_adapters::bounded::output(&mut cmd, SAID_MOST) {
         Ok(out) if out.status.success() => out.stdout,
-        Ok(out) => return (None, format!("its judge command failed ({})", out.status)),
+        Ok(out) => return (None, format!("its judge command failed ({}){}", out.status, said_last(&out.stderr))),
         Err(e) => return (None, format!("its judge command cannot run: {e}")),
     };
     let text = String::from_utf8_lossy(&out).into_owned();
@@ -94,6 +94,31 @@ fn by_command(
         Some(v) => (Some(v), format!("its judge command picked v{v}")),
         None => (None, format!("its judge command printed {shown:?}, which names no done variant")),
     }
+}
+
+/// How many of the last lines of a failed judge command's stderr its message keeps, and how
+/// many characters of them at most.
+const STDERR_LINES: usize = 5;
+const STDERR_CHARS: usize = 600;
+
+/// The last lines a failed command wrote to its stderr, as the end of a message: `: …`, each
+/// line's control characters dropped, at most `STDERR_LINES` lines and `STDERR_CHARS`
+/// characters (its end kept); nothing when it wrote nothing.
+fn said_last(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| l.chars().filter(|c| !c.is_control()).collect::<String>().trim().to_owned())
+        .filter(|l| !l.is_empty())
+        .collect();
+    let last = lines[lines.len().saturating_sub(STDERR_LINES)..].join(" / ");
+    if last.is_empty() {
+        return String::new();
+    }
+    let count = last.chars().count();
+    let kept: String = last.chars().skip(count.saturating_sub(STDERR_CHARS)).collect();
+    let cut = if count > STDERR_CHARS { "…" } else { "" };
+    format!(": {cut}{kept}")
 }
 
 /// Lines added and removed on `branch` since it left `source`.
@@ -139,6 +164,12 @@ mod tests {
         assert_eq!(pick(reads).0, Some(2), "it read v2's diff");
         assert_eq!(pick("echo v1").0, Some(1));
         assert_eq!(pick("echo v2 and more").0, Some(2));
+        // A failed judge says why, in its own last words, bounded.
+        let (winner, said) = pick("echo first >&2; echo 'sh: 1: Bad substitution' >&2; exit 2");
+        assert_eq!(winner, None);
+        assert!(said.contains("failed (exit status: 2): first / sh: 1: Bad substitution"), "{said}");
+        let (_, said) = pick("yes 'a long line of complaint' | head -n 1000 >&2; printf '\\033[31mred\\n' >&2; exit 1");
+        assert!(said.len() < 1_000 && said.ends_with("[31mred") && !said.contains('\u{1b}'), "{said}");
         for hostile in ["echo 9", "echo '; rm -rf /'", "echo", "exit 1", "echo v0"] {
             let (winner, said) = pick(hostile);
             assert_eq!(winner, None, "{hostile}: {said}");

@@ -202,6 +202,11 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         spool::reopen_channels(&ctx, &channels).await;
         spool::replay(&ctx, &opts.dirs.old_hook_spool(), &server::Speaker::Anyone).await;
         spool::replay(&ctx, &opts.dirs.hook_spool(), &server::Speaker::Anyone).await;
+        // Reconciled, and told what happened while it was down: what nothing will move on is
+        // put to a person now, rather than left to wait forever.
+        if let Err(e) = engine.submit(bosun_core::Input::CheckLiveness).await {
+            tracing::error!("the check for agents and jobs stuck failed: {e}");
+        }
         tokio::spawn(watch::sessions(engine.clone(), ctx.sessions.clone(), watch::INTERVAL));
         pods::follow(engine.clone(), host.clone(), pod_changes_rx).await;
         pods::relay(ctx.clone(), pod_reports_rx);

@@ -56,6 +56,26 @@ pub fn not_ready(readiness: &dyn bosun_adapters::readiness::Readiness, book: &Jo
         .collect()
 }
 
+/// What would keep the branches a plan's jobs ask for from being made: names git cannot make and
+/// two that cannot both exist (`bosun_core::plan_branch_problems`), a branch the repository has
+/// already when the job names its own (one bosun names is made free with a suffix), and one
+/// the repository's branches keep from being made (`feature/x` beside a branch `feature`).
+pub fn plan_branches(git: &dyn Git, plan: &bosun_core::Plan) -> Vec<String> {
+    let jobs: Vec<bosun_core::PlanJobBranch<'_>> = plan.jobs.iter().map(bosun_core::PlanJob::branches).collect();
+    let mut out = bosun_core::plan_branch_problems(&jobs);
+    let Ok(repo) = git.repo_root(&plan.cwd) else { return out };
+    for j in &jobs {
+        for (branch, suffix) in j.asked() {
+            match git.check_new_branch(&repo, &branch) {
+                Ok(()) | Err(bosun_adapters::AdapterError::InvalidBranch { .. }) => {}
+                Err(bosun_adapters::AdapterError::BranchExists { .. }) if suffix => {}
+                Err(e) => out.push(format!("plan job {:?}: {e}", j.name)),
+            }
+        }
+    }
+    out
+}
+
 /// The problems of starting the jobs `names` of `book` (and the jobs their steps run) from
 /// `cwd`; for a plan, `plan_base` is the ref its first jobs start from.
 pub fn problems(git: &dyn Git, book: &JobBook, names: &[&str], cwd: &Path, plan_base: Option<&str>) -> Vec<String> {

@@ -40,8 +40,65 @@ pub fn check(all: &Runbook, own: &Runbook, p: &mut Problems) {
             if !all.jobs.contains_key(&j.job) {
                 p.at(&j.span, format!("job {:?} of plan {name:?} runs job {:?}, which is not defined", j.name, j.job));
             }
+            if let Some(t) = j.keep_best.as_ref().and_then(judge_template) {
+                p.at(
+                    &j.span,
+                    format!(
+                        "job {:?} of plan {name:?}: keep_best runs its command as it is written, with no values to \
+                         fill in, so `${{{t}}}` would reach the shell as it is; write the value itself (the variants \
+                         are listed in $BOSUN_VARIANTS)",
+                        j.name
+                    ),
+                );
+            }
+        }
+        let branches: Vec<bosun_core::PlanJobBranch<'_>> = plan
+            .jobs
+            .iter()
+            .map(|j| bosun_core::PlanJobBranch {
+                name: &j.name,
+                branch: j.branch.as_deref(),
+                variants: j.variants.unwrap_or(1),
+            })
+            .collect();
+        for problem in bosun_core::plan_branch_problems(&branches) {
+            p.at(&plan.span, format!("in plan {name:?}: {problem}"));
         }
     }
+}
+
+/// `text` with each `${…}` as the word `x`.
+fn placeholders(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("${") {
+        out.push_str(&rest[..i]);
+        out.push('x');
+        let after = &rest[i + 2..];
+        rest = after.find('}').map_or("", |end| &after[end + 1..]);
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A bosun template (`${ns.key}`) in a judge's command, which is run as written: a shell's own
+/// `${NAME}` holds no dot.
+fn judge_template(judge: &bosun_core::Judge) -> Option<String> {
+    let text = match judge {
+        bosun_core::Judge::Command { command } => command,
+        bosun_core::Judge::Gate { gate } => gate,
+        bosun_core::Judge::Person => return None,
+    };
+    let mut rest = text.as_str();
+    while let Some(i) = rest.find("${") {
+        let after = &rest[i + 2..];
+        let inner = &after[..after.find('}').unwrap_or(after.len())];
+        if inner.contains('.') {
+            return Some(inner.chars().take(60).collect());
+        }
+        rest = after;
+    }
+    None
 }
 
 /// Jobs that run themselves through steps that run jobs (`job "a" → job "b" → job "a"`): each
@@ -225,6 +282,13 @@ fn check_templates(job: &Job, name: &str, p: &mut Problems) {
     for s in &job.steps {
         if let Run::Shell(cmd) = &s.run {
             texts.push((cmd, &s.span));
+        }
+    }
+    // A branch no value could make a name git takes (its templates stand for a plain word).
+    if let Source::Worktree { branch: Some(b), .. } | Source::Pool { branch: Some(b) } = &job.source {
+        let plain = placeholders(b);
+        if let Some(why) = bosun_core::branch_problem(&plain) {
+            p.at(&job.span, format!("in job {name:?}: no branch {b:?} can be made: {why}"));
         }
     }
     for (text, span) in texts {

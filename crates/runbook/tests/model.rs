@@ -276,3 +276,43 @@ fn an_agents_permission_rules_and_trust_are_policy_in_hcl_and_toml() {
     let e = errors("b.hcl", "agent \"fix\" {\n  allow = [\"Bash(git *\"]\n}\n");
     assert!(e.iter().any(|e| e.line == 2 && e.message.contains("not a permission rule")), "{e:?}");
 }
+
+#[test]
+fn branches_git_cannot_make_are_refused_by_check() {
+    // A plan job's branch, and two that cannot both exist (`feature/api` is job "api"'s when it
+    // names none).
+    let head = PLAN.replacen("branch = \"auth/api\"", "branch = \"HEAD\"", 1);
+    let e = errors("p.hcl", &head);
+    assert!(e.iter().any(|e| e.message.contains("plan job \"api\": no branch \"HEAD\" can be made")), "{e:?}");
+    let beside = PLAN.replacen("branch = \"auth/api\"", "branch = \"feature\"", 1);
+    let beside = beside.replacen("job \"schema\" {", "job \"x\" {", 1).replace("[\"schema\"]", "[\"x\"]");
+    let e = errors("p.hcl", &beside);
+    assert!(e.iter().any(|e| e.message.contains("\"feature/x\" and \"feature\" cannot both exist")), "{e:?}");
+    // A job's own branch, a template that no value could make good included.
+    for bad in ["HEAD", "fix..${var.name}", "${var.name}.lock", "a b/${var.name}"] {
+        let text = format!("job \"j\" {{\n  vars = [\"name\"]\n  source = {{ git = true, branch = \"{bad}\" }}\n  step \"s\" {{ run = \"true\" }}\n}}\n");
+        let e = errors("j.hcl", &text);
+        assert!(e.iter().any(|e| e.message.contains("can be made")), "{bad}: {e:?}");
+    }
+    let fine = "job \"j\" {\n  vars = [\"name\"]\n  source = { git = true, branch = \"fix/${var.name}\" }\n  step \"s\" { run = \"true\" }\n}\n";
+    load(&[src("j.hcl", fine)]).unwrap();
+    load(&[src("p.hcl", PLAN)]).unwrap();
+}
+
+#[test]
+fn a_judge_command_naming_a_template_is_refused_by_check_and_shell_variables_pass() {
+    let judged = |judge: &str| {
+        PLAN.replacen(
+            "branch = \"auth/api\"",
+            &format!("branch = \"auth/api\"\n    variants = 2\n    keep_best = {judge}"),
+            1,
+        )
+    };
+    for bad in [r#"{ command = "pick ${var.instructions}" }"#, r#"{ gate = "make ${local.target}" }"#] {
+        let e = errors("p.hcl", &judged(bad));
+        assert!(e.iter().any(|e| e.message.contains("keep_best runs its command as it is written")), "{bad}: {e:?}");
+    }
+    for fine in [r#"{ command = "pick \"${BOSUN_VARIANTS}\"" }"#, r#"{ gate = "make check" }"#, "\"person\""] {
+        load(&[src("p.hcl", &judged(fine))]).unwrap_or_else(|e| panic!("{fine}: {e:?}"));
+    }
+}

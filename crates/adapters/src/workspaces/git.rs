@@ -134,6 +134,9 @@ impl Git for LocalGit {
     }
 
     fn check_new_branch(&self, repo: &Path, branch: &str) -> Result<(), AdapterError> {
+        if let Some(reason) = bosun_core::branch_problem(branch) {
+            return Err(AdapterError::InvalidBranch { branch: branch.to_owned(), reason });
+        }
         let mut cmd = git(repo);
         cmd.args(["check-ref-format", "--branch", branch]);
         let out = output(&mut cmd)?;
@@ -149,6 +152,9 @@ impl Git for LocalGit {
         }
         if branch_exists(repo, branch)? {
             return Err(AdapterError::BranchExists { repo: repo.to_path_buf(), branch: branch.to_owned() });
+        }
+        if let Some(by) = blocking_branch(repo, branch)? {
+            return Err(AdapterError::BranchBlocked { repo: repo.to_path_buf(), branch: branch.to_owned(), by });
         }
         Ok(())
     }
@@ -304,6 +310,20 @@ pub(super) fn branch_exists(repo: &Path, branch: &str) -> Result<bool, AdapterEr
         Some(1) => Ok(false),
         _ => Err(command_error(&cmd, stderr_text(&out))),
     }
+}
+
+/// A branch that keeps `branch` from being made: one it would be a directory of (`feature/x`
+/// for `feature`), or one that is a directory of it (`feature` for `feature/x`).
+fn blocking_branch(repo: &Path, branch: &str) -> Result<Option<String>, AdapterError> {
+    for dir in bosun_core::branch_dirs(branch) {
+        if branch_exists(repo, dir)? {
+            return Ok(Some(dir.to_owned()));
+        }
+    }
+    let mut cmd = git(repo);
+    cmd.args(["for-each-ref", "--count=1", "--format=%(refname:strip=2)"]).arg(format!("refs/heads/{branch}/"));
+    let under = run(&mut cmd)?;
+    Ok(under.lines().next().map(str::to_owned).filter(|b| !b.is_empty()))
 }
 
 /// The commits `refs/heads/<branch>` holds that no other branch, tag or remote-tracking branch

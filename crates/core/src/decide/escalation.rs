@@ -52,8 +52,29 @@ pub(super) fn resolve(
     };
     d.event(Event::EscalationResolved { id, at: now, message: message.map(str::to_owned) });
     d.event(Event::RecoveryReset { id: e.agent.clone(), trigger: e.trigger });
-    if let (Some(a), Some(m)) = (agent, message) {
-        queue(state, a, m, MessageKind::Resolve, now, d);
+    let ending = state.agents.get(&e.agent).filter(|a| a.kill_requested && a.state.is_up());
+    match (agent, message, ending) {
+        // One bosun could not end: it tries again.
+        (_, _, Some(a)) => d.effect(super::kill(a)),
+        // A message waits while the agent shows a dialog, which it never answers: an agent still
+        // at the dialog goes on with its chain after the grace, as one closed without a word.
+        (Some(a), Some(m), None) if !matches!(a.state, crate::SessionState::Prompt { .. }) => {
+            queue(state, a, m, MessageKind::Resolve, now, d)
+        }
+        (Some(a), Some(m), None) => {
+            queue(state, a, m, MessageKind::Resolve, now, d);
+            let reset = crate::Agent { recovery: Default::default(), class_recovery: Default::default(), ..a.clone() };
+            super::recovery::again(state, &reset, now, d);
+        }
+        // Closed without a word: an agent still where it was asked about goes on with its chain
+        // from its start after the grace, unless it shows life first.
+        _ => {
+            if let Some(a) = state.agents.get(&e.agent) {
+                let reset =
+                    crate::Agent { recovery: Default::default(), class_recovery: Default::default(), ..a.clone() };
+                super::recovery::again(state, &reset, now, d);
+            }
+        }
     }
     Ok(())
 }

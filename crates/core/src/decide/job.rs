@@ -517,6 +517,20 @@ pub(super) fn resume_after_restart(state: &State, d: &mut Decision) {
     }
 }
 
+/// A running job that nothing will move on (see `State::stuck`) fails, saying why: it can be
+/// resumed.
+pub(super) fn lost(state: &State, job: &JobId, why: String, now: Timestamp, d: &mut Decision) {
+    if let Some(j) = state.jobs.get(job).filter(|j| !j.state.is_over()) {
+        finish(
+            state,
+            j,
+            JobState::Failed { reason: format!("{why}; resume it with `bosun job resume {job}`") },
+            now,
+            d,
+        );
+    }
+}
+
 /// The backoff is over: the step's next try.
 pub(super) fn backoff_over(state: &State, job: &JobId, now: Timestamp, d: &mut Decision) {
     if let Some(j) = state.jobs.get(job).filter(|j| j.state == JobState::Waiting) {

@@ -172,7 +172,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::PodEnded { session, status, saved } => session::pod_ended(state, session, *status, saved, now, &mut d),
         Input::SessionClosed { session } => session::exited(state, session, crate::ExitStatus::UNKNOWN, now, &mut d),
         Input::SessionKilled { agent } => session::killed(state, agent, now, &mut d),
-        Input::SessionKillFailed { agent, error } => session::kill_failed(state, agent, error, &mut d),
+        Input::SessionKillFailed { agent, error } => session::kill_failed(state, agent, error, now, &mut d),
         Input::TextDelivered { message } => session::text_done(state, *message, None, now, &mut d),
         Input::TextFailed { message, error } => session::text_done(state, *message, Some(error), now, &mut d),
         Input::Resolve { escalation, message } => {
@@ -212,6 +212,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         }
         Input::SessionsObserved { sessions, as_of } => reconcile::observed(state, sessions, *as_of, now, &mut d),
         Input::Reconcile(reality) => reconcile::at_start(state, reality, now, &mut d),
+        Input::CheckLiveness => reconcile::stuck_after_start(state, now, &mut d),
     }
     session::dispatch(state, &mut d);
     queue::dispatch(state, &mut d);

@@ -109,8 +109,9 @@ pub(super) fn observed(
     }
     match &new {
         // The first idle of a fresh session is not the end of a turn; a resumed one that gets no
-        // message is idle for good unless its policy acts, after the grace.
-        SessionState::Idle if matches!(obs, Observation::Started) && a.restarts == 0 => {}
+        // message (or one that says it started again after it had work) is idle for good unless
+        // its policy acts, after the grace.
+        SessionState::Idle if matches!(obs, Observation::Started) && state.never_given_work(a) => {}
         SessionState::Idle if matches!(obs, Observation::Started) => grace(state, a, now, d),
         SessionState::Idle if source == Source::Hook => super::classify::turn_ended(state, a, now, d),
         SessionState::Idle => grace(state, a, now, d),

@@ -4,7 +4,10 @@
 use super::session::{came_up, ended, sending};
 use super::workspace::inspect_if_released;
 use super::{create, kill, remove, spawn, Decision};
-use crate::{Agent, Effect, Event, ExitStatus, Reality, SessionSeen, SessionState, State, Timestamp, WorkspaceState};
+use crate::{
+    Agent, Effect, Event, ExitStatus, Reality, SessionSeen, SessionState, State, Subject, Timestamp, Trigger,
+    WorkspaceState,
+};
 
 /// Judges running agents by a listing of sessions taken when `as_of` events had been applied:
 /// an agent that started running after that is not judged by it.
@@ -49,9 +52,16 @@ pub(super) fn at_start(state: &State, reality: &Reality, now: Timestamp, d: &mut
     for agent in state.agents.values().filter(|a| !a.state.is_dead()) {
         match (seen(&reality.sessions, agent), &agent.state) {
             (Some(SessionSeen { exit: Some(status), .. }), _) => ended(state, agent, *status, now, d),
-            (Some(s), SessionState::Starting) => came_up(state, agent, s.pid, now, d),
+            // It came up while bosun was down, at a moment not known: it is taken to be up since
+            // it was asked to start, so that what it reported meanwhile (spooled, told next)
+            // is not taken for older than its coming up.
+            (Some(s), SessionState::Starting) => {
+                cut_off(state, agent, d);
+                came_up(state, agent, s.pid, agent.state_since.min(now), d)
+            }
             (Some(s), _) => adopt(state, agent, s, now, d),
             (None, SessionState::Starting) if !agent.kill_requested => {
+                cut_off(state, agent, d);
                 let ws_ready = state
                     .workspaces
                     .get(&agent.workspace)
@@ -68,10 +78,13 @@ pub(super) fn at_start(state: &State, reality: &Reality, now: Timestamp, d: &mut
     }
 }
 
-/// A running agent found alive again. Its oldest waiting message may have been being typed when
-/// bosun died: it is failed rather than typed twice, and the next one goes out.
+/// A running agent found alive again (recorded only when its process is not the one known: a
+/// start changes nothing about the others). Its oldest waiting message may have been being typed
+/// when bosun died: it is failed rather than typed twice, and the next one goes out.
 fn adopt(state: &State, agent: &Agent, s: &SessionSeen, now: Timestamp, d: &mut Decision) {
-    d.event(Event::AgentAdopted { id: agent.id.clone(), pid: s.pid, at: now });
+    if s.pid.is_some() && s.pid != agent.pid {
+        d.event(Event::AgentAdopted { id: agent.id.clone(), pid: s.pid, at: now });
+    }
     // Its logs are followed again from their ends: what they said while bosun was down is past.
     d.effect(Effect::WatchLog {
         agent: agent.id.clone(),
@@ -83,22 +96,52 @@ fn adopt(state: &State, agent: &Agent, s: &SessionSeen, now: Timestamp, d: &mut 
     if let Some(log) = &agent.log {
         d.effect(Effect::WatchLog { agent: agent.id.clone(), path: log.clone(), session_log: true, from_start: false });
     }
-    if let Some(in_flight) = sending(state, &agent.id) {
-        d.event(Event::MessageFailed {
-            id: in_flight.id,
-            error: "bosun restarted while delivering it; not retyped, to avoid sending it twice".into(),
-        });
-        // Whether it reached the agent is unknown: one still idle after the grace is idle for
-        // good, and its `on_idle` acts again.
-        if agent.state == SessionState::Idle {
-            super::observe::grace(state, agent, now, d);
-        }
+    if cut_off(state, agent, d) {
+        // Whether it reached the agent is unknown: one still where it was after the grace (idle,
+        // at a dialog, failed) stays there for good, and its chain acts again.
+        super::recovery::again(state, agent, now, d);
     }
     super::classify::resume_after_restart(agent, d);
+    super::recovery::gate_after_restart(state, agent, d);
     // Ended by bosun (killed, or its work done) just before the crash, its session still runs.
     if agent.kill_requested || agent.outcome.is_some() {
         d.effect(kill(agent));
     }
+}
+
+/// After a start (reconciled, and the reports kept while bosun was down told): what nothing will
+/// move on is never left to wait forever. An agent is put to a person, saying what was lost; a
+/// job (whose step's agent or job is over, or whose workspace is gone) fails saying so, to be
+/// resumed.
+pub(super) fn stuck_after_start(state: &State, now: Timestamp, d: &mut Decision) {
+    for stuck in state.stuck() {
+        let why = format!("bosun lost what would move it on: {}", stuck.lost);
+        match &stuck.subject {
+            Subject::Agent(id) => {
+                if let Some(a) = state.agents.get(id) {
+                    let trigger = match a.state {
+                        SessionState::Idle => Trigger::Idle,
+                        SessionState::Prompt { .. } => Trigger::Prompt,
+                        SessionState::Error { .. } => Trigger::Error,
+                        _ => Trigger::Dead,
+                    };
+                    super::escalation::escalate(state, a, trigger, why, now, d);
+                }
+            }
+            Subject::Job(id) => super::job::lost(state, id, why, now, d),
+        }
+    }
+}
+
+/// The agent's message being typed when bosun died, if any, is failed rather than typed twice
+/// (and no longer holds back those queued after it); whether it was cut off.
+fn cut_off(state: &State, agent: &Agent, d: &mut Decision) -> bool {
+    let Some(in_flight) = sending(state, &agent.id) else { return false };
+    d.event(Event::MessageFailed {
+        id: in_flight.id,
+        error: "bosun restarted while delivering it; not retyped, to avoid sending it twice".into(),
+    });
+    true
 }
 
 fn seen<'a>(sessions: &'a [SessionSeen], agent: &Agent) -> Option<&'a SessionSeen> {

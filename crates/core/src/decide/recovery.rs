@@ -91,6 +91,38 @@ fn fire_from(
     }
 }
 
+/// Nothing came of what the agent's chain last did where it stands — its message started no
+/// turn (or the reports of one were lost), could not be typed, or a person closed the
+/// escalation without a word: once the grace has passed with no sign of life, the chain acts
+/// again (`timers::fired`), rather than leave the agent waiting for what will not come.
+pub(super) fn again(state: &State, a: &Agent, now: Timestamp, d: &mut Decision) {
+    let waits = matches!(a.state, SessionState::Idle | SessionState::Prompt { .. } | SessionState::Error { .. });
+    if waits && a.outcome.is_none() && !a.kill_requested {
+        super::observe::grace(state, a, now, d);
+    }
+}
+
+/// After a restart of bosun: a gate a crash cut off is run again (a check run twice says the
+/// same), for the chain that stands at it while the agent is still where it fired.
+pub(super) fn gate_after_restart(state: &State, a: &Agent, d: &mut Decision) {
+    let class = a.verdict.as_ref().map(|v| v.class);
+    for trigger in [Trigger::Idle, Trigger::Error, Trigger::Prompt] {
+        let class = routed(a, trigger, class);
+        let cooling =
+            state.timers.values().any(|t| t.kind == TimerKind::Cooldown { agent: a.id.clone(), trigger, class });
+        let p = match class {
+            Some(c) => a.class_recovery.get(&c),
+            None => a.recovery.get(&trigger),
+        };
+        let Some(p) = p.filter(|_| in_trigger_state(a, trigger) && !cooling) else { continue };
+        if let Some(Action::Gate { run }) =
+            a.policy.chain_for(trigger, error_of(a), class).0.get(p.step).map(|s| &s.action)
+        {
+            d.effect(Effect::RunGate { agent: a.id.clone(), run: run.clone(), cwd: a.cwd.clone() });
+        }
+    }
+}
+
 /// Carries out one action for the agent.
 pub(super) fn perform(state: &State, a: &Agent, trigger: Trigger, action: &Action, now: Timestamp, d: &mut Decision) {
     match action {

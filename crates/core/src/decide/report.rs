@@ -32,6 +32,9 @@ pub(super) fn read(
         d.event(Event::PermissionAnswered { id: a.id.clone(), decision });
         Some(())
     });
+    // What it reports took place when it made the report: one kept while bosun was down is
+    // recorded at that moment, so that the next one it kept (made later) still counts as news.
+    let now = reported_at.min(now);
     if let Some((source, seen)) = reading.observation {
         let observation = if answered.is_some() { Observation::Working } else { seen };
         let cause = Some(report.cause());

@@ -334,9 +334,18 @@ pub(super) fn killed(state: &State, agent: &AgentId, now: Timestamp, d: &mut Dec
     }
 }
 
-pub(super) fn kill_failed(state: &State, agent: &AgentId, error: &str, d: &mut Decision) {
+/// bosun could not end the agent's session: a person is asked to end its process (resolving
+/// tries again), rather than have the agent and its job wait for a death that may not come.
+pub(super) fn kill_failed(state: &State, agent: &AgentId, error: &str, now: Timestamp, d: &mut Decision) {
     if let Some(a) = state.agents.get(agent).filter(|a| !a.state.is_dead()) {
         d.event(Event::AgentKillFailed { id: a.id.clone(), error: error.to_owned() });
+        let why = format!(
+            "agent {} could not be ended ({}): end its process (session {}), then resolve, which tries again",
+            a.id,
+            error.trim(),
+            a.session
+        );
+        super::escalation::escalate(state, a, Trigger::Dead, why, now, d);
     }
 }
 
@@ -358,7 +367,13 @@ pub(super) fn text_done(state: &State, message: MessageId, error: Option<&String
                 set_timer(state, d, kind, at);
             }
         }
-        Some(e) => d.event(Event::MessageFailed { id: message, error: e.clone() }),
+        Some(e) => {
+            d.event(Event::MessageFailed { id: message, error: e.clone() });
+            // Not typed: an agent waiting where its chain sent it is not moved by it.
+            if let Some(a) = state.agents.get(&m.agent) {
+                recovery::again(state, a, now, d);
+            }
+        }
     }
 }
 

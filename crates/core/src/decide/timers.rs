@@ -3,7 +3,7 @@
 
 use super::observe::{quiet_check, startup_check};
 use super::{recovery, set_timer, Decision};
-use crate::{Effect, Event, Heartbeat, SessionState, State, TimerId, TimerKind, Timestamp};
+use crate::{Effect, Event, Heartbeat, SessionState, State, TimerId, TimerKind, Timestamp, Trigger};
 
 pub(super) fn fired(state: &State, id: TimerId, now: Timestamp, d: &mut Decision) {
     let Some(timer) = state.timers.get(&id) else { return };
@@ -20,6 +20,17 @@ pub(super) fn fired(state: &State, id: TimerId, now: Timestamp, d: &mut Decision
     let Some(a) = timer.kind.agent().and_then(|a| state.agents.get(a)) else { return };
     match &timer.kind {
         TimerKind::Cooldown { trigger, class, .. } => recovery::cooled_down(state, a, *trigger, *class, now, d),
+        // A chain that acts again where the agent stands (see `recovery::again`).
+        TimerKind::Grace { .. } if matches!(a.state, SessionState::Prompt { .. }) => {
+            recovery::fire(state, a, Trigger::Prompt, None, now, d)
+        }
+        TimerKind::Grace { .. } if matches!(a.state, SessionState::Error { .. }) => {
+            let error = match a.state {
+                SessionState::Error { error } => Some(error),
+                _ => None,
+            };
+            recovery::fire(state, a, Trigger::Error, error, now, d)
+        }
         TimerKind::Grace { .. } => {
             if a.state != SessionState::Idle {
                 return;
@@ -48,6 +59,10 @@ pub(super) fn fired(state: &State, id: TimerId, now: Timestamp, d: &mut Decision
                 let at = Timestamp::from_millis(now.as_millis() + super::session::CONFIRM_MS);
                 let kind = TimerKind::Confirm { agent: a.id.clone(), message: *message, seq: *seq, again: true };
                 set_timer(state, d, kind, at);
+            } else if unmoved {
+                // Enter twice and still no turn, or none reported (its reports lost to a crash
+                // of bosun): the agent is where it was, and its chain acts again.
+                recovery::again(state, a, now, d);
             }
         }
         TimerKind::Startup { checks, .. } => startup_check(state, a, *checks, now, d),

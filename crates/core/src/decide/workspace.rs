@@ -125,6 +125,11 @@ pub(super) fn created(state: &State, id: &WorkspaceId, now: Timestamp, d: &mut D
         d.event(Event::WorkspaceInUse { id: id.clone(), agent: agent.id.clone() });
         d.effect(spawn(agent, None));
     }
+    // Killed while its workspace was being made: it never starts, and is dead now.
+    let killed = state.agents.values().filter(|a| &a.workspace == id && a.state == SessionState::Starting);
+    for agent in killed.filter(|a| a.kill_requested) {
+        died(state, agent, DeathReason::Killed, None, now, d);
+    }
 }
 
 /// Creation failed: whatever part of it was made stays recorded (as Stale, with the error) so

@@ -50,6 +50,7 @@ pub(super) fn preflight_plan(
             }
         }
     };
+    add(&mut problems, crate::preflight::plan_branches(git, plan));
     for (index, j) in plan.jobs.iter().enumerate() {
         let (book, names) = (plan.job_book(index), [j.job.as_str()]);
         add(&mut problems, crate::preflight::problems(git, &book, &names, &plan.cwd, Some(&plan.base)));
