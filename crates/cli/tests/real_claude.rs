@@ -7,6 +7,7 @@ mod support;
 
 use std::path::PathBuf;
 
+use bosun_core::{ModeFrom, PermissionMode};
 use bosun_testkit::clients::{ClaudeConfig, ClientEnv};
 use bosun_testkit::fake_model::{FakeModel, Reply};
 use bosun_testkit::poll::wait_until;
@@ -93,6 +94,65 @@ fn the_permission_policy_answers_claudes_request_without_a_dialog() {
     assert_eq!(agent.permissions.len(), 1, "{:?}", agent.permissions);
     assert_eq!(agent.permissions[0].answer.rule(), "Bash(touch *)");
     assert!(real.bosun.ok(real.repo.path(), &["escalations"]).contains("nothing needs a person"));
+    // bosun chose the mode in which Claude asks (its policy is asked first), and Claude runs in it.
+    assert_eq!(agent.permission_mode, Some(PermissionMode::Default), "as its hooks report");
+    let mode = real.bosun.show(&id).permission_mode.expect("a Claude agent has a mode");
+    assert_eq!((mode.mode, mode.from), (Some(PermissionMode::Default), ModeFrom::Bosun));
+}
+
+/// The reason the fake model's classifier gives for the calls it blocks.
+const BLOCKED_BECAUSE: &str = "Creating files was not part of the task.";
+
+#[test]
+fn a_call_auto_modes_classifier_blocks_is_an_event_with_its_reason_that_on_prompt_escalates() {
+    let Some(real) = Real::new(|c| c) else { return };
+    real.model.push(Reply::shell_blocked("touch blocked-file", BLOCKED_BECAUSE));
+    real.model.push(Reply::text("The command was blocked, so I stopped."));
+    // No policy: Claude's own default, auto mode, stands.
+    let id = real.start(&["--on-prompt", "escalate"], &["make the file"]);
+    let agent = real.bosun.wait_state(&id, "idle");
+    let ws = real.bosun.show(&id).workspace.unwrap().path;
+    assert!(!ws.join("blocked-file").exists(), "the classifier blocked the call:\n{}", real.peek(&id));
+    let main = real.model.main_requests();
+    assert!(main.len() == 2 && main[1].contains("auto mode classifier"), "the model heard of the block: {main:?}");
+    let blocked = agent.blocked.as_ref().expect("the block is recorded").call.clone();
+    assert_eq!(
+        (blocked.tool.as_str(), blocked.subject.as_deref(), blocked.reason.as_str()),
+        ("Bash", Some("touch blocked-file"), BLOCKED_BECAUSE)
+    );
+    let escalations = real.bosun.ok(real.repo.path(), &["escalations"]);
+    assert!(escalations.contains("blocked") && escalations.contains(BLOCKED_BECAUSE), "{escalations}");
+    let shown = real.peek(&id);
+    assert!(shown.contains("Blocked by auto mode"), "the screen says so too:\n{shown}");
+    let mode = real.bosun.show(&id).permission_mode.expect("a Claude agent has a mode");
+    assert_eq!((mode.mode, mode.from), (Some(PermissionMode::Auto), ModeFrom::Client));
+    let text = real.bosun.ok(real.repo.path(), &["show", &id]);
+    assert!(text.contains("mode       auto (reported by the client)"), "{text}");
+    assert!(text.contains(&format!("blocked    Bash \"touch blocked-file\": {BLOCKED_BECAUSE}")), "{text}");
+}
+
+#[test]
+fn bosuns_rules_are_asked_before_the_classifier_in_a_mode_the_command_names() {
+    let Some(real) = Real::new(|c| c) else { return };
+    // The classifier would block the first call; bosun's rule allows it first.
+    real.model.push(Reply::shell_blocked("touch allowed-file", BLOCKED_BECAUSE));
+    // The classifier would let the second run; bosun's rule denies it first.
+    real.model.push(Reply::shell("touch denied-file"));
+    real.model.push(Reply::text("Done what I could."));
+    let id = real.start(
+        &["--allow", "Bash(touch allowed-*)", "--deny", "Bash(touch denied-*)", "--on-prompt", "escalate"],
+        &["--permission-mode", "auto", "make the files"],
+    );
+    let agent = real.bosun.wait_state(&id, "idle");
+    let ws = real.bosun.show(&id).workspace.unwrap().path;
+    assert!(ws.join("allowed-file").exists(), "bosun's allow stood over the classifier:\n{}", real.peek(&id));
+    assert!(!ws.join("denied-file").exists(), "bosun's deny stood");
+    let answers: Vec<(bool, &str)> = agent.permissions.iter().map(|p| (p.answer.allows(), p.answer.rule())).collect();
+    assert_eq!(answers, [(true, "Bash(touch allowed-*)"), (false, "Bash(touch denied-*)")]);
+    assert!(agent.blocked.is_none(), "nothing reached the classifier's block: {:?}", agent.blocked);
+    assert!(real.bosun.ok(real.repo.path(), &["escalations"]).contains("nothing needs a person"));
+    let mode = real.bosun.show(&id).permission_mode.expect("a Claude agent has a mode");
+    assert_eq!((mode.mode, mode.from), (Some(PermissionMode::Auto), ModeFrom::Command));
 }
 
 #[test]
