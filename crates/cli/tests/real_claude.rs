@@ -7,10 +7,11 @@ mod support;
 
 use std::path::PathBuf;
 
-use bosun_core::{ModeFrom, PermissionMode};
+use bosun_adapters::{Sessions, SpawnSpec};
+use bosun_core::{ModeFrom, PermissionMode, SessionName};
 use bosun_testkit::clients::{ClaudeConfig, ClientEnv};
 use bosun_testkit::fake_model::{FakeModel, Reply};
-use bosun_testkit::poll::wait_until;
+use bosun_testkit::poll::{wait_for, wait_until};
 use support::*;
 
 /// One bosun, one repository, one fake Anthropic API and a Claude config pointing at it.
@@ -272,4 +273,57 @@ fn a_fork_starts_from_its_agents_conversation_and_work_in_a_worktree_of_its_own(
     let plain = real.bosun.start(real.repo.path(), &["--", "sh", "-c", "sleep 600"]);
     let err = real.bosun.fails(real.repo.path(), &["fork", &plain]);
     assert!(err.contains("cannot fork"), "{err}");
+}
+
+const FAKE_ANSWER: &str = "Hello from a pod.";
+
+/// Real Claude started in a repository (as a pod's workspace is: a clone, its own main
+/// repository) with, as its `.claude.json`, the state bosun writes in a pod's config directory
+/// for it (`own_state`), its folder trusted or not, the fake API key approved besides (the one
+/// thing bosun cannot know there): the screen once it shows the model's answer or the trust
+/// dialog. None when the client cannot be installed.
+fn first_screen_with_bosuns_state(trusted: bool) -> Option<String> {
+    let claude = bosun_testkit::tools::claude_code()?;
+    let model = FakeModel::anthropic();
+    model.push(Reply::text(FAKE_ANSWER));
+    let repo = TempRepo::new();
+    let config = tempfile::tempdir().unwrap();
+    let env = ClaudeConfig::new(&model, config.path()).write();
+    let path = env.config_dir.join(".claude.json");
+    let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let state = bosun_core::driver::claude::own_state(repo.path().to_str().filter(|_| trusted));
+    let mut state: serde_json::Value = serde_json::from_str(&state).unwrap();
+    state["customApiKeyResponses"] = written["customApiKeyResponses"].clone();
+    std::fs::write(&path, state.to_string()).unwrap();
+
+    let server = bosun_testkit::tools::TmuxServer::new();
+    let session = SessionName::from_reported("claude");
+    let command = vec![claude.display().to_string(), "say hello".to_owned()];
+    let spec = SpawnSpec {
+        session: &session,
+        cwd: repo.path(),
+        env: &env.vars,
+        command: &command,
+        output: None,
+        backend: Default::default(),
+        place: &bosun_core::Place::Here,
+        files: &[],
+    };
+    server.tmux().spawn(spec).expect("start Claude in tmux");
+    let trust = bosun_core::driver::claude::is_trust_dialog;
+    let screen = wait_for(PATIENCE, || {
+        let screen = server.tmux().capture(&session, false).unwrap_or_default();
+        (screen.contains(FAKE_ANSWER) || trust(&screen)).then_some(screen)
+    });
+    Some(screen.expect("Claude showed neither its answer nor the trust dialog"))
+}
+
+#[test]
+fn the_state_bosun_writes_in_a_pods_claude_config_is_read_no_trust_dialog_and_no_onboarding_show() {
+    let trust = bosun_core::driver::claude::is_trust_dialog;
+    let Some(screen) = first_screen_with_bosuns_state(true) else { return };
+    assert!(screen.contains(FAKE_ANSWER) && !trust(&screen), "it went straight to work:\n{screen}");
+    // The same without the trust entry: the dialog shows, so the entry is what Claude read.
+    let Some(screen) = first_screen_with_bosuns_state(false) else { return };
+    assert!(trust(&screen), "{screen}");
 }

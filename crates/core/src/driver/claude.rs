@@ -614,6 +614,36 @@ pub fn session_uuid(a: u64, b: u64) -> String {
     )
 }
 
+/// Claude's own state (`.claude.json`) as bosun writes it where the config directory is bosun's,
+/// never a user's: onboarding done (its theme picker and its check of the real API are for a
+/// person at a terminal), and, when `trusted` names it, that folder trusted, so no trust dialog
+/// shows there or below (Claude 2.1.3xx decides trust for a git worktree through its main
+/// repository: give that).
+pub fn own_state(trusted: Option<&str>) -> String {
+    let projects: serde_json::Map<String, serde_json::Value> = trusted
+        .map(|dir| (dir.to_owned(), serde_json::json!({ "hasTrustDialogAccepted": true })))
+        .into_iter()
+        .collect();
+    serde_json::json!({ "hasCompletedOnboarding": true, "projects": projects }).to_string()
+}
+
+/// Where Claude's own state is, in a pod: its config directory (`CLAUDE_CONFIG_DIR`) is bosun's.
+pub fn pod_state_file() -> PathBuf {
+    Path::new(crate::POD_CONFIG).join(".claude.json")
+}
+
+/// The files agent `a` needs in its pod beyond its settings: Claude's own state, in a config
+/// directory that is new (every pod's without a claim; one on a claim at its first launch only,
+/// after which the claim keeps it, with what Claude and a person added), its workspace trusted
+/// unless the policy leaves the trust dialog to a person. The workspace is a clone, its own main
+/// repository.
+fn pod_files(a: &crate::Agent) -> Option<(PathBuf, String)> {
+    let pod = a.runtime.pod()?;
+    let fresh = pod.claim.is_none() || a.restarts == 0;
+    let trusted = a.policy.accept_trust.then_some(crate::POD_WORKSPACE);
+    fresh.then(|| (pod_state_file(), own_state(trusted)))
+}
+
 /// The repository's own Claude settings, copied into a workspace made for a Claude agent.
 pub const REPO_SETTINGS: &str = ".claude/settings.json";
 
@@ -685,10 +715,13 @@ impl super::AgentDriver for Claude {
         vec![(from.clone(), projects.join(project).join(name))]
     }
 
-    /// The `--settings` file with bosun's hooks, which name the agent and its generation.
+    /// The `--settings` file with bosun's hooks, which name the agent and its generation; in a
+    /// pod, Claude's own state with its workspace trusted too (`pod_files`).
     fn files(&self, a: &crate::Agent, path: &Path) -> Vec<(PathBuf, String)> {
         let hook = format!("{} claude {} {}", a.hook_command, a.id, a.restarts);
-        vec![(path.to_owned(), settings(&hook))]
+        let mut files = vec![(path.to_owned(), settings(&hook))];
+        files.extend(pod_files(a));
+        files
     }
 
     fn conversation(&self, a: &crate::Agent) -> Option<String> {
