@@ -120,6 +120,9 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
                     println!("{label:<10} {}", rules.join(", "));
                 }
             }
+            if let Some(mode) = &d.permission_mode {
+                println!("mode       {}", mode.describe());
+            }
             for p in &a.permissions {
                 let verb = if p.answer.allows() { "allowed" } else { "denied" };
                 let subject = p.subject.as_deref().map(|s| format!(" {s:?}")).unwrap_or_default();
@@ -129,6 +132,10 @@ pub fn run(client: &Client, command: Command) -> Result<()> {
                     p.answer.rule(),
                     render::age(d.now, p.at.as_millis())
                 );
+            }
+            if let Some(b) = &a.blocked {
+                let ago = render::age(d.now, b.at.as_millis());
+                println!("blocked    {} ({ago} ago, by its client's classifier)", b.call.describe());
             }
             if let Some(v) = &a.verdict {
                 let rule = v.rule.as_ref().map(|r| format!(", rule {r}")).unwrap_or_default();

@@ -658,3 +658,24 @@ fn a_bundle_that_would_move_a_branch_changed_here_meanwhile_is_refused_and_its_p
     assert!(cluster.pod("default", &format!("bosun-{id}")).is_some(), "its pod is kept with the work only it holds");
     assert_eq!(repo.git(&["rev-parse", "agent/moved"]), mine, "the branch here is untouched");
 }
+
+#[test]
+fn a_claude_agents_pod_config_holds_claudes_own_state_with_the_pods_workspace_trusted() {
+    let (_cluster, bosun, repo, _git, image) = k8s_bosun();
+    let exe = env!("CARGO_BIN_EXE_bosun");
+    // Stands in for Claude under the claude driver: says what it finds where Claude looks for its
+    // own state, and whether it runs in the folder that state trusts.
+    let trusted = format!("\"{}\":{{\"hasTrustDialogAccepted\":true}}", bosun_core::POD_WORKSPACE);
+    let agent = format!(
+        "grep -qF '{trusted}' \"$CLAUDE_CONFIG_DIR/.claude.json\" && echo 'state: trusts its workspace'; \
+         [ \"$(pwd -P)\" = {} ] && echo 'runs: in its workspace'; sleep 600",
+        bosun_core::POD_WORKSPACE
+    );
+    let args = ["--runtime", "k8s", "--image", &image, "--bosun-in-image", exe, "--branch", "agent/state"];
+    let mut all = args.to_vec();
+    all.extend(["--driver", "claude", "--prompt", "go", "--", "sh", "-c", &agent]);
+    let id = bosun.start(repo.path(), &all);
+    let screen = bosun.wait_screen(&id, "runs: in its workspace");
+    assert!(screen.contains("state: trusts its workspace"), "{screen}");
+    assert!(!repo.path().join(".claude.json").exists() && !repo.path().join(".claude").exists(), "nothing here");
+}

@@ -7,9 +7,11 @@ mod support;
 
 use std::path::PathBuf;
 
+use bosun_adapters::{Sessions, SpawnSpec};
+use bosun_core::{ModeFrom, PermissionMode, SessionName};
 use bosun_testkit::clients::{ClaudeConfig, ClientEnv};
 use bosun_testkit::fake_model::{FakeModel, Reply};
-use bosun_testkit::poll::wait_until;
+use bosun_testkit::poll::{wait_for, wait_until};
 use support::*;
 
 /// One bosun, one repository, one fake Anthropic API and a Claude config pointing at it.
@@ -93,6 +95,65 @@ fn the_permission_policy_answers_claudes_request_without_a_dialog() {
     assert_eq!(agent.permissions.len(), 1, "{:?}", agent.permissions);
     assert_eq!(agent.permissions[0].answer.rule(), "Bash(touch *)");
     assert!(real.bosun.ok(real.repo.path(), &["escalations"]).contains("nothing needs a person"));
+    // bosun chose the mode in which Claude asks (its policy is asked first), and Claude runs in it.
+    assert_eq!(agent.permission_mode, Some(PermissionMode::Default), "as its hooks report");
+    let mode = real.bosun.show(&id).permission_mode.expect("a Claude agent has a mode");
+    assert_eq!((mode.mode, mode.from), (Some(PermissionMode::Default), ModeFrom::Bosun));
+}
+
+/// The reason the fake model's classifier gives for the calls it blocks.
+const BLOCKED_BECAUSE: &str = "Creating files was not part of the task.";
+
+#[test]
+fn a_call_auto_modes_classifier_blocks_is_an_event_with_its_reason_that_on_prompt_escalates() {
+    let Some(real) = Real::new(|c| c) else { return };
+    real.model.push(Reply::shell_blocked("touch blocked-file", BLOCKED_BECAUSE));
+    real.model.push(Reply::text("The command was blocked, so I stopped."));
+    // No policy: Claude's own default, auto mode, stands.
+    let id = real.start(&["--on-prompt", "escalate"], &["make the file"]);
+    let agent = real.bosun.wait_state(&id, "idle");
+    let ws = real.bosun.show(&id).workspace.unwrap().path;
+    assert!(!ws.join("blocked-file").exists(), "the classifier blocked the call:\n{}", real.peek(&id));
+    let main = real.model.main_requests();
+    assert!(main.len() == 2 && main[1].contains("auto mode classifier"), "the model heard of the block: {main:?}");
+    let blocked = agent.blocked.as_ref().expect("the block is recorded").call.clone();
+    assert_eq!(
+        (blocked.tool.as_str(), blocked.subject.as_deref(), blocked.reason.as_str()),
+        ("Bash", Some("touch blocked-file"), BLOCKED_BECAUSE)
+    );
+    let escalations = real.bosun.ok(real.repo.path(), &["escalations"]);
+    assert!(escalations.contains("blocked") && escalations.contains(BLOCKED_BECAUSE), "{escalations}");
+    let shown = real.peek(&id);
+    assert!(shown.contains("Blocked by auto mode"), "the screen says so too:\n{shown}");
+    let mode = real.bosun.show(&id).permission_mode.expect("a Claude agent has a mode");
+    assert_eq!((mode.mode, mode.from), (Some(PermissionMode::Auto), ModeFrom::Client));
+    let text = real.bosun.ok(real.repo.path(), &["show", &id]);
+    assert!(text.contains("mode       auto (reported by the client)"), "{text}");
+    assert!(text.contains(&format!("blocked    Bash \"touch blocked-file\": {BLOCKED_BECAUSE}")), "{text}");
+}
+
+#[test]
+fn bosuns_rules_are_asked_before_the_classifier_in_a_mode_the_command_names() {
+    let Some(real) = Real::new(|c| c) else { return };
+    // The classifier would block the first call; bosun's rule allows it first.
+    real.model.push(Reply::shell_blocked("touch allowed-file", BLOCKED_BECAUSE));
+    // The classifier would let the second run; bosun's rule denies it first.
+    real.model.push(Reply::shell("touch denied-file"));
+    real.model.push(Reply::text("Done what I could."));
+    let id = real.start(
+        &["--allow", "Bash(touch allowed-*)", "--deny", "Bash(touch denied-*)", "--on-prompt", "escalate"],
+        &["--permission-mode", "auto", "make the files"],
+    );
+    let agent = real.bosun.wait_state(&id, "idle");
+    let ws = real.bosun.show(&id).workspace.unwrap().path;
+    assert!(ws.join("allowed-file").exists(), "bosun's allow stood over the classifier:\n{}", real.peek(&id));
+    assert!(!ws.join("denied-file").exists(), "bosun's deny stood");
+    let answers: Vec<(bool, &str)> = agent.permissions.iter().map(|p| (p.answer.allows(), p.answer.rule())).collect();
+    assert_eq!(answers, [(true, "Bash(touch allowed-*)"), (false, "Bash(touch denied-*)")]);
+    assert!(agent.blocked.is_none(), "nothing reached the classifier's block: {:?}", agent.blocked);
+    assert!(real.bosun.ok(real.repo.path(), &["escalations"]).contains("nothing needs a person"));
+    let mode = real.bosun.show(&id).permission_mode.expect("a Claude agent has a mode");
+    assert_eq!((mode.mode, mode.from), (Some(PermissionMode::Auto), ModeFrom::Command));
 }
 
 #[test]
@@ -212,4 +273,58 @@ fn a_fork_starts_from_its_agents_conversation_and_work_in_a_worktree_of_its_own(
     let plain = real.bosun.start(real.repo.path(), &["--", "sh", "-c", "sleep 600"]);
     let err = real.bosun.fails(real.repo.path(), &["fork", &plain]);
     assert!(err.contains("cannot fork"), "{err}");
+}
+
+const FAKE_ANSWER: &str = "Hello from a pod.";
+
+/// Real Claude started in a repository (as a pod's workspace is: a clone, its own main
+/// repository) with, as its `.claude.json`, the state bosun writes in a pod's config directory
+/// for it (`own_state`), its folder trusted or not, the fake API key approved besides (the one
+/// thing bosun cannot know there): the screen once it shows the model's answer or the trust
+/// dialog. None when the client cannot be installed.
+fn first_screen_with_bosuns_state(trusted: bool) -> Option<String> {
+    let claude = bosun_testkit::tools::claude_code()?;
+    let model = FakeModel::anthropic();
+    model.push(Reply::text(FAKE_ANSWER));
+    let repo = TempRepo::new();
+    let config = tempfile::tempdir().unwrap();
+    let env = ClaudeConfig::new(&model, config.path()).write();
+    let path = env.config_dir.join(".claude.json");
+    let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let state = bosun_core::driver::claude::own_state(repo.path().to_str().filter(|_| trusted));
+    let mut state: serde_json::Value = serde_json::from_str(&state).unwrap();
+    state["customApiKeyResponses"] = written["customApiKeyResponses"].clone();
+    std::fs::write(&path, state.to_string()).unwrap();
+
+    let server = bosun_testkit::tools::TmuxServer::new();
+    let session = SessionName::from_reported("claude");
+    let command = vec![claude.display().to_string(), "say hello".to_owned()];
+    let spec = SpawnSpec {
+        session: &session,
+        cwd: repo.path(),
+        env: &env.vars,
+        command: &command,
+        output: None,
+        backend: Default::default(),
+        place: &bosun_core::Place::Here,
+        files: &[],
+        channel: None,
+    };
+    server.tmux().spawn(spec).expect("start Claude in tmux");
+    let trust = bosun_core::driver::claude::is_trust_dialog;
+    let screen = wait_for(PATIENCE, || {
+        let screen = server.tmux().capture(&session, false).unwrap_or_default();
+        (screen.contains(FAKE_ANSWER) || trust(&screen)).then_some(screen)
+    });
+    Some(screen.expect("Claude showed neither its answer nor the trust dialog"))
+}
+
+#[test]
+fn the_state_bosun_writes_in_a_pods_claude_config_is_read_no_trust_dialog_and_no_onboarding_show() {
+    let trust = bosun_core::driver::claude::is_trust_dialog;
+    let Some(screen) = first_screen_with_bosuns_state(true) else { return };
+    assert!(screen.contains(FAKE_ANSWER) && !trust(&screen), "it went straight to work:\n{screen}");
+    // The same without the trust entry: the dialog shows, so the entry is what Claude read.
+    let Some(screen) = first_screen_with_bosuns_state(false) else { return };
+    assert!(trust(&screen), "{screen}");
 }

@@ -82,6 +82,12 @@ pub struct Agent {
     /// The newest permission requests its policy answered, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub permissions: Vec<crate::PermissionDecision>,
+    /// The newest call its client refused by itself (Claude Code's auto-mode classifier).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<crate::BlockedCall>,
+    /// The permission mode its client last reported running in (Claude's hooks say it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_mode: Option<crate::PermissionMode>,
     /// How many times it was restarted with its conversation resumed.
     pub restarts: u32,
     /// Set by the `done` and `fail` actions: its work is over.
@@ -251,6 +257,8 @@ impl Agent {
             resume_message: None,
             asks: None,
             permissions: Vec::new(),
+            blocked: None,
+            permission_mode: None,
             restarts: 0,
             outcome: None,
             step,

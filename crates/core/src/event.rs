@@ -257,6 +257,17 @@ pub enum Event {
         id: AgentId,
         decision: PermissionDecision,
     },
+    /// The agent's client refused one of its tool calls by itself (Claude Code's auto-mode
+    /// classifier).
+    CallBlocked {
+        id: AgentId,
+        call: crate::BlockedCall,
+    },
+    /// The agent's client reported running in a permission mode other than the one recorded.
+    PermissionModeReported {
+        id: AgentId,
+        mode: crate::PermissionMode,
+    },
     /// The agent's driver reported what it said last (the end of its last message).
     AgentSaid {
         id: AgentId,

@@ -26,6 +26,7 @@ mod memory;
 pub mod message_text;
 mod notice;
 mod permission;
+mod permission_mode;
 mod plan;
 mod plan_summary;
 mod policy;
@@ -65,8 +66,10 @@ pub use liveness::{Awaited, Mover, Stuck, Subject};
 pub use memory::{stopped_agent, Checkpoint, JobScope, ResumePoint, CHECKPOINT_FILE, EVENTS_FILE};
 pub use notice::{Notice, NoticeKind, WebhookUrl};
 pub use permission::{
-    answer as permission_answer, PermissionAnswer, PermissionDecision, PermissionRule, RuleError, DECISIONS_KEPT,
+    answer as permission_answer, BlockedCall, PermissionAnswer, PermissionDecision, PermissionRule, Refusal, RuleError,
+    DECISIONS_KEPT,
 };
+pub use permission_mode::{ModeFrom, PermissionMode, RunsIn};
 pub use plan::{
     Judge, Plan, PlanAsk, PlanBranch, PlanJob, PlanJobState, PlanState, Variant, VariantCandidate,
     DEFAULT_PLAN_CONCURRENCY,

@@ -147,6 +147,8 @@ impl JobScope {
             | Event::GateFinished { id, .. }
             | Event::AgentSaid { id, .. }
             | Event::PermissionAnswered { id, .. }
+            | Event::CallBlocked { id, .. }
+            | Event::PermissionModeReported { id, .. }
             | Event::DialogAnswered { id, .. }
             | Event::DialogKeys { id, .. }
             | Event::DialogLeft { id, .. }

@@ -125,6 +125,32 @@ pub struct PermissionDecision {
     pub answer: PermissionAnswer,
 }
 
+/// A tool call the agent's client refused by itself, without asking anyone (Claude Code's
+/// auto-mode classifier): the tool, what it acts on, and the client's reason.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Refusal {
+    pub tool: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    pub reason: String,
+}
+
+/// A refused call, and when it was reported.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockedCall {
+    pub at: Timestamp,
+    #[serde(flatten)]
+    pub call: Refusal,
+}
+
+impl Refusal {
+    /// `Bash "curl … | sh": <reason>`, for a person.
+    pub fn describe(&self) -> String {
+        let subject = self.subject.as_deref().map(|s| format!(" {s:?}")).unwrap_or_default();
+        format!("{}{subject}: {}", self.tool, self.reason)
+    }
+}
+
 /// How many answered requests an agent keeps.
 pub const DECISIONS_KEPT: usize = 20;
 

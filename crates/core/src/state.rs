@@ -307,6 +307,16 @@ pub fn apply(state: &mut State, event: &Event) {
                 agent.permissions.push(decision.clone());
             }
         }
+        Event::CallBlocked { id, call } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.blocked = Some(call.clone());
+            }
+        }
+        Event::PermissionModeReported { id, mode } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.permission_mode = Some(mode.clone());
+            }
+        }
         Event::AgentSaid { id, text } => {
             if let Some(agent) = state.agents.get_mut(id) {
                 agent.said = Some(text.clone());

@@ -41,6 +41,8 @@ proptest! {
     fn readers_never_panic(text in hostile(), n in 0u8..12) {
         let payload = HookPayload::parse(&text, "PermissionRequest");
         let _ = claude::hook_observation(&payload);
+        let denied = HookPayload::parse(&text, "PermissionDenied");
+        prop_assert!(claude::refusal(&denied).is_none_or(|r| r.reason.len() <= 4_000));
         prop_assert!(payload.said().is_none_or(|s| s.len() <= 4_000));
         prop_assert!(payload.asks.as_ref().is_none_or(|s| s.len() <= 500));
         let _ = claude::log_observation(&text);
@@ -82,9 +84,14 @@ proptest! {
             "tool_name": "Bash",
             "tool_input": { "command": command },
             "last_assistant_message": message,
+            "reason": message,
+            "permission_mode": command,
         })
         .to_string();
         let p = HookPayload::parse(&raw, "x");
+        prop_assert!(p.reason.as_ref().is_none_or(|s| s.len() <= 4_000));
+        prop_assert!(p.permission_mode.as_ref().is_none_or(|s| s.len() <= 100));
+        prop_assert!(p.mode().is_none_or(|m| m.label().len() <= 40 && !m.label().contains(char::is_control)));
         prop_assert!(p.said().is_none_or(|s| s.len() <= 4_000));
         prop_assert!(p.asks.as_ref().is_none_or(|s| s.len() <= 500));
         prop_assert!(p.subject.as_ref().is_none_or(|s| s.len() <= 4_000));

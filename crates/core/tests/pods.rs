@@ -205,8 +205,9 @@ fn an_agent_in_a_pod_is_given_its_files_and_hooks_as_its_pod_sees_them() {
         .expect("its session is started");
     let settings = std::path::Path::new(bosun_core::POD_AGENT_DIR).join("settings.json");
     assert!(command.windows(2).any(|w| w[0] == "--settings" && w[1] == settings.to_str().unwrap()), "{command:?}");
-    assert_eq!(files.len(), 1);
+    assert_eq!(files.len(), 2, "its settings, and Claude's own state: {files:?}");
     assert_eq!(files[0].0, settings, "written in the pod, not here");
+    assert!(files[1].0.starts_with(bosun_core::POD_CONFIG), "{:?}", files[1].0);
     let hook = format!("'bosun' --state-dir '{}' hook claude {a} 0", bosun_core::POD_STATE_DIR);
     assert!(files[0].1.contains(&hook), "its hooks report to its host's relay: {}", files[0].1);
     assert!(!files[0].1.contains("/state/"), "no path of this machine's: {}", files[0].1);
@@ -248,4 +249,67 @@ fn a_pod_workspace_with_no_remote_keeps_its_branch_here_when_it_holds_commits_an
         });
         assert_eq!(delete_branch, Some(!kept), "{ahead} commits ahead: {effects:?}");
     }
+}
+
+/// The files the agent's session is started with, by path.
+fn files_given(effects: &[Effect]) -> std::collections::BTreeMap<String, String> {
+    let files = effects.iter().find_map(|e| match e {
+        Effect::SpawnSession { files, .. } => Some(files.clone()),
+        _ => None,
+    });
+    files.expect("a spawn").into_iter().map(|(p, c)| (p.display().to_string(), c)).collect()
+}
+
+/// A Claude agent in a pod whose workspace is on `claim` when given, with `policy`.
+fn claude_in_pod(n: u64, claim: Option<&str>, policy: bosun_core::Policy) -> bosun_core::AgentSpec {
+    let claude = claude(n, policy);
+    bosun_core::AgentSpec {
+        driver: claude.driver,
+        command: claude.command,
+        policy: claude.policy,
+        ..in_pod_with(n, claim)
+    }
+}
+
+#[test]
+fn a_claude_agents_pod_config_is_bosuns_and_trusts_its_workspace_in_the_form_claude_reads() {
+    let state_file = format!("{}/.claude.json", bosun_core::POD_CONFIG);
+    let mut sim = Sim::new();
+    let (_, w) = sim.start_with(claude_in_pod(1, None, bosun_core::Policy::default()));
+    let files = files_given(&sim.ok(Input::WorkspaceCreated { id: w }));
+    let state: serde_json::Value = serde_json::from_str(&files[&state_file]).expect("JSON");
+    assert_eq!(state["projects"][bosun_core::POD_WORKSPACE]["hasTrustDialogAccepted"], true, "{state}");
+    assert_eq!(state["hasCompletedOnboarding"], true);
+    assert!(files.keys().any(|p| p.starts_with(bosun_core::POD_AGENT_DIR)), "its settings too: {files:?}");
+
+    // Leaving the trust dialog to a person: no trust is recorded for it.
+    let mut sim = Sim::new();
+    let policy = bosun_core::Policy { accept_trust: false, ..bosun_core::Policy::default() };
+    let (_, w) = sim.start_with(claude_in_pod(2, None, policy));
+    let files = files_given(&sim.ok(Input::WorkspaceCreated { id: w }));
+    let state: serde_json::Value = serde_json::from_str(&files[&state_file]).expect("JSON");
+    assert_eq!(state["projects"], serde_json::json!({}), "{state}");
+
+    // Not a pod: the config is the user's own, and bosun writes none of it.
+    let mut sim = Sim::new();
+    let (_, w) = sim.start_with(claude(3, bosun_core::Policy::default()));
+    let files = files_given(&sim.ok(Input::WorkspaceCreated { id: w }));
+    assert!(!files.keys().any(|p| p.ends_with(".claude.json")), "{files:?}");
+}
+
+#[test]
+fn on_a_claim_claudes_own_state_is_written_at_the_first_launch_and_kept_after() {
+    let state_file = format!("{}/.claude.json", bosun_core::POD_CONFIG);
+    let mut sim = Sim::new();
+    let policy = bosun_core::Policy {
+        on_dead: "resume:go on".parse().map(|s| bosun_core::Chain(vec![s])).unwrap(),
+        ..Default::default()
+    };
+    let (a, w) = sim.start_with(claude_in_pod(4, Some("bosun-a-work"), policy));
+    assert!(files_given(&sim.ok(Input::WorkspaceCreated { id: w })).contains_key(&state_file));
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });
+    let session = sim.state.agents[&a].session.clone();
+    let resumed = sim.ok(Input::PodEnded { session, status: ExitStatus::code(1), saved: saved(true, true) });
+    let files = files_given(&resumed);
+    assert!(!files.contains_key(&state_file), "the claim keeps what Claude and a person made of it: {files:?}");
 }

@@ -240,6 +240,28 @@ fn answer_with_enter(server: &TmuxServer, session: &SessionName, question: &str)
     panic!("the dialog {question:?} stayed after five Enters");
 }
 
+/// Answers the trust dialog on the screen by what its options say: the cursor moved to the
+/// option that trusts, Enter once the screen shows it there.
+fn trust_by_reading(server: &TmuxServer, session: &SessionName, question: &str) {
+    use bosun_core::driver::dialog::{menu, Step, Want};
+    wait_for_screen(server, session, question);
+    let screen = || server.tmux().capture(session, false).unwrap_or_default();
+    for _ in 0..5 {
+        let shown = screen();
+        if !shown.contains(question) {
+            return;
+        }
+        let Some(m) = menu(&shown) else { continue };
+        let to = m.find(Want::Trust).expect("an option that trusts");
+        let keys = match m.step(to, false).expect("the cursor is seen") {
+            Step::Pick(keys) | Step::Move(keys) => keys,
+        };
+        server.tmux().press(session, &keys).expect("keys");
+        wait_until(Duration::from_secs(2), || screen() != shown);
+    }
+    assert!(!screen().contains(question), "the trust dialog stayed:\n{}", screen());
+}
+
 #[test]
 fn codex_tui_starts_without_first_run_screens_and_answers_a_positional_prompt() {
     let Some(codex) = tools::codex() else { return };
@@ -286,8 +308,9 @@ fn claude_tui_asks_about_an_untrusted_folder() {
     start(&server, &session, place.repo.path(), &env, &[claude.to_str().expect("utf-8 path"), "say hello"]);
     wait_for_screen(&server, &session, "Is this a project you created or one you trust?");
     assert!(model.main_requests().is_empty(), "asked the model before the folder was trusted");
-    // Enter takes the default answer, "1. Yes, I trust this folder"; then the prompt runs.
-    answer_with_enter(&server, &session, "Is this a project you created or one you trust?");
+    // The option that trusts, wherever it is listed (2.1.332 lists "No, exit" first and
+    // selected): the cursor moved to it, then Enter; then the prompt runs.
+    trust_by_reading(&server, &session, "Is this a project you created or one you trust?");
     wait_for_screen(&server, &session, DEFAULT_TEXT);
 }
 
@@ -302,7 +325,9 @@ fn claude_tui_asks_before_running_a_shell_command_and_runs_it_once_approved() {
     let server = TmuxServer::new();
     let session = SessionName::from_reported("claude");
 
-    start(&server, &session, place.repo.path(), &env, &[claude.to_str().expect("utf-8 path"), "run it"]);
+    // 2.1.3xx starts in auto mode, which asks nobody: the mode that asks is named.
+    let claude = claude.to_str().expect("utf-8 path");
+    start(&server, &session, place.repo.path(), &env, &[claude, "--permission-mode", "default", "run it"]);
     wait_for_screen(&server, &session, "Do you want to proceed?");
     assert!(!place.repo.path().join("approved.txt").exists(), "ran before it was approved");
     // Enter takes the default answer, "1. Yes".
@@ -361,10 +386,12 @@ fn claude_tui_asks_about_an_unapproved_api_key_after_the_trust_dialog() {
     let session = SessionName::from_reported("claude");
 
     start(&server, &session, place.repo.path(), &env, &[claude.to_str().expect("utf-8 path")]);
-    answer_with_enter(&server, &session, "Is this a project you created or one you trust?");
+    trust_by_reading(&server, &session, "Is this a project you created or one you trust?");
     let screen = wait_for_screen(&server, &session, "Do you want to use this API key?");
-    // The default answer is No.
-    assert!(screen.contains("❯ 2. No (recommended)"), "{screen}");
+    // The default answer is No (2.1.197 numbers it "2. No (recommended)"; 2.1.332 does not).
+    let menu = bosun_core::driver::dialog::menu(&screen).expect("its options");
+    let selected = menu.selected.map(|i| menu.options[i].text.as_str());
+    assert_eq!(selected, Some("No (recommended)"), "{screen}");
 }
 
 #[test]

@@ -106,6 +106,43 @@ fn anthropic_streams_text_and_tool_calls_and_side_requests_leave_the_queue_alone
 }
 
 #[test]
+fn a_request_asking_for_classification_gets_a_verdict_for_each_tool_call() {
+    let model = FakeModel::anthropic();
+    model.push(Reply::shell("ls"));
+    model.push(Reply::shell_blocked("curl x | sh", "Runs code from the network."));
+    model.push(Reply::text("Done."));
+    model.push(Reply::shell("ls"));
+    let mut conn = connect(&model);
+    let tools = json!([{"name": "Bash", "input_schema": {}}]);
+    // As Claude Code 2.1.332 asks in auto mode.
+    let auto = json!({"stream": true, "tools": tools, "messages": [], "safeguards": [
+        {"type": "dangerous_tool_use", "classifier_context": {"permission_mode": "auto"}}]});
+    let verdicts = |body: &str| {
+        let stream = events(body);
+        let id = stream.iter().find_map(|e| e["content_block"]["id"].as_str().map(str::to_owned));
+        let delta = stream.iter().find(|e| e["type"] == "message_delta").cloned().expect("message_delta");
+        (id, delta["delta"]["safeguard_results"].clone())
+    };
+    let (id, results) = verdicts(&exchange(&mut conn, "POST", "/v1/messages", &auto).2);
+    let id = id.expect("a tool call");
+    assert_eq!(results[0]["type"], "dangerous_tool_use");
+    assert_eq!(results[0]["status"]["type"], "available");
+    assert_eq!(results[0]["status"]["tool_uses"][&id]["outcome"], "not_flagged", "{results}");
+    let (id, results) = verdicts(&exchange(&mut conn, "POST", "/v1/messages", &auto).2);
+    let verdict = &results[0]["status"]["tool_uses"][id.expect("a tool call")];
+    assert_eq!(
+        (verdict["type"].as_str(), verdict["outcome"].as_str(), verdict["explanation"].as_str()),
+        (Some("evaluated"), Some("flagged"), Some("Runs code from the network."))
+    );
+    let (_, results) = verdicts(&exchange(&mut conn, "POST", "/v1/messages", &auto).2);
+    assert_eq!(results[0]["status"]["tool_uses"], json!({}), "a text answer has no call to judge");
+    // A request that does not ask (any other mode) gets no verdict.
+    let plain = json!({"stream": true, "tools": tools, "messages": []});
+    let (_, results) = verdicts(&exchange(&mut conn, "POST", "/v1/messages", &plain).2);
+    assert_eq!(results, Value::Null);
+}
+
+#[test]
 fn errors_have_each_apis_json_body() {
     let anthropic = FakeModel::anthropic();
     anthropic.push(Reply::Status(529));

@@ -259,6 +259,9 @@ pub struct AgentDetail {
     /// The pull request opened for its workspace's branch, if one was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pull_request: Option<bosun_core::PullRequest>,
+    /// The permission mode it runs in, for a client that has them (Claude Code).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_mode: Option<bosun_core::RunsIn>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

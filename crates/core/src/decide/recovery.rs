@@ -283,8 +283,11 @@ fn what(a: &Agent, trigger: Trigger) -> String {
         Trigger::Dead => format!("agent {} died ({})", a.id, a.state.label()),
         Trigger::Error => format!("agent {} failed ({})", a.id, a.state.label()),
         Trigger::Prompt => {
-            let kind = match &a.state {
-                SessionState::Prompt { kind } => kind.label(),
+            let kind = match (&a.state, &a.blocked) {
+                (SessionState::Prompt { kind }, _) => kind.label(),
+                (_, Some(b)) => {
+                    return format!("agent {}'s client blocked a call by itself: {}", a.id, b.call.describe())
+                }
                 _ => "a",
             };
             match &a.asks {

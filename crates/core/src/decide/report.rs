@@ -1,9 +1,11 @@
 //! Reports from an agent's own program (a Claude hook, a Codex notify call): read by its
-//! driver, what it said classified, a permission its policy covers answered, its state observed.
+//! driver, what it said classified, a permission its policy covers answered, a call its client
+//! refused by itself recorded and taken to `on_prompt`, its permission mode noted, its state
+//! observed.
 
-use super::{classify, observe, Decision};
+use super::{classify, observe, recovery, Decision};
 use crate::driver::Report;
-use crate::{Agent, Event, Observation, PermissionDecision, SessionState, State, Timestamp};
+use crate::{Agent, BlockedCall, Event, Observation, PermissionDecision, SessionState, State, Timestamp, Trigger};
 
 /// `reported_at`: when the agent made the report (when it was spooled, for one kept while no
 /// daemon answered).
@@ -35,6 +37,17 @@ pub(super) fn read(
     // What it reports took place when it made the report: one kept while bosun was down is
     // recorded at that moment, so that the next one it kept (made later) still counts as news.
     let now = reported_at.min(now);
+    if let Some(mode) = reading.mode.filter(|m| a.permission_mode.as_ref() != Some(m)) {
+        d.event(Event::PermissionModeReported { id: a.id.clone(), mode });
+    }
+    // A call the client's classifier blocked asks nobody, and the agent goes on, or stops to
+    // explain: it is the policy's, and a person's, to hear of, as a dialog is.
+    if let Some(refused) = reading.blocked {
+        let call = BlockedCall { at: now, call: refused };
+        d.event(Event::CallBlocked { id: a.id.clone(), call: call.clone() });
+        let blocked = Agent { blocked: Some(call), ..a.clone() };
+        recovery::fire(state, &blocked, Trigger::Prompt, None, now, d);
+    }
     if let Some((source, seen)) = reading.observation {
         let observation = if answered.is_some() { Observation::Working } else { seen };
         let cause = Some(report.cause());

@@ -6,7 +6,10 @@
 //! `Notification` with `permission_prompt` means a permission dialog; API errors appear only in
 //! the session log, as assistant lines with `isApiErrorMessage: true` and an `error` field; an
 //! assistant text line is written *before* the tool_use line of the same turn, so a text line
-//! never means the turn ended.
+//! never means the turn ended. Claude Code 2.1.3xx (auto mode by default): every payload after
+//! `SessionStart` names its `permission_mode`; `PreToolUse` fires before auto mode's classifier
+//! and its `permissionDecision` (allow, deny) stands in every mode; a call the classifier blocks
+//! raises `PermissionDenied` (`tool_name`, `tool_input`, `reason`) and nothing else.
 
 use std::path::{Path, PathBuf};
 
@@ -91,12 +94,15 @@ pub const GRAMMAR: Grammar = Grammar {
 /// The hooks bosun installs, each calling `<hook_command> <event>` with the payload on stdin.
 /// `PermissionRequest` fires about 110 ms after `PreToolUse` when a permission dialog will show
 /// (the `Notification` that also says so comes about 6 s later); `StopFailure` ends a turn that
-/// an API error cut short, in place of `Stop`.
-pub const HOOK_EVENTS: [&str; 8] = [
+/// an API error cut short, in place of `Stop`; `PermissionDenied` follows a call auto mode's
+/// classifier blocked (about 60 ms after its `PreToolUse`; clients that know no such hook pass it
+/// over).
+pub const HOOK_EVENTS: [&str; 9] = [
     "SessionStart",
     "UserPromptSubmit",
     "PreToolUse",
     "PermissionRequest",
+    "PermissionDenied",
     "PostToolUse",
     "Stop",
     "StopFailure",
@@ -150,6 +156,12 @@ pub struct HookPayload {
     /// What a tool acts on, which permission rules match: a command, a path or a URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
+    /// The permission mode the client runs in (`default`, `auto`, …), as it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_mode: Option<String>,
+    /// Why the client refused a call (`PermissionDenied`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// The most kept of a hook payload's text fields; a message keeps its end, where a turn says
@@ -184,7 +196,14 @@ impl HookPayload {
             message: short("message"),
             asks,
             subject: subject.map(|s| head(s, FIELD_MAX)),
+            permission_mode: text("permission_mode").map(|m| head(&m, 100)),
+            reason: short("reason"),
         }
+    }
+
+    /// The permission mode the payload says the client runs in, when it names one bosun can read.
+    pub fn mode(&self) -> Option<crate::PermissionMode> {
+        crate::PermissionMode::parse(self.permission_mode.as_deref()?)
     }
 
     /// What the agent said last, when the hook carries it.
@@ -241,8 +260,38 @@ pub fn permission_request(p: &HookPayload) -> Option<&str> {
     (p.hook_event_name == "PermissionRequest" && !matches!(tool, "AskUserQuestion" | "ExitPlanMode")).then_some(tool)
 }
 
-/// What a hook prints on stdout to answer a permission request.
-pub fn permission_reply(answer: &crate::PermissionAnswer) -> String {
+/// The tool a `PreToolUse` is about to run, when the permission mode it names is one in which
+/// Claude decides calls without asking a person (auto, acceptEdits, dontAsk, bypassPermissions):
+/// a policy answers there, before the client's own classifier; Claude follows a `PreToolUse`
+/// allow or deny in every mode. In `default` and `plan` the policy answers Claude's own question,
+/// its `PermissionRequest` (as claudeless, which heeds no `PreToolUse` decision, asks it too).
+pub fn unasked_call(p: &HookPayload) -> Option<&str> {
+    let tool = p.tool_name.as_deref()?;
+    let unasked = p.mode().is_some_and(|m| !m.asks_about_calls());
+    (p.hook_event_name == "PreToolUse" && unasked && !matches!(tool, "AskUserQuestion" | "ExitPlanMode"))
+        .then_some(tool)
+}
+
+/// The call a `PermissionDenied` says the client refused by itself, and why.
+pub fn refusal(p: &HookPayload) -> Option<crate::Refusal> {
+    (p.hook_event_name == "PermissionDenied").then(|| crate::Refusal {
+        tool: p.tool_name.clone().unwrap_or_else(|| "a tool".to_owned()),
+        subject: p.subject.clone(),
+        reason: p.reason.clone().filter(|r| !r.trim().is_empty()).unwrap_or_else(|| "no reason given".to_owned()),
+    })
+}
+
+/// What a hook prints on stdout to answer the permission its payload `p` asks: a
+/// `PermissionRequest`'s decision, or a `PreToolUse`'s.
+pub fn permission_reply(p: &HookPayload, answer: &crate::PermissionAnswer) -> String {
+    if p.hook_event_name == "PreToolUse" {
+        let (decision, verb) = if answer.allows() { ("allow", "allows") } else { ("deny", "denies") };
+        let reason = format!("bosun's permission policy {verb} this ({})", answer.rule());
+        return serde_json::json!({ "hookSpecificOutput": {
+            "hookEventName": "PreToolUse", "permissionDecision": decision, "permissionDecisionReason": reason,
+        }})
+        .to_string();
+    }
     let decision = match answer {
         crate::PermissionAnswer::Allow { .. } => serde_json::json!({ "behavior": "allow" }),
         crate::PermissionAnswer::Deny { rule } => serde_json::json!({
@@ -279,6 +328,8 @@ pub fn hook_observation(p: &HookPayload) -> Observation {
             Some("ExitPlanMode") => prompt(PromptKind::Plan),
             _ => Observation::Working,
         },
+        // The refused call's turn goes on: the model is told, and answers.
+        "PermissionDenied" => Observation::Working,
         "PermissionRequest" => match p.tool_name.as_deref() {
             // These dialogs were reported at their PreToolUse already, as what they are.
             Some("AskUserQuestion") => prompt(PromptKind::Question),
@@ -470,11 +521,19 @@ pub fn screen_observation(screen: &str) -> Option<Observation> {
 /// so the policy would never be asked. A mode the command names itself stands; without a
 /// policy, Claude's own default stands.
 pub fn permission_mode(a: &crate::Agent) -> Option<&'static str> {
-    let named = a.command.iter().any(|w| {
-        w == "--permission-mode" || w.starts_with("--permission-mode=") || w == "--dangerously-skip-permissions"
-    });
     let policy = !a.policy.allow.is_empty() || !a.policy.deny.is_empty();
-    (policy && !named).then_some("default")
+    (policy && crate::PermissionMode::named(&a.command).is_none()).then_some("default")
+}
+
+/// The permission mode the agent runs in: the one bosun chose or its command named, as its
+/// hooks report it since (a person may change it in the client).
+pub fn runs_in(a: &crate::Agent) -> crate::RunsIn {
+    use crate::{ModeFrom, PermissionMode};
+    let set = match PermissionMode::named(&a.command) {
+        Some(named) => named.map(|m| (m, ModeFrom::Command)),
+        None => permission_mode(a).and_then(PermissionMode::parse).map(|m| (m, ModeFrom::Bosun)),
+    };
+    crate::RunsIn::of(set, a.permission_mode.as_ref())
 }
 
 /// The folder-trust dialog: "Do you trust the files in this folder?" (Claude Code 1.x,
@@ -555,6 +614,36 @@ pub fn session_uuid(a: u64, b: u64) -> String {
     )
 }
 
+/// Claude's own state (`.claude.json`) as bosun writes it where the config directory is bosun's,
+/// never a user's: onboarding done (its theme picker and its check of the real API are for a
+/// person at a terminal), and, when `trusted` names it, that folder trusted, so no trust dialog
+/// shows there or below (Claude 2.1.3xx decides trust for a git worktree through its main
+/// repository: give that).
+pub fn own_state(trusted: Option<&str>) -> String {
+    let projects: serde_json::Map<String, serde_json::Value> = trusted
+        .map(|dir| (dir.to_owned(), serde_json::json!({ "hasTrustDialogAccepted": true })))
+        .into_iter()
+        .collect();
+    serde_json::json!({ "hasCompletedOnboarding": true, "projects": projects }).to_string()
+}
+
+/// Where Claude's own state is, in a pod: its config directory (`CLAUDE_CONFIG_DIR`) is bosun's.
+pub fn pod_state_file() -> PathBuf {
+    Path::new(crate::POD_CONFIG).join(".claude.json")
+}
+
+/// The files agent `a` needs in its pod beyond its settings: Claude's own state, in a config
+/// directory that is new (every pod's without a claim; one on a claim at its first launch only,
+/// after which the claim keeps it, with what Claude and a person added), its workspace trusted
+/// unless the policy leaves the trust dialog to a person. The workspace is a clone, its own main
+/// repository.
+fn pod_files(a: &crate::Agent) -> Option<(PathBuf, String)> {
+    let pod = a.runtime.pod()?;
+    let fresh = pod.claim.is_none() || a.restarts == 0;
+    let trusted = a.policy.accept_trust.then_some(crate::POD_WORKSPACE);
+    fresh.then(|| (pod_state_file(), own_state(trusted)))
+}
+
 /// The repository's own Claude settings, copied into a workspace made for a Claude agent.
 pub const REPO_SETTINGS: &str = ".claude/settings.json";
 
@@ -626,10 +715,13 @@ impl super::AgentDriver for Claude {
         vec![(from.clone(), projects.join(project).join(name))]
     }
 
-    /// The `--settings` file with bosun's hooks, which name the agent and its generation.
+    /// The `--settings` file with bosun's hooks, which name the agent and its generation; in a
+    /// pod, Claude's own state with its workspace trusted too (`pod_files`).
     fn files(&self, a: &crate::Agent, path: &Path) -> Vec<(PathBuf, String)> {
         let hook = format!("{} claude {} {}", a.hook_command, a.id, a.restarts);
-        vec![(path.to_owned(), settings(&hook))]
+        let mut files = vec![(path.to_owned(), settings(&hook))];
+        files.extend(pod_files(a));
+        files
     }
 
     fn conversation(&self, a: &crate::Agent) -> Option<String> {
@@ -660,8 +752,12 @@ impl super::AgentDriver for Claude {
         Some(super::Reading {
             observation: Some((crate::Source::Hook, hook_observation(p))),
             said: ends_turn(p).then(|| p.said()).flatten().map(str::to_owned),
-            permission: permission_request(p).map(|tool| (tool.to_owned(), p.subject.clone())),
+            permission: permission_request(p)
+                .or_else(|| unasked_call(p))
+                .map(|tool| (tool.to_owned(), p.subject.clone())),
             log: a.and_then(|a| session_log(a, p)),
+            mode: p.mode(),
+            blocked: refusal(p),
         })
     }
 
@@ -684,8 +780,13 @@ impl super::AgentDriver for Claude {
         last_said(tail)
     }
 
-    fn permission_reply(&self, answer: &crate::PermissionAnswer) -> Option<String> {
-        Some(permission_reply(answer))
+    fn permission_reply(&self, report: &super::Report, answer: &crate::PermissionAnswer) -> Option<String> {
+        let super::Report::ClaudeHook(p) = report else { return None };
+        Some(permission_reply(p, answer))
+    }
+
+    fn runs_in(&self, a: &crate::Agent) -> Option<crate::RunsIn> {
+        Some(runs_in(a))
     }
 }
 
@@ -775,6 +876,45 @@ mod tests {
         assert_eq!(write.asks.as_deref(), Some("Write: /w/a"), "a tool's whole input is never kept");
         let junk = HookPayload::parse("not json \u{0}", "Stop");
         assert_eq!((junk.hook_event_name.as_str(), junk.said()), ("Stop", None));
+    }
+
+    #[test]
+    fn a_policy_answers_each_hook_in_the_shape_claude_reads_from_it() {
+        let payload = |event: &str| HookPayload { hook_event_name: event.into(), ..HookPayload::default() };
+        let allow = crate::PermissionAnswer::Allow { rule: "Bash(git *)".into() };
+        let deny = crate::PermissionAnswer::Deny { rule: "Bash(curl *)".into() };
+        let v = |s: String| serde_json::from_str::<serde_json::Value>(&s).unwrap_or_default();
+        let pre = v(permission_reply(&payload("PreToolUse"), &deny))["hookSpecificOutput"].clone();
+        assert_eq!(
+            (pre["hookEventName"].as_str(), pre["permissionDecision"].as_str()),
+            (Some("PreToolUse"), Some("deny"))
+        );
+        assert!(pre["permissionDecisionReason"].as_str().is_some_and(|r| r.contains("Bash(curl *)")), "{pre}");
+        let pre = v(permission_reply(&payload("PreToolUse"), &allow))["hookSpecificOutput"].clone();
+        assert_eq!(pre["permissionDecision"], "allow");
+        let request = v(permission_reply(&payload("PermissionRequest"), &allow))["hookSpecificOutput"].clone();
+        assert_eq!(
+            (request["hookEventName"].as_str(), request["decision"]["behavior"].as_str()),
+            (Some("PermissionRequest"), Some("allow"))
+        );
+    }
+
+    #[test]
+    fn a_refused_call_says_its_tool_and_reason_and_nothing_else_is_one() {
+        let denied = HookPayload::parse(
+            r#"{"hook_event_name":"PermissionDenied","permission_mode":"auto","tool_name":"Bash","tool_input":{"command":"rm -rf /"},"reason":"Deletes everything."}"#,
+            "PermissionDenied",
+        );
+        let r = refusal(&denied).expect("a refusal");
+        assert_eq!(
+            (r.tool.as_str(), r.subject.as_deref(), r.reason.as_str()),
+            ("Bash", Some("rm -rf /"), "Deletes everything.")
+        );
+        assert_eq!(denied.mode(), Some(crate::PermissionMode::Auto));
+        assert_eq!(hook_observation(&denied), Observation::Working, "the turn goes on");
+        let bare = refusal(&HookPayload::parse("{}", "PermissionDenied")).expect("the hook alone says it");
+        assert_eq!((bare.tool.as_str(), bare.reason.as_str()), ("a tool", "no reason given"));
+        assert_eq!(refusal(&HookPayload::parse(r#"{"reason":"x"}"#, "PostToolUse")), None);
     }
 
     #[test]

@@ -220,8 +220,13 @@ pub trait AgentDriver: Sync {
         None
     }
 
-    /// What its report call prints to answer a permission request.
-    fn permission_reply(&self, _answer: &crate::PermissionAnswer) -> Option<String> {
+    /// What its report call prints to answer the permission request `report` makes.
+    fn permission_reply(&self, _report: &Report, _answer: &crate::PermissionAnswer) -> Option<String> {
+        None
+    }
+
+    /// The permission mode agent `a` runs in, for a client that has permission modes.
+    fn runs_in(&self, _a: &Agent) -> Option<crate::RunsIn> {
         None
     }
 }

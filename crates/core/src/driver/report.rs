@@ -66,6 +66,10 @@ pub struct Reading {
     pub permission: Option<(String, Option<String>)>,
     /// The agent's session log, when the report names it.
     pub log: Option<PathBuf>,
+    /// The permission mode the report says the client runs in.
+    pub mode: Option<crate::PermissionMode>,
+    /// A call the client refused by itself (its classifier), when the report says so.
+    pub blocked: Option<crate::Refusal>,
 }
 
 /// What a driver reads on an agent's screen.

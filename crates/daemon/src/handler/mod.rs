@@ -164,6 +164,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
                     messages: s.messages.values().filter(|m| m.agent == a.id).cloned().collect(),
                     escalations: s.escalations.values().filter(|e| e.agent == a.id).cloned().collect(),
                     pull_request: s.pull_requests.get(&a.workspace).cloned(),
+                    permission_mode: a.driver.behaviour().runs_in(a),
                 })))
             })
             .await

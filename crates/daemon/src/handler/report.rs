@@ -28,11 +28,12 @@ pub(super) async fn submit(
         }
     }
     let spooled_at = spooled_at.map(bosun_core::Timestamp::from_millis);
+    let asked = report.clone();
     let input = Input::Report { agent, generation, spooled_at, report };
     let events = ctx.engine.submit(input).await.map_err(engine_error)?;
     // A permission request its policy answered: the calling program prints the answer.
     let reply = events.iter().find_map(|e| match e {
-        Event::PermissionAnswered { decision, .. } => driver.permission_reply(&decision.answer),
+        Event::PermissionAnswered { decision, .. } => driver.permission_reply(&asked, &decision.answer),
         _ => None,
     });
     Ok(reply.map_or(Response::Ok, |stdout| Response::HookReply { stdout }))

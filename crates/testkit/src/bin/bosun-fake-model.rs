@@ -2,8 +2,8 @@
 //! for manual runs and benchmarks. Prints its base URL on the first line of stdout and serves
 //! until killed. With `--log FILE` it appends every request to FILE as one JSON line (method,
 //! path, main_loop, reply, body). Each `--reply` queues one reply, as JSON:
-//! `{"text": "…"}`, `{"shell": "…"}`, `{"approval": "…"}`, `{"stall": 30, "text": "…"}`,
-//! `{"status": 429}`.
+//! `{"text": "…"}`, `{"shell": "…"}`, `{"approval": "…"}`, `{"shell": "…", "blocked": "reason"}`,
+//! `{"stall": 30, "text": "…"}`, `{"status": 429}`.
 
 use std::io::Write;
 use std::time::Duration;
@@ -68,6 +68,8 @@ fn parse_reply(text: &str) -> Reply {
         Reply::Status(u16::try_from(status).unwrap_or_else(|_| usage()))
     } else if let Some(secs) = value["stall"].as_u64() {
         Reply::Stall { secs, text: string("text").unwrap_or_default() }
+    } else if let (Some(command), Some(reason)) = (string("shell"), string("blocked")) {
+        Reply::ShellBlocked { command, reason }
     } else if let Some(command) = string("shell") {
         Reply::Shell(command)
     } else if let Some(command) = string("approval") {
@@ -82,7 +84,7 @@ fn parse_reply(text: &str) -> Reply {
 fn usage() -> ! {
     eprintln!(
         "usage: bosun-fake-model --api anthropic|openai [--log FILE] [--reply JSON]...\n\
-         replies: {{\"text\":\"…\"}} {{\"shell\":\"…\"}} {{\"approval\":\"…\"}} {{\"stall\":SECS,\"text\":\"…\"}} {{\"status\":429}}"
+         replies: {{\"text\":\"…\"}} {{\"shell\":\"…\"}} {{\"approval\":\"…\"}} {{\"shell\":\"…\",\"blocked\":\"…\"}} {{\"stall\":SECS,\"text\":\"…\"}} {{\"status\":429}}"
     );
     std::process::exit(2);
 }

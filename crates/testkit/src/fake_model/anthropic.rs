@@ -1,7 +1,10 @@
 //! The Anthropic Messages API as Claude Code uses it: `POST /v1/messages` streamed (server-sent
 //! events `message_start`, `content_block_start` / `content_block_delta` / `content_block_stop`,
 //! `message_delta`, `message_stop`, `ping`) or not, `POST /v1/messages/count_tokens`,
-//! `GET /v1/models`, and errors in the API's JSON shape.
+//! `GET /v1/models`, and errors in the API's JSON shape. A request that asks for the server-side
+//! classification of its tool calls (Claude Code 2.1.3xx in auto mode: `safeguards: [{type:
+//! "dangerous_tool_use", …}]`) gets the verdicts in its stream's `message_delta`
+//! (`safeguard_results`).
 
 use serde_json::{json, Value};
 
@@ -29,11 +32,12 @@ pub(super) fn answer(reply: &Reply, request: &Value) -> Response {
     let (blocks, stop_reason) = match reply {
         Reply::Status(status) => return error(*status),
         Reply::Text(text) | Reply::Stall { text, .. } => (vec![Block::Text(text.clone())], "end_turn"),
-        Reply::Shell(command) | Reply::ShellNeedingApproval(command) => {
+        Reply::Shell(command) | Reply::ShellNeedingApproval(command) | Reply::ShellBlocked { command, .. } => {
             let input = json!({"command": command, "description": "Run the command the test asked for"});
             (vec![Block::Tool { id: id("toolu_"), name: "Bash", input }], "tool_use")
         }
     };
+    let verdicts = asks_classifier(request).then(|| safeguard_results(&blocks, reply));
     let message_id = id("msg_");
     if request["stream"].as_bool() != Some(true) {
         let content: Vec<Value> = blocks.iter().map(Block::whole).collect();
@@ -84,13 +88,35 @@ pub(super) fn answer(reply: &Reply, request: &Value) -> Response {
         }
         pieces.push(event(json!({"type": "content_block_stop", "index": index})));
     }
-    pieces.push(event(json!({
-        "type": "message_delta",
-        "delta": {"stop_reason": stop_reason, "stop_sequence": null},
-        "usage": usage(input_tokens, output_tokens),
-    })));
+    let mut delta = json!({"stop_reason": stop_reason, "stop_sequence": null});
+    if let Some(verdicts) = verdicts {
+        delta["safeguard_results"] = verdicts;
+    }
+    pieces.push(event(json!({"type": "message_delta", "delta": delta, "usage": usage(input_tokens, output_tokens)})));
     pieces.push(event(json!({"type": "message_stop"})));
     Response::Events { headers: headers(), pieces }
+}
+
+/// Whether `request` asks the server to classify its answer's tool calls.
+fn asks_classifier(request: &Value) -> bool {
+    request["safeguards"].as_array().is_some_and(|s| s.iter().any(|s| s["type"] == "dangerous_tool_use"))
+}
+
+/// The classifier's verdict on each tool call of `blocks`: flagged with its reason for a
+/// `ShellBlocked` reply, else not flagged.
+fn safeguard_results(blocks: &[Block], reply: &Reply) -> Value {
+    let verdict = match reply {
+        Reply::ShellBlocked { reason, .. } => json!({"type": "evaluated", "outcome": "flagged", "explanation": reason}),
+        _ => json!({"type": "evaluated", "outcome": "not_flagged"}),
+    };
+    let tool_uses: serde_json::Map<String, Value> = blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Tool { id, .. } => Some((id.clone(), verdict.clone())),
+            Block::Text(_) => None,
+        })
+        .collect();
+    json!([{"type": "dangerous_tool_use", "status": {"type": "available", "tool_uses": tool_uses}}])
 }
 
 /// The answer to any other request.

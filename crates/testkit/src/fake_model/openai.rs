@@ -41,7 +41,9 @@ pub(super) fn answer(reply: &Reply, request: &Value) -> Response {
     let item = match reply {
         Reply::Status(status) => return error(*status),
         Reply::Text(text) | Reply::Stall { text, .. } => Item::Message { id: id("msg_"), text: text.clone() },
-        Reply::Shell(command) => Item::Call { id: id("fc_"), call_id: id("call_"), arguments: json!({"cmd": command}) },
+        Reply::Shell(command) | Reply::ShellBlocked { command, .. } => {
+            Item::Call { id: id("fc_"), call_id: id("call_"), arguments: json!({"cmd": command}) }
+        }
         Reply::ShellNeedingApproval(command) => Item::Call {
             id: id("fc_"),
             call_id: id("call_"),

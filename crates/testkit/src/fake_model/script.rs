@@ -31,6 +31,13 @@ pub enum Reply {
     /// `approval_policy = "on-request"` with `sandbox_mode = "workspace-write"` (see
     /// `CodexConfig::asking_approval`); with `danger-full-access` it runs it without asking.
     ShellNeedingApproval(String),
+    /// A shell tool call that the client's own safety classifier blocks, with this reason.
+    /// Claude Code 2.1.3xx in auto mode asks the API to classify each tool call of a response
+    /// (the request's `safeguards: [{type: "dangerous_tool_use", …}]`); the verdict comes back
+    /// in the stream's `message_delta` as `safeguard_results`, per `tool_use` id. Every other
+    /// tool call of such a request is `not_flagged`; this one is `flagged` with `reason` as its
+    /// explanation. Codex has no such classifier: for it this is `Shell`.
+    ShellBlocked { command: String, reason: String },
 }
 
 impl Reply {
@@ -40,6 +47,10 @@ impl Reply {
 
     pub fn shell(command: impl Into<String>) -> Self {
         Self::Shell(command.into())
+    }
+
+    pub fn shell_blocked(command: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::ShellBlocked { command: command.into(), reason: reason.into() }
     }
 
     pub fn stall(secs: u64, text: impl Into<String>) -> Self {
