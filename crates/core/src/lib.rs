@@ -24,6 +24,7 @@ mod job_book;
 mod memory;
 pub mod message_text;
 mod notice;
+pub mod own_config;
 mod permission;
 mod plan;
 mod plan_summary;
@@ -61,6 +62,7 @@ pub use job::{AgentPlan, Job, JobId, JobNotify, JobSpec, JobState, JobWorkspace,
 pub use job_book::{pods_refusal, JobBook, JobDef, JobSource, StepAgent};
 pub use memory::{stopped_agent, Checkpoint, JobScope, ResumePoint, CHECKPOINT_FILE, EVENTS_FILE};
 pub use notice::{Notice, NoticeKind, WebhookUrl};
+pub use own_config::OwnConfig;
 pub use permission::{
     answer as permission_answer, PermissionAnswer, PermissionDecision, PermissionRule, RuleError, DECISIONS_KEPT,
 };
