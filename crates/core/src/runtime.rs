@@ -337,8 +337,8 @@ pub struct Sandbox {
     /// of it (its config, hooks, other worktrees' directories, its worktree's link to it);
     /// where it is, is for the adapter to find out.
     pub repository: bool,
-    /// Its own home directory, which it still sees, read-only (the user's config of its program too): every other
-    /// home directory is hidden, and `/tmp` is a fresh one of its own.
+    /// Its own home directory, which it still sees, read-only (the user's config of its program
+    /// too): every other home directory is hidden, and `/tmp` is a fresh one of its own.
     pub home: Option<PathBuf>,
     pub network: bool,
 }
