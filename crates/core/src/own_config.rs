@@ -3,7 +3,7 @@
 //! (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`), never in the user's own config, in which an agent that
 //! could write it would plant hooks or MCP servers that run on this machine the next time the
 //! user starts the program. It is `<agent dir>/config`: it outlives a restart (a resume finds
-//! the conversation there), and goes with the agent.
+//! the conversation there), and stays with the agent's other files.
 //!
 //! It is made once, before the agent's first start, from as little of the user's config as lets
 //! the program run as the user's does, and bosun never writes it again:
