@@ -16,6 +16,7 @@ pub mod forge;
 mod host;
 mod logwatch;
 mod notifier;
+pub mod own_config;
 pub mod private;
 pub mod readiness;
 mod routed;

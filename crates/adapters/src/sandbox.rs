@@ -73,11 +73,12 @@ pub struct Channel<'a> {
 }
 
 /// What a confined agent working in `cwd` is shown of this machine besides a root: the paths it
-/// writes and reads (`sandbox`), what a commit writes in its repository, and its report channel.
+/// reads and writes (`sandbox`; what it reads first, for what it writes may be in it: its own
+/// config in its directory), what a commit writes in its repository, and its report channel.
 /// Paths that do not exist are left out.
 pub fn binds(sandbox: &Sandbox, cwd: &Path, channel: Option<Channel<'_>>) -> Vec<Mount> {
-    let mut mounts: Vec<Mount> = sandbox.writable.iter().map(|p| Mount::write(p)).collect();
-    mounts.extend(sandbox.read_only.iter().map(|p| Mount::read(p)));
+    let mut mounts: Vec<Mount> = sandbox.read_only.iter().map(|p| Mount::read(p)).collect();
+    mounts.extend(sandbox.writable.iter().map(|p| Mount::write(p)));
     if sandbox.repository {
         mounts.extend(repository(cwd));
     }

@@ -227,6 +227,8 @@ fn a_claudeless_agent_killed_in_its_container_is_resumed_in_a_new_one_with_its_c
     let id = bosun.start(repo.path(), &args);
     bosun.wait_state(&id, "idle");
     let log = wait_for(PATIENCE, || bosun.agent(&id).log).expect("its session log, known from its hooks");
+    let own = bosun.agent(&id).dir.join("config");
+    assert!(log.starts_with(own.join("projects")), "kept in the config bosun made for it: {}", log.display());
     let pid = bosun.agent(&id).pid.expect("its pid (in its container)").to_string();
     engine.run(&["exec", &format!("bosun-{id}"), "kill", "-9", &pid]);
     let resumed = wait_for(PATIENCE, || Some(bosun.agent(&id)).filter(|a| a.restarts == 1 && a.state.is_up()));
@@ -237,6 +239,8 @@ fn a_claudeless_agent_killed_in_its_container_is_resumed_in_a_new_one_with_its_c
     let only_new = wait_for(PATIENCE, || (named(engine).trim() == format!("bosun-{id}-r1")).then_some(()));
     assert!(only_new.is_some(), "in a new container, the old one gone: {}", named(engine));
     bosun.wait_screen(&id, "pong");
+    let users: Vec<_> = std::fs::read_dir(bosun.claude_config()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(users.is_empty(), "the user's config holds nothing of it: {users:?}");
 }
 
 /// The image with git besides, for agents that commit inside their container.
@@ -471,12 +475,14 @@ fn codex_in_container(replies: Vec<Reply>) -> Option<CodexInContainer> {
     let model = FakeModel::openai();
     let config = tempfile::tempdir().unwrap();
     let repo = TempRepo::new();
-    let env = CodexConfig::new(&model, config.path()).trust(repo.path().canonicalize().unwrap()).write();
+    // A repository the user never trusted: the config bosun makes for it trusts it, and no
+    // dialog is answered for it (`--no-accept-trust`).
+    let env = CodexConfig::new(&model, config.path()).write();
     for reply in replies {
         model.push(reply);
     }
     let codex = codex.display().to_string();
-    let args = ["--runtime", "docker", "--image", &image, "--", &codex, "fix the bug"];
+    let args = ["--runtime", "docker", "--image", &image, "--no-accept-trust", "--", &codex, "fix the bug"];
     let id = bosun.start_with(repo.path(), &args, |cmd| {
         env.apply(cmd);
     });

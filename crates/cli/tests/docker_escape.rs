@@ -1,10 +1,13 @@
-//! A hostile agent in `--runtime docker` (its worktree bound in; with the network and without)
+//! A hostile agent in `--runtime docker` (its worktree bound in; with the network and without;
+//! spoken to as Claude Code, the user's config where `CLAUDE_CONFIG_DIR` says or in their home)
 //! tries the ways out its container's mounts would give: bosun's daemon through the socket its
 //! hooks are shown, bosun's tmux server and other agents' session hosts (their sockets and
 //! tokens), the hook spool as another agent (live, and kept for the next daemon), the
-//! repository's config, hooks and its worktree's links through the git directory bound in, and
-//! its own directory, which bosun writes again as it starts the agent anew: a link it plants
-//! there must not lead bosun's write out. Every verdict is read on the host, by what happened.
+//! repository's config, hooks and its worktree's links through the git directory bound in, the
+//! user's Claude config (a hook in their settings, an MCP server in `.claude.json`), and its own
+//! directory, which bosun writes again as it starts the agent anew: a link it plants there must
+//! not lead bosun's write out. Every verdict is read on the host, by what happened. Its own
+//! config, the one bosun made for its program, is bound in and written.
 
 mod support;
 
@@ -39,6 +42,16 @@ try git-hook sh -c "printf '#!/bin/sh\ntouch $MARK/post-merge\n' > $COMMON/hooks
 try dot-git sh -c "echo 'gitdir: $PWD/evil' > .git"
 try dot-git-moved mv .git moved-git
 try commondir sh -c "echo $PWD/evil > $GITDIR/commondir"
+# the user's Claude config, where Claude Code on the host reads it: a hook, an MCP server; and
+# its own config, which its program writes
+HOOK="{\"hooks\":{\"SessionStart\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"touch $MARK/claude-hook\"}]}]}}"
+MCP="{\"mcpServers\":{\"evil\":{\"command\":\"touch\",\"args\":[\"$MARK/mcp\"]}}}"
+try claude-settings sh -c "printf '%s' '$HOOK' > $USER_CLAUDE/settings.json"
+try claude-state sh -c "printf '%s' '$MCP' > $USER_CLAUDE/.claude.json"
+try claude-settings-home sh -c "printf '%s' '$HOOK' > $USER_HOME/.claude/settings.json"
+try claude-state-home sh -c "printf '%s' '$MCP' > $USER_HOME/.claude.json"
+try own-config sh -c "echo '{}' > $CLAUDE_CONFIG_DIR/written-by-its-program"
+note "own: $CLAUDE_CONFIG_DIR"
 # its commits and a branch of its own: these work
 echo work > work.txt && git add work.txt && git commit -qm 'hostile work' && note "commit: done"
 git branch hostile-side && note "branch: done"
@@ -50,7 +63,7 @@ note probes-done
 exit 3
 "#;
 
-fn a_hostile_agent_reaches_nothing_outside_its_container(network: bool) {
+fn a_hostile_agent_reaches_nothing_outside_its_container(network: bool, config_in_home: bool) {
     let engine = DockerEngine::start();
     let bosun_bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_bosun"));
     let git = bosun_testkit::tools::which("git");
@@ -59,10 +72,27 @@ fn a_hostile_agent_reaches_nothing_outside_its_container(network: bool) {
     let bosun = Bosun::new_in(env!("CARGO_BIN_EXE_bosun"), place.path()).with_env("DOCKER_HOST", engine.host());
     let repo = TempRepo::new_in(place.path());
     let (mark, canary) = (place.path().join("marks"), place.path().join("canary.txt"));
-    std::fs::create_dir(&mark).unwrap();
+    let (home, user_claude) = (place.path().join("home"), place.path().join("claude-config"));
+    for dir in [&mark, &home, &home.join(".claude"), &user_claude] {
+        std::fs::create_dir(dir).unwrap();
+    }
     std::fs::write(&canary, "the user's own file\n").unwrap();
+    // The user's Claude config, which its own is made from.
+    for dir in [&user_claude, &home.join(".claude")] {
+        std::fs::write(dir.join("settings.json"), "{\"model\": \"opus\"}\n").unwrap();
+    }
+    for state in [user_claude.join(".claude.json"), home.join(".claude.json")] {
+        std::fs::write(state, "{\"customApiKeyResponses\": {\"approved\": []}}\n").unwrap();
+    }
     let common = repo.path().join(".git");
-    let kept = [common.join("config"), common.join("hooks"), canary.clone()];
+    let kept = [
+        common.join("config"),
+        common.join("hooks"),
+        canary.clone(),
+        user_claude.clone(),
+        home.join(".claude"),
+        home.join(".claude.json"),
+    ];
     let before = snapshot(&kept);
     let victim = start_victim(&bosun, &repo, place.path(), &mark, "SECRET-5e1d");
 
@@ -74,17 +104,24 @@ fn a_hostile_agent_reaches_nothing_outside_its_container(network: bool) {
         ("VICTIM", victim.id.clone()),
         ("COMMON", common.display().to_string()),
         ("CANARY", canary.display().to_string()),
+        ("USER_CLAUDE", user_claude.display().to_string()),
+        ("USER_HOME", home.display().to_string()),
+        ("HOME", home.display().to_string()),
+        // The user's config where Claude Code would look (empty: in their home).
+        ("CLAUDE_CONFIG_DIR", if config_in_home { String::new() } else { user_claude.display().to_string() }),
     ];
-    let mut args: Vec<String> = ["--runtime", "docker", "--image", &image, "--name", "hostile", "--on-dead", "resume"]
-        .map(String::from)
-        .to_vec();
+    let mut args: Vec<String> =
+        ["--runtime", "docker", "--image", &image, "--name", "hostile", "--on-dead", "resume", "--driver", "claude"]
+            .map(String::from)
+            .to_vec();
     if !network {
         args.push("--no-network".into());
     }
     for (k, v) in &env {
         args.extend(["--env".into(), format!("{k}={v}")]);
     }
-    args.extend(["--".into(), "sh".into(), "-c".into(), HOSTILE.into()]);
+    // A prompt of its own: a Claude agent's command would otherwise give its script as the prompt.
+    args.extend(["--prompt".into(), "work".into(), "--".into(), "sh".into(), "-c".into(), HOSTILE.into()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let hostile = bosun.start(repo.path(), &args);
     let ws = bosun.show(&hostile).workspace.expect("its workspace");
@@ -93,13 +130,31 @@ fn a_hostile_agent_reaches_nothing_outside_its_container(network: bool) {
     let log = wait_for(PATIENCE, || Some(read_log()).filter(|l| l.contains("resumed"))).unwrap_or_else(read_log);
 
     assert_eq!(marks(&mark), Vec::<String>::new(), "ran on the host; its probes:\n{log}");
-    assert_eq!(snapshot(&kept), before, "the repository's config or hooks, or the canary, changed:\n{log}");
-    assert!(log.contains("resumed"), "it was not started anew:\n{log}\n{}", bosun.log());
-    for probe in
-        ["daemon-start", "daemon-kill", "host-socket", "git-config", "git-config-append", "git-hook", "dot-git"]
-    {
+    assert_eq!(
+        snapshot(&kept),
+        before,
+        "the repository's config or hooks, the user's config or the canary changed:\n{log}"
+    );
+    let output = std::fs::read_to_string(bosun.agent(&hostile).output_log()).unwrap_or_default();
+    assert!(log.contains("resumed"), "it was not started anew:\n{log}\n{output}\n{}", bosun.log());
+    for probe in [
+        "daemon-start",
+        "daemon-kill",
+        "host-socket",
+        "git-config",
+        "git-config-append",
+        "git-hook",
+        "dot-git",
+        "claude-settings",
+        "claude-state",
+        "claude-settings-home",
+        "claude-state-home",
+    ] {
         assert!(log.contains(&format!("{probe}: refused")), "{probe} was not refused:\n{log}");
     }
+    let own = bosun.agent(&hostile).dir.join("config");
+    assert!(log.contains(&format!("own: {}\n", own.display())), "its program is pointed at its own config:\n{log}");
+    assert!(log.contains("own-config: done") && own.join("written-by-its-program").is_file(), "{log}");
     for probe in ["dot-git-moved", "commondir"] {
         assert!(log.contains(&format!("{probe}: refused")), "{probe} was not refused:\n{log}");
     }
@@ -125,10 +180,10 @@ fn a_hostile_agent_reaches_nothing_outside_its_container(network: bool) {
 
 #[test]
 fn a_hostile_agent_in_a_container_with_the_network_reaches_nothing_outside() {
-    a_hostile_agent_reaches_nothing_outside_its_container(true);
+    a_hostile_agent_reaches_nothing_outside_its_container(true, false);
 }
 
 #[test]
 fn a_hostile_agent_in_a_container_without_the_network_reaches_nothing_outside() {
-    a_hostile_agent_reaches_nothing_outside_its_container(false);
+    a_hostile_agent_reaches_nothing_outside_its_container(false, true);
 }

@@ -328,3 +328,63 @@ fn the_state_bosun_writes_in_a_pods_claude_config_is_read_no_trust_dialog_and_no
     let Some(screen) = first_screen_with_bosuns_state(false) else { return };
     assert!(trust(&screen), "{screen}");
 }
+
+/// In `--runtime sandbox`, in a fresh repository nobody trusted, Claude Code 2.1.3xx (which
+/// decides a worktree's trust through its main repository) shows no trust dialog at all: the
+/// config bosun made for it records the workspace and its repository as trusted. With trust
+/// dialogs left to a person (`--no-accept-trust`), it reaches its first turn all the same, and
+/// the user's config is as it was. Its fork, sandboxed too, finds the conversation in a config of
+/// its own. Its files are where a user's are, in a home: the sandbox shows it that home (the
+/// client installed there) and hides `/tmp`.
+#[test]
+fn a_sandboxed_claude_in_a_fresh_repository_shows_no_trust_dialog_reaches_its_first_turn_and_forks() {
+    let Some(claude) = bosun_testkit::tools::claude_code() else { return };
+    bosun_testkit::tools::bwrap();
+    let home = std::env::var("HOME").expect("a HOME");
+    let place = tempfile::Builder::new().prefix(".bosun-test-").tempdir_in(&home).unwrap();
+    let model = FakeModel::anthropic();
+    let env = ClaudeConfig::new(&model, place.path()).write();
+    let bosun = Bosun::new_in(env!("CARGO_BIN_EXE_bosun"), place.path());
+    let repo = TempRepo::new_in(place.path());
+    let before = snapshot(std::slice::from_ref(&env.config_dir));
+    model.push(Reply::text("Sandboxed and ready."));
+
+    let claude = claude.display().to_string();
+    let args = ["--runtime", "sandbox", "--no-accept-trust", "--on-prompt", "escalate", "--", &claude, "hello"];
+    let id = bosun.start_with(repo.path(), &args, |cmd| {
+        env.apply(cmd);
+    });
+    let agent = bosun.wait_state(&id, "idle");
+    assert_eq!(agent.runtime.label(), "sandbox");
+    assert_eq!(agent.said.as_deref(), Some("Sandboxed and ready."), "its first turn");
+    let drawn = std::fs::read_to_string(agent.output_log()).unwrap_or_default();
+    assert!(!drawn.contains("Quick safety check") && !drawn.contains("trust this folder"), "a trust dialog:\n{drawn}");
+    let states = bosun.states_seen(&id);
+    assert!(!states.iter().any(|s| s.starts_with("prompt")), "it asked something: {states:?}");
+    assert!(bosun.ok(repo.path(), &["escalations"]).contains("nothing needs a person"));
+
+    let own = agent.dir.join("config");
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(own.join(".claude.json")).unwrap()).unwrap();
+    let ws = bosun.show(&id).workspace.unwrap().path;
+    for trusted in [ws, repo.path().to_owned()] {
+        let key = trusted.display().to_string();
+        assert_eq!(state["projects"][&key]["hasTrustDialogAccepted"], true, "{key} trusted in {state:#}");
+    }
+    assert_eq!(snapshot(std::slice::from_ref(&env.config_dir)), before, "the user's config is as it was");
+
+    model.push(Reply::text("Forked in the sandbox."));
+    assert!(wait_until(PATIENCE, || bosun.agent(&id).log.is_some()), "its transcript was found");
+    let mut cmd = bosun.command(repo.path(), &["fork", &id, "--prompt", "another way", "--json"]);
+    env.apply(&mut cmd);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let fork = v["agent"].as_str().unwrap().to_owned();
+    let forked = bosun.wait_state(&fork, "idle");
+    assert_eq!((forked.runtime.label().as_str(), forked.said.as_deref()), ("sandbox", Some("Forked in the sandbox.")));
+    let main = model.main_requests();
+    assert!(main[1].contains("Sandboxed and ready.") && main[1].contains("hello"), "the conversation came along");
+    assert!(forked.log.is_some_and(|log| log.starts_with(forked.dir.join("config"))), "in its own config");
+    assert_eq!(snapshot(std::slice::from_ref(&env.config_dir)), before, "the user's config is as it was");
+}

@@ -78,11 +78,12 @@ fn without_bubblewrap_a_sandbox_start_is_refused_and_nothing_is_made() {
     assert!(err.contains("--no-network applies to --runtime sandbox"), "{err}");
 }
 
-/// A sandboxed Claude agent (a script spoken to as one): it writes its own config directory,
-/// sees none of the other home directories (the test's own home among them), and leaves work
-/// not committed; its fork runs sandboxed too, in a worktree holding that work.
+/// A sandboxed Claude agent (a script spoken to as one): it writes the config bosun made for it
+/// (in its own directory), never the user's it was started with, sees none of the other home
+/// directories (the test's own home among them), and leaves work not committed; its fork runs
+/// sandboxed too, in a worktree holding that work.
 #[test]
-fn a_sandboxed_agent_writes_its_config_sees_no_other_home_and_its_fork_is_sandboxed_with_its_work() {
+fn a_sandboxed_agent_writes_its_own_config_not_the_users_sees_no_other_home_and_its_fork_is_sandboxed() {
     tools::bwrap();
     let bosun = bosun();
     let repo = TempRepo::new();
@@ -91,12 +92,16 @@ fn a_sandboxed_agent_writes_its_config_sees_no_other_home_and_its_fork_is_sandbo
     std::fs::write(other.path().join("secret.txt"), "hidden").unwrap();
     let own_home = tempfile::tempdir_in("/var/tmp").unwrap();
     let config = tempfile::tempdir_in("/var/tmp").unwrap();
+    std::fs::write(config.path().join("settings.json"), "{\"model\": \"opus\"}\n").unwrap();
     let script = format!(
         "if [ -e mine.txt ]; then echo \"found: $(cat mine.txt)\"; sleep 600; fi; \
          echo noted > \"$CLAUDE_CONFIG_DIR/note.txt\" && echo config-written; \
+         grep -q opus \"$CLAUDE_CONFIG_DIR/settings.json\" && echo settings-copied; \
+         echo '{{}}' > {c}/settings.json || echo users-config-refused; \
          cat {o}/secret.txt || echo other-home-hidden; \
          echo mine > mine.txt; echo script-over; sleep 600",
-        o = other.path().display()
+        o = other.path().display(),
+        c = config.path().display()
     );
     let (home_env, config_env) =
         (format!("HOME={}", own_home.path().display()), format!("CLAUDE_CONFIG_DIR={}", config.path().display()));
@@ -105,10 +110,14 @@ fn a_sandboxed_agent_writes_its_config_sees_no_other_home_and_its_fork_is_sandbo
     all.extend(["--prompt", "work", "--", "sh", "-c", &script]);
     let id = bosun.start(repo.path(), &all);
     let screen = bosun.wait_screen(&id, "script-over");
-    for said in ["config-written", "other-home-hidden"] {
+    for said in ["config-written", "settings-copied", "users-config-refused", "other-home-hidden"] {
         assert!(screen.contains(said), "{said:?} not on its screen:\n{screen}");
     }
-    assert_eq!(std::fs::read_to_string(config.path().join("note.txt")).unwrap(), "noted\n", "its config is written");
+    let own = bosun.agent(&id).dir.join("config");
+    assert_eq!(std::fs::read_to_string(own.join("note.txt")).unwrap(), "noted\n", "its own config is written");
+    assert!(!config.path().join("note.txt").exists(), "the user's config is not");
+    let settings = std::fs::read_to_string(config.path().join("settings.json")).unwrap();
+    assert_eq!(settings, "{\"model\": \"opus\"}\n", "the user's settings are as they were");
 
     let out = bosun.ok(repo.path(), &["fork", &id, "--prompt", "again", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -196,4 +205,34 @@ fn a_sandboxed_claude_agents_hooks_reach_the_daemon_through_its_channel_across_a
     bosun.wait_screen(&id, "Understood.");
     let heard = wait_for(PATIENCE, || by_hook(&bosun.events()[before..]).then_some(()));
     assert!(heard.is_some(), "its hooks reach the new daemon's socket through its channel");
+}
+
+/// A sandboxed Claude agent (claudeless) keeps its conversation in the config bosun made for it,
+/// never in the user's: killed, it is resumed there, into the same conversation, and the
+/// user's config holds none of it.
+#[test]
+fn a_sandboxed_claude_agent_killed_is_resumed_into_its_conversation_kept_in_its_own_config() {
+    tools::bwrap();
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("chat"));
+    let args = ["--runtime", "sandbox", "--no-network", "--prompt", "hello", "--on-dead", "resume:ping"];
+    let id = bosun.start(repo.path(), &claude_args(&cl, &sc, &args));
+    bosun.wait_state(&id, "idle");
+    let log = wait_for(PATIENCE, || bosun.agent(&id).log).expect("its transcript is known from its hooks");
+    let own = bosun.agent(&id).dir.join("config");
+    assert!(log.starts_with(own.join("projects")), "its transcript is in its own config: {}", log.display());
+    let before = std::fs::read_to_string(&log).unwrap().lines().count();
+
+    let pid = bosun.agent(&id).pid.expect("its pid");
+    assert!(std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap().success());
+    let resumed = wait_for(PATIENCE, || Some(bosun.agent(&id)).filter(|a| a.restarts == 1 && a.state.is_up()));
+    let agent = resumed.unwrap_or_else(|| panic!("not resumed: {:#?}\n{}", bosun.show(&id), bosun.log()));
+    assert_eq!(agent.runtime.label(), "sandbox (no network)");
+    bosun.wait_screen(&id, "pong");
+    let grew = wait_until(PATIENCE, || std::fs::read_to_string(&log).unwrap().lines().count() > before);
+    assert!(grew, "its conversation goes on in the same transcript");
+    assert!(std::fs::read_to_string(&log).unwrap().contains("\"ping\""), "the resume's message went into it");
+    let users: Vec<_> = std::fs::read_dir(bosun.claude_config()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(users.is_empty(), "the user's config holds nothing of it: {users:?}");
 }

@@ -1,13 +1,17 @@
-//! A hostile agent in `--runtime sandbox` (with the network and without) tries every way out it
-//! knows, in one script: bosun's daemon through whatever socket its hooks are shown, bosun's
-//! tmux server, another agent's session host, the daemon's and another agent's processes, bosun's
-//! state directory (the event log, other workspaces, other agents' files), the hook spool as
-//! another agent (live and kept for a daemon's restart), the repository's config, hooks, info
-//! and its worktree's links back to it, a repository nested in its worktree whose config names
-//! programs for bosun's own git to run, its home and the other homes, and links out of its
-//! workspace that bosun would follow when it cleans up. Every verdict is read on the host, by
-//! what happened: a file that must not appear (each escape would make one), processes that must
-//! still run, files that must be as they were. Its commits and its own branch still work.
+//! A hostile agent in `--runtime sandbox` (with the network and without; spoken to as Claude
+//! Code, its config where `CLAUDE_CONFIG_DIR` says or in its home, and as Codex) tries every way
+//! out it knows, in one script: bosun's daemon through whatever socket its hooks are shown,
+//! bosun's tmux server, another agent's session host, the daemon's and another agent's
+//! processes, bosun's state directory (the event log, other workspaces, other agents' files), the
+//! hook spool as another agent (live and kept for a daemon's restart), the repository's config,
+//! hooks, info and its worktree's links back to it, a repository nested in its worktree whose
+//! config names programs for bosun's own git to run, the user's Claude and Codex config (a hook
+//! in their settings, an MCP server in `.claude.json`, a `notify` program in Codex's
+//! `config.toml`: each would run on the host at the user's next start of the program), its home
+//! and the other homes, and links out of its workspace that bosun would follow when it cleans up.
+//! Every verdict is read on the host, by what happened: a file that must not appear (each escape
+//! would make one), processes that must still run, files that must be as they were. Its commits,
+//! its own branch and its own config (the one bosun made for its program) still work.
 //!
 //! The state directory, the repository and the user's files are outside `/tmp` (as a user's
 //! are, in their home): the sandbox's private `/tmp` hides nothing of them by itself.
@@ -60,6 +64,19 @@ try dot-git sh -c "echo 'gitdir: $PWD/evil' > .git"
 try dot-git-moved mv .git moved-git
 try commondir sh -c "echo $PWD/evil > $GITDIR/commondir"
 try worktree-config sh -c "printf '[core]\n\tfsmonitor = touch $MARK/worktree-config\n' > $GITDIR/config.worktree"
+# the user's Claude and Codex config, where their programs on the host read it: a hook, an MCP
+# server, a notify program; and its own config, which its program writes
+HOOK="{\"hooks\":{\"SessionStart\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"touch $MARK/claude-hook\"}]}]}}"
+MCP="{\"mcpServers\":{\"evil\":{\"command\":\"touch\",\"args\":[\"$MARK/mcp\"]}}}"
+try claude-settings sh -c "printf '%s' '$HOOK' > $USER_CLAUDE/settings.json"
+try claude-state sh -c "printf '%s' '$MCP' > $USER_CLAUDE/.claude.json"
+try claude-settings-home sh -c "printf '%s' '$HOOK' > $HOME/.claude/settings.json"
+try claude-state-home sh -c "printf '%s' '$MCP' > $HOME/.claude.json"
+try codex-config sh -c "printf 'notify = [\"touch\", \"$MARK/notify\"]\n' >> $HOME/.codex/config.toml"
+try codex-config-moved sh -c "mv $HOME/.codex $HOME/codex-moved"
+case $DRIVER in claude) OWN=$CLAUDE_CONFIG_DIR ;; *) OWN=$CODEX_HOME ;; esac
+try own-config sh -c "echo '{}' > $OWN/written-by-its-program"
+note "own: $OWN"
 # its own files, which bosun writes again and follows: its output to the user's shell startup
 AGENT_DIR=$(ls -d "$S"/agents/* | head -1)
 try own-output ln -sf "$HOME/.bashrc" "$AGENT_DIR/output.log"
@@ -84,20 +101,53 @@ note probes-done
 exec sleep 600
 "#;
 
-fn a_hostile_agent_reaches_nothing_outside_its_sandbox(network: bool) {
+/// The program a hostile agent is spoken to as, and where the user's config of it is.
+#[derive(Clone, Copy, PartialEq)]
+enum Posing {
+    /// Claude Code, the user's config where `CLAUDE_CONFIG_DIR` says.
+    Claude,
+    /// Claude Code, the user's config in their home (`~/.claude`, `~/.claude.json`).
+    ClaudeInHome,
+    /// Codex, the user's config in their home (`~/.codex`).
+    Codex,
+}
+
+fn a_hostile_agent_reaches_nothing_outside_its_sandbox(network: bool, posing: Posing) {
     tools::bwrap();
     let place = tempfile::tempdir_in("/var/tmp").unwrap();
     let bosun = Bosun::new_in(env!("CARGO_BIN_EXE_bosun"), place.path());
     let repo = TempRepo::new_in(place.path());
     repo.commit_file(".claude/settings.json", "{}\n");
     let (mark, home, canary) = (place.path().join("marks"), place.path().join("home"), place.path().join("canary"));
-    for dir in [&mark, &home, &canary] {
+    let user_claude = place.path().join("claude-config");
+    let (home_claude, home_codex) = (home.join(".claude"), home.join(".codex"));
+    for dir in [&mark, &home, &canary, &user_claude, &home_claude, &home_codex] {
         std::fs::create_dir(dir).unwrap();
     }
     std::fs::write(home.join(".bashrc"), "# the user's\n").unwrap();
     std::fs::write(canary.join("settings.local.json"), "the user's own file\n").unwrap();
+    // The user's Claude and Codex config, which its own is made from.
+    for dir in [&user_claude, &home_claude] {
+        std::fs::write(dir.join("settings.json"), "{\"model\": \"opus\"}\n").unwrap();
+    }
+    std::fs::write(user_claude.join(".claude.json"), "{\"customApiKeyResponses\": {\"approved\": []}}\n").unwrap();
+    std::fs::write(home.join(".claude.json"), "{\"customApiKeyResponses\": {\"approved\": []}}\n").unwrap();
+    std::fs::write(home_codex.join("config.toml"), "model = \"gpt-5.5\"\n").unwrap();
+    let script = place.path().join("hostile.sh");
+    std::fs::write(&script, format!("#!/bin/sh\n{HOSTILE}")).unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let common = repo.path().join(".git");
-    let kept = [common.join("config"), common.join("hooks"), common.join("info"), home.join(".bashrc"), canary.clone()];
+    let kept = [
+        common.join("config"),
+        common.join("hooks"),
+        common.join("info"),
+        home.join(".bashrc"),
+        canary.clone(),
+        user_claude.clone(),
+        home_claude.clone(),
+        home.join(".claude.json"),
+        home_codex.clone(),
+    ];
     let before = snapshot(&kept);
 
     let secret = "SECRET-7f3a9c1e";
@@ -121,15 +171,22 @@ fn a_hostile_agent_reaches_nothing_outside_its_sandbox(network: bool) {
         ("CANARY", canary.display().to_string()),
         ("HOME", home.display().to_string()),
         ("TMUX_BIN", tools::tmux().display().to_string()),
+        ("USER_CLAUDE", user_claude.display().to_string()),
+        ("DRIVER", if posing == Posing::Codex { "codex" } else { "claude" }.to_owned()),
+        // The user's config where its program would look (empty: in its home).
+        ("CLAUDE_CONFIG_DIR", if posing == Posing::Claude { user_claude.display().to_string() } else { String::new() }),
+        ("CODEX_HOME", String::new()),
     ];
-    let mut args: Vec<String> = vec!["--runtime".into(), "sandbox".into(), "--name".into(), "hostile".into()];
+    let driver = if posing == Posing::Codex { "codex" } else { "claude" };
+    let mut args: Vec<String> =
+        ["--runtime", "sandbox", "--name", "hostile", "--driver", driver].map(String::from).to_vec();
     if !network {
         args.push("--no-network".into());
     }
     for (k, v) in &env {
         args.extend(["--env".into(), format!("{k}={v}")]);
     }
-    args.extend(["--".into(), "sh".into(), "-c".into(), HOSTILE.into()]);
+    args.extend(["--".into(), script.display().to_string()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let hostile = bosun.start(repo.path(), &args);
     let ws = bosun.show(&hostile).workspace.expect("its workspace");
@@ -140,7 +197,11 @@ fn a_hostile_agent_reaches_nothing_outside_its_sandbox(network: bool) {
     // Nothing ran on the host, and everything it had no right to touch is as it was.
     assert_eq!(marks(&mark), Vec::<String>::new(), "ran on the host; its probes:\n{log}");
     assert!(log.contains("probes-done"), "its probes ended early:\n{log}");
-    assert_eq!(snapshot(&kept), before, "the repository's config, hooks or info, the home or the canary changed");
+    assert_eq!(
+        snapshot(&kept),
+        before,
+        "the repository's config, hooks or info, the home, the user's Claude or Codex config or the canary changed"
+    );
     for probe in [
         "daemon-start",
         "daemon-kill",
@@ -163,9 +224,19 @@ fn a_hostile_agent_reaches_nothing_outside_its_sandbox(network: bool) {
         "commondir",
         "own-output",
         "home-write",
+        "claude-settings",
+        "claude-state",
+        "claude-settings-home",
+        "claude-state-home",
+        "codex-config",
+        "codex-config-moved",
     ] {
         assert!(log.contains(&format!("{probe}: refused")), "{probe} was not refused:\n{log}");
     }
+    // Its program writes the config bosun made for it, in its own directory.
+    let own = bosun.agent(&hostile).dir.join("config");
+    assert!(log.contains(&format!("own: {}\n", own.display())), "its program is pointed at its own config:\n{log}");
+    assert!(log.contains("own-config: done") && own.join("written-by-its-program").is_file(), "{log}");
     assert!(pid_alive(daemon_pid) && bosun.daemon_pid() == Some(daemon_pid as i32), "the daemon was signalled");
     assert!(pid_alive(victim_pid), "the victim was signalled");
     assert_eq!(bosun.agent(&victim.id).state.label(), "running", "the victim still runs, untouched");
@@ -214,11 +285,16 @@ fn a_hostile_agent_reaches_nothing_outside_its_sandbox(network: bool) {
 }
 
 #[test]
-fn a_hostile_sandboxed_agent_with_the_network_reaches_nothing_outside() {
-    a_hostile_agent_reaches_nothing_outside_its_sandbox(true);
+fn a_hostile_sandboxed_claude_agent_with_the_network_reaches_nothing_outside() {
+    a_hostile_agent_reaches_nothing_outside_its_sandbox(true, Posing::Claude);
 }
 
 #[test]
-fn a_hostile_sandboxed_agent_without_the_network_reaches_nothing_outside() {
-    a_hostile_agent_reaches_nothing_outside_its_sandbox(false);
+fn a_hostile_sandboxed_claude_agent_without_the_network_reaches_nothing_outside() {
+    a_hostile_agent_reaches_nothing_outside_its_sandbox(false, Posing::ClaudeInHome);
+}
+
+#[test]
+fn a_hostile_sandboxed_codex_agent_reaches_nothing_outside() {
+    a_hostile_agent_reaches_nothing_outside_its_sandbox(true, Posing::Codex);
 }

@@ -33,6 +33,10 @@ pub enum Effect {
         copies: Vec<(PathBuf, PathBuf)>,
         cwd: PathBuf,
         env: BTreeMap<String, String>,
+        /// The config bosun makes for its program before anything else, unless it is there
+        /// already (a sandbox's or a container's agent: see `OwnConfig`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        config: Option<Box<crate::OwnConfig>>,
         command: Vec<String>,
         files: Vec<(PathBuf, String)>,
         output: PathBuf,

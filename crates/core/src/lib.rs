@@ -25,6 +25,7 @@ mod liveness;
 mod memory;
 pub mod message_text;
 mod notice;
+pub mod own_config;
 mod permission;
 mod permission_mode;
 mod plan;
@@ -65,6 +66,7 @@ pub use job_book::{pods_refusal, JobBook, JobDef, JobSource, StepAgent};
 pub use liveness::{Awaited, Mover, Stuck, Subject};
 pub use memory::{stopped_agent, Checkpoint, JobScope, ResumePoint, CHECKPOINT_FILE, EVENTS_FILE};
 pub use notice::{Notice, NoticeKind, WebhookUrl};
+pub use own_config::OwnConfig;
 pub use permission::{
     answer as permission_answer, BlockedCall, PermissionAnswer, PermissionDecision, PermissionRule, Refusal, RuleError,
     DECISIONS_KEPT,

@@ -1,10 +1,10 @@
 //! Where an agent runs: on this machine as it is (`local`), or in a sandbox (`sandbox`:
 //! bubblewrap, the root read-only) where it may write only its workspace, what a commit writes
-//! in its repository and its program's config, reads its own files, with a private `/tmp`, no
-//! home directory but its own, no processes but its own and, when asked, no network. What a
-//! sandbox lets through is decided here; the adapter spells it as bubblewrap's arguments (or a
-//! container's mounts) and shows the agent's hooks a report channel of its own, never bosun's
-//! sockets or state.
+//! in its repository and the config bosun made for its program (never the user's), reads its
+//! own files, with a private `/tmp`, no home directory but its own, no processes but its own
+//! and, when asked, no network. What a sandbox lets through is decided here; the adapter spells
+//! it as bubblewrap's arguments (or a container's mounts) and shows the agent's hooks a report
+//! channel of its own, never bosun's sockets or state.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -212,8 +212,11 @@ impl Runtime {
             Self::Sandbox { network } => Place::Sandbox(Sandbox::of(agent, *network)),
             Self::Docker(c) => {
                 let mut sandbox = Sandbox::of(agent, c.network);
-                // Its session host, in the container with it, writes its output there.
-                sandbox.writable.append(&mut sandbox.read_only);
+                // Its session host, in the container with it, writes its output there (bound
+                // first: its own config is in it).
+                let mut writable = std::mem::take(&mut sandbox.read_only);
+                writable.append(&mut sandbox.writable);
+                sandbox.writable = writable;
                 // A volume holds a clone of its own.
                 sandbox.repository = c.volume.is_none();
                 Place::Container { container: c.clone(), sandbox }
@@ -222,10 +225,12 @@ impl Runtime {
         }
     }
 
-    /// What of an agent's recorded `env` it is given here: all of it, but in a pod neither this
-    /// machine's paths nor its workspace's: the pod's own instead (its workspace, and its
-    /// agent's config where the claim keeps it, Claude's and Codex's alike).
-    pub fn env(&self, env: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    /// What of `agent`'s recorded `env` it is given here: all of it, its program's config
+    /// variable pointed at its own config in a sandbox or a container (`OwnConfig`); and in a
+    /// pod neither this machine's paths nor its workspace's: the pod's own instead (its
+    /// workspace, and its agent's config where the claim keeps it, Claude's and Codex's alike).
+    pub fn env(&self, agent: &Agent) -> BTreeMap<String, String> {
+        let env = &agent.env;
         match self {
             Self::K8s(_) => {
                 let own = |k: &str| crate::RECORDED_ENV.contains(&k) || k == "BOSUN_WORKSPACE";
@@ -237,7 +242,13 @@ impl Runtime {
                 }
                 env
             }
-            _ => env.clone(),
+            _ => {
+                let mut env = env.clone();
+                if let Some(own) = crate::OwnConfig::of(agent) {
+                    own.point(&mut env);
+                }
+                env
+            }
         }
     }
 
@@ -317,7 +328,8 @@ pub struct Sandbox {
     /// is left out).
     pub writable: Vec<PathBuf>,
     /// Directories and files of bosun's it reads but must not write (bosun writes and follows
-    /// them: its own files, whose settings name its hooks and where its output goes).
+    /// them: its own files, whose settings name its hooks and where its output goes). Bound
+    /// before what it writes, which may be in them (its own config is in its directory).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read_only: Vec<PathBuf>,
     /// Its worktree commits to its repository: what a commit writes there (the objects, the
@@ -325,28 +337,20 @@ pub struct Sandbox {
     /// of it (its config, hooks, other worktrees' directories, its worktree's link to it);
     /// where it is, is for the adapter to find out.
     pub repository: bool,
-    /// Its own home directory, which it still sees (read-only but for its config): every other
-    /// home directory is hidden, and `/tmp` is a fresh one of its own.
+    /// Its own home directory, which it still sees, read-only (the user's config of its program
+    /// too): every other home directory is hidden, and `/tmp` is a fresh one of its own.
     pub home: Option<PathBuf>,
     pub network: bool,
 }
 
 impl Sandbox {
-    /// The sandbox of `agent`.
+    /// The sandbox of `agent`: it writes its workspace and the config bosun made for its
+    /// program (`OwnConfig`), never the user's own config, which it sees read-only with the rest
+    /// of its home, if at all.
     pub fn of(agent: &Agent, network: bool) -> Self {
         let mut writable = vec![agent.cwd.clone()];
-        let env = |k: &str| agent.env.get(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-        let home = env("HOME");
-        // The agent's own configuration: its program keeps its sessions and settings there.
-        match agent.driver.kind().name() {
-            "claude" => match env("CLAUDE_CONFIG_DIR") {
-                Some(dir) => writable.push(dir),
-                None => writable.extend(home.iter().flat_map(|h| [h.join(".claude"), h.join(".claude.json")])),
-            },
-            "codex" => writable.extend(env("CODEX_HOME").or_else(|| home.as_ref().map(|h| h.join(".codex")))),
-            _ => {}
-        }
-        writable.extend(env("CLAUDELESS_CONFIG_DIR"));
+        writable.extend(crate::OwnConfig::of(agent).map(|own| own.dir));
+        let home = agent.env.get("HOME").filter(|v| !v.is_empty()).map(PathBuf::from);
         Self { writable, read_only: vec![agent.dir.clone()], repository: true, home, network }
     }
 }

@@ -210,6 +210,7 @@ impl Executor {
                 copies,
                 cwd,
                 env,
+                config,
                 command,
                 files,
                 output,
@@ -227,6 +228,12 @@ impl Executor {
                 if let Some(old) = replace {
                     if let Err(e) = self.sessions.kill(&old) {
                         tracing::warn!(%old, "cannot end the old session: {e}");
+                    }
+                }
+                // Its own config first: a fork's conversation is copied into it.
+                if let Some(own) = &config {
+                    if let Err(e) = bosun_adapters::own_config::make(own, &cwd) {
+                        return Some(Input::SessionSpawnFailed { agent, error: format!("its own config: {e}") });
                     }
                 }
                 for (from, to) in &copies {

@@ -254,7 +254,9 @@ pub(super) fn stage_all(make: &dyn Fn() -> Command, work: &Path, owned: &[PathBu
         .collect();
     let mut cmd = make();
     cmd.args(["add", "-A", "--", "."]);
-    for file in owned {
+    // One beyond a link its agent made (its `.claude` a link) is not there: git stages the link,
+    // and refuses a pathspec beyond it.
+    for file in owned.iter().filter(|f| !beyond_a_link(work, f)) {
         cmd.arg(format!(":(exclude){}", file.display()));
     }
     for path in &nested {
@@ -267,6 +269,14 @@ pub(super) fn stage_all(make: &dyn Fn() -> Command, work: &Path, owned: &[PathBu
         run(&mut cmd)?;
     }
     Ok(())
+}
+
+/// Whether a folder on the way from `work` to `file` (relative to it) is a link.
+fn beyond_a_link(work: &Path, file: &Path) -> bool {
+    file.ancestors()
+        .skip(1)
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .any(|dir| std::fs::symlink_metadata(work.join(dir)).is_ok_and(|m| m.file_type().is_symlink()))
 }
 
 /// The line `git ARGS` prints in `repo`; none when it says there is none by its status alone

@@ -546,9 +546,9 @@ pub fn is_trust_dialog(screen: &str) -> bool {
 }
 
 /// The session log a hook report names (`transcript_path`), accepted only where Claude keeps
-/// this agent's: `<config>/projects/<dir>/<session id>.jsonl`, `<config>` being the agent's
-/// `CLAUDE_CONFIG_DIR` (or `CLAUDELESS_CONFIG_DIR`), else `$HOME/.claude`, an absolute path with
-/// no `..` in it. A report is untrusted: any other path (`/etc/shadow`, a FIFO somewhere, the
+/// this agent's: `<config>/projects/<dir>/<session id>.jsonl`, `<config>` being the agent's own
+/// config (in a sandbox or a container), else its `CLAUDE_CONFIG_DIR` (or
+/// `CLAUDELESS_CONFIG_DIR`), else `$HOME/.claude`, an absolute path with no `..` in it. A report is untrusted: any other path (`/etc/shadow`, a FIFO somewhere, the
 /// log of another agent) is not read.
 pub fn session_log(a: &crate::Agent, p: &HookPayload) -> Option<PathBuf> {
     use std::path::{Component, Path};
@@ -561,9 +561,7 @@ pub fn session_log(a: &crate::Agent, p: &HookPayload) -> Option<PathBuf> {
     let plain = path.is_absolute() && path.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
     let named = path.file_name().and_then(|f| f.to_str()) == Some(&format!("{session_id}.jsonl"));
     let projects = path.parent()?.parent()?;
-    let config = a.env.get("CLAUDE_CONFIG_DIR").or_else(|| a.env.get("CLAUDELESS_CONFIG_DIR")).map(PathBuf::from);
-    let config = config.or_else(|| a.env.get("HOME").map(|h| Path::new(h).join(".claude")));
-    let config = config.filter(|c| c.is_absolute());
+    let config = crate::own_config::claude_dir(a);
     let placed = projects.file_name().is_some_and(|n| n == "projects")
         && config.is_none_or(|c| projects.parent() == Some(c.as_path()));
     (plain && named && placed).then(|| path.to_owned())
@@ -705,10 +703,13 @@ impl super::AgentDriver for Claude {
     }
 
     /// Claude finds a conversation to resume only under the project directory of where it runs
-    /// (`<config>/projects/<cwd with / and . as ->`): the fork's gets a copy of the transcript.
+    /// (`<config>/projects/<cwd with / and . as ->`): the fork's gets a copy of the transcript,
+    /// in its own config when it has one, else beside the transcript.
     fn fork_copies(&self, a: &crate::Agent) -> Vec<(PathBuf, PathBuf)> {
         let Some(from) = a.fork.as_ref().and_then(|f| f.transcript.clone()) else { return Vec::new() };
-        let (Some(projects), Some(name)) = (from.parent().and_then(Path::parent), from.file_name()) else {
+        let beside = from.parent().and_then(Path::parent).map(Path::to_owned);
+        let own = crate::OwnConfig::of(a).map(|own| own.dir.join("projects"));
+        let (Some(projects), Some(name)) = (own.or(beside), from.file_name()) else {
             return Vec::new();
         };
         let project = a.cwd.display().to_string().replace(['/', '.'], "-");

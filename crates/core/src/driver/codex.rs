@@ -445,11 +445,23 @@ impl super::AgentDriver for Codex {
         super::StartUp { find_log: true, waits_for_input, ..super::StartUp::default() }
     }
 
-    /// `$CODEX_HOME/sessions`, `~/.codex/sessions` by default.
+    /// `$CODEX_HOME/sessions` (its own config's in a sandbox or a container), `~/.codex/sessions`
+    /// by default.
     fn log_search(&self, a: &crate::Agent) -> Option<std::path::PathBuf> {
-        let home = a.env.get("CODEX_HOME").map(std::path::PathBuf::from);
-        let home = home.or_else(|| a.env.get("HOME").map(|h| std::path::PathBuf::from(h).join(".codex")));
-        home.map(|h| h.join("sessions"))
+        crate::own_config::codex_dir(a).map(|h| h.join("sessions"))
+    }
+
+    /// A fork with a config of its own finds the rollout it forks (`codex fork ID` looks under
+    /// `$CODEX_HOME/sessions/YYYY/MM/DD/`) only when it is copied there.
+    fn fork_copies(&self, a: &crate::Agent) -> Vec<(std::path::PathBuf, std::path::PathBuf)> {
+        let (Some(own), Some(from)) = (crate::OwnConfig::of(a), a.fork.as_ref().and_then(|f| f.transcript.clone()))
+        else {
+            return Vec::new();
+        };
+        // Its date's folders and its name.
+        let dated: Vec<_> = from.components().rev().take(4).collect();
+        let to = dated.into_iter().rev().fold(own.dir.join("sessions"), |to, c| to.join(c));
+        vec![(from, to)]
     }
 
     /// Where `-C DIR` / `--cd DIR` (the last one given) moves it, relative to its own
