@@ -516,7 +516,8 @@ fn adapter_error(e: AdapterError) -> WireError {
         AdapterError::NotARepo(_)
         | AdapterError::UnknownRef { .. }
         | AdapterError::InvalidBranch { .. }
-        | AdapterError::BranchExists { .. } => ErrorKind::BadRequest,
+        | AdapterError::BranchExists { .. }
+        | AdapterError::BranchBlocked { .. } => ErrorKind::BadRequest,
         _ => ErrorKind::Failed,
     };
     WireError::new(kind, e.to_string())
