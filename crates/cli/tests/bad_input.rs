@@ -51,6 +51,14 @@ fn a_branch_that_exists_or_is_invalid() {
     assert!(err.contains("already exists"), "{err}");
     let err = refused(&bosun, &repo, repo.path(), &["--branch", "bad..name", "--", "true"]);
     assert!(err.contains("not a valid branch name"), "{err}");
+    let err = refused(&bosun, &repo, repo.path(), &["--branch", "HEAD", "--", "true"]);
+    assert!(err.contains("not a valid branch name"), "{err}");
+    // A branch `feature` keeps `feature/x` from being made.
+    repo.git(&["branch", "feature"]);
+    let err = refused(&bosun, &repo, repo.path(), &["--branch", "feature/x", "--", "true"]);
+    assert!(err.contains("a branch \"feature\" exists"), "{err}");
+    let code = bosun.run(repo.path(), &["agent", "start", "--branch", "feature/x", "--", "true"]).status.code();
+    assert_eq!(code, Some(2), "bad input");
 }
 
 #[test]

@@ -240,8 +240,7 @@ fn a_start_that_finds_an_agent_nothing_would_move_on_asks_a_person() {
     let bosun = bosun();
     let repo = TempRepo::new();
     let id = bosun.start(repo.path(), &["--on-idle", "nudge:status please", "--", "sleep", "600"]);
-    // Its session started before the daemon stops (a start answers before it is spawned).
-    bosun.wait_up(&id);
+    bosun.wait_state(&id, "running");
     bosun.ok(repo.path(), &["daemon", "stop"]);
     // The log as a fault would leave it: the agent idle, its chain's first step taken, and no
     // timer, message or person left to move it on.

@@ -517,7 +517,8 @@ fn adapter_error(e: AdapterError) -> WireError {
         AdapterError::NotARepo(_)
         | AdapterError::UnknownRef { .. }
         | AdapterError::InvalidBranch { .. }
-        | AdapterError::BranchExists { .. } => ErrorKind::BadRequest,
+        | AdapterError::BranchExists { .. }
+        | AdapterError::BranchBlocked { .. } => ErrorKind::BadRequest,
         AdapterError::NoBranch { .. } => ErrorKind::NotFound,
         AdapterError::TargetHasChanges { .. } => ErrorKind::WouldLoseWork,
         _ => ErrorKind::Failed,
