@@ -161,6 +161,8 @@ fn runs_in_its_workspace(kind: Kind, session: Session, runtime: Runtime) {
         let written = wait_for(PATIENCE, || {
             let stray = repo.path().join("cwd.txt");
             assert!(!stray.exists(), "the agent ran in the user's checkout: it wrote {}", stray.display());
+            // AGENT.txt is written last: all three are there once it is.
+            read("AGENT.txt")?;
             Some((read("cwd.txt")?, read("env.txt")?))
         });
         let (cwd, env) =
