@@ -268,6 +268,23 @@ pub struct SpawnSpec<'a> {
     pub channel: Option<&'a Path>,
 }
 
+/// Where a session runs by default: here, as it is.
+static HERE: bosun_core::Place = bosun_core::Place::Here;
+
+impl<'a> SpawnSpec<'a> {
+    /// `command` in a plain session here, in `cwd` with `env`: no output file, no files, no
+    /// channel (a test's own client, say).
+    pub fn here(
+        session: &'a SessionName,
+        cwd: &'a Path,
+        env: &'a BTreeMap<String, String>,
+        command: &'a [String],
+    ) -> Self {
+        let backend = SessionBackend::default();
+        Self { session, cwd, env, command, output: None, backend, place: &HERE, files: &[], channel: None }
+    }
+}
+
 impl SpawnSpec<'_> {
     /// Refuses a working directory no session may start in. tmux and a PTY given an empty,
     /// relative or missing one start in a directory of their own (the daemon's, which is often

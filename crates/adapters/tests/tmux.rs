@@ -30,18 +30,7 @@ fn spawn(
     command: &[&str],
 ) -> Option<u32> {
     let command = argv(command);
-    tmux.spawn(SpawnSpec {
-        session,
-        cwd,
-        env,
-        command: &command,
-        output: None,
-        backend: Default::default(),
-        place: &bosun_core::Place::Here,
-        files: &[],
-        channel: None,
-    })
-    .expect("spawn")
+    tmux.spawn(SpawnSpec::here(session, cwd, env, &command)).expect("spawn")
 }
 
 fn seen(tmux: &Tmux, session: &SessionName) -> Option<SessionSeen> {
@@ -297,17 +286,7 @@ fn a_session_started_just_as_the_last_one_ends_still_starts() {
     for i in 0..20 {
         let old = SessionName::from_reported(&format!("old-{i}"));
         let new = SessionName::from_reported(&format!("new-{i}"));
-        let spec = |s| SpawnSpec {
-            session: s,
-            cwd: server.dir(),
-            env: &env,
-            command: &command,
-            output: None,
-            backend: Default::default(),
-            place: &bosun_core::Place::Here,
-            files: &[],
-            channel: None,
-        };
+        let spec = |s| SpawnSpec::here(s, server.dir(), &env, &command);
         server.tmux().spawn(spec(&old)).expect("spawn old");
         server.tmux().kill(&old).expect("kill old");
         server.tmux().spawn(spec(&new)).expect("spawn new as the server winds down");

@@ -299,17 +299,7 @@ fn first_screen_with_bosuns_state(trusted: bool) -> Option<String> {
     let server = bosun_testkit::tools::TmuxServer::new();
     let session = SessionName::from_reported("claude");
     let command = vec![claude.display().to_string(), "say hello".to_owned()];
-    let spec = SpawnSpec {
-        session: &session,
-        cwd: repo.path(),
-        env: &env.vars,
-        command: &command,
-        output: None,
-        backend: Default::default(),
-        place: &bosun_core::Place::Here,
-        files: &[],
-        channel: None,
-    };
+    let spec = SpawnSpec::here(&session, repo.path(), &env.vars, &command);
     server.tmux().spawn(spec).expect("start Claude in tmux");
     let trust = bosun_core::driver::claude::is_trust_dialog;
     let screen = wait_for(PATIENCE, || {

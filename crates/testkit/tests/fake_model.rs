@@ -201,18 +201,7 @@ fn codex_exec_reports_a_429_as_an_error() {
 /// Starts `command` in a session of `server`, in `cwd`, with `env`.
 fn start(server: &TmuxServer, session: &SessionName, cwd: &Path, env: &ClientEnv, command: &[&str]) {
     let command: Vec<String> = command.iter().map(|a| (*a).to_owned()).collect();
-    let spec = SpawnSpec {
-        session,
-        cwd,
-        env: &env.vars,
-        command: &command,
-        output: None,
-        backend: Default::default(),
-        place: &bosun_core::Place::Here,
-        files: &[],
-        channel: None,
-    };
-    server.tmux().spawn(spec).expect("start the client in tmux");
+    server.tmux().spawn(SpawnSpec::here(session, cwd, &env.vars, &command)).expect("start the client in tmux");
 }
 
 /// Waits until the screen shows `needle`, and returns the screen.
