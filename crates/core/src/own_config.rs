@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::driver::DriverKind;
-use crate::{Agent, Runtime};
+use crate::Agent;
 
 /// The name of an agent's own config directory in its directory.
 pub const OWN_CONFIG: &str = "config";
@@ -83,7 +83,7 @@ impl OwnConfig {
     /// The own config of `agent`, when it has one: a Claude or Codex agent in a sandbox or a
     /// container. (A pod's config is its claim's: see `POD_CONFIG`.)
     pub fn of(agent: &Agent) -> Option<Self> {
-        if !matches!(agent.runtime, Runtime::Sandbox { .. } | Runtime::Docker(_)) {
+        if !agent.runtime.confines() {
             return None;
         }
         let client = match agent.driver.kind() {

@@ -193,6 +193,11 @@ impl Runtime {
         *self == Self::Local
     }
 
+    /// Whether its agents are walled off on this machine (see `Place::is_confined`).
+    pub fn confines(&self) -> bool {
+        matches!(self, Self::Sandbox { .. } | Self::Docker(_))
+    }
+
     pub fn label(&self) -> String {
         match self {
             Self::Local => "local".into(),
@@ -318,6 +323,12 @@ pub enum Place {
 impl Place {
     pub fn is_here(&self) -> bool {
         *self == Self::Here
+    }
+
+    /// Walled off on this machine (a sandbox, a container): it reaches the daemon only through
+    /// a report channel of its own, and keeps a config of its own.
+    pub fn is_confined(&self) -> bool {
+        matches!(self, Self::Sandbox(_) | Self::Container { .. })
     }
 }
 

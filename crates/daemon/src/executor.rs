@@ -250,7 +250,7 @@ impl Executor {
                     Err(e) => return Some(Input::SessionSpawnFailed { agent, error: e.to_string() }),
                 };
                 // A sandbox or a container reaches the daemon only through its channel.
-                let confined = matches!(place, bosun_core::Place::Sandbox(_) | bosun_core::Place::Container { .. });
+                let confined = place.is_confined();
                 let channel = match confined.then(|| self.channels.open(&agent)).transpose() {
                     Ok(channel) => channel,
                     Err(e) => {

@@ -17,10 +17,7 @@ pub(crate) async fn reopen_channels(ctx: &Arc<Context>, channels: &Channels) {
     let live = ctx
         .engine
         .query(|s, _| {
-            let confined = |a: &&bosun_core::Agent| {
-                !a.state.is_dead()
-                    && matches!(a.runtime, bosun_core::Runtime::Sandbox { .. } | bosun_core::Runtime::Docker(_))
-            };
+            let confined = |a: &&bosun_core::Agent| !a.state.is_dead() && a.runtime.confines();
             s.agents.values().filter(confined).map(|a| a.id.clone()).collect::<std::collections::BTreeSet<_>>()
         })
         .await

@@ -68,7 +68,9 @@ pub(super) fn send_text(
     if at_once && !waiting {
         let hint = match &a.state {
             SessionState::Prompt { .. } => ": it shows a dialog (answer it with `bosun answer`)",
-            _ if a.answering.is_some() => ": bosun is answering a dialog it shows",
+            _ if a.answering.as_ref().is_some_and(|x| x.picked_at.is_none()) => {
+                ": bosun is answering a dialog it shows"
+            }
             _ => "",
         };
         return Err(Rejection::NotWaitingForInput { id: a.id.clone(), state: a.state.label(), hint });
@@ -160,7 +162,9 @@ fn agent_of(state: &State, e: &Event) -> Option<AgentId> {
 /// dialog) or bosun is answering one: the message waits until the dialog is answered.
 pub(super) fn deliverable(a: &Agent, state: &SessionState) -> bool {
     let dialog = matches!(state, SessionState::Prompt { .. }) && !a.driver.behaviour().prompts_take_text();
-    if a.answering.is_some() || dialog {
+    // The cursor on its way to an option: an Enter now would pick whatever it is on.
+    let moving = a.answering.as_ref().is_some_and(|x| x.picked_at.is_none());
+    if moving || dialog {
         return false;
     }
     if blind(a) {

@@ -24,7 +24,11 @@ pub(super) async fn send(ctx: &Arc<Context>, agent: String, text: String, raw: b
     // At a dialog it waits, maybe for a person: say so now rather than after a minute.
     let at_dialog = query(ctx, move |s| {
         let a = s.agents.get(&id);
-        Ok(a.filter(|a| matches!(a.state, SessionState::Prompt { .. }) || a.answering.is_some()).map(|a| {
+        Ok(a.filter(|a| {
+            matches!(a.state, SessionState::Prompt { .. })
+                || a.answering.as_ref().is_some_and(|x| x.picked_at.is_none())
+        })
+        .map(|a| {
             let asks = a.asks.as_deref().map(|q| format!(": {q}")).unwrap_or_default();
             format!(
                 "{} is at a dialog ({}{asks}); it is typed once the dialog is answered (`bosun answer`)",
