@@ -8,6 +8,7 @@ pub(crate) mod bundle;
 mod diff;
 mod folder;
 mod git;
+mod local_git;
 mod merge;
 mod pod;
 mod pool;
@@ -26,8 +27,9 @@ use bosun_core::WorkspaceKind;
 
 use crate::{AdapterError, WorkspaceBackend, Workspaces};
 use folder::FolderBackend;
-pub use git::{command as git_command, git as git_in, LocalGit, DEFUSED as GIT_DEFUSED};
+pub use git::{command as git_command, git as git_in, DEFUSED as GIT_DEFUSED};
 use git::{git, run};
+pub use local_git::LocalGit;
 use pod::PodBackend;
 use slot::SlotBackend;
 pub use survey::LocalSurvey;

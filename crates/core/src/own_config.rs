@@ -27,7 +27,6 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::driver::DriverKind;
 use crate::Agent;
 
 /// The name of an agent's own config directory in its directory.
@@ -86,11 +85,7 @@ impl OwnConfig {
         if !agent.runtime.confines() {
             return None;
         }
-        let client = match agent.driver.kind() {
-            DriverKind::Claude => Client::Claude,
-            DriverKind::Codex => Client::Codex,
-            DriverKind::Generic => return None,
-        };
+        let client = agent.driver.kind().own_config()?;
         let dir = agent.dir.join(OWN_CONFIG);
         let (user, user_state) = match client {
             Client::Claude => (user_claude(&agent.env), user_claude_state(&agent.env)),

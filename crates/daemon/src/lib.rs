@@ -13,6 +13,7 @@ mod judge;
 mod memory;
 mod pidlock;
 mod plan_log;
+mod pod_reports;
 mod pods;
 mod preflight;
 mod pull_request;
@@ -209,7 +210,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         }
         tokio::spawn(watch::sessions(engine.clone(), ctx.sessions.clone(), watch::INTERVAL));
         pods::follow(engine.clone(), host.clone(), pod_changes_rx).await;
-        pods::relay(ctx.clone(), pod_reports_rx);
+        pod_reports::relay(ctx.clone(), pod_reports_rx);
         tokio::spawn(async move {
             signals().await;
             shutdown.notify_one();

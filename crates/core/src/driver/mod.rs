@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 pub use report::{Reading, Report, Screen, StartUp};
 
+use crate::own_config::Client;
 use crate::{Agent, Observation};
 /// Which driver runs an agent, with what it needs to know.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,6 +63,16 @@ impl DriverKind {
             Self::Claude => "claude",
             Self::Codex => "codex",
             Self::Generic => "generic",
+        }
+    }
+
+    /// The program whose config directory bosun makes of its own for a confined agent, when
+    /// this driver's program keeps one.
+    pub fn own_config(self) -> Option<Client> {
+        match self {
+            Self::Claude => Some(Client::Claude),
+            Self::Codex => Some(Client::Codex),
+            Self::Generic => None,
         }
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use bosun_wire::{read_frame, write_frame, Envelope, Request, Response};
 
-use super::checks::Facts;
+use super::facts::Facts;
 
 use super::{CHAIN, GONE, TURN_MS};
 use crate::bosun::Bosun;

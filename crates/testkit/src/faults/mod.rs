@@ -7,13 +7,14 @@
 //! schedule of kills.
 
 mod checks;
+mod facts;
 mod harness;
 
 use std::fmt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use checks::Facts;
+use facts::Facts;
 use harness::Harness;
 
 /// What to run.
