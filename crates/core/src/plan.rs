@@ -418,7 +418,7 @@ impl PlanJob {
     pub fn wanted_branch(&self) -> (String, bool) {
         match &self.branch {
             Some(b) => (b.clone(), false),
-            None => (format!("feature/{}", slug(&self.name)), true),
+            None => (crate::ref_name::feature_branch(&self.name), true),
         }
     }
 
@@ -426,19 +426,6 @@ impl PlanJob {
     pub fn branches(&self) -> crate::PlanJobBranch<'_> {
         crate::PlanJobBranch { name: &self.name, branch: self.branch.as_deref(), variants: self.variants }
     }
-}
-
-/// Lower-case letters, digits and single dashes.
-pub(crate) fn slug(name: &str) -> String {
-    let mut out = String::new();
-    for c in name.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('-') && !out.is_empty() {
-            out.push('-');
-        }
-    }
-    out.trim_end_matches('-').to_owned()
 }
 
 #[cfg(test)]

@@ -72,7 +72,7 @@ impl PlanJobBranch<'_> {
     pub fn asked(&self) -> Vec<(String, bool)> {
         let (branch, suffix) = match self.branch {
             Some(b) => (b.to_owned(), false),
-            None => (format!("feature/{}", crate::plan::slug(self.name)), true),
+            None => (feature_branch(self.name), true),
         };
         if self.variants > 1 {
             (1..=self.variants).map(|n| (format!("{branch}-v{n}"), suffix)).collect()
@@ -80,6 +80,24 @@ impl PlanJobBranch<'_> {
             vec![(branch, suffix)]
         }
     }
+}
+
+/// The branch a job of a plan that names none works on: `feature/<its name's slug>`.
+pub fn feature_branch(name: &str) -> String {
+    format!("feature/{}", slug(name))
+}
+
+/// Lower-case letters, digits and single dashes.
+fn slug(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    out.trim_end_matches('-').to_owned()
 }
 
 /// What git would refuse of the branches a plan's jobs ask for, found before the plan starts: a
