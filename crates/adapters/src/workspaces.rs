@@ -150,7 +150,7 @@ impl Workspaces for LocalWorkspaces {
 /// Copies a Claude agent's repository settings `from` to `<dir>/.claude/settings.local.json`.
 fn copy_settings(dir: &Path, from: Option<&Path>) -> Result<(), AdapterError> {
     let Some(from) = from else { return Ok(()) };
-    let rel = Path::new(bosun_core::driver::claude::SETTINGS_LOCAL);
+    let rel = Path::new(bosun_core::SETTINGS_LOCAL);
     let to = dir.join(rel);
     if let Some(parent) = to.parent() {
         create_dir_all(parent)?;

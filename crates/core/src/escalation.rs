@@ -2,18 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{AgentId, Timestamp, Trigger};
-
-/// An escalation's number.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct EscalationId(pub u64);
-
-impl std::fmt::Display for EscalationId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "e{}", self.0)
-    }
-}
+use crate::{AgentId, EscalationId, Timestamp, Trigger};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Escalation {

@@ -241,6 +241,76 @@ pub fn fnv(parts: &[&str]) -> u64 {
     h
 }
 
+/// A job's id: `j` and its nonce.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct JobId(String);
+
+impl JobId {
+    pub fn new(nonce: &Nonce) -> Self {
+        Self(format!("j{}", nonce.as_str()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for JobId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A pool slot's id: `<project>--<n>`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SlotId(String);
+
+impl SlotId {
+    pub fn new(project: &str, n: u32) -> Self {
+        Self(format!("{project}--{n}"))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Its project and number, read back.
+    pub fn parts(&self) -> Option<(&str, u32)> {
+        let (project, n) = self.0.rsplit_once("--")?;
+        Some((project, n.parse().ok()?))
+    }
+}
+
+impl fmt::Display for SlotId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// An escalation's number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct EscalationId(pub u64);
+
+impl fmt::Display for EscalationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "e{}", self.0)
+    }
+}
+
+/// A queue item's number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ItemId(pub u64);
+
+impl fmt::Display for ItemId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "i{}", self.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,35 +3,13 @@
 //! step is tried again, after its backoff, up to its attempts.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 use std::path::PathBuf;
 
 use crate::driver::DriverKind;
-use crate::{AgentId, ItemId, Name, Nonce, Policy, Timestamp, WorkspaceId, WorkspaceKind};
-
-/// A job's id: `j` and its nonce.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct JobId(String);
-
-impl JobId {
-    pub fn new(nonce: &Nonce) -> Self {
-        Self(format!("j{}", nonce.as_str()))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for JobId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+use crate::{AgentId, ItemId, JobId, Name, Nonce, Policy, Timestamp, WorkspaceId, WorkspaceKind};
 
 /// A job as it was asked for: its steps as the runbook said when it started (the job is pinned
 /// to that text by `runbook_hash`: editing the runbook later changes nothing here).

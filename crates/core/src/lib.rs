@@ -56,12 +56,15 @@ pub use decide::{decide, Decision, DIALOG_PRESSES_MAX};
 pub use detect::{AgentError, Cause, Heartbeat, Observation, PromptKind, Source, LINE_MAX};
 pub use doctor::{leftovers, Found, FoundBranch, FoundDir, FoundPod, FoundWorktree, Leftover, Orphan};
 pub use effect::Effect;
-pub use escalation::{Escalation, EscalationId, Resolution};
+pub use escalation::{Escalation, Resolution};
 pub use event::Event;
 pub use finish::{fork_into, Change, FileChange, ForkInto, MergeHow, Merged, PullRequest, WorkDiff, PATCH_MOST};
-pub use id::{fnv, AgentId, MessageId, Name, NameError, Nonce, RequestId, SessionName, WorkspaceId};
+pub use id::{
+    fnv, AgentId, EscalationId, ItemId, JobId, MessageId, Name, NameError, Nonce, RequestId, SessionName, SlotId,
+    WorkspaceId,
+};
 pub use input::{AgentSpec, Input, Reality, SessionSeen, WorkspaceProbe};
-pub use job::{AgentPlan, Job, JobId, JobNotify, JobSpec, JobState, JobWorkspace, Next, StepRun, StepSpec};
+pub use job::{AgentPlan, Job, JobNotify, JobSpec, JobState, JobWorkspace, Next, StepRun, StepSpec};
 pub use job_book::{pods_refusal, JobBook, JobDef, JobSource, StepAgent};
 pub use liveness::{Awaited, Mover, Stuck, Subject};
 pub use memory::{stopped_agent, Checkpoint, JobScope, ResumePoint, CHECKPOINT_FILE, EVENTS_FILE};
@@ -81,10 +84,9 @@ pub use policy::{
     format_duration, parse_duration, Action, Attempts, Chain, Policy, Step, StepError, Trigger, DEFAULT_GRACE_MS,
 };
 pub use pool::{
-    Pool, PoolAsk, PoolBase, PoolSpec, PoolWorkspace, Slot, SlotId, SlotProbe, SlotReset, SlotState, DEFAULT_POOL_SIZE,
-    TASK_FILE,
+    Pool, PoolAsk, PoolBase, PoolSpec, PoolWorkspace, Slot, SlotProbe, SlotReset, SlotState, DEFAULT_POOL_SIZE,
 };
-pub use queue::{parse_listed, External, Item, ItemId, ItemState, Worker};
+pub use queue::{parse_listed, External, Item, ItemState, Worker};
 pub use ref_name::{branch_dirs, branch_problem, branches_clash, plan_branch_problems, PlanJobBranch};
 pub use reject::Rejection;
 pub use runtime::{
@@ -95,4 +97,4 @@ pub use state::{apply, State, REQUESTS_KEPT};
 pub use term_key::{check_size, KeysError, TermKey, KEYS_MAX, KEYS_TEXT_MAX, TERM_SIDE_MAX};
 pub use time::Timestamp;
 pub use timer::{Timer, TimerId, TimerKind};
-pub use workspace::{BranchKept, PodClaim, Workspace, WorkspaceKind, WorkspaceState};
+pub use workspace::{BranchKept, PodClaim, Workspace, WorkspaceKind, WorkspaceState, SETTINGS_LOCAL, TASK_FILE};

@@ -4,42 +4,11 @@
 //! find none available wait, first come first served.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::fmt;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Timestamp, WorkspaceId};
-
-/// A pool slot's id: `<project>--<n>`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct SlotId(String);
-
-impl SlotId {
-    pub fn new(project: &str, n: u32) -> Self {
-        Self(format!("{project}--{n}"))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// Its project and number, read back.
-    pub fn parts(&self) -> Option<(&str, u32)> {
-        let (project, n) = self.0.rsplit_once("--")?;
-        Some((project, n.parse().ok()?))
-    }
-}
-
-impl fmt::Display for SlotId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// The file a bound workspace holds its task in, excluded from git.
-pub const TASK_FILE: &str = "TASK.md";
+use crate::{SlotId, Timestamp, WorkspaceId};
 
 /// How many workspaces a pool keeps when nobody said.
 pub const DEFAULT_POOL_SIZE: u32 = 2;

@@ -6,6 +6,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::{AgentId, Name, Nonce, Timestamp, WorkspaceId};
 
+/// The file a bound workspace holds its task in, excluded from git.
+pub const TASK_FILE: &str = "TASK.md";
+
+/// Where `REPO_SETTINGS` is copied to in the workspace: Claude reads it as the project's local
+/// settings, and git ignores it, so the copy is not the agent's work.
+pub const SETTINGS_LOCAL: &str = ".claude/settings.local.json";
+
 /// An isolated directory for one piece of work.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Workspace {
@@ -17,7 +24,7 @@ pub struct Workspace {
     pub state: WorkspaceState,
     pub created_at: Timestamp,
     /// Where a Claude agent's repository settings are copied from into
-    /// `<ws>/.claude/settings.local.json` (`driver::claude::SETTINGS_LOCAL`).
+    /// `<ws>/.claude/settings.local.json` (`SETTINGS_LOCAL`).
     pub settings_from: Option<PathBuf>,
     /// Why the last creation or removal failed, if it did.
     pub error: Option<String>,
@@ -205,10 +212,10 @@ impl Workspace {
     pub fn owned_files(&self) -> Vec<PathBuf> {
         let mut owned = Vec::new();
         if self.settings_from.is_some() {
-            owned.push(PathBuf::from(crate::driver::claude::SETTINGS_LOCAL));
+            owned.push(PathBuf::from(SETTINGS_LOCAL));
         }
         if matches!(self.kind, WorkspaceKind::Pool { .. }) {
-            owned.push(PathBuf::from(crate::TASK_FILE));
+            owned.push(PathBuf::from(TASK_FILE));
         }
         owned
     }

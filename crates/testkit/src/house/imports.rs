@@ -12,6 +12,8 @@ use super::source::Source;
 #[derive(Debug, Default)]
 pub struct Imports {
     pub arrows: BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+    /// What each arrow takes: the paths, as written, that make it.
+    pub names: BTreeMap<(PathBuf, PathBuf), BTreeSet<String>>,
 }
 
 /// What a crate's files define and re-export, by module path.
@@ -28,6 +30,7 @@ impl Imports {
             krate.modules.insert(s.module.clone(), s);
         }
         let mut arrows: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
+        let mut names: BTreeMap<(PathBuf, PathBuf), BTreeSet<String>> = BTreeMap::new();
         for s in sources {
             let krate = &crates[&crate_key(s)];
             let to = arrows.entry(s.path.clone()).or_default();
@@ -35,11 +38,12 @@ impl Imports {
                 if let Some(target) = krate.resolve(&s.module, &path, 0) {
                     if !contains(&target.module, &s.module) && !contains(&s.module, &target.module) {
                         to.insert(target.path.clone());
+                        names.entry((s.path.clone(), target.path.clone())).or_default().insert(path.join("::"));
                     }
                 }
             }
         }
-        Self { arrows }
+        Self { arrows, names }
     }
 
     /// Every circle: each a set of two or more files that reach one another, sorted.
