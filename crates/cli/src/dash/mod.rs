@@ -21,7 +21,7 @@ use ratatui::crossterm::event::{self, Event as TermEvent, KeyCode, KeyEventKind,
 use crate::client::Client;
 pub use board::Board;
 pub use draw::{Detail, Open};
-pub use view::{Action, Key, Mode, View};
+pub use view::{Action, Mode, View};
 
 /// How often, at most, the board is asked for again while events come in.
 const BOARD_EVERY: Duration = Duration::from_millis(25);
@@ -103,170 +103,253 @@ fn dash(
     paused: &AtomicBool,
     colors: bool,
 ) -> Result<ExitCode> {
-    let mut view = View::default();
-    let mut ahead = BTreeMap::new();
-    let (mut board, mut open) = gather(client, &ahead)?;
-    let mut detail: Option<(String, Detail, Instant)> = None;
-    let mut last_board = Instant::now();
-    let mut stale = false;
-    // The agent's screen is read again when its output grows (the kernel says its output log
-    // was written) or a key was typed into it, and at least every second: not on a timer.
-    let (mut captured, mut grown) = (Instant::now(), false);
-    let mut watched: Option<(String, bosun_adapters::Changes)> = None;
-    let mut sized: Option<Sized> = None;
-    // A file of the viewed workspace was written since its git figures were taken.
-    let mut changed = false;
-    // The pull request of the viewed agent's branch (`gh`, asked on its own thread), and when
-    // it was last asked for whom.
-    let mut pr: Option<(String, Option<String>)> = None;
-    let mut pr_asked: Option<(String, Instant)> = None;
+    let mut dash = Dashboard::new(client)?;
     loop {
-        if let Mode::Workspace { id, .. } = &view.mode {
-            let again = detail.as_ref().is_none_or(|(d, _, at)| {
-                d != id || at.elapsed() > GIT_EVERY || (changed && at.elapsed() > GIT_AT_MOST)
-            });
-            if again {
-                changed = false;
-            }
-            // Alive (or seen to end) when last shown: a death now is one seen while viewed.
-            let was_live = detail.as_ref().is_some_and(|(d, shown, _)| d == id && (shown.live || shown.ended));
-            let mut d = match detail.take() {
-                Some((d, mut shown, at)) if &d == id && !again => {
-                    let due = captured.elapsed() >= SCREEN_AT_LEAST;
-                    if (grown && captured.elapsed() >= SCREEN_AT_MOST) || due {
-                        shown.screen = screen(client, id);
-                        (captured, grown) = (Instant::now(), false);
-                    }
-                    (d, shown, at)
-                }
-                _ => {
-                    let shown = look(client, id);
-                    (captured, grown) = (Instant::now(), false);
-                    (id.clone(), shown, Instant::now())
-                }
-            };
-            if watched.as_ref().is_none_or(|(w, _)| w != id) {
-                watched = watch_output(&d.1.output, output.clone()).map(|w| (id.clone(), w));
-            }
-            if pr_asked.as_ref().is_none_or(|(a, at)| a != id || at.elapsed() >= PR_EVERY) {
-                pr_asked = Some((id.clone(), Instant::now()));
-                let (tx, id, path) = (output.clone(), id.clone(), d.1.path.clone());
-                std::thread::spawn(move || _ = tx.send(Wake::Pr(id, pull_request(&path))));
-            }
-            d.1.pr = pr.as_ref().filter(|(a, _)| a == id).and_then(|(_, p)| p.clone());
-            d.1.ended = !d.1.live && (d.1.ended || was_live || detail_was_live(&board, id));
-            if sized.as_ref().is_none_or(|s| &s.agent != id) {
-                let area = terminal.size()?;
-                sized = Sized::to_panel(client, id, area.width, area.height);
-            }
-            detail = Some(d);
-        } else {
-            detail = None;
-            watched = None;
-            // The agent's window gets its size back when the view closes.
-            sized = None;
-        }
-        terminal.draw(|f| draw::draw(f, &view, &board, &open, detail.as_ref().map(|(_, d, _)| d), colors))?;
-        // Awake for the screen of an open workspace view, for a board due, or for what comes.
-        let board_due = BOARD_EVERY.saturating_sub(last_board.elapsed());
-        let wait = match (detail.is_some(), stale) {
-            (true, _) if grown => SCREEN_AT_MOST.saturating_sub(captured.elapsed()),
-            (true, true) => SCREEN_AT_LEAST.saturating_sub(captured.elapsed()).min(board_due),
-            (true, false) => SCREEN_AT_LEAST.saturating_sub(captured.elapsed()),
-            (false, true) => board_due,
-            (false, false) => Duration::from_secs(1),
-        };
-        let mut woke: Vec<Wake> = wakes.recv_timeout(wait).into_iter().collect();
+        dash.look_at_viewed(terminal, &output)?;
+        let detail = dash.detail.as_ref().map(|(_, d, _)| d);
+        terminal.draw(|f| draw::draw(f, &dash.view, &dash.board, &dash.open, detail, colors))?;
+        let mut woke: Vec<Wake> = wakes.recv_timeout(dash.wait()).into_iter().collect();
         woke.extend(wakes.try_iter());
         for wake in woke {
-            let read = match wake {
-                Wake::Recorded(r) => {
-                    stale = true;
-                    // A file written in the viewed workspace: its git figures are due again.
-                    if let (
-                        Event::Heartbeat { id, heartbeat: Heartbeat::FileWrite, .. },
-                        Mode::Workspace { id: viewed, .. },
-                    ) = (&r.event, &view.mode)
-                    {
-                        changed |= id.as_str() == viewed;
-                    }
-                    continue;
-                }
-                Wake::Output => {
-                    grown = true;
-                    continue;
-                }
-                Wake::Pr(agent, found) => {
-                    pr = Some((agent, found));
-                    continue;
-                }
-                Wake::Ahead(counted) => {
-                    ahead = counted;
-                    stale = true;
-                    continue;
-                }
-                Wake::Term(read) => read,
-            };
-            if let TermEvent::Resize(..) = read {
-                // The agent's window is sized to the new panel.
-                sized = None;
-            }
-            let TermEvent::Key(k) = read else { continue };
-            if k.kind == KeyEventKind::Release {
-                continue;
-            }
-            let Some(key) = key_of(k.code, k.modifiers) else { continue };
-            let ids: Vec<u64> = open.iter().map(|o| o.id).collect();
-            match view.key(&board, &ids, key) {
-                Action::None => {}
-                Action::Quit => return Ok(ExitCode::SUCCESS),
-                Action::Attach(id) => {
-                    let argv = client.attach(id)?;
-                    paused.store(true, Ordering::SeqCst);
-                    ratatui::restore();
-                    let status = Command::new(&argv[0]).args(&argv[1..]).status();
-                    *terminal = ratatui::init();
-                    paused.store(false, Ordering::SeqCst);
-                    status.context("cannot run tmux to attach")?;
-                }
-                Action::AttachAndLeave(id) => {
-                    let argv = client.attach(id)?;
-                    // Its window gets its size back first: an exec runs no destructor.
-                    drop(sized.take());
-                    ratatui::restore();
-                    // Only returns when it could not be run.
-                    let e = std::os::unix::process::CommandExt::exec(Command::new(&argv[0]).args(&argv[1..]));
-                    return Err(anyhow::anyhow!("cannot run {} to attach: {e}", argv[0]));
-                }
-                Action::Send { id, text } => _ = client.send(id, text, false, false)?,
-                Action::Kill(id) => _ = client.kill(id)?,
-                Action::Resolve(e) => _ = client.resolve(format!("e{e}"), None, None)?,
-                // Read at once (the echo is mostly there by then), and again when its output
-                // log says the agent wrote more.
-                Action::Forward { id, key } => {
-                    forward(client, &id, key);
-                    grown = true;
-                }
-            }
-            stale = true;
-        }
-        if stale && last_board.elapsed() >= BOARD_EVERY {
-            (board, open) = gather(client, &ahead)?;
-            last_board = Instant::now();
-            stale = false;
-            // The viewed agent died: its panel says its session ended, its sidebar ✗.
-            let viewed = match &view.mode {
-                Mode::Workspace { id, .. } => Some(id.as_str()),
-                _ => None,
-            };
-            if let Some((id, d, _)) = detail.as_mut().filter(|(id, _, _)| Some(id.as_str()) == viewed) {
-                if let Some(row) = board.rows.iter().find(|r| &r.id == id && r.state == board::Shown::Dead) {
-                    if d.live {
-                        (d.live, d.ended, d.label) = (false, true, row.label.clone());
-                    }
-                }
+            if let Some(code) = dash.take(wake, terminal, paused)? {
+                return Ok(code);
             }
         }
+        dash.gather_if_stale()?;
+    }
+}
+
+/// What the dashboard's loop keeps between wakes: the view, what it shows, and when each part
+/// of it was last taken.
+struct Dashboard<'a> {
+    client: &'a Client,
+    view: View,
+    ahead: BTreeMap<WorkspaceId, u32>,
+    board: Board,
+    open: Vec<Open>,
+    detail: Option<(String, Detail, Instant)>,
+    last_board: Instant,
+    stale: bool,
+    // The agent's screen is read again when its output grows (the kernel says its output log
+    // was written) or a key was typed into it, and at least every second: not on a timer.
+    captured: Instant,
+    grown: bool,
+    watched: Option<(String, bosun_adapters::Changes)>,
+    sized: Option<Sized<'a>>,
+    /// A file of the viewed workspace was written since its git figures were taken.
+    changed: bool,
+    /// The pull request of the viewed agent's branch (`gh`, asked on its own thread), and when
+    /// it was last asked for whom.
+    pr: Option<(String, Option<String>)>,
+    pr_asked: Option<(String, Instant)>,
+}
+
+impl<'a> Dashboard<'a> {
+    fn new(client: &'a Client) -> Result<Self> {
+        let ahead = BTreeMap::new();
+        let (board, open) = gather(client, &ahead)?;
+        Ok(Self {
+            client,
+            view: View::default(),
+            ahead,
+            board,
+            open,
+            detail: None,
+            last_board: Instant::now(),
+            stale: false,
+            captured: Instant::now(),
+            grown: false,
+            watched: None,
+            sized: None,
+            changed: false,
+            pr: None,
+            pr_asked: None,
+        })
+    }
+
+    /// The workspace view's agent looked at again, as much of it as is due; or, with no
+    /// workspace view open, what was kept for one let go.
+    fn look_at_viewed(&mut self, terminal: &ratatui::DefaultTerminal, output: &mpsc::Sender<Wake>) -> Result<()> {
+        let client = self.client;
+        let Mode::Workspace { id, .. } = &self.view.mode else {
+            self.detail = None;
+            self.watched = None;
+            // The agent's window gets its size back when the view closes.
+            self.sized = None;
+            return Ok(());
+        };
+        let changed = self.changed;
+        let again = self
+            .detail
+            .as_ref()
+            .is_none_or(|(d, _, at)| d != id || at.elapsed() > GIT_EVERY || (changed && at.elapsed() > GIT_AT_MOST));
+        if again {
+            self.changed = false;
+        }
+        // Alive (or seen to end) when last shown: a death now is one seen while viewed.
+        let was_live = self.detail.as_ref().is_some_and(|(d, shown, _)| d == id && (shown.live || shown.ended));
+        let mut d = match self.detail.take() {
+            Some((d, mut shown, at)) if &d == id && !again => {
+                let due = self.captured.elapsed() >= SCREEN_AT_LEAST;
+                if (self.grown && self.captured.elapsed() >= SCREEN_AT_MOST) || due {
+                    shown.screen = screen(client, id);
+                    (self.captured, self.grown) = (Instant::now(), false);
+                }
+                (d, shown, at)
+            }
+            _ => {
+                let shown = look(client, id);
+                (self.captured, self.grown) = (Instant::now(), false);
+                (id.clone(), shown, Instant::now())
+            }
+        };
+        if self.watched.as_ref().is_none_or(|(w, _)| w != id) {
+            self.watched = watch_output(&d.1.output, output.clone()).map(|w| (id.clone(), w));
+        }
+        if self.pr_asked.as_ref().is_none_or(|(a, at)| a != id || at.elapsed() >= PR_EVERY) {
+            self.pr_asked = Some((id.clone(), Instant::now()));
+            let (tx, id, path) = (output.clone(), id.clone(), d.1.path.clone());
+            std::thread::spawn(move || _ = tx.send(Wake::Pr(id, pull_request(&path))));
+        }
+        d.1.pr = self.pr.as_ref().filter(|(a, _)| a == id).and_then(|(_, p)| p.clone());
+        d.1.ended = !d.1.live && (d.1.ended || was_live || detail_was_live(&self.board, id));
+        if self.sized.as_ref().is_none_or(|s| &s.agent != id) {
+            let area = terminal.size()?;
+            self.sized = Sized::to_panel(client, id, area.width, area.height);
+        }
+        self.detail = Some(d);
+        Ok(())
+    }
+
+    /// How long to sleep: awake for the screen of an open workspace view, for a board due, or
+    /// for what comes.
+    fn wait(&self) -> Duration {
+        let board_due = BOARD_EVERY.saturating_sub(self.last_board.elapsed());
+        match (self.detail.is_some(), self.stale) {
+            (true, _) if self.grown => SCREEN_AT_MOST.saturating_sub(self.captured.elapsed()),
+            (true, true) => SCREEN_AT_LEAST.saturating_sub(self.captured.elapsed()).min(board_due),
+            (true, false) => SCREEN_AT_LEAST.saturating_sub(self.captured.elapsed()),
+            (false, true) => board_due,
+            (false, false) => Duration::from_secs(1),
+        }
+    }
+
+    /// Takes what woke the loop; an exit code once the dashboard is to end.
+    fn take(
+        &mut self,
+        wake: Wake,
+        terminal: &mut ratatui::DefaultTerminal,
+        paused: &AtomicBool,
+    ) -> Result<Option<ExitCode>> {
+        let read = match wake {
+            Wake::Recorded(r) => {
+                self.stale = true;
+                // A file written in the viewed workspace: its git figures are due again.
+                if let (
+                    Event::Heartbeat { id, heartbeat: Heartbeat::FileWrite, .. },
+                    Mode::Workspace { id: viewed, .. },
+                ) = (&r.event, &self.view.mode)
+                {
+                    self.changed |= id.as_str() == viewed;
+                }
+                return Ok(None);
+            }
+            Wake::Output => {
+                self.grown = true;
+                return Ok(None);
+            }
+            Wake::Pr(agent, found) => {
+                self.pr = Some((agent, found));
+                return Ok(None);
+            }
+            Wake::Ahead(counted) => {
+                self.ahead = counted;
+                self.stale = true;
+                return Ok(None);
+            }
+            Wake::Term(read) => read,
+        };
+        if let TermEvent::Resize(..) = read {
+            // The agent's window is sized to the new panel.
+            self.sized = None;
+        }
+        let TermEvent::Key(k) = read else { return Ok(None) };
+        if k.kind == KeyEventKind::Release {
+            return Ok(None);
+        }
+        let Some(key) = key_of(k.code, k.modifiers) else { return Ok(None) };
+        let ids: Vec<u64> = self.open.iter().map(|o| o.id).collect();
+        let action = self.view.key(&self.board, &ids, key);
+        if let Some(code) = self.act(action, terminal, paused)? {
+            return Ok(Some(code));
+        }
+        self.stale = true;
+        Ok(None)
+    }
+
+    /// Does what a key asked for outside the view; an exit code once the dashboard is to end.
+    fn act(
+        &mut self,
+        action: Action,
+        terminal: &mut ratatui::DefaultTerminal,
+        paused: &AtomicBool,
+    ) -> Result<Option<ExitCode>> {
+        let client = self.client;
+        match action {
+            Action::None => {}
+            Action::Quit => return Ok(Some(ExitCode::SUCCESS)),
+            Action::Attach(id) => {
+                let argv = client.attach(id)?;
+                paused.store(true, Ordering::SeqCst);
+                ratatui::restore();
+                let status = Command::new(&argv[0]).args(&argv[1..]).status();
+                *terminal = ratatui::init();
+                paused.store(false, Ordering::SeqCst);
+                status.context("cannot run tmux to attach")?;
+            }
+            Action::AttachAndLeave(id) => {
+                let argv = client.attach(id)?;
+                // Its window gets its size back first: an exec runs no destructor.
+                drop(self.sized.take());
+                ratatui::restore();
+                // Only returns when it could not be run.
+                let e = std::os::unix::process::CommandExt::exec(Command::new(&argv[0]).args(&argv[1..]));
+                return Err(anyhow::anyhow!("cannot run {} to attach: {e}", argv[0]));
+            }
+            Action::Send { id, text } => _ = client.send(id, text, false, false)?,
+            Action::Kill(id) => _ = client.kill(id)?,
+            Action::Resolve(e) => _ = client.resolve(format!("e{e}"), None, None)?,
+            // Read at once (the echo is mostly there by then), and again when its output
+            // log says the agent wrote more.
+            Action::Forward { id, key } => {
+                forward(client, &id, key);
+                self.grown = true;
+            }
+        }
+        Ok(None)
+    }
+
+    /// The board taken again once something changed and the last is old enough.
+    fn gather_if_stale(&mut self) -> Result<()> {
+        if !(self.stale && self.last_board.elapsed() >= BOARD_EVERY) {
+            return Ok(());
+        }
+        (self.board, self.open) = gather(self.client, &self.ahead)?;
+        self.last_board = Instant::now();
+        self.stale = false;
+        // The viewed agent died: its panel says its session ended, its sidebar ✗.
+        let viewed = match &self.view.mode {
+            Mode::Workspace { id, .. } => Some(id.as_str()),
+            _ => None,
+        };
+        if let Some((id, d, _)) = self.detail.as_mut().filter(|(id, _, _)| Some(id.as_str()) == viewed) {
+            if let Some(row) = self.board.rows.iter().find(|r| &r.id == id && r.state == board::Shown::Dead) {
+                if d.live {
+                    (d.live, d.ended, d.label) = (false, true, row.label.clone());
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -386,59 +469,39 @@ impl Drop for Sized<'_> {
 
 /// Types `key` into the agent's session, through the daemon. A key it cannot be given (a
 /// control key that is no terminal's) is dropped, and so is a failure: the screen shows it.
-fn forward(client: &Client, id: &str, key: Key) {
-    let key = match key {
-        Key::Char(c) => TermKey::Text(c.to_string()),
-        Key::Enter => TermKey::Enter,
-        Key::Tab => TermKey::Tab,
-        Key::Esc => TermKey::Esc,
-        Key::Backspace => TermKey::Backspace,
-        Key::Up => TermKey::Up,
-        Key::Down => TermKey::Down,
-        Key::Left => TermKey::Left,
-        Key::Right => TermKey::Right,
-        Key::Home => TermKey::Home,
-        Key::End => TermKey::End,
-        Key::PageUp => TermKey::PageUp,
-        Key::PageDown => TermKey::PageDown,
-        Key::Insert => TermKey::Insert,
-        Key::Delete => TermKey::Delete,
-        Key::BackTab => TermKey::BackTab,
-        Key::F(n) => TermKey::F(n),
-        Key::Ctrl(c) => TermKey::Ctrl(c),
-        Key::Alt(c) => TermKey::Alt(c),
-    };
+fn forward(client: &Client, id: &str, key: TermKey) {
     let keys = vec![key];
     if TermKey::check(&keys).is_ok() {
         let _ = client.press(id.to_owned(), keys);
     }
 }
 
-fn key_of(code: KeyCode, mods: KeyModifiers) -> Option<Key> {
+/// The key a terminal reported, as the panel types it (a character as its text).
+fn key_of(code: KeyCode, mods: KeyModifiers) -> Option<TermKey> {
     Some(match code {
-        KeyCode::Char(c) if mods.contains(KeyModifiers::CONTROL) => Key::Ctrl(match c {
+        KeyCode::Char(c) if mods.contains(KeyModifiers::CONTROL) => TermKey::Ctrl(match c {
             '4' => '\\',
             '5' => ']',
             c => c,
         }),
-        KeyCode::Char(c) if mods.contains(KeyModifiers::ALT) => Key::Alt(c),
-        KeyCode::Char(c) => Key::Char(c),
-        KeyCode::Up => Key::Up,
-        KeyCode::Down => Key::Down,
-        KeyCode::Left => Key::Left,
-        KeyCode::Right => Key::Right,
-        KeyCode::Enter => Key::Enter,
-        KeyCode::Esc => Key::Esc,
-        KeyCode::Tab => Key::Tab,
-        KeyCode::Backspace => Key::Backspace,
-        KeyCode::Home => Key::Home,
-        KeyCode::End => Key::End,
-        KeyCode::PageUp => Key::PageUp,
-        KeyCode::PageDown => Key::PageDown,
-        KeyCode::Insert => Key::Insert,
-        KeyCode::Delete => Key::Delete,
-        KeyCode::BackTab => Key::BackTab,
-        KeyCode::F(n) => Key::F(n),
+        KeyCode::Char(c) if mods.contains(KeyModifiers::ALT) => TermKey::Alt(c),
+        KeyCode::Char(c) => TermKey::Text(c.to_string()),
+        KeyCode::Up => TermKey::Up,
+        KeyCode::Down => TermKey::Down,
+        KeyCode::Left => TermKey::Left,
+        KeyCode::Right => TermKey::Right,
+        KeyCode::Enter => TermKey::Enter,
+        KeyCode::Esc => TermKey::Esc,
+        KeyCode::Tab => TermKey::Tab,
+        KeyCode::Backspace => TermKey::Backspace,
+        KeyCode::Home => TermKey::Home,
+        KeyCode::End => TermKey::End,
+        KeyCode::PageUp => TermKey::PageUp,
+        KeyCode::PageDown => TermKey::PageDown,
+        KeyCode::Insert => TermKey::Insert,
+        KeyCode::Delete => TermKey::Delete,
+        KeyCode::BackTab => TermKey::BackTab,
+        KeyCode::F(n) => TermKey::F(n),
         _ => return None,
     })
 }
@@ -452,21 +515,21 @@ mod tests {
         let (none, ctrl, alt, shift) =
             (KeyModifiers::NONE, KeyModifiers::CONTROL, KeyModifiers::ALT, KeyModifiers::SHIFT);
         let cases = [
-            (KeyCode::Char('x'), none, Key::Char('x')),
-            (KeyCode::Char('X'), shift, Key::Char('X')),
-            (KeyCode::Char('c'), ctrl, Key::Ctrl('c')),
+            (KeyCode::Char('x'), none, TermKey::Text("x".into())),
+            (KeyCode::Char('X'), shift, TermKey::Text("X".into())),
+            (KeyCode::Char('c'), ctrl, TermKey::Ctrl('c')),
             // Terminals report Ctrl+\ and Ctrl+] as Ctrl+4 and Ctrl+5.
-            (KeyCode::Char('4'), ctrl, Key::Ctrl('\\')),
-            (KeyCode::Char('5'), ctrl, Key::Ctrl(']')),
-            (KeyCode::Char('b'), alt, Key::Alt('b')),
-            (KeyCode::Home, none, Key::Home),
-            (KeyCode::End, none, Key::End),
-            (KeyCode::PageUp, none, Key::PageUp),
-            (KeyCode::PageDown, none, Key::PageDown),
-            (KeyCode::Insert, none, Key::Insert),
-            (KeyCode::Delete, none, Key::Delete),
-            (KeyCode::BackTab, shift, Key::BackTab),
-            (KeyCode::F(7), none, Key::F(7)),
+            (KeyCode::Char('4'), ctrl, TermKey::Ctrl('\\')),
+            (KeyCode::Char('5'), ctrl, TermKey::Ctrl(']')),
+            (KeyCode::Char('b'), alt, TermKey::Alt('b')),
+            (KeyCode::Home, none, TermKey::Home),
+            (KeyCode::End, none, TermKey::End),
+            (KeyCode::PageUp, none, TermKey::PageUp),
+            (KeyCode::PageDown, none, TermKey::PageDown),
+            (KeyCode::Insert, none, TermKey::Insert),
+            (KeyCode::Delete, none, TermKey::Delete),
+            (KeyCode::BackTab, shift, TermKey::BackTab),
+            (KeyCode::F(7), none, TermKey::F(7)),
         ];
         for (code, mods, want) in cases {
             assert_eq!(key_of(code, mods), Some(want), "{code:?} {mods:?}");

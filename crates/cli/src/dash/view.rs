@@ -2,32 +2,19 @@
 //! give the view as it becomes and what to do outside (quit, attach, send, kill, forward a key
 //! to the agent). Nothing here draws or talks to the daemon.
 
+use bosun_core::TermKey;
+
 use super::board::{Board, Row, RowKind};
 
-/// A key, as the dashboard tells them apart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Key {
-    Up,
-    Down,
-    Left,
-    Right,
-    Enter,
-    Esc,
-    Tab,
-    Backspace,
-    Home,
-    End,
-    PageUp,
-    PageDown,
-    Insert,
-    Delete,
-    BackTab,
-    /// A function key (F1 is `F(1)`).
-    F(u8),
-    Char(char),
-    /// A control key (`Ctrl+C` is `Ctrl('c')`); `Ctrl+\` and `Ctrl+]` change the view.
-    Ctrl(char),
-    Alt(char),
+/// The character a key types, when it types one (a key a terminal reports is one character).
+fn typed(key: &TermKey) -> Option<char> {
+    match key {
+        TermKey::Text(t) => {
+            let mut chars = t.chars();
+            chars.next().filter(|_| chars.next().is_none())
+        }
+        _ => None,
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,7 +68,7 @@ pub enum Action {
     /// Type the key into the agent's session.
     Forward {
         id: String,
-        key: Key,
+        key: TermKey,
     },
 }
 
@@ -135,88 +122,89 @@ impl View {
     }
 
     /// Takes `key`; `open` are the ids of the open escalations, in the order listed.
-    pub fn key(&mut self, board: &Board, open: &[u64], key: Key) -> Action {
-        if key == Key::Ctrl('c') && !matches!(self.mode, Mode::Workspace { focus: Focus::Terminal, .. }) {
+    pub fn key(&mut self, board: &Board, open: &[u64], key: TermKey) -> Action {
+        if key == TermKey::Ctrl('c') && !matches!(self.mode, Mode::Workspace { focus: Focus::Terminal, .. }) {
             return Action::Quit;
         }
+        let ch = typed(&key);
         match &mut self.mode {
-            Mode::Tasks => self.tasks_key(board, key),
+            Mode::Tasks => self.tasks_key(board, &key, ch),
             Mode::Filter => {
                 match key {
-                    Key::Enter => self.mode = Mode::Tasks,
-                    Key::Esc => {
+                    TermKey::Enter => self.mode = Mode::Tasks,
+                    TermKey::Esc => {
                         self.filter.clear();
                         self.mode = Mode::Tasks;
                     }
-                    Key::Backspace => _ = self.filter.pop(),
-                    Key::Char(c) => self.filter.push(c),
+                    TermKey::Backspace => _ = self.filter.pop(),
+                    TermKey::Text(t) => self.filter.push_str(&t),
                     _ => {}
                 }
                 self.selected = 0;
                 Action::None
             }
             Mode::Help => {
-                if matches!(key, Key::Esc | Key::Char('q' | '?')) {
+                if key == TermKey::Esc || matches!(ch, Some('q' | '?')) {
                     self.mode = Mode::Tasks;
                 }
                 Action::None
             }
             Mode::Send { id, text } => match key {
-                Key::Enter if !text.trim().is_empty() => {
+                TermKey::Enter if !text.trim().is_empty() => {
                     let action = Action::Send { id: id.clone(), text: text.clone() };
                     self.mode = Mode::Tasks;
                     action
                 }
-                Key::Esc => {
+                TermKey::Esc => {
                     self.mode = Mode::Tasks;
                     Action::None
                 }
-                Key::Backspace => {
+                TermKey::Backspace => {
                     text.pop();
                     Action::None
                 }
-                Key::Char(c) => {
-                    text.push(c);
+                TermKey::Text(t) => {
+                    text.push_str(&t);
                     Action::None
                 }
                 _ => Action::None,
             },
             Mode::ConfirmKill { id } => {
-                let action = match key {
-                    Key::Char('y' | 'Y') => Action::Kill(id.clone()),
+                let action = match ch {
+                    Some('y' | 'Y') => Action::Kill(id.clone()),
                     _ => Action::None,
                 };
                 self.mode = Mode::Tasks;
                 action
             }
-            Mode::Escalations { selected } => match key {
-                Key::Up | Key::Char('k') => {
+            Mode::Escalations { selected } => match (key, ch) {
+                (TermKey::Up, _) | (_, Some('k')) => {
                     *selected = selected.saturating_sub(1);
                     Action::None
                 }
-                Key::Down | Key::Char('j') => {
+                (TermKey::Down, _) | (_, Some('j')) => {
                     *selected = (*selected + 1).min(open.len().saturating_sub(1));
                     Action::None
                 }
-                Key::Char('r') => open.get(*selected).map_or(Action::None, |e| Action::Resolve(*e)),
-                Key::Esc | Key::Char('q') => {
+                (_, Some('r')) => open.get(*selected).map_or(Action::None, |e| Action::Resolve(*e)),
+                (TermKey::Esc, _) | (_, Some('q')) => {
                     self.mode = Mode::Tasks;
                     Action::None
                 }
                 _ => Action::None,
             },
             Mode::Workspace { id, focus: focus @ Focus::Terminal } => match key {
-                Key::Ctrl('\\') => {
+                TermKey::Ctrl('\\') => {
                     *focus = Focus::Sidebar;
                     Action::None
                 }
-                Key::Ctrl(']') => Action::AttachAndLeave(id.clone()),
+                TermKey::Ctrl(']') => Action::AttachAndLeave(id.clone()),
                 other => Action::Forward { id: id.clone(), key: other },
             },
             Mode::Workspace { focus: focus @ Focus::Sidebar, .. } => {
                 match key {
-                    Key::Tab | Key::Enter => *focus = Focus::Terminal,
-                    Key::Esc => self.mode = Mode::Tasks,
+                    TermKey::Tab | TermKey::Enter => *focus = Focus::Terminal,
+                    TermKey::Esc => self.mode = Mode::Tasks,
                     _ => {}
                 }
                 Action::None
@@ -224,29 +212,30 @@ impl View {
         }
     }
 
-    fn tasks_key(&mut self, board: &Board, key: Key) -> Action {
+    /// Takes `key` (typing `ch`) in the task manager.
+    fn tasks_key(&mut self, board: &Board, key: &TermKey, ch: Option<char>) -> Action {
         let count = self.visible(board).len();
         let current = self.current(board).cloned();
         let agent = current.as_ref().filter(|r| r.kind == RowKind::Agent).map(|r| r.id.clone());
-        match key {
-            Key::Up | Key::Char('k') => self.selected = self.selected.saturating_sub(1),
-            Key::Down | Key::Char('j') => self.selected = (self.selected + 1).min(count.saturating_sub(1)),
-            Key::Char('q') => return Action::Quit,
-            Key::Char('?') => self.mode = Mode::Help,
-            Key::Char('/') => self.mode = Mode::Filter,
-            Key::Char('e') => self.mode = Mode::Escalations { selected: 0 },
-            Key::Char('w') | Key::Enter => {
+        match (key, ch) {
+            (TermKey::Up, _) | (_, Some('k')) => self.selected = self.selected.saturating_sub(1),
+            (TermKey::Down, _) | (_, Some('j')) => self.selected = (self.selected + 1).min(count.saturating_sub(1)),
+            (_, Some('q')) => return Action::Quit,
+            (_, Some('?')) => self.mode = Mode::Help,
+            (_, Some('/')) => self.mode = Mode::Filter,
+            (_, Some('e')) => self.mode = Mode::Escalations { selected: 0 },
+            (TermKey::Enter, _) | (_, Some('w')) => {
                 if let Some(id) = agent {
                     self.mode = Mode::Workspace { id, focus: Focus::Terminal };
                 }
             }
-            Key::Char('a') => return agent.map_or(Action::None, Action::Attach),
-            Key::Char('s') => {
+            (_, Some('a')) => return agent.map_or(Action::None, Action::Attach),
+            (_, Some('s')) => {
                 if let Some(id) = agent {
                     self.mode = Mode::Send { id, text: String::new() };
                 }
             }
-            Key::Char('x') => {
+            (_, Some('x')) => {
                 if let Some(id) = agent {
                     self.mode = Mode::ConfirmKill { id };
                 }
@@ -260,6 +249,11 @@ impl View {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The key that types `c`.
+    fn ch(c: char) -> TermKey {
+        TermKey::Text(c.to_string())
+    }
     use crate::dash::board::Shown;
 
     fn row(kind: RowKind, id: &str, name: &str, label: &str) -> Row {
@@ -286,81 +280,81 @@ mod tests {
         Board { now: 0, rows }
     }
 
-    fn keys(view: &mut View, keys: &[Key]) -> Vec<Action> {
-        keys.iter().map(|k| view.key(&board(), &[7, 9], *k)).collect()
+    fn keys(view: &mut View, keys: &[TermKey]) -> Vec<Action> {
+        keys.iter().map(|k| view.key(&board(), &[7, 9], k.clone())).collect()
     }
 
     #[test]
     fn moving_stays_within_the_rows() {
         let mut v = View::default();
-        keys(&mut v, &[Key::Up, Key::Down, Key::Char('j'), Key::Down, Key::Down]);
+        keys(&mut v, &[TermKey::Up, TermKey::Down, ch('j'), TermKey::Down, TermKey::Down]);
         assert_eq!(v.selected, 2);
-        keys(&mut v, &[Key::Char('k')]);
+        keys(&mut v, &[ch('k')]);
         assert_eq!(v.current(&board()).map(|r| r.id.as_str()), Some("a2"));
     }
 
     #[test]
     fn the_workspace_view_opens_on_an_agent_only_and_its_focus_moves_as_the_seed_says() {
         let mut v = View::default();
-        keys(&mut v, &[Key::Down, Key::Down, Key::Char('w')]);
+        keys(&mut v, &[TermKey::Down, TermKey::Down, ch('w')]);
         assert_eq!(v.mode, Mode::Tasks, "a job has no terminal to show");
-        keys(&mut v, &[Key::Up, Key::Char('w')]);
+        keys(&mut v, &[TermKey::Up, ch('w')]);
         assert_eq!(v.mode, Mode::Workspace { id: "a2".into(), focus: Focus::Terminal });
         assert_eq!(v.footer(), "Ctrl+\\:sidebar  Ctrl+]:fullscreen");
-        let typed = keys(&mut v, &[Key::Char('q'), Key::Esc, Key::Ctrl('c')]);
+        let typed = keys(&mut v, &[ch('q'), TermKey::Esc, TermKey::Ctrl('c')]);
         let forwarded = |k| Action::Forward { id: "a2".into(), key: k };
         assert_eq!(
             typed,
-            [forwarded(Key::Char('q')), forwarded(Key::Esc), forwarded(Key::Ctrl('c'))],
+            [forwarded(ch('q')), forwarded(TermKey::Esc), forwarded(TermKey::Ctrl('c'))],
             "all to the agent"
         );
-        keys(&mut v, &[Key::Ctrl('\\')]);
+        keys(&mut v, &[TermKey::Ctrl('\\')]);
         assert_eq!(v.mode, Mode::Workspace { id: "a2".into(), focus: Focus::Sidebar });
         assert_eq!(v.footer(), "Tab:terminal  Esc:dashboard");
-        keys(&mut v, &[Key::Tab]);
+        keys(&mut v, &[TermKey::Tab]);
         assert!(matches!(v.mode, Mode::Workspace { focus: Focus::Terminal, .. }));
-        assert_eq!(keys(&mut v, &[Key::Ctrl(']')]), [Action::AttachAndLeave("a2".into())]);
-        keys(&mut v, &[Key::Ctrl('\\'), Key::Esc]);
+        assert_eq!(keys(&mut v, &[TermKey::Ctrl(']')]), [Action::AttachAndLeave("a2".into())]);
+        keys(&mut v, &[TermKey::Ctrl('\\'), TermKey::Esc]);
         assert_eq!(v.mode, Mode::Tasks);
     }
 
     #[test]
     fn kill_asks_first_and_send_takes_the_typed_message() {
         let mut v = View::default();
-        assert_eq!(keys(&mut v, &[Key::Char('x'), Key::Char('n')]), [Action::None, Action::None]);
-        assert_eq!(keys(&mut v, &[Key::Char('x'), Key::Char('y')]), [Action::None, Action::Kill("a1".into())]);
-        let typed = keys(&mut v, &[Key::Char('s'), Key::Char('h'), Key::Char('x'), Key::Backspace, Key::Char('i')]);
+        assert_eq!(keys(&mut v, &[ch('x'), ch('n')]), [Action::None, Action::None]);
+        assert_eq!(keys(&mut v, &[ch('x'), ch('y')]), [Action::None, Action::Kill("a1".into())]);
+        let typed = keys(&mut v, &[ch('s'), ch('h'), ch('x'), TermKey::Backspace, ch('i')]);
         assert!(typed.iter().all(|a| *a == Action::None));
-        assert_eq!(keys(&mut v, &[Key::Enter]), [Action::Send { id: "a1".into(), text: "hi".into() }]);
+        assert_eq!(keys(&mut v, &[TermKey::Enter]), [Action::Send { id: "a1".into(), text: "hi".into() }]);
         assert_eq!(v.mode, Mode::Tasks);
-        keys(&mut v, &[Key::Char('s'), Key::Enter]);
+        keys(&mut v, &[ch('s'), TermKey::Enter]);
         assert!(matches!(v.mode, Mode::Send { .. }), "nothing to send yet");
-        keys(&mut v, &[Key::Esc]);
+        keys(&mut v, &[TermKey::Esc]);
         assert_eq!(v.mode, Mode::Tasks);
     }
 
     #[test]
     fn the_filter_narrows_the_rows_and_esc_clears_it() {
         let mut v = View::default();
-        keys(&mut v, &[Key::Char('/'), Key::Char('W'), Key::Char('r')]);
+        keys(&mut v, &[ch('/'), ch('W'), ch('r')]);
         assert_eq!(v.visible(&board()).iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["a2"]);
-        keys(&mut v, &[Key::Enter]);
+        keys(&mut v, &[TermKey::Enter]);
         assert_eq!(v.mode, Mode::Tasks);
         assert_eq!(v.filter, "Wr");
-        keys(&mut v, &[Key::Char('/'), Key::Esc]);
+        keys(&mut v, &[ch('/'), TermKey::Esc]);
         assert_eq!(v.visible(&board()).len(), 3);
     }
 
     #[test]
     fn help_escalations_attach_and_quit() {
         let mut v = View::default();
-        keys(&mut v, &[Key::Char('?')]);
+        keys(&mut v, &[ch('?')]);
         assert_eq!(v.mode, Mode::Help);
-        keys(&mut v, &[Key::Esc, Key::Char('e'), Key::Char('j'), Key::Char('j')]);
-        assert_eq!(keys(&mut v, &[Key::Char('r')]), [Action::Resolve(9)]);
-        keys(&mut v, &[Key::Esc]);
-        assert_eq!(keys(&mut v, &[Key::Char('a')]), [Action::Attach("a1".into())]);
-        assert_eq!(keys(&mut v, &[Key::Ctrl('c')]), [Action::Quit]);
-        assert_eq!(keys(&mut v, &[Key::Char('q')]), [Action::Quit]);
+        keys(&mut v, &[TermKey::Esc, ch('e'), ch('j'), ch('j')]);
+        assert_eq!(keys(&mut v, &[ch('r')]), [Action::Resolve(9)]);
+        keys(&mut v, &[TermKey::Esc]);
+        assert_eq!(keys(&mut v, &[ch('a')]), [Action::Attach("a1".into())]);
+        assert_eq!(keys(&mut v, &[TermKey::Ctrl('c')]), [Action::Quit]);
+        assert_eq!(keys(&mut v, &[ch('q')]), [Action::Quit]);
     }
 }

@@ -1,0 +1,86 @@
+//! `bosun doctor [--fix]`: what no record owns, and what `--fix` did with it.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use bosun_core::Leftover;
+use bosun_wire::{Finding, Fixed};
+use clap::Args;
+
+use crate::client::Client;
+use crate::out::print_json;
+
+/// Find what no record owns: workspace directories and git worktrees, `ws-*` branches,
+/// tmux sessions on bosun's server, agent directories. Exits 1 while any remains.
+///
+/// Repositories looked at: those bosun's records name, those of leftover worktrees, and the
+/// one you stand in. With --fix, each leftover is removed unless someone's work may be in it:
+/// a worktree or folder that holds changes, or a branch with commits on no other branch,
+/// tag or remote, is kept and said why. --fix also runs `git worktree prune` where a
+/// worktree's directory is gone.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Remove the leftovers that hold no one's work
+    #[arg(long)]
+    fix: bool,
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(client: &Client, args: DoctorArgs) -> Result<ExitCode> {
+    let DoctorArgs { fix, json } = args;
+    let cwd = std::env::current_dir().ok();
+    let findings = client.doctor(fix, cwd)?;
+    let remaining = findings.iter().filter(|f| f.fixed != Some(Fixed::Removed)).count();
+    if json {
+        print_json(&findings)?;
+    } else {
+        print(&findings, fix, remaining);
+    }
+    Ok(if remaining == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn print(findings: &[Finding], fix: bool, remaining: usize) {
+    if findings.is_empty() {
+        println!("nothing left over: every worktree, branch, session and agent directory has its record");
+        return;
+    }
+    for f in findings {
+        let what = describe(&f.orphan.leftover);
+        match (&f.fixed, &f.orphan.keep) {
+            (Some(Fixed::Removed), _) => println!("removed {what}"),
+            (Some(Fixed::Failed { error }), _) => println!("could not remove {what}: {error}"),
+            (None, Some(why)) => println!("kept    {what}: {why}"),
+            (None, None) => println!("found   {what}"),
+        }
+    }
+    let removable = findings.iter().filter(|f| f.fixed.is_none() && f.orphan.keep.is_none()).count();
+    if !fix && removable > 0 {
+        println!("{removable} of these hold no one's work: `bosun doctor --fix` removes them");
+    }
+    if findings.iter().any(|f| f.orphan.keep.is_some()) {
+        println!("what is kept may hold work: look at it, and remove it by hand once it is safe to");
+    }
+    if fix && remaining == 0 {
+        println!("all clean");
+    }
+}
+
+fn describe(leftover: &Leftover) -> String {
+    match leftover {
+        Leftover::Workspace { path, repo: Some(repo) } => {
+            format!("worktree {} (of {})", path.display(), repo.display())
+        }
+        Leftover::Workspace { path, repo: None } => format!("folder {}", path.display()),
+        Leftover::Registration { repo, path } => {
+            format!("worktree record {} in {} (its directory is gone)", path.display(), repo.display())
+        }
+        Leftover::Branch { repo, name } => format!("branch {name} in {}", repo.display()),
+        Leftover::Session { name } => format!("session {name}"),
+        Leftover::Container { name } => format!("container {name}"),
+        Leftover::Volume { name } => format!("volume {name}"),
+        Leftover::Pod { namespace, name } => format!("pod {namespace}/{name}"),
+        Leftover::Claim { namespace, name } => format!("claim {namespace}/{name}"),
+        Leftover::AgentDir { path } => format!("agent directory {}", path.display()),
+    }
+}
