@@ -14,13 +14,15 @@ use bosun_adapters::{
 use bosun_core::{AgentId, Effect, Heartbeat, Input, JobId, Observation, Source, StepRun, TimerId, Timestamp};
 use tokio::runtime::Handle;
 
-use bosun_core::{Nonce, Origin};
+use bosun_core::Origin;
 
 use crate::engine::{now, EffectSink, EngineHandle};
 use crate::jobs::{Asked, Making};
 
 #[derive(Clone)]
 pub struct Executor {
+    /// Where ids are drawn from.
+    pub nonces: Arc<crate::nonces::Nonces>,
     /// Where `pr` steps open their pull requests.
     pub forge: Arc<dyn bosun_adapters::forge::Forge>,
     /// Whether the programs classifiers run are logged in.
@@ -468,7 +470,7 @@ impl Executor {
                     Origin::Item(item) => Some((*item, data.clone())),
                     Origin::Cron(_) | Origin::Plan(..) | Origin::PlanVariant(..) => None,
                 };
-                let asked = Asked { id: job, nonce: Nonce::from_bits(fastrand::u64(..)), vars: data, cwd, item };
+                let asked = Asked { id: job, nonce: self.nonces.nonce(), vars: data, cwd, item };
                 let made = making.job(&book, &job_name, asked).map(|mut spec| {
                     if let Origin::Plan(plan, index) | Origin::PlanVariant(plan, index, _) = &origin {
                         spec.plan = Some((plan.clone(), *index));

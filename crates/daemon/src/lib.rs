@@ -11,6 +11,7 @@ mod handler;
 mod jobs;
 mod judge;
 mod memory;
+pub mod nonces;
 mod pidlock;
 mod plan_log;
 mod pod_reports;
@@ -149,7 +150,9 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         Arc::new(bosun_adapters::readiness::LoginChecks::default());
     let forge: Arc<dyn bosun_adapters::forge::Forge> = Arc::new(bosun_adapters::forge::GhCli);
     let channels = Arc::new(channels::Channels::new(opts.dirs.clone(), runtime.handle().clone()));
+    let nonces = Arc::new(nonces::Nonces::from_env(store.count()));
     let executor = executor::Executor {
+        nonces: nonces.clone(),
         channels: channels.clone(),
         forge: forge.clone(),
         readiness: readiness.clone(),
@@ -177,6 +180,7 @@ pub fn run(opts: Options) -> Result<(), DaemonError> {
         let listener = bind(&opts.dirs.socket())?;
         reconcile::at_start(&engine, &*sessions, &*pools, runtime.handle()).await;
         let ctx = Arc::new(handler::Context {
+            nonces,
             engine: engine.clone(),
             hook_command,
             workspaces,

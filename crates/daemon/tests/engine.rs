@@ -36,6 +36,7 @@ impl Rig {
         let (sessions, workspaces) = (Arc::new(FakeSessions::default()), Arc::new(FakeWorkspaces::default()));
         let store = f(Store::open(&db).unwrap());
         let executor = Executor {
+            nonces: Arc::new(bosun_daemon::nonces::Nonces::new(None, 0)),
             forge: Arc::new(bosun_adapters::forge::GhCli),
             readiness: Arc::new(bosun_adapters::readiness::LoginChecks::default()),
             workspaces: workspaces.clone(),

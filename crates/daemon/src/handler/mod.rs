@@ -40,6 +40,8 @@ use start::start_agent;
 
 pub struct Context {
     pub engine: EngineHandle,
+    /// Where ids are drawn from.
+    pub nonces: Arc<crate::nonces::Nonces>,
     /// The shell command prefix agents' hooks call back into bosun with.
     pub hook_command: String,
     pub workspaces: Arc<dyn Workspaces>,
@@ -289,7 +291,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
             run::start_job(ctx, cron.book, cron.job, Default::default(), cron.cwd).await
         }
         Request::PlanRun { name, sources, cwd, drop_losers } => {
-            let id = format!("p{}", Nonce::from_bits(fastrand::u64(..)).as_str());
+            let id = format!("p{}", ctx.nonces.nonce().as_str());
             let mut plan = run::lowered(&sources)?.plan(&name, id.clone(), cwd).map_err(run::lower_error)?;
             plan.drop_losers = drop_losers;
             let (git, readiness) = (ctx.git.clone(), ctx.readiness.clone());

@@ -86,7 +86,7 @@ pub(super) async fn acquire(ctx: &Arc<Context>, req: PoolAsk) -> Answer {
         return acquired(ctx, done).await;
     }
     let ask = ask(ctx, req.repo, None, req.setup, !req.no_wait).await?;
-    let nonce = Nonce::from_bits(fastrand::u64(..));
+    let nonce = ctx.nonces.nonce();
     let branch = req.branch.unwrap_or_else(|| nonce.default_branch());
     let (git, repo, checked) = (ctx.git.clone(), ask.spec.repo.clone(), branch.clone());
     blocking(move || git.check_new_branch(&repo, &checked)).await?;

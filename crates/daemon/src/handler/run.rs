@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use bosun_core::{JobBook, JobId, Nonce};
+use bosun_core::{JobBook, JobId};
 use bosun_runbook::load::SourceFile;
 use bosun_runbook::lower::{lower, LowerError, Lowered};
 use bosun_wire::RunCommand;
@@ -82,7 +82,7 @@ pub(super) async fn start_job(
     vars: BTreeMap<String, String>,
     cwd: PathBuf,
 ) -> Answer {
-    let nonce = Nonce::from_bits(fastrand::u64(..));
+    let nonce = ctx.nonces.nonce();
     let asked = Asked { id: JobId::new(&nonce), nonce, vars, cwd, item: None };
     let (git, pools) = (ctx.git.clone(), ctx.pools.clone());
     let (dirs, hook, readiness) = (ctx.dirs.clone(), ctx.hook_command.clone(), ctx.readiness.clone());

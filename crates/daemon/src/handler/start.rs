@@ -30,7 +30,7 @@ pub(super) async fn start_agent_as(ctx: &Arc<Context>, req: StartAgent, fork_of:
         return Err(bad(e.to_string()));
     }
     check_door(&req).map_err(bad)?;
-    let nonce = Nonce::from_bits(fastrand::u64(..));
+    let nonce = ctx.nonces.nonce();
     let pool = match req.workspace {
         WorkspaceChoice::Pool => {
             let dir = req.repo.clone().unwrap_or_else(|| req.cwd.clone());
@@ -38,8 +38,12 @@ pub(super) async fn start_agent_as(ctx: &Arc<Context>, req: StartAgent, fork_of:
         }
         _ => None,
     };
-    let roots =
-        Roots { workspaces: ctx.dirs.workspaces(), agents: ctx.dirs.agents(), hook_command: ctx.hook_command.clone() };
+    let roots = Roots {
+        workspaces: ctx.dirs.workspaces(),
+        agents: ctx.dirs.agents(),
+        hook_command: ctx.hook_command.clone(),
+        session_bits: (ctx.nonces.bits(), ctx.nonces.bits()),
+    };
     let (git, sessions) = (ctx.git.clone(), ctx.sessions.clone());
     let (n, nc) = (name.clone(), nonce.clone());
     let containers = ctx.containers.clone();
@@ -254,9 +258,8 @@ fn prepare(
             (WorkspaceKind::Pool { repo: repo.clone(), slot: None, branch, base: String::new(), task }, repo)
         }
     };
-    // A session id a driver picks itself (Claude's) is drawn at random.
     let driver_kind = DriverKind::chosen(req.driver, &req.command);
-    let driver = driver_kind.behaviour().record((fastrand::u64(..), fastrand::u64(..)), req.patterns);
+    let driver = driver_kind.behaviour().record(roots.session_bits, req.patterns);
     // The repository's own settings for the agent (Claude's), copied into its workspace.
     let settings = driver.behaviour().repo_settings().map(|f| settings_root.join(f)).filter(|p| p.is_file());
     let (env, inherited) = split_env(req.env, req.inherit);
@@ -335,4 +338,6 @@ pub struct Roots {
     pub workspaces: PathBuf,
     pub agents: PathBuf,
     pub hook_command: String,
+    /// The bits a session id that a driver picks itself (Claude's) is made of.
+    pub session_bits: (u64, u64),
 }
