@@ -235,6 +235,11 @@ pub enum Command {
         fix: bool,
         #[arg(long)]
         json: bool,
+        /// Instead: run the installed Claude Code and Codex (those named, else both) through
+        /// bosun against a scripted model server on 127.0.0.1, in a temp repository, state and
+        /// config with a fake key: a line per check, exit 1 when bosun misreads a client
+        #[arg(long, num_args = 0.., value_name = "CLIENT", value_enum, conflicts_with = "fix")]
+        clients: Option<Vec<crate::selftest::ClientName>>,
     },
     /// Read the runbooks of .bosun/runbooks/ (the nearest up from here)
     #[command(subcommand)]

@@ -21,6 +21,7 @@ mod queue_cmd;
 mod render;
 mod replay_cmd;
 mod runbook_cmd;
+mod selftest;
 
 use std::process::ExitCode;
 
@@ -63,6 +64,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Completions { shell } => return docs::completions(shell),
         Command::Man => return docs::man(),
         Command::Host(cmd) => return host_cmd::run(*cmd),
+        Command::Doctor { clients: Some(clients), json, .. } => return selftest::run(clients, json),
         _ => {}
     }
     let dirs = bosun_wire::StateDir::resolve(cli.state_dir)?;
@@ -80,7 +82,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Worker(cmd) => queue_cmd::worker(&client, cmd),
         Command::Cron(cmd) => cron_cmd::cron(&client, cmd),
         Command::Plan(cmd) => plan_cmd::plan(&client, cmd),
-        Command::Doctor { fix, json } => doctor_cmd::run(&client, fix, json),
+        Command::Doctor { fix, json, .. } => doctor_cmd::run(&client, fix, json),
         Command::Replay { job, events, json } => replay_cmd::run(&client, job, events, json),
         other => commands::run(&client, other).map(|()| ExitCode::SUCCESS),
     }
