@@ -1,7 +1,7 @@
 //! Where the self-test runs: a temp directory (`bosun-selftest-<random>` in the system's temp
-//! dir, mode 0700) holding a home, a bosun state directory, a git repository and the clients'
+//! dir, mode 0700) holding a home, a temp dir, a bosun state directory, a git repository and the clients'
 //! config directories, and a process environment that names none of the user's: the user's
-//! config, credentials and API keys are removed from it and `HOME` is the temp home, so neither
+//! config, credentials and API keys are removed from it, `HOME` is the temp home and `TMPDIR` the temp dir, so neither
 //! the private daemon and tmux server it starts nor any client they run can reach them.
 //!
 //! `finish` (or a drop) takes it all down: the tmux server, the daemon, then every process whose
@@ -46,16 +46,16 @@ pub struct Place {
 impl Place {
     /// Makes the directory, its home and repository, and clears the environment.
     pub fn new() -> Result<Self> {
-        let dir = std::env::temp_dir().join(format!("bosun-selftest-{:016x}", fastrand::u64(..)));
+        let dir = std::env::temp_dir().join(format!("bosun-selftest-{:08x}", fastrand::u32(..)));
         std::fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
         // Resolved, so the paths bosun records and the paths git reports compare alike.
         let dir = std::fs::canonicalize(&dir).with_context(|| format!("cannot resolve {}", dir.display()))?;
         let place = Self { dir, finished: false };
-        for sub in ["home", "state", "repo", "configs"] {
+        for sub in ["home", "tmp", "state", "repo", "configs"] {
             let path = place.dir.join(sub);
             std::fs::create_dir(&path).with_context(|| format!("cannot create {}", path.display()))?;
         }
-        clear_environment(&place.dir.join("home"));
+        clear_environment(&place.dir.join("home"), &place.dir.join("tmp"));
         if let Err(e) = make_repo(&place.repo()) {
             place.finish();
             return Err(e);
@@ -134,8 +134,9 @@ impl Drop for Place {
 }
 
 /// This process's environment (and so the daemon's, the tmux server's and every agent's) without
-/// the user's configs and keys, with `home` as `HOME`. Called before any thread is started.
-fn clear_environment(home: &Path) {
+/// the user's configs and keys, with `home` as `HOME` and `tmp` as `TMPDIR` (where the clients
+/// keep sockets and scripts of their own). Called before any thread is started.
+fn clear_environment(home: &Path, tmp: &Path) {
     let removed = |name: &str| {
         bosun_model_server::clients::SCRUBBED.contains(&name)
             || REMOVED.contains(&name)
@@ -147,6 +148,7 @@ fn clear_environment(home: &Path) {
         std::env::remove_var(name);
     }
     std::env::set_var("HOME", home);
+    std::env::set_var("TMPDIR", tmp);
 }
 
 /// A repository on branch `main` with one commit.

@@ -118,11 +118,15 @@ pub fn print(run: &Run) {
     if run.ok() {
         println!("bosun reads these versions right");
     } else if checks > right {
-        println!(
-            "bosun misreads this version: agents of it may not be run unattended safely. Until a bosun that \
-             reads it is out, install a tested version (`npm install -g {}@VERSION`), and {REPORT}",
-            run.outcomes.iter().find(|o| !o.ok).map_or(ClientName::Claude.package(), |o| o.client.package())
-        );
+        println!("bosun misreads what it checks of this version: do not leave its agents unattended yet");
+        let mut failing: Vec<ClientName> = run.outcomes.iter().filter(|o| !o.ok).map(|o| o.client).collect();
+        failing.dedup();
+        for client in failing {
+            if let Some(tested) = bosun_core::client_version::tested(client.package()) {
+                println!("  meanwhile the tested {} is `npm install -g {}@{tested}`", client.title(), client.package());
+            }
+        }
+        println!("and {REPORT}");
     }
 }
 
