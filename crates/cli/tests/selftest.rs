@@ -9,10 +9,11 @@ mod support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use bosun_testkit::clients::{processes_using, run_within};
+use bosun_testkit::poll::{wait_for, wait_until};
 
 /// Longer than the self-test's own deadline (70 s for the checks, then the take-down).
 const RUN_LIMIT: Duration = Duration::from_secs(150);
@@ -53,6 +54,10 @@ impl Machine {
 
     /// `bosun doctor --clients ARGS`, as the person runs it.
     fn doctor(&self, args: &[&str]) -> Output {
+        run_within(&mut self.doctor_command(args), RUN_LIMIT)
+    }
+
+    fn doctor_command(&self, args: &[&str]) -> Command {
         let user = self.user.path();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_bosun"));
         cmd.args(["doctor", "--clients"])
@@ -67,7 +72,7 @@ impl Machine {
             .env("OPENAI_API_KEY", USER_KEY)
             .env_remove("TMUX")
             .env_remove("BOSUN_LOG");
-        run_within(&mut cmd, RUN_LIMIT)
+        cmd
     }
 
     /// This machine's `PATH`: the clients put there, then the test's own `PATH` without any
@@ -114,6 +119,20 @@ fn check_lines<'a>(stdout: &'a str, client: &str) -> Vec<&'a str> {
         .lines()
         .filter(|l| (l.starts_with("✓ ") || l.starts_with("✗ ")) && l[4..].trim_start().starts_with(client))
         .collect()
+}
+
+/// claudeless posing as the tested Claude Code.
+fn claudeless_posing(machine: &Machine) -> bosun_core::client_version::Version {
+    let claudeless = bosun_testkit::tools::claudeless();
+    let tested = bosun_core::client_version::tested("@anthropic-ai/claude-code").unwrap();
+    machine.script(
+        "claude",
+        &format!(
+            "#!/bin/sh\n[ \"$1\" = --version ] && {{ echo '{tested} (Claude Code)'; exit 0; }}\nexec '{}' \"$@\"\n",
+            claudeless.display()
+        ),
+    );
+    tested
 }
 
 const CLAUDE_CHECKS: [&str; 6] = [
@@ -173,9 +192,8 @@ fn the_pinned_clients_pass_every_check_and_nothing_is_left_behind() {
 
     // The same as JSON: every check, with its latency.
     let out = machine.doctor(&["--json"]);
-    assert!(out.status.success(), "{}", text(&out).1);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["ok"], true);
+    assert!(out.status.success() && v["ok"] == true, "{v:#}\n{}", text(&out).1);
     let checks = v["checks"].as_array().unwrap();
     assert_eq!(checks.len(), 12);
     let wrong: Vec<&serde_json::Value> =
@@ -232,15 +250,7 @@ fn a_client_that_is_not_what_it_says_fails_its_checks_and_leaves_nothing() {
     // claudeless posing as the tested Claude Code: it runs turns of its own and never asks the
     // model server.
     let machine = Machine::new();
-    let claudeless = bosun_testkit::tools::claudeless();
-    let tested = bosun_core::client_version::tested("@anthropic-ai/claude-code").unwrap();
-    machine.script(
-        "claude",
-        &format!(
-            "#!/bin/sh\n[ \"$1\" = --version ] && {{ echo '{tested} (Claude Code)'; exit 0; }}\nexec '{}' \"$@\"\n",
-            claudeless.display()
-        ),
-    );
+    let tested = claudeless_posing(&machine);
     let out = machine.doctor(&["claude"]);
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
@@ -277,5 +287,28 @@ fn a_hostile_version_is_shown_escaped_and_cut_and_a_hanging_one_is_given_up_on()
         format!("✗ codex  at {}/codex: `codex --version` failed or printed nothing", machine.bin.path().display());
     assert!(stdout.lines().any(|l| l == codex), "{stdout}");
     assert!(stdout.contains("no client to test"), "{stdout}");
+    machine.assert_nothing_left();
+}
+
+#[test]
+fn interrupted_with_agents_running_it_exits_130_and_leaves_nothing() {
+    let machine = Machine::new();
+    claudeless_posing(&machine);
+    let mut child = machine.doctor_command(&["claude"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    // Once an agent's session runs on the self-test's own tmux server.
+    let running = wait_until(RUN_LIMIT, || {
+        std::fs::read_dir(machine.tmp.path())
+            .unwrap()
+            .flatten()
+            .any(|place| place.path().join("state/tmux.sock").exists() && !processes_using(&place.path()).is_empty())
+    });
+    assert!(running, "the self-test never started an agent");
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let status = wait_for(RUN_LIMIT, || child.try_wait().unwrap()).expect("it ends after the interrupt");
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(status.code(), Some(130), "{stdout}\n{stderr}");
+    assert!(stderr.contains("interrupted; everything the self-test made is removed"), "{stderr}");
     machine.assert_nothing_left();
 }

@@ -151,7 +151,7 @@ struct Fail(String);
 
 fn run(place: &Place, client: &Client, name: ClientName, program: &Path, check: Check, deadline: Instant) -> Outcome {
     let began = Instant::now();
-    if began + Duration::from_secs(5) >= deadline {
+    if began + Duration::from_secs(5) >= deadline || super::interrupt::interrupted() {
         return Outcome {
             client: name,
             check,
@@ -159,7 +159,10 @@ fn run(place: &Place, client: &Client, name: ClientName, program: &Path, check: 
             ok: false,
             latency: None,
             took: None,
-            detail: format!("not run: the checks before it used up the self-test's {} s", DEADLINE.as_secs()),
+            detail: match super::interrupt::interrupted() {
+                true => "not run: interrupted".into(),
+                false => format!("not run: the checks before it used up the self-test's {} s", DEADLINE.as_secs()),
+            },
             screen: None,
             agent: None,
         };
@@ -316,15 +319,18 @@ impl Rig<'_> {
         let id = self.start(policy, &[REMEMBER])?;
         let idle = self.wait(&id, "idle", 0, |a| a.state == SessionState::Idle)?;
         self.asked_model()?;
-        // Where its conversation is (a resume starts from it).
+        // Its conversation on disk, its answer in it: a resume starts from there (a client killed
+        // before it wrote its last turn resumes without it, whatever bosun does).
         let idle = loop {
             let a = self.agent(&id)?;
-            if a.log.is_some() {
+            if a.log.as_deref().is_some_and(|log| holds(log, FIRST_ANSWER)) {
                 break a;
             }
             if Instant::now() >= self.deadline || a.state_seq != idle.state_seq {
-                return Err(Fail(format!("bosun never found its conversation; it is {}", describe(&a))));
+                let what = if a.log.is_some() { "its answer in its conversation log" } else { "its conversation" };
+                return Err(Fail(format!("bosun never found {what}; it is {}", describe(&a))));
             }
+            interrupted()?;
             std::thread::sleep(POLL);
         };
         let pid = idle.pid.ok_or_else(|| Fail("bosun knows no pid of it".into()))?;
@@ -341,6 +347,7 @@ impl Rig<'_> {
                 let a = self.agent(&id)?;
                 return Err(Fail(format!("never resumed: bosun saw {} ({} restarts)", describe(&a), a.restarts)));
             }
+            interrupted()?;
             std::thread::sleep(POLL);
         };
         let latency = Duration::from_millis(millis_of(resumed.time).saturating_sub(killed));
@@ -485,6 +492,7 @@ impl Rig<'_> {
             if Instant::now() >= self.deadline {
                 return Err(Fail(format!("no {what} within {} s: bosun saw {}", CHECK_TIME.as_secs(), describe(&a))));
             }
+            interrupted()?;
             std::thread::sleep(POLL);
         }
     }
@@ -535,6 +543,24 @@ impl Rig<'_> {
     fn since_answer(&self, a: &Agent) -> Option<Duration> {
         let answered = self.main_requests().iter().rev().find_map(|r| r.answered).map(millis_of)?;
         Some(Duration::from_millis(a.state_since.0.saturating_sub(answered)))
+    }
+}
+
+/// Whether the file at `path` (its first `LOG_READ_MAX` bytes) holds `text`.
+fn holds(path: &Path, text: &str) -> bool {
+    use std::io::Read;
+    /// The most of a conversation log read: the self-test's are a few kilobytes.
+    const LOG_READ_MAX: u64 = 8 * 1024 * 1024;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path).and_then(|f| f.take(LOG_READ_MAX).read_to_end(&mut bytes)).is_ok()
+        && String::from_utf8_lossy(&bytes).contains(text)
+}
+
+/// A check stops at its next look once the self-test is interrupted.
+fn interrupted() -> Result<(), Fail> {
+    match super::interrupt::interrupted() {
+        true => Err(Fail("interrupted".into())),
+        false => Ok(()),
     }
 }
 

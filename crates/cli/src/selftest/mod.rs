@@ -9,10 +9,12 @@
 //! itself are gone.
 //!
 //! `found` finds the clients and reads their versions, `place` owns the temp directory and the
-//! private bosun in it, `checks` runs the checks, `report` prints them.
+//! private bosun in it, `checks` runs the checks, `report` prints them; `interrupt` turns a
+//! Ctrl-C into an orderly stop, so that nothing is left behind then either.
 
 mod checks;
 mod found;
+mod interrupt;
 mod place;
 mod report;
 
@@ -63,6 +65,7 @@ impl ClientName {
 /// when none is found at all, or when a client's version cannot be read.
 pub fn run(named: Vec<ClientName>, json: bool) -> Result<ExitCode> {
     let began = Instant::now();
+    interrupt::catch();
     let explicit = !named.is_empty();
     let mut wanted = if explicit { named } else { vec![ClientName::Claude, ClientName::Codex] };
     wanted.sort();
@@ -82,6 +85,10 @@ pub fn run(named: Vec<ClientName>, json: bool) -> Result<ExitCode> {
     };
     let leftovers = place.finish();
     let outcomes = outcomes?;
+    if interrupt::interrupted() {
+        eprintln!("bosun: interrupted; everything the self-test made is removed");
+        return Ok(ExitCode::from(130));
+    }
     let run = report::Run { explicit, found, outcomes, leftovers, took: began.elapsed() };
     let ok = run.ok();
     if json {
