@@ -172,3 +172,45 @@ pub fn print_json(run: &Run) -> Result<()> {
         "report": REPORT,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn ready(version: Version, tested: Version) -> Found {
+        Found::Ready { path: PathBuf::from("/bin/claude"), version, tested: Some(tested) }
+    }
+
+    #[test]
+    fn a_clients_line_says_whether_it_is_newer_than_tested() {
+        let tested = Version(2, 1, 332);
+        let line = |v| client_line(ClientName::Claude, &ready(v, tested), false);
+        assert_eq!(
+            line(Version(2, 1, 400)),
+            "  claude 2.1.400 at /bin/claude: newer than the newest bosun was tested with (2.1.332)"
+        );
+        assert_eq!(line(tested), "  claude 2.1.332 at /bin/claude: the version bosun was tested with");
+        assert!(line(Version(2, 0, 1)).ends_with("older than the version bosun was tested with (2.1.332)"));
+    }
+
+    #[test]
+    fn a_run_is_right_only_with_a_client_tested_every_named_one_found_and_every_check_right() {
+        let run = |explicit, found: Vec<(ClientName, Found)>| Run {
+            explicit,
+            found,
+            outcomes: Vec::new(),
+            leftovers: Vec::new(),
+            took: Duration::ZERO,
+        };
+        let claude = (ClientName::Claude, ready(Version(1, 0, 0), Version(1, 0, 0)));
+        assert!(run(false, vec![claude.clone(), (ClientName::Codex, Found::Missing)]).ok(), "one missing is skipped");
+        assert!(!run(true, vec![claude.clone(), (ClientName::Codex, Found::Missing)]).ok(), "one named is missing");
+        assert!(!run(false, vec![(ClientName::Codex, Found::Missing)]).ok(), "none tested");
+        let unreadable = Found::Unreadable { path: PathBuf::from("/bin/codex"), said: None };
+        assert!(!run(false, vec![claude.clone(), (ClientName::Codex, unreadable)]).ok(), "a version unread");
+        let mut left = run(false, vec![claude]);
+        left.leftovers.push("process 1 (x) still runs".into());
+        assert!(!left.ok(), "something left behind");
+    }
+}
