@@ -4,9 +4,9 @@
 //! it and how soon. The clients are checked at once (see `run_all`); no check shares a model
 //! server, a config or a workspace with another, so none sees another's turns.
 //!
-//! A check waits for the state it expects until `DEADLINE`, but stops at once on a state that
-//! settles elsewhere (idle when an error was due, dead, a dialog nobody answers), saying what
-//! bosun saw instead.
+//! A check waits for the state it expects at most `CHECK_TIME` (and none starts after `DEADLINE`),
+//! but stops as soon as the agent settles elsewhere (idle when an error was due, dead, a dialog
+//! nobody answers, for `SETTLED`), saying what bosun saw instead.
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
