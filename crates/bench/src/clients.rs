@@ -7,7 +7,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use bosun_core::{Agent, SessionState};
 use bosun_testkit::bosun::Bosun;
-use bosun_testkit::clients::{ClaudeConfig, ClientEnv, CodexConfig};
+use bosun_testkit::clients::{ClaudeConfig, ClientEnv, CodexConfig, WriteOrPanic as _};
 use bosun_testkit::fake_model::{FakeModel, Logged, Reply};
 use bosun_testkit::repo::TempRepo;
 

@@ -10,6 +10,7 @@ mod input;
 mod out;
 mod render;
 mod runbooks;
+mod selftest;
 
 use std::process::ExitCode;
 

@@ -15,7 +15,7 @@ mod support;
 use std::path::PathBuf;
 
 use bosun_core::{Cause, Event, Heartbeat, SessionState};
-use bosun_testkit::clients::{CodexConfig, FAKE_OPENAI_KEY};
+use bosun_testkit::clients::{CodexConfig, WriteOrPanic as _, FAKE_OPENAI_KEY};
 use bosun_testkit::docker::DockerEngine;
 use bosun_testkit::fake_model::{FakeModel, Reply};
 use bosun_testkit::poll::{wait_for, wait_until};

@@ -125,7 +125,7 @@ fn a_client_newer_than_bosun_was_tested_with_is_told_once_per_version() {
     let err = String::from_utf8_lossy(&first.stderr);
     assert!(
         err.contains("warning: claude-code 99.1.0 is newer than the newest version bosun was tested with")
-            && err.contains("scripts/test-clients claude@99.1.0"),
+            && err.contains("run `bosun doctor --clients`"),
         "{err}"
     );
     let second = bosun.run(repo.path(), &["agent", "start", "--no-accept-trust", "--", &fake]);

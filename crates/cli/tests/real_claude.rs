@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use bosun_adapters::{Sessions, SpawnSpec};
 use bosun_core::{ModeFrom, PermissionMode, SessionName};
-use bosun_testkit::clients::{ClaudeConfig, ClientEnv};
+use bosun_testkit::clients::{ClaudeConfig, ClientEnv, WriteOrPanic as _};
 use bosun_testkit::fake_model::{FakeModel, Reply};
 use bosun_testkit::poll::{wait_for, wait_until};
 use support::*;

@@ -7,7 +7,7 @@ mod support;
 
 use std::path::PathBuf;
 
-use bosun_testkit::clients::{ClientEnv, CodexConfig};
+use bosun_testkit::clients::{ClientEnv, CodexConfig, WriteOrPanic as _};
 use bosun_testkit::fake_model::{FakeModel, Reply};
 use bosun_testkit::poll::wait_until;
 use support::*;

@@ -47,9 +47,8 @@ pub fn untested(program: &str, said: &str) -> Option<(Version, String)> {
         (
             version,
             format!(
-                "{name} {version} is newer than the newest version bosun was tested with ({newest}): if an \
-                 agent misbehaves, run `scripts/test-clients {}@{version}` in bosun's checkout and report what fails",
-                if name == "codex" { "codex" } else { "claude" }
+                "{name} {version} is newer than the newest version bosun was tested with ({newest}): run \
+                 `bosun doctor --clients` to see whether bosun reads it right"
             ),
         )
     })
@@ -75,7 +74,7 @@ mod tests {
         let newer = Version(newest.0, newest.1, newest.2 + 1);
         let (v, said) = untested("claude", &format!("{newer} (Claude Code)")).expect("told");
         assert_eq!(v, newer);
-        assert!(said.contains(&newest.to_string()) && said.contains("scripts/test-clients claude@"), "{said}");
+        assert!(said.contains(&newest.to_string()) && said.contains("`bosun doctor --clients`"), "{said}");
         assert!(untested("codex", "codex-cli 0.0.1").is_none(), "older is not told");
         assert!(untested("claudeless", "9.9.9").is_none(), "not a client bosun pins");
         assert!(untested("codex", "garbage").is_none());

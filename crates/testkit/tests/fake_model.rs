@@ -11,7 +11,8 @@ use std::time::Duration;
 use bosun_adapters::{Sessions, SpawnSpec};
 use bosun_core::SessionName;
 use bosun_testkit::clients::{
-    processes_using, run_within, ClaudeConfig, ClientEnv, CodexConfig, FAKE_ANTHROPIC_KEY, FAKE_OPENAI_KEY,
+    processes_using, run_within, ClaudeConfig, ClientEnv, CodexConfig, WriteOrPanic as _, FAKE_ANTHROPIC_KEY,
+    FAKE_OPENAI_KEY,
 };
 use bosun_testkit::fake_model::{FakeModel, Logged, Reply, DEFAULT_TEXT};
 use bosun_testkit::poll::{wait_for, wait_until};

@@ -1,4 +1,5 @@
-//! `bosun doctor [--fix]`: what no record owns, and what `--fix` did with it.
+//! `bosun doctor [--fix]`: what no record owns, and what `--fix` did with it; `--clients`, the
+//! clients' self-test (`selftest`).
 
 use std::process::ExitCode;
 
@@ -25,10 +26,20 @@ pub struct DoctorArgs {
     fix: bool,
     #[arg(long)]
     json: bool,
+    /// Instead: run the installed Claude Code and Codex (those named, else both) through
+    /// bosun against a scripted model server on 127.0.0.1, in a temp repository, state and
+    /// config with a fake key: a line per check, exit 1 when bosun misreads a client
+    #[arg(long, num_args = 0.., value_name = "CLIENT", value_enum, conflicts_with = "fix")]
+    clients: Option<Vec<crate::selftest::ClientName>>,
 }
 
-pub fn run(client: &Client, args: DoctorArgs) -> Result<ExitCode> {
-    let DoctorArgs { fix, json } = args;
+/// The self-test needs no state directory of the user's: `client` is only made for the rest.
+pub fn run(client: impl FnOnce() -> Result<Client>, args: DoctorArgs) -> Result<ExitCode> {
+    let DoctorArgs { fix, json, clients } = args;
+    if let Some(clients) = clients {
+        return crate::selftest::run(clients, json);
+    }
+    let client = client()?;
     let cwd = std::env::current_dir().ok();
     let findings = client.doctor(fix, cwd)?;
     let remaining = findings.iter().filter(|f| f.fixed != Some(Fixed::Removed)).count();

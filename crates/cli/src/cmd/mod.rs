@@ -141,7 +141,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Answer(args) => agent::answer::run(&client()?, args),
         Command::Workspace(cmd) => workspace::run(&client()?, cmd),
         Command::Replay(args) => replay::run(&client()?, args),
-        Command::Doctor(args) => doctor::run(&client()?, args),
+        Command::Doctor(args) => doctor::run(client, args),
         // It reads no state, yet a state directory that cannot be resolved fails it as before.
         Command::Runbook(cmd) => client().and_then(|_| runbook::run(cmd)),
         Command::Run(args) => job::run::run(&client()?, args),

@@ -2,7 +2,7 @@
 //! the limit is drained, up to a point, and marked so the server can answer 413 and keep the
 //! connection), and answers written whole (JSON, text) or as a chunked stream (a watch).
 
-use crate::http_lines::{invalid, read_head, read_line};
+use bosun_model_server::http_lines::{invalid, read_head, read_line};
 use std::io::{self, BufRead, Read, Write};
 
 /// The most header lines one request may have.

@@ -1,17 +1,12 @@
-//! `FakeModel`: a model API server on 127.0.0.1 for the real agent clients to talk to — the
-//! Anthropic Messages API for Claude Code, the OpenAI Responses API for Codex. A test queues
+//! `ModelServer`: a model API server on 127.0.0.1 for the real agent clients to talk to — the
+//! Anthropic Messages API for Claude Code, the OpenAI Responses API for Codex. Its user queues
 //! `Reply`s (text, a shell tool call, a stall, an HTTP error) and reads back every request it
 //! received (`Logged`). Main-loop requests (those offering tools; for Codex, tools beyond the
 //! `apply_patch` its title requests offer) take the replies in order; side requests (titles,
 //! summaries, Claude's quota check) get a short text and leave the queue alone.
 //!
-//! Each connection is served on a thread of its own; dropping the `FakeModel` stops the server
+//! Each connection is served on a thread of its own; dropping the `ModelServer` stops the server
 //! and closes every connection.
-
-mod anthropic;
-mod http;
-mod openai;
-mod script;
 
 use std::collections::HashMap;
 use std::io::{BufReader, BufWriter};
@@ -22,10 +17,21 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 
-pub use script::{Logged, Reply, DEFAULT_TEXT, SIDE_TEXT};
+use crate::http::{self, Request, Response, Stop};
+use crate::script::{Logged, Reply, Script};
+use crate::{anthropic, openai};
 
-use http::{Request, Response, Stop};
-use script::Script;
+/// How often a wait for a request looks at the log.
+const POLL: Duration = Duration::from_millis(5);
+
+/// Why a server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("the model server cannot listen on 127.0.0.1: {0}")]
+    Listen(std::io::Error),
+    #[error("the model server cannot start its thread: {0}")]
+    Thread(std::io::Error),
+}
 
 /// Which API a server speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,8 +42,8 @@ pub enum Api {
     OpenAi,
 }
 
-/// A fake model server, listening until dropped.
-pub struct FakeModel {
+/// A scripted model server, listening until dropped.
+pub struct ModelServer {
     shared: Arc<Shared>,
     addr: SocketAddr,
     accept: Option<JoinHandle<()>>,
@@ -51,22 +57,11 @@ struct Shared {
     connections: Mutex<HashMap<u64, TcpStream>>,
 }
 
-impl FakeModel {
-    /// An Anthropic Messages API server.
-    pub fn anthropic() -> Self {
-        Self::start(Api::Anthropic)
-    }
-
-    /// An OpenAI Responses API server.
-    pub fn openai() -> Self {
-        Self::start(Api::OpenAi)
-    }
-
+impl ModelServer {
     /// A server for `api` on a free port of 127.0.0.1.
-    pub fn start(api: Api) -> Self {
-        let listener =
-            TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("fake model: cannot listen on 127.0.0.1: {e}"));
-        let addr = listener.local_addr().unwrap_or_else(|e| panic!("fake model: no local address: {e}"));
+    pub fn start(api: Api) -> Result<Self, ServerError> {
+        let listener = TcpListener::bind("127.0.0.1:0").map_err(ServerError::Listen)?;
+        let addr = listener.local_addr().map_err(ServerError::Listen)?;
         let shared = Arc::new(Shared {
             api,
             script: Mutex::new(Script::default()),
@@ -75,10 +70,10 @@ impl FakeModel {
         });
         let accepting = Arc::clone(&shared);
         let accept = thread::Builder::new()
-            .name("fake-model-accept".into())
+            .name("model-server-accept".into())
             .spawn(move || accept_loop(&listener, &accepting))
-            .unwrap_or_else(|e| panic!("fake model: cannot start a thread: {e}"));
-        Self { shared, addr, accept: Some(accept) }
+            .map_err(ServerError::Thread)?;
+        Ok(Self { shared, addr, accept: Some(accept) })
     }
 
     pub fn api(&self) -> Api {
@@ -122,16 +117,34 @@ impl FakeModel {
     /// Waits until the log holds a request matching `pred` and returns the first such; `None`
     /// after `timeout`.
     pub fn wait_request(&self, timeout: Duration, pred: impl Fn(&Logged) -> bool) -> Option<Logged> {
-        crate::poll::wait_for(timeout, || self.shared.script().log.iter().find(|r| pred(r)).cloned())
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(found) = self.shared.script().log.iter().find(|r| pred(r)).cloned() {
+                return Some(found);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            thread::sleep(POLL);
+        }
     }
 
     /// Waits until `count` main-loop requests have arrived; whether they did within `timeout`.
     pub fn wait_main_requests(&self, count: usize, timeout: Duration) -> bool {
-        crate::poll::wait_until(timeout, || self.shared.script().log.iter().filter(|r| r.main_loop).count() >= count)
+        let deadline = Instant::now() + timeout;
+        loop {
+            if self.shared.script().log.iter().filter(|r| r.main_loop).count() >= count {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            thread::sleep(POLL);
+        }
     }
 }
 
-impl Drop for FakeModel {
+impl Drop for ModelServer {
     fn drop(&mut self) {
         self.shared.stop.stop();
         // Wake the accept loop, which then sees the stop.
@@ -165,7 +178,7 @@ fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
         shared.connections().insert(number, clone);
         let shared = Arc::clone(shared);
         // A connection that cannot get a thread is dropped, which the client sees as a reset.
-        let _ = thread::Builder::new().name("fake-model-conn".into()).spawn(move || {
+        let _ = thread::Builder::new().name("model-server-conn".into()).spawn(move || {
             serve(stream, &shared);
             shared.connections().remove(&number);
         });
@@ -236,47 +249,4 @@ fn respond(shared: &Shared, request: &Request) -> (Response, usize) {
         answered: None,
     });
     (response, script.log.len() - 1)
-}
-
-/// A fresh id with this prefix, like the APIs' own (`msg_01…`).
-fn id(prefix: &str) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-    let tail: String = (0..24).map(|_| char::from(ALPHABET[fastrand::usize(..ALPHABET.len())])).collect();
-    format!("{prefix}01{tail}")
-}
-
-/// A rough token count for usage figures: a token per four bytes, at least one.
-fn tokens(text: &str) -> u64 {
-    u64::try_from(text.len() / 4).unwrap_or(u64::MAX).max(1)
-}
-
-/// `text` cut into at most `n` pieces of about the same length, on character boundaries.
-fn pieces_of(text: &str, n: usize) -> Vec<&str> {
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    if chars.is_empty() {
-        return vec![text];
-    }
-    let per = chars.len().div_ceil(n.max(1));
-    let mut starts: Vec<usize> = chars.iter().step_by(per).map(|(i, _)| *i).collect();
-    starts.push(text.len());
-    starts.windows(2).map(|w| &text[w[0]..w[1]]).collect()
-}
-
-/// `text` cut in two at the character nearest its middle.
-fn halves(text: &str) -> (&str, &str) {
-    let middle = text.char_indices().nth(text.chars().count() / 2).map_or(text.len(), |(i, _)| i);
-    text.split_at(middle)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pieces_cover_the_text_on_character_boundaries() {
-        assert_eq!(pieces_of("héllo wörld", 3).concat(), "héllo wörld");
-        assert_eq!(pieces_of("héllo wörld", 3).len(), 3);
-        assert_eq!(pieces_of("", 3), vec![""]);
-        assert_eq!(halves("añb"), ("a", "ñb"));
-    }
 }

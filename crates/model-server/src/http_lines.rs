@@ -1,5 +1,5 @@
-//! What the testkit's fake HTTP servers (the model's and the cluster's) share in reading a
-//! request: one line at most `MAX_LINE` long, a request's head (its line and at most
+//! Reading an HTTP/1.1 request's head, bounded, as the model server (and the testkit's fake
+//! cluster) does: one line at most `MAX_LINE` long, a request's head (its line and at most
 //! `max_headers` headers), and the error a malformed request is.
 
 use std::io::{self, BufRead, Read};
@@ -8,7 +8,7 @@ use std::io::{self, BufRead, Read};
 const MAX_LINE: u64 = 64 * 1024;
 
 /// One line without its line ending; `None` at the end of the stream.
-pub(crate) fn read_line(r: &mut impl BufRead) -> io::Result<Option<String>> {
+pub fn read_line(r: &mut impl BufRead) -> io::Result<Option<String>> {
     let mut buf = Vec::new();
     let n = r.by_ref().take(MAX_LINE).read_until(b'\n', &mut buf)?;
     if n == 0 {
@@ -23,12 +23,12 @@ pub(crate) fn read_line(r: &mut impl BufRead) -> io::Result<Option<String>> {
     String::from_utf8(buf).map(Some).map_err(|_| invalid("a header line is not UTF-8"))
 }
 
-pub(crate) fn invalid(msg: impl Into<String>) -> io::Error {
+pub fn invalid(msg: impl Into<String>) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg.into())
 }
 
 /// A request's line and headers (names in lower case, in the order they came).
-pub(crate) struct Head {
+pub struct Head {
     pub method: String,
     pub target: String,
     pub headers: Vec<(String, String)>,
@@ -36,7 +36,7 @@ pub(crate) struct Head {
 
 /// The head of the next request on a connection; `None` when the client closed it between
 /// requests. Empty lines before a request line are passed over (RFC 9112 § 2.2).
-pub(crate) fn read_head(r: &mut impl BufRead, max_headers: usize) -> io::Result<Option<Head>> {
+pub fn read_head(r: &mut impl BufRead, max_headers: usize) -> io::Result<Option<Head>> {
     let mut line = String::new();
     while line.is_empty() {
         match read_line(r)? {

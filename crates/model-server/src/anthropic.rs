@@ -8,25 +8,25 @@
 
 use serde_json::{json, Value};
 
-use super::http::{Piece, Response};
-use super::script::Reply;
-use super::{halves, id, pieces_of, tokens};
+use crate::http::{Piece, Response};
+use crate::pieces::{halves, id, pieces_of, tokens};
+use crate::script::Reply;
 
 /// The model named when a request names none.
 const MODEL: &str = "claude-sonnet-4-5-20250929";
 
 /// Whether this request is a model call (answered from the script).
-pub(super) fn is_model_call(method: &str, path: &str) -> bool {
+pub(crate) fn is_model_call(method: &str, path: &str) -> bool {
     method == "POST" && path == "/v1/messages"
 }
 
 /// A main-loop request offers tools.
-pub(super) fn is_main_loop(body: &Value) -> bool {
+pub(crate) fn is_main_loop(body: &Value) -> bool {
     body["tools"].as_array().is_some_and(|t| !t.is_empty())
 }
 
 /// The answer to a model call.
-pub(super) fn answer(reply: &Reply, request: &Value) -> Response {
+pub(crate) fn answer(reply: &Reply, request: &Value) -> Response {
     let model = request["model"].as_str().unwrap_or(MODEL).to_owned();
     let input_tokens = tokens(&request.to_string());
     let (blocks, stop_reason) = match reply {
@@ -120,7 +120,7 @@ fn safeguard_results(blocks: &[Block], reply: &Reply) -> Value {
 }
 
 /// The answer to any other request.
-pub(super) fn other(method: &str, path: &str, request: &Value) -> Response {
+pub(crate) fn other(method: &str, path: &str, request: &Value) -> Response {
     match (method, path) {
         ("POST", "/v1/messages/count_tokens") => Response::Json {
             status: 200,
@@ -141,7 +141,7 @@ pub(super) fn other(method: &str, path: &str, request: &Value) -> Response {
 }
 
 /// `status` with the API's error body.
-pub(super) fn error(status: u16) -> Response {
+pub(crate) fn error(status: u16) -> Response {
     let (kind, message) = match status {
         400 => ("invalid_request_error", "The fake model refuses this request."),
         401 => ("authentication_error", "invalid x-api-key"),

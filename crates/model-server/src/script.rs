@@ -1,4 +1,4 @@
-//! What a fake model says and what it heard: the queue of `Reply`s a test scripts, and the
+//! What the model server says and what it heard: the queue of `Reply`s its user scripts, and the
 //! `Logged` record of every request.
 
 use std::collections::VecDeque;
@@ -58,7 +58,7 @@ impl Reply {
     }
 
     /// The pause of a stall.
-    pub(super) fn pause(&self) -> Option<Duration> {
+    pub(crate) fn pause(&self) -> Option<Duration> {
         match self {
             Self::Stall { secs, .. } => Some(Duration::from_secs(*secs)),
             _ => None,
@@ -174,7 +174,7 @@ fn anthropic_block(block: &Value) -> Option<String> {
 
 /// The replies still to give and the requests seen.
 #[derive(Debug, Default)]
-pub(super) struct Script {
+pub(crate) struct Script {
     pub queue: VecDeque<Reply>,
     pub log: Vec<Logged>,
 }

@@ -1,4 +1,4 @@
-//! The little HTTP/1.1 the fake model servers speak: reading one request (request line, headers,
+//! The little HTTP/1.1 the model server speaks: reading one request (request line, headers,
 //! a `Content-Length` or chunked body, every read bounded) and writing one response, either whole
 //! or as a stream of server-sent events with pauses between them. Connections are kept alive.
 
@@ -14,7 +14,7 @@ const MAX_BODY: usize = 64 * 1024 * 1024;
 
 /// One request as it arrived.
 #[derive(Clone, Debug)]
-pub(super) struct Request {
+pub(crate) struct Request {
     pub method: String,
     /// The request target, query string included.
     pub target: String,
@@ -40,7 +40,7 @@ impl Request {
 }
 
 /// Reads the next request on a connection; `None` when the client closed it between requests.
-pub(super) fn read_request(r: &mut impl BufRead) -> io::Result<Option<Request>> {
+pub(crate) fn read_request(r: &mut impl BufRead) -> io::Result<Option<Request>> {
     let Some(head) = read_head(r, MAX_HEADERS)? else { return Ok(None) };
     let mut request = Request { method: head.method, target: head.target, headers: head.headers, body: Vec::new() };
     let chunked = request.header("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
@@ -80,7 +80,7 @@ fn read_chunked(r: &mut impl BufRead) -> io::Result<Vec<u8>> {
 
 /// What a server answers.
 #[derive(Clone, Debug)]
-pub(super) enum Response {
+pub(crate) enum Response {
     /// A whole body at once (JSON, as every answer but a stream is).
     Json { status: u16, headers: Vec<(String, String)>, body: serde_json::Value },
     /// `200` with `text/event-stream`, sent piece by piece.
@@ -89,7 +89,7 @@ pub(super) enum Response {
 
 /// A part of an event stream.
 #[derive(Clone, Debug)]
-pub(super) enum Piece {
+pub(crate) enum Piece {
     /// One event: its `event:` name (when the API uses them) and its `data:` JSON.
     Event { name: Option<String>, data: serde_json::Value },
     /// Silence on the connection for this long.
@@ -98,7 +98,7 @@ pub(super) enum Piece {
 
 /// Set once when the server stops; pauses wait on it so a stopping server never hangs.
 #[derive(Default)]
-pub(super) struct Stop {
+pub(crate) struct Stop {
     stopped: Mutex<bool>,
     changed: Condvar,
 }
@@ -124,7 +124,7 @@ impl Stop {
 
 /// Writes `response`; `close` adds `Connection: close`; without `body` (the answer to `HEAD`)
 /// only the head is written. An error means the connection is unusable.
-pub(super) fn write_response(
+pub(crate) fn write_response(
     w: &mut impl Write,
     response: &Response,
     close: bool,

@@ -8,22 +8,22 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
-use super::http::{Piece, Response};
-use super::script::Reply;
-use super::{halves, id, pieces_of, tokens};
+use crate::http::{Piece, Response};
+use crate::pieces::{halves, id, pieces_of, tokens};
+use crate::script::Reply;
 
 /// The model named when a request names none.
 const MODEL: &str = "gpt-5-codex";
 
 /// Whether this request is a model call (answered from the script).
-pub(super) fn is_model_call(method: &str, path: &str) -> bool {
+pub(crate) fn is_model_call(method: &str, path: &str) -> bool {
     method == "POST" && path == "/v1/responses"
 }
 
 /// A main-loop request offers tools beyond `apply_patch` (which Codex's title requests offer),
 /// in `tools` or, for models that take them so, in an `additional_tools` input item; and it is
 /// not marked as a title request (`thread_source: "thread_title"` in the turn metadata).
-pub(super) fn is_main_loop(turn_metadata: Option<&str>, body: &Value) -> bool {
+pub(crate) fn is_main_loop(turn_metadata: Option<&str>, body: &Value) -> bool {
     let source = turn_metadata.and_then(|m| serde_json::from_str::<Value>(m).ok());
     if source.is_some_and(|m| m["thread_source"] == "thread_title") {
         return false;
@@ -35,7 +35,7 @@ pub(super) fn is_main_loop(turn_metadata: Option<&str>, body: &Value) -> bool {
 }
 
 /// The answer to a model call.
-pub(super) fn answer(reply: &Reply, request: &Value) -> Response {
+pub(crate) fn answer(reply: &Reply, request: &Value) -> Response {
     let model = request["model"].as_str().unwrap_or(MODEL).to_owned();
     let input_tokens = tokens(&request.to_string());
     let item = match reply {
@@ -114,7 +114,7 @@ pub(super) fn answer(reply: &Reply, request: &Value) -> Response {
 }
 
 /// The answer to any other request.
-pub(super) fn other(method: &str, path: &str) -> Response {
+pub(crate) fn other(method: &str, path: &str) -> Response {
     match (method, path) {
         ("GET", "/v1/models") => {
             let body =
@@ -126,7 +126,7 @@ pub(super) fn other(method: &str, path: &str) -> Response {
 }
 
 /// `status` with the API's error body.
-pub(super) fn error(status: u16) -> Response {
+pub(crate) fn error(status: u16) -> Response {
     let (kind, code, message) = match status {
         400 => ("invalid_request_error", "invalid_request", "The fake model refuses this request."),
         401 => ("invalid_request_error", "invalid_api_key", "Incorrect API key provided."),

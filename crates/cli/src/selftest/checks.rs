@@ -1,0 +1,597 @@
+//! The self-test's checks: each starts one agent of one client through the private bosun's typed
+//! calls (`Client::start_agent`, `show`, `answer`, `events`), in a workspace of the temp
+//! repository, with a config directory and a model server of its own, and says what bosun read of
+//! it and how soon. The clients are checked at once (see `run_all`); no check shares a model
+//! server, a config or a workspace with another, so none sees another's turns.
+//!
+//! A check waits for the state it expects at most `CHECK_TIME` (and none starts after `DEADLINE`),
+//! but stops as soon as the agent settles elsewhere (idle when an error was due, dead, a dialog
+//! nobody answers, for `SETTLED`), saying what bosun saw instead.
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bosun_core::driver::dialog::{DialogAnswer, Want};
+use bosun_core::{Agent, AgentError, Event, PermissionRule, Policy, PromptKind, SessionState, Step};
+use bosun_model_server::clients::{ClaudeConfig, ClientEnv, CodexConfig};
+use bosun_model_server::{Api, ModelServer, Reply};
+use bosun_wire::{EventsQuery, StartAgent, WorkspaceChoice};
+
+use super::place::Place;
+use super::ClientName;
+use crate::client::Client;
+
+/// How long one check may take (a check of a client that works takes 2–10 s on two cores).
+pub const CHECK_TIME: Duration = Duration::from_secs(20);
+/// How long after the checks start the last may end: a check not started by then is not run,
+/// so the whole run stays within 90 s even when every check of a client hangs.
+pub const DEADLINE: Duration = Duration::from_secs(75);
+/// How often an agent's state is looked at.
+const POLL: Duration = Duration::from_millis(10);
+/// How long a state that is not the one awaited has to last to count as where the agent settled.
+const SETTLED: Duration = Duration::from_millis(1500);
+/// What the first turn's answer says.
+const HELLO: &str = "Hello from bosun's self-test.";
+/// The files the shell checks make in the agent's workspace.
+const SHELL_FILE: &str = "bosun-selftest-shell";
+const ALLOWED_FILE: &str = "bosun-selftest-allowed";
+/// The policy rule that allows the permission check's command.
+const ALLOW_RULE: &str = "Bash(touch bosun-selftest-*)";
+/// The first prompt of the resume check, the message it is resumed with, and the answers.
+const REMEMBER: &str = "remember the number 4817";
+const RESUME_WITH: &str = "go on after the crash";
+const FIRST_ANSWER: &str = "I will remember 4817.";
+
+/// One check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Check {
+    Turn,
+    Shell,
+    Permission,
+    RateLimit,
+    Resume,
+    Trust,
+}
+
+impl Check {
+    pub const ALL: [Check; 6] = [Self::Turn, Self::Shell, Self::Permission, Self::RateLimit, Self::Resume, Self::Trust];
+
+    pub fn title(self, client: ClientName) -> &'static str {
+        match (self, client) {
+            (Self::Turn, _) => "start → turn end → idle",
+            (Self::Shell, _) => "a shell tool call runs",
+            (Self::Permission, ClientName::Claude) => "a permission request answered by a policy",
+            (Self::Permission, ClientName::Codex) => "an approval dialog → prompt(permission)",
+            (Self::RateLimit, _) => "a 429 → error(rate_limited)",
+            (Self::Resume, _) => "kill -9 → resume with the conversation",
+            (Self::Trust, _) => "the folder-trust dialog, fresh config",
+        }
+    }
+}
+
+/// What a check found.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Outcome {
+    pub client: ClientName,
+    pub check: Check,
+    pub title: &'static str,
+    pub ok: bool,
+    /// How soon bosun read what it checks (what of, the detail says).
+    #[serde(rename = "latency_ms", serialize_with = "millis")]
+    pub latency: Option<Duration>,
+    /// How long the whole check took.
+    #[serde(rename = "took_ms", serialize_with = "millis")]
+    pub took: Option<Duration>,
+    pub detail: String,
+    /// The agent's screen when the check went wrong (its last lines).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub screen: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+}
+
+fn millis<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        None => s.serialize_none(),
+    }
+}
+
+/// Runs the checks of every client in `clients`: the clients at once, each on a thread of its
+/// own, and each client's checks one after the other. Run all at once, twelve agents starting
+/// together on a small machine, a client's screen can lag bosun's keys by more than bosun waits
+/// for them (Claude Code's trust dialog was left to a person so on two cores): the checks would
+/// measure the machine, not how bosun reads the client. The outcomes in the order of `clients`,
+/// then of `Check::ALL`.
+pub fn run_all(place: &Place, client: &Client, clients: &[(ClientName, PathBuf)]) -> Vec<Outcome> {
+    let deadline = Instant::now() + DEADLINE;
+    std::thread::scope(|scope| {
+        let running: Vec<_> = clients
+            .iter()
+            .map(|(name, program)| {
+                let handle = scope.spawn(move || {
+                    Check::ALL.map(|check| run(place, client, *name, program, check, deadline)).to_vec()
+                });
+                (*name, handle)
+            })
+            .collect();
+        running
+            .into_iter()
+            .flat_map(|(name, handle)| {
+                handle.join().unwrap_or_else(|_| {
+                    Check::ALL
+                        .map(|check| Outcome {
+                            client: name,
+                            check,
+                            title: check.title(name),
+                            ok: false,
+                            latency: None,
+                            took: None,
+                            detail: "the check itself failed (a bug of bosun's: please report it)".into(),
+                            screen: None,
+                            agent: None,
+                        })
+                        .to_vec()
+                })
+            })
+            .collect()
+    })
+}
+
+/// A check that went right: how soon, and what was seen.
+struct Pass {
+    latency: Option<Duration>,
+    detail: String,
+}
+
+/// A check that went wrong: what bosun saw instead.
+struct Fail(String);
+
+fn run(place: &Place, client: &Client, name: ClientName, program: &Path, check: Check, deadline: Instant) -> Outcome {
+    let began = Instant::now();
+    if began + Duration::from_secs(5) >= deadline || super::interrupt::interrupted() {
+        return Outcome {
+            client: name,
+            check,
+            title: check.title(name),
+            ok: false,
+            latency: None,
+            took: None,
+            detail: match super::interrupt::interrupted() {
+                true => "not run: interrupted".into(),
+                false => format!("not run: the checks before it used up the self-test's {} s", DEADLINE.as_secs()),
+            },
+            screen: None,
+            agent: None,
+        };
+    }
+    let deadline = deadline.min(began + CHECK_TIME);
+    let mut rig = Rig { place, client, name, program, check, deadline, server: None, env: None, agent: None };
+    let result = rig.run();
+    let (ok, latency, detail) = match result {
+        Ok(pass) => (true, pass.latency, pass.detail),
+        Err(Fail(detail)) => (false, None, detail),
+    };
+    let screen = match (&rig.agent, ok) {
+        (Some(id), false) => client.peek(id.clone(), false, 0).ok().map(|s| last_lines(&s, 12)),
+        _ => None,
+    };
+    Outcome {
+        client: name,
+        check,
+        title: check.title(name),
+        ok,
+        latency,
+        took: Some(began.elapsed()),
+        detail,
+        screen,
+        agent: rig.agent,
+    }
+}
+
+/// One check's agent: its model server, its client's config, and the agent once started.
+struct Rig<'a> {
+    place: &'a Place,
+    client: &'a Client,
+    name: ClientName,
+    program: &'a Path,
+    check: Check,
+    deadline: Instant,
+    server: Option<ModelServer>,
+    env: Option<ClientEnv>,
+    agent: Option<String>,
+}
+
+/// How a config is made.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Config {
+    /// The repository trusted, nothing else asked.
+    Trusted,
+    /// Nothing trusted: a fresh config.
+    Fresh,
+    /// Trusted, and Claude's bypass mode accepted.
+    Bypass,
+    /// Trusted, and Codex asks before it runs a command outside its sandbox.
+    Asking,
+}
+
+impl Rig<'_> {
+    fn run(&mut self) -> Result<Pass, Fail> {
+        match self.check {
+            Check::Turn => self.turn(),
+            Check::Shell => self.shell(),
+            Check::Permission if self.name == ClientName::Claude => self.policy_permission(),
+            Check::Permission => self.approval_dialog(),
+            Check::RateLimit => self.rate_limit(),
+            Check::Resume => self.resume(),
+            Check::Trust => self.trust(),
+        }
+    }
+
+    fn turn(&mut self) -> Result<Pass, Fail> {
+        self.prepare(Config::Trusted, &[Reply::text(HELLO)])?;
+        let id = self.start(Policy::default(), &["say hello"])?;
+        let idle = self.wait(&id, "idle", 0, |a| a.state == SessionState::Idle)?;
+        self.asked_model()?;
+        self.said(&idle, HELLO)?;
+        let latency = self.since_answer(&idle);
+        Ok(Pass { latency, detail: format!("idle after the turn ended; it said {HELLO:?}") })
+    }
+
+    fn shell(&mut self) -> Result<Pass, Fail> {
+        let (config, flags): (Config, &[&str]) = match self.name {
+            // Bypass mode runs the command without asking in every version.
+            ClientName::Claude => (Config::Bypass, &["--dangerously-skip-permissions"]),
+            ClientName::Codex => (Config::Trusted, &[]),
+        };
+        self.prepare(config, &[Reply::shell(format!("touch {SHELL_FILE}")), Reply::text("Made the file.")])?;
+        let mut argv = flags.to_vec();
+        argv.push("make the file");
+        let id = self.start(Policy::default(), &argv)?;
+        let idle = self.wait(&id, "idle", 0, |a| a.state == SessionState::Idle)?;
+        self.asked_model()?;
+        self.landed(&id, SHELL_FILE)?;
+        let latency = self.since_answer(&idle);
+        Ok(Pass { latency, detail: format!("{SHELL_FILE} is in its workspace; idle after the turn ended") })
+    }
+
+    fn policy_permission(&mut self) -> Result<Pass, Fail> {
+        self.prepare(Config::Trusted, &[Reply::shell(format!("touch {ALLOWED_FILE}")), Reply::text("Done.")])?;
+        let rule = PermissionRule::from_str(ALLOW_RULE).map_err(|e| Fail(format!("the rule: {e}")))?;
+        let policy = Policy { allow: vec![rule], ..Policy::default() };
+        let id = self.start(policy, &["make the file"])?;
+        let idle = self.wait(&id, "idle", 0, |a| a.state == SessionState::Idle)?;
+        self.asked_model()?;
+        let Some(decision) = idle.permissions.first() else {
+            return Err(Fail("idle, but the policy was never asked: Claude did not ask before it ran".into()));
+        };
+        if !decision.answer.allows() || decision.answer.rule() != ALLOW_RULE {
+            return Err(Fail(format!("the policy's answer was {:?}", decision.answer)));
+        }
+        self.landed(&id, ALLOWED_FILE)?;
+        let asked = self.main_requests().first().and_then(|r| r.answered).map(millis_of);
+        let latency = asked.map(|at| Duration::from_millis(decision.at.0.saturating_sub(at)));
+        let subject = decision.subject.as_deref().unwrap_or_default();
+        Ok(Pass {
+            latency,
+            detail: format!(
+                "{ALLOW_RULE} allowed {} {subject:?} after the model asked; the file landed",
+                decision.tool
+            ),
+        })
+    }
+
+    fn approval_dialog(&mut self) -> Result<Pass, Fail> {
+        let command = format!("touch {ALLOWED_FILE}");
+        self.prepare(Config::Asking, &[Reply::ShellNeedingApproval(command.clone()), Reply::text("Done.")])?;
+        let id = self.start(Policy::default(), &["make the file"])?;
+        let permission = |a: &Agent| a.state == SessionState::Prompt { kind: PromptKind::Permission };
+        let prompt = self.wait(&id, "prompt(permission)", 0, permission)?;
+        let asks = format!("run: {command}");
+        if prompt.asks.as_deref() != Some(asks.as_str()) {
+            return Err(Fail(format!("prompt(permission), but it asks {:?}, not {asks:?}", prompt.asks)));
+        }
+        let latency = self.since_answer(&prompt);
+        self.client
+            .answer(id.clone(), DialogAnswer::Allow, None)
+            .map_err(|e| Fail(format!("`bosun answer {id} allow` failed: {e:#}")))?;
+        let seq = prompt.state_seq;
+        self.wait(&id, "idle after the answer", seq, |a| a.state_seq > seq && a.state == SessionState::Idle)?;
+        self.landed(&id, ALLOWED_FILE)?;
+        Ok(Pass { latency, detail: format!("it asks {asks:?}; answered allow, the file landed") })
+    }
+
+    fn rate_limit(&mut self) -> Result<Pass, Fail> {
+        self.prepare(Config::Trusted, &[Reply::Status(429)])?;
+        let id = self.start(Policy::default(), &["hello"])?;
+        let limited = |a: &Agent| a.state == SessionState::Error { error: AgentError::RateLimited };
+        let error = self.wait(&id, "error(rate_limited)", 0, limited)?;
+        Ok(Pass { latency: self.since_answer(&error), detail: "error(rate_limited) after the 429".into() })
+    }
+
+    fn resume(&mut self) -> Result<Pass, Fail> {
+        self.prepare(Config::Trusted, &[Reply::text(FIRST_ANSWER), Reply::text("Going on.")])?;
+        let step = Step::from_str(&format!("resume:{RESUME_WITH}")).map_err(|e| Fail(format!("the policy: {e}")))?;
+        let mut policy = Policy::default();
+        policy.on_dead.0.push(step);
+        let id = self.start(policy, &[REMEMBER])?;
+        let idle = self.wait(&id, "idle", 0, |a| a.state == SessionState::Idle)?;
+        self.asked_model()?;
+        // Its conversation on disk, its answer in it: a resume starts from there (a client killed
+        // before it wrote its last turn resumes without it, whatever bosun does).
+        let idle = loop {
+            let a = self.agent(&id)?;
+            if a.log.as_deref().is_some_and(|log| holds(log, FIRST_ANSWER)) {
+                break a;
+            }
+            if Instant::now() >= self.deadline || a.state_seq != idle.state_seq {
+                let what = if a.log.is_some() { "its answer in its conversation log" } else { "its conversation" };
+                return Err(Fail(format!("bosun never found {what}; it is {}", describe(&a))));
+            }
+            interrupted()?;
+            std::thread::sleep(POLL);
+        };
+        let pid = idle.pid.ok_or_else(|| Fail("bosun knows no pid of it".into()))?;
+        let pid = i32::try_from(pid).map_err(|_| Fail(format!("pid {pid} out of range")))?;
+        // The client's whole process group: its session's leader and what it started.
+        nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL)
+            .map_err(|e| Fail(format!("cannot kill -9 its process group {pid}: {e}")))?;
+        let killed = millis_of(SystemTime::now());
+        let resumed = loop {
+            if let Some(r) = self.main_requests().get(1).cloned() {
+                break r;
+            }
+            if Instant::now() >= self.deadline {
+                let a = self.agent(&id)?;
+                return Err(Fail(format!("never resumed: bosun saw {} ({} restarts)", describe(&a), a.restarts)));
+            }
+            interrupted()?;
+            std::thread::sleep(POLL);
+        };
+        let latency = Duration::from_millis(millis_of(resumed.time).saturating_sub(killed));
+        if resumed.last_user_text().as_deref() != Some(RESUME_WITH) {
+            return Err(Fail(format!("resumed, but its message was {:?}", resumed.last_user_text())));
+        }
+        if !(resumed.contains(FIRST_ANSWER) && resumed.contains(REMEMBER)) {
+            return Err(Fail("resumed without its conversation: the earlier turn is not in its request".into()));
+        }
+        let seq = idle.state_seq;
+        self.wait(&id, "idle after the resume", seq, |a| a.restarts >= 1 && a.state == SessionState::Idle)?;
+        Ok(Pass { latency: Some(latency), detail: "resumed after kill -9, the earlier turn in its request".into() })
+    }
+
+    fn trust(&mut self) -> Result<Pass, Fail> {
+        const READY: &str = "Trusted and ready.";
+        self.prepare(Config::Fresh, &[Reply::text(READY)])?;
+        let id = self.start(Policy::default(), &["say hello"])?;
+        let idle = self.wait(&id, "idle", 0, |a| a.state == SessionState::Idle)?;
+        self.asked_model()?;
+        self.said(&idle, READY)?;
+        let mut keys = Vec::new();
+        let query = EventsQuery { from: 1, follow: false, agent: Some(id.clone()), job: None };
+        self.client
+            .events(query, |r| {
+                if let Event::DialogKeys { want: Want::Trust, option, picked, at, .. } = r.event {
+                    keys.push((option, picked, at));
+                }
+                Ok(true)
+            })
+            .map_err(|e| Fail(format!("cannot read its events: {e:#}")))?;
+        let Some((first, _, first_at)) = keys.first() else {
+            return Ok(Pass { latency: None, detail: "no trust dialog showed; its first turn ended".into() });
+        };
+        let Some((option, _, picked_at)) = keys.iter().find(|(_, picked, _)| *picked) else {
+            return Err(Fail(format!("bosun moved to {first:?} but never picked it")));
+        };
+        let latency = Some(Duration::from_millis(picked_at.0.saturating_sub(first_at.0)));
+        let presses = keys.len();
+        Ok(Pass {
+            latency,
+            detail: format!("bosun read it and picked {option:?} ({presses} key presses); its first turn ended"),
+        })
+    }
+
+    /// A model server and a config of this check's own, with `replies` queued.
+    fn prepare(&mut self, config: Config, replies: &[Reply]) -> Result<(), Fail> {
+        let api = match self.name {
+            ClientName::Claude => Api::Anthropic,
+            ClientName::Codex => Api::OpenAi,
+        };
+        let server = ModelServer::start(api).map_err(|e| Fail(e.to_string()))?;
+        for reply in replies {
+            server.push(reply.clone());
+        }
+        let dir = self.place.config_dir(&format!("{}-{:?}", self.name.program(), self.check).to_lowercase());
+        let repo = self.place.repo();
+        let env = match self.name {
+            ClientName::Claude => {
+                let mut c = ClaudeConfig::new(&server, &dir);
+                if config != Config::Fresh {
+                    c = c.trust(&repo);
+                }
+                if config == Config::Bypass {
+                    c = c.accept_bypass_permissions();
+                }
+                c.try_write()
+            }
+            ClientName::Codex => {
+                let mut c = CodexConfig::new(&server, &dir);
+                if config != Config::Fresh {
+                    c = c.trust(&repo);
+                }
+                if config == Config::Asking {
+                    c = c.asking_approval();
+                }
+                c.try_write()
+            }
+        };
+        self.env = Some(env.map_err(|e| Fail(e.to_string()))?);
+        self.server = Some(server);
+        Ok(())
+    }
+
+    /// Starts the agent: the client with `argv` after it, in a worktree of the repository, with
+    /// this process's environment and the client's config.
+    fn start(&mut self, policy: Policy, argv: &[&str]) -> Result<String, Fail> {
+        let env = self.env.as_ref().ok_or_else(|| Fail("no config".into()))?;
+        let mut inherit: std::collections::BTreeMap<String, String> =
+            std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))).collect();
+        inherit.extend(env.vars.clone());
+        let mut command = vec![self.program.display().to_string()];
+        command.extend(argv.iter().map(|a| (*a).to_owned()));
+        let repo = self.place.repo();
+        let started = self
+            .client
+            .start_agent(Box::new(StartAgent {
+                repo: Some(repo.clone()),
+                cwd: repo,
+                workspace: WorkspaceChoice::Worktree,
+                branch: None,
+                base_ref: None,
+                name: None,
+                command,
+                env: Default::default(),
+                inherit,
+                driver: None,
+                prompt: None,
+                policy,
+                patterns: Default::default(),
+                task: None,
+                session: Default::default(),
+                runtime: Default::default(),
+                no_wait: false,
+            }))
+            .map_err(|e| Fail(format!("bosun could not start it: {e:#}")))?;
+        let id = started.agent.to_string();
+        self.agent = Some(id.clone());
+        Ok(id)
+    }
+
+    fn agent(&self, id: &str) -> Result<Agent, Fail> {
+        self.client.show(id.to_owned()).map(|d| d.agent).map_err(|e| Fail(format!("`bosun show {id}` failed: {e:#}")))
+    }
+
+    /// Waits until the agent is as `want` says; fails at the deadline, or as soon as it settles
+    /// elsewhere (idle, an error, a dialog, dead: none of which passes by itself) in a state
+    /// entered after the one numbered `after` (the state the check acted on, still shown a
+    /// moment after).
+    fn wait(&self, id: &str, what: &str, after: u64, want: impl Fn(&Agent) -> bool) -> Result<Agent, Fail> {
+        loop {
+            let a = self.agent(id)?;
+            if want(&a) {
+                return Ok(a);
+            }
+            let settled = a.state_seq > after && !matches!(a.state, SessionState::Starting | SessionState::Running);
+            // Dead with a resume to come is on its way back.
+            let coming_back = a.state.is_dead() && !a.policy.on_dead.0.is_empty() && a.restarts == 0;
+            if settled && !coming_back && self.settled_for_good(id, &a)? {
+                return Err(Fail(format!("bosun saw {} instead of {what}", describe(&a))));
+            }
+            if Instant::now() >= self.deadline {
+                return Err(Fail(format!("no {what} within {} s: bosun saw {}", CHECK_TIME.as_secs(), describe(&a))));
+            }
+            interrupted()?;
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// Whether the agent is still in the state it was seen in `SETTLED` later (a state passed
+    /// through on the way is not wrong yet).
+    fn settled_for_good(&self, id: &str, seen: &Agent) -> Result<bool, Fail> {
+        let until = Instant::now() + SETTLED;
+        while Instant::now() < until {
+            if self.agent(id)?.state_seq != seen.state_seq {
+                return Ok(false);
+            }
+            std::thread::sleep(POLL);
+        }
+        Ok(true)
+    }
+
+    fn main_requests(&self) -> Vec<bosun_model_server::Logged> {
+        self.server.as_ref().map(ModelServer::main_requests).unwrap_or_default()
+    }
+
+    /// The client asked the model server (not something else that went idle).
+    fn asked_model(&self) -> Result<(), Fail> {
+        if self.main_requests().is_empty() {
+            return Err(Fail("idle, but the client never asked the model server".into()));
+        }
+        Ok(())
+    }
+
+    fn said(&self, a: &Agent, want: &str) -> Result<(), Fail> {
+        if a.said.as_deref() != Some(want) {
+            return Err(Fail(format!("idle, but bosun read that it said {:?}, not {want:?}", a.said)));
+        }
+        Ok(())
+    }
+
+    /// `file` is in the agent's workspace.
+    fn landed(&self, id: &str, file: &str) -> Result<(), Fail> {
+        let detail = self.client.show(id.to_owned()).map_err(|e| Fail(format!("{e:#}")))?;
+        let ws = detail.workspace.ok_or_else(|| Fail("it has no workspace".into()))?;
+        if !ws.path.join(file).exists() {
+            return Err(Fail(format!("idle, but no {file} in its workspace {}", ws.path.display())));
+        }
+        Ok(())
+    }
+
+    /// From the last byte of the model's newest answer to `a`'s state.
+    fn since_answer(&self, a: &Agent) -> Option<Duration> {
+        let answered = self.main_requests().iter().rev().find_map(|r| r.answered).map(millis_of)?;
+        Some(Duration::from_millis(a.state_since.0.saturating_sub(answered)))
+    }
+}
+
+/// Whether the file at `path` (its first `LOG_READ_MAX` bytes) holds `text`.
+fn holds(path: &Path, text: &str) -> bool {
+    use std::io::Read;
+    /// The most of a conversation log read: the self-test's are a few kilobytes.
+    const LOG_READ_MAX: u64 = 8 * 1024 * 1024;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path).and_then(|f| f.take(LOG_READ_MAX).read_to_end(&mut bytes)).is_ok()
+        && String::from_utf8_lossy(&bytes).contains(text)
+}
+
+/// A check stops at its next look once the self-test is interrupted.
+fn interrupted() -> Result<(), Fail> {
+    match super::interrupt::interrupted() {
+        true => Err(Fail("interrupted".into())),
+        false => Ok(()),
+    }
+}
+
+/// An agent's state as a person reads it: its label, with what it asks or its error.
+fn describe(a: &Agent) -> String {
+    let mut text = a.state.label();
+    if let Some(asks) = a.asks.as_deref().filter(|_| matches!(a.state, SessionState::Prompt { .. })) {
+        text.push_str(&format!(" asking {:?}", short(asks)));
+    }
+    if let Some(error) = &a.error {
+        text.push_str(&format!(" ({})", short(error)));
+    }
+    text
+}
+
+fn short(text: &str) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cut: String = line.chars().take(120).collect();
+    if cut.len() < line.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
+fn millis_of(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The last `n` lines of `screen` that are not blank.
+fn last_lines(screen: &str, n: usize) -> String {
+    let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}

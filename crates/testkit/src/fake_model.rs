@@ -1,0 +1,34 @@
+//! `FakeModel`: bosun's model server (`bosun_model_server::ModelServer`) for tests, started with
+//! a panic instead of an error when it cannot listen. Everything else is the server's own.
+
+use std::ops::Deref;
+
+pub use bosun_model_server::{Api, Logged, ModelServer, Reply, DEFAULT_TEXT, SIDE_TEXT};
+
+/// A model server on 127.0.0.1, listening until dropped.
+pub struct FakeModel(ModelServer);
+
+impl FakeModel {
+    /// An Anthropic Messages API server.
+    pub fn anthropic() -> Self {
+        Self::start(Api::Anthropic)
+    }
+
+    /// An OpenAI Responses API server.
+    pub fn openai() -> Self {
+        Self::start(Api::OpenAi)
+    }
+
+    /// A server for `api` on a free port of 127.0.0.1.
+    pub fn start(api: Api) -> Self {
+        Self(ModelServer::start(api).unwrap_or_else(|e| panic!("fake model: {e}")))
+    }
+}
+
+impl Deref for FakeModel {
+    type Target = ModelServer;
+
+    fn deref(&self) -> &ModelServer {
+        &self.0
+    }
+}
