@@ -43,8 +43,18 @@ pub(super) fn answer(
 }
 
 /// A look at the screen of an agent whose dialog bosun is answering (or should answer: the
-/// trust dialog of a workspace it made): the next step. Whether the screen was taken.
-pub(super) fn looked(state: &State, a: &Agent, text: &str, trust: bool, now: Timestamp, d: &mut Decision) -> bool {
+/// trust dialog of a workspace it made): the next step. Whether the screen was taken. A screen
+/// not `settled` (one capture, which may show a frame half drawn) leads to no key and to no
+/// giving up: a settled look is asked for, and it decides.
+pub(super) fn looked(
+    state: &State,
+    a: &Agent,
+    text: &str,
+    settled: bool,
+    trust: bool,
+    now: Timestamp,
+    d: &mut Decision,
+) -> bool {
     let answering = match &a.answering {
         Some(answering) => answering.clone(),
         // Not already left to a person (a setup prompt it gave up on).
@@ -57,6 +67,10 @@ pub(super) fn looked(state: &State, a: &Agent, text: &str, trust: bool, now: Tim
         },
         None => return false,
     };
+    if !settled {
+        d.effect(look(a));
+        return true;
+    }
     let (want, picked_at) = (answering.want, answering.picked_at);
     // The trust dialog is gone: the agent goes on, and what its screen shows now (the API-key
     // dialog, say) is read as any other screen.
@@ -82,7 +96,7 @@ pub(super) fn looked(state: &State, a: &Agent, text: &str, trust: bool, now: Tim
     // ago and still shown, the key was not taken (typed before the dialog read its keys): the
     // answer is given again, a bounded number of times.
     if picked_at.is_some_and(|t| now.millis_since(t) < TAKE_MS) {
-        d.effect(Effect::LookAtScreen { agent: a.id.clone(), session: a.session.clone() });
+        d.effect(look(a));
         return true;
     }
     if answering.presses >= PRESSES_MAX {
@@ -120,7 +134,12 @@ fn press(a: &Agent, want: Want, menu: &Menu, to: usize, step: Step, now: Timesta
         at: now,
     });
     d.effect(Effect::PressKeys { session: a.session.clone(), keys });
-    d.effect(Effect::LookAtScreen { agent: a.id.clone(), session: a.session.clone() });
+    d.effect(look(a));
+}
+
+/// A look at the screen that keys may follow: once its program has drawn it.
+pub(super) fn look(a: &Agent) -> Effect {
+    Effect::LookAtScreen { agent: a.id.clone(), session: a.session.clone(), settled: true }
 }
 
 /// bosun will not answer this dialog: it is a setup prompt, with its text, for the policy or a
