@@ -56,7 +56,7 @@ pub fn not_ready(readiness: &dyn bosun_adapters::readiness::Readiness, book: &Jo
 }
 
 /// The clients bosun knows (Claude Code, Codex) that the agents of the jobs `names` of `book` run
-/// here, each run as its agent will run it (its `env` over the daemon's): what stops the job (a
+/// here, unconfined, each run as its agent will run it (its `env` over the daemon's): what stops the job (a
 /// client that does not run, or is not logged in), and what to warn of.
 pub fn clients(
     readiness: &dyn bosun_adapters::readiness::Readiness,
@@ -66,7 +66,8 @@ pub fn clients(
     let (mut problems, mut warnings) = (Vec::new(), Vec::new());
     for (job, def) in with_children(book, names) {
         for (name, agent) in &def.agents {
-            let here = matches!(agent.plan.runtime, bosun_core::Runtime::Local | bosun_core::Runtime::Sandbox { .. });
+            // Not in a sandbox, a container or a pod: see `handler::start::check_client`.
+            let here = agent.plan.runtime == bosun_core::Runtime::Local;
             let Some(program) = agent.plan.command.first().filter(|_| here) else { continue };
             let env = &agent.plan.env;
             let Some(probe) = readiness.probe(program, env) else { continue };

@@ -85,15 +85,17 @@ struct ClientCheck {
     warnings: Vec<String>,
 }
 
-/// A client bosun knows (Claude Code, Codex) that runs here is run as the agent will run it,
+/// A client bosun knows (Claude Code, Codex) that runs here, unconfined, is run as the agent will run it,
 /// before anything is made: one that does not run, or is not logged in, is refused with one
 /// line saying what to do (`bosun_core::client_check`).
 async fn check_client(ctx: &Arc<Context>, req: &StartAgent) -> Result<ClientCheck, WireError> {
     let Some(program) = req.command.first().filter(|p| bosun_core::client_check::Client::of(p).is_some()) else {
         return Ok(ClientCheck::default());
     };
-    // In a container or a pod, the client is the image's, logged in by its secrets.
-    if !matches!(req.runtime, bosun_core::Runtime::Local | bosun_core::Runtime::Sandbox { .. }) {
+    // In a container or a pod, the client is the image's, logged in by its secrets; in a
+    // sandbox it runs on a config of bosun's own, made at its start (and its login check would
+    // write the first-start fields into the user's, which a sandboxed agent never touches).
+    if req.runtime != bosun_core::Runtime::Local {
         return Ok(ClientCheck::default());
     }
     let mut env = req.inherit.clone();
