@@ -47,9 +47,14 @@ fn pressed(effects: &[Effect]) -> Vec<Vec<TermKey>> {
         .collect()
 }
 
-/// Whether it looks again, settled: the look that decides the next key.
+/// Whether it looks again, settled, a moment later: the look that decides the next key.
 fn looks_again(effects: &[Effect]) -> bool {
     effects.iter().any(|e| matches!(e, Effect::LookAtScreen { settled: true, .. }))
+}
+
+/// Whether it reads the screen again, settled, at once.
+fn reads_at_once(effects: &[Effect]) -> bool {
+    effects.iter().any(|e| matches!(e, Effect::CaptureScreen { .. }))
 }
 
 #[test]
@@ -209,7 +214,7 @@ fn a_dialog_caught_half_drawn_in_one_capture_gets_no_key_and_is_not_given_up_a_s
     let half = " Accessing workspace:\n\n Quick safety check: Is this a project you created or one you trust?\n\n ❯ No, exit\n";
     let effects = glance(&mut sim, &a, half);
     assert!(pressed(&effects).is_empty(), "{effects:?}");
-    assert!(looks_again(&effects), "a settled look is asked for: {effects:?}");
+    assert!(reads_at_once(&effects), "a settled read is asked for, at once before any key: {effects:?}");
     // Settled, the whole dialog: the cursor moves to yes.
     let effects = screen(&mut sim, &a, TRUST_NEW);
     assert_eq!(pressed(&effects), vec![vec![TermKey::Down]]);
@@ -270,8 +275,27 @@ fn a_dialog_only_the_screen_showed_is_gone_only_when_a_settled_look_says_so() {
     // One capture while Codex redraws: half its frame, no dialog in it.
     let effects = glance(&mut sim, &a, "› 1. Yes, proceed (y)\n");
     assert_eq!(sim.state.agents[&a].state.label(), "prompt(permission)", "a frame half drawn clears no dialog");
-    assert!(looks_again(&effects), "a settled look tells: {effects:?}");
+    assert!(reads_at_once(&effects), "a settled read tells: {effects:?}");
     // Settled, the dialog is gone: answered, the agent goes on.
     screen(&mut sim, &a, "› ");
     assert_eq!(sim.state.agents[&a].state.label(), "running");
+}
+
+#[test]
+fn a_screen_read_before_bosuns_last_key_in_a_dialog_leads_to_no_key() {
+    let mut sim = Sim::new();
+    let a = starting(&mut sim, Policy::default());
+    let before = sim.clock;
+    sim.advance(10);
+    let effects = screen(&mut sim, &a, TRUST_NEW);
+    assert_eq!(pressed(&effects), vec![vec![TermKey::Down]]);
+    // A settled read begun before Down was pressed ends after it: it still shows the cursor on
+    // "No, exit", which moving again would overshoot.
+    sim.advance(100);
+    let stale = Input::Screen { agent: a.clone(), text: TRUST_NEW.into(), at: Some(before), settled: true };
+    let effects = sim.ok(stale);
+    assert!(pressed(&effects).is_empty(), "{effects:?}");
+    // The read the key asked for shows where the cursor went: now Enter.
+    let fresh = Input::Screen { agent: a.clone(), text: moved(TRUST_NEW), at: Some(sim.clock), settled: true };
+    assert_eq!(pressed(&sim.ok(fresh)), vec![vec![TermKey::Enter]]);
 }

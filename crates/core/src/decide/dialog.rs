@@ -61,14 +61,17 @@ pub(super) fn looked(
         None if trust && a.policy.accept_trust && !matches!(a.state, SessionState::Prompt { .. }) => crate::Answering {
             want: Want::Trust,
             presses: 0,
+            pressed_at: None,
             picked_at: None,
             menu: String::new(),
             option: String::new(),
         },
         None => return false,
     };
+    // One capture may have caught a frame half drawn: a settled read decides. Before any key,
+    // at once; after one, a moment later (the program must have read it first).
     if !settled {
-        d.effect(look(a));
+        d.effect(if a.answering.is_none() { capture(a) } else { look(a) });
         return true;
     }
     let (want, picked_at) = (answering.want, answering.picked_at);
@@ -137,9 +140,14 @@ fn press(a: &Agent, want: Want, menu: &Menu, to: usize, step: Step, now: Timesta
     d.effect(look(a));
 }
 
-/// A look at the screen that keys may follow: once its program has drawn it.
+/// A look at the screen that keys may follow, a moment from now: once its program has drawn it.
 pub(super) fn look(a: &Agent) -> Effect {
     Effect::LookAtScreen { agent: a.id.clone(), session: a.session.clone(), settled: true }
+}
+
+/// The same at once: to make sure of what one capture showed.
+pub(super) fn capture(a: &Agent) -> Effect {
+    Effect::CaptureScreen { agent: a.id.clone(), session: a.session.clone() }
 }
 
 /// bosun will not answer this dialog: it is a setup prompt, with its text, for the policy or a

@@ -251,6 +251,12 @@ pub(super) fn screen(
     if at.is_some_and(|t| t < a.state_since) || text.trim().is_empty() {
         return;
     }
+    // Read before bosun's last key in the dialog it answers: it may not show what the key did
+    // (a cursor not moved yet would be moved again). The look that key asked for tells.
+    let pressed = a.answering.as_ref().and_then(|x| x.pressed_at);
+    if at.zip(pressed).is_some_and(|(t, pressed)| t <= pressed) {
+        return;
+    }
     let Some(crate::driver::Screen { trust, seen }) = a.driver.behaviour().screen(text) else { return };
     // bosun made this folder: it answers the trust dialog with the option that trusts it and
     // goes on, read from the screen, unless its policy says not to; nobody needs to hear of it
@@ -272,7 +278,7 @@ pub(super) fn screen(
             if settled {
                 observed(state, a, Source::Screen, &Observation::Working, None, None, now, d)
             } else {
-                d.effect(super::dialog::look(a));
+                d.effect(super::dialog::capture(a));
             }
         }
         None => {}
