@@ -86,11 +86,14 @@ impl Readiness for LoginChecks {
     }
 }
 
-/// What of an environment a client's answers depend on, hashed (its values include keys).
+/// What of an environment a client's answers may depend on, hashed (its values include keys):
+/// all of it but what changes from one shell command to the next.
 fn fingerprint(env: &BTreeMap<String, String>) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    env.hash(&mut h);
+    for pair in env.iter().filter(|(k, _)| !matches!(k.as_str(), "PWD" | "OLDPWD" | "SHLVL" | "_")) {
+        pair.hash(&mut h);
+    }
     h.finish()
 }
 
