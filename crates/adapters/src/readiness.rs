@@ -97,10 +97,14 @@ fn fingerprint(env: &BTreeMap<String, String>) -> u64 {
     h.finish()
 }
 
-/// The most of a client's output read.
-const SAID_MAX: u64 = 4096;
+/// The most of a client's output kept; the rest is read and dropped.
+const SAID_MAX: usize = 4096;
+/// How long its output may stay open once it has exited (a program it started may hold it).
+const EOF_WAIT: Duration = Duration::from_secs(1);
 
-/// `program ARGS` with `env` over the daemon's environment, stdin empty, within `CHECK_WAIT`.
+/// `program ARGS` with `env` over the daemon's environment, stdin empty, within `CHECK_WAIT`;
+/// its output read as it comes (a program that prints megabytes does not stall on a full pipe),
+/// the first `SAID_MAX` bytes of each kept.
 fn run_in(program: &str, args: &[&str], env: &BTreeMap<String, String>) -> Ran {
     let spawned = crate::private::as_user(&mut Command::new(program))
         .args(args)
@@ -113,6 +117,8 @@ fn run_in(program: &str, args: &[&str], env: &BTreeMap<String, String>) -> Ran {
         Ok(child) => child,
         Err(e) => return Ran::NotRun(e.to_string()),
     };
+    let stdout = child.stdout.take().map(drain);
+    let stderr = child.stderr.take().map(drain);
     let status = match child.wait_timeout(CHECK_WAIT) {
         Ok(Some(status)) => status,
         Ok(None) => {
@@ -122,19 +128,35 @@ fn run_in(program: &str, args: &[&str], env: &BTreeMap<String, String>) -> Ran {
         }
         Err(e) => return Ran::NotRun(e.to_string()),
     };
-    let read = |pipe: Option<Box<dyn std::io::Read>>| {
-        let mut out = Vec::new();
-        if let Some(pipe) = pipe {
-            let _ = std::io::Read::read_to_end(&mut std::io::Read::take(pipe, SAID_MAX), &mut out);
-        }
-        String::from_utf8_lossy(&out).into_owned()
+    let said = |rx: Option<std::sync::mpsc::Receiver<Vec<u8>>>| {
+        let kept = rx.and_then(|rx| rx.recv_timeout(EOF_WAIT).ok()).unwrap_or_default();
+        String::from_utf8_lossy(&kept).into_owned()
     };
-    let stdout = read(child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read>));
-    let stderr = read(child.stderr.take().map(|p| Box::new(p) as Box<dyn std::io::Read>));
+    let (stdout, stderr) = (said(stdout), said(stderr));
     if status.success() {
         return Ran::Ok(stdout.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or_default().to_owned());
     }
     Ran::Failed { code: status.code(), said: format!("{stdout}\n{stderr}") }
+}
+
+/// Reads `pipe` to its end on a thread of its own, keeping the first `SAID_MAX` bytes, which it
+/// sends once the pipe is closed.
+fn drain(mut pipe: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (mut kept, mut buf) = (Vec::new(), [0u8; 8192]);
+        loop {
+            match pipe.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let room = SAID_MAX.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                }
+            }
+        }
+        let _ = tx.send(kept);
+    });
+    rx
 }
 
 /// Whether an agent run with `env` (over the daemon's environment) has `key` set to something.
@@ -226,6 +248,15 @@ mod tests {
         let passed = checks.probe(program, &env(&[("V", "2.1.9"), ("KEY", "k")])).unwrap();
         assert_eq!(passed.login, Ran::Ok(String::new()));
         assert_eq!(checks.probed.lock().unwrap().len(), 1, "only the probe that passed is kept");
+        // A client that prints megabytes is read to its end, not waited for on a full pipe, and
+        // only the start of what it said is kept.
+        let loud = dir.path().join("codex");
+        std::fs::write(&loud, "#!/bin/sh\nhead -c 5000000 /dev/zero | tr '\\0' x\necho\nexit 1\n").unwrap();
+        std::fs::set_permissions(&loud, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let started = Instant::now();
+        let out = checks.probe(loud.to_str().unwrap(), &env(&[])).unwrap();
+        assert!(started.elapsed() < CHECK_WAIT, "read as it came");
+        assert!(matches!(&out.version, Ran::Failed { said, .. } if said.len() <= 2 * SAID_MAX + 1), "kept in part");
         let missing = checks.probe("/nonexistent/codex", &env(&[])).unwrap();
         assert!(matches!(missing.version, Ran::NotRun(_)), "{missing:?}");
         assert!(checks.probe("/bin/sh", &env(&[])).is_none(), "no client bosun knows");
