@@ -199,10 +199,11 @@ fn exited(code: Option<i32>) -> String {
     code.map_or_else(|| "was killed".to_owned(), |c| format!("exited {c}"))
 }
 
-/// The first non-empty line of `s`, at most 160 characters: what goes in a one-line message.
+/// The first non-empty line of `s`, at most 160 characters, control characters (a terminal's
+/// escapes) shown as `?`: what goes in a one-line message.
 fn short(s: &str) -> String {
     let line = s.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("nothing");
-    let cut: String = line.chars().take(160).collect();
+    let cut: String = line.chars().take(160).map(|c| if c.is_control() { '?' } else { c }).collect();
     if cut.len() < line.len() {
         format!("{cut}…")
     } else {
@@ -272,6 +273,15 @@ mod tests {
         assert_eq!(assess("codex", &p, &auth(&none, None, &args)).refusal, None);
         let claude_key = |v: &str| v == "ANTHROPIC_API_KEY";
         assert_eq!(assess("claude", &probe(ok("2.1.332"), logged_out()), &auth(&claude_key, None, &[])).refusal, None);
+    }
+
+    #[test]
+    fn what_a_client_prints_reaches_the_message_as_one_short_line_without_its_escapes() {
+        let said = format!("\u{1b}]0;pwned\u{7}\u{1b}[2J{}\nsecond line", "x".repeat(1000));
+        let broken = Ran::Failed { code: Some(1), said };
+        let line = assess("claude", &probe(broken, logged_out()), &auth(&none, None, &[])).refusal.expect("refused");
+        assert!(!line.chars().any(char::is_control), "{line:?}");
+        assert!(line.lines().count() == 1 && line.len() < 400, "{line}");
     }
 
     #[test]
