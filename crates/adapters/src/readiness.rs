@@ -2,7 +2,9 @@
 //! `codex login status` — run once for each program and remembered for `KEPT`, so that bosun
 //! can warn when a job or plan starts, and a classifier that uses a program that is not ready
 //! is not run (the guardrails and the heuristic decide, recorded as such). Programs without a
-//! login check (claudeless, a shell) are ready as far as bosun can tell.
+//! login check (claudeless, a shell) are ready as far as bosun can tell. And a client's probe
+//! before an agent starts it: its `--version` and its login check, run in the agent's
+//! environment (what bosun makes of it is `bosun_core::client_check`'s).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,6 +12,7 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use bosun_core::client_check::{Client, Probe, Ran};
 use wait_timeout::ChildExt;
 
 /// How long a check's answer is kept: a person may log in meanwhile.
@@ -22,20 +25,16 @@ pub trait Readiness: Send + Sync {
     /// None when `program` has no login check bosun knows; else whether it passed, and why not.
     fn check(&self, program: &str) -> Option<Result<(), String>>;
 
-    /// What `program --version` prints (its first line), once for each program; None when it
-    /// cannot run or is no client bosun knows.
-    fn version(&self, _program: &str) -> Option<String> {
+    /// `program --version` and its login check, run as an agent runs it: with `env` laid over
+    /// the daemon's environment. None when `program` is no client bosun knows.
+    fn probe(&self, _program: &str, _env: &BTreeMap<String, String>) -> Option<Probe> {
         None
     }
 }
 
 /// The login check of `program`'s kind: `claude` or `codex` by the name of its file.
 fn login_check(program: &str) -> Option<[&'static str; 2]> {
-    match Path::new(program).file_name()?.to_str()? {
-        "claude" => Some(["auth", "status"]),
-        "codex" => Some(["login", "status"]),
-        _ => None,
-    }
+    Client::of(program).map(Client::login_check)
 }
 
 /// A check's answer, and when it was given.
@@ -45,7 +44,8 @@ type Answer = (Instant, Result<(), String>);
 #[derive(Default)]
 pub struct LoginChecks {
     checked: Mutex<BTreeMap<String, Answer>>,
-    versions: Mutex<BTreeMap<String, Option<String>>>,
+    /// Probes that found the client running and logged in, by program and environment.
+    probed: Mutex<BTreeMap<(String, u64), (Instant, Probe)>>,
 }
 
 impl Readiness for LoginChecks {
@@ -63,41 +63,130 @@ impl Readiness for LoginChecks {
         Some(answer)
     }
 
-    fn version(&self, program: &str) -> Option<String> {
-        login_check(program)?;
-        if let Some(known) = self.versions.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(program) {
-            return known.clone();
+    /// A probe that found the client running and logged in is kept for `KEPT` for the same
+    /// program and environment; any other runs again next time (a person fixes it meanwhile).
+    fn probe(&self, program: &str, env: &BTreeMap<String, String>) -> Option<Probe> {
+        let client = Client::of(program)?;
+        let key = (program.to_owned(), fingerprint(env));
+        let kept = || self.probed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, probe)) = kept().get(&key).filter(|(at, _)| at.elapsed() < KEPT) {
+            return Some(probe.clone());
         }
-        let said = version_of(program);
-        self.versions
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(program.to_owned(), said.clone());
-        said
+        let version = run_in(program, &["--version"], env);
+        let login = match &version {
+            Ran::Ok(_) => run_in(program, &client.login_check(), env),
+            // It does not run: its login check would say no more.
+            _ => Ran::NotRun("not run".into()),
+        };
+        let probe = Probe { version, login };
+        if matches!((&probe.version, &probe.login), (Ran::Ok(_), Ran::Ok(_))) {
+            kept().insert(key, (Instant::now(), probe.clone()));
+        }
+        Some(probe)
     }
 }
 
-/// The first line `program --version` prints, within `CHECK_WAIT`, at most 200 bytes read.
-fn version_of(program: &str) -> Option<String> {
-    let mut child = crate::private::as_user(&mut Command::new(program))
-        .arg("--version")
+/// The first line `program --version` prints (at most 200 characters), run in the caller's
+/// environment within `CHECK_WAIT`; none when it does not run or fails. Not kept.
+pub fn version_line(program: &str) -> Option<String> {
+    match run_in(program, &["--version"], &BTreeMap::new()) {
+        Ran::Ok(said) => said.lines().next().map(|line| line.chars().take(200).collect()),
+        _ => None,
+    }
+}
+
+/// What of an environment a client's answers may depend on, hashed (its values include keys):
+/// all of it but what changes from one shell command to the next.
+fn fingerprint(env: &BTreeMap<String, String>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for pair in env.iter().filter(|(k, _)| !matches!(k.as_str(), "PWD" | "OLDPWD" | "SHLVL" | "_")) {
+        pair.hash(&mut h);
+    }
+    h.finish()
+}
+
+/// The most of a client's output kept; the rest is read and dropped.
+const SAID_MAX: usize = 4096;
+/// How long its output may stay open once it has exited (a program it started may hold it).
+const EOF_WAIT: Duration = Duration::from_secs(1);
+
+/// `program ARGS` with `env` over the daemon's environment, stdin empty, within `CHECK_WAIT`;
+/// its output read as it comes (a program that prints megabytes does not stall on a full pipe),
+/// the first `SAID_MAX` bytes of each kept.
+fn run_in(program: &str, args: &[&str], env: &BTreeMap<String, String>) -> Ran {
+    let spawned = crate::private::as_user(&mut Command::new(program))
+        .args(args)
+        .envs(env)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    match child.wait_timeout(CHECK_WAIT) {
-        Ok(Some(status)) if status.success() => {}
-        _ => {
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => return Ran::NotRun(e.to_string()),
+    };
+    let stdout = child.stdout.take().map(drain);
+    let stderr = child.stderr.take().map(drain);
+    let status = match child.wait_timeout(CHECK_WAIT) {
+        Ok(Some(status)) => status,
+        Ok(None) => {
             let _ = child.kill();
             let _ = child.wait();
-            return None;
+            return Ran::NotRun(format!("it took longer than {} s", CHECK_WAIT.as_secs()));
         }
+        Err(e) => return Ran::NotRun(e.to_string()),
+    };
+    let said = |rx: Option<std::sync::mpsc::Receiver<Vec<u8>>>| {
+        let kept = rx.and_then(|rx| rx.recv_timeout(EOF_WAIT).ok()).unwrap_or_default();
+        String::from_utf8_lossy(&kept).into_owned()
+    };
+    let (stdout, stderr) = (said(stdout), said(stderr));
+    if status.success() {
+        return Ran::Ok(stdout.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or_default().to_owned());
     }
-    let mut out = String::new();
-    let stdout = child.stdout.take()?;
-    std::io::Read::read_to_string(&mut std::io::Read::take(stdout, 200), &mut out).ok()?;
-    out.lines().next().map(|l| l.trim().to_owned()).filter(|l| !l.is_empty())
+    Ran::Failed { code: status.code(), said: format!("{stdout}\n{stderr}") }
+}
+
+/// Reads `pipe` to its end on a thread of its own, keeping the first `SAID_MAX` bytes, which it
+/// sends once the pipe is closed.
+fn drain(mut pipe: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (mut kept, mut buf) = (Vec::new(), [0u8; 8192]);
+        loop {
+            match pipe.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let room = SAID_MAX.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                }
+            }
+        }
+        let _ = tx.send(kept);
+    });
+    rx
+}
+
+/// Whether an agent run with `env` (over the daemon's environment) has `key` set to something.
+pub fn is_set(env: &BTreeMap<String, String>, key: &str) -> bool {
+    env.get(key).cloned().or_else(|| std::env::var(key).ok()).is_some_and(|v| !v.is_empty())
+}
+
+/// The Codex configuration an agent run with `env` reads (`$CODEX_HOME/config.toml`, else
+/// `~/.codex/config.toml`), at most 256 KiB of it.
+pub fn codex_config(env: &BTreeMap<String, String>) -> Option<String> {
+    let var = |k: &str| env.get(k).cloned().or_else(|| std::env::var(k).ok()).filter(|v| !v.is_empty());
+    let home = var("CODEX_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| var("HOME").map(|h| Path::new(&h).join(".codex")))?;
+    let path = home.join("config.toml");
+    // A regular file only: a FIFO there would never end.
+    std::fs::metadata(&path).ok().filter(std::fs::Metadata::is_file)?;
+    let file = std::fs::File::open(path).ok()?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::Read::take(file, 256 * 1024), &mut text).ok()?;
+    Some(text)
 }
 
 /// `program ARGS`, within `CHECK_WAIT`: ready when it exits 0.
@@ -147,6 +236,39 @@ mod tests {
             assert_eq!(login_check(none), None, "{none}");
             assert_eq!(LoginChecks::default().check(none), None);
         }
+    }
+
+    #[test]
+    fn a_probe_runs_the_client_in_the_agents_environment_and_keeps_only_one_that_passed() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let claude = dir.path().join("claude");
+        let script = "#!/bin/sh\n[ \"$1\" = --version ] && { echo \"$V (Claude Code)\"; exit 0; }\n[ -n \"$KEY\" ]\n";
+        std::fs::write(&claude, script).unwrap();
+        std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let env = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+        };
+        let checks = LoginChecks::default();
+        let program = claude.to_str().unwrap();
+        let out = checks.probe(program, &env(&[("V", "2.1.9")])).expect("claude is probed");
+        assert_eq!(out.version, Ran::Ok("2.1.9 (Claude Code)".into()), "run with the agent's variables");
+        assert!(matches!(out.login, Ran::Failed { code: Some(1), .. }), "{out:?}");
+        let passed = checks.probe(program, &env(&[("V", "2.1.9"), ("KEY", "k")])).unwrap();
+        assert_eq!(passed.login, Ran::Ok(String::new()));
+        assert_eq!(checks.probed.lock().unwrap().len(), 1, "only the probe that passed is kept");
+        // A client that prints megabytes is read to its end, not waited for on a full pipe, and
+        // only the start of what it said is kept.
+        let loud = dir.path().join("codex");
+        std::fs::write(&loud, "#!/bin/sh\nhead -c 5000000 /dev/zero | tr '\\0' x\necho\nexit 1\n").unwrap();
+        std::fs::set_permissions(&loud, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let started = Instant::now();
+        let out = checks.probe(loud.to_str().unwrap(), &env(&[])).unwrap();
+        assert!(started.elapsed() < CHECK_WAIT, "read as it came");
+        assert!(matches!(&out.version, Ran::Failed { said, .. } if said.len() <= 2 * SAID_MAX + 1), "kept in part");
+        let missing = checks.probe("/nonexistent/codex", &env(&[])).unwrap();
+        assert!(matches!(missing.version, Ran::NotRun(_)), "{missing:?}");
+        assert!(checks.probe("/bin/sh", &env(&[])).is_none(), "no client bosun knows");
     }
 
     #[test]

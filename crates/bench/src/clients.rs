@@ -223,15 +223,18 @@ fn codex_figures(codex: &Path) -> Vec<Figure> {
     rig.model.push(Reply::text("Ready."));
     let id = rig.start(&[], &["get ready"]);
     let mut last = rig.next_state(&id, 0, |s| *s == SessionState::Idle).expect("the first turn ends");
+    let target = format!("={}:", last.session);
     let (mut dialogs, mut drawn) = (Vec::new(), Vec::new());
     for i in 0..DIALOGS {
         rig.model.push(Reply::ShellNeedingApproval(format!("touch file-{i}")));
         rig.model.push(Reply::text("Made it."));
         rig.send(&id, &format!("make file {i}"));
-        // When the dialog is on the screen, looked at as often as a peek allows.
+        // When the dialog is on the screen: its pane read straight from tmux, as often as that
+        // allows (a few ms; `bosun peek` took tens of ms more, which made bosun's part look
+        // smaller than it is).
         let seen = wait_secs(MISSED_AFTER, || {
-            let screen = rig.bosun.ok(rig.repo.path(), &["peek", &id]);
-            screen.contains("Would you like to run").then(now_ms)
+            let out = rig.bosun.tmux(&["capture-pane", "-p", "-t", &target]);
+            String::from_utf8_lossy(&out.stdout).contains("Would you like to run").then(now_ms)
         });
         let prompt = rig
             .next_state(&id, last.state_seq, |s| matches!(s, SessionState::Prompt { .. }))

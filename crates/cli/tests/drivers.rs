@@ -55,6 +55,10 @@ fn codex_reports_the_end_of_its_turns_through_its_notify_program() {
         r#"#!/usr/bin/env python3
 import json, os, subprocess, sys, time
 args = sys.argv[1:]
+# What bosun asks before it starts Codex: its version and whether it is logged in.
+if args[:1] == ["--version"] or args[:2] == ["login", "status"]:
+    print("codex-cli 0.171.0" if args[0] == "--version" else "Logged in using an API key")
+    sys.exit(0)
 open("codex-args.json", "w").write(json.dumps(args))
 notify = json.loads(args[args.index("-c") + 1].split("=", 1)[1])
 home = os.environ["CODEX_HOME"]
@@ -115,7 +119,8 @@ fn a_client_newer_than_bosun_was_tested_with_is_told_once_per_version() {
     let fake = bin.path().join("claude");
     std::fs::write(
         &fake,
-        "#!/bin/sh\n[ \"$1\" = --version ] && { echo '99.1.0 (Claude Code)'; exit 0; }\nexec sleep 600\n",
+        "#!/bin/sh\n[ \"$1\" = --version ] && { echo '99.1.0 (Claude Code)'; exit 0; }\n[ \"$1\" = auth ] && exit 0\nexec \
+         sleep 600\n",
     )
     .unwrap();
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();

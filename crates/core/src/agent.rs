@@ -114,12 +114,14 @@ pub struct Agent {
     pub answering: Option<Answering>,
 }
 
-/// A dialog being answered: what for, how many times keys were pressed, and when the answer
-/// was picked (Enter, or its number).
+/// A dialog being answered: what for, how many times keys were pressed, when last, and when
+/// the answer was picked (Enter, or its number).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Answering {
     pub want: crate::driver::dialog::Want,
     pub presses: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pressed_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub picked_at: Option<Timestamp>,
     /// The options of the dialog, as read when keys were last pressed in it.

@@ -285,7 +285,7 @@ pub enum Input {
         session_log: bool,
         lines: Vec<String>,
     },
-    /// The agent's screen, as asked for by `CaptureScreen`.
+    /// The agent's screen, as asked for by `CaptureScreen` or `LookAtScreen`.
     Screen {
         agent: AgentId,
         text: String,
@@ -293,6 +293,10 @@ pub enum Input {
         /// changed says nothing about it now.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         at: Option<crate::Timestamp>,
+        /// Read until two captures agreed (the program had drawn it): only such a screen leads
+        /// to keys. One capture may show a frame half drawn.
+        #[serde(default)]
+        settled: bool,
     },
     GateFinished {
         agent: AgentId,

@@ -7,6 +7,7 @@
 
 mod agent;
 mod classify;
+pub mod client_check;
 pub mod client_version;
 mod cron;
 mod decide;

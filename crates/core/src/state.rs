@@ -293,6 +293,7 @@ pub fn apply(state: &mut State, event: &Event) {
                 agent.answering = Some(crate::Answering {
                     want: *want,
                     presses: presses + 1,
+                    pressed_at: Some(*at),
                     picked_at: picked.then_some(*at),
                     menu: menu.clone(),
                     option: option.clone(),

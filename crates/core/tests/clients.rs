@@ -364,11 +364,11 @@ fn a_screen_or_a_log_line_read_late_clears_no_dialog_only_a_fresh_screen_does() 
     let before_dialog = sim.clock;
     sim.advance(100);
     let dialog = "Would you like to run the following command?\n$ touch approved-file\n› 1. Yes, proceed";
-    sim.ok(Input::Screen { agent: a.clone(), text: dialog.into(), at: Some(sim.clock) });
+    sim.ok(Input::Screen { agent: a.clone(), text: dialog.into(), at: Some(sim.clock), settled: false });
     assert!(matches!(sim.state.agents[&a].state, SessionState::Prompt { .. }), "{:?}", sim.state.agents[&a].state);
     // A slower look, begun before the dialog was seen, ends after it: it says nothing now.
     sim.advance(50);
-    sim.ok(Input::Screen { agent: a.clone(), text: "› ".into(), at: Some(before_dialog) });
+    sim.ok(Input::Screen { agent: a.clone(), text: "› ".into(), at: Some(before_dialog), settled: false });
     assert!(matches!(sim.state.agents[&a].state, SessionState::Prompt { .. }), "a stale screen clears no dialog");
     // The log's word that the turn goes on, read late (it was written before the dialog), does
     // not end the dialog either.
@@ -377,8 +377,8 @@ fn a_screen_or_a_log_line_read_late_clears_no_dialog_only_a_fresh_screen_does() 
     assert!(matches!(sim.state.agents[&a].state, SessionState::Prompt { .. }), "a late log line clears no dialog");
     sim.ok(Input::FileWritten { agent: a.clone() });
     assert!(matches!(sim.state.agents[&a].state, SessionState::Prompt { .. }), "a sign of life clears no dialog");
-    // A look begun after it that shows no dialog: answered, the agent goes on.
-    sim.ok(Input::Screen { agent: a.clone(), text: "› ".into(), at: Some(sim.clock) });
+    // A settled look begun after it that shows no dialog: answered, the agent goes on.
+    sim.ok(Input::Screen { agent: a.clone(), text: "› ".into(), at: Some(sim.clock), settled: true });
     assert_eq!(sim.state.agents[&a].state, SessionState::Running);
 }
 

@@ -26,8 +26,14 @@ fn starting(sim: &mut Sim, policy: Policy) -> AgentId {
     a
 }
 
+/// A settled look at the screen (two captures agreed): the only kind keys may follow.
 fn screen(sim: &mut Sim, a: &AgentId, text: &str) -> Vec<Effect> {
-    sim.ok(Input::Screen { agent: a.clone(), text: text.into(), at: None })
+    sim.ok(Input::Screen { agent: a.clone(), text: text.into(), at: None, settled: true })
+}
+
+/// One capture, as a look that only tells the state takes: maybe of a frame half drawn.
+fn glance(sim: &mut Sim, a: &AgentId, text: &str) -> Vec<Effect> {
+    sim.ok(Input::Screen { agent: a.clone(), text: text.into(), at: None, settled: false })
 }
 
 fn pressed(effects: &[Effect]) -> Vec<Vec<TermKey>> {
@@ -41,8 +47,14 @@ fn pressed(effects: &[Effect]) -> Vec<Vec<TermKey>> {
         .collect()
 }
 
+/// Whether it looks again, settled, a moment later: the look that decides the next key.
 fn looks_again(effects: &[Effect]) -> bool {
-    effects.iter().any(|e| matches!(e, Effect::LookAtScreen { .. }))
+    effects.iter().any(|e| matches!(e, Effect::LookAtScreen { settled: true, .. }))
+}
+
+/// Whether it reads the screen again, settled, at once.
+fn reads_at_once(effects: &[Effect]) -> bool {
+    effects.iter().any(|e| matches!(e, Effect::CaptureScreen { .. }))
 }
 
 #[test]
@@ -191,4 +203,99 @@ fn a_numbered_dialog_is_answered_by_its_number_read_from_the_screen() {
     assert_eq!(sim.state.agents[&a].state.label(), "prompt(permission)", "still waiting for a person");
     assert_eq!(sim.state.agents[&a].answering, None, "and bosun no longer answering it");
     assert!(sim.log.iter().any(|e| matches!(e, Event::DialogLeft { why, .. } if why.contains("still shows"))));
+}
+
+#[test]
+fn a_dialog_caught_half_drawn_in_one_capture_gets_no_key_and_is_not_given_up_a_settled_look_decides() {
+    let mut sim = Sim::new();
+    let policy = Policy { on_prompt: steps(&["escalate"]), ..Policy::default() };
+    let a = starting(&mut sim, policy);
+    // Its first option drawn, not the rest: read so, it has no option that trusts.
+    let half = " Accessing workspace:\n\n Quick safety check: Is this a project you created or one you trust?\n\n ❯ No, exit\n";
+    let effects = glance(&mut sim, &a, half);
+    assert!(pressed(&effects).is_empty(), "{effects:?}");
+    assert!(reads_at_once(&effects), "a settled read is asked for, at once before any key: {effects:?}");
+    // Settled, the whole dialog: the cursor moves to yes.
+    let effects = screen(&mut sim, &a, TRUST_NEW);
+    assert_eq!(pressed(&effects), vec![vec![TermKey::Down]]);
+    // The cursor on its way, one capture catches a frame between: nothing is pressed, nothing given up.
+    for frame in [half.to_owned(), moved(TRUST_NEW)] {
+        let effects = glance(&mut sim, &a, &frame);
+        assert!(pressed(&effects).is_empty(), "only a settled look leads to keys: {frame} {effects:?}");
+        assert!(looks_again(&effects), "{effects:?}");
+    }
+    let effects = screen(&mut sim, &a, &moved(TRUST_NEW));
+    assert_eq!(pressed(&effects), vec![vec![TermKey::Enter]]);
+    assert!(!sim.log.iter().any(|e| matches!(e, Event::DialogLeft { .. })), "never given up");
+    assert_eq!(sim.state.open_escalations().count(), 0);
+    assert_ne!(sim.state.agents[&a].state.label(), "prompt(setup)");
+}
+
+#[test]
+fn output_of_a_client_whose_dialogs_only_its_screen_shows_is_looked_at_in_one_capture() {
+    let mut sim = Sim::new();
+    let spec = bosun_core::AgentSpec {
+        command: vec!["codex".into()],
+        driver: bosun_core::driver::Driver::Codex,
+        ..support::spec(2)
+    };
+    let (a, w) = sim.start_with(spec);
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(7) });
+    let effects =
+        sim.ok(Input::LogLines { agent: a.clone(), session_log: false, lines: vec!["Would you like".into()] });
+    let looks: Vec<bool> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::LookAtScreen { settled, .. } => Some(*settled),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(looks, vec![false], "it only tells the state: {effects:?}");
+    // The approval it shows, read in that one capture, is the prompt at once.
+    let approval = "Would you like to run the following command?\n$ touch f\n› 1. Yes, proceed (y)\n  2. No (esc)\n";
+    glance(&mut sim, &a, approval);
+    assert_eq!(sim.state.agents[&a].state.label(), "prompt(permission)");
+}
+
+#[test]
+fn a_dialog_only_the_screen_showed_is_gone_only_when_a_settled_look_says_so() {
+    let mut sim = Sim::new();
+    let spec = bosun_core::AgentSpec {
+        command: vec!["codex".into()],
+        driver: bosun_core::driver::Driver::Codex,
+        ..support::spec(2)
+    };
+    let (a, w) = sim.start_with(spec);
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(7) });
+    let approval = "Would you like to run the following command?\n$ touch f\n› 1. Yes, proceed (y)\n  2. No (esc)\n";
+    glance(&mut sim, &a, approval);
+    assert_eq!(sim.state.agents[&a].state.label(), "prompt(permission)");
+    // One capture while Codex redraws: half its frame, no dialog in it.
+    let effects = glance(&mut sim, &a, "› 1. Yes, proceed (y)\n");
+    assert_eq!(sim.state.agents[&a].state.label(), "prompt(permission)", "a frame half drawn clears no dialog");
+    assert!(reads_at_once(&effects), "a settled read tells: {effects:?}");
+    // Settled, the dialog is gone: answered, the agent goes on.
+    screen(&mut sim, &a, "› ");
+    assert_eq!(sim.state.agents[&a].state.label(), "running");
+}
+
+#[test]
+fn a_screen_read_before_bosuns_last_key_in_a_dialog_leads_to_no_key() {
+    let mut sim = Sim::new();
+    let a = starting(&mut sim, Policy::default());
+    let before = sim.clock;
+    sim.advance(10);
+    let effects = screen(&mut sim, &a, TRUST_NEW);
+    assert_eq!(pressed(&effects), vec![vec![TermKey::Down]]);
+    // A settled read begun before Down was pressed ends after it: it still shows the cursor on
+    // "No, exit", which moving again would overshoot.
+    sim.advance(100);
+    let stale = Input::Screen { agent: a.clone(), text: TRUST_NEW.into(), at: Some(before), settled: true };
+    let effects = sim.ok(stale);
+    assert!(pressed(&effects).is_empty(), "{effects:?}");
+    // The read the key asked for shows where the cursor went: now Enter.
+    let fresh = Input::Screen { agent: a.clone(), text: moved(TRUST_NEW), at: Some(sim.clock), settled: true };
+    assert_eq!(pressed(&sim.ok(fresh)), vec![vec![TermKey::Enter]]);
 }

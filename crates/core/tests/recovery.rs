@@ -420,7 +420,7 @@ fn a_trust_dialog_at_start_is_accepted() {
     let effects = sim.fire_due();
     assert!(effects.iter().any(|e| matches!(e, Effect::CaptureScreen { .. })), "{effects:?}");
     let trust = "Do you trust the files in this folder?\n ❯ Yes, proceed\n   No, exit\n";
-    let effects = sim.ok(Input::Screen { agent: a.clone(), text: trust.into(), at: None });
+    let effects = sim.ok(Input::Screen { agent: a.clone(), text: trust.into(), at: None, settled: true });
     let enter = vec![bosun_core::TermKey::Enter];
     assert!(effects.iter().any(|e| matches!(e, Effect::PressKeys { keys, .. } if *keys == enter)), "{effects:?}");
     assert_eq!(sim.state.agents[&a].state.label(), "running", "accepted: no prompt for anybody");

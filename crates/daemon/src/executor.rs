@@ -40,8 +40,9 @@ pub struct Executor {
     /// For making the jobs of queue items.
     pub dirs: bosun_wire::StateDir,
     pub hook_command: String,
-    /// The agents whose screen is about to be looked at.
-    pub looking: Arc<Mutex<std::collections::BTreeSet<AgentId>>>,
+    /// The agents whose screen is about to be looked at, and whether settled: a look of one
+    /// kind does not stand in for the other.
+    pub looking: Arc<Mutex<std::collections::BTreeSet<(AgentId, bool)>>>,
     /// The report channels of agents in a sandbox or a container.
     pub channels: Arc<crate::channels::Channels>,
 }
@@ -298,22 +299,28 @@ impl Executor {
                 }
                 return None;
             }
-            Effect::LookAtScreen { agent, session } => {
-                // One look for every request made while it waits.
-                if !self.looking.lock().unwrap_or_else(PoisonError::into_inner).insert(agent.clone()) {
+            Effect::LookAtScreen { agent, session, settled } => {
+                // One look of its kind for every request made while it waits.
+                let key = (agent, settled);
+                if !self.looking.lock().unwrap_or_else(PoisonError::into_inner).insert(key.clone()) {
                     return None;
                 }
                 std::thread::sleep(LOOK_AFTER);
-                self.looking.lock().unwrap_or_else(PoisonError::into_inner).remove(&agent);
-                let at = Some(crate::engine::now());
-                match settled_screen(self.sessions.as_ref(), &session) {
-                    Ok(text) => Input::Screen { agent, text, at },
+                self.looking.lock().unwrap_or_else(PoisonError::into_inner).remove(&key);
+                let (agent, at) = (key.0, Some(crate::engine::now()));
+                let text = if settled {
+                    settled_screen(self.sessions.as_ref(), &session)
+                } else {
+                    self.sessions.capture(&session, false)
+                };
+                match text {
+                    Ok(text) => Input::Screen { agent, text, at, settled },
                     Err(_) => return None,
                 }
             }
             Effect::CaptureScreen { agent, session } => {
                 match (crate::engine::now(), settled_screen(self.sessions.as_ref(), &session)) {
-                    (at, Ok(text)) => Input::Screen { agent, text, at: Some(at) },
+                    (at, Ok(text)) => Input::Screen { agent, text, at: Some(at), settled: true },
                     (_, Err(e)) => {
                         tracing::debug!(%session, "cannot read the screen: {e}");
                         return None;
@@ -601,7 +608,7 @@ const SETTLE: Duration = Duration::from_millis(60);
 /// The agent's screen once its program has finished drawing it: two captures a moment apart
 /// that agree (at most a few tries). A capture taken while the program redraws (it clears the
 /// screen, then writes it again) shows a blank or half a dialog, which says nothing.
-fn settled_screen(
+pub(crate) fn settled_screen(
     sessions: &dyn Sessions,
     session: &bosun_core::SessionName,
 ) -> Result<String, bosun_adapters::AdapterError> {

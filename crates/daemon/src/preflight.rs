@@ -30,17 +30,16 @@ fn with_children<'a>(book: &'a JobBook, names: &[&'a str]) -> Vec<(&'a str, &'a 
     jobs.iter().filter_map(|n| book.jobs.get(*n).map(|d| (*n, d))).collect()
 }
 
-/// A warning for each program the agents of the jobs `names` of `book` run, or their
-/// classifiers do, whose own login check fails (once each, remembered a while).
+/// A warning for each program the classifiers of the agents of the jobs `names` of `book` run
+/// whose own login check fails (once each, remembered a while). The agents' own programs are
+/// `clients`'.
 pub fn not_ready(readiness: &dyn bosun_adapters::readiness::Readiness, book: &JobBook, names: &[&str]) -> Vec<String> {
     let mut programs: Vec<&str> = Vec::new();
     for (_, def) in with_children(book, names) {
         for agent in def.agents.values() {
             let classifier = agent.plan.policy.classify.as_ref().and_then(|c| c.command.as_ref());
-            for command in std::iter::once(&agent.plan.command).chain(classifier) {
-                if let Some(p) = command.first().filter(|p| !programs.contains(&p.as_str())) {
-                    programs.push(p);
-                }
+            if let Some(p) = classifier.and_then(|c| c.first()).filter(|p| !programs.contains(&p.as_str())) {
+                programs.push(p);
             }
         }
     }
@@ -54,6 +53,36 @@ pub fn not_ready(readiness: &dyn bosun_adapters::readiness::Readiness, book: &Jo
             )),
         })
         .collect()
+}
+
+/// The clients bosun knows (Claude Code, Codex) that the agents of the jobs `names` of `book` run
+/// here, unconfined, each run as its agent will run it (its `env` over the daemon's): what stops the job (a
+/// client that does not run, or is not logged in), and what to warn of.
+pub fn clients(
+    readiness: &dyn bosun_adapters::readiness::Readiness,
+    book: &JobBook,
+    names: &[&str],
+) -> (Vec<String>, Vec<String>) {
+    let (mut problems, mut warnings) = (Vec::new(), Vec::new());
+    for (job, def) in with_children(book, names) {
+        for (name, agent) in &def.agents {
+            // Not in a sandbox, a container or a pod: see `handler::start::check_client`.
+            let here = agent.plan.runtime == bosun_core::Runtime::Local;
+            let Some(program) = agent.plan.command.first().filter(|_| here) else { continue };
+            let env = &agent.plan.env;
+            let Some(probe) = readiness.probe(program, env) else { continue };
+            let config = bosun_adapters::readiness::codex_config(env);
+            let set = |k: &str| bosun_adapters::readiness::is_set(env, k);
+            let args = &agent.plan.command[1..];
+            let auth = bosun_core::client_check::Auth { set: &set, codex_config: config.as_deref(), args };
+            let verdict = bosun_core::client_check::assess(program, &probe, &auth);
+            problems.extend(verdict.refusal.map(|line| format!("agent {name:?} of job {job:?}: {line}")));
+            warnings.extend(verdict.warnings);
+        }
+    }
+    problems.dedup();
+    warnings.dedup();
+    (problems, warnings)
 }
 
 /// What would keep the branches a plan's jobs ask for from being made: names git cannot make and

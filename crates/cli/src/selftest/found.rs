@@ -1,12 +1,12 @@
 //! Finding a client the self-test runs: the first `claude` or `codex` on `PATH` that is an
 //! executable file, and the version its `--version` says (its first line, at most 200 bytes, read
-//! within 20 s by the daemon's own readiness check), compared with the versions bosun was tested
+//! within 20 s as the daemon's own readiness probe reads it), compared with the versions bosun was tested
 //! with (`scripts/real-clients`, compiled in).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use bosun_adapters::readiness::{LoginChecks, Readiness};
+use bosun_adapters::readiness::version_line;
 use bosun_core::client_version::{self, Version};
 
 use super::ClientName;
@@ -25,7 +25,7 @@ pub enum Found {
 /// Finds `name` on `PATH` and reads its version.
 pub fn find(name: ClientName) -> Found {
     let Some(path) = on_path(name.program()) else { return Found::Missing };
-    let said = LoginChecks::default().version(&path.display().to_string());
+    let said = version_line(&path.display().to_string());
     match said.as_deref().and_then(client_version::parse) {
         Some(version) => Found::Ready { path, version, tested: client_version::tested(name.package()) },
         None => Found::Unreadable { path, said },

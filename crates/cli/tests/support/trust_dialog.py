@@ -6,6 +6,14 @@
 # (its folder), so a test sees what was typed into the dialog.
 import os, sys, termios, tty
 
+# What bosun asks before it starts Claude: its version and whether it is logged in.
+if sys.argv[1:2] == ["--version"]:
+    print("2.1.332 (Claude Code)")
+    sys.exit(0)
+if sys.argv[1:3] == ["auth", "status"]:
+    print('{"loggedIn": true, "authMethod": "api_key"}')
+    sys.exit(0)
+
 options = ["No, exit", "Yes, I trust this folder"]
 selected = 0
 fd = sys.stdin.fileno()

@@ -43,20 +43,37 @@ pub(super) fn answer(
 }
 
 /// A look at the screen of an agent whose dialog bosun is answering (or should answer: the
-/// trust dialog of a workspace it made): the next step. Whether the screen was taken.
-pub(super) fn looked(state: &State, a: &Agent, text: &str, trust: bool, now: Timestamp, d: &mut Decision) -> bool {
+/// trust dialog of a workspace it made): the next step. Whether the screen was taken. A screen
+/// not `settled` (one capture, which may show a frame half drawn) leads to no key and to no
+/// giving up: a settled look is asked for, and it decides.
+pub(super) fn looked(
+    state: &State,
+    a: &Agent,
+    text: &str,
+    settled: bool,
+    trust: bool,
+    now: Timestamp,
+    d: &mut Decision,
+) -> bool {
     let answering = match &a.answering {
         Some(answering) => answering.clone(),
         // Not already left to a person (a setup prompt it gave up on).
         None if trust && a.policy.accept_trust && !matches!(a.state, SessionState::Prompt { .. }) => crate::Answering {
             want: Want::Trust,
             presses: 0,
+            pressed_at: None,
             picked_at: None,
             menu: String::new(),
             option: String::new(),
         },
         None => return false,
     };
+    // One capture may have caught a frame half drawn: a settled read decides. Before any key,
+    // at once; after one, a moment later (the program must have read it first).
+    if !settled {
+        d.effect(if a.answering.is_none() { capture(a) } else { look(a) });
+        return true;
+    }
     let (want, picked_at) = (answering.want, answering.picked_at);
     // The trust dialog is gone: the agent goes on, and what its screen shows now (the API-key
     // dialog, say) is read as any other screen.
@@ -82,7 +99,7 @@ pub(super) fn looked(state: &State, a: &Agent, text: &str, trust: bool, now: Tim
     // ago and still shown, the key was not taken (typed before the dialog read its keys): the
     // answer is given again, a bounded number of times.
     if picked_at.is_some_and(|t| now.millis_since(t) < TAKE_MS) {
-        d.effect(Effect::LookAtScreen { agent: a.id.clone(), session: a.session.clone() });
+        d.effect(look(a));
         return true;
     }
     if answering.presses >= PRESSES_MAX {
@@ -120,7 +137,17 @@ fn press(a: &Agent, want: Want, menu: &Menu, to: usize, step: Step, now: Timesta
         at: now,
     });
     d.effect(Effect::PressKeys { session: a.session.clone(), keys });
-    d.effect(Effect::LookAtScreen { agent: a.id.clone(), session: a.session.clone() });
+    d.effect(look(a));
+}
+
+/// A look at the screen that keys may follow, a moment from now: once its program has drawn it.
+pub(super) fn look(a: &Agent) -> Effect {
+    Effect::LookAtScreen { agent: a.id.clone(), session: a.session.clone(), settled: true }
+}
+
+/// The same at once: to make sure of what one capture showed.
+pub(super) fn capture(a: &Agent) -> Effect {
+    Effect::CaptureScreen { agent: a.id.clone(), session: a.session.clone() }
 }
 
 /// bosun will not answer this dialog: it is a setup prompt, with its text, for the policy or a

@@ -204,7 +204,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::LogLines { agent, session_log, lines } => {
             observe::log_lines(state, agent, *session_log, lines, now, &mut d)
         }
-        Input::Screen { agent, text, at } => observe::screen(state, agent, text, *at, now, &mut d),
+        Input::Screen { agent, text, at, settled } => observe::screen(state, agent, text, *at, *settled, now, &mut d),
         Input::GateFinished { agent, run, code } => recovery::gate_finished(state, agent, run, *code, now, &mut d),
         Input::TimerFired { id } => timers::fired(state, *id, now, &mut d),
         Input::WebhookSent { notice, attempts, error } => {

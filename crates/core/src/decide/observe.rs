@@ -175,7 +175,8 @@ pub(super) fn log_lines(
         // Dialogs that reach neither its reports nor its log (Codex's approvals): its screen
         // shows them.
         if driver.screen_shows_dialogs() {
-            d.effect(Effect::LookAtScreen { agent: a.id.clone(), session: a.session.clone() });
+            // It only tells the state: one capture, no waiting for the screen to settle.
+            d.effect(Effect::LookAtScreen { agent: a.id.clone(), session: a.session.clone(), settled: false });
         }
         let activity = Observation::Activity { heartbeat: Heartbeat::TerminalOutput };
         let seen = match driver.output_matcher(&a.driver) {
@@ -233,12 +234,14 @@ pub(super) fn quiet_check(state: &State, a: &Agent, now: Timestamp, d: &mut Deci
 }
 
 /// The agent's screen during start-up: a start-up dialog is a setup prompt; otherwise look again
-/// a little later, a few times, until the agent reports in.
+/// a little later, a few times, until the agent reports in. `settled`: read once its program
+/// had drawn it (keys may follow only such a screen).
 pub(super) fn screen(
     state: &State,
     agent: &AgentId,
     text: &str,
     at: Option<Timestamp>,
+    settled: bool,
     now: Timestamp,
     d: &mut Decision,
 ) {
@@ -248,12 +251,18 @@ pub(super) fn screen(
     if at.is_some_and(|t| t < a.state_since) || text.trim().is_empty() {
         return;
     }
+    // Read before bosun's last key in the dialog it answers: it may not show what the key did
+    // (a cursor not moved yet would be moved again). The look that key asked for tells.
+    let pressed = a.answering.as_ref().and_then(|x| x.pressed_at);
+    if at.zip(pressed).is_some_and(|(t, pressed)| t <= pressed) {
+        return;
+    }
     let Some(crate::driver::Screen { trust, seen }) = a.driver.behaviour().screen(text) else { return };
     // bosun made this folder: it answers the trust dialog with the option that trusts it and
     // goes on, read from the screen, unless its policy says not to; nobody needs to hear of it
     // then. A dialog being answered goes on being answered. Other screens (the API key,
     // sign-in, an approval) are prompts for the policy, and a person.
-    if super::dialog::looked(state, a, text, trust, now, d) {
+    if super::dialog::looked(state, a, text, settled, trust, now, d) {
         return;
     }
     // A setup dialog already left to a person keeps what bosun said of it.
@@ -263,9 +272,14 @@ pub(super) fn screen(
     }
     match seen {
         Some(obs) => observed(state, a, Source::Screen, &obs, None, None, now, d),
-        // The dialog the screen alone showed is gone: answered, the agent goes on.
+        // The dialog the screen alone showed is gone: answered, the agent goes on. One capture
+        // may have caught its program redrawing: a settled look tells.
         None if matches!(a.state, SessionState::Prompt { .. }) && a.source == Some(Source::Screen) => {
-            observed(state, a, Source::Screen, &Observation::Working, None, None, now, d)
+            if settled {
+                observed(state, a, Source::Screen, &Observation::Working, None, None, now, d)
+            } else {
+                d.effect(super::dialog::capture(a));
+            }
         }
         None => {}
     }

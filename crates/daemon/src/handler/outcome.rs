@@ -79,11 +79,11 @@ pub(super) async fn answer_dialog(
     })
     .await?;
     // The dialog may be reported (a hook) before it is drawn: look again, briefly, until its
-    // options show.
+    // options show. Keys follow: each look waits for the screen to be drawn whole.
     let deadline = tokio::time::Instant::now() + DIALOG_WAIT;
     let screen = loop {
         let (sessions, session) = (ctx.sessions.clone(), session.clone());
-        let screen = blocking(move || sessions.capture(&session, false)).await?;
+        let screen = blocking(move || crate::executor::settled_screen(&*sessions, &session)).await?;
         if bosun_core::driver::dialog::menu(&screen).is_some() || tokio::time::Instant::now() >= deadline {
             break screen;
         }

@@ -55,6 +55,9 @@ pub(super) fn preflight_plan(
         let (book, names) = (plan.job_book(index), [j.job.as_str()]);
         add(&mut problems, crate::preflight::problems(git, &book, &names, &plan.cwd, Some(&plan.base)));
         add(&mut warnings, crate::preflight::not_ready(readiness, &book, &names));
+        let (refused, warned) = crate::preflight::clients(readiness, &book, &names);
+        add(&mut problems, refused);
+        add(&mut warnings, warned);
     }
     if problems.is_empty() {
         return Ok(warnings);
@@ -88,7 +91,11 @@ pub(super) async fn start_job(
     let (dirs, hook, readiness) = (ctx.dirs.clone(), ctx.hook_command.clone(), ctx.readiness.clone());
     let (spec, warnings) = tokio::task::spawn_blocking(move || {
         preflight(&*git, &book, &[name.as_str()], &asked.cwd, None)?;
-        let warnings = crate::preflight::not_ready(&*readiness, &book, &[name.as_str()]);
+        let (refused, mut warnings) = crate::preflight::clients(&*readiness, &book, &[name.as_str()]);
+        if !refused.is_empty() {
+            return Err(bad(refused.join("\n")));
+        }
+        warnings.extend(crate::preflight::not_ready(&*readiness, &book, &[name.as_str()]));
         let making = Making { git: &*git, pools: &*pools, dirs: &dirs, hook_command: &hook, branch: None };
         making.job(&book, &name, asked).map_err(bad).map(|spec| (spec, warnings))
     })

@@ -30,6 +30,7 @@ pub(super) async fn start_agent_as(ctx: &Arc<Context>, req: StartAgent, fork_of:
         return Err(bad(e.to_string()));
     }
     check_door(&req).map_err(bad)?;
+    let client_check = check_client(ctx, &req).await?;
     let nonce = ctx.nonces.nonce();
     let pool = match req.workspace {
         WorkspaceChoice::Pool => {
@@ -75,9 +76,53 @@ pub(super) async fn start_agent_as(ctx: &Arc<Context>, req: StartAgent, fork_of:
         {
             (s.path, s.waiting) = (path, waiting);
         }
-        s.warnings.extend(untested_client(ctx, client).await);
+        s.warnings.extend(client_check.warnings);
+        s.warnings.extend(client_check.version.and_then(|said| untested_client(&client, &said)));
     }
     Ok(answer)
+}
+
+/// What a start learnt of its client: what its `--version` printed, and what to warn of.
+#[derive(Default)]
+struct ClientCheck {
+    version: Option<String>,
+    warnings: Vec<String>,
+}
+
+/// A client bosun knows (Claude Code, Codex) that runs here, unconfined, is run as the agent will run it,
+/// before anything is made: one that does not run, or is not logged in, is refused with one
+/// line saying what to do (`bosun_core::client_check`).
+async fn check_client(ctx: &Arc<Context>, req: &StartAgent) -> Result<ClientCheck, WireError> {
+    let Some(program) = req.command.first().filter(|p| bosun_core::client_check::Client::of(p).is_some()) else {
+        return Ok(ClientCheck::default());
+    };
+    // In a container or a pod, the client is the image's, logged in by its secrets; in a
+    // sandbox it runs on a config of bosun's own, made at its start (and its login check would
+    // write the first-start fields into the user's, which a sandboxed agent never touches).
+    if req.runtime != bosun_core::Runtime::Local {
+        return Ok(ClientCheck::default());
+    }
+    let mut env = req.inherit.clone();
+    env.extend(req.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let (readiness, probe_of, args) = (ctx.readiness.clone(), program.clone(), req.command[1..].to_vec());
+    let checked = blocking(move || {
+        let Some(probe) = readiness.probe(&probe_of, &env) else { return Ok(None) };
+        let config = bosun_adapters::readiness::codex_config(&env);
+        let set = |k: &str| bosun_adapters::readiness::is_set(&env, k);
+        let auth = bosun_core::client_check::Auth { set: &set, codex_config: config.as_deref(), args: &args };
+        let verdict = bosun_core::client_check::assess(&probe_of, &probe, &auth);
+        let version = match probe.version {
+            bosun_core::client_check::Ran::Ok(said) => Some(said),
+            _ => None,
+        };
+        Ok(Some((verdict, version)))
+    })
+    .await?;
+    let Some((verdict, version)) = checked else { return Ok(ClientCheck::default()) };
+    if let Some(line) = verdict.refusal {
+        return Err(bad(line));
+    }
+    Ok(ClientCheck { version, warnings: verdict.warnings })
 }
 
 /// What the core recorded of a start.
@@ -108,13 +153,10 @@ fn started(events: Vec<Event>) -> Answer {
 static TOLD: std::sync::Mutex<std::collections::BTreeSet<String>> =
     std::sync::Mutex::new(std::collections::BTreeSet::new());
 
-/// The warning, once per version, that `program` is a client newer than bosun was tested with.
-async fn untested_client(ctx: &Arc<Context>, program: String) -> Option<String> {
-    bosun_core::client_version::package(&program)?;
-    let readiness = ctx.readiness.clone();
-    let probe = program.clone();
-    let said = blocking(move || Ok(readiness.version(&probe))).await.ok()??;
-    let (version, warning) = bosun_core::client_version::untested(&program, &said)?;
+/// The warning, once per version, that `program`, whose `--version` printed `said`, is a client
+/// newer than bosun was tested with.
+fn untested_client(program: &str, said: &str) -> Option<String> {
+    let (version, warning) = bosun_core::client_version::untested(program, said)?;
     let key = format!("{program} {version}");
     TOLD.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key).then_some(warning)
 }
