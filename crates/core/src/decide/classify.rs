@@ -2,7 +2,8 @@
 //! (run as an effect, its failure tolerated), else the heuristic. The verdict is recorded with
 //! its source and rule, and the agent's `on_idle` follows the class's own chain when it has one.
 
-use super::{recovery, Decision};
+use super::ground::Decision;
+use super::recovery;
 use crate::{
     after_command, guardrail, without_command, Agent, AgentId, Effect, Event, SessionState, State, Timestamp, Trigger,
     Verdict,
@@ -31,7 +32,7 @@ pub(super) fn turn_ended(state: &State, a: &Agent, now: Timestamp, d: &mut Decis
     if !a.policy.classifies() {
         return recovery::fire(state, a, Trigger::Idle, None, now, d);
     }
-    let said = said_now(a, d);
+    let said = said_now(state, a, d);
     let turn = idle_seq(state, a, d);
     let rules = a.policy.classify.as_ref().map(|c| c.rules.as_slice()).unwrap_or_default();
     let command = a.policy.classify.as_ref().and_then(|c| c.command.clone()).filter(|c| !c.is_empty());
@@ -88,33 +89,25 @@ fn decided(
 ) {
     let class = verdict.class;
     d.event(Event::TurnClassified { id: a.id.clone(), turn, verdict, said, answer, at: now });
-    let idle_now = idle_in(a, d).map(|i| state.seq + i).or((a.state == SessionState::Idle).then_some(a.state_seq));
-    if idle_now == Some(turn) {
+    if idle_seq_now(state, a, d) == Some(turn) {
         recovery::fire_for(state, a, Trigger::Idle, None, Some(class), now, d);
     }
 }
 
 /// What the agent said last, counting a report made in this very decision.
-fn said_now(a: &Agent, d: &Decision) -> String {
-    let reported = d.events.iter().rev().find_map(|e| match e {
-        Event::AgentSaid { id, text } if id == &a.id => Some(text.clone()),
-        _ => None,
-    });
-    reported.or_else(|| a.said.clone()).unwrap_or_default()
+fn said_now(state: &State, a: &Agent, d: &mut Decision) -> String {
+    d.agent(state, &a.id).and_then(|now| now.said.clone()).or_else(|| a.said.clone()).unwrap_or_default()
 }
 
 /// The `state_seq` of the agent's idle state: the one this decision gives it, or the one it has.
-fn idle_seq(state: &State, a: &Agent, d: &Decision) -> u64 {
-    idle_in(a, d).map_or(a.state_seq, |i| state.seq + i)
+fn idle_seq(state: &State, a: &Agent, d: &mut Decision) -> u64 {
+    idle_seq_now(state, a, d).unwrap_or(a.state_seq)
 }
 
-/// Where in this decision the agent went idle, counted from 1 as the events' seqs count on from
-/// the state's.
-fn idle_in(a: &Agent, d: &Decision) -> Option<u64> {
-    d.events
-        .iter()
-        .rposition(|e| matches!(e, Event::AgentObserved { id, state: SessionState::Idle, .. } if id == &a.id))
-        .map(|i| i as u64 + 1)
+/// The `state_seq` of the idle state the agent is in as this decision leaves it, if it is idle.
+fn idle_seq_now(state: &State, a: &Agent, d: &mut Decision) -> Option<u64> {
+    let now = d.agent(state, &a.id)?;
+    (now.state == SessionState::Idle).then_some(now.state_seq)
 }
 
 /// The last `max` bytes of `s`, cut at a character boundary.

@@ -5,8 +5,8 @@
 //! A dialog bosun cannot read for sure, or that does not take the answer, is a setup prompt for
 //! a person, with its text.
 
+use super::ground::Decision;
 use super::observe::observed;
-use super::Decision;
 use crate::driver::dialog::{self, DialogAnswer, Menu, Step, Want};
 use crate::{Agent, Effect, Event, Observation, PromptKind, Rejection, SessionState, Source, State, Timestamp};
 

@@ -1,16 +1,15 @@
 //! Escalations: raised by the `escalate` action or a used-up chain, with a notification;
 //! resolved by a person, optionally with a message for the agent.
 
+use super::ground::{kill, Decision};
 use super::session::{live_agent, queue};
-use super::Decision;
 use crate::{
     Agent, Effect, Escalation, EscalationId, Event, MessageKind, Notice, NoticeKind, Rejection, State, Timestamp,
     Trigger,
 };
 
 pub(super) fn escalate(state: &State, a: &Agent, trigger: Trigger, reason: String, now: Timestamp, d: &mut Decision) {
-    let earlier = d.events.iter().filter(|e| matches!(e, Event::EscalationRaised { .. })).count() as u64;
-    let id = EscalationId(state.next_escalation_id().0 + earlier);
+    let id = d.next_escalation(state);
     // The agent's own webhook, else that of the job it runs a step of.
     let webhook = a.policy.webhook.clone().or_else(|| {
         let (job, _, _) = a.step.as_ref()?;
@@ -55,7 +54,7 @@ pub(super) fn resolve(
     let ending = state.agents.get(&e.agent).filter(|a| a.kill_requested && a.state.is_up());
     match (agent, message, ending) {
         // One bosun could not end: it tries again.
-        (_, _, Some(a)) => d.effect(super::kill(a)),
+        (_, _, Some(a)) => d.effect(kill(a)),
         // A message waits while the agent shows a dialog, which it never answers: an agent still
         // at the dialog goes on with its chain after the grace, as one closed without a word.
         (Some(a), Some(m), None) if !matches!(a.state, crate::SessionState::Prompt { .. }) => {

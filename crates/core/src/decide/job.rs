@@ -1,7 +1,7 @@
 //! Decisions about jobs: entering steps (and failing a job whose step is entered too often),
 //! following a step's outcome, trying a failed step again after its backoff, and cancelling.
 
-use super::{create, kill, set_timer, spawn, Decision};
+use super::ground::{create, inspect, kill, set_timer, spawn, Decision};
 
 use crate::template::{self, Scope, Target};
 use crate::{
@@ -103,8 +103,12 @@ struct Started {
 
 impl Started {
     fn into(self, state: &State, now: Timestamp, d: &mut Decision) {
-        d.events.extend(self.events);
-        d.effects.extend(self.effects);
+        for e in self.events {
+            d.event(e);
+        }
+        for e in self.effects {
+            d.effect(e);
+        }
         if let Some(child) = self.child {
             d.event(Event::JobCreated { job: Box::new(child.clone()) });
             begin(state, &child, now, d);
@@ -254,8 +258,8 @@ fn child_job(
 /// `done`, or it exited with 0), else it failed — unless its policy is restarting it.
 pub(super) fn agent_ended(state: &State, agent: &Agent, reason: &DeathReason, now: Timestamp, d: &mut Decision) {
     let Some((job, step, attempt)) = &agent.step else { return };
-    let resumed = d.events.iter().any(|e| matches!(e, Event::AgentResuming { id, .. } if id == &agent.id));
-    if resumed {
+    // Its chain resumed it: the step goes on.
+    if d.agent(state, &agent.id).is_some_and(|a| !a.state.is_dead()) {
         return;
     }
     let ok = match agent.outcome {
@@ -372,7 +376,7 @@ fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decis
     if let Some(ws) = ws.filter(|w| matches!(w.kind, crate::WorkspaceKind::Pool { .. })) {
         match ws.state {
             WorkspaceState::Waiting => d.event(Event::WorkspaceRemoved { id: ws.id.clone(), branch_kept: None }),
-            _ => d.effect(super::inspect(ws)),
+            _ => d.effect(inspect(ws)),
         }
     }
     super::plan::job_ended(state, job, &end, now, d);
@@ -387,15 +391,16 @@ fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decis
     }
     // A job run as a step ends that step — unless the parent is being cancelled with it.
     if let Some((parent, step, attempt)) = &job.spec.parent {
-        let cancelling = d.events.iter().any(|e| matches!(e, Event::JobCancelling { job } if job == parent));
+        // The parent as this decision leaves it: the child may end in the decision that began it.
+        let Some(p) = d.job(state, parent).cloned() else { return };
+        let cancelling = p.cancelled && state.jobs.get(parent).is_none_or(|before| !before.cancelled);
         if !cancelling {
             let detail = match &end {
                 JobState::Failed { reason } => format!("job {} failed: {reason}", job.spec.id),
                 other => format!("job {} ended {}", job.spec.id, other.label()),
             };
             let outcome = StepOutcome { step, attempt: *attempt, ok: end == JobState::Done, detail: Some(&detail) };
-            // The parent as this decision leaves it: the child may end in the decision that began it.
-            step_finished(&d.applied_to(state), parent, outcome, now, d);
+            step_ended(state, &p, outcome, now, d);
         }
     }
 }
@@ -444,9 +449,16 @@ pub(super) struct StepOutcome<'a> {
 
 /// A step's run ended. A report about another step or try than the current one is stale.
 pub(super) fn step_finished(state: &State, job: &JobId, outcome: StepOutcome<'_>, now: Timestamp, d: &mut Decision) {
+    if let Some(j) = state.jobs.get(job) {
+        step_ended(state, j, outcome, now, d);
+    }
+}
+
+/// The run of a step of `j` ended.
+fn step_ended(state: &State, j: &Job, outcome: StepOutcome<'_>, now: Timestamp, d: &mut Decision) {
     let StepOutcome { step, attempt, ok, detail } = outcome;
-    let Some(j) = state.jobs.get(job).filter(|j| j.state == JobState::Running) else { return };
-    if j.step.as_deref() != Some(step) || j.attempt != attempt {
+    let job = &j.spec.id;
+    if j.state != JobState::Running || j.step.as_deref() != Some(step) || j.attempt != attempt {
         return;
     }
     let Some(spec) = j.spec.step(step) else { return };

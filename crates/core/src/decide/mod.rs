@@ -6,6 +6,7 @@ mod classify;
 mod cron;
 mod dialog;
 mod escalation;
+mod ground;
 mod job;
 mod observe;
 mod plan;
@@ -20,40 +21,12 @@ mod workspace;
 
 pub use dialog::PRESSES_MAX as DIALOG_PRESSES_MAX;
 
-use crate::{
-    Agent, Effect, Event, Input, Message, Origin, Rejection, State, Timer, TimerId, TimerKind, Timestamp, Workspace,
-};
+pub use ground::Decision;
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Decision {
-    pub events: Vec<Event>,
-    pub effects: Vec<Effect>,
-    /// The `seq` of the state the decision started from: a state with some of `events` applied
-    /// already has a higher one.
-    base_seq: u64,
-}
-
-impl Decision {
-    fn event(&mut self, e: Event) {
-        self.events.push(e);
-    }
-    fn effect(&mut self, e: Effect) {
-        self.effects.push(e);
-    }
-
-    /// `state` with the events of this decision it does not have yet applied.
-    fn applied_to(&self, state: &State) -> State {
-        let mut after = state.clone();
-        let have = usize::try_from(state.seq.saturating_sub(self.base_seq)).unwrap_or(usize::MAX);
-        for e in self.events.iter().skip(have) {
-            crate::apply(&mut after, e);
-        }
-        after
-    }
-}
+use crate::{Event, Input, Origin, Rejection, State, Timestamp};
 
 pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, Rejection> {
-    let mut d = Decision { base_seq: state.seq, ..Decision::default() };
+    let mut d = Decision::new(state);
     match input {
         Input::Requested { id, input } => {
             let mut d = decide(state, input, now)?;
@@ -217,94 +190,4 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
     session::dispatch(state, &mut d);
     queue::dispatch(state, &mut d);
     Ok(d)
-}
-
-fn create(ws: &Workspace, resume: bool) -> Effect {
-    Effect::CreateWorkspace {
-        id: ws.id.clone(),
-        path: ws.path.clone(),
-        kind: ws.kind.clone(),
-        settings_from: ws.settings_from.clone(),
-        resume,
-    }
-}
-
-fn remove(state: &State, ws: &Workspace, force: bool, delete_branch: bool) -> Effect {
-    Effect::RemoveWorkspace {
-        id: ws.id.clone(),
-        path: ws.path.clone(),
-        kind: ws.kind.clone(),
-        force,
-        delete_branch,
-        owned: ws.owned_files(),
-        forget: state.agents.values().filter(|a| a.workspace == ws.id).filter_map(Agent::inherited_env).collect(),
-    }
-}
-
-fn inspect(ws: &Workspace) -> Effect {
-    Effect::InspectWorkspace {
-        id: ws.id.clone(),
-        path: ws.path.clone(),
-        kind: ws.kind.clone(),
-        owned: ws.owned_files(),
-    }
-}
-
-/// Starts the agent's session: its driver's command line and files, its output copied to
-/// `<dir>/output.log`. `resume` restarts it (ending the old session) with its conversation
-/// resumed and, for drivers that take one, a first message.
-fn spawn(agent: &Agent, resume: Option<Option<&str>>) -> Effect {
-    spawn_replacing(agent, resume, None)
-}
-
-fn spawn_replacing(agent: &Agent, resume: Option<Option<&str>>, replace: Option<crate::SessionName>) -> Effect {
-    // Its files and hooks as where it runs sees them (in a pod: bosun's paths there).
-    let settings = agent.runtime.agent_dir(agent).join("settings.json");
-    let placed = Agent { hook_command: agent.runtime.hook_command(&agent.hook_command), ..agent.clone() };
-    let driver = agent.driver.behaviour();
-    let command = driver.command_line(&placed, &settings, resume);
-    let files = driver.files(&placed, &settings);
-    // A fork's first launch finds the conversation it starts from where its program looks.
-    let copies = if resume.is_none() && agent.restarts == 0 { driver.fork_copies(agent) } else { Vec::new() };
-    // Copied once it holds the forked agent's last words, which its program may write late.
-    let hold = if copies.is_empty() { None } else { driver.fork_waits_for(agent) };
-    Effect::SpawnSession {
-        copies,
-        agent: agent.id.clone(),
-        session: agent.session.clone(),
-        cwd: agent.cwd.clone(),
-        env: agent.runtime.env(agent),
-        config: crate::OwnConfig::of(agent).map(Box::new),
-        command,
-        files,
-        output: agent.output_log(),
-        replace,
-        hold,
-        inherit: agent.inherited_env().filter(|_| agent.runtime.inherits()),
-        backend: agent.backend,
-        place: agent.runtime.place(agent),
-    }
-}
-
-/// A new timer `kind` at `at`, with an id no other timer had.
-fn set_timer(state: &State, d: &mut Decision, kind: TimerKind, at: Timestamp) {
-    let earlier = d.events.iter().filter(|e| matches!(e, Event::TimerSet { .. })).count() as u64;
-    let id = TimerId(state.last_timer + 1 + earlier);
-    d.event(Event::TimerSet { timer: Timer { id, at, kind } });
-    d.effect(Effect::SetTimer { id, at });
-}
-
-/// Clears the agent's pending timers that `which` selects.
-fn clear_timers(state: &State, agent: &Agent, which: impl Fn(&TimerKind) -> bool, d: &mut Decision) {
-    for t in state.timers.values().filter(|t| t.kind.agent() == Some(&agent.id) && which(&t.kind)) {
-        d.event(Event::TimerCleared { id: t.id });
-    }
-}
-
-fn kill(agent: &Agent) -> Effect {
-    Effect::KillSession { agent: agent.id.clone(), session: agent.session.clone() }
-}
-
-fn send(agent: &Agent, m: &Message) -> Effect {
-    Effect::SendText { message: m.id, session: agent.session.clone(), text: m.text.clone() }
 }

@@ -5,8 +5,9 @@
 
 use std::path::PathBuf;
 
+use super::ground::{clear_timers, set_timer, Decision};
+use super::recovery;
 use super::session::came_up;
-use super::{clear_timers, recovery, set_timer, Decision};
 use crate::{
     Agent, AgentId, Cause, Effect, Event, Heartbeat, Observation, SessionState, Source, State, TimerKind, Timestamp,
     Trigger, LINE_MAX,

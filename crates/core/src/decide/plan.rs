@@ -6,7 +6,8 @@
 //! them. A failure stops only what depends on it; a job that cannot be made (its merge
 //! conflicts, say) fails and a person is told; a resume runs the failed jobs again.
 
-use super::{job, Decision};
+use super::ground::{remove, Decision};
+use super::job;
 use crate::{
     Effect, Event, Job, JobId, JobState, Judge, Nonce, Notice, NoticeKind, Origin, Plan, PlanBranch, PlanJobState,
     PlanState, Rejection, State, Timestamp, VariantCandidate, WorkspaceState,
@@ -246,7 +247,7 @@ fn choose(state: &State, plan: &Plan, index: usize, n: u32, by: &str, d: &mut De
                 continue;
             }
             d.event(Event::WorkspaceRemoving { id: ws.id.clone(), force: false, keep_branch: None });
-            d.effect(super::remove(state, ws, false, true));
+            d.effect(remove(state, ws, false, true));
         }
     }
     ended(plan, index, Some(target), None, d);

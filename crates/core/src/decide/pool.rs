@@ -3,7 +3,7 @@
 //! size); a released slot is reset in the background and handed to the next in line. One
 //! decision at a time, so no slot is ever bound twice.
 
-use super::{create, kill, Decision};
+use super::ground::{create, kill, Decision};
 use crate::{
     BranchKept, Effect, Event, Pool, PoolAsk, PoolSpec, Rejection, Slot, SlotId, SlotProbe, SlotReset, SlotState,
     State, Timestamp, Workspace, WorkspaceId, WorkspaceKind, WorkspaceProbe, WorkspaceState,
@@ -38,8 +38,7 @@ fn ensure(state: &State, spec: &PoolSpec, now: Timestamp, d: &mut Decision) -> S
 /// `bosun pool init`: the pool, grown to its size with slots made now.
 pub(super) fn init(state: &State, spec: &PoolSpec, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
     let project = ensure(state, spec, now, d);
-    let after = d.applied_to(state);
-    if after.pools.get(&project).is_some_and(|p| p.size != spec.size) {
+    if d.state(state).pools.get(&project).is_some_and(|p| p.size != spec.size) {
         resize(state, &project, spec.size, now, d)?;
     } else {
         fill(state, &project, now, d);
@@ -59,15 +58,14 @@ pub(super) fn resize(
     if size == 0 {
         return Err(Rejection::PoolSizeZero(project.to_owned()));
     }
-    let after = d.applied_to(state);
-    let pool = after.pools.get(project).ok_or_else(|| Rejection::NoSuchPool(project.to_owned()))?;
+    let pool = d.state(state).pools.get(project).cloned().ok_or_else(|| Rejection::NoSuchPool(project.to_owned()))?;
     d.event(Event::PoolResized { project: project.to_owned(), size });
     let mut kept = pool.kept();
     for slot in pool.slots.values().rev().filter(|s| s.state == SlotState::Available) {
         if kept <= size as usize {
             break;
         }
-        remove_slot(pool, slot, now, d);
+        remove_slot(&pool, slot, now, d);
         kept -= 1;
     }
     fill(state, project, now, d);
@@ -76,10 +74,9 @@ pub(super) fn resize(
 
 /// Makes slots until the pool holds its size.
 fn fill(state: &State, project: &str, now: Timestamp, d: &mut Decision) {
-    let after = d.applied_to(state);
-    let Some(pool) = after.pools.get(project) else { return };
+    let Some(pool) = d.state(state).pools.get(project).cloned() else { return };
     let missing = (pool.size as usize).saturating_sub(pool.kept());
-    make_slots(pool, missing, now, d);
+    make_slots(&pool, missing, now, d);
 }
 
 fn make_slots(pool: &Pool, count: usize, now: Timestamp, d: &mut Decision) {
@@ -126,8 +123,7 @@ pub(super) fn place(
     d: &mut Decision,
 ) -> Result<(), Rejection> {
     let project = ensure(state, &ask.spec, now, d);
-    let after = d.applied_to(state);
-    if let Some(pool) = after.pools.get(&project) {
+    if let Some(pool) = d.state(state).pools.get(&project) {
         let exhausted = pool.available().is_none() && pool.waiting.len() + pool.kept() >= pool.size as usize;
         if exhausted && !ask.wait {
             return Err(Rejection::PoolExhausted { project, size: pool.size });
@@ -143,13 +139,12 @@ pub(super) fn place(
 /// Hands the pool's available slots to the tasks in line, first come first, and makes slots
 /// for those still waiting while the pool is under its size.
 pub(super) fn serve(state: &State, project: &str, now: Timestamp, d: &mut Decision) {
-    let after = d.applied_to(state);
-    let Some(pool) = after.pools.get(project) else { return };
+    let Some(pool) = d.state(state).pools.get(project).cloned() else { return };
     let free = pool.slots.iter().filter(|(_, s)| s.state == SlotState::Available);
     let mut served = 0;
     for ((n, slot), ws) in free.zip(&pool.waiting) {
-        let Some(task) = after.workspaces.get(ws) else { continue };
-        let mut bound = task.clone();
+        // The task as it waits (its record made in this decision, maybe).
+        let Some(mut bound) = d.state(state).workspaces.get(ws).cloned() else { continue };
         crate::pool::bind(&mut bound, slot);
         d.event(Event::SlotBound { project: project.to_owned(), n: *n, workspace: ws.clone(), at: now });
         d.effect(create(&bound, false));
@@ -158,7 +153,7 @@ pub(super) fn serve(state: &State, project: &str, now: Timestamp, d: &mut Decisi
     let left = pool.waiting.len().saturating_sub(served);
     let coming = pool.slots.values().filter(|s| s.state == SlotState::Creating).count();
     let room = (pool.size as usize).saturating_sub(pool.kept());
-    make_slots(pool, left.saturating_sub(coming).min(room), now, d);
+    make_slots(&pool, left.saturating_sub(coming).min(room), now, d);
 }
 
 pub(super) fn slot_created(state: &State, project: &str, n: u32, commit: &str, now: Timestamp, d: &mut Decision) {
@@ -175,8 +170,7 @@ pub(super) fn slot_create_failed(state: &State, project: &str, n: u32, error: &s
         return;
     }
     d.event(Event::SlotCreateFailed { project: project.to_owned(), n, error: error.to_owned() });
-    let after = d.applied_to(state);
-    let Some(pool) = after.pools.get(project) else { return };
+    let Some(pool) = d.state(state).pools.get(project).cloned() else { return };
     let serving = pool
         .slots
         .values()
@@ -189,7 +183,7 @@ pub(super) fn slot_create_failed(state: &State, project: &str, n: u32, error: &s
         .count();
     let error = format!("its pool workspace could not be made: {error}");
     for ws in pool.waiting.iter().skip(serving).rev() {
-        super::workspace::create_failed(&d.applied_to(state), ws, &error, false, now, d);
+        super::workspace::create_failed(state, ws, &error, false, now, d);
     }
 }
 
@@ -263,12 +257,11 @@ pub(super) fn slot_reset(state: &State, project: &str, n: u32, commit: &str, now
         return;
     }
     d.event(Event::SlotReset { project: project.to_owned(), n, commit: commit.to_owned(), at: now });
-    let after = d.applied_to(state);
-    let Some(pool) = after.pools.get(project) else { return };
+    let Some(pool) = d.state(state).pools.get(project).cloned() else { return };
     // A pool made smaller while the slot was bound gives it up now.
     if pool.kept() > pool.size as usize && pool.waiting.is_empty() {
         if let Some(slot) = pool.slots.get(&n) {
-            remove_slot(pool, slot, now, d);
+            remove_slot(&pool, slot, now, d);
         }
         return;
     }
@@ -383,8 +376,7 @@ pub(super) fn slot_removed(state: &State, project: &str, n: u32, d: &mut Decisio
         return;
     }
     d.event(Event::SlotRemoved { project: project.to_owned(), n });
-    let after = d.applied_to(state);
-    if after.pools.get(project).is_some_and(|p| p.size == 0 && p.slots.is_empty()) {
+    if d.state(state).pools.get(project).is_some_and(|p| p.size == 0 && p.slots.is_empty()) {
         d.event(Event::PoolRemoved { project: project.to_owned() });
     }
 }

@@ -1,9 +1,9 @@
 //! Comparing the records with reality: at start (adopt, bury, resume) and in the periodic
 //! session listing that catches deaths no hook reported.
 
+use super::ground::{create, kill, remove, spawn, Decision};
 use super::session::{came_up, ended, sending};
 use super::workspace::inspect_if_released;
-use super::{create, kill, remove, spawn, Decision};
 use crate::{
     Agent, Effect, Event, ExitStatus, Reality, SessionSeen, SessionState, State, Subject, Timestamp, Trigger,
     WorkspaceState,

@@ -2,8 +2,9 @@
 //! until the chain is used up, when a person is asked. Gates pass (done) or hand on to the next
 //! step.
 
+use super::escalation::escalate;
+use super::ground::{kill, set_timer, spawn_replacing, Decision};
 use super::session::queue;
-use super::{escalation::escalate, kill, set_timer, spawn_replacing, Decision};
 use crate::{
     Action, Agent, AgentError, AgentId, Effect, Event, MessageKind, Outcome, Progress, SessionState, State, TimerKind,
     Timestamp, Trigger, TurnClass, WorkspaceState,
@@ -155,10 +156,7 @@ pub(super) fn resume(state: &State, a: &Agent, message: Option<&str>, alive: boo
     let next = Agent { session, restarts: a.restarts + 1, ..a.clone() };
     let old = Some(a.session.clone());
     // What it said in this very decision (the turn that just ended) counts.
-    let said = d.events.iter().rev().find_map(|e| match e {
-        Event::AgentSaid { id, text } if id == &a.id => Some(text.clone()),
-        _ => None,
-    });
+    let said = d.agent(state, &a.id).and_then(|now| now.said.clone());
     let said = Agent { said: said.or_else(|| a.said.clone()), ..a.clone() };
     let hold = alive.then(|| a.driver.behaviour().resume_waits_for(&said)).flatten();
     let takes = takes_message(a);

@@ -3,7 +3,8 @@
 //! refused by itself recorded and taken to `on_prompt`, its permission mode noted, its state
 //! observed.
 
-use super::{classify, observe, recovery, Decision};
+use super::ground::Decision;
+use super::{classify, observe, recovery};
 use crate::driver::Report;
 use crate::{Agent, BlockedCall, Event, Observation, PermissionDecision, SessionState, State, Timestamp, Trigger};
 

@@ -3,7 +3,8 @@
 
 use std::collections::BTreeSet;
 
-use super::{clear_timers, inspect, kill as kill_effect, recovery, send, set_timer, Decision};
+use super::ground::{clear_timers, inspect, kill as kill_effect, send, set_timer, Decision};
+use super::recovery;
 use crate::{
     apply, Agent, AgentId, DeathReason, Effect, Event, ExitStatus, Message, MessageId, MessageKind, MessageState,
     Outcome, Rejection, SessionName, SessionState, State, TimerKind, Timestamp, Trigger, WorkspaceState,
@@ -87,8 +88,7 @@ pub(super) fn queue(state: &State, a: &Agent, text: &str, kind: MessageKind, now
 }
 
 fn push(state: &State, a: &Agent, text: &str, kind: MessageKind, raw: bool, now: Timestamp, d: &mut Decision) {
-    let earlier = d.events.iter().filter(|e| matches!(e, Event::MessageQueued { .. })).count() as u64;
-    let id = MessageId(state.next_message_id().0 + earlier);
+    let id = d.next_message(state);
     let message = Message {
         id,
         agent: a.id.clone(),
@@ -259,11 +259,10 @@ pub(super) fn exited(state: &State, session: &SessionName, status: ExitStatus, n
 }
 
 /// Whether `agent` works in a pod whose save is not known yet (its host saves as it ends).
-fn save_pending(state: &State, agent: &Agent, d: &Decision) -> bool {
+fn save_pending(state: &State, agent: &Agent, d: &mut Decision) -> bool {
     let in_pod =
         state.workspaces.get(&agent.workspace).is_some_and(|w| matches!(w.kind, crate::WorkspaceKind::Pod { .. }));
-    let saved_now = d.events.iter().any(|e| matches!(e, Event::WorkSaved { agent: id, .. } if id == &agent.id));
-    in_pod && agent.saved.is_none() && !saved_now
+    in_pod && d.agent(state, &agent.id).is_some_and(|a| a.saved.is_none())
 }
 
 /// An agent's pod ended: its host saved what it could and ended with the agent (or was told to
@@ -421,10 +420,7 @@ pub(super) fn died(
                 // Nothing of it is here to look at: its pod's save says whether it is safe,
                 // and that save may be recorded just now.
                 crate::WorkspaceKind::Pod { .. } => {
-                    let safe = d.events.iter().rev().find_map(|e| match e {
-                        Event::WorkSaved { agent: id, saved } if id == &agent.id => Some(saved.is_safe()),
-                        _ => None,
-                    });
+                    let safe = d.agent(state, &agent.id).and_then(|a| a.saved.as_ref()).map(crate::SavedWork::is_safe);
                     d.event(Event::WorkspaceReleased { id: ws.id.clone(), dirty: safe != Some(true) });
                 }
                 _ => d.effect(inspect(ws)),

@@ -1,8 +1,9 @@
 //! A timer fired: cooldowns act, graces end in idle (unless the agent showed life), typed
 //! messages get their confirming Enter, start-ups get their screen checked.
 
+use super::ground::{set_timer, Decision};
 use super::observe::{quiet_check, startup_check};
-use super::{recovery, set_timer, Decision};
+use super::recovery;
 use crate::{Effect, Event, Heartbeat, SessionState, State, TimerId, TimerKind, Timestamp, Trigger};
 
 pub(super) fn fired(state: &State, id: TimerId, now: Timestamp, d: &mut Decision) {

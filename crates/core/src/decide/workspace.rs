@@ -1,8 +1,8 @@
 //! Decisions about workspaces: creating one for a new agent, releasing it when the agent ends,
 //! and removing it without ever losing work.
 
+use super::ground::{create, inspect, kill, remove as remove_effect, spawn, Decision};
 use super::session::died;
-use super::{create, inspect, kill, remove as remove_effect, spawn, Decision};
 use crate::{
     Agent, AgentId, AgentSpec, BranchKept, DeathReason, Event, Rejection, SessionState, State, Timestamp, Workspace,
     WorkspaceId, WorkspaceKind, WorkspaceProbe, WorkspaceState,
