@@ -80,5 +80,5 @@ fn clear_timer(state: &State, name: &str, d: &mut Decision) {
 
 /// The same cron turn always gives the same job id.
 fn turn_bits(name: &str, fired: u32) -> u64 {
-    super::job::fnv(&["cron", name, &fired.to_string()])
+    crate::id::fnv(&["cron", name, &fired.to_string()])
 }

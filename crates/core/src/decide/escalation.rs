@@ -63,7 +63,7 @@ pub(super) fn resolve(
         (Some(a), Some(m), None) => {
             queue(state, a, m, MessageKind::Resolve, now, d);
             let reset = crate::Agent { recovery: Default::default(), class_recovery: Default::default(), ..a.clone() };
-            super::recovery::again(state, &reset, now, d);
+            super::grace::again(state, &reset, now, d);
         }
         // Closed without a word: an agent still where it was asked about goes on with its chain
         // from its start after the grace, unless it shows life first.
@@ -71,7 +71,7 @@ pub(super) fn resolve(
             if let Some(a) = state.agents.get(&e.agent) {
                 let reset =
                     crate::Agent { recovery: Default::default(), class_recovery: Default::default(), ..a.clone() };
-                super::recovery::again(state, &reset, now, d);
+                super::grace::again(state, &reset, now, d);
             }
         }
     }

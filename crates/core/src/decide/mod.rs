@@ -6,6 +6,7 @@ mod classify;
 mod cron;
 mod dialog;
 mod escalation;
+mod grace;
 mod ground;
 mod job;
 mod observe;
@@ -16,6 +17,7 @@ mod reconcile;
 mod recovery;
 mod report;
 mod session;
+mod start;
 mod timers;
 mod workspace;
 
@@ -36,17 +38,8 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
             }
             return Ok(d);
         }
-        Input::StartAgent(spec) => workspace::start_agent(state, spec, None, now, &mut d)?,
-        Input::ForkAgent { spec, from } => {
-            let o = state.agents.get(from).ok_or_else(|| Rejection::NoSuchAgent(from.to_string()))?;
-            let conversation = o.driver.behaviour().conversation(o).filter(|_| o.driver.behaviour().can_fork());
-            let Some(conversation) = conversation else {
-                return Err(Rejection::CannotFork(format!("agent {from}'s conversation cannot be forked")));
-            };
-            let fork =
-                crate::Fork { agent: o.id.clone(), conversation, transcript: o.log.clone(), said: o.said.clone() };
-            workspace::start_agent(state, spec, Some(fork), now, &mut d)?
-        }
+        Input::StartAgent(spec) => start::start_agent(state, spec, None, now, &mut d)?,
+        Input::ForkAgent { spec, from } => start::fork(state, spec, from, now, &mut d)?,
         Input::StartJob(spec) => job::start(state, spec, now, &mut d)?,
         Input::StepFinished { job, step, attempt, ok, detail } => {
             let outcome = job::StepOutcome { step, attempt: *attempt, ok: *ok, detail: detail.as_deref() };
@@ -103,15 +96,15 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::DispatchFailed { origin: Origin::Cron(name), error } => {
             d.event(Event::CronFailed { name: name.clone(), error: error.clone() })
         }
-        Input::RemoveWorkspace { id, force, probe } => workspace::remove(state, id, *force, *probe, now, &mut d)?,
+        Input::RemoveWorkspace { id, force, probe } => pool::remove_workspace(state, id, *force, *probe, now, &mut d)?,
         Input::WorkspaceCreated { id } => workspace::created(state, id, now, &mut d),
         Input::WorkspaceCreateFailed { id, error, nothing_left } => {
             workspace::create_failed(state, id, error, *nothing_left, now, &mut d)
         }
-        Input::WorkspaceInspected { id, dirty, ahead } => workspace::inspected(state, id, *dirty, *ahead, now, &mut d),
+        Input::WorkspaceInspected { id, dirty, ahead } => pool::inspected(state, id, *dirty, *ahead, now, &mut d),
         Input::PoolInit(spec) => pool::init(state, spec, now, &mut d)?,
         Input::PoolResize { project, size } => pool::resize(state, project, *size, now, &mut d)?,
-        Input::PoolAcquire { workspace } => workspace::acquire(state, workspace, now, &mut d)?,
+        Input::PoolAcquire { workspace } => pool::acquire(state, workspace, now, &mut d)?,
         Input::PoolRelease { slot, force, pristine, probe } => {
             pool::release_request(state, slot, *force, *pristine, *probe, now, &mut d)?
         }
@@ -134,7 +127,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::WorkspaceRemoveFailed { id, error, dirty } => workspace::remove_failed(state, id, error, *dirty, &mut d),
         Input::KillAgent { agent } => session::kill(state, agent, now, &mut d)?,
         Input::Answer { agent, answer, message, screen } => {
-            session::answer(state, agent, *answer, message.as_deref(), screen, now, &mut d)?
+            dialog::person_answers(state, agent, *answer, message.as_deref(), screen, now, &mut d)?
         }
         Input::SendText { agent, text, raw, now: at_once } => {
             session::send_text(state, agent, text, *raw, *at_once, now, &mut d)?
@@ -177,7 +170,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::LogLines { agent, session_log, lines } => {
             observe::log_lines(state, agent, *session_log, lines, now, &mut d)
         }
-        Input::Screen { agent, text, at } => observe::screen(state, agent, text, *at, now, &mut d),
+        Input::Screen { agent, text, at } => dialog::screen(state, agent, text, *at, now, &mut d),
         Input::GateFinished { agent, run, code } => recovery::gate_finished(state, agent, run, *code, now, &mut d),
         Input::TimerFired { id } => timers::fired(state, *id, now, &mut d),
         Input::WebhookSent { notice, attempts, error } => {

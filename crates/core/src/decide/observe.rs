@@ -113,9 +113,9 @@ pub(super) fn observed(
         // message (or one that says it started again after it had work) is idle for good unless
         // its policy acts, after the grace.
         SessionState::Idle if matches!(obs, Observation::Started) && state.never_given_work(a) => {}
-        SessionState::Idle if matches!(obs, Observation::Started) => grace(state, a, now, d),
+        SessionState::Idle if matches!(obs, Observation::Started) => super::grace::grace(state, a, now, d),
         SessionState::Idle if source == Source::Hook => super::classify::turn_ended(state, a, now, d),
-        SessionState::Idle => grace(state, a, now, d),
+        SessionState::Idle => super::grace::grace(state, a, now, d),
         // The chain (an escalation's reason) sees the dialog or the error it is about.
         SessionState::Prompt { .. } => {
             let held = Agent { state: new.clone(), asks: asks.cloned(), ..a.clone() };
@@ -126,15 +126,6 @@ pub(super) fn observed(
             recovery::fire(state, &failed, Trigger::Error, Some(*error), now, d)
         }
         _ => {}
-    }
-}
-
-/// Idle reported without hooks: `on_idle` acts once the policy's grace has passed quietly.
-pub(super) fn grace(state: &State, a: &Agent, now: Timestamp, d: &mut Decision) {
-    let pending = state.timers.values().any(|t| t.kind == TimerKind::Grace { agent: a.id.clone() });
-    if !pending {
-        let at = Timestamp::from_millis(now.as_millis() + a.policy.grace_ms);
-        set_timer(state, d, TimerKind::Grace { agent: a.id.clone() }, at);
     }
 }
 
@@ -230,45 +221,6 @@ pub(super) fn quiet_check(state: &State, a: &Agent, now: Timestamp, d: &mut Deci
     } else {
         let at = Timestamp::from_millis(quiet_since.as_millis() + QUIET_MS);
         set_timer(state, d, TimerKind::Quiet { agent: a.id.clone() }, at);
-    }
-}
-
-/// The agent's screen during start-up: a start-up dialog is a setup prompt; otherwise look again
-/// a little later, a few times, until the agent reports in.
-pub(super) fn screen(
-    state: &State,
-    agent: &AgentId,
-    text: &str,
-    at: Option<Timestamp>,
-    now: Timestamp,
-    d: &mut Decision,
-) {
-    let Some(a) = state.agents.get(agent).filter(|a| a.state.is_up()) else { return };
-    // Read before its state last changed (a slower look finishing after a newer one): stale.
-    // A blank screen (a program between clearing it and drawing again) says nothing.
-    if at.is_some_and(|t| t < a.state_since) || text.trim().is_empty() {
-        return;
-    }
-    let Some(crate::driver::Screen { trust, seen }) = a.driver.behaviour().screen(text) else { return };
-    // bosun made this folder: it answers the trust dialog with the option that trusts it and
-    // goes on, read from the screen, unless its policy says not to; nobody needs to hear of it
-    // then. A dialog being answered goes on being answered. Other screens (the API key,
-    // sign-in, an approval) are prompts for the policy, and a person.
-    if super::dialog::looked(state, a, text, trust, now, d) {
-        return;
-    }
-    // A setup dialog already left to a person keeps what bosun said of it.
-    let setup = |s: &SessionState| matches!(s, SessionState::Prompt { kind: crate::PromptKind::Setup });
-    if setup(&a.state) && matches!(&seen, Some(Observation::Prompt { kind: crate::PromptKind::Setup, .. })) {
-        return;
-    }
-    match seen {
-        Some(obs) => observed(state, a, Source::Screen, &obs, None, None, now, d),
-        // The dialog the screen alone showed is gone: answered, the agent goes on.
-        None if matches!(a.state, SessionState::Prompt { .. }) && a.source == Some(Source::Screen) => {
-            observed(state, a, Source::Screen, &Observation::Working, None, None, now, d)
-        }
-        None => {}
     }
 }
 

@@ -1,7 +1,8 @@
-//! Decisions about workspace pools: a task's workspace is bound to the first available slot of
-//! its repository's pool, or waits in line (a slot is made for it while the pool is under its
-//! size); a released slot is reset in the background and handed to the next in line. One
-//! decision at a time, so no slot is ever bound twice.
+//! Decisions about workspace pools: a task's workspace (or one a script acquires) is bound to the
+//! first available slot of its repository's pool, or waits in line (a slot is made for it while
+//! the pool is under its size); a task's workspace found clean once its task is over, or removed,
+//! goes back to its pool; a released slot is reset in the background and handed to the next in
+//! line. One decision at a time, so no slot is ever bound twice.
 
 use super::ground::{create, kill, Decision};
 use crate::{
@@ -187,6 +188,61 @@ pub(super) fn slot_create_failed(state: &State, project: &str, n: u32, error: &s
     }
 }
 
+/// `bosun pool acquire`: a pool's workspace for a script, owned by no agent or job.
+pub(super) fn acquire(
+    state: &State,
+    ask: &crate::PoolWorkspace,
+    now: Timestamp,
+    d: &mut Decision,
+) -> Result<(), Rejection> {
+    let id = WorkspaceId::new(&ask.name, &ask.nonce);
+    if state.workspaces.contains_key(&id) {
+        return Err(Rejection::AlreadyExists(format!("workspace {id}")));
+    }
+    if let Some(branch) = ask.kind.branch() {
+        if let Some(other) = state.workspaces.values().find(|w| w.branch() == Some(branch)) {
+            return Err(Rejection::BranchTaken { branch: branch.to_owned(), workspace: other.id.clone() });
+        }
+    }
+    let workspace = Workspace {
+        id,
+        name: ask.name.clone(),
+        nonce: ask.nonce.clone(),
+        path: std::path::PathBuf::new(),
+        kind: ask.kind.clone(),
+        state: WorkspaceState::Waiting,
+        created_at: now,
+        settings_from: None,
+        error: None,
+    };
+    place(state, workspace, &ask.ask, now, d)
+}
+
+/// The workspace of an agent (or job) that ended was checked; `None` means it could not be,
+/// which counts as dirty: never lose work. A pool's workspace whose task is over goes back to
+/// its pool when it holds no uncommitted work.
+pub(super) fn inspected(
+    state: &State,
+    id: &WorkspaceId,
+    dirty: Option<bool>,
+    ahead: u32,
+    now: Timestamp,
+    d: &mut Decision,
+) {
+    let Some(ws) = state.workspaces.get(id) else { return };
+    let in_use_by_dead = match &ws.state {
+        WorkspaceState::InUse { agent } => state.agents.get(agent).is_none_or(|a| a.state.is_dead()),
+        _ => false,
+    };
+    let pooled = matches!(ws.kind, WorkspaceKind::Pool { .. });
+    let idle = in_use_by_dead || ws.state == WorkspaceState::Ready;
+    if pooled && idle && dirty == Some(false) && task_over(state, id) {
+        release(state, ws, ahead, false, false, now, d);
+    } else if in_use_by_dead {
+        d.event(Event::WorkspaceReleased { id: id.clone(), dirty: dirty.unwrap_or(true) });
+    }
+}
+
 /// The task's workspace is done with its slot (its agent or job ended, or `pool release`): the
 /// workspace record goes, its branch is kept when it holds commits of its own (else deleted),
 /// and the slot is reset in the background.
@@ -274,6 +330,22 @@ pub(super) fn slot_reset_failed(state: &State, project: &str, n: u32, error: &st
     }
     let error = Some(format!("its reset failed: {error}"));
     d.event(Event::SlotDirty { project: project.to_owned(), n, error, at: now });
+}
+
+/// `bosun workspace rm` of a pool's workspace: it goes back to its pool, which keeps the
+/// worktree; any other workspace is removed.
+pub(super) fn remove_workspace(
+    state: &State,
+    id: &WorkspaceId,
+    force: bool,
+    probe: WorkspaceProbe,
+    now: Timestamp,
+    d: &mut Decision,
+) -> Result<(), Rejection> {
+    match state.workspaces.get(id).map(|ws| &ws.kind) {
+        Some(WorkspaceKind::Pool { slot: Some(slot), .. }) => release_request(state, slot, force, false, probe, now, d),
+        _ => super::workspace::remove(state, id, force, probe, d),
+    }
 }
 
 /// `bosun pool release SLOT`: its task's workspace released (refused while an agent or a job

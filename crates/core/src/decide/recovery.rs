@@ -92,17 +92,6 @@ fn fire_from(
     }
 }
 
-/// Nothing came of what the agent's chain last did where it stands — its message started no
-/// turn (or the reports of one were lost), could not be typed, or a person closed the
-/// escalation without a word: once the grace has passed with no sign of life, the chain acts
-/// again (`timers::fired`), rather than leave the agent waiting for what will not come.
-pub(super) fn again(state: &State, a: &Agent, now: Timestamp, d: &mut Decision) {
-    let waits = matches!(a.state, SessionState::Idle | SessionState::Prompt { .. } | SessionState::Error { .. });
-    if waits && a.outcome.is_none() && !a.kill_requested {
-        super::observe::grace(state, a, now, d);
-    }
-}
-
 /// After a restart of bosun: a gate a crash cut off is run again (a check run twice says the
 /// same), for the chain that stands at it while the agent is still where it fired.
 pub(super) fn gate_after_restart(state: &State, a: &Agent, d: &mut Decision) {

@@ -32,28 +32,6 @@ pub(super) fn kill(state: &State, agent: &AgentId, now: Timestamp, d: &mut Decis
     Ok(())
 }
 
-/// A person answers the dialog the agent waits at (see `dialog::answer`), and a message, if
-/// any, is queued for when it waits for input again.
-pub(super) fn answer(
-    state: &State,
-    agent: &AgentId,
-    answer: crate::driver::dialog::DialogAnswer,
-    message: Option<&str>,
-    screen: &str,
-    now: Timestamp,
-    d: &mut Decision,
-) -> Result<(), Rejection> {
-    let a = live_agent(state, agent)?;
-    if let Some(m) = message {
-        crate::message_text::check(m, false)?;
-    }
-    super::dialog::answer(a, answer, screen, now, d)?;
-    if let Some(m) = message.filter(|m| !m.trim().is_empty()) {
-        queue(state, a, m, MessageKind::User, now, d);
-    }
-    Ok(())
-}
-
 pub(super) fn send_text(
     state: &State,
     agent: &AgentId,
@@ -374,7 +352,7 @@ pub(super) fn text_done(state: &State, message: MessageId, error: Option<&String
             d.event(Event::MessageFailed { id: message, error: e.clone() });
             // Not typed: an agent waiting where its chain sent it is not moved by it.
             if let Some(a) = state.agents.get(&m.agent) {
-                recovery::again(state, a, now, d);
+                super::grace::again(state, a, now, d);
             }
         }
     }

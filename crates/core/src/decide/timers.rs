@@ -63,7 +63,7 @@ pub(super) fn fired(state: &State, id: TimerId, now: Timestamp, d: &mut Decision
             } else if unmoved {
                 // Enter twice and still no turn, or none reported (its reports lost to a crash
                 // of bosun): the agent is where it was, and its chain acts again.
-                recovery::again(state, a, now, d);
+                super::grace::again(state, a, now, d);
             }
         }
         TimerKind::Startup { checks, .. } => startup_check(state, a, *checks, now, d),
