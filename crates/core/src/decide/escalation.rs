@@ -1,7 +1,7 @@
 //! Escalations: raised by the `escalate` action or a used-up chain, with a notification;
 //! resolved by a person, optionally with a message for the agent.
 
-use super::ground::{kill, Decision};
+use super::ground::{kill, Cx, Decision};
 use super::session::{live_agent, queue};
 use crate::{
     Agent, Effect, Escalation, EscalationId, Event, MessageKind, Notice, NoticeKind, Rejection, State, Timestamp,
@@ -27,6 +27,21 @@ pub(super) fn escalate(state: &State, a: &Agent, trigger: Trigger, reason: Strin
     d.effect(Effect::Notify { notice, desktop: true, webhook });
     let escalation = Escalation { id, agent: a.id.clone(), trigger, reason, at: now, resolved: None };
     d.event(Event::EscalationRaised { escalation });
+}
+
+/// bosun could not end the agent's session (`AgentKillFailed`): a person is asked to end its
+/// process (resolving tries again), rather than have the agent and its job wait for a death
+/// that may not come.
+pub(super) fn kill_failed(cx: Cx, e: &Event, d: &mut Decision) {
+    let Event::AgentKillFailed { id, error } = e else { return };
+    let Some(a) = cx.state.agents.get(id) else { return };
+    let why = format!(
+        "agent {} could not be ended ({}): end its process (session {}), then resolve, which tries again",
+        a.id,
+        error.trim(),
+        a.session
+    );
+    escalate(cx.state, a, Trigger::Dead, why, cx.now, d);
 }
 
 /// A person resolved an escalation: its trigger's chain starts again, and a message, if any, is

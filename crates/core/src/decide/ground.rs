@@ -22,6 +22,13 @@ pub struct Decision {
     whole: bool,
 }
 
+/// What a decision is made in: the state it starts from, and the time.
+#[derive(Clone, Copy)]
+pub(super) struct Cx<'a> {
+    pub state: &'a State,
+    pub now: Timestamp,
+}
+
 impl Decision {
     /// A decision that starts from `base`.
     pub(super) fn new(base: &State) -> Self {

@@ -1,7 +1,8 @@
 //! Decisions about jobs: entering steps (and failing a job whose step is entered too often),
 //! following a step's outcome, trying a failed step again after its backoff, and cancelling.
 
-use super::ground::{create, inspect, kill, set_timer, spawn, Decision};
+use super::ground::{create, inspect, kill, set_timer, spawn, Cx, Decision};
+use super::session::save_pending;
 
 use crate::template::{self, Scope, Target};
 use crate::{
@@ -56,8 +57,10 @@ fn begin(state: &State, job: &Job, now: Timestamp, d: &mut Decision) {
     }
 }
 
-/// A workspace was made: the job waiting for it starts.
-pub(super) fn workspace_ready(state: &State, ws: &WorkspaceId, now: Timestamp, d: &mut Decision) {
+/// A workspace was made (`WorkspaceReady`): the job waiting for it starts.
+pub(super) fn workspace_ready(cx: Cx, e: &Event, d: &mut Decision) {
+    let Event::WorkspaceReady { id: ws, .. } = e else { return };
+    let (state, now) = (cx.state, cx.now);
     let waiting =
         state.jobs.values().find(|j| j.workspace.as_ref() == Some(ws) && j.step.is_none() && !j.state.is_over());
     if let Some(j) = waiting {
@@ -65,8 +68,10 @@ pub(super) fn workspace_ready(state: &State, ws: &WorkspaceId, now: Timestamp, d
     }
 }
 
-/// A workspace could not be made: the job waiting for it fails.
-pub(super) fn workspace_failed(state: &State, ws: &WorkspaceId, error: &str, now: Timestamp, d: &mut Decision) {
+/// A workspace could not be made (`WorkspaceCreateFailed`): the job waiting for it fails.
+pub(super) fn workspace_failed(cx: Cx, e: &Event, d: &mut Decision) {
+    let Event::WorkspaceCreateFailed { id: ws, error } = e else { return };
+    let (state, now) = (cx.state, cx.now);
     if let Some(j) = state.jobs.values().find(|j| j.workspace.as_ref() == Some(ws) && !j.state.is_over()) {
         finish(state, j, JobState::Failed { reason: format!("its workspace could not be made: {error}") }, now, d);
     }
@@ -254,9 +259,31 @@ fn child_job(
     Ok(Job::new(child, parent.workspace.clone(), now))
 }
 
+/// An agent died (`AgentDied`): the step it ran ends — once the save of its pod, if it works in
+/// one that is still saving, is known (`work_saved`), so that the next step's pod clones what it
+/// pushed. One gone without a word has no save coming.
+pub(super) fn agent_died(cx: Cx, e: &Event, d: &mut Decision) {
+    let Event::AgentDied { id, reason, .. } = e else { return };
+    let Some(agent) = cx.state.agents.get(id) else { return };
+    let saving = matches!(reason, DeathReason::Completed | DeathReason::Killed | DeathReason::Crashed { .. });
+    if !(saving && save_pending(cx.state, agent, d)) {
+        agent_ended(cx.state, agent, reason, cx.now, d);
+    }
+}
+
+/// The save of the pod of an agent that was dead already is known (`WorkSaved`): the step it ran
+/// ends.
+pub(super) fn work_saved(cx: Cx, e: &Event, d: &mut Decision) {
+    let Event::WorkSaved { agent, .. } = e else { return };
+    let Some(a) = cx.state.agents.get(agent) else { return };
+    if let SessionState::Dead { reason } = &a.state {
+        agent_ended(cx.state, a, reason, cx.now, d);
+    }
+}
+
 /// An agent that ran a step ended: the step succeeded if its work was done (its policy said
 /// `done`, or it exited with 0), else it failed — unless its policy is restarting it.
-pub(super) fn agent_ended(state: &State, agent: &Agent, reason: &DeathReason, now: Timestamp, d: &mut Decision) {
+fn agent_ended(state: &State, agent: &Agent, reason: &DeathReason, now: Timestamp, d: &mut Decision) {
     let Some((job, step, attempt)) = &agent.step else { return };
     // Its chain resumed it: the step goes on.
     if d.agent(state, &agent.id).is_some_and(|a| !a.state.is_dead()) {
@@ -379,7 +406,6 @@ fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decis
             _ => d.effect(inspect(ws)),
         }
     }
-    super::plan::job_ended(state, job, &end, now, d);
     match &end {
         JobState::Done => notify(state, job, NoticeKind::JobDone, job.spec.notify.on_done.as_deref(), now, d),
         JobState::Failed { reason } => {

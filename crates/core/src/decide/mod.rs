@@ -11,8 +11,10 @@ mod ground;
 mod job;
 mod observe;
 mod plan;
+mod pod;
 mod pool;
 mod queue;
+mod react;
 mod reconcile;
 mod recovery;
 mod report;
@@ -138,7 +140,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::PodEnded { session, status, saved } => session::pod_ended(state, session, *status, saved, now, &mut d),
         Input::SessionClosed { session } => session::exited(state, session, crate::ExitStatus::UNKNOWN, now, &mut d),
         Input::SessionKilled { agent } => session::killed(state, agent, now, &mut d),
-        Input::SessionKillFailed { agent, error } => session::kill_failed(state, agent, error, now, &mut d),
+        Input::SessionKillFailed { agent, error } => session::kill_failed(state, agent, error, &mut d),
         Input::TextDelivered { message } => session::text_done(state, *message, None, now, &mut d),
         Input::TextFailed { message, error } => session::text_done(state, *message, Some(error), now, &mut d),
         Input::Resolve { escalation, message } => {
@@ -180,7 +182,6 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::Reconcile(reality) => reconcile::at_start(state, reality, now, &mut d),
         Input::CheckLiveness => reconcile::stuck_after_start(state, now, &mut d),
     }
-    session::dispatch(state, &mut d);
-    queue::dispatch(state, &mut d);
+    react::settle(ground::Cx { state, now }, &mut d);
     Ok(d)
 }

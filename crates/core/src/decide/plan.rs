@@ -6,7 +6,7 @@
 //! them. A failure stops only what depends on it; a job that cannot be made (its merge
 //! conflicts, say) fails and a person is told; a resume runs the failed jobs again.
 
-use super::ground::{remove, Decision};
+use super::ground::{remove, Cx, Decision};
 use super::job;
 use crate::{
     Effect, Event, Job, JobId, JobState, Judge, Nonce, Notice, NoticeKind, Origin, Plan, PlanBranch, PlanJobState,
@@ -83,9 +83,16 @@ fn dispatch(plan: &Plan, index: usize, variant: Option<u32>, d: &mut Decision) -
     job
 }
 
-/// A plan's job ended: done lets what uses it start; anything else stops only that. A variant's
-/// end is weighed with its siblings' once all ended.
-pub(super) fn job_ended(state: &State, job: &Job, end: &JobState, now: Timestamp, d: &mut Decision) {
+/// A plan's job ended (`JobFinished`): done lets what uses it start; anything else stops only
+/// that. A variant's end is weighed with its siblings' once all ended.
+pub(super) fn job_finished(cx: Cx, e: &Event, d: &mut Decision) {
+    let Event::JobFinished { job, state: end, .. } = e else { return };
+    // The job may have been made in this very decision.
+    let Some(job) = d.job(cx.state, job).filter(|j| j.spec.plan.is_some()).cloned() else { return };
+    job_ended(cx.state, &job, end, cx.now, d);
+}
+
+fn job_ended(state: &State, job: &Job, end: &JobState, now: Timestamp, d: &mut Decision) {
     let Some((id, index)) = &job.spec.plan else { return };
     let Some(plan) = state.plans.get(id).filter(|p| p.state == PlanState::Running) else { return };
     let target =

@@ -3,11 +3,11 @@
 //! step.
 
 use super::escalation::escalate;
-use super::ground::{kill, set_timer, spawn_replacing, Decision};
+use super::ground::{kill, set_timer, spawn_replacing, Cx, Decision};
 use super::session::queue;
 use crate::{
-    Action, Agent, AgentError, AgentId, Effect, Event, MessageKind, Outcome, Progress, SessionState, State, TimerKind,
-    Timestamp, Trigger, TurnClass, WorkspaceState,
+    Action, Agent, AgentError, AgentId, DeathReason, Effect, Event, MessageKind, Outcome, Progress, SessionState,
+    State, TimerKind, Timestamp, Trigger, TurnClass, WorkspaceState,
 };
 
 /// Fires `trigger` for the agent: the chain's next step acts (or waits out its cooldown). An
@@ -89,6 +89,32 @@ fn fire_from(
         set_timer(state, d, TimerKind::Cooldown { agent: a.id.clone(), trigger, class }, at);
     } else {
         perform(state, a, trigger, &step.action, now, d);
+    }
+}
+
+/// An agent died (`AgentDied`): unless bosun or a person ended it, its `on_dead` chain acts. A
+/// restart that could not start, or a session gone without an exit status with no chain to
+/// bring it back, is put to a person rather than tried again and again.
+pub(super) fn died(cx: Cx, e: &Event, d: &mut Decision) {
+    let Event::AgentDied { id, reason, .. } = e else { return };
+    // As it was before it died.
+    let Some(agent) = cx.state.agents.get(id) else { return };
+    let (state, now) = (cx.state, cx.now);
+    let bosun_ended_it = agent.kill_requested || agent.outcome.is_some();
+    match reason {
+        DeathReason::FailedToStart if agent.restarts > 0 && !bosun_ended_it => {
+            let why = format!("agent {} could not be restarted", agent.id);
+            escalate(state, agent, Trigger::Dead, why, now, d);
+        }
+        DeathReason::FailedToStart => {}
+        // Its session vanished without a word (bosun's tmux server is gone: the machine
+        // restarted?) and no policy brings it back.
+        DeathReason::Lost if !bosun_ended_it && agent.policy.on_dead.is_empty() => {
+            let why = format!("agent {} was lost: its session is gone without an exit status", agent.id);
+            escalate(state, agent, Trigger::Dead, why, now, d);
+        }
+        _ if !bosun_ended_it => fire(state, agent, Trigger::Dead, None, now, d),
+        _ => {}
     }
 }
 

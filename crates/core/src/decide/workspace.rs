@@ -13,7 +13,6 @@ pub(super) fn created(state: &State, id: &WorkspaceId, now: Timestamp, d: &mut D
         return;
     }
     d.event(Event::WorkspaceReady { id: id.clone(), at: now });
-    super::job::workspace_ready(state, id, now, d);
     let waiting =
         state.agents.values().find(|a| &a.workspace == id && a.state == SessionState::Starting && !a.kill_requested);
     if let Some(agent) = waiting {
@@ -40,7 +39,6 @@ pub(super) fn create_failed(
 ) {
     let Some(ws) = creating(state, id) else { return };
     d.event(Event::WorkspaceCreateFailed { id: id.clone(), error: error.to_owned() });
-    super::job::workspace_failed(state, id, error, now, d);
     for agent in state.agents.values().filter(|a| &a.workspace == id && !a.state.is_dead()) {
         let error = Some(format!("workspace could not be created: {error}"));
         died(state, agent, DeathReason::FailedToStart, error, now, d);
