@@ -2,7 +2,7 @@
 //! (run as an effect, its failure tolerated), else the heuristic. The verdict is recorded with
 //! its source and rule, and the agent's `on_idle` follows the class's own chain when it has one.
 
-use super::ground::Decision;
+use super::ground::{Cx, Decision};
 use super::recovery;
 use crate::{
     after_command, guardrail, without_command, Agent, AgentId, Effect, Event, SessionState, State, Timestamp, Trigger,
@@ -43,7 +43,7 @@ pub(super) fn turn_ended(state: &State, a: &Agent, now: Timestamp, d: &mut Decis
         }
         (verdict, _) => {
             let verdict = verdict.unwrap_or_else(|| without_command(rules, &said));
-            decided(state, a, turn, verdict, said, None, now, d);
+            decided(Cx { state, now }, a, turn, verdict, said, None, d);
         }
     }
 }
@@ -60,7 +60,7 @@ pub(super) fn answered(
 ) {
     let Some(a) = state.agents.get(agent) else { return };
     let verdict = after_command(said, &answer);
-    decided(state, a, turn, verdict, said.to_owned(), Some(answer), now, d);
+    decided(Cx { state, now }, a, turn, verdict, said.to_owned(), Some(answer), d);
 }
 
 /// After a restart of bosun: a classifier command a crash cut off is run again for the turn
@@ -76,17 +76,16 @@ pub(super) fn resume_after_restart(a: &Agent, d: &mut Decision) {
 }
 
 /// Records the verdict; the agent's chain acts on it if it is still in that idle turn.
-#[allow(clippy::too_many_arguments)]
 fn decided(
-    state: &State,
+    cx: Cx,
     a: &Agent,
     turn: u64,
     verdict: Verdict,
     said: String,
     answer: Option<Result<String, String>>,
-    now: Timestamp,
     d: &mut Decision,
 ) {
+    let Cx { state, now } = cx;
     let class = verdict.class;
     d.event(Event::TurnClassified { id: a.id.clone(), turn, verdict, said, answer, at: now });
     if idle_seq_now(state, a, d) == Some(turn) {

@@ -5,7 +5,7 @@
 //! A dialog bosun cannot read for sure, or that does not take the answer, is a setup prompt for
 //! a person, with its text. A look at the screen during start-up is read here first.
 
-use super::ground::Decision;
+use super::ground::{Cx, Decision};
 use super::observe::observed;
 use super::session::{live_agent, queue};
 use crate::driver::dialog::{self, DialogAnswer, Menu, Step, Want};
@@ -50,10 +50,10 @@ pub(super) fn screen(
         return;
     }
     match seen {
-        Some(obs) => observed(state, a, Source::Screen, &obs, None, None, now, d),
+        Some(obs) => observed(Cx { state, now }, a, Source::Screen, &obs, None, None, d),
         // The dialog the screen alone showed is gone: answered, the agent goes on.
         None if matches!(a.state, SessionState::Prompt { .. }) && a.source == Some(Source::Screen) => {
-            observed(state, a, Source::Screen, &Observation::Working, None, None, now, d)
+            observed(Cx { state, now }, a, Source::Screen, &Observation::Working, None, None, d)
         }
         None => {}
     }
@@ -199,6 +199,6 @@ fn give_up(state: &State, a: &Agent, text: &str, why: &str, now: Timestamp, d: &
     let asks = format!("a dialog bosun does not answer ({why}): {shown}");
     let obs = Observation::Prompt { kind: PromptKind::Setup, asks: Some(asks) };
     let left = Agent { answering: None, ..a.clone() };
-    observed(state, &left, Source::Screen, &obs, None, None, now, d);
+    observed(Cx { state, now }, &left, Source::Screen, &obs, None, None, d);
     true
 }

@@ -28,6 +28,7 @@ pub use dialog::PRESSES_MAX as DIALOG_PRESSES_MAX;
 pub use ground::Decision;
 
 use crate::{Event, Input, Origin, Rejection, State, Timestamp};
+use ground::Cx;
 
 pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, Rejection> {
     let mut d = Decision::new(state);
@@ -149,7 +150,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::Observed { agent, source, observation, log, generation } => {
             let current = |a: &&crate::Agent| generation.is_none_or(|g| g == a.restarts);
             if let Some(a) = state.agents.get(agent).filter(current) {
-                observe::observed(state, a, *source, observation, log.as_ref(), None, now, &mut d)
+                observe::observed(Cx { state, now }, a, *source, observation, log.as_ref(), None, &mut d)
             }
         }
         Input::Report { agent, generation, spooled_at, report } => {
@@ -166,7 +167,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::FileWritten { agent } => {
             if let Some(a) = state.agents.get(agent) {
                 let beat = crate::Observation::Activity { heartbeat: crate::Heartbeat::FileWrite };
-                observe::observed(state, a, crate::Source::Screen, &beat, None, None, now, &mut d)
+                observe::observed(Cx { state, now }, a, crate::Source::Screen, &beat, None, None, &mut d)
             }
         }
         Input::LogLines { agent, session_log, lines } => {
@@ -182,6 +183,6 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::Reconcile(reality) => reconcile::at_start(state, reality, now, &mut d),
         Input::CheckLiveness => reconcile::stuck_after_start(state, now, &mut d),
     }
-    react::settle(ground::Cx { state, now }, &mut d);
+    react::settle(Cx { state, now }, &mut d);
     Ok(d)
 }

@@ -5,30 +5,27 @@
 
 use std::path::PathBuf;
 
-use super::ground::{clear_timers, set_timer, Decision};
+use super::ground::{clear_timers, set_timer, Cx, Decision};
 use super::recovery;
-use super::session::came_up;
+use super::session::{came_up, HEARTBEAT_EVERY_MS, QUIET_MS};
 use crate::{
     Agent, AgentId, Cause, Effect, Event, Heartbeat, Observation, SessionState, Source, State, TimerKind, Timestamp,
     Trigger, LINE_MAX,
 };
 
-/// Heartbeats are recorded at most this often per kind.
-pub const HEARTBEAT_EVERY_MS: u64 = 5_000;
 /// Screen checks for a start-up dialog before bosun stops looking.
 pub const STARTUP_CHECKS: u32 = 5;
 
-#[allow(clippy::too_many_arguments)]
 pub(super) fn observed(
-    state: &State,
+    cx: Cx,
     a: &Agent,
     source: Source,
     obs: &Observation,
     log: Option<&PathBuf>,
     cause: Option<Cause>,
-    now: Timestamp,
     d: &mut Decision,
 ) {
+    let Cx { state, now } = cx;
     if a.state.is_dead() {
         return;
     }
@@ -194,7 +191,7 @@ pub(super) fn log_lines(
                 Cause::Output { line, cut }
             }
         });
-        observed(state, a, source, &observations[i], None, cause, now, d);
+        observed(Cx { state, now }, a, source, &observations[i], None, cause, d);
     }
     // A generic agent is idle when its output has stopped for a while.
     let quiet_pending = state.timers.values().any(|t| t.kind == TimerKind::Quiet { agent: a.id.clone() });
@@ -203,9 +200,6 @@ pub(super) fn log_lines(
         set_timer(state, d, TimerKind::Quiet { agent: a.id.clone() }, at);
     }
 }
-
-/// How long a generic agent's output must stop before it counts as idle.
-pub const QUIET_MS: u64 = 5_000;
 
 /// The quiet timer fired. Output heartbeats are recorded at most every `HEARTBEAT_EVERY_MS`, so
 /// the last output was at most that long after the last recorded one: quiet for sure once
@@ -217,7 +211,7 @@ pub(super) fn quiet_check(state: &State, a: &Agent, now: Timestamp, d: &mut Deci
     let last = a.heartbeats.get(&Heartbeat::TerminalOutput).copied().unwrap_or(a.state_since);
     let quiet_since = Timestamp::from_millis(last.as_millis() + HEARTBEAT_EVERY_MS);
     if now.millis_since(quiet_since) >= QUIET_MS {
-        observed(state, a, Source::Screen, &Observation::Idle, None, None, now, d);
+        observed(Cx { state, now }, a, Source::Screen, &Observation::Idle, None, None, d);
     } else {
         let at = Timestamp::from_millis(quiet_since.as_millis() + QUIET_MS);
         set_timer(state, d, TimerKind::Quiet { agent: a.id.clone() }, at);

@@ -103,7 +103,7 @@ fn job_ended(state: &State, job: &Job, end: &JobState, now: Timestamp, d: &mut D
         other => Some(format!("its job ended {}", other.label())),
     };
     match plan.variant_of(*index, &job.spec.id) {
-        Some(n) => variant_ended(state, plan, *index, n, target, failure, now, d),
+        Some(n) => variant_ended(Cx { state, now }, plan, *index, n, target, failure, d),
         None => ended(plan, *index, target, failure, d),
     }
 }
@@ -118,15 +118,13 @@ fn ended(plan: &Plan, index: usize, target: Option<String>, failure: Option<Stri
 
 /// Records the end of variant `n` of the plan's job at `index`; the last to end has the
 /// variants judged.
-#[allow(clippy::too_many_arguments)]
 fn variant_ended(
-    state: &State,
+    cx: Cx,
     plan: &Plan,
     index: usize,
     n: u32,
     target: Option<String>,
     failure: Option<String>,
-    now: Timestamp,
     d: &mut Decision,
 ) {
     d.event(Event::PlanVariantEnded {
@@ -139,7 +137,7 @@ fn variant_ended(
     let mut after = plan.clone();
     after.variant_ended(index, n, target.as_deref(), failure.as_deref());
     if after.job_state(index) == PlanJobState::Judging {
-        judge(state, &after, index, now, d);
+        judge(cx.state, &after, index, cx.now, d);
     }
 }
 
@@ -328,7 +326,7 @@ pub(super) fn dispatch_failed(
     };
     d.effect(Effect::Notify { notice, desktop: true, webhook: None });
     match variant {
-        Some(n) => variant_ended(state, plan, index, n, None, Some(error.to_owned()), now, d),
+        Some(n) => variant_ended(Cx { state, now }, plan, index, n, None, Some(error.to_owned()), d),
         None => ended(plan, index, None, Some(error.to_owned()), d),
     }
 }

@@ -40,7 +40,7 @@ pub(super) fn fire_for(
         None => a.recovery.get(&trigger),
     };
     let from = from.copied().unwrap_or_default();
-    fire_from(state, a, trigger, error, class, from, now, d);
+    fire_from(Cx { state, now }, a, trigger, error, class, from, d);
 }
 
 /// The class whose own chain an idle agent follows, if its policy has one for it.
@@ -48,17 +48,16 @@ fn routed(a: &Agent, trigger: Trigger, class: Option<TurnClass>) -> Option<TurnC
     class.filter(|c| trigger == Trigger::Idle && a.policy.on_idle_class.contains_key(c))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn fire_from(
-    state: &State,
+    cx: Cx,
     a: &Agent,
     trigger: Trigger,
     error: Option<AgentError>,
     class: Option<TurnClass>,
     mut p: Progress,
-    now: Timestamp,
     d: &mut Decision,
 ) {
+    let Cx { state, now } = cx;
     if a.outcome.is_some() || a.kill_requested {
         return;
     }
@@ -230,7 +229,7 @@ pub(super) fn gate_finished(
     }
     let Some((trigger, p)) = gate_step(a, run) else { return };
     let class = routed(a, trigger, a.verdict.as_ref().map(|v| v.class));
-    fire_from(state, a, trigger, error_of(a), class, Progress { step: p.step + 1, used: 0 }, now, d);
+    fire_from(Cx { state, now }, a, trigger, error_of(a), class, Progress { step: p.step + 1, used: 0 }, d);
 }
 
 /// The trigger whose chain stands at the gate `run`, and where.

@@ -14,6 +14,10 @@ pub const CONFIRM_MS: u64 = 3_000;
 /// How long a Claude agent has to report in before bosun looks at its screen for a start-up
 /// dialog.
 pub const STARTUP_CHECK_MS: u64 = 1_500;
+/// Heartbeats are recorded at most this often per kind.
+pub const HEARTBEAT_EVERY_MS: u64 = 5_000;
+/// How long a generic agent's output must stop before it counts as idle.
+pub const QUIET_MS: u64 = 5_000;
 
 pub(super) fn kill(state: &State, agent: &AgentId, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
     let a = live_agent(state, agent)?;
@@ -198,8 +202,7 @@ pub(super) fn came_up(state: &State, a: &Agent, pid: Option<u32>, now: Timestamp
         push(state, a, prompt, MessageKind::User, false, now, d);
     }
     if start.idle_when_quiet {
-        let at =
-            Timestamp::from_millis(now.as_millis() + super::observe::QUIET_MS + super::observe::HEARTBEAT_EVERY_MS);
+        let at = Timestamp::from_millis(now.as_millis() + QUIET_MS + HEARTBEAT_EVERY_MS);
         set_timer(state, d, TimerKind::Quiet { agent: a.id.clone() }, at);
     }
     if a.kill_requested {
