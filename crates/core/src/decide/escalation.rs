@@ -1,5 +1,5 @@
-//! Escalations: raised by the `escalate` action or a used-up chain, with a notification;
-//! resolved by a person, optionally with a message for the agent.
+//! Escalations: raised by the `escalate` action, a used-up chain or a session bosun could not
+//! end, with a notification; resolved by a person, optionally with a message for the agent.
 
 use super::ground::{kill, Cx, Decision};
 use super::session::{live_agent, queue};

@@ -1,5 +1,6 @@
 //! Decisions about jobs: entering steps (and failing a job whose step is entered too often),
-//! following a step's outcome, trying a failed step again after its backoff, and cancelling.
+//! following a step's outcome (a step's agent dying, a child job ending), trying a failed step
+//! again after its backoff, and cancelling; a job begins once its workspace is made.
 
 use super::ground::{create, inspect, kill, set_timer, spawn, Cx, Decision};
 use super::session::save_pending;

@@ -1,6 +1,11 @@
 //! `decide`: given what bosun knows and what just happened, the facts to record and the effects
 //! to carry out. Pure and total: the same state, input and time always give the same decision.
 //! An input about a record that is gone, or a fact already recorded, decides nothing.
+//!
+//! Each input goes to the domain it is about; a domain calls only the domains below it (agents:
+//! dialog → observe → classify → recovery → escalation → session; work: plan → job → pool →
+//! workspace → session; all of them on `ground`). What follows in a higher domain from a fact a
+//! lower one records reacts to that event (`react`), until nothing more follows.
 
 mod classify;
 mod cron;

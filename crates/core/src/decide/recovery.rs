@@ -1,6 +1,6 @@
-//! Recovery chains: when a trigger fires, the next step of its chain acts — after its cooldown —
-//! until the chain is used up, when a person is asked. Gates pass (done) or hand on to the next
-//! step.
+//! Recovery chains: when a trigger fires (a death: `died`), the next step of its chain acts —
+//! after its cooldown — until the chain is used up, when a person is asked. Gates pass (done) or
+//! hand on to the next step.
 
 use super::escalation::escalate;
 use super::ground::{kill, set_timer, spawn_replacing, Cx, Decision};

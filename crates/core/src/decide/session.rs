@@ -1,5 +1,6 @@
 //! Decisions about agents and their sessions: start-up, messages (typed only while the agent
-//! waits for input, one at a time, in order), kills, and deaths however they are reported.
+//! waits for input, one at a time, in order), kills, and deaths however they are reported (what a
+//! death sets off above, its `on_dead` chain and its job's step, reacts to `AgentDied`).
 
 use std::collections::BTreeSet;
 
