@@ -25,6 +25,7 @@ mod recovery;
 mod report;
 mod session;
 mod start;
+mod step;
 mod timers;
 mod workspace;
 

@@ -49,7 +49,7 @@ fn dispatch(plan: &Plan, index: usize, variant: Option<u32>, d: &mut Decision) -
     let j = &plan.jobs[index];
     let (source, merged) = plan.start_of(index);
     let tries = d.events.len() as u64 + plan.jobs.iter().filter(|j| j.job_id.is_some()).count() as u64;
-    let bits = job::fnv(&[
+    let bits = crate::id::fnv(&[
         "plan",
         &plan.id,
         &index.to_string(),
