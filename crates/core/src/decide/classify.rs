@@ -32,8 +32,14 @@ pub(super) fn turn_ended(state: &State, a: &Agent, now: Timestamp, d: &mut Decis
     if !a.policy.classifies() {
         return recovery::fire(state, a, Trigger::Idle, None, now, d);
     }
-    let said = said_now(state, a, d);
-    let turn = idle_seq(state, a, d);
+    // The agent as this decision leaves it: what it said last (a report made in this very
+    // decision counts) and the seq of the idle state it is in.
+    let (said, turn) = match d.agent(state, &a.id) {
+        Some(now) => (now.said.clone(), idle_seq(now)),
+        None => (None, None),
+    };
+    let said = said.or_else(|| a.said.clone()).unwrap_or_default();
+    let turn = turn.unwrap_or(a.state_seq);
     let rules = a.policy.classify.as_ref().map(|c| c.rules.as_slice()).unwrap_or_default();
     let command = a.policy.classify.as_ref().and_then(|c| c.command.clone()).filter(|c| !c.is_empty());
     match (guardrail(rules, &said), command) {
@@ -88,25 +94,14 @@ fn decided(
     let Cx { state, now } = cx;
     let class = verdict.class;
     d.event(Event::TurnClassified { id: a.id.clone(), turn, verdict, said, answer, at: now });
-    if idle_seq_now(state, a, d) == Some(turn) {
+    if d.agent(state, &a.id).and_then(idle_seq) == Some(turn) {
         recovery::fire_for(state, a, Trigger::Idle, None, Some(class), now, d);
     }
 }
 
-/// What the agent said last, counting a report made in this very decision.
-fn said_now(state: &State, a: &Agent, d: &mut Decision) -> String {
-    d.agent(state, &a.id).and_then(|now| now.said.clone()).or_else(|| a.said.clone()).unwrap_or_default()
-}
-
-/// The `state_seq` of the agent's idle state: the one this decision gives it, or the one it has.
-fn idle_seq(state: &State, a: &Agent, d: &mut Decision) -> u64 {
-    idle_seq_now(state, a, d).unwrap_or(a.state_seq)
-}
-
-/// The `state_seq` of the idle state the agent is in as this decision leaves it, if it is idle.
-fn idle_seq_now(state: &State, a: &Agent, d: &mut Decision) -> Option<u64> {
-    let now = d.agent(state, &a.id)?;
-    (now.state == SessionState::Idle).then_some(now.state_seq)
+/// The `state_seq` of the idle state the agent is in, if it is idle.
+fn idle_seq(a: &Agent) -> Option<u64> {
+    (a.state == SessionState::Idle).then_some(a.state_seq)
 }
 
 /// The last `max` bytes of `s`, cut at a character boundary.
