@@ -236,8 +236,9 @@ impl Sessions for Tmux {
             };
             args.push(command.into());
         }
-        // A server whose last session just ended is on its way out: a client that reaches it
-        // then sees "server exited unexpectedly". A second try starts a fresh server.
+        // A server whose last session just ended (or that was killed) is on its way out: a client
+        // that reaches it then sees "server exited unexpectedly". A later try starts a fresh
+        // server; on a loaded machine the old one may take a moment to go.
         let mut tries = 0;
         loop {
             tries += 1;
@@ -247,10 +248,11 @@ impl Sessions for Tmux {
                     return self.pane_pid(spec.session)
                 }
                 Err(AdapterError::Command { stderr, .. })
-                    if tries < 3
+                    if tries < SPAWN_TRIES
                         && (stderr.contains("server exited unexpectedly") || stderr.contains("lost server")) =>
                 {
-                    continue
+                    std::thread::sleep(std::time::Duration::from_millis(25 * u64::from(tries)));
+                    continue;
                 }
                 Err(e) => return Err(e),
             }
@@ -420,6 +422,10 @@ fn no_server(err: &AdapterError) -> bool {
 /// tmux failed because the target session does not exist. "no current target" is what a server
 /// holding no session at all answers (one just started by a `new-session` that has not made its
 /// session yet, or one about to exit), so the named session does not exist either.
+/// How many times a session is asked of a server that may be on its way out (see `spawn`):
+/// within about a second in all.
+const SPAWN_TRIES: u32 = 8;
+
 fn no_session(err: &AdapterError) -> bool {
     matches!(err, AdapterError::Command { stderr, .. }
         if ["can't find session", "can't find pane", "can't find window", "no current target"]
