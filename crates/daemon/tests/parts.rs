@@ -1,0 +1,168 @@
+//! The daemon run with its parts filled with fakes: requests over its socket, effects carried
+//! out through fake sessions, workspaces and processes, outcomes read back from its answers and
+//! from what the fakes were asked to do.
+
+mod support;
+
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use bosun_core::{JobState, SessionState};
+use bosun_testkit::poll::wait_for;
+use bosun_wire::{read_frame, write_frame, Envelope, Request, Response, StartAgent, StateDir, WorkspaceChoice};
+
+/// A daemon on a state directory of its own, its parts the fakes', stopped when dropped.
+struct Daemon {
+    dir: tempfile::TempDir,
+    fakes: support::Fakes,
+    thread: Option<std::thread::JoinHandle<Result<(), bosun_daemon::DaemonError>>>,
+}
+
+impl Daemon {
+    fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let fakes = support::Fakes::default();
+        let dirs = StateDir::new(dir.path().join("state")).unwrap();
+        let opts = bosun_daemon::Options { dirs, exe: PathBuf::from("/bin/false"), detach: false };
+        let parts = fakes.parts();
+        let thread = std::thread::spawn(move || bosun_daemon::run_with(opts, move |_, _| Ok(parts)));
+        let daemon = Daemon { dir, fakes, thread: Some(thread) };
+        // Its socket is there a moment before it listens: up once a connection is taken.
+        let up = wait_for(Duration::from_secs(20), || UnixStream::connect(daemon.socket()).ok());
+        assert!(up.is_some(), "the daemon never listened");
+        daemon
+    }
+
+    fn socket(&self) -> PathBuf {
+        StateDir::new(self.dir.path().join("state")).unwrap().socket()
+    }
+
+    fn ask(&self, request: Request) -> Response {
+        let mut stream = UnixStream::connect(self.socket()).unwrap();
+        let envelope = Envelope { version: bosun_wire::VERSION.to_owned(), request, id: None };
+        write_frame(&mut stream, &envelope).unwrap();
+        read_frame(&mut stream).unwrap()
+    }
+
+    /// A folder to work in, outside the state directory.
+    fn work(&self) -> PathBuf {
+        let work = self.dir.path().join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        work
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.ask(Request::Shutdown);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn start_agent(work: &Path, command: &[&str]) -> Request {
+    Request::StartAgent(Box::new(StartAgent {
+        repo: None,
+        cwd: work.to_owned(),
+        workspace: WorkspaceChoice::Folder,
+        branch: None,
+        base_ref: None,
+        name: Some("helper".into()),
+        command: command.iter().map(|s| s.to_string()).collect(),
+        env: Default::default(),
+        // What the CLI sends: its environment, where the program is looked for.
+        inherit: [("PATH".to_owned(), std::env::var("PATH").unwrap())].into(),
+        driver: None,
+        prompt: None,
+        policy: Default::default(),
+        patterns: Default::default(),
+        task: None,
+        session: Default::default(),
+        runtime: Default::default(),
+        no_wait: false,
+    }))
+}
+
+fn agent_state(daemon: &Daemon) -> Option<SessionState> {
+    match daemon.ask(Request::Show { agent: "helper".into() }) {
+        Response::Agent(detail) => Some(detail.agent.state.clone()),
+        _ => None,
+    }
+}
+
+/// An agent started runs its command in a session of the fake's, and a kill ends that session.
+#[test]
+fn an_agent_starts_in_a_fake_session_running_its_command_and_a_kill_ends_it() {
+    let daemon = Daemon::start();
+    let started = daemon.ask(start_agent(&daemon.work(), &["cat", "--flag"]));
+    assert!(matches!(started, Response::Started(_)), "{started:?}");
+    let state = wait_for(Duration::from_secs(20), || agent_state(&daemon).filter(SessionState::is_up));
+    assert!(state.is_some(), "the agent never came up: {:?}", agent_state(&daemon));
+    let session = {
+        let s = daemon.fakes.sessions.state();
+        let (name, session) = s.sessions.iter().next().expect("a session was spawned");
+        assert_eq!(session.command.first().map(String::as_str), Some("cat"), "{:?}", session.command);
+        assert!(session.command.iter().any(|a| a == "--flag"), "{:?}", session.command);
+        name.clone()
+    };
+    let killed = daemon.ask(Request::Kill { agent: "helper".into() });
+    assert!(matches!(killed, Response::Ok | Response::Killed { .. }), "{killed:?}");
+    assert!(!daemon.fakes.sessions.state().sessions.contains_key(&session), "the session was ended");
+}
+
+const RUNBOOK: &str = r#"
+command "ci" {
+  run = { job = "ci" }
+}
+
+job "ci" {
+  step "build" {
+    run     = "make build"
+    on_done = { step = "test" }
+  }
+
+  step "test" {
+    run     = "make test"
+    on_done = "done"
+    on_fail = { step = "report" }
+  }
+
+  step "report" {
+    run     = "make report"
+    on_done = "fail"
+  }
+}
+"#;
+
+/// Runs `ci` and waits for its job to end: its state, and the steps the fake ran, in order.
+fn run_ci(daemon: &Daemon) -> (JobState, Vec<(String, PathBuf)>) {
+    let work = daemon.work();
+    let sources = vec![(work.join("ci.hcl"), RUNBOOK.to_owned())];
+    let run = bosun_wire::RunCommand { sources, command: "ci".into(), args: vec![], cwd: work };
+    let started = daemon.ask(Request::Run(Box::new(run)));
+    let Response::JobStarted { job, .. } = started else { panic!("{started:?}") };
+    let end = wait_for(Duration::from_secs(20), || match daemon.ask(Request::JobShow { job: job.to_string() }) {
+        Response::Job { job, over: true, .. } => Some(job.state),
+        _ => None,
+    });
+    (end.expect("the job never ended"), daemon.fakes.processes.state().steps_run.clone())
+}
+
+/// A job's shell steps run through the step runner, in order, and their exits route the job.
+#[test]
+fn a_jobs_steps_run_through_the_step_runner_and_a_failed_one_routes_the_job_to_its_failure() {
+    let daemon = Daemon::start();
+    let (state, ran) = run_ci(&daemon);
+    assert!(matches!(state, JobState::Done), "{state:?}");
+    let commands: Vec<&str> = ran.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(commands, ["make build", "make test"]);
+
+    let daemon = Daemon::start();
+    daemon.fakes.processes.state().step_codes.insert("make test".into(), 2);
+    let (state, ran) = run_ci(&daemon);
+    assert!(matches!(state, JobState::Failed { .. }), "{state:?}");
+    let commands: Vec<&str> = ran.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(commands, ["make build", "make test", "make report"]);
+}
