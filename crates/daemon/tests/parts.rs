@@ -8,7 +8,7 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use bosun_core::{JobState, SessionState};
+use bosun_core::{Agent, Chain, JobState, Outcome, Policy, SessionState};
 use bosun_testkit::poll::wait_for;
 use bosun_wire::{read_frame, write_frame, Envelope, Request, Response, StartAgent, StateDir, WorkspaceChoice};
 
@@ -62,7 +62,7 @@ impl Drop for Daemon {
     }
 }
 
-fn start_agent(work: &Path, command: &[&str]) -> Request {
+fn start_agent(work: &Path, command: &[&str], policy: Policy) -> Request {
     Request::StartAgent(Box::new(StartAgent {
         repo: None,
         cwd: work.to_owned(),
@@ -76,7 +76,7 @@ fn start_agent(work: &Path, command: &[&str]) -> Request {
         inherit: [("PATH".to_owned(), std::env::var("PATH").unwrap())].into(),
         driver: None,
         prompt: None,
-        policy: Default::default(),
+        policy,
         patterns: Default::default(),
         task: None,
         session: Default::default(),
@@ -85,18 +85,22 @@ fn start_agent(work: &Path, command: &[&str]) -> Request {
     }))
 }
 
-fn agent_state(daemon: &Daemon) -> Option<SessionState> {
+fn agent(daemon: &Daemon) -> Option<Agent> {
     match daemon.ask(Request::Show { agent: "helper".into() }) {
-        Response::Agent(detail) => Some(detail.agent.state.clone()),
+        Response::Agent(detail) => Some(detail.agent),
         _ => None,
     }
+}
+
+fn agent_state(daemon: &Daemon) -> Option<SessionState> {
+    agent(daemon).map(|a| a.state)
 }
 
 /// An agent started runs its command in a session of the fake's, and a kill ends that session.
 #[test]
 fn an_agent_starts_in_a_fake_session_running_its_command_and_a_kill_ends_it() {
     let daemon = Daemon::start();
-    let started = daemon.ask(start_agent(&daemon.work(), &["cat", "--flag"]));
+    let started = daemon.ask(start_agent(&daemon.work(), &["cat", "--flag"], Policy::default()));
     assert!(matches!(started, Response::Started(_)), "{started:?}");
     let state = wait_for(Duration::from_secs(20), || agent_state(&daemon).filter(SessionState::is_up));
     assert!(state.is_some(), "the agent never came up: {:?}", agent_state(&daemon));
@@ -110,6 +114,28 @@ fn an_agent_starts_in_a_fake_session_running_its_command_and_a_kill_ends_it() {
     let killed = daemon.ask(Request::Kill { agent: "helper".into() });
     assert!(matches!(killed, Response::Ok | Response::Killed { .. }), "{killed:?}");
     assert!(!daemon.fakes.sessions.state().sessions.contains_key(&session), "the session was ended");
+}
+
+/// An idle agent's gate runs through the gate runner, in the agent's workspace: one that passes
+/// ends the agent done; one that fails moves its chain on, here to `fail`.
+#[test]
+fn an_idle_agents_gate_runs_through_the_gate_runner_and_its_exit_decides_the_agents_outcome() {
+    for (code, outcome) in [(Some(0), Outcome::Done), (Some(1), Outcome::Failed)] {
+        let daemon = Daemon::start();
+        daemon.fakes.processes.state().gate_codes.insert("make check".into(), code);
+        let chain = Chain(vec!["gate:make check".parse().unwrap(), "fail".parse().unwrap()]);
+        let policy = Policy { on_idle: chain, grace_ms: 0, ..Policy::default() };
+        let started = daemon.ask(start_agent(&daemon.work(), &["cat"], policy));
+        assert!(matches!(started, Response::Started(_)), "{started:?}");
+        let up = wait_for(Duration::from_secs(20), || agent(&daemon).filter(|a| a.state.is_up()));
+        let up = up.expect("the agent never came up");
+        // Its program wrote something, then nothing more: a generic agent is idle once quiet.
+        std::fs::write(up.output_log(), "working…\n").unwrap();
+        let ended = wait_for(Duration::from_secs(30), || agent(&daemon).and_then(|a| a.outcome));
+        assert_eq!(ended, Some(outcome), "gate exit {code:?}");
+        let gates = daemon.fakes.processes.state().gates_run.clone();
+        assert_eq!(gates, [("make check".to_owned(), up.cwd.clone())], "gate exit {code:?}");
+    }
 }
 
 const RUNBOOK: &str = r#"
