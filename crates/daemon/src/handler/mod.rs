@@ -275,6 +275,8 @@ fn engine_error(e: EngineError) -> WireError {
     }
 }
 
+/// The wire's kind of each adapter error, every one named: what the caller asked wrong, what is
+/// not there, work a change would lose, or a failure outside.
 fn adapter_error(e: AdapterError) -> WireError {
     let kind = match e {
         AdapterError::NotARepo(_)
@@ -283,8 +285,37 @@ fn adapter_error(e: AdapterError) -> WireError {
         | AdapterError::BranchExists { .. }
         | AdapterError::BranchBlocked { .. } => ErrorKind::BadRequest,
         AdapterError::NoBranch { .. } => ErrorKind::NotFound,
-        AdapterError::TargetHasChanges { .. } => ErrorKind::WouldLoseWork,
-        _ => ErrorKind::Failed,
+        AdapterError::TargetHasChanges { .. } | AdapterError::Dirty(_) => ErrorKind::WouldLoseWork,
+        AdapterError::NoCommit(_)
+        | AdapterError::NotAWorktree(_)
+        | AdapterError::SlotMoved { .. }
+        | AdapterError::PoolSlot(_)
+        | AdapterError::Setup { .. }
+        | AdapterError::TmuxMissing(_)
+        | AdapterError::Watch(_)
+        | AdapterError::Docker(_)
+        | AdapterError::NoImage(_)
+        | AdapterError::BadCwd { .. }
+        | AdapterError::NoSession(_)
+        | AdapterError::MergeConflict { .. }
+        | AdapterError::Command { .. }
+        | AdapterError::Io { .. } => ErrorKind::Failed,
     };
     WireError::new(kind, e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Work a change would lose is refused as such (exit 5 at the CLI), whichever adapter saw it.
+    #[test]
+    fn a_dirty_workspace_or_target_is_refused_as_work_that_would_be_lost() {
+        let dirty = adapter_error(AdapterError::Dirty(PathBuf::from("/w")));
+        assert_eq!(dirty.kind, ErrorKind::WouldLoseWork, "{dirty:?}");
+        let target = adapter_error(AdapterError::TargetHasChanges { into: "main".into(), dir: PathBuf::from("/r") });
+        assert_eq!(target.kind, ErrorKind::WouldLoseWork, "{target:?}");
+        let io = adapter_error(AdapterError::io("reading", std::io::Error::other("no")));
+        assert_eq!(io.kind, ErrorKind::Failed, "{io:?}");
+    }
 }
