@@ -26,7 +26,7 @@ impl Executor {
             }
             Effect::JudgeVariants { plan, index, judge, repo, source, candidates } => {
                 let scratch = self.dirs.root().join("plans").join(&plan).join(format!("job-{index}"));
-                let (winner, detail) = crate::judge::judge(&judge, &repo, &source, &candidates, &scratch);
+                let (winner, detail) = crate::judge::judge(&*self.gates, &judge, &repo, &source, &candidates, &scratch);
                 Input::VariantsJudged { plan, index, winner, detail }
             }
             // Another family's: `run` routes none here.
