@@ -8,7 +8,7 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use bosun_core::{Agent, Chain, JobState, Outcome, Policy, SessionState};
+use bosun_core::{Agent, Chain, Classify, JobState, Outcome, Policy, SessionState, TurnClass};
 use bosun_testkit::poll::wait_for;
 use bosun_wire::{read_frame, write_frame, Envelope, Request, Response, StartAgent, StateDir, WorkspaceChoice};
 
@@ -135,6 +135,33 @@ fn an_idle_agents_gate_runs_through_the_gate_runner_and_its_exit_decides_the_age
         assert_eq!(ended, Some(outcome), "gate exit {code:?}");
         let gates = daemon.fakes.processes.state().gates_run.clone();
         assert_eq!(gates, [("make check".to_owned(), up.cwd.clone())], "gate exit {code:?}");
+    }
+}
+
+/// An idle agent's turn is classified by the classifier runner, in the agent's workspace, and
+/// the class it answers picks the chain that runs: `done` ends the agent done, `blocked` failed.
+#[test]
+fn an_idle_agents_turn_is_classified_through_the_classifier_runner_and_its_class_picks_the_chain() {
+    for (answer, outcome) in [("done", Outcome::Done), ("blocked", Outcome::Failed)] {
+        let daemon = Daemon::start();
+        daemon.fakes.processes.state().classifier_answer = Some(Ok(format!("{answer}\n")));
+        let chain = |step: &str| Chain(vec![step.parse().unwrap()]);
+        let policy = Policy {
+            classify: Some(Classify { rules: vec![], command: Some(vec!["judge-turn".into()]) }),
+            on_idle_class: [(TurnClass::Done, chain("done")), (TurnClass::Blocked, chain("fail"))].into(),
+            grace_ms: 0,
+            ..Policy::default()
+        };
+        let started = daemon.ask(start_agent(&daemon.work(), &["cat"], policy));
+        assert!(matches!(started, Response::Started(_)), "{started:?}");
+        let up = wait_for(Duration::from_secs(20), || agent(&daemon).filter(|a| a.state.is_up()));
+        let up = up.expect("the agent never came up");
+        std::fs::write(up.output_log(), "working…\n").unwrap();
+        let ended = wait_for(Duration::from_secs(30), || agent(&daemon).and_then(|a| a.outcome));
+        assert_eq!(ended, Some(outcome), "classified {answer}");
+        let classified = daemon.fakes.processes.state().classified.clone();
+        let ran: Vec<_> = classified.iter().map(|(command, cwd, _)| (command.clone(), cwd.clone())).collect();
+        assert_eq!(ran, [(vec!["judge-turn".to_owned()], up.cwd.clone())], "classified {answer}");
     }
 }
 
