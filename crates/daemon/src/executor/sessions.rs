@@ -29,30 +29,9 @@ impl Executor {
                 backend,
                 place,
             } => {
-                if let Some((transcript, text)) = &hold {
-                    if !bosun_adapters::transcript::holds_within(transcript, text, HOLD_WAIT) {
-                        tracing::warn!(%agent, "a transcript does not hold its last message yet; starting anyway");
-                    }
-                }
-                if let Some(old) = replace {
-                    if let Err(e) = self.sessions.kill(&old) {
-                        tracing::warn!(%old, "cannot end the old session: {e}");
-                    }
-                }
-                // Its own config first: a fork's conversation is copied into it.
-                if let Some(own) = &config {
-                    if let Err(e) = bosun_adapters::own_config::make(own, &cwd) {
-                        return Some(Input::SessionSpawnFailed { agent, error: format!("its own config: {e}") });
-                    }
-                }
-                for (from, to) in &copies {
-                    let copied = self.copies.copy_new(from, to);
-                    if let Err(e) = copied {
-                        return Some(Input::SessionSpawnFailed {
-                            agent,
-                            error: format!("cannot copy {} to {}: {e}", from.display(), to.display()),
-                        });
-                    }
+                if let Some(error) = self.before_spawn(&agent, hold.as_ref(), replace, config.as_deref(), &copies, &cwd)
+                {
+                    return Some(Input::SessionSpawnFailed { agent, error });
                 }
                 let env = match inherit.as_deref().map(bosun_adapters::secret::read_env).transpose() {
                     Ok(inherited) => inherited.unwrap_or_default().into_iter().chain(env).collect(),
@@ -143,6 +122,39 @@ impl Executor {
             }
             // Another family's: `run` routes none here.
             _ => return None,
+        })
+    }
+
+    /// What comes before a spawn: the transcript `hold` names holding its last message (waited
+    /// for, a little), the session it `replace`s ended, its own config made, then the `copies`
+    /// (a fork's conversation goes into that config). Why the agent cannot start, if it cannot.
+    fn before_spawn(
+        &self,
+        agent: &AgentId,
+        hold: Option<&(PathBuf, String)>,
+        replace: Option<bosun_core::SessionName>,
+        config: Option<&bosun_core::OwnConfig>,
+        copies: &[(PathBuf, PathBuf)],
+        cwd: &Path,
+    ) -> Option<String> {
+        if let Some((transcript, text)) = hold {
+            if !bosun_adapters::transcript::holds_within(transcript, text, HOLD_WAIT) {
+                tracing::warn!(%agent, "a transcript does not hold its last message yet; starting anyway");
+            }
+        }
+        if let Some(old) = replace {
+            if let Err(e) = self.sessions.kill(&old) {
+                tracing::warn!(%old, "cannot end the old session: {e}");
+            }
+        }
+        if let Some(own) = config {
+            if let Err(e) = bosun_adapters::own_config::make(own, cwd) {
+                return Some(format!("its own config: {e}"));
+            }
+        }
+        copies.iter().find_map(|(from, to)| {
+            let copied = self.copies.copy_new(from, to);
+            copied.err().map(|e| format!("cannot copy {} to {}: {e}", from.display(), to.display()))
         })
     }
 }
