@@ -1,6 +1,9 @@
 //! Carries out the core's effects through the adapters, each off the engine loop (tokio's
 //! blocking pool for commands, tasks for timers), and feeds every outcome back to the engine as
-//! an `Input`. It decides nothing.
+//! an `Input`. It decides nothing. `run` routes each effect to its family's function: workspaces
+//! and pool slots, sessions and screens, checks (gates, classifiers, judges), jobs (steps, pull
+//! requests, queues), notices, logs. Gates, classifiers, steps, queue commands and file copies
+//! run through adapters (`Parts`), so a test can fake them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

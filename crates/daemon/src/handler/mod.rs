@@ -1,6 +1,9 @@
-//! Answers each request: resolves ids, gathers what the core needs to know from the world
-//! (repository, ref, dirtiness), submits the input, and for requests whose outcome the caller
-//! waits on (kill, send, remove), waits for it in the state.
+//! Answers each request: `answer` routes it, one line a request, to the function that answers
+//! it — `queries` for those that only read, a file per family for those that change something
+//! (start, pool, outcome, terminal, queue, cron, plan, job, run, merge, fork, pr, doctor,
+//! export), and one call for a hook's report. Those resolve ids, gather what the core needs to
+//! know from the world (repository, ref, dirtiness), submit the input, and for requests whose
+//! outcome the caller waits on (kill, send, remove), wait for it in the state.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
