@@ -8,7 +8,7 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use bosun_core::{Agent, Chain, Classify, JobState, Outcome, Policy, SessionState, TurnClass};
+use bosun_core::{Agent, Chain, Classify, ItemState, JobState, Outcome, Policy, SessionState, TurnClass};
 use bosun_testkit::poll::wait_for;
 use bosun_wire::{read_frame, write_frame, Envelope, Request, Response, StartAgent, StateDir, WorkspaceChoice};
 
@@ -218,4 +218,55 @@ fn a_jobs_steps_run_through_the_step_runner_and_a_failed_one_routes_the_job_to_i
     assert!(matches!(state, JobState::Failed { .. }), "{state:?}");
     let commands: Vec<&str> = ran.iter().map(|(c, _)| c.as_str()).collect();
     assert_eq!(commands, ["make build", "make test", "make report"]);
+}
+
+const INBOX: &str = r#"
+queue "inbox" {
+  list = "list-inbox"
+  take = "take-item"
+  poll = "100ms"
+}
+
+worker "sorter" {
+  queue = "inbox"
+  job   = "sort"
+}
+
+job "sort" {
+  step "sort" {
+    run = "sort-item"
+  }
+}
+"#;
+
+/// A worker on an external queue lists it through the queue command runner, however often, and
+/// takes each item it lists once, its job's step run through the step runner.
+#[test]
+fn a_worker_lists_its_queue_through_the_queue_command_runner_and_takes_each_item_once() {
+    let daemon = Daemon::start();
+    let listed = "{\"id\":\"a\",\"title\":\"first\"}\n{\"id\":\"b\",\"title\":\"second\"}\n";
+    daemon.fakes.processes.state().queue_outputs.insert("list-inbox".into(), listed.into());
+    let work = daemon.work();
+    let sources = vec![(work.join("inbox.hcl"), INBOX.to_owned())];
+    let started = daemon.ask(Request::WorkerStart { name: "sorter".into(), sources, cwd: work });
+    assert!(matches!(started, Response::Ok), "{started:?}");
+    let items = || match daemon.ask(Request::QueueList { queue: None }) {
+        Response::Items { items, .. } => items,
+        other => panic!("{other:?}"),
+    };
+    let done = wait_for(Duration::from_secs(20), || {
+        let items = items();
+        (items.len() == 2 && items.iter().all(|i| i.state == ItemState::Done)).then_some(items)
+    });
+    assert!(done.is_some(), "{:?}", items());
+    // Listed again and again while the items ran: taken once each all the same.
+    let wait_lists = wait_for(Duration::from_secs(20), || {
+        let s = daemon.fakes.processes.state();
+        (s.queue_commands_run.iter().filter(|c| *c == "list-inbox").count() > 3).then_some(())
+    });
+    assert!(wait_lists.is_some(), "the queue was listed again");
+    let s = daemon.fakes.processes.state();
+    assert_eq!(s.queue_commands_run.iter().filter(|c| *c == "take-item").count(), 2, "{:?}", s.queue_commands_run);
+    let steps: Vec<&str> = s.steps_run.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(steps, ["sort-item", "sort-item"]);
 }
