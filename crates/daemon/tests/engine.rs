@@ -37,8 +37,7 @@ impl Rig {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let (sessions, workspaces) = (Arc::new(FakeSessions::default()), Arc::new(FakeWorkspaces::default()));
         let store = f(Store::open(&db).unwrap());
-        let fakes =
-            support::Fakes { sessions: sessions.clone(), workspaces: workspaces.clone(), processes: Arc::default() };
+        let fakes = support::Fakes { sessions: sessions.clone(), workspaces: workspaces.clone(), ..Default::default() };
         let dirs = bosun_wire::StateDir::new(dir.path().to_owned()).unwrap();
         let channels = Arc::new(bosun_daemon::channels::Channels::new(dirs.clone(), runtime.handle().clone()));
         let nonces = Arc::new(bosun_daemon::nonces::Nonces::new(None, 0));

@@ -138,6 +138,49 @@ fn an_idle_agents_gate_runs_through_the_gate_runner_and_its_exit_decides_the_age
     }
 }
 
+/// An agent whose chain escalates is put to a person: the escalation is listed, and shown on
+/// the desktop through the notifier, naming the agent.
+#[test]
+fn an_escalation_is_listed_and_shown_through_the_notifier() {
+    let daemon = Daemon::start();
+    let policy = Policy { on_idle: Chain(vec!["escalate".parse().unwrap()]), grace_ms: 0, ..Policy::default() };
+    let started = daemon.ask(start_agent(&daemon.work(), &["cat"], policy));
+    assert!(matches!(started, Response::Started(_)), "{started:?}");
+    let up = wait_for(Duration::from_secs(20), || agent(&daemon).filter(|a| a.state.is_up()));
+    let up = up.expect("the agent never came up");
+    std::fs::write(up.output_log(), "working…\n").unwrap();
+    let shown = wait_for(Duration::from_secs(30), || {
+        let shown = daemon.fakes.notifier.shown.lock().unwrap().clone();
+        (!shown.is_empty()).then_some(shown)
+    });
+    let shown = shown.expect("nothing was shown on the desktop");
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    let (title, body) = &shown[0];
+    assert!(format!("{title} {body}").contains("helper"), "{shown:?}");
+    let Response::Escalations { escalations, .. } = daemon.ask(Request::Escalations { all: false }) else { panic!() };
+    assert_eq!(escalations.len(), 1, "{escalations:?}");
+    assert_eq!(escalations[0].agent, up.id);
+}
+
+/// `bosun pr` opens the pull request through the forge, for the agent's branch into the branch
+/// its workspace started from, and answers with the forge's URL.
+#[test]
+fn a_pull_request_is_opened_through_the_forge_for_the_agents_branch() {
+    let daemon = Daemon::start();
+    let work = daemon.work();
+    let Request::StartAgent(mut start) = start_agent(&work, &["cat"], Policy::default()) else { unreachable!() };
+    (start.workspace, start.branch, start.base_ref) =
+        (WorkspaceChoice::Worktree, Some("feature/x".into()), Some("main".into()));
+    let started = daemon.ask(Request::StartAgent(start));
+    assert!(matches!(started, Response::Started(_)), "{started:?}");
+    let ask = bosun_wire::PrAsk { target: "helper".into(), into: None, title: Some("Fix it".into()), draft: false };
+    let answered = daemon.ask(Request::Pr(Box::new(ask)));
+    let Response::PullRequest { pr, .. } = answered else { panic!("{answered:?}") };
+    assert_eq!(pr.url, "https://forge.example/pr/1");
+    let opened = daemon.fakes.forge.opened.lock().unwrap().clone();
+    assert_eq!(opened, [(work, "feature/x".to_owned(), "main".to_owned(), "Fix it".to_owned())]);
+}
+
 /// An idle agent's turn is classified by the classifier runner, in the agent's workspace, and
 /// the class it answers picks the chain that runs: `done` ends the agent done, `blocked` failed.
 #[test]

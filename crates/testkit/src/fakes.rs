@@ -435,3 +435,31 @@ impl bosun_adapters::copies::Copies for FakeProcesses {
         Ok(0)
     }
 }
+
+/// A desktop that only records the notices it is shown: `(title, body)`, in order.
+#[derive(Debug, Default)]
+pub struct FakeNotifier {
+    pub shown: Mutex<Vec<(String, String)>>,
+}
+
+impl bosun_adapters::Notifier for FakeNotifier {
+    fn notify(&self, title: &str, body: &str) -> Result<(), AdapterError> {
+        self.shown.lock().unwrap_or_else(|e| e.into_inner()).push((title.to_owned(), body.to_owned()));
+        Ok(())
+    }
+}
+
+/// A forge that opens every pull request asked for, numbered from 1 at
+/// `https://forge.example/pr/N`, and records them: repository, branch, target and title.
+#[derive(Debug, Default)]
+pub struct FakeForge {
+    pub opened: Mutex<Vec<(PathBuf, String, String, String)>>,
+}
+
+impl bosun_adapters::forge::Forge for FakeForge {
+    fn open_pr(&self, repo: &Path, ask: &bosun_adapters::forge::PrAsk<'_>) -> Result<String, AdapterError> {
+        let mut opened = self.opened.lock().unwrap_or_else(|e| e.into_inner());
+        opened.push((repo.to_owned(), ask.branch.to_owned(), ask.into.to_owned(), ask.title.to_owned()));
+        Ok(format!("https://forge.example/pr/{}", opened.len()))
+    }
+}

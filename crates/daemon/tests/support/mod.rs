@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use bosun_daemon::Parts;
-use bosun_testkit::fakes::{FakeGit, FakeProcesses, FakeSessions, FakeWorkspaces};
+use bosun_testkit::fakes::{FakeForge, FakeGit, FakeNotifier, FakeProcesses, FakeSessions, FakeWorkspaces};
 
 /// The fakes behind a daemon's parts, kept to be looked at.
 #[derive(Default)]
@@ -11,11 +11,13 @@ pub struct Fakes {
     pub sessions: Arc<FakeSessions>,
     pub workspaces: Arc<FakeWorkspaces>,
     pub processes: Arc<FakeProcesses>,
+    pub notifier: Arc<FakeNotifier>,
+    pub forge: Arc<FakeForge>,
 }
 
 impl Fakes {
     /// Parts that reach the world only through these fakes (and, for what has no fake yet, a
-    /// real adapter that the tests never reach: Docker, Kubernetes, `gh`, webhooks).
+    /// real adapter that the tests never reach: Docker, Kubernetes, webhooks).
     pub fn parts(&self) -> Parts {
         Parts {
             sessions: self.sessions.clone(),
@@ -26,8 +28,8 @@ impl Fakes {
             cluster: Arc::new(bosun_k8s::KubeCluster::new(None).unwrap()),
             survey: Arc::new(bosun_adapters::LocalSurvey),
             readiness: Arc::new(bosun_adapters::readiness::LoginChecks::default()),
-            forge: Arc::new(bosun_adapters::forge::GhCli),
-            notifier: Arc::new(bosun_adapters::DesktopNotifier),
+            forge: self.forge.clone(),
+            notifier: self.notifier.clone(),
             webhooks: Arc::new(bosun_adapters::webhook::HttpWebhooks::default()),
             gates: self.processes.clone(),
             classifiers: self.processes.clone(),
