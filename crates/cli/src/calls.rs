@@ -142,7 +142,7 @@ macro_rules! calls {
 }
 
 calls! {
-    fn list() -> Listing = Request::List => Response::List(l) => l;
+    fn list() -> Listing = Request::List => Response::List(l) => l.marked();
     fn show(agent: String) -> Box<AgentDetail> = Request::Show { agent } => Response::Agent(d) => d;
     fn peek(agent: String, colors: bool, scrollback: u32) -> String = Request::Peek { agent, colors, scrollback } => Response::Screen { text } => text;
     /// The command that attaches a terminal to the agent's session.

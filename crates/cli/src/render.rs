@@ -1,6 +1,6 @@
 //! Formatting for people: tables, ages and states. Scripts use `--json` instead.
 
-use bosun_core::{Workspace, WorkspaceState};
+use bosun_core::Workspace;
 use bosun_wire::AgentSummary;
 
 /// "5s", "3m", "2h", "4d".
@@ -48,12 +48,10 @@ pub fn agents_table(now: u64, agents: &[AgentSummary], workspaces: &[Workspace])
         .map(|a| {
             let ws = workspaces.iter().find(|w| w.id == a.workspace);
             let branch = ws.and_then(|w| w.branch().map(str::to_owned)).unwrap_or_else(|| "-".into());
-            // Starting, in line for a pool's workspace.
-            let waiting = ws.is_some_and(|w| w.state == WorkspaceState::Waiting) && !a.state.is_dead();
             vec![
                 a.id.to_string(),
                 a.name.to_string(),
-                if waiting { "waiting".to_owned() } else { a.state.label() },
+                if a.waiting { "waiting".to_owned() } else { a.state.label() },
                 age(now, a.created_at.as_millis()),
                 a.workspace.to_string(),
                 branch,

@@ -224,6 +224,10 @@ fn a_start_that_may_not_wait_fails_at_once_when_the_pool_is_taken() {
     assert_eq!(v["waiting"], true);
     let ls = bosun.ok(repo.path(), &["ls"]);
     assert!(ls.lines().any(|l| l.contains(&waiting) && l.contains("waiting")), "{ls}");
+    // `ls --json` says so too, beside the agent's state, which is still `starting`.
+    let listed: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["ls", "--json"])).unwrap();
+    let agent = listed["agents"].as_array().unwrap().iter().find(|a| a["id"] == waiting.as_str()).unwrap();
+    assert_eq!((agent["waiting"].as_bool(), agent["state"]["state"].as_str()), (Some(true), Some("starting")));
     bosun.ok(repo.path(), &["kill", &id]);
     bosun.wait_state(&waiting, "dead(completed)");
 }

@@ -43,6 +43,7 @@ pub mod template;
 mod term_key;
 mod time;
 mod timer;
+mod wait_for;
 mod workspace;
 
 pub use agent::{
@@ -98,4 +99,5 @@ pub use state::{apply, State, REQUESTS_KEPT};
 pub use term_key::{check_size, KeysError, TermKey, KEYS_MAX, KEYS_TEXT_MAX, TERM_SIDE_MAX};
 pub use time::Timestamp;
 pub use timer::{Timer, TimerId, TimerKind};
+pub use wait_for::{Reached, WaitFor};
 pub use workspace::{BranchKept, PodClaim, Workspace, WorkspaceKind, WorkspaceState, SETTINGS_LOCAL, TASK_FILE};

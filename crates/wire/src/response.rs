@@ -216,6 +216,17 @@ pub struct Listing {
     pub workspaces: Vec<Workspace>,
 }
 
+impl Listing {
+    /// Marks the agents in line for a pool's workspace (`waiting`), by the workspaces listed.
+    pub fn marked(mut self) -> Self {
+        for a in &mut self.agents {
+            let ws = self.workspaces.iter().find(|w| w.id == a.workspace);
+            a.waiting = ws.is_some_and(|w| w.state == bosun_core::WorkspaceState::Waiting) && !a.state.is_dead();
+        }
+        self
+    }
+}
+
 /// An agent as `bosun ls` lists it: everything but its environment (`bosun show` has that).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AgentSummary {
@@ -229,6 +240,10 @@ pub struct AgentSummary {
     pub state_since: Timestamp,
     pub pid: Option<u32>,
     pub error: Option<String>,
+    /// Starting, in line for a pool's workspace: `bosun ls` shows it as `waiting` (see
+    /// `Listing::marked`).
+    #[serde(default)]
+    pub waiting: bool,
 }
 
 impl From<&Agent> for AgentSummary {
@@ -244,6 +259,7 @@ impl From<&Agent> for AgentSummary {
             state_since: a.state_since,
             pid: a.pid,
             error: a.error.clone(),
+            waiting: false,
         }
     }
 }

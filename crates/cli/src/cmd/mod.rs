@@ -68,6 +68,7 @@ pub enum Command {
     Escalations(escalation::list::EscalationsArgs),
     Resolve(escalation::resolve::ResolveArgs),
     Answer(agent::answer::AnswerArgs),
+    Wait(agent::wait::WaitArgs),
     #[command(subcommand)]
     Workspace(workspace::WorkspaceCommand),
     Replay(replay::ReplayArgs),
@@ -139,6 +140,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Escalations(args) => escalation::list::run(&client()?, args),
         Command::Resolve(args) => escalation::resolve::run(&client()?, args),
         Command::Answer(args) => agent::answer::run(&client()?, args),
+        Command::Wait(args) => agent::wait::run(&client()?, args),
         Command::Workspace(cmd) => workspace::run(&client()?, cmd),
         Command::Replay(args) => replay::run(&client()?, args),
         Command::Doctor(args) => doctor::run(client, args),

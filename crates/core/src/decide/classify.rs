@@ -2,7 +2,8 @@
 //! (run as an effect, its failure tolerated), else the heuristic. The verdict is recorded with
 //! its source and rule, and the agent's `on_idle` follows the class's own chain when it has one.
 
-use super::{recovery, Decision};
+use super::ground::{Cx, Decision};
+use super::recovery;
 use crate::{
     after_command, guardrail, without_command, Agent, AgentId, Effect, Event, SessionState, State, Timestamp, Trigger,
     Verdict,
@@ -31,8 +32,14 @@ pub(super) fn turn_ended(state: &State, a: &Agent, now: Timestamp, d: &mut Decis
     if !a.policy.classifies() {
         return recovery::fire(state, a, Trigger::Idle, None, now, d);
     }
-    let said = said_now(a, d);
-    let turn = idle_seq(state, a, d);
+    // The agent as this decision leaves it: what it said last (a report made in this very
+    // decision counts) and the seq of the idle state it is in.
+    let (said, turn) = match d.agent(state, &a.id) {
+        Some(now) => (now.said.clone(), idle_seq(now)),
+        None => (None, None),
+    };
+    let said = said.or_else(|| a.said.clone()).unwrap_or_default();
+    let turn = turn.unwrap_or(a.state_seq);
     let rules = a.policy.classify.as_ref().map(|c| c.rules.as_slice()).unwrap_or_default();
     let command = a.policy.classify.as_ref().and_then(|c| c.command.clone()).filter(|c| !c.is_empty());
     match (guardrail(rules, &said), command) {
@@ -42,7 +49,7 @@ pub(super) fn turn_ended(state: &State, a: &Agent, now: Timestamp, d: &mut Decis
         }
         (verdict, _) => {
             let verdict = verdict.unwrap_or_else(|| without_command(rules, &said));
-            decided(state, a, turn, verdict, said, None, now, d);
+            decided(Cx { state, now }, a, turn, verdict, said, None, d);
         }
     }
 }
@@ -59,7 +66,7 @@ pub(super) fn answered(
 ) {
     let Some(a) = state.agents.get(agent) else { return };
     let verdict = after_command(said, &answer);
-    decided(state, a, turn, verdict, said.to_owned(), Some(answer), now, d);
+    decided(Cx { state, now }, a, turn, verdict, said.to_owned(), Some(answer), d);
 }
 
 /// After a restart of bosun: a classifier command a crash cut off is run again for the turn
@@ -75,46 +82,26 @@ pub(super) fn resume_after_restart(a: &Agent, d: &mut Decision) {
 }
 
 /// Records the verdict; the agent's chain acts on it if it is still in that idle turn.
-#[allow(clippy::too_many_arguments)]
 fn decided(
-    state: &State,
+    cx: Cx,
     a: &Agent,
     turn: u64,
     verdict: Verdict,
     said: String,
     answer: Option<Result<String, String>>,
-    now: Timestamp,
     d: &mut Decision,
 ) {
+    let Cx { state, now } = cx;
     let class = verdict.class;
     d.event(Event::TurnClassified { id: a.id.clone(), turn, verdict, said, answer, at: now });
-    let idle_now = idle_in(a, d).map(|i| state.seq + i).or((a.state == SessionState::Idle).then_some(a.state_seq));
-    if idle_now == Some(turn) {
+    if d.agent(state, &a.id).and_then(idle_seq) == Some(turn) {
         recovery::fire_for(state, a, Trigger::Idle, None, Some(class), now, d);
     }
 }
 
-/// What the agent said last, counting a report made in this very decision.
-fn said_now(a: &Agent, d: &Decision) -> String {
-    let reported = d.events.iter().rev().find_map(|e| match e {
-        Event::AgentSaid { id, text } if id == &a.id => Some(text.clone()),
-        _ => None,
-    });
-    reported.or_else(|| a.said.clone()).unwrap_or_default()
-}
-
-/// The `state_seq` of the agent's idle state: the one this decision gives it, or the one it has.
-fn idle_seq(state: &State, a: &Agent, d: &Decision) -> u64 {
-    idle_in(a, d).map_or(a.state_seq, |i| state.seq + i)
-}
-
-/// Where in this decision the agent went idle, counted from 1 as the events' seqs count on from
-/// the state's.
-fn idle_in(a: &Agent, d: &Decision) -> Option<u64> {
-    d.events
-        .iter()
-        .rposition(|e| matches!(e, Event::AgentObserved { id, state: SessionState::Idle, .. } if id == &a.id))
-        .map(|i| i as u64 + 1)
+/// The `state_seq` of the idle state the agent is in, if it is idle.
+fn idle_seq(a: &Agent) -> Option<u64> {
+    (a.state == SessionState::Idle).then_some(a.state_seq)
 }
 
 /// The last `max` bytes of `s`, cut at a character boundary.

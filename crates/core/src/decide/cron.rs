@@ -1,7 +1,7 @@
 //! Decisions about crons: a started cron sets a timer for its next turn; at each turn it starts
 //! its job unless the job it started last still runs, and sets the timer for the turn after.
 
-use super::{set_timer, Decision};
+use super::ground::{set_timer, Decision};
 use crate::{Cron, Effect, Event, JobId, Nonce, Origin, Rejection, State, TimerKind, Timestamp};
 
 /// How long a job asked for may take to be made before the cron stops waiting for it.
@@ -80,5 +80,5 @@ fn clear_timer(state: &State, name: &str, d: &mut Decision) {
 
 /// The same cron turn always gives the same job id.
 fn turn_bits(name: &str, fired: u32) -> u64 {
-    super::job::fnv(&["cron", name, &fired.to_string()])
+    crate::id::fnv(&["cron", name, &fired.to_string()])
 }

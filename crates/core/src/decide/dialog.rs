@@ -3,12 +3,15 @@
 //! once a look shows the cursor there. The folder-trust dialog of a workspace bosun made is
 //! answered this way at start (and its going away is checked); a person's `bosun answer` too.
 //! A dialog bosun cannot read for sure, or that does not take the answer, is a setup prompt for
-//! a person, with its text.
+//! a person, with its text. A look at the screen during start-up is read here first.
 
+use super::ground::{Cx, Decision};
 use super::observe::observed;
-use super::Decision;
+use super::session::{live_agent, queue};
 use crate::driver::dialog::{self, DialogAnswer, Menu, Step, Want};
-use crate::{Agent, Effect, Event, Observation, PromptKind, Rejection, SessionState, Source, State, Timestamp};
+use crate::{
+    Agent, AgentId, Effect, Event, Observation, PromptKind, Rejection, SessionState, Source, State, Timestamp,
+};
 
 /// How many times bosun presses keys in one dialog before it leaves it to a person.
 pub const PRESSES_MAX: u32 = 4;
@@ -16,6 +19,80 @@ pub const PRESSES_MAX: u32 = 4;
 pub const TAKE_MS: u64 = 2_000;
 /// The most of a dialog's text an escalation carries.
 const DIALOG_TEXT_MAX: usize = 1_500;
+
+/// The agent's screen during start-up: a start-up dialog is a setup prompt; otherwise look again
+/// a little later, a few times, until the agent reports in. `settled`: read once its program
+/// had drawn it (keys may follow only such a screen).
+pub(super) fn screen(
+    state: &State,
+    agent: &AgentId,
+    text: &str,
+    at: Option<Timestamp>,
+    settled: bool,
+    now: Timestamp,
+    d: &mut Decision,
+) {
+    let Some(a) = state.agents.get(agent).filter(|a| a.state.is_up()) else { return };
+    // Read before its state last changed (a slower look finishing after a newer one): stale.
+    // A blank screen (a program between clearing it and drawing again) says nothing.
+    if at.is_some_and(|t| t < a.state_since) || text.trim().is_empty() {
+        return;
+    }
+    // Read before bosun's last key in the dialog it answers: it may not show what the key did
+    // (a cursor not moved yet would be moved again). The look that key asked for tells.
+    let pressed = a.answering.as_ref().and_then(|x| x.pressed_at);
+    if at.zip(pressed).is_some_and(|(t, pressed)| t <= pressed) {
+        return;
+    }
+    let Some(crate::driver::Screen { trust, seen }) = a.driver.behaviour().screen(text) else { return };
+    // bosun made this folder: it answers the trust dialog with the option that trusts it and
+    // goes on, read from the screen, unless its policy says not to; nobody needs to hear of it
+    // then. A dialog being answered goes on being answered. Other screens (the API key,
+    // sign-in, an approval) are prompts for the policy, and a person.
+    if looked(state, a, text, settled, trust, now, d) {
+        return;
+    }
+    // A setup dialog already left to a person keeps what bosun said of it.
+    let setup = |s: &SessionState| matches!(s, SessionState::Prompt { kind: crate::PromptKind::Setup });
+    if setup(&a.state) && matches!(&seen, Some(Observation::Prompt { kind: crate::PromptKind::Setup, .. })) {
+        return;
+    }
+    match seen {
+        Some(obs) => observed(Cx { state, now }, a, Source::Screen, &obs, None, None, d),
+        // The dialog the screen alone showed is gone: answered, the agent goes on. One capture
+        // may have caught its program redrawing: a settled look tells.
+        None if matches!(a.state, SessionState::Prompt { .. }) && a.source == Some(Source::Screen) => {
+            if settled {
+                observed(Cx { state, now }, a, Source::Screen, &Observation::Working, None, None, d)
+            } else {
+                d.effect(capture(a));
+            }
+        }
+        None => {}
+    }
+}
+
+/// A person answers the dialog the agent waits at (see `answer`), and a message, if
+/// any, is queued for when it waits for input again.
+pub(super) fn person_answers(
+    state: &State,
+    agent: &AgentId,
+    answer: crate::driver::dialog::DialogAnswer,
+    message: Option<&str>,
+    screen: &str,
+    now: Timestamp,
+    d: &mut Decision,
+) -> Result<(), Rejection> {
+    let a = live_agent(state, agent)?;
+    if let Some(m) = message {
+        crate::message_text::check(m, false)?;
+    }
+    self::answer(a, answer, screen, now, d)?;
+    if let Some(m) = message.filter(|m| !m.trim().is_empty()) {
+        queue(state, a, m, crate::MessageKind::User, now, d);
+    }
+    Ok(())
+}
 
 /// A person answers the dialog the agent waits at, from `screen` (its screen just before):
 /// the option that gives `answer` is picked, by its number or by Enter when the cursor is on it;
@@ -162,6 +239,6 @@ fn give_up(state: &State, a: &Agent, text: &str, why: &str, now: Timestamp, d: &
     let asks = format!("a dialog bosun does not answer ({why}): {shown}");
     let obs = Observation::Prompt { kind: PromptKind::Setup, asks: Some(asks) };
     let left = Agent { answering: None, ..a.clone() };
-    observed(state, &left, Source::Screen, &obs, None, None, now, d);
+    observed(Cx { state, now }, &left, Source::Screen, &obs, None, None, d);
     true
 }

@@ -1,16 +1,15 @@
-//! Escalations: raised by the `escalate` action or a used-up chain, with a notification;
-//! resolved by a person, optionally with a message for the agent.
+//! Escalations: raised by the `escalate` action, a used-up chain or a session bosun could not
+//! end, with a notification; resolved by a person, optionally with a message for the agent.
 
+use super::ground::{kill, Cx, Decision};
 use super::session::{live_agent, queue};
-use super::Decision;
 use crate::{
     Agent, Effect, Escalation, EscalationId, Event, MessageKind, Notice, NoticeKind, Rejection, State, Timestamp,
     Trigger,
 };
 
 pub(super) fn escalate(state: &State, a: &Agent, trigger: Trigger, reason: String, now: Timestamp, d: &mut Decision) {
-    let earlier = d.events.iter().filter(|e| matches!(e, Event::EscalationRaised { .. })).count() as u64;
-    let id = EscalationId(state.next_escalation_id().0 + earlier);
+    let id = d.next_escalation(state);
     // The agent's own webhook, else that of the job it runs a step of.
     let webhook = a.policy.webhook.clone().or_else(|| {
         let (job, _, _) = a.step.as_ref()?;
@@ -28,6 +27,21 @@ pub(super) fn escalate(state: &State, a: &Agent, trigger: Trigger, reason: Strin
     d.effect(Effect::Notify { notice, desktop: true, webhook });
     let escalation = Escalation { id, agent: a.id.clone(), trigger, reason, at: now, resolved: None };
     d.event(Event::EscalationRaised { escalation });
+}
+
+/// bosun could not end the agent's session (`AgentKillFailed`): a person is asked to end its
+/// process (resolving tries again), rather than have the agent and its job wait for a death
+/// that may not come.
+pub(super) fn kill_failed(cx: Cx, e: &Event, d: &mut Decision) {
+    let Event::AgentKillFailed { id, error } = e else { return };
+    let Some(a) = cx.state.agents.get(id) else { return };
+    let why = format!(
+        "agent {} could not be ended ({}): end its process (session {}), then resolve, which tries again",
+        a.id,
+        error.trim(),
+        a.session
+    );
+    escalate(cx.state, a, Trigger::Dead, why, cx.now, d);
 }
 
 /// A person resolved an escalation: its trigger's chain starts again, and a message, if any, is
@@ -55,7 +69,7 @@ pub(super) fn resolve(
     let ending = state.agents.get(&e.agent).filter(|a| a.kill_requested && a.state.is_up());
     match (agent, message, ending) {
         // One bosun could not end: it tries again.
-        (_, _, Some(a)) => d.effect(super::kill(a)),
+        (_, _, Some(a)) => d.effect(kill(a)),
         // A message waits while the agent shows a dialog, which it never answers: an agent still
         // at the dialog goes on with its chain after the grace, as one closed without a word.
         (Some(a), Some(m), None) if !matches!(a.state, crate::SessionState::Prompt { .. }) => {
@@ -64,7 +78,7 @@ pub(super) fn resolve(
         (Some(a), Some(m), None) => {
             queue(state, a, m, MessageKind::Resolve, now, d);
             let reset = crate::Agent { recovery: Default::default(), class_recovery: Default::default(), ..a.clone() };
-            super::recovery::again(state, &reset, now, d);
+            super::grace::again(state, &reset, now, d);
         }
         // Closed without a word: an agent still where it was asked about goes on with its chain
         // from its start after the grace, unless it shows life first.
@@ -72,7 +86,7 @@ pub(super) fn resolve(
             if let Some(a) = state.agents.get(&e.agent) {
                 let reset =
                     crate::Agent { recovery: Default::default(), class_recovery: Default::default(), ..a.clone() };
-                super::recovery::again(state, &reset, now, d);
+                super::grace::again(state, &reset, now, d);
             }
         }
     }

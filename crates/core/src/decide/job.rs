@@ -1,13 +1,15 @@
 //! Decisions about jobs: entering steps (and failing a job whose step is entered too often),
-//! following a step's outcome, trying a failed step again after its backoff, and cancelling.
+//! following a step's outcome (a step's agent dying, a child job ending), trying a failed step
+//! again after its backoff, and cancelling; a job begins once its workspace is made.
 
-use super::{create, kill, set_timer, spawn, Decision};
+use super::ground::{create, inspect, kill, set_timer, Cx, Decision};
+use super::session::save_pending;
+use super::step::{launch, pr_effect, run_effect, scope, Started};
 
-use crate::template::{self, Scope, Target};
+use crate::template::{self, Target};
 use crate::{
-    Agent, AgentId, DeathReason, Effect, Event, Job, JobId, JobSpec, JobState, Name, Next, Nonce, Notice, NoticeKind,
-    Outcome, Rejection, SessionState, State, StepRun, StepSpec, TimerKind, Timestamp, Workspace, WorkspaceId,
-    WorkspaceState,
+    Agent, DeathReason, Effect, Event, Job, JobId, JobSpec, JobState, Next, Notice, NoticeKind, Outcome, Rejection,
+    SessionState, State, StepRun, TimerKind, Timestamp, Workspace, WorkspaceId, WorkspaceState,
 };
 
 pub(super) fn start(state: &State, spec: &JobSpec, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
@@ -56,8 +58,10 @@ fn begin(state: &State, job: &Job, now: Timestamp, d: &mut Decision) {
     }
 }
 
-/// A workspace was made: the job waiting for it starts.
-pub(super) fn workspace_ready(state: &State, ws: &WorkspaceId, now: Timestamp, d: &mut Decision) {
+/// A workspace was made (`WorkspaceReady`): the job waiting for it starts.
+pub(super) fn workspace_ready(cx: Cx, e: &Event, d: &mut Decision) {
+    let Event::WorkspaceReady { id: ws, .. } = e else { return };
+    let (state, now) = (cx.state, cx.now);
     let waiting =
         state.jobs.values().find(|j| j.workspace.as_ref() == Some(ws) && j.step.is_none() && !j.state.is_over());
     if let Some(j) = waiting {
@@ -65,8 +69,10 @@ pub(super) fn workspace_ready(state: &State, ws: &WorkspaceId, now: Timestamp, d
     }
 }
 
-/// A workspace could not be made: the job waiting for it fails.
-pub(super) fn workspace_failed(state: &State, ws: &WorkspaceId, error: &str, now: Timestamp, d: &mut Decision) {
+/// A workspace could not be made (`WorkspaceCreateFailed`): the job waiting for it fails.
+pub(super) fn workspace_failed(cx: Cx, e: &Event, d: &mut Decision) {
+    let Event::WorkspaceCreateFailed { id: ws, error } = e else { return };
+    let (state, now) = (cx.state, cx.now);
     if let Some(j) = state.jobs.values().find(|j| j.workspace.as_ref() == Some(ws) && !j.state.is_over()) {
         finish(state, j, JobState::Failed { reason: format!("its workspace could not be made: {error}") }, now, d);
     }
@@ -86,176 +92,40 @@ fn enter(state: &State, job: &Job, step: &str, now: Timestamp, d: &mut Decision)
     match launch(state, job, spec, visit, 1, now) {
         Ok(started) => {
             d.event(Event::StepEntered { job: job.spec.id.clone(), step: step.to_owned(), at: now });
-            started.into(state, now, d);
+            record(started, state, now, d);
         }
         Err(reason) => finish(state, job, JobState::Failed { reason }, now, d),
     }
 }
 
-/// What starting a step's try records and asks for.
-#[derive(Default)]
-struct Started {
-    events: Vec<Event>,
-    effects: Vec<Effect>,
-    /// A job the step runs, to create and begin.
-    child: Option<Job>,
-}
-
-impl Started {
-    fn into(self, state: &State, now: Timestamp, d: &mut Decision) {
-        d.events.extend(self.events);
-        d.effects.extend(self.effects);
-        if let Some(child) = self.child {
-            d.event(Event::JobCreated { job: Box::new(child.clone()) });
-            begin(state, &child, now, d);
-        }
+/// An agent died (`AgentDied`): the step it ran ends — once the save of its pod, if it works in
+/// one that is still saving, is known (`work_saved`), so that the next step's pod clones what it
+/// pushed. One gone without a word has no save coming.
+pub(super) fn agent_died(cx: Cx, e: &Event, d: &mut Decision) {
+    let Event::AgentDied { id, reason, .. } = e else { return };
+    let Some(agent) = cx.state.agents.get(id) else { return };
+    let saving = matches!(reason, DeathReason::Completed | DeathReason::Killed | DeathReason::Crashed { .. });
+    if !(saving && save_pending(cx.state, agent, d)) {
+        agent_ended(cx.state, agent, reason, cx.now, d);
     }
 }
 
-/// Starts a step's try: a shell command or job is run by the daemon; an agent is started here,
-/// in the job's workspace.
-fn launch(
-    state: &State,
-    job: &Job,
-    spec: &StepSpec,
-    visit: u32,
-    attempt: u32,
-    now: Timestamp,
-) -> Result<Started, String> {
-    let name = match &spec.run {
-        StepRun::Agent(name) => name,
-        StepRun::Job(child) => {
-            return Ok(Started { child: Some(child_job(job, spec, child, visit, attempt, now)?), ..Default::default() })
-        }
-        StepRun::Shell(_) => {
-            return run_effect(state, job, spec, visit, attempt)
-                .map(|e| Started { effects: vec![e], ..Default::default() })
-        }
-        StepRun::Pr { draft } => {
-            return pr_effect(state, job, spec, *draft, attempt)
-                .map(|e| Started { effects: vec![e], ..Default::default() })
-        }
-    };
-    let plan = job.spec.agents.get(name).ok_or_else(|| format!("no agent {name:?}"))?;
-    let ws = job.workspace.as_ref().and_then(|id| state.workspaces.get(id)).ok_or_else(|| {
-        format!("step {:?} runs agent {name:?}, and agents need the job to have a workspace (`source`)", spec.name)
-    })?;
-    // Ids drawn from the job, step, visit and try: the same decision always gives the same ones.
-    let seed = fnv(&[job.spec.id.as_str(), &spec.name, &visit.to_string(), &attempt.to_string(), &resumed(job)]);
-    let nonce = Nonce::from_bits(seed);
-    let id = AgentId::new(&nonce);
-    let scope = scope(state, job);
-    let text = |what: &str, t: &Option<String>| {
-        t.as_deref()
-            .map(|t| template::render(t, &scope, Target::Text))
-            .transpose()
-            .map_err(|e| format!("agent {name:?}'s {what}: {e}"))
-    };
-    // Its context comes first, then its prompt, then where it stands in its plan.
-    let prompt = match (text("context", &plan.context)?, text("prompt", &plan.prompt)?) {
-        (Some(c), Some(p)) => Some(format!("{c}\n\n{p}")),
-        (c, p) => c.or(p),
-    };
-    let context = plan_context(state, job, ws);
-    let prompt = match (prompt, &context) {
-        (Some(p), Some(c)) => Some(format!("{p}\n\n{c}")),
-        (p, _) => p,
-    };
-    let cwd = match text("cwd", &plan.cwd)? {
-        None => ws.path.clone(),
-        Some(dir) => {
-            let inside = std::path::Path::new(&dir)
-                .components()
-                .all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir));
-            if !inside {
-                return Err(format!("agent {name:?}'s cwd {dir:?} must be a path inside its workspace"));
-            }
-            ws.path.join(dir)
-        }
-    };
-    let ids = (fnv(&[&seed.to_string(), "a"]), fnv(&[&seed.to_string(), "b"]));
-    let driver = plan.driver.behaviour().record(ids, Default::default());
-    let mut env = plan.env.clone();
-    env.insert("BOSUN_AGENT_ID".into(), id.to_string());
-    env.insert("BOSUN_WORKSPACE".into(), ws.path.display().to_string());
-    env.insert("BOSUN_JOB".into(), job.spec.id.to_string());
-    let new = crate::NewAgent {
-        id: id.clone(),
-        name: Name::derive(name),
-        workspace: ws.id.clone(),
-        cwd,
-        command: plan.command.clone(),
-        env,
-        inherits: Vec::new(),
-        driver,
-        policy: plan.policy.clone(),
-        prompt,
-        dir: job.spec.agents_root.join(id.as_str()),
-        hook_command: job.spec.hook_command.clone(),
-        step: Some((job.spec.id.clone(), spec.name.clone(), attempt)),
-        backend: plan.runtime.backend(plan.backend),
-        runtime: plan.runtime.clone(),
-    };
-    let mut agent = Agent::starting(new, now);
-    agent.context = context;
-    if state.agents.contains_key(&id) {
-        return Err(format!("agent {id} already exists"));
+/// The save of the pod of an agent that was dead already is known (`WorkSaved`): the step it ran
+/// ends.
+pub(super) fn work_saved(cx: Cx, e: &Event, d: &mut Decision) {
+    let Event::WorkSaved { agent, .. } = e else { return };
+    let Some(a) = cx.state.agents.get(agent) else { return };
+    if let SessionState::Dead { reason } = &a.state {
+        agent_ended(cx.state, a, reason, cx.now, d);
     }
-    let effects = vec![spawn(&agent, None)];
-    let events =
-        vec![Event::AgentCreated { agent: Box::new(agent) }, Event::WorkspaceInUse { id: ws.id.clone(), agent: id }];
-    Ok(Started { events, effects, child: None })
-}
-
-/// Where a plan's job stands, for its agents' messages: the plan, the job, the branch it started
-/// from (and merged), the branch it works on, and the jobs it uses.
-fn plan_context(state: &State, job: &Job, ws: &crate::Workspace) -> Option<String> {
-    let (plan, index) = job.spec.plan.as_ref()?;
-    let plan = state.plans.get(plan)?;
-    let j = plan.jobs.get(*index)?;
-    let mut from = j.source.clone().unwrap_or_else(|| plan.base.clone());
-    for m in &j.merged {
-        from.push_str(&format!(" with {m} merged in"));
-    }
-    let on = ws.branch().unwrap_or("its own branch");
-    let uses = if j.using.is_empty() { "no other job".to_owned() } else { j.using.join(", ") };
-    Some(format!(
-        "[bosun plan {} ({}), job {}: it started from {from}, works on {on}, and uses {uses}.]",
-        plan.name, plan.id, j.name
-    ))
-}
-
-/// The job a `{ job = … }` step runs: made with the parent's vars when the parent was made, it
-/// runs in the parent's workspace, with an id drawn from the parent, step, visit and try.
-fn child_job(
-    parent: &Job,
-    spec: &StepSpec,
-    name: &str,
-    visit: u32,
-    attempt: u32,
-    now: Timestamp,
-) -> Result<Job, String> {
-    let made = parent.spec.children.get(name).ok_or_else(|| format!("step {:?}: no job {name:?}", spec.name))?;
-    let seed =
-        fnv(&[parent.spec.id.as_str(), &spec.name, &visit.to_string(), &attempt.to_string(), "job", &resumed(parent)]);
-    let id = JobId::new(&Nonce::from_bits(seed));
-    let child = JobSpec {
-        id: id.clone(),
-        workspace: None,
-        logs: parent.spec.logs.join(id.as_str()),
-        parent: Some((parent.spec.id.clone(), spec.name.clone(), attempt)),
-        item: None,
-        ..made.clone()
-    };
-    Ok(Job::new(child, parent.workspace.clone(), now))
 }
 
 /// An agent that ran a step ended: the step succeeded if its work was done (its policy said
 /// `done`, or it exited with 0), else it failed — unless its policy is restarting it.
-pub(super) fn agent_ended(state: &State, agent: &Agent, reason: &DeathReason, now: Timestamp, d: &mut Decision) {
+fn agent_ended(state: &State, agent: &Agent, reason: &DeathReason, now: Timestamp, d: &mut Decision) {
     let Some((job, step, attempt)) = &agent.step else { return };
-    let resumed = d.events.iter().any(|e| matches!(e, Event::AgentResuming { id, .. } if id == &agent.id));
-    if resumed {
+    // Its chain resumed it: the step goes on.
+    if d.agent(state, &agent.id).is_some_and(|a| !a.state.is_dead()) {
         return;
     }
     let ok = match agent.outcome {
@@ -268,85 +138,18 @@ pub(super) fn agent_ended(state: &State, agent: &Agent, reason: &DeathReason, no
     step_finished(state, job, outcome, now, d);
 }
 
-/// How often the job was resumed, as an id part: empty for the first run, so ids stay as they were.
-fn resumed(job: &Job) -> String {
-    if job.resumes == 0 {
-        String::new()
-    } else {
-        format!("r{}", job.resumes)
+/// Records a step's try as it started: its events and effects, and a job it runs, begun.
+fn record(started: Started, state: &State, now: Timestamp, d: &mut Decision) {
+    for e in started.events {
+        d.event(e);
     }
-}
-
-pub(super) use crate::id::fnv;
-
-/// The values a job's templates may name.
-fn scope(state: &State, job: &Job) -> Scope {
-    let ws = job.workspace.as_ref().and_then(|id| state.workspaces.get(id));
-    let mut scope = Scope::new();
-    for (k, v) in &job.spec.vars {
-        scope.set("var", k, v.as_str()).set("args", k, v.as_str());
+    for e in started.effects {
+        d.effect(e);
     }
-    for (k, v) in &job.spec.locals {
-        scope.set("local", k, v.as_str());
+    if let Some(child) = started.child {
+        d.event(Event::JobCreated { job: Box::new(child.clone()) });
+        begin(state, &child, now, d);
     }
-    for (k, v) in job.spec.item.iter().flat_map(|(_, data)| data) {
-        scope.set("item", k, v.as_str());
-    }
-    if let Some(w) = ws {
-        let path = w.path.display().to_string();
-        scope.set("workspace", "path", path.as_str()).set("workspace", "id", w.id.as_str());
-        scope.set("source", "root", path.as_str()).set("source", "id", w.id.as_str());
-        scope.set("source", "nonce", w.nonce.as_str());
-        if let Some(b) = w.branch() {
-            scope.set("source", "branch", b);
-        }
-    }
-    scope
-}
-
-/// The effect that runs a step's try: its templates rendered, in the job's workspace.
-fn run_effect(state: &State, job: &Job, spec: &StepSpec, visit: u32, attempt: u32) -> Result<Effect, String> {
-    let ws = job.workspace.as_ref().and_then(|id| state.workspaces.get(id));
-    let cwd = ws.map_or_else(|| job.spec.cwd.clone(), |w| w.path.clone());
-    let scope = scope(state, job);
-    let (run, env) = match &spec.run {
-        StepRun::Shell(text) => {
-            if let Some(line) = template::unsafe_reevaluation(text) {
-                return Err(format!("step {:?}: {}", spec.name, template::reevaluation_error(&line)));
-            }
-            let command = template::render_shell(text, &scope).map_err(|e| format!("step {:?}: {e}", spec.name))?;
-            (StepRun::Shell(command.text), command.env)
-        }
-        other => (other.clone(), Default::default()),
-    };
-    let log = job.spec.logs.join(format!("{}-{attempt}.log", spec.name));
-    let run_dir = job.spec.logs.join(".runs").join(format!("{}-v{visit}-a{attempt}-r{}", spec.name, job.resumes));
-    Ok(Effect::RunStep { job: job.spec.id.clone(), step: spec.name.clone(), attempt, run, env, cwd, log, run_dir })
-}
-
-/// A `pr` step: its job's branch pushed and a pull request opened, its body what the job's agents
-/// said last.
-fn pr_effect(state: &State, job: &Job, spec: &StepSpec, draft: bool, attempt: u32) -> Result<Effect, String> {
-    let ws = job.workspace.as_ref().and_then(|id| state.workspaces.get(id));
-    let no_branch =
-        || format!("step {:?} opens a pull request, so its job needs a worktree (`source = \"worktree\"`)", spec.name);
-    let ws = ws.ok_or_else(no_branch)?;
-    // Its branch must be here: a worktree's or a pool slot's (a job's workspace is one or the
-    // other, or none).
-    let (repo, branch, base_ref) = ws.kind.local_branch().map_err(|_| no_branch())?;
-    let said = state.last_words(&ws.id);
-    Ok(Effect::OpenPr {
-        job: job.spec.id.clone(),
-        step: spec.name.clone(),
-        attempt,
-        workspace: ws.id.clone(),
-        repo: repo.to_path_buf(),
-        branch: branch.to_owned(),
-        base_ref: base_ref.map(str::to_owned),
-        draft,
-        title: format!("{} ({branch})", job.spec.name),
-        body: said.unwrap_or_else(|| format!("Opened by bosun's job {} ({}).", job.spec.name, job.spec.id)),
-    })
 }
 
 fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decision) {
@@ -372,10 +175,9 @@ fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decis
     if let Some(ws) = ws.filter(|w| matches!(w.kind, crate::WorkspaceKind::Pool { .. })) {
         match ws.state {
             WorkspaceState::Waiting => d.event(Event::WorkspaceRemoved { id: ws.id.clone(), branch_kept: None }),
-            _ => d.effect(super::inspect(ws)),
+            _ => d.effect(inspect(ws)),
         }
     }
-    super::plan::job_ended(state, job, &end, now, d);
     match &end {
         JobState::Done => notify(state, job, NoticeKind::JobDone, job.spec.notify.on_done.as_deref(), now, d),
         JobState::Failed { reason } => {
@@ -387,15 +189,16 @@ fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decis
     }
     // A job run as a step ends that step — unless the parent is being cancelled with it.
     if let Some((parent, step, attempt)) = &job.spec.parent {
-        let cancelling = d.events.iter().any(|e| matches!(e, Event::JobCancelling { job } if job == parent));
+        // The parent as this decision leaves it: the child may end in the decision that began it.
+        let Some(p) = d.job(state, parent).cloned() else { return };
+        let cancelling = p.cancelled && state.jobs.get(parent).is_none_or(|before| !before.cancelled);
         if !cancelling {
             let detail = match &end {
                 JobState::Failed { reason } => format!("job {} failed: {reason}", job.spec.id),
                 other => format!("job {} ended {}", job.spec.id, other.label()),
             };
             let outcome = StepOutcome { step, attempt: *attempt, ok: end == JobState::Done, detail: Some(&detail) };
-            // The parent as this decision leaves it: the child may end in the decision that began it.
-            step_finished(&d.applied_to(state), parent, outcome, now, d);
+            step_ended(state, &p, outcome, now, d);
         }
     }
 }
@@ -444,9 +247,16 @@ pub(super) struct StepOutcome<'a> {
 
 /// A step's run ended. A report about another step or try than the current one is stale.
 pub(super) fn step_finished(state: &State, job: &JobId, outcome: StepOutcome<'_>, now: Timestamp, d: &mut Decision) {
+    if let Some(j) = state.jobs.get(job) {
+        step_ended(state, j, outcome, now, d);
+    }
+}
+
+/// The run of a step of `j` ended.
+fn step_ended(state: &State, j: &Job, outcome: StepOutcome<'_>, now: Timestamp, d: &mut Decision) {
     let StepOutcome { step, attempt, ok, detail } = outcome;
-    let Some(j) = state.jobs.get(job).filter(|j| j.state == JobState::Running) else { return };
-    if j.step.as_deref() != Some(step) || j.attempt != attempt {
+    let job = &j.spec.id;
+    if j.state != JobState::Running || j.step.as_deref() != Some(step) || j.attempt != attempt {
         return;
     }
     let Some(spec) = j.spec.step(step) else { return };
@@ -489,7 +299,7 @@ fn retry(state: &State, j: &Job, now: Timestamp, d: &mut Decision) {
     match launch(state, j, spec, visit, attempt, now) {
         Ok(started) => {
             d.event(Event::StepRetried { job: j.spec.id.clone(), attempt, at: now });
-            started.into(state, now, d);
+            record(started, state, now, d);
         }
         Err(reason) => finish(state, j, JobState::Failed { reason }, now, d),
     }

@@ -1,59 +1,43 @@
 //! `decide`: given what bosun knows and what just happened, the facts to record and the effects
 //! to carry out. Pure and total: the same state, input and time always give the same decision.
 //! An input about a record that is gone, or a fact already recorded, decides nothing.
+//!
+//! Each input goes to the domain it is about; a domain calls only the domains below it (agents:
+//! dialog → observe → classify → recovery → escalation → session; work: plan → job → pool →
+//! workspace → session; all of them on `ground`). What follows in a higher domain from a fact a
+//! lower one records reacts to that event (`react`), until nothing more follows.
 
 mod classify;
 mod cron;
 mod dialog;
 mod escalation;
+mod grace;
+mod ground;
 mod job;
 mod observe;
 mod plan;
+mod pod;
 mod pool;
 mod queue;
+mod react;
 mod reconcile;
 mod recovery;
 mod report;
 mod session;
+mod start;
+mod step;
 mod timers;
 mod workspace;
 
 pub use dialog::PRESSES_MAX as DIALOG_PRESSES_MAX;
 
-use crate::{
-    Agent, Effect, Event, Input, Message, Origin, Rejection, State, Timer, TimerId, TimerKind, Timestamp, Workspace,
-};
+pub use ground::Decision;
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Decision {
-    pub events: Vec<Event>,
-    pub effects: Vec<Effect>,
-    /// The `seq` of the state the decision started from: a state with some of `events` applied
-    /// already has a higher one.
-    base_seq: u64,
-}
-
-impl Decision {
-    fn event(&mut self, e: Event) {
-        self.events.push(e);
-    }
-    fn effect(&mut self, e: Effect) {
-        self.effects.push(e);
-    }
-
-    /// `state` with the events of this decision it does not have yet applied.
-    fn applied_to(&self, state: &State) -> State {
-        let mut after = state.clone();
-        let have = usize::try_from(state.seq.saturating_sub(self.base_seq)).unwrap_or(usize::MAX);
-        for e in self.events.iter().skip(have) {
-            crate::apply(&mut after, e);
-        }
-        after
-    }
-}
+use crate::{Event, Input, Origin, Rejection, State, Timestamp};
+use ground::Cx;
 
 pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, Rejection> {
-    let mut d = Decision { base_seq: state.seq, ..Decision::default() };
+    let mut d = Decision::new(state);
     match input {
         Input::Requested { id, input } => {
             let mut d = decide(state, input, now)?;
@@ -63,17 +47,8 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
             }
             return Ok(d);
         }
-        Input::StartAgent(spec) => workspace::start_agent(state, spec, None, now, &mut d)?,
-        Input::ForkAgent { spec, from } => {
-            let o = state.agents.get(from).ok_or_else(|| Rejection::NoSuchAgent(from.to_string()))?;
-            let conversation = o.driver.behaviour().conversation(o).filter(|_| o.driver.behaviour().can_fork());
-            let Some(conversation) = conversation else {
-                return Err(Rejection::CannotFork(format!("agent {from}'s conversation cannot be forked")));
-            };
-            let fork =
-                crate::Fork { agent: o.id.clone(), conversation, transcript: o.log.clone(), said: o.said.clone() };
-            workspace::start_agent(state, spec, Some(fork), now, &mut d)?
-        }
+        Input::StartAgent(spec) => start::start_agent(state, spec, None, now, &mut d)?,
+        Input::ForkAgent { spec, from } => start::fork(state, spec, from, now, &mut d)?,
         Input::StartJob(spec) => job::start(state, spec, now, &mut d)?,
         Input::StepFinished { job, step, attempt, ok, detail } => {
             let outcome = job::StepOutcome { step, attempt: *attempt, ok: *ok, detail: detail.as_deref() };
@@ -130,15 +105,15 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::DispatchFailed { origin: Origin::Cron(name), error } => {
             d.event(Event::CronFailed { name: name.clone(), error: error.clone() })
         }
-        Input::RemoveWorkspace { id, force, probe } => workspace::remove(state, id, *force, *probe, now, &mut d)?,
+        Input::RemoveWorkspace { id, force, probe } => pool::remove_workspace(state, id, *force, *probe, now, &mut d)?,
         Input::WorkspaceCreated { id } => workspace::created(state, id, now, &mut d),
         Input::WorkspaceCreateFailed { id, error, nothing_left } => {
             workspace::create_failed(state, id, error, *nothing_left, now, &mut d)
         }
-        Input::WorkspaceInspected { id, dirty, ahead } => workspace::inspected(state, id, *dirty, *ahead, now, &mut d),
+        Input::WorkspaceInspected { id, dirty, ahead } => pool::inspected(state, id, *dirty, *ahead, now, &mut d),
         Input::PoolInit(spec) => pool::init(state, spec, now, &mut d)?,
         Input::PoolResize { project, size } => pool::resize(state, project, *size, now, &mut d)?,
-        Input::PoolAcquire { workspace } => workspace::acquire(state, workspace, now, &mut d)?,
+        Input::PoolAcquire { workspace } => pool::acquire(state, workspace, now, &mut d)?,
         Input::PoolRelease { slot, force, pristine, probe } => {
             pool::release_request(state, slot, *force, *pristine, *probe, now, &mut d)?
         }
@@ -161,7 +136,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::WorkspaceRemoveFailed { id, error, dirty } => workspace::remove_failed(state, id, error, *dirty, &mut d),
         Input::KillAgent { agent } => session::kill(state, agent, now, &mut d)?,
         Input::Answer { agent, answer, message, screen } => {
-            session::answer(state, agent, *answer, message.as_deref(), screen, now, &mut d)?
+            dialog::person_answers(state, agent, *answer, message.as_deref(), screen, now, &mut d)?
         }
         Input::SendText { agent, text, raw, now: at_once } => {
             session::send_text(state, agent, text, *raw, *at_once, now, &mut d)?
@@ -172,7 +147,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::PodEnded { session, status, saved } => session::pod_ended(state, session, *status, saved, now, &mut d),
         Input::SessionClosed { session } => session::exited(state, session, crate::ExitStatus::UNKNOWN, now, &mut d),
         Input::SessionKilled { agent } => session::killed(state, agent, now, &mut d),
-        Input::SessionKillFailed { agent, error } => session::kill_failed(state, agent, error, now, &mut d),
+        Input::SessionKillFailed { agent, error } => session::kill_failed(state, agent, error, &mut d),
         Input::TextDelivered { message } => session::text_done(state, *message, None, now, &mut d),
         Input::TextFailed { message, error } => session::text_done(state, *message, Some(error), now, &mut d),
         Input::Resolve { escalation, message } => {
@@ -181,7 +156,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::Observed { agent, source, observation, log, generation } => {
             let current = |a: &&crate::Agent| generation.is_none_or(|g| g == a.restarts);
             if let Some(a) = state.agents.get(agent).filter(current) {
-                observe::observed(state, a, *source, observation, log.as_ref(), None, now, &mut d)
+                observe::observed(Cx { state, now }, a, *source, observation, log.as_ref(), None, &mut d)
             }
         }
         Input::Report { agent, generation, spooled_at, report } => {
@@ -198,13 +173,13 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::FileWritten { agent } => {
             if let Some(a) = state.agents.get(agent) {
                 let beat = crate::Observation::Activity { heartbeat: crate::Heartbeat::FileWrite };
-                observe::observed(state, a, crate::Source::Screen, &beat, None, None, now, &mut d)
+                observe::observed(Cx { state, now }, a, crate::Source::Screen, &beat, None, None, &mut d)
             }
         }
         Input::LogLines { agent, session_log, lines } => {
             observe::log_lines(state, agent, *session_log, lines, now, &mut d)
         }
-        Input::Screen { agent, text, at, settled } => observe::screen(state, agent, text, *at, *settled, now, &mut d),
+        Input::Screen { agent, text, at, settled } => dialog::screen(state, agent, text, *at, *settled, now, &mut d),
         Input::GateFinished { agent, run, code } => recovery::gate_finished(state, agent, run, *code, now, &mut d),
         Input::TimerFired { id } => timers::fired(state, *id, now, &mut d),
         Input::WebhookSent { notice, attempts, error } => {
@@ -214,97 +189,6 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::Reconcile(reality) => reconcile::at_start(state, reality, now, &mut d),
         Input::CheckLiveness => reconcile::stuck_after_start(state, now, &mut d),
     }
-    session::dispatch(state, &mut d);
-    queue::dispatch(state, &mut d);
+    react::settle(Cx { state, now }, &mut d);
     Ok(d)
-}
-
-fn create(ws: &Workspace, resume: bool) -> Effect {
-    Effect::CreateWorkspace {
-        id: ws.id.clone(),
-        path: ws.path.clone(),
-        kind: ws.kind.clone(),
-        settings_from: ws.settings_from.clone(),
-        resume,
-    }
-}
-
-fn remove(state: &State, ws: &Workspace, force: bool, delete_branch: bool) -> Effect {
-    Effect::RemoveWorkspace {
-        id: ws.id.clone(),
-        path: ws.path.clone(),
-        kind: ws.kind.clone(),
-        force,
-        delete_branch,
-        owned: ws.owned_files(),
-        forget: state.agents.values().filter(|a| a.workspace == ws.id).filter_map(Agent::inherited_env).collect(),
-    }
-}
-
-fn inspect(ws: &Workspace) -> Effect {
-    Effect::InspectWorkspace {
-        id: ws.id.clone(),
-        path: ws.path.clone(),
-        kind: ws.kind.clone(),
-        owned: ws.owned_files(),
-    }
-}
-
-/// Starts the agent's session: its driver's command line and files, its output copied to
-/// `<dir>/output.log`. `resume` restarts it (ending the old session) with its conversation
-/// resumed and, for drivers that take one, a first message.
-fn spawn(agent: &Agent, resume: Option<Option<&str>>) -> Effect {
-    spawn_replacing(agent, resume, None)
-}
-
-fn spawn_replacing(agent: &Agent, resume: Option<Option<&str>>, replace: Option<crate::SessionName>) -> Effect {
-    // Its files and hooks as where it runs sees them (in a pod: bosun's paths there).
-    let settings = agent.runtime.agent_dir(agent).join("settings.json");
-    let placed = Agent { hook_command: agent.runtime.hook_command(&agent.hook_command), ..agent.clone() };
-    let driver = agent.driver.behaviour();
-    let command = driver.command_line(&placed, &settings, resume);
-    let files = driver.files(&placed, &settings);
-    // A fork's first launch finds the conversation it starts from where its program looks.
-    let copies = if resume.is_none() && agent.restarts == 0 { driver.fork_copies(agent) } else { Vec::new() };
-    // Copied once it holds the forked agent's last words, which its program may write late.
-    let hold = if copies.is_empty() { None } else { driver.fork_waits_for(agent) };
-    Effect::SpawnSession {
-        copies,
-        agent: agent.id.clone(),
-        session: agent.session.clone(),
-        cwd: agent.cwd.clone(),
-        env: agent.runtime.env(agent),
-        config: crate::OwnConfig::of(agent).map(Box::new),
-        command,
-        files,
-        output: agent.output_log(),
-        replace,
-        hold,
-        inherit: agent.inherited_env().filter(|_| agent.runtime.inherits()),
-        backend: agent.backend,
-        place: agent.runtime.place(agent),
-    }
-}
-
-/// A new timer `kind` at `at`, with an id no other timer had.
-fn set_timer(state: &State, d: &mut Decision, kind: TimerKind, at: Timestamp) {
-    let earlier = d.events.iter().filter(|e| matches!(e, Event::TimerSet { .. })).count() as u64;
-    let id = TimerId(state.last_timer + 1 + earlier);
-    d.event(Event::TimerSet { timer: Timer { id, at, kind } });
-    d.effect(Effect::SetTimer { id, at });
-}
-
-/// Clears the agent's pending timers that `which` selects.
-fn clear_timers(state: &State, agent: &Agent, which: impl Fn(&TimerKind) -> bool, d: &mut Decision) {
-    for t in state.timers.values().filter(|t| t.kind.agent() == Some(&agent.id) && which(&t.kind)) {
-        d.event(Event::TimerCleared { id: t.id });
-    }
-}
-
-fn kill(agent: &Agent) -> Effect {
-    Effect::KillSession { agent: agent.id.clone(), session: agent.session.clone() }
-}
-
-fn send(agent: &Agent, m: &Message) -> Effect {
-    Effect::SendText { message: m.id, session: agent.session.clone(), text: m.text.clone() }
 }

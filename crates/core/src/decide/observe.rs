@@ -5,29 +5,27 @@
 
 use std::path::PathBuf;
 
-use super::session::came_up;
-use super::{clear_timers, recovery, set_timer, Decision};
+use super::ground::{clear_timers, set_timer, Cx, Decision};
+use super::recovery;
+use super::session::{came_up, HEARTBEAT_EVERY_MS, QUIET_MS};
 use crate::{
     Agent, AgentId, Cause, Effect, Event, Heartbeat, Observation, SessionState, Source, State, TimerKind, Timestamp,
     Trigger, LINE_MAX,
 };
 
-/// Heartbeats are recorded at most this often per kind.
-pub const HEARTBEAT_EVERY_MS: u64 = 5_000;
 /// Screen checks for a start-up dialog before bosun stops looking.
 pub const STARTUP_CHECKS: u32 = 5;
 
-#[allow(clippy::too_many_arguments)]
 pub(super) fn observed(
-    state: &State,
+    cx: Cx,
     a: &Agent,
     source: Source,
     obs: &Observation,
     log: Option<&PathBuf>,
     cause: Option<Cause>,
-    now: Timestamp,
     d: &mut Decision,
 ) {
+    let Cx { state, now } = cx;
     if a.state.is_dead() {
         return;
     }
@@ -112,9 +110,9 @@ pub(super) fn observed(
         // message (or one that says it started again after it had work) is idle for good unless
         // its policy acts, after the grace.
         SessionState::Idle if matches!(obs, Observation::Started) && state.never_given_work(a) => {}
-        SessionState::Idle if matches!(obs, Observation::Started) => grace(state, a, now, d),
+        SessionState::Idle if matches!(obs, Observation::Started) => super::grace::grace(state, a, now, d),
         SessionState::Idle if source == Source::Hook => super::classify::turn_ended(state, a, now, d),
-        SessionState::Idle => grace(state, a, now, d),
+        SessionState::Idle => super::grace::grace(state, a, now, d),
         // The chain (an escalation's reason) sees the dialog or the error it is about.
         SessionState::Prompt { .. } => {
             let held = Agent { state: new.clone(), asks: asks.cloned(), ..a.clone() };
@@ -125,15 +123,6 @@ pub(super) fn observed(
             recovery::fire(state, &failed, Trigger::Error, Some(*error), now, d)
         }
         _ => {}
-    }
-}
-
-/// Idle reported without hooks: `on_idle` acts once the policy's grace has passed quietly.
-pub(super) fn grace(state: &State, a: &Agent, now: Timestamp, d: &mut Decision) {
-    let pending = state.timers.values().any(|t| t.kind == TimerKind::Grace { agent: a.id.clone() });
-    if !pending {
-        let at = Timestamp::from_millis(now.as_millis() + a.policy.grace_ms);
-        set_timer(state, d, TimerKind::Grace { agent: a.id.clone() }, at);
     }
 }
 
@@ -203,7 +192,7 @@ pub(super) fn log_lines(
                 Cause::Output { line, cut }
             }
         });
-        observed(state, a, source, &observations[i], None, cause, now, d);
+        observed(Cx { state, now }, a, source, &observations[i], None, cause, d);
     }
     // A generic agent is idle when its output has stopped for a while.
     let quiet_pending = state.timers.values().any(|t| t.kind == TimerKind::Quiet { agent: a.id.clone() });
@@ -212,9 +201,6 @@ pub(super) fn log_lines(
         set_timer(state, d, TimerKind::Quiet { agent: a.id.clone() }, at);
     }
 }
-
-/// How long a generic agent's output must stop before it counts as idle.
-pub const QUIET_MS: u64 = 5_000;
 
 /// The quiet timer fired. Output heartbeats are recorded at most every `HEARTBEAT_EVERY_MS`, so
 /// the last output was at most that long after the last recorded one: quiet for sure once
@@ -226,62 +212,10 @@ pub(super) fn quiet_check(state: &State, a: &Agent, now: Timestamp, d: &mut Deci
     let last = a.heartbeats.get(&Heartbeat::TerminalOutput).copied().unwrap_or(a.state_since);
     let quiet_since = Timestamp::from_millis(last.as_millis() + HEARTBEAT_EVERY_MS);
     if now.millis_since(quiet_since) >= QUIET_MS {
-        observed(state, a, Source::Screen, &Observation::Idle, None, None, now, d);
+        observed(Cx { state, now }, a, Source::Screen, &Observation::Idle, None, None, d);
     } else {
         let at = Timestamp::from_millis(quiet_since.as_millis() + QUIET_MS);
         set_timer(state, d, TimerKind::Quiet { agent: a.id.clone() }, at);
-    }
-}
-
-/// The agent's screen during start-up: a start-up dialog is a setup prompt; otherwise look again
-/// a little later, a few times, until the agent reports in. `settled`: read once its program
-/// had drawn it (keys may follow only such a screen).
-pub(super) fn screen(
-    state: &State,
-    agent: &AgentId,
-    text: &str,
-    at: Option<Timestamp>,
-    settled: bool,
-    now: Timestamp,
-    d: &mut Decision,
-) {
-    let Some(a) = state.agents.get(agent).filter(|a| a.state.is_up()) else { return };
-    // Read before its state last changed (a slower look finishing after a newer one): stale.
-    // A blank screen (a program between clearing it and drawing again) says nothing.
-    if at.is_some_and(|t| t < a.state_since) || text.trim().is_empty() {
-        return;
-    }
-    // Read before bosun's last key in the dialog it answers: it may not show what the key did
-    // (a cursor not moved yet would be moved again). The look that key asked for tells.
-    let pressed = a.answering.as_ref().and_then(|x| x.pressed_at);
-    if at.zip(pressed).is_some_and(|(t, pressed)| t <= pressed) {
-        return;
-    }
-    let Some(crate::driver::Screen { trust, seen }) = a.driver.behaviour().screen(text) else { return };
-    // bosun made this folder: it answers the trust dialog with the option that trusts it and
-    // goes on, read from the screen, unless its policy says not to; nobody needs to hear of it
-    // then. A dialog being answered goes on being answered. Other screens (the API key,
-    // sign-in, an approval) are prompts for the policy, and a person.
-    if super::dialog::looked(state, a, text, settled, trust, now, d) {
-        return;
-    }
-    // A setup dialog already left to a person keeps what bosun said of it.
-    let setup = |s: &SessionState| matches!(s, SessionState::Prompt { kind: crate::PromptKind::Setup });
-    if setup(&a.state) && matches!(&seen, Some(Observation::Prompt { kind: crate::PromptKind::Setup, .. })) {
-        return;
-    }
-    match seen {
-        Some(obs) => observed(state, a, Source::Screen, &obs, None, None, now, d),
-        // The dialog the screen alone showed is gone: answered, the agent goes on. One capture
-        // may have caught its program redrawing: a settled look tells.
-        None if matches!(a.state, SessionState::Prompt { .. }) && a.source == Some(Source::Screen) => {
-            if settled {
-                observed(state, a, Source::Screen, &Observation::Working, None, None, now, d)
-            } else {
-                d.effect(super::dialog::capture(a));
-            }
-        }
-        None => {}
     }
 }
 

@@ -6,7 +6,8 @@
 //! them. A failure stops only what depends on it; a job that cannot be made (its merge
 //! conflicts, say) fails and a person is told; a resume runs the failed jobs again.
 
-use super::{job, Decision};
+use super::ground::{remove, Cx, Decision};
+use super::job;
 use crate::{
     Effect, Event, Job, JobId, JobState, Judge, Nonce, Notice, NoticeKind, Origin, Plan, PlanBranch, PlanJobState,
     PlanState, Rejection, State, Timestamp, VariantCandidate, WorkspaceState,
@@ -48,7 +49,7 @@ fn dispatch(plan: &Plan, index: usize, variant: Option<u32>, d: &mut Decision) -
     let j = &plan.jobs[index];
     let (source, merged) = plan.start_of(index);
     let tries = d.events.len() as u64 + plan.jobs.iter().filter(|j| j.job_id.is_some()).count() as u64;
-    let bits = job::fnv(&[
+    let bits = crate::id::fnv(&[
         "plan",
         &plan.id,
         &index.to_string(),
@@ -82,9 +83,16 @@ fn dispatch(plan: &Plan, index: usize, variant: Option<u32>, d: &mut Decision) -
     job
 }
 
-/// A plan's job ended: done lets what uses it start; anything else stops only that. A variant's
-/// end is weighed with its siblings' once all ended.
-pub(super) fn job_ended(state: &State, job: &Job, end: &JobState, now: Timestamp, d: &mut Decision) {
+/// A plan's job ended (`JobFinished`): done lets what uses it start; anything else stops only
+/// that. A variant's end is weighed with its siblings' once all ended.
+pub(super) fn job_finished(cx: Cx, e: &Event, d: &mut Decision) {
+    let Event::JobFinished { job, state: end, .. } = e else { return };
+    // The job may have been made in this very decision.
+    let Some(job) = d.job(cx.state, job).filter(|j| j.spec.plan.is_some()).cloned() else { return };
+    job_ended(cx.state, &job, end, cx.now, d);
+}
+
+fn job_ended(state: &State, job: &Job, end: &JobState, now: Timestamp, d: &mut Decision) {
     let Some((id, index)) = &job.spec.plan else { return };
     let Some(plan) = state.plans.get(id).filter(|p| p.state == PlanState::Running) else { return };
     let target =
@@ -95,7 +103,7 @@ pub(super) fn job_ended(state: &State, job: &Job, end: &JobState, now: Timestamp
         other => Some(format!("its job ended {}", other.label())),
     };
     match plan.variant_of(*index, &job.spec.id) {
-        Some(n) => variant_ended(state, plan, *index, n, target, failure, now, d),
+        Some(n) => variant_ended(Cx { state, now }, plan, *index, n, target, failure, d),
         None => ended(plan, *index, target, failure, d),
     }
 }
@@ -110,15 +118,13 @@ fn ended(plan: &Plan, index: usize, target: Option<String>, failure: Option<Stri
 
 /// Records the end of variant `n` of the plan's job at `index`; the last to end has the
 /// variants judged.
-#[allow(clippy::too_many_arguments)]
 fn variant_ended(
-    state: &State,
+    cx: Cx,
     plan: &Plan,
     index: usize,
     n: u32,
     target: Option<String>,
     failure: Option<String>,
-    now: Timestamp,
     d: &mut Decision,
 ) {
     d.event(Event::PlanVariantEnded {
@@ -131,7 +137,7 @@ fn variant_ended(
     let mut after = plan.clone();
     after.variant_ended(index, n, target.as_deref(), failure.as_deref());
     if after.job_state(index) == PlanJobState::Judging {
-        judge(state, &after, index, now, d);
+        judge(cx.state, &after, index, cx.now, d);
     }
 }
 
@@ -246,7 +252,7 @@ fn choose(state: &State, plan: &Plan, index: usize, n: u32, by: &str, d: &mut De
                 continue;
             }
             d.event(Event::WorkspaceRemoving { id: ws.id.clone(), force: false, keep_branch: None });
-            d.effect(super::remove(state, ws, false, true));
+            d.effect(remove(state, ws, false, true));
         }
     }
     ended(plan, index, Some(target), None, d);
@@ -320,7 +326,7 @@ pub(super) fn dispatch_failed(
     };
     d.effect(Effect::Notify { notice, desktop: true, webhook: None });
     match variant {
-        Some(n) => variant_ended(state, plan, index, n, None, Some(error.to_owned()), now, d),
+        Some(n) => variant_ended(Cx { state, now }, plan, index, n, None, Some(error.to_owned()), d),
         None => ended(plan, index, None, Some(error.to_owned()), d),
     }
 }

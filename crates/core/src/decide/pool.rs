@@ -1,9 +1,10 @@
-//! Decisions about workspace pools: a task's workspace is bound to the first available slot of
-//! its repository's pool, or waits in line (a slot is made for it while the pool is under its
-//! size); a released slot is reset in the background and handed to the next in line. One
-//! decision at a time, so no slot is ever bound twice.
+//! Decisions about workspace pools: a task's workspace (or one a script acquires) is bound to the
+//! first available slot of its repository's pool, or waits in line (a slot is made for it while
+//! the pool is under its size); a task's workspace found clean once its task is over, or removed,
+//! goes back to its pool; a released slot is reset in the background and handed to the next in
+//! line. One decision at a time, so no slot is ever bound twice.
 
-use super::{create, kill, Decision};
+use super::ground::{create, kill, Decision};
 use crate::{
     BranchKept, Effect, Event, Pool, PoolAsk, PoolSpec, Rejection, Slot, SlotId, SlotProbe, SlotReset, SlotState,
     State, Timestamp, Workspace, WorkspaceId, WorkspaceKind, WorkspaceProbe, WorkspaceState,
@@ -38,8 +39,7 @@ fn ensure(state: &State, spec: &PoolSpec, now: Timestamp, d: &mut Decision) -> S
 /// `bosun pool init`: the pool, grown to its size with slots made now.
 pub(super) fn init(state: &State, spec: &PoolSpec, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
     let project = ensure(state, spec, now, d);
-    let after = d.applied_to(state);
-    if after.pools.get(&project).is_some_and(|p| p.size != spec.size) {
+    if d.state(state).pools.get(&project).is_some_and(|p| p.size != spec.size) {
         resize(state, &project, spec.size, now, d)?;
     } else {
         fill(state, &project, now, d);
@@ -59,15 +59,14 @@ pub(super) fn resize(
     if size == 0 {
         return Err(Rejection::PoolSizeZero(project.to_owned()));
     }
-    let after = d.applied_to(state);
-    let pool = after.pools.get(project).ok_or_else(|| Rejection::NoSuchPool(project.to_owned()))?;
+    let pool = d.state(state).pools.get(project).cloned().ok_or_else(|| Rejection::NoSuchPool(project.to_owned()))?;
     d.event(Event::PoolResized { project: project.to_owned(), size });
     let mut kept = pool.kept();
     for slot in pool.slots.values().rev().filter(|s| s.state == SlotState::Available) {
         if kept <= size as usize {
             break;
         }
-        remove_slot(pool, slot, now, d);
+        remove_slot(&pool, slot, now, d);
         kept -= 1;
     }
     fill(state, project, now, d);
@@ -76,10 +75,9 @@ pub(super) fn resize(
 
 /// Makes slots until the pool holds its size.
 fn fill(state: &State, project: &str, now: Timestamp, d: &mut Decision) {
-    let after = d.applied_to(state);
-    let Some(pool) = after.pools.get(project) else { return };
+    let Some(pool) = d.state(state).pools.get(project).cloned() else { return };
     let missing = (pool.size as usize).saturating_sub(pool.kept());
-    make_slots(pool, missing, now, d);
+    make_slots(&pool, missing, now, d);
 }
 
 fn make_slots(pool: &Pool, count: usize, now: Timestamp, d: &mut Decision) {
@@ -126,8 +124,7 @@ pub(super) fn place(
     d: &mut Decision,
 ) -> Result<(), Rejection> {
     let project = ensure(state, &ask.spec, now, d);
-    let after = d.applied_to(state);
-    if let Some(pool) = after.pools.get(&project) {
+    if let Some(pool) = d.state(state).pools.get(&project) {
         let exhausted = pool.available().is_none() && pool.waiting.len() + pool.kept() >= pool.size as usize;
         if exhausted && !ask.wait {
             return Err(Rejection::PoolExhausted { project, size: pool.size });
@@ -143,13 +140,12 @@ pub(super) fn place(
 /// Hands the pool's available slots to the tasks in line, first come first, and makes slots
 /// for those still waiting while the pool is under its size.
 pub(super) fn serve(state: &State, project: &str, now: Timestamp, d: &mut Decision) {
-    let after = d.applied_to(state);
-    let Some(pool) = after.pools.get(project) else { return };
+    let Some(pool) = d.state(state).pools.get(project).cloned() else { return };
     let free = pool.slots.iter().filter(|(_, s)| s.state == SlotState::Available);
     let mut served = 0;
     for ((n, slot), ws) in free.zip(&pool.waiting) {
-        let Some(task) = after.workspaces.get(ws) else { continue };
-        let mut bound = task.clone();
+        // The task as it waits (its record made in this decision, maybe).
+        let Some(mut bound) = d.state(state).workspaces.get(ws).cloned() else { continue };
         crate::pool::bind(&mut bound, slot);
         d.event(Event::SlotBound { project: project.to_owned(), n: *n, workspace: ws.clone(), at: now });
         d.effect(create(&bound, false));
@@ -158,7 +154,7 @@ pub(super) fn serve(state: &State, project: &str, now: Timestamp, d: &mut Decisi
     let left = pool.waiting.len().saturating_sub(served);
     let coming = pool.slots.values().filter(|s| s.state == SlotState::Creating).count();
     let room = (pool.size as usize).saturating_sub(pool.kept());
-    make_slots(pool, left.saturating_sub(coming).min(room), now, d);
+    make_slots(&pool, left.saturating_sub(coming).min(room), now, d);
 }
 
 pub(super) fn slot_created(state: &State, project: &str, n: u32, commit: &str, now: Timestamp, d: &mut Decision) {
@@ -175,8 +171,7 @@ pub(super) fn slot_create_failed(state: &State, project: &str, n: u32, error: &s
         return;
     }
     d.event(Event::SlotCreateFailed { project: project.to_owned(), n, error: error.to_owned() });
-    let after = d.applied_to(state);
-    let Some(pool) = after.pools.get(project) else { return };
+    let Some(pool) = d.state(state).pools.get(project).cloned() else { return };
     let serving = pool
         .slots
         .values()
@@ -189,7 +184,62 @@ pub(super) fn slot_create_failed(state: &State, project: &str, n: u32, error: &s
         .count();
     let error = format!("its pool workspace could not be made: {error}");
     for ws in pool.waiting.iter().skip(serving).rev() {
-        super::workspace::create_failed(&d.applied_to(state), ws, &error, false, now, d);
+        super::workspace::create_failed(state, ws, &error, false, now, d);
+    }
+}
+
+/// `bosun pool acquire`: a pool's workspace for a script, owned by no agent or job.
+pub(super) fn acquire(
+    state: &State,
+    ask: &crate::PoolWorkspace,
+    now: Timestamp,
+    d: &mut Decision,
+) -> Result<(), Rejection> {
+    let id = WorkspaceId::new(&ask.name, &ask.nonce);
+    if state.workspaces.contains_key(&id) {
+        return Err(Rejection::AlreadyExists(format!("workspace {id}")));
+    }
+    if let Some(branch) = ask.kind.branch() {
+        if let Some(other) = state.workspaces.values().find(|w| w.branch() == Some(branch)) {
+            return Err(Rejection::BranchTaken { branch: branch.to_owned(), workspace: other.id.clone() });
+        }
+    }
+    let workspace = Workspace {
+        id,
+        name: ask.name.clone(),
+        nonce: ask.nonce.clone(),
+        path: std::path::PathBuf::new(),
+        kind: ask.kind.clone(),
+        state: WorkspaceState::Waiting,
+        created_at: now,
+        settings_from: None,
+        error: None,
+    };
+    place(state, workspace, &ask.ask, now, d)
+}
+
+/// The workspace of an agent (or job) that ended was checked; `None` means it could not be,
+/// which counts as dirty: never lose work. A pool's workspace whose task is over goes back to
+/// its pool when it holds no uncommitted work.
+pub(super) fn inspected(
+    state: &State,
+    id: &WorkspaceId,
+    dirty: Option<bool>,
+    ahead: u32,
+    now: Timestamp,
+    d: &mut Decision,
+) {
+    let Some(ws) = state.workspaces.get(id) else { return };
+    let in_use_by_dead = match &ws.state {
+        WorkspaceState::InUse { agent } => state.agents.get(agent).is_none_or(|a| a.state.is_dead()),
+        _ => false,
+    };
+    let pooled = matches!(ws.kind, WorkspaceKind::Pool { .. });
+    let idle = in_use_by_dead || ws.state == WorkspaceState::Ready;
+    if pooled && idle && dirty == Some(false) && task_over(state, id) {
+        release(state, ws, ahead, false, false, now, d);
+    } else if in_use_by_dead {
+        d.event(Event::WorkspaceReleased { id: id.clone(), dirty: dirty.unwrap_or(true) });
     }
 }
 
@@ -263,12 +313,11 @@ pub(super) fn slot_reset(state: &State, project: &str, n: u32, commit: &str, now
         return;
     }
     d.event(Event::SlotReset { project: project.to_owned(), n, commit: commit.to_owned(), at: now });
-    let after = d.applied_to(state);
-    let Some(pool) = after.pools.get(project) else { return };
+    let Some(pool) = d.state(state).pools.get(project).cloned() else { return };
     // A pool made smaller while the slot was bound gives it up now.
     if pool.kept() > pool.size as usize && pool.waiting.is_empty() {
         if let Some(slot) = pool.slots.get(&n) {
-            remove_slot(pool, slot, now, d);
+            remove_slot(&pool, slot, now, d);
         }
         return;
     }
@@ -281,6 +330,22 @@ pub(super) fn slot_reset_failed(state: &State, project: &str, n: u32, error: &st
     }
     let error = Some(format!("its reset failed: {error}"));
     d.event(Event::SlotDirty { project: project.to_owned(), n, error, at: now });
+}
+
+/// `bosun workspace rm` of a pool's workspace: it goes back to its pool, which keeps the
+/// worktree; any other workspace is removed.
+pub(super) fn remove_workspace(
+    state: &State,
+    id: &WorkspaceId,
+    force: bool,
+    probe: WorkspaceProbe,
+    now: Timestamp,
+    d: &mut Decision,
+) -> Result<(), Rejection> {
+    match state.workspaces.get(id).map(|ws| &ws.kind) {
+        Some(WorkspaceKind::Pool { slot: Some(slot), .. }) => release_request(state, slot, force, false, probe, now, d),
+        _ => super::workspace::remove(state, id, force, probe, d),
+    }
 }
 
 /// `bosun pool release SLOT`: its task's workspace released (refused while an agent or a job
@@ -383,8 +448,7 @@ pub(super) fn slot_removed(state: &State, project: &str, n: u32, d: &mut Decisio
         return;
     }
     d.event(Event::SlotRemoved { project: project.to_owned(), n });
-    let after = d.applied_to(state);
-    if after.pools.get(project).is_some_and(|p| p.size == 0 && p.slots.is_empty()) {
+    if d.state(state).pools.get(project).is_some_and(|p| p.size == 0 && p.slots.is_empty()) {
         d.event(Event::PoolRemoved { project: project.to_owned() });
     }
 }

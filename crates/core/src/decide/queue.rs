@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{set_timer, Decision};
+use super::ground::{set_timer, Decision};
 use crate::template::{render_shell, Scope};
 use crate::{
     apply, Effect, Event, External, Item, ItemId, ItemState, JobId, Nonce, Origin, Rejection, State, TimerKind,
@@ -30,10 +30,7 @@ fn push_keyed(
     now: Timestamp,
     d: &mut Decision,
 ) {
-    let earlier = d.events.iter().filter(|e| matches!(e, Event::ItemPushed { .. })).count() as u64;
-    // (A state saved before `last_item` existed has it at 0: its items still count.)
-    let last = state.last_item.max(state.items.keys().next_back().map_or(0, |i| i.0));
-    let id = ItemId(last + 1 + earlier);
+    let id = d.next_item(state);
     let item = Item {
         id,
         queue: queue.to_owned(),

@@ -1,9 +1,9 @@
 //! Comparing the records with reality: at start (adopt, bury, resume) and in the periodic
 //! session listing that catches deaths no hook reported.
 
+use super::ground::{create, kill, remove, spawn, Decision};
 use super::session::{came_up, ended, sending};
 use super::workspace::inspect_if_released;
-use super::{create, kill, remove, spawn, Decision};
 use crate::{
     Agent, Effect, Event, ExitStatus, Reality, SessionSeen, SessionState, State, Subject, Timestamp, Trigger,
     WorkspaceState,
@@ -99,7 +99,7 @@ fn adopt(state: &State, agent: &Agent, s: &SessionSeen, now: Timestamp, d: &mut 
     if cut_off(state, agent, d) {
         // Whether it reached the agent is unknown: one still where it was after the grace (idle,
         // at a dialog, failed) stays there for good, and its chain acts again.
-        super::recovery::again(state, agent, now, d);
+        super::grace::again(state, agent, now, d);
     }
     super::classify::resume_after_restart(agent, d);
     super::recovery::gate_after_restart(state, agent, d);

@@ -1,12 +1,13 @@
-//! Recovery chains: when a trigger fires, the next step of its chain acts — after its cooldown —
-//! until the chain is used up, when a person is asked. Gates pass (done) or hand on to the next
-//! step.
+//! Recovery chains: when a trigger fires (a death: `died`), the next step of its chain acts —
+//! after its cooldown — until the chain is used up, when a person is asked. Gates pass (done) or
+//! hand on to the next step.
 
+use super::escalation::escalate;
+use super::ground::{kill, set_timer, spawn_replacing, Cx, Decision};
 use super::session::queue;
-use super::{escalation::escalate, kill, set_timer, spawn_replacing, Decision};
 use crate::{
-    Action, Agent, AgentError, AgentId, Effect, Event, MessageKind, Outcome, Progress, SessionState, State, TimerKind,
-    Timestamp, Trigger, TurnClass, WorkspaceState,
+    Action, Agent, AgentError, AgentId, DeathReason, Effect, Event, MessageKind, Outcome, Progress, SessionState,
+    State, TimerKind, Timestamp, Trigger, TurnClass, WorkspaceState,
 };
 
 /// Fires `trigger` for the agent: the chain's next step acts (or waits out its cooldown). An
@@ -39,7 +40,7 @@ pub(super) fn fire_for(
         None => a.recovery.get(&trigger),
     };
     let from = from.copied().unwrap_or_default();
-    fire_from(state, a, trigger, error, class, from, now, d);
+    fire_from(Cx { state, now }, a, trigger, error, class, from, d);
 }
 
 /// The class whose own chain an idle agent follows, if its policy has one for it.
@@ -47,17 +48,16 @@ fn routed(a: &Agent, trigger: Trigger, class: Option<TurnClass>) -> Option<TurnC
     class.filter(|c| trigger == Trigger::Idle && a.policy.on_idle_class.contains_key(c))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn fire_from(
-    state: &State,
+    cx: Cx,
     a: &Agent,
     trigger: Trigger,
     error: Option<AgentError>,
     class: Option<TurnClass>,
     mut p: Progress,
-    now: Timestamp,
     d: &mut Decision,
 ) {
+    let Cx { state, now } = cx;
     if a.outcome.is_some() || a.kill_requested {
         return;
     }
@@ -91,14 +91,29 @@ fn fire_from(
     }
 }
 
-/// Nothing came of what the agent's chain last did where it stands — its message started no
-/// turn (or the reports of one were lost), could not be typed, or a person closed the
-/// escalation without a word: once the grace has passed with no sign of life, the chain acts
-/// again (`timers::fired`), rather than leave the agent waiting for what will not come.
-pub(super) fn again(state: &State, a: &Agent, now: Timestamp, d: &mut Decision) {
-    let waits = matches!(a.state, SessionState::Idle | SessionState::Prompt { .. } | SessionState::Error { .. });
-    if waits && a.outcome.is_none() && !a.kill_requested {
-        super::observe::grace(state, a, now, d);
+/// An agent died (`AgentDied`): unless bosun or a person ended it, its `on_dead` chain acts. A
+/// restart that could not start, or a session gone without an exit status with no chain to
+/// bring it back, is put to a person rather than tried again and again.
+pub(super) fn died(cx: Cx, e: &Event, d: &mut Decision) {
+    let Event::AgentDied { id, reason, .. } = e else { return };
+    // As it was before it died.
+    let Some(agent) = cx.state.agents.get(id) else { return };
+    let (state, now) = (cx.state, cx.now);
+    let bosun_ended_it = agent.kill_requested || agent.outcome.is_some();
+    match reason {
+        DeathReason::FailedToStart if agent.restarts > 0 && !bosun_ended_it => {
+            let why = format!("agent {} could not be restarted", agent.id);
+            escalate(state, agent, Trigger::Dead, why, now, d);
+        }
+        DeathReason::FailedToStart => {}
+        // Its session vanished without a word (bosun's tmux server is gone: the machine
+        // restarted?) and no policy brings it back.
+        DeathReason::Lost if !bosun_ended_it && agent.policy.on_dead.is_empty() => {
+            let why = format!("agent {} was lost: its session is gone without an exit status", agent.id);
+            escalate(state, agent, Trigger::Dead, why, now, d);
+        }
+        _ if !bosun_ended_it => fire(state, agent, Trigger::Dead, None, now, d),
+        _ => {}
     }
 }
 
@@ -155,10 +170,7 @@ pub(super) fn resume(state: &State, a: &Agent, message: Option<&str>, alive: boo
     let next = Agent { session, restarts: a.restarts + 1, ..a.clone() };
     let old = Some(a.session.clone());
     // What it said in this very decision (the turn that just ended) counts.
-    let said = d.events.iter().rev().find_map(|e| match e {
-        Event::AgentSaid { id, text } if id == &a.id => Some(text.clone()),
-        _ => None,
-    });
+    let said = d.agent(state, &a.id).and_then(|now| now.said.clone());
     let said = Agent { said: said.or_else(|| a.said.clone()), ..a.clone() };
     let hold = alive.then(|| a.driver.behaviour().resume_waits_for(&said)).flatten();
     let takes = takes_message(a);
@@ -217,7 +229,7 @@ pub(super) fn gate_finished(
     }
     let Some((trigger, p)) = gate_step(a, run) else { return };
     let class = routed(a, trigger, a.verdict.as_ref().map(|v| v.class));
-    fire_from(state, a, trigger, error_of(a), class, Progress { step: p.step + 1, used: 0 }, now, d);
+    fire_from(Cx { state, now }, a, trigger, error_of(a), class, Progress { step: p.step + 1, used: 0 }, d);
 }
 
 /// The trigger whose chain stands at the gate `run`, and where.

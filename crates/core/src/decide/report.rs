@@ -3,7 +3,8 @@
 //! refused by itself recorded and taken to `on_prompt`, its permission mode noted, its state
 //! observed.
 
-use super::{classify, observe, recovery, Decision};
+use super::ground::{Cx, Decision};
+use super::{classify, observe, recovery};
 use crate::driver::Report;
 use crate::{Agent, BlockedCall, Event, Observation, PermissionDecision, SessionState, State, Timestamp, Trigger};
 
@@ -67,8 +68,8 @@ pub(super) fn read(
                 cause: None,
             });
             let turned = Agent { state: working, state_since: now, source: Some(source), ..a.clone() };
-            return observe::observed(state, &turned, source, &observation, reading.log.as_ref(), cause, now, d);
+            return observe::observed(Cx { state, now }, &turned, source, &observation, reading.log.as_ref(), cause, d);
         }
-        observe::observed(state, a, source, &observation, reading.log.as_ref(), cause, now, d)
+        observe::observed(Cx { state, now }, a, source, &observation, reading.log.as_ref(), cause, d)
     }
 }

@@ -1,12 +1,13 @@
 //! Decisions about agents and their sessions: start-up, messages (typed only while the agent
-//! waits for input, one at a time, in order), kills, and deaths however they are reported.
+//! waits for input, one at a time, in order), kills, and deaths however they are reported (what a
+//! death sets off above, its `on_dead` chain and its job's step, reacts to `AgentDied`).
 
 use std::collections::BTreeSet;
 
-use super::{clear_timers, inspect, kill as kill_effect, recovery, send, set_timer, Decision};
+use super::ground::{clear_timers, inspect, kill as kill_effect, send, set_timer, Decision};
 use crate::{
     apply, Agent, AgentId, DeathReason, Effect, Event, ExitStatus, Message, MessageId, MessageKind, MessageState,
-    Outcome, Rejection, SessionName, SessionState, State, TimerKind, Timestamp, Trigger, WorkspaceState,
+    Outcome, Rejection, SessionName, SessionState, State, TimerKind, Timestamp, WorkspaceState,
 };
 
 /// How long after a message is typed the agent must be working, or Enter is pressed again.
@@ -14,6 +15,10 @@ pub const CONFIRM_MS: u64 = 3_000;
 /// How long a Claude agent has to report in before bosun looks at its screen for a start-up
 /// dialog.
 pub const STARTUP_CHECK_MS: u64 = 1_500;
+/// Heartbeats are recorded at most this often per kind.
+pub const HEARTBEAT_EVERY_MS: u64 = 5_000;
+/// How long a generic agent's output must stop before it counts as idle.
+pub const QUIET_MS: u64 = 5_000;
 
 pub(super) fn kill(state: &State, agent: &AgentId, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
     let a = live_agent(state, agent)?;
@@ -28,28 +33,6 @@ pub(super) fn kill(state: &State, agent: &AgentId, now: Timestamp, d: &mut Decis
         d.event(Event::AgentKillRequested { id: a.id.clone() });
     }
     d.effect(kill_effect(a));
-    Ok(())
-}
-
-/// A person answers the dialog the agent waits at (see `dialog::answer`), and a message, if
-/// any, is queued for when it waits for input again.
-pub(super) fn answer(
-    state: &State,
-    agent: &AgentId,
-    answer: crate::driver::dialog::DialogAnswer,
-    message: Option<&str>,
-    screen: &str,
-    now: Timestamp,
-    d: &mut Decision,
-) -> Result<(), Rejection> {
-    let a = live_agent(state, agent)?;
-    if let Some(m) = message {
-        crate::message_text::check(m, false)?;
-    }
-    super::dialog::answer(a, answer, screen, now, d)?;
-    if let Some(m) = message.filter(|m| !m.trim().is_empty()) {
-        queue(state, a, m, MessageKind::User, now, d);
-    }
     Ok(())
 }
 
@@ -87,8 +70,7 @@ pub(super) fn queue(state: &State, a: &Agent, text: &str, kind: MessageKind, now
 }
 
 fn push(state: &State, a: &Agent, text: &str, kind: MessageKind, raw: bool, now: Timestamp, d: &mut Decision) {
-    let earlier = d.events.iter().filter(|e| matches!(e, Event::MessageQueued { .. })).count() as u64;
-    let id = MessageId(state.next_message_id().0 + earlier);
+    let id = d.next_message(state);
     let message = Message {
         id,
         agent: a.id.clone(),
@@ -221,8 +203,7 @@ pub(super) fn came_up(state: &State, a: &Agent, pid: Option<u32>, now: Timestamp
         push(state, a, prompt, MessageKind::User, false, now, d);
     }
     if start.idle_when_quiet {
-        let at =
-            Timestamp::from_millis(now.as_millis() + super::observe::QUIET_MS + super::observe::HEARTBEAT_EVERY_MS);
+        let at = Timestamp::from_millis(now.as_millis() + QUIET_MS + HEARTBEAT_EVERY_MS);
         set_timer(state, d, TimerKind::Quiet { agent: a.id.clone() }, at);
     }
     if a.kill_requested {
@@ -259,17 +240,16 @@ pub(super) fn exited(state: &State, session: &SessionName, status: ExitStatus, n
 }
 
 /// Whether `agent` works in a pod whose save is not known yet (its host saves as it ends).
-fn save_pending(state: &State, agent: &Agent, d: &Decision) -> bool {
+pub(super) fn save_pending(state: &State, agent: &Agent, d: &mut Decision) -> bool {
     let in_pod =
         state.workspaces.get(&agent.workspace).is_some_and(|w| matches!(w.kind, crate::WorkspaceKind::Pod { .. }));
-    let saved_now = d.events.iter().any(|e| matches!(e, Event::WorkSaved { agent: id, .. } if id == &agent.id));
-    in_pod && agent.saved.is_none() && !saved_now
+    in_pod && d.agent(state, &agent.id).is_some_and(|a| a.saved.is_none())
 }
 
 /// An agent's pod ended: its host saved what it could and ended with the agent (or was told to
-/// end it). What the save did is recorded once; the agent is dead as its status says; its
-/// workspace is released as dirty unless the save left nothing only in the pod. A pod whose work
-/// is safe goes; one whose work is not is kept, and a person is asked.
+/// end it). What the save did is recorded once, after the death it ends in; its workspace is
+/// released as dirty unless the save left nothing only in the pod (see `pod::saved` for what
+/// becomes of the pod).
 pub(super) fn pod_ended(
     state: &State,
     session: &SessionName,
@@ -284,52 +264,18 @@ pub(super) fn pod_ended(
     }
     let unknown = || crate::SavedWork { pushed: false, dirty: true, said: "its pod said nothing of its work".into() };
     let saved = saved.clone().unwrap_or_else(unknown);
-    d.event(Event::WorkSaved { agent: a.id.clone(), saved: saved.clone() });
-    if !a.state.is_dead() {
-        ended(state, a, status, now, d);
-    } else {
-        if let Some(ws) = state.workspaces.get(&a.workspace).filter(|w| w.state == WorkspaceState::Dirty) {
-            // Released before its save was known (it was killed): what the save says now counts.
-            if saved.is_safe() {
-                d.event(Event::WorkspaceReleased { id: ws.id.clone(), dirty: false });
-            }
-        }
-        // Its job's next step waited for the save (it starts from what was pushed).
-        if let SessionState::Dead { reason } = &a.state {
-            super::job::agent_ended(state, a, reason, now, d);
-        }
+    let dead = a.state.is_dead();
+    if !dead {
+        let reason = reason_when_ended(a, status).unwrap_or_else(|| status.reason());
+        death(state, a, reason, None, Some(&saved), now, d);
     }
-    // A resume (its `on_dead`) replaces the pod itself; a kill reported for the agent would
-    // end the resumed one.
-    let resumed = d.effects.iter().any(|e| matches!(e, Effect::SpawnSession { agent, .. } if agent == &a.id));
-    // On a claim, what the save did not carry stays there, not in the pod: the pod may go.
-    let claim = state.workspaces.get(&a.workspace).and_then(|w| match &w.kind {
-        crate::WorkspaceKind::Pod { claim, .. } => claim.clone(),
-        _ => None,
-    });
-    if (saved.is_safe() || claim.is_some()) && !resumed {
-        d.effect(kill_effect(a));
+    let safe = saved.is_safe();
+    d.event(Event::WorkSaved { agent: a.id.clone(), saved });
+    // Released before its save was known (it was killed): what the save says now counts.
+    let released = state.workspaces.get(&a.workspace).filter(|w| w.state == WorkspaceState::Dirty);
+    if let Some(ws) = released.filter(|_| dead && safe) {
+        d.event(Event::WorkspaceReleased { id: ws.id.clone(), dirty: false });
     }
-    if saved.is_safe() || (claim.is_some() && resumed) {
-        return;
-    }
-    let why = match &claim {
-        Some(c) => format!(
-            "the work of agent {} did not all come back from its pod; it is kept on claim {}/{} until its \
-             workspace is removed: {}",
-            a.id,
-            c.namespace,
-            c.name,
-            saved.said.trim()
-        ),
-        None => format!(
-            "the work of agent {} is still only in its pod {}, which is kept: {}",
-            a.id,
-            a.session,
-            saved.said.trim()
-        ),
-    };
-    super::escalation::escalate(state, a, Trigger::Dead, why, now, d);
 }
 
 pub(super) fn killed(state: &State, agent: &AgentId, now: Timestamp, d: &mut Decision) {
@@ -338,18 +284,11 @@ pub(super) fn killed(state: &State, agent: &AgentId, now: Timestamp, d: &mut Dec
     }
 }
 
-/// bosun could not end the agent's session: a person is asked to end its process (resolving
-/// tries again), rather than have the agent and its job wait for a death that may not come.
-pub(super) fn kill_failed(state: &State, agent: &AgentId, error: &str, now: Timestamp, d: &mut Decision) {
+/// bosun could not end the agent's session (a person is asked to end its process: see
+/// `escalation::kill_failed`).
+pub(super) fn kill_failed(state: &State, agent: &AgentId, error: &str, d: &mut Decision) {
     if let Some(a) = state.agents.get(agent).filter(|a| !a.state.is_dead()) {
         d.event(Event::AgentKillFailed { id: a.id.clone(), error: error.to_owned() });
-        let why = format!(
-            "agent {} could not be ended ({}): end its process (session {}), then resolve, which tries again",
-            a.id,
-            error.trim(),
-            a.session
-        );
-        super::escalation::escalate(state, a, Trigger::Dead, why, now, d);
     }
 }
 
@@ -375,7 +314,7 @@ pub(super) fn text_done(state: &State, message: MessageId, error: Option<&String
             d.event(Event::MessageFailed { id: message, error: e.clone() });
             // Not typed: an agent waiting where its chain sent it is not moved by it.
             if let Some(a) = state.agents.get(&m.agent) {
-                recovery::again(state, a, now, d);
+                super::grace::again(state, a, now, d);
             }
         }
     }
@@ -397,8 +336,8 @@ fn reason_when_ended(agent: &Agent, _status: ExitStatus) -> Option<DeathReason> 
 }
 
 /// Records an agent's death: fails its undelivered messages, clears its timers, stops reading
-/// its logs, has its workspace checked, and — unless bosun or a person ended it — starts its
-/// `on_dead` chain.
+/// its logs and has its workspace checked. What follows from it (its `on_dead` chain, its
+/// job's step) reacts to `AgentDied`.
 pub(super) fn died(
     state: &State,
     agent: &Agent,
@@ -407,7 +346,20 @@ pub(super) fn died(
     now: Timestamp,
     d: &mut Decision,
 ) {
-    d.event(Event::AgentDied { id: agent.id.clone(), reason: reason.clone(), at: now, error });
+    death(state, agent, reason, error, None, now, d);
+}
+
+/// `died`, for an agent whose pod said what its save did (`saved`), recorded next.
+fn death(
+    state: &State,
+    agent: &Agent,
+    reason: DeathReason,
+    error: Option<String>,
+    saved: Option<&crate::SavedWork>,
+    now: Timestamp,
+    d: &mut Decision,
+) {
+    d.event(Event::AgentDied { id: agent.id.clone(), reason, at: now, error });
     for m in state.messages.values().filter(|m| m.agent == agent.id) {
         if matches!(m.state, MessageState::Queued | MessageState::Sending) {
             d.event(Event::MessageFailed { id: m.id, error: "the agent ended before it was delivered".into() });
@@ -418,42 +370,14 @@ pub(super) fn died(
     if let Some(ws) = state.workspaces.get(&agent.workspace) {
         if ws.state == (WorkspaceState::InUse { agent: agent.id.clone() }) {
             match &ws.kind {
-                // Nothing of it is here to look at: its pod's save says whether it is safe,
-                // and that save may be recorded just now.
+                // Nothing of it is here to look at: its pod's save says whether it is safe.
                 crate::WorkspaceKind::Pod { .. } => {
-                    let safe = d.events.iter().rev().find_map(|e| match e {
-                        Event::WorkSaved { agent: id, saved } if id == &agent.id => Some(saved.is_safe()),
-                        _ => None,
-                    });
-                    d.event(Event::WorkspaceReleased { id: ws.id.clone(), dirty: safe != Some(true) });
+                    let safe = saved.is_some_and(crate::SavedWork::is_safe);
+                    d.event(Event::WorkspaceReleased { id: ws.id.clone(), dirty: !safe });
                 }
                 _ => d.effect(inspect(ws)),
             }
         }
-    }
-    let bosun_ended_it = agent.kill_requested || agent.outcome.is_some();
-    match reason {
-        // A restart that could not start: ask a person rather than try again and again.
-        DeathReason::FailedToStart if agent.restarts > 0 && !bosun_ended_it => {
-            let why = format!("agent {} could not be restarted", agent.id);
-            super::escalation::escalate(state, agent, Trigger::Dead, why, now, d);
-        }
-        DeathReason::FailedToStart => {}
-        // Its session vanished without a word (bosun's tmux server is gone: the machine
-        // restarted?) and no policy brings it back: a person is asked.
-        DeathReason::Lost if !bosun_ended_it && agent.policy.on_dead.is_empty() => {
-            let why = format!("agent {} was lost: its session is gone without an exit status", agent.id);
-            super::escalation::escalate(state, agent, Trigger::Dead, why, now, d);
-        }
-        _ if !bosun_ended_it => recovery::fire(state, agent, Trigger::Dead, None, now, d),
-        _ => {}
-    }
-    // An agent in a pod whose host is still saving: its job goes on once the save is known
-    // (`pod_ended`), so the next step's pod clones what it pushed. One that is gone without a
-    // word has no save coming.
-    let saving = matches!(reason, DeathReason::Completed | DeathReason::Killed | DeathReason::Crashed { .. });
-    if !(saving && save_pending(state, agent, d)) {
-        super::job::agent_ended(state, agent, &reason, now, d);
     }
 }
 

@@ -1,8 +1,9 @@
 //! A timer fired: cooldowns act, graces end in idle (unless the agent showed life), typed
 //! messages get their confirming Enter, start-ups get their screen checked.
 
+use super::ground::{set_timer, Decision};
 use super::observe::{quiet_check, startup_check};
-use super::{recovery, set_timer, Decision};
+use super::recovery;
 use crate::{Effect, Event, Heartbeat, SessionState, State, TimerId, TimerKind, Timestamp, Trigger};
 
 pub(super) fn fired(state: &State, id: TimerId, now: Timestamp, d: &mut Decision) {
@@ -62,7 +63,7 @@ pub(super) fn fired(state: &State, id: TimerId, now: Timestamp, d: &mut Decision
             } else if unmoved {
                 // Enter twice and still no turn, or none reported (its reports lost to a crash
                 // of bosun): the agent is where it was, and its chain acts again.
-                recovery::again(state, a, now, d);
+                super::grace::again(state, a, now, d);
             }
         }
         TimerKind::Startup { checks, .. } => startup_check(state, a, *checks, now, d),

@@ -1,124 +1,18 @@
-//! Decisions about workspaces: creating one for a new agent, releasing it when the agent ends,
-//! and removing it without ever losing work.
+//! Decisions about workspaces: made (or not) for the agent or job waiting for them, released when
+//! their agent ends, and removed without ever losing work.
 
+use super::ground::{inspect, kill, remove as remove_effect, spawn, Decision};
 use super::session::died;
-use super::{create, inspect, kill, remove as remove_effect, spawn, Decision};
 use crate::{
-    Agent, AgentId, AgentSpec, BranchKept, DeathReason, Event, Rejection, SessionState, State, Timestamp, Workspace,
-    WorkspaceId, WorkspaceKind, WorkspaceProbe, WorkspaceState,
+    BranchKept, DeathReason, Event, Rejection, SessionState, State, Timestamp, Workspace, WorkspaceId, WorkspaceKind,
+    WorkspaceProbe, WorkspaceState,
 };
-
-pub(super) fn start_agent(
-    state: &State,
-    spec: &AgentSpec,
-    fork: Option<crate::Fork>,
-    now: Timestamp,
-    d: &mut Decision,
-) -> Result<(), Rejection> {
-    let ws_id = WorkspaceId::new(&spec.name, &spec.nonce);
-    let agent_id = AgentId::new(&spec.nonce);
-    if state.workspaces.contains_key(&ws_id) {
-        return Err(Rejection::AlreadyExists(format!("workspace {ws_id}")));
-    }
-    if state.agents.contains_key(&agent_id) {
-        return Err(Rejection::AlreadyExists(format!("agent {agent_id}")));
-    }
-    // A name that is another agent's id would make `bosun kill NAME` end that other agent.
-    if let Some(other) = state.agents.values().find(|a| a.id.as_str() == spec.name.as_str()) {
-        return Err(Rejection::NameIsAnId { name: spec.name.to_string(), agent: other.id.clone() });
-    }
-    if let Some(branch) = spec.kind.branch() {
-        if let Some(other) = state.workspaces.values().find(|w| w.branch() == Some(branch)) {
-            return Err(Rejection::BranchTaken { branch: branch.to_owned(), workspace: other.id.clone() });
-        }
-    }
-    // A pool's workspace is placed at its slot's path once bound.
-    let path = match spec.pool {
-        Some(_) => std::path::PathBuf::new(),
-        None => spec.workspaces_root.join(ws_id.as_str()),
-    };
-    let workspace = Workspace {
-        id: ws_id.clone(),
-        name: spec.name.clone(),
-        nonce: spec.nonce.clone(),
-        path: path.clone(),
-        kind: spec.kind.clone(),
-        state: WorkspaceState::Creating,
-        created_at: now,
-        settings_from: spec.settings_from.clone(),
-        error: None,
-    };
-    let mut env = spec.env.clone();
-    env.insert("BOSUN_AGENT_ID".into(), agent_id.to_string());
-    env.insert("BOSUN_WORKSPACE".into(), path.display().to_string());
-    let new = crate::NewAgent {
-        id: agent_id.clone(),
-        name: spec.name.clone(),
-        workspace: ws_id,
-        cwd: path,
-        command: spec.command.clone(),
-        env,
-        inherits: spec.inherits.clone(),
-        driver: spec.driver.clone(),
-        policy: spec.policy.clone(),
-        prompt: spec.prompt.clone(),
-        dir: spec.agents_root.join(agent_id.as_str()),
-        hook_command: spec.hook_command.clone(),
-        step: None,
-        backend: spec.runtime.backend(spec.backend),
-        runtime: spec.runtime.clone(),
-    };
-    let mut agent = Agent::starting(new, now);
-    agent.fork = fork;
-    // The agent is recorded before its workspace is placed: a slot bound in this same decision
-    // gives it its path (its cwd and `BOSUN_WORKSPACE`) as it does to an agent that waited.
-    d.event(Event::AgentCreated { agent: Box::new(agent) });
-    match &spec.pool {
-        Some(ask) => super::pool::place(state, workspace, ask, now, d)?,
-        None => {
-            d.effect(create(&workspace, false));
-            d.event(Event::WorkspaceCreating { workspace });
-        }
-    }
-    Ok(())
-}
-
-/// `bosun pool acquire`: a pool's workspace for a script, owned by no agent or job.
-pub(super) fn acquire(
-    state: &State,
-    ask: &crate::PoolWorkspace,
-    now: Timestamp,
-    d: &mut Decision,
-) -> Result<(), Rejection> {
-    let id = WorkspaceId::new(&ask.name, &ask.nonce);
-    if state.workspaces.contains_key(&id) {
-        return Err(Rejection::AlreadyExists(format!("workspace {id}")));
-    }
-    if let Some(branch) = ask.kind.branch() {
-        if let Some(other) = state.workspaces.values().find(|w| w.branch() == Some(branch)) {
-            return Err(Rejection::BranchTaken { branch: branch.to_owned(), workspace: other.id.clone() });
-        }
-    }
-    let workspace = Workspace {
-        id,
-        name: ask.name.clone(),
-        nonce: ask.nonce.clone(),
-        path: std::path::PathBuf::new(),
-        kind: ask.kind.clone(),
-        state: WorkspaceState::Waiting,
-        created_at: now,
-        settings_from: None,
-        error: None,
-    };
-    super::pool::place(state, workspace, &ask.ask, now, d)
-}
 
 pub(super) fn created(state: &State, id: &WorkspaceId, now: Timestamp, d: &mut Decision) {
     if creating(state, id).is_none() {
         return;
     }
     d.event(Event::WorkspaceReady { id: id.clone(), at: now });
-    super::job::workspace_ready(state, id, now, d);
     let waiting =
         state.agents.values().find(|a| &a.workspace == id && a.state == SessionState::Starting && !a.kill_requested);
     if let Some(agent) = waiting {
@@ -145,7 +39,6 @@ pub(super) fn create_failed(
 ) {
     let Some(ws) = creating(state, id) else { return };
     d.event(Event::WorkspaceCreateFailed { id: id.clone(), error: error.to_owned() });
-    super::job::workspace_failed(state, id, error, now, d);
     for agent in state.agents.values().filter(|a| &a.workspace == id && !a.state.is_dead()) {
         let error = Some(format!("workspace could not be created: {error}"));
         died(state, agent, DeathReason::FailedToStart, error, now, d);
@@ -156,44 +49,14 @@ pub(super) fn create_failed(
     }
 }
 
-/// The workspace of an agent (or job) that ended was checked; `None` means it could not be,
-/// which counts as dirty: never lose work. A pool's workspace whose task is over goes back to
-/// its pool when it holds no uncommitted work.
-pub(super) fn inspected(
-    state: &State,
-    id: &WorkspaceId,
-    dirty: Option<bool>,
-    ahead: u32,
-    now: Timestamp,
-    d: &mut Decision,
-) {
-    let Some(ws) = state.workspaces.get(id) else { return };
-    let in_use_by_dead = match &ws.state {
-        WorkspaceState::InUse { agent } => state.agents.get(agent).is_none_or(|a| a.state.is_dead()),
-        _ => false,
-    };
-    let pooled = matches!(ws.kind, WorkspaceKind::Pool { .. });
-    let idle = in_use_by_dead || ws.state == WorkspaceState::Ready;
-    if pooled && idle && dirty == Some(false) && super::pool::task_over(state, id) {
-        super::pool::release(state, ws, ahead, false, false, now, d);
-    } else if in_use_by_dead {
-        d.event(Event::WorkspaceReleased { id: id.clone(), dirty: dirty.unwrap_or(true) });
-    }
-}
-
 pub(super) fn remove(
     state: &State,
     id: &WorkspaceId,
     force: bool,
     probe: WorkspaceProbe,
-    now: Timestamp,
     d: &mut Decision,
 ) -> Result<(), Rejection> {
     let ws = state.workspaces.get(id).ok_or_else(|| Rejection::NoSuchWorkspace(id.to_string()))?;
-    // A pool's workspace goes back to its pool, which keeps the worktree.
-    if let WorkspaceKind::Pool { slot: Some(slot), .. } = &ws.kind {
-        return super::pool::release_request(state, slot, force, false, probe, now, d);
-    }
     match &ws.state {
         WorkspaceState::Waiting | WorkspaceState::Creating | WorkspaceState::Removing { .. } => {
             return Err(Rejection::WorkspaceBusy { id: id.clone(), state: ws.state.label() })

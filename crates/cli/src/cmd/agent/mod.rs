@@ -1,5 +1,5 @@
 //! The commands that start an agent or act on one: `agent start`, and `show`, `peek`,
-//! `attach`, `send`, `kill`, `answer`, `fork` (top-level words, routed from `cmd`).
+//! `attach`, `send`, `kill`, `answer`, `fork`, `wait` (top-level words, routed from `cmd`).
 
 pub mod answer;
 pub mod attach;
@@ -9,6 +9,7 @@ pub mod peek;
 pub mod send;
 pub mod show;
 pub mod start;
+pub mod wait;
 
 use std::process::ExitCode;
 

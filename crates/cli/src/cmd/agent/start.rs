@@ -57,6 +57,10 @@ pub struct StartArgs {
     /// waiting in line for one
     #[arg(long)]
     no_wait: bool,
+    /// Return once the agent's program runs (`bosun wait ID`), not as soon as its start is
+    /// recorded; exit 1 when it dies first
+    #[arg(long)]
+    wait: bool,
     /// What holds the agent's terminal: a tmux session on bosun's own server, or bosun's own
     /// session host (one `bosun host` process per agent, no tmux needed)
     #[arg(long, value_enum, default_value_t = SessionArg::Tmux)]
@@ -126,7 +130,17 @@ pub fn run(client: &Client, args: StartArgs) -> Result<ExitCode> {
         session: args.session.into(),
         runtime,
     }))?;
-    print_started(&s, args.json)
+    let printed = print_started(&s, args.json)?;
+    if !args.wait {
+        return Ok(printed);
+    }
+    match super::wait::wait(client, s.agent.as_str(), bosun_core::WaitFor::Up, None)? {
+        (bosun_core::Reached::Yes, _) => Ok(printed),
+        (_, d) => {
+            eprintln!("bosun: {} did not come up: it is {}", s.agent, d.agent.state.label());
+            Ok(ExitCode::FAILURE)
+        }
+    }
 }
 
 /// What `agent start` and `fork` print of the agent started.
