@@ -8,20 +8,25 @@
 
 pub mod bounded;
 mod changes;
+pub mod classifiers;
 pub mod codex_log;
+pub mod copies;
 mod dirwatch;
 mod docker;
 mod error;
 pub mod forge;
+pub mod gates;
 mod host;
 mod logwatch;
 mod notifier;
 pub mod own_config;
 pub mod private;
+pub mod queue_commands;
 pub mod readiness;
 mod routed;
 pub mod sandbox;
 pub mod secret;
+pub mod steps;
 mod tmux;
 pub mod transcript;
 pub mod webhook;

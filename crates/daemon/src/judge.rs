@@ -1,13 +1,14 @@
-//! The judge of a plan job's variants (`bosun_core::Judge`), run by the daemon: a gate run in
-//! each variant's worktree, the smallest diff from where they started winning among those that
+//! The judge of a plan job's variants (`bosun_core::Judge`), run by the daemon: a gate run (by
+//! the daemon's gate runner) in each variant's worktree, the smallest diff from where they started winning among those that
 //! pass; or a command, run in the repository, that reads the variants' diffs (written to files
 //! listed in `$BOSUN_VARIANTS`, one `N BRANCH DIFF` line each) and prints the winner's number.
 //! Every value reaches the shell as an argument or in the environment; what the command prints
 //! is read as a number or a branch, nothing else.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
+use bosun_adapters::gates::Gates;
 use bosun_core::{Judge, VariantCandidate};
 
 /// The most of a judge command's output read.
@@ -15,6 +16,7 @@ const SAID_MOST: usize = 64 * 1024;
 
 /// The winner (1 for `v1`), or none, and why.
 pub fn judge(
+    gates: &dyn Gates,
     judge: &Judge,
     repo: &Path,
     source: &str,
@@ -22,32 +24,33 @@ pub fn judge(
     scratch: &Path,
 ) -> (Option<u32>, String) {
     match judge {
-        Judge::Gate { gate } => by_gate(gate, repo, source, candidates),
+        Judge::Gate { gate } => by_gate(gates, gate, repo, source, candidates),
         Judge::Command { command } => by_command(command, repo, source, candidates, scratch),
         Judge::Person => (None, "a person picks".into()),
     }
 }
 
-fn by_gate(gate: &str, repo: &Path, source: &str, candidates: &[VariantCandidate]) -> (Option<u32>, String) {
+fn by_gate(
+    gates: &dyn Gates,
+    gate: &str,
+    repo: &Path,
+    source: &str,
+    candidates: &[VariantCandidate],
+) -> (Option<u32>, String) {
     let mut said = Vec::new();
     let mut best: Option<(u64, u32)> = None;
     for c in candidates {
-        let status = bosun_adapters::private::as_user(&mut Command::new("sh"))
-            .args(["-c", gate])
-            .current_dir(&c.path)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        let status = gates.run(gate, &c.path);
         match status {
-            Ok(s) if s.success() => {
+            Ok(Some(0)) => {
                 let lines = diff_lines(repo, source, &c.branch);
                 said.push(format!("v{}: gate passed, {lines} lines changed", c.variant));
                 if best.is_none_or(|(l, _)| lines < l) {
                     best = Some((lines, c.variant));
                 }
             }
-            Ok(s) => said.push(format!("v{}: gate failed ({s})", c.variant)),
+            Ok(Some(code)) => said.push(format!("v{}: gate failed (exit status: {code})", c.variant)),
+            Ok(None) => said.push(format!("v{}: gate failed (killed by a signal)", c.variant)),
             Err(e) => said.push(format!("v{}: gate could not run ({e})", c.variant)),
         }
     }
@@ -158,7 +161,7 @@ mod tests {
         let scratch = tempfile::tempdir().unwrap();
         let pick = |command: &str| {
             let by = Judge::Command { command: command.into() };
-            judge(&by, repo.path(), "main", &candidates, scratch.path())
+            judge(&bosun_adapters::gates::ShellGates, &by, repo.path(), "main", &candidates, scratch.path())
         };
         let reads = r#"printf '%s' "$BOSUN_VARIANTS" | while read n b f; do if grep -q '^+good' "$f"; then echo "$n"; fi; done"#;
         assert_eq!(pick(reads).0, Some(2), "it read v2's diff");
@@ -181,13 +184,17 @@ mod tests {
         let (repo, candidates) = variants();
         let scratch = tempfile::tempdir().unwrap();
         let both = Judge::Gate { gate: "true".into() };
-        let (winner, said) = judge(&both, repo.path(), "main", &candidates, scratch.path());
+        let (winner, said) =
+            judge(&bosun_adapters::gates::ShellGates, &both, repo.path(), "main", &candidates, scratch.path());
         assert_eq!(winner, Some(2), "{said}");
         assert!(
             said.contains("v1: gate passed, 3 lines changed") && said.contains("v2: gate passed, 1 lines changed"),
             "{said}"
         );
         let none = Judge::Gate { gate: "false".into() };
-        assert_eq!(judge(&none, repo.path(), "main", &candidates, scratch.path()).0, None);
+        assert_eq!(
+            judge(&bosun_adapters::gates::ShellGates, &none, repo.path(), "main", &candidates, scratch.path()).0,
+            None
+        );
     }
 }

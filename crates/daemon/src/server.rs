@@ -85,13 +85,22 @@ pub fn spawn_connection(stream: UnixStream, ctx: Arc<Context>, speaker: Speaker)
 
 /// The peer is this process's user (`SO_PEERCRED`): the socket's mode is not all that keeps
 /// others out.
-fn same_user(stream: &UnixStream) -> Result<(), String> {
+fn same_user(stream: &UnixStream) -> Result<(), Stranger> {
     let me = nix::unistd::geteuid().as_raw();
     match stream.peer_cred() {
         Ok(cred) if cred.uid() == me => Ok(()),
-        Ok(cred) => Err(format!("its peer is uid {}, not this daemon's uid {me}", cred.uid())),
-        Err(e) => Err(format!("cannot tell who its peer is: {e}")),
+        Ok(cred) => Err(Stranger::Other { peer: cred.uid(), me }),
+        Err(e) => Err(Stranger::Unknown(e)),
     }
+}
+
+/// Why a connection's peer is not let in.
+#[derive(Debug, thiserror::Error)]
+enum Stranger {
+    #[error("its peer is uid {peer}, not this daemon's uid {me}")]
+    Other { peer: u32, me: u32 },
+    #[error("cannot tell who its peer is: {0}")]
+    Unknown(std::io::Error),
 }
 
 /// The largest request read (a runbook's text rides along with `bosun run`).

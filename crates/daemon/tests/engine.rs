@@ -13,7 +13,9 @@ use bosun_core::{
 use bosun_daemon::engine::{self, EngineHandle};
 use bosun_daemon::executor::Executor;
 use bosun_daemon::{EngineError, Store};
-use bosun_testkit::fakes::{FakeGit, FakeSessions, FakeWorkspaces};
+use bosun_testkit::fakes::{FakeSessions, FakeWorkspaces};
+
+mod support;
 
 struct Rig {
     _dir: tempfile::TempDir,
@@ -35,27 +37,11 @@ impl Rig {
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let (sessions, workspaces) = (Arc::new(FakeSessions::default()), Arc::new(FakeWorkspaces::default()));
         let store = f(Store::open(&db).unwrap());
-        let executor = Executor {
-            nonces: Arc::new(bosun_daemon::nonces::Nonces::new(None, 0)),
-            forge: Arc::new(bosun_adapters::forge::GhCli),
-            readiness: Arc::new(bosun_adapters::readiness::LoginChecks::default()),
-            workspaces: workspaces.clone(),
-            git: Arc::new(FakeGit),
-            pools: workspaces.clone(),
-            sessions: sessions.clone(),
-            notifier: Arc::new(bosun_adapters::DesktopNotifier),
-            webhooks: Arc::new(bosun_adapters::webhook::HttpWebhooks::default()),
-            runtime: runtime.handle().clone(),
-            logs: Arc::default(),
-            steps: Arc::default(),
-            dirs: bosun_wire::StateDir::new(dir.path().to_owned()).unwrap(),
-            hook_command: "true".into(),
-            looking: Arc::default(),
-            channels: Arc::new(bosun_daemon::channels::Channels::new(
-                bosun_wire::StateDir::new(dir.path().to_owned()).unwrap(),
-                runtime.handle().clone(),
-            )),
-        };
+        let fakes = support::Fakes { sessions: sessions.clone(), workspaces: workspaces.clone(), ..Default::default() };
+        let dirs = bosun_wire::StateDir::new(dir.path().to_owned()).unwrap();
+        let channels = Arc::new(bosun_daemon::channels::Channels::new(dirs.clone(), runtime.handle().clone()));
+        let nonces = Arc::new(bosun_daemon::nonces::Nonces::new(None, 0));
+        let executor = Executor::new(&fakes.parts(), runtime.handle(), &dirs, "true", &nonces, &channels);
         let (engine, _thread) = engine::start(store, State::default(), executor, || {});
         Self { _dir: dir, db, runtime, sessions, workspaces, engine: Some(engine) }
     }

@@ -331,3 +331,135 @@ impl Sessions for FakeSessions {
         vec!["fake-attach".into(), session.to_string()]
     }
 }
+
+/// Processes that run only in memory: gates, classifiers, job steps, queue commands and file
+/// copies, each answered as the test scripted (a gate and a step exit 0, a classifier answers
+/// `done`, a queue command prints nothing, unless told otherwise) and recorded.
+#[derive(Debug, Default)]
+pub struct FakeProcesses {
+    inner: Mutex<FakeProcessesState>,
+}
+
+#[derive(Debug, Default)]
+pub struct FakeProcessesState {
+    /// Each gate's exit code, by its command (0 when not named; `None` a signal).
+    pub gate_codes: BTreeMap<String, Option<i32>>,
+    /// Gates run, in order: command and directory.
+    pub gates_run: Vec<(String, PathBuf)>,
+    /// What every classifier answers: its output, or its failure (`done` when unset).
+    pub classifier_answer: Option<Result<String, String>>,
+    /// Classifiers run, in order: command, directory and what it was given.
+    pub classified: Vec<(Vec<String>, PathBuf, String)>,
+    /// Each step's exit code, by its command (0 when not named).
+    pub step_codes: BTreeMap<String, i32>,
+    /// Steps run, in order: command and directory.
+    pub steps_run: Vec<(String, PathBuf)>,
+    /// Process groups told to stop.
+    pub stopped: Vec<u32>,
+    /// What each queue command prints, by its command (nothing when not named).
+    pub queue_outputs: BTreeMap<String, String>,
+    /// Queue commands run, in order.
+    pub queue_commands_run: Vec<String>,
+    /// Files copied, `(from, to)`, in order.
+    pub copies: Vec<(PathBuf, PathBuf)>,
+}
+
+impl FakeProcesses {
+    pub fn state(&self) -> MutexGuard<'_, FakeProcessesState> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl bosun_adapters::gates::Gates for FakeProcesses {
+    fn run(&self, command: &str, cwd: &Path) -> Result<Option<i32>, AdapterError> {
+        let mut s = self.state();
+        s.gates_run.push((command.to_owned(), cwd.to_owned()));
+        Ok(s.gate_codes.get(command).copied().unwrap_or(Some(0)))
+    }
+}
+
+impl bosun_adapters::classifiers::Classifiers for FakeProcesses {
+    fn classify(
+        &self,
+        command: &[String],
+        cwd: &Path,
+        said: &str,
+    ) -> Result<String, bosun_adapters::classifiers::ClassifierError> {
+        let mut s = self.state();
+        s.classified.push((command.to_vec(), cwd.to_owned(), said.to_owned()));
+        match s.classifier_answer.clone().unwrap_or_else(|| Ok("done".into())) {
+            Ok(answer) => Ok(answer),
+            Err(said) => Err(bosun_adapters::classifiers::ClassifierError::Failed {
+                status: std::os::unix::process::ExitStatusExt::from_raw(1 << 8),
+                said,
+            }),
+        }
+    }
+}
+
+impl bosun_adapters::steps::Steps for FakeProcesses {
+    fn run(
+        &self,
+        step: &bosun_adapters::steps::StepCommand<'_>,
+        started: &mut dyn FnMut(u32),
+    ) -> bosun_adapters::steps::Ended {
+        let code = {
+            let mut s = self.state();
+            s.steps_run.push((step.command.to_owned(), step.cwd.to_owned()));
+            s.step_codes.get(step.command).copied().unwrap_or(0)
+        };
+        started(4242);
+        bosun_adapters::steps::Ended::Exited(code)
+    }
+    fn stop(&self, group: u32) {
+        self.state().stopped.push(group);
+    }
+}
+
+impl bosun_adapters::queue_commands::QueueCommands for FakeProcesses {
+    fn output(
+        &self,
+        command: &str,
+        _env: &BTreeMap<String, String>,
+        _cwd: &Path,
+    ) -> Result<String, bosun_adapters::queue_commands::QueueCommandError> {
+        let mut s = self.state();
+        s.queue_commands_run.push(command.to_owned());
+        Ok(s.queue_outputs.get(command).cloned().unwrap_or_default())
+    }
+}
+
+impl bosun_adapters::copies::Copies for FakeProcesses {
+    fn copy_new(&self, from: &Path, to: &Path) -> std::io::Result<u64> {
+        self.state().copies.push((from.to_owned(), to.to_owned()));
+        Ok(0)
+    }
+}
+
+/// A desktop that only records the notices it is shown: `(title, body)`, in order.
+#[derive(Debug, Default)]
+pub struct FakeNotifier {
+    pub shown: Mutex<Vec<(String, String)>>,
+}
+
+impl bosun_adapters::Notifier for FakeNotifier {
+    fn notify(&self, title: &str, body: &str) -> Result<(), AdapterError> {
+        self.shown.lock().unwrap_or_else(|e| e.into_inner()).push((title.to_owned(), body.to_owned()));
+        Ok(())
+    }
+}
+
+/// A forge that opens every pull request asked for, numbered from 1 at
+/// `https://forge.example/pr/N`, and records them: repository, branch, target and title.
+#[derive(Debug, Default)]
+pub struct FakeForge {
+    pub opened: Mutex<Vec<(PathBuf, String, String, String)>>,
+}
+
+impl bosun_adapters::forge::Forge for FakeForge {
+    fn open_pr(&self, repo: &Path, ask: &bosun_adapters::forge::PrAsk<'_>) -> Result<String, AdapterError> {
+        let mut opened = self.opened.lock().unwrap_or_else(|e| e.into_inner());
+        opened.push((repo.to_owned(), ask.branch.to_owned(), ask.into.to_owned(), ask.title.to_owned()));
+        Ok(format!("https://forge.example/pr/{}", opened.len()))
+    }
+}

@@ -1,6 +1,9 @@
-//! Answers each request: resolves ids, gathers what the core needs to know from the world
-//! (repository, ref, dirtiness), submits the input, and for requests whose outcome the caller
-//! waits on (kill, send, remove), waits for it in the state.
+//! Answers each request: `answer` routes it, one line a request, to the function that answers
+//! it — `queries` for those that only read, a file per family for those that change something
+//! (start, pool, outcome, terminal, queue, cron, plan, job, run, merge, fork, pr, doctor,
+//! export), and one call for a hook's report. Those resolve ids, gather what the core needs to
+//! know from the world (repository, ref, dirtiness), submit the input, and for requests whose
+//! outcome the caller waits on (kill, send, remove), wait for it in the state.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,19 +26,25 @@ use crate::engine::{now, EngineError, EngineHandle};
 use crate::store::LogReader;
 use bosun_core::{RequestId, TermKey};
 
+mod cron;
 mod doctor;
 pub mod events;
 mod export;
 mod fork;
+mod job;
 mod merge;
 mod outcome;
+mod plan;
 mod pool;
 mod pr;
+mod queries;
+mod queue;
 mod report;
 mod run;
 mod start;
+mod terminal;
 
-use outcome::{answer_dialog, kill, prune, remove_workspace, resolve, resolve_answering, send};
+use outcome::{answer_dialog, kill, prune, resolve, resolve_answering, send};
 use start::start_agent;
 
 pub struct Context {
@@ -66,6 +75,9 @@ pub struct Context {
 }
 
 type Answer = Result<Response, WireError>;
+
+/// A runbook's files, as sent with a request: path and text.
+type Sources = Vec<(PathBuf, String)>;
 
 tokio::task_local! {
     /// The request being answered: its id, and the events it recorded if it was carried out
@@ -125,321 +137,103 @@ async fn submit(ctx: &Arc<Context>, input: Input) -> Result<Vec<Event>, WireErro
     ctx.engine.submit(input).await.map_err(engine_error)
 }
 
+/// Routes each request to the function that answers it: one line a request.
 async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
     match request {
-        Request::Status => status(ctx).await,
-        Request::Shutdown => {
-            ctx.shutdown.notify_one();
-            Ok(Response::Ok)
-        }
+        Request::Status => queries::status(ctx).await,
+        Request::Shutdown => shutdown(ctx),
         Request::StartAgent(req) => start_agent(ctx, *req).await,
         // The server streams these itself, on the connection.
         Request::Events(_) => Err(bad("an event stream is answered on its own connection")),
         Request::PoolInit(ask) => pool::init(ctx, *ask).await,
         Request::PoolList => pool::list(ctx).await,
-        Request::PoolResize { project, size } => {
-            submit(ctx, Input::PoolResize { project, size }).await?;
-            pool::list(ctx).await
-        }
+        Request::PoolResize { project, size } => pool::resize(ctx, project, size).await,
         Request::PoolAcquire(ask) => pool::acquire(ctx, *ask).await,
         Request::PoolRelease { workspace, force, pristine } => pool::release(ctx, workspace, force, pristine).await,
         Request::PoolRemove { project, slot, force } => pool::remove(ctx, project, slot, force).await,
-        Request::List => {
-            let now = now().as_millis();
-            query(ctx, move |s| {
-                Ok(Response::List(Listing {
-                    now,
-                    agents: s.agents.values().map(Into::into).collect(),
-                    workspaces: s.workspaces.values().cloned().collect(),
-                }))
-            })
-            .await
-        }
-        Request::Show { agent } => {
-            let now = now().as_millis();
-            query(ctx, move |s| {
-                let a = s.find_agent(&agent)?;
-                Ok(Response::Agent(Box::new(AgentDetail {
-                    now,
-                    agent: a.clone(),
-                    workspace: s.workspaces.get(&a.workspace).cloned(),
-                    messages: s.messages.values().filter(|m| m.agent == a.id).cloned().collect(),
-                    escalations: s.escalations.values().filter(|e| e.agent == a.id).cloned().collect(),
-                    pull_request: s.pull_requests.get(&a.workspace).cloned(),
-                    permission_mode: a.driver.behaviour().runs_in(a),
-                })))
-            })
-            .await
-        }
-        Request::Peek { agent, colors, scrollback } => {
-            let session = session_of(ctx, agent).await?;
-            let sessions = ctx.sessions.clone();
-            let text = blocking(move || sessions.history(&session, colors, scrollback)).await?;
-            Ok(Response::Screen { text })
-        }
-        Request::Attach { agent } => {
-            let session = session_of(ctx, agent).await?;
-            Ok(Response::Attach { argv: ctx.sessions.attach_command(&session) })
-        }
-        Request::Press { agent, keys } => {
-            TermKey::check(&keys).map_err(|e| bad(e.to_string()))?;
-            let session = session_of(ctx, agent).await?;
-            let sessions = ctx.sessions.clone();
-            blocking(move || sessions.press(&session, &keys)).await?;
-            Ok(Response::Ok)
-        }
-        Request::Resize { agent, cols, rows } => {
-            bosun_core::check_size(cols, rows).map_err(|e| bad(e.to_string()))?;
-            let session = session_of(ctx, agent).await?;
-            let sessions = ctx.sessions.clone();
-            let before = blocking(move || {
-                let before = sessions.size(&session)?;
-                sessions.resize(&session, cols, rows).map(|()| before)
-            })
-            .await?;
-            Ok(Response::Resized { before })
-        }
+        Request::List => queries::list(ctx).await,
+        Request::Show { agent } => queries::show(ctx, agent).await,
+        Request::Peek { agent, colors, scrollback } => queries::peek(ctx, agent, colors, scrollback).await,
+        Request::Attach { agent } => queries::attach(ctx, agent).await,
+        Request::Press { agent, keys } => terminal::press(ctx, agent, keys).await,
+        Request::Resize { agent, cols, rows } => terminal::resize(ctx, agent, cols, rows).await,
         Request::Send { agent, text, raw, now } => send(ctx, agent, text, raw, now).await,
         Request::Kill { agent } => kill(ctx, agent).await,
-        Request::WorkspaceList => {
-            query(ctx, |s| Ok(Response::Workspaces { workspaces: s.workspaces.values().cloned().collect() })).await
-        }
-        Request::WorkspaceRemove { workspace, force } => {
-            let id = query(ctx, move |s| Ok(s.find_workspace(&workspace)?.id.clone())).await?;
-            Ok(Response::Removed(remove_workspace(ctx, id, force).await?))
-        }
+        Request::WorkspaceList => queries::workspaces(ctx).await,
+        Request::WorkspaceRemove { workspace, force } => outcome::remove_named(ctx, workspace, force).await,
         Request::WorkspacePrune { dry_run } => prune(ctx, dry_run).await,
         Request::Doctor { fix, cwd } => doctor::doctor(ctx, fix, cwd).await,
-        Request::Escalations { all } => {
-            let now = now().as_millis();
-            query(ctx, move |s| {
-                let escalations = s.escalations.values().filter(|e| all || e.resolved.is_none()).cloned().collect();
-                let plans = s.plans.values().flat_map(bosun_core::Plan::asks).collect();
-                Ok(Response::Escalations { now, escalations, plans })
-            })
-            .await
-        }
+        Request::Escalations { all } => queries::escalations(ctx, all).await,
         Request::Resolve { escalation, message, answer: None } => resolve(ctx, escalation, message).await,
-        Request::Resolve { escalation, message, answer: Some(answer) } => {
-            resolve_answering(ctx, escalation, answer, message).await
+        Request::Resolve { escalation, message, answer: Some(a) } => {
+            resolve_answering(ctx, escalation, a, message).await
         }
         Request::Answer { agent, answer, message } => answer_dialog(ctx, agent, answer, message).await,
         Request::Run(req) => run::run(ctx, *req).await,
-        Request::JobList => {
-            let now = now().as_millis();
-            query(ctx, move |s| Ok(Response::Jobs { now, jobs: s.jobs.values().cloned().collect() })).await
-        }
-        Request::JobShow { job } => {
-            let now = now().as_millis();
-            query(ctx, move |s| {
-                let j = s.find_job(&job)?;
-                Ok(Response::Job { now, job: Box::new(j.clone()), over: j.state.is_over() })
-            })
-            .await
-        }
-        Request::JobCancel { job } => job_input(ctx, job, |job| Input::CancelJob { job }).await,
-        Request::JobResume { job } => job_input(ctx, job, |job| Input::ResumeJob { job }).await,
+        Request::JobList => queries::jobs(ctx).await,
+        Request::JobShow { job } => queries::job(ctx, job).await,
+        Request::JobCancel { job } => job::cancel(ctx, job).await,
+        Request::JobResume { job } => job::resume(ctx, job).await,
         Request::JobExport { job, dir, force } => export::export(ctx, job, dir, force).await,
         Request::Replay { job } => export::replay(ctx, job).await,
-        Request::QueuePush { queue, data, retry } => {
-            submit(ctx, Input::QueuePush { queue, data, retry }).await?;
-            Ok(Response::Ok)
-        }
-        Request::QueueList { queue } => {
-            let now = now().as_millis();
-            query(ctx, move |s| {
-                let items =
-                    s.items.values().filter(|i| queue.as_ref().is_none_or(|q| &i.queue == q)).cloned().collect();
-                Ok(Response::Items { now, items })
-            })
-            .await
-        }
-        Request::QueueRetry { item } => {
-            let item = item_id(&item)?;
-            submit(ctx, Input::QueueRetry { item }).await?;
-            Ok(Response::Ok)
-        }
-        Request::QueueDrop { item } => {
-            let item = item_id(&item)?;
-            submit(ctx, Input::QueueDrop { item }).await?;
-            Ok(Response::Ok)
-        }
-        Request::WorkerStart { name, sources, cwd } => {
-            let worker = run::lowered(&sources)?.worker(&name, cwd).map_err(run::lower_error)?;
-            submit(ctx, Input::StartWorker(Box::new(worker))).await?;
-            Ok(Response::Ok)
-        }
-        Request::WorkerStop { name } => {
-            submit(ctx, Input::StopWorker { name }).await?;
-            Ok(Response::Ok)
-        }
-        Request::WorkerList => {
-            query(ctx, |s| Ok(Response::Workers { workers: s.workers.values().cloned().collect() })).await
-        }
-        Request::CronStart { name, sources, cwd } => {
-            let cron = run::lowered(&sources)?.cron(&name, cwd).map_err(run::lower_error)?;
-            submit(ctx, Input::StartCron(Box::new(cron))).await?;
-            query(ctx, |s| Ok(Response::Crons { now: now().as_millis(), crons: s.crons.values().cloned().collect() }))
-                .await
-        }
-        Request::CronStop { name } => {
-            submit(ctx, Input::StopCron { name }).await?;
-            Ok(Response::Ok)
-        }
-        Request::CronOnce { name, sources, cwd } => {
-            let cron = run::lowered(&sources)?.cron(&name, cwd).map_err(run::lower_error)?;
-            run::start_job(ctx, cron.book, cron.job, Default::default(), cron.cwd).await
-        }
-        Request::PlanRun { name, sources, cwd, drop_losers } => {
-            let id = format!("p{}", ctx.nonces.nonce().as_str());
-            let mut plan = run::lowered(&sources)?.plan(&name, id.clone(), cwd).map_err(run::lower_error)?;
-            plan.drop_losers = drop_losers;
-            let (git, readiness) = (ctx.git.clone(), ctx.readiness.clone());
-            let (plan, warnings) = tokio::task::spawn_blocking(move || {
-                let warnings = run::preflight_plan(&*git, &*readiness, &plan)?;
-                let repo = git.repo_root(&plan.cwd).map_err(adapter_error)?;
-                git.resolve_commit(&repo, &plan.base).map_err(adapter_error)?;
-                // The current branch, by name: what its first jobs start from, as the seed says.
-                if plan.base == "HEAD" {
-                    if let Some(branch) = git.current_branch(&repo).map_err(adapter_error)? {
-                        plan.base = branch;
-                    }
-                }
-                Ok::<_, WireError>((plan, warnings))
-            })
-            .await
-            .map_err(|e| WireError::new(ErrorKind::Failed, format!("internal task failed: {e}")))??;
-            submit(ctx, Input::StartPlan(Box::new(plan))).await?;
-            query(ctx, move |s| {
-                Ok(Response::Plans { plans: s.plans.get(&id).cloned().into_iter().collect(), warnings })
-            })
-            .await
-        }
-        Request::PlanList => {
-            query(ctx, |s| Ok(Response::Plans { plans: s.plans.values().cloned().collect(), warnings: vec![] })).await
-        }
-        Request::PlanResume { plan } => {
-            submit(ctx, Input::ResumePlan { plan: plan.clone() }).await?;
-            query(ctx, move |s| {
-                Ok(Response::Plans { plans: s.plans.get(&plan).cloned().into_iter().collect(), warnings: vec![] })
-            })
-            .await
-        }
-        Request::PlanPick { plan, job, variant } => {
-            submit(ctx, Input::PickVariant { plan: plan.clone(), job, variant }).await?;
-            query(ctx, move |s| {
-                Ok(Response::Plans { plans: s.plans.get(&plan).cloned().into_iter().collect(), warnings: vec![] })
-            })
-            .await
-        }
+        Request::QueuePush { queue, data, retry } => queue::push(ctx, queue, data, retry).await,
+        Request::QueueList { queue } => queries::items(ctx, queue).await,
+        Request::QueueRetry { item } => queue::retry(ctx, item).await,
+        Request::QueueDrop { item } => queue::drop(ctx, item).await,
+        Request::WorkerStart { name, sources, cwd } => queue::start_worker(ctx, name, sources, cwd).await,
+        Request::WorkerStop { name } => queue::stop_worker(ctx, name).await,
+        Request::WorkerList => queries::workers(ctx).await,
+        Request::CronStart { name, sources, cwd } => cron::start(ctx, name, sources, cwd).await,
+        Request::CronStop { name } => cron::stop(ctx, name).await,
+        Request::CronOnce { name, sources, cwd } => cron::once(ctx, name, sources, cwd).await,
+        Request::CronList => queries::crons(ctx).await,
+        Request::PlanRun { name, sources, cwd, drop_losers } => plan::start(ctx, name, sources, cwd, drop_losers).await,
+        Request::PlanList => queries::plans(ctx).await,
+        Request::PlanShow { plan } => queries::plan_summary(ctx, plan).await,
+        Request::PlanResume { plan } => plan::resume(ctx, plan).await,
+        Request::PlanPick { plan, job, variant } => plan::pick(ctx, plan, job, variant).await,
         Request::Merge(ask) => merge::merge(ctx, *ask).await,
         Request::Pr(ask) => pr::pr(ctx, *ask).await,
         Request::Fork { agent, name, prompt, inherit } => fork::fork(ctx, agent, name, prompt, inherit).await,
-        Request::Ahead => {
-            let kinds = query(ctx, |s| {
-                let live = s
-                    .workspaces
-                    .values()
-                    .filter(|w| w.kind.local_branch().is_ok() && !matches!(w.state, WorkspaceState::Removing { .. }));
-                Ok(live.map(|w| (w.id.clone(), w.kind.clone())).collect::<Vec<_>>())
-            })
-            .await?;
-            let git = ctx.git.clone();
-            let ahead = blocking(move || {
-                // A workspace git cannot count (a folder, a branch gone) is left out.
-                Ok(kinds.into_iter().filter_map(|(id, kind)| Some((id, git.commits_ahead(&kind).ok()?))).collect())
-            })
-            .await?;
-            Ok(Response::Ahead { ahead })
-        }
-        Request::Diff { target, patch, color, quick } => {
-            let ws = query(ctx, move |s| Ok(s.find_work(&target)?.clone())).await?;
-            let (git, workspaces) = (ctx.git.clone(), ctx.workspaces.clone());
-            let diff = blocking(move || {
-                // A volume's work, uncommitted too, is read back here to be compared; when it
-                // cannot be, its branch as last brought back is.
-                let message = "bosun diff: work not committed";
-                let read_back = ws.kind.read_back() && !quick;
-                let tip = read_back.then(|| workspaces.snapshot(&ws.path, &ws.kind, &ws.owned_files(), message));
-                let tip = match tip {
-                    Some(Err(e)) => {
-                        tracing::warn!(workspace = %ws.id, "its diff is its branch's only: {e}");
-                        None
-                    }
-                    other => other.and_then(Result::ok),
-                };
-                git.diff(&ws, tip.as_deref(), patch, color)
-            })
-            .await?;
-            Ok(Response::Diff { diff: Box::new(diff) })
-        }
-        Request::PlanShow { plan } => {
-            let id = plan.clone();
-            query(ctx, move |s| {
-                s.plans.contains_key(&id).then_some(()).ok_or(bosun_core::Rejection::NoSuchPlan(id.clone()).into())
-            })
-            .await?;
-            let db = ctx.dirs.db();
-            let found = tokio::task::spawn_blocking(move || crate::plan_log::summary(&db, &plan)).await;
-            match found {
-                Ok(Ok(Some(summary))) => Ok(Response::PlanSummary { summary: Box::new(summary) }),
-                Ok(Ok(None)) => Err(WireError::new(ErrorKind::Failed, "the log holds no start of that plan")),
-                Ok(Err(e)) => Err(WireError::new(ErrorKind::Failed, format!("cannot read the log: {e}"))),
-                Err(e) => Err(WireError::new(ErrorKind::Failed, format!("internal task failed: {e}"))),
-            }
-        }
-        Request::CronList => {
-            query(ctx, |s| Ok(Response::Crons { now: now().as_millis(), crons: s.crons.values().cloned().collect() }))
-                .await
-        }
-        Request::Hook(hook) => {
-            let input = match hook {
-                HookEvent::PaneDied { session, status, signal } => {
-                    let session = SessionName::from_reported(&session);
-                    // Anyone can run `bosun hook tmux pane-died`: a pane tmux shows alive is.
-                    if session_alive(ctx, &session).await {
-                        return Ok(Response::Ok);
-                    }
-                    Input::SessionExited { session, status: bosun_core::ExitStatus { code: status, signal } }
-                }
-                HookEvent::SessionClosed { session } => {
-                    let session = SessionName::from_reported(&session);
-                    if session_alive(ctx, &session).await {
-                        return Ok(Response::Ok);
-                    }
-                    Input::SessionClosed { session }
-                }
-                HookEvent::Claude { agent, generation, event, payload, spooled_at } => {
-                    let report = Report::ClaudeHook(Box::new(HookPayload::parse(&payload, &event)));
-                    return report::submit(ctx, agent, generation, spooled_at, report).await;
-                }
-                HookEvent::Codex { agent, payload } => {
-                    return report::submit(ctx, agent, None, None, Report::CodexNotify(payload)).await
-                }
-            };
-            submit(ctx, input).await?;
-            Ok(Response::Ok)
-        }
+        Request::Ahead => queries::ahead(ctx).await,
+        Request::Diff { target, patch, color, quick } => queries::diff(ctx, target, patch, color, quick).await,
+        Request::Hook(hook) => hook_event(ctx, hook).await,
     }
 }
 
-async fn status(ctx: &Arc<Context>) -> Answer {
-    let (state_dir, started_at) = (ctx.dirs.root().to_owned(), ctx.started_at);
-    ctx.engine
-        .query(move |s, events| {
-            Response::Status(DaemonStatus {
-                version: bosun_wire::VERSION.to_owned(),
-                pid: std::process::id(),
-                state_dir,
-                started_at,
-                agents: s.agents.len(),
-                live_agents: s.agents.values().filter(|a| !a.state.is_dead()).count(),
-                workspaces: s.workspaces.len(),
-                events,
-            })
-        })
-        .await
-        .map_err(engine_error)
+fn shutdown(ctx: &Arc<Context>) -> Answer {
+    ctx.shutdown.notify_one();
+    Ok(Response::Ok)
+}
+
+/// A hook's report: a session ended (tmux), or an agent's own report (its driver's hooks).
+async fn hook_event(ctx: &Arc<Context>, hook: HookEvent) -> Answer {
+    let input = match hook {
+        HookEvent::PaneDied { session, status, signal } => {
+            let session = SessionName::from_reported(&session);
+            // Anyone can run `bosun hook tmux pane-died`: a pane tmux shows alive is.
+            if session_alive(ctx, &session).await {
+                return Ok(Response::Ok);
+            }
+            Input::SessionExited { session, status: bosun_core::ExitStatus { code: status, signal } }
+        }
+        HookEvent::SessionClosed { session } => {
+            let session = SessionName::from_reported(&session);
+            if session_alive(ctx, &session).await {
+                return Ok(Response::Ok);
+            }
+            Input::SessionClosed { session }
+        }
+        HookEvent::Claude { agent, generation, event, payload, spooled_at } => {
+            let report = Report::ClaudeHook(Box::new(HookPayload::parse(&payload, &event)));
+            return report::submit(ctx, agent, generation, spooled_at, report).await;
+        }
+        HookEvent::Codex { agent, payload } => {
+            return report::submit(ctx, agent, None, None, Report::CodexNotify(payload)).await
+        }
+    };
+    submit(ctx, input).await?;
+    Ok(Response::Ok)
 }
 
 /// Whether tmux shows `session`, the session of an agent bosun thinks alive, with its process
@@ -454,17 +248,6 @@ async fn session_alive(ctx: &Arc<Context>, session: &SessionName) -> bool {
     let listed = tokio::task::spawn_blocking(move || sessions.list()).await;
     let Ok(Ok(listed)) = listed else { return false };
     listed.iter().any(|s| &s.session == session && s.exit.is_none())
-}
-
-async fn session_of(ctx: &Arc<Context>, agent: String) -> Result<SessionName, WireError> {
-    query(ctx, move |s| {
-        let a = s.find_agent(&agent)?;
-        if a.state == SessionState::Starting {
-            return Err(WireError::new(ErrorKind::Conflict, format!("agent {} is still starting: try again", a.id)));
-        }
-        Ok(a.session.clone())
-    })
-    .await
 }
 
 /// Waits until `f` finds what it looks for in the state, re-checking after every event.
@@ -484,25 +267,6 @@ async fn blocking<R: Send + 'static>(
     }
 }
 
-/// Submits what `input` makes of the job `job` names, and answers with the job as it is then.
-async fn job_input(ctx: &Arc<Context>, job: String, input: impl FnOnce(bosun_core::JobId) -> Input) -> Answer {
-    let id = query(ctx, move |s| Ok(s.find_job(&job)?.spec.id.clone())).await?;
-    submit(ctx, input(id.clone())).await?;
-    let now = now().as_millis();
-    query(ctx, move |s| {
-        let j = s.find_job(id.as_str())?;
-        Ok(Response::Job { now, job: Box::new(j.clone()), over: j.state.is_over() })
-    })
-    .await
-}
-
-fn item_id(text: &str) -> Result<bosun_core::ItemId, WireError> {
-    text.trim_start_matches('i')
-        .parse()
-        .map(bosun_core::ItemId)
-        .map_err(|_| bad(format!("{text:?} is not a queue item id (such as i3): see `bosun queue ls`")))
-}
-
 fn bad(message: impl Into<String>) -> WireError {
     WireError::new(ErrorKind::BadRequest, message)
 }
@@ -514,6 +278,8 @@ fn engine_error(e: EngineError) -> WireError {
     }
 }
 
+/// The wire's kind of each adapter error, every one named: what the caller asked wrong, what is
+/// not there, work a change would lose, or a failure outside.
 fn adapter_error(e: AdapterError) -> WireError {
     let kind = match e {
         AdapterError::NotARepo(_)
@@ -522,8 +288,37 @@ fn adapter_error(e: AdapterError) -> WireError {
         | AdapterError::BranchExists { .. }
         | AdapterError::BranchBlocked { .. } => ErrorKind::BadRequest,
         AdapterError::NoBranch { .. } => ErrorKind::NotFound,
-        AdapterError::TargetHasChanges { .. } => ErrorKind::WouldLoseWork,
-        _ => ErrorKind::Failed,
+        AdapterError::TargetHasChanges { .. } | AdapterError::Dirty(_) => ErrorKind::WouldLoseWork,
+        AdapterError::NoCommit(_)
+        | AdapterError::NotAWorktree(_)
+        | AdapterError::SlotMoved { .. }
+        | AdapterError::PoolSlot(_)
+        | AdapterError::Setup { .. }
+        | AdapterError::TmuxMissing(_)
+        | AdapterError::Watch(_)
+        | AdapterError::Docker(_)
+        | AdapterError::NoImage(_)
+        | AdapterError::BadCwd { .. }
+        | AdapterError::NoSession(_)
+        | AdapterError::MergeConflict { .. }
+        | AdapterError::Command { .. }
+        | AdapterError::Io { .. } => ErrorKind::Failed,
     };
     WireError::new(kind, e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Work a change would lose is refused as such (exit 5 at the CLI), whichever adapter saw it.
+    #[test]
+    fn a_dirty_workspace_or_target_is_refused_as_work_that_would_be_lost() {
+        let dirty = adapter_error(AdapterError::Dirty(PathBuf::from("/w")));
+        assert_eq!(dirty.kind, ErrorKind::WouldLoseWork, "{dirty:?}");
+        let target = adapter_error(AdapterError::TargetHasChanges { into: "main".into(), dir: PathBuf::from("/r") });
+        assert_eq!(target.kind, ErrorKind::WouldLoseWork, "{target:?}");
+        let io = adapter_error(AdapterError::io("reading", std::io::Error::other("no")));
+        assert_eq!(io.kind, ErrorKind::Failed, "{io:?}");
+    }
 }

@@ -171,6 +171,12 @@ pub(super) fn branch_kept(events: &[Event]) -> Option<bosun_core::BranchKept> {
     })
 }
 
+/// Removes the workspace `workspace` names.
+pub(super) async fn remove_named(ctx: &Arc<Context>, workspace: String, force: bool) -> Answer {
+    let id = query(ctx, move |s| Ok(s.find_workspace(&workspace)?.id.clone())).await?;
+    Ok(Response::Removed(remove_workspace(ctx, id, force).await?))
+}
+
 pub(super) async fn remove_workspace(ctx: &Arc<Context>, id: WorkspaceId, force: bool) -> Result<Removed, WireError> {
     let wid = id.clone();
     let ws = query(ctx, move |s| Ok(s.find_workspace(wid.as_str()).ok().cloned())).await?;

@@ -81,6 +81,11 @@ fn holder(s: &State, ws: &WorkspaceId) -> String {
 
 /// `bosun pool acquire`: answers once the workspace is ready — at once when a slot is free,
 /// else when one is handed to it, as a lock is taken.
+pub(super) async fn resize(ctx: &Arc<Context>, project: String, size: u32) -> Answer {
+    submit(ctx, Input::PoolResize { project, size }).await?;
+    list(ctx).await
+}
+
 pub(super) async fn acquire(ctx: &Arc<Context>, req: PoolAsk) -> Answer {
     if let Some(done) = done_already() {
         return acquired(ctx, done).await;

@@ -29,7 +29,7 @@ pub(super) async fn start_agent_as(ctx: &Arc<Context>, req: StartAgent, fork_of:
     if let Err(e) = req.patterns.compile() {
         return Err(bad(e.to_string()));
     }
-    check_door(&req).map_err(bad)?;
+    check_door(&req)?;
     let client_check = check_client(ctx, &req).await?;
     let nonce = ctx.nonces.nonce();
     let pool = match req.workspace {
@@ -166,7 +166,7 @@ const BRANCH_MAX: usize = 200;
 
 /// What can be told wrong from the request alone: the program (it must be there to run), the
 /// variables given with `--env`, the branch's length. Errors quote at most the start of a value.
-fn check_door(req: &StartAgent) -> Result<(), String> {
+fn check_door(req: &StartAgent) -> Result<(), WireError> {
     let short = |s: &str| -> String {
         let cut: String = s.chars().take(60).collect();
         if cut.len() < s.len() {
@@ -177,7 +177,7 @@ fn check_door(req: &StartAgent) -> Result<(), String> {
     };
     let program = req.command.first().map(String::as_str).unwrap_or_default();
     if program.trim().is_empty() {
-        return Err("the command to run is empty: give it after `--`, e.g. `bosun agent start -- claude`".into());
+        return Err(bad("the command to run is empty: give it after `--`, e.g. `bosun agent start -- claude`"));
     }
     let runnable = |p: &Path| {
         use std::os::unix::fs::PermissionsExt;
@@ -186,22 +186,22 @@ fn check_door(req: &StartAgent) -> Result<(), String> {
     if program.contains('/') {
         let path = if Path::new(program).is_absolute() { PathBuf::from(program) } else { req.cwd.join(program) };
         if !runnable(&path) {
-            return Err(format!("{} is not an executable file: check the command after `--`", short(program)));
+            return Err(bad(format!("{} is not an executable file: check the command after `--`", short(program))));
         }
     } else {
         let path = req.env.get("PATH").or_else(|| req.inherit.get("PATH")).cloned().unwrap_or_default();
         if !std::env::split_paths(&path).any(|dir| runnable(&dir.join(program))) {
-            return Err(format!("{} is not found on PATH: install it, or give its full path", short(program)));
+            return Err(bad(format!("{} is not found on PATH: install it, or give its full path", short(program))));
         }
     }
     // Whatever the caller's environment holds is passed on; what no process can be given is not.
     for (key, value) in req.env.iter().chain(&req.inherit) {
         if key.is_empty() || key.contains(['=', '\0']) || value.contains('\0') {
-            return Err(format!("the environment variable {:?} cannot be passed to a process", short(key)));
+            return Err(bad(format!("the environment variable {:?} cannot be passed to a process", short(key))));
         }
     }
     if let Some(branch) = req.branch.as_deref().filter(|b| b.len() > BRANCH_MAX) {
-        return Err(format!("the branch name {} is longer than {BRANCH_MAX} bytes", short(branch)));
+        return Err(bad(format!("the branch name {} is longer than {BRANCH_MAX} bytes", short(branch))));
     }
     Ok(())
 }

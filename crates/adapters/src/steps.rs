@@ -1,4 +1,4 @@
-//! A job's shell step, run so that it outlives a crash of bosun and is never run twice: the
+//! Steps: a job's shell step, run so that it outlives a crash of bosun and is never run twice: the
 //! daemon claims the run's directory, then a small wrapper shell in a process group of its own
 //! writes its pid there, runs the command and writes its exit status (`run_dir/status`). Asked
 //! again for the same run after a restart, the daemon reads the status of a run that finished
@@ -24,20 +24,52 @@ const CLAIM_WAIT: Duration = Duration::from_secs(2);
 const POLL: Duration = Duration::from_millis(100);
 
 /// How a run ended: its exit status, or why there is none.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ended {
     Exited(i32),
     Killed,
     Failed(String),
 }
 
-/// Runs (or takes up) the step's command; `started` is told the wrapper's pid (its process group).
-pub fn run(
+/// A shell step to run: its command, with `env` besides the daemon's, in `cwd`, its output
+/// appended to `log`, its pid and status kept in `run_dir`.
+pub struct StepCommand<'a> {
+    pub command: &'a str,
+    pub env: &'a std::collections::BTreeMap<String, String>,
+    pub cwd: &'a Path,
+    pub log: &'a Path,
+    pub run_dir: &'a Path,
+}
+
+/// Runs steps, and stops them.
+pub trait Steps: Send + Sync {
+    /// Runs (or takes up) the step's command; `started` is told the wrapper's pid (its process
+    /// group).
+    fn run(&self, step: &StepCommand<'_>, started: &mut dyn FnMut(u32)) -> Ended;
+    /// Ends a running step: SIGTERM to its whole process group (its shell and all it started).
+    fn stop(&self, group: u32);
+}
+
+/// Steps run by `sh`, each in a process group of its own.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ShellSteps;
+
+impl Steps for ShellSteps {
+    fn run(&self, step: &StepCommand<'_>, started: &mut dyn FnMut(u32)) -> Ended {
+        run(step.command, step.env, step.cwd, step.log, step.run_dir, started)
+    }
+    fn stop(&self, group: u32) {
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(group as i32), nix::sys::signal::Signal::SIGTERM);
+    }
+}
+
+fn run(
     command: &str,
     env: &std::collections::BTreeMap<String, String>,
     cwd: &Path,
     log: &Path,
     run_dir: &Path,
-    started: impl FnOnce(u32),
+    started: &mut dyn FnMut(u32),
 ) -> Ended {
     let (status, pid, claim) = (run_dir.join("status"), run_dir.join("pid"), run_dir.join("claimed"));
     if claim.exists() && read_pid(&pid).is_none() {
@@ -71,7 +103,7 @@ pub fn run(
         .args(["-c", WRAPPER, "bosun-step", command])
         .arg(&status)
         .arg(&pid)
-        .arg(bosun_adapters::private::user_mask().map(|m| format!("{m:o}")).unwrap_or_default())
+        .arg(crate::private::user_mask().map(|m| format!("{m:o}")).unwrap_or_default())
         .envs(env)
         .current_dir(cwd)
         .stdin(Stdio::null())
