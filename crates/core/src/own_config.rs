@@ -85,7 +85,7 @@ impl OwnConfig {
         if !agent.runtime.confines() {
             return None;
         }
-        let client = agent.driver.kind().own_config()?;
+        let client = agent.driver.behaviour().own_config()?;
         let dir = agent.dir.join(OWN_CONFIG);
         let (user, user_state) = match client {
             Client::Claude => (user_claude(&agent.env), user_claude_state(&agent.env)),

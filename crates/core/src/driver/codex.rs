@@ -382,6 +382,10 @@ impl super::AgentDriver for Codex {
         super::DriverKind::Codex
     }
 
+    fn own_config(&self) -> Option<crate::own_config::Client> {
+        Some(crate::own_config::Client::Codex)
+    }
+
     fn record(&self, _ids: (u64, u64), _patterns: super::generic::Patterns) -> super::Driver {
         super::Driver::Codex
     }
@@ -489,8 +493,16 @@ impl super::AgentDriver for Codex {
     /// Its notify says only "turn complete" (of the main thread: the one whose rollout log
     /// bosun follows); its rollout log says the rest. Neither outranks the other: they report
     /// at the log's tier, in time order.
+    /// Its notify argument, kept whole (the hook command bounds it).
+    fn take_report(&self, event: &str, payload: &str) -> super::Report {
+        super::Report::bounded(super::DriverKind::Codex, event, payload, usize::MAX)
+    }
+
     fn read_report(&self, a: Option<&crate::Agent>, report: &super::Report) -> Option<super::Reading> {
-        let super::Report::CodexNotify(payload) = report else { return None };
+        if report.driver != super::DriverKind::Codex {
+            return None;
+        }
+        let payload = &report.payload;
         let main = a.and_then(|a| self.conversation(a));
         Some(super::Reading {
             observation: notify_observation(payload, main.as_deref()).map(|o| (NOTIFY_SOURCE, o)),

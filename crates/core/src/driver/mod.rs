@@ -6,8 +6,11 @@
 
 pub mod argv;
 pub mod claude;
+mod claude_hook;
 pub mod codex;
 pub mod dialog;
+#[cfg(feature = "test-driver")]
+pub mod echo;
 pub mod generic;
 mod report;
 
@@ -15,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use report::{Reading, Report, Screen, StartUp};
+pub use report::{Reading, Report, Screen, StartUp, EVENT_MAX, PAYLOAD_KEPT};
 
 use crate::own_config::Client;
 use crate::{Agent, Observation};
@@ -29,6 +32,9 @@ pub enum Driver {
     Codex,
     /// Any terminal program: process liveness, output activity and the user's patterns.
     Generic { patterns: generic::Patterns },
+    /// The test driver (`echo`): its program reports through bosun's hook command.
+    #[cfg(feature = "test-driver")]
+    Echo,
 }
 
 /// The driver a user can name with `--driver`.
@@ -38,24 +44,32 @@ pub enum DriverKind {
     Claude,
     Codex,
     Generic,
+    #[cfg(feature = "test-driver")]
+    Echo,
 }
 
 /// A driver name no driver has.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("no driver is called {0:?} (there are {names})", names = DriverKind::ALL.map(DriverKind::name).join(", "))]
+#[error("no driver is called {0:?} (there are {names})", names = DriverKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "))]
 pub struct UnknownDriver(pub String);
 
 impl std::str::FromStr for DriverKind {
     type Err = UnknownDriver;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| UnknownDriver(s.to_owned()))
+        Self::ALL.iter().copied().find(|k| k.name() == s).ok_or_else(|| UnknownDriver(s.to_owned()))
     }
 }
 
 impl DriverKind {
     /// Every driver, as users name them.
-    pub const ALL: [DriverKind; 3] = [Self::Claude, Self::Codex, Self::Generic];
+    pub const ALL: &'static [DriverKind] = &[
+        Self::Claude,
+        Self::Codex,
+        Self::Generic,
+        #[cfg(feature = "test-driver")]
+        Self::Echo,
+    ];
 
     /// Its name, as `--driver` and runbooks give it.
     pub fn name(self) -> &'static str {
@@ -63,16 +77,8 @@ impl DriverKind {
             Self::Claude => "claude",
             Self::Codex => "codex",
             Self::Generic => "generic",
-        }
-    }
-
-    /// The program whose config directory bosun makes of its own for a confined agent, when
-    /// this driver's program keeps one.
-    pub fn own_config(self) -> Option<Client> {
-        match self {
-            Self::Claude => Some(Client::Claude),
-            Self::Codex => Some(Client::Codex),
-            Self::Generic => None,
+            #[cfg(feature = "test-driver")]
+            Self::Echo => "echo",
         }
     }
 
@@ -105,6 +111,12 @@ pub trait AgentDriver: Sync {
 
     /// How its command line holds a positional prompt, when it takes one there.
     fn grammar(&self) -> Option<&'static argv::Grammar> {
+        None
+    }
+
+    /// The program whose config directory bosun makes of its own for a confined agent, when
+    /// its program keeps one (`OwnConfig`).
+    fn own_config(&self) -> Option<Client> {
         None
     }
 
@@ -179,6 +191,12 @@ pub trait AgentDriver: Sync {
         false
     }
 
+    /// The report its program made for `event` with `payload` (untrusted: any size, any
+    /// bytes), as bosun keeps it: bounded, and read into what it needs when it reads it into less.
+    fn take_report(&self, event: &str, payload: &str) -> Report {
+        Report::bounded(self.kind(), event, payload, report::PAYLOAD_KEPT)
+    }
+
     /// What a report from agent `a` (none when replayed) says.
     fn read_report(&self, _a: Option<&Agent>, _report: &Report) -> Option<Reading> {
         None
@@ -249,6 +267,8 @@ impl DriverKind {
             Self::Claude => &claude::Claude,
             Self::Codex => &codex::Codex,
             Self::Generic => &generic::Generic,
+            #[cfg(feature = "test-driver")]
+            Self::Echo => &echo::Echo,
         }
     }
 }
@@ -259,6 +279,8 @@ impl Driver {
             Self::Claude { .. } => DriverKind::Claude,
             Self::Codex => DriverKind::Codex,
             Self::Generic { .. } => DriverKind::Generic,
+            #[cfg(feature = "test-driver")]
+            Self::Echo => DriverKind::Echo,
         }
     }
 
@@ -294,7 +316,7 @@ mod tests {
             assert_eq!(d.behaviour().kind(), d.kind(), "{d:?}");
             assert_eq!(d.kind().behaviour().record((1, 2), generic::Patterns::default()).kind(), d.kind());
         }
-        for kind in DriverKind::ALL {
+        for &kind in DriverKind::ALL {
             assert_eq!(kind.behaviour().kind(), kind);
             assert_eq!(kind.name().parse(), Ok(kind));
             let serialized = serde_json::to_string(&kind).unwrap_or_default();
