@@ -433,7 +433,7 @@ pub fn session_log(a: &crate::Agent, p: &HookPayload) -> Option<PathBuf> {
     let plain = path.is_absolute() && path.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
     let named = path.file_name().and_then(|f| f.to_str()) == Some(&format!("{session_id}.jsonl"));
     let projects = path.parent()?.parent()?;
-    let config = crate::own_config::claude_dir(a);
+    let config = crate::own_config::claude_dir(crate::OwnConfig::of(a), &a.env);
     let placed = projects.file_name().is_some_and(|n| n == "projects")
         && config.is_none_or(|c| projects.parent() == Some(c.as_path()));
     (plain && named && placed).then(|| path.to_owned())

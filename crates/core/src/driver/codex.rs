@@ -452,7 +452,7 @@ impl super::AgentDriver for Codex {
     /// `$CODEX_HOME/sessions` (its own config's in a sandbox or a container), `~/.codex/sessions`
     /// by default.
     fn log_search(&self, a: &crate::Agent) -> Option<std::path::PathBuf> {
-        crate::own_config::codex_dir(a).map(|h| h.join("sessions"))
+        crate::own_config::codex_dir(crate::OwnConfig::of(a), &a.env).map(|h| h.join("sessions"))
     }
 
     /// A fork with a config of its own finds the rollout it forks (`codex fork ID` looks under
