@@ -139,8 +139,8 @@ fn a_client_newer_than_bosun_was_tested_with_is_told_once_per_version() {
 }
 
 /// A driver defined for tests only (`echo`, `bosun-core`'s feature `test-driver`, which this
-/// crate's tests turn on): two files in one crate (`driver/echo.rs` and its registration in
-/// `driver/mod.rs`). Its program reports through the real hook command as any hook-reporting
+/// crate's tests turn on): three files in one crate (`driver/echo.rs`, its kind and record in
+/// `driver/kind.rs`, its registration in `driver/mod.rs`). Its program reports through the real hook command as any hook-reporting
 /// driver's does, its reports travel as the one generic report, and they change the agent's
 /// state as its driver reads them; a hostile report changes nothing.
 #[test]

@@ -3,6 +3,10 @@
 //! command prefix that reports for it (`… hook report echo <agent>`, then the event, then the
 //! payload or nothing and the payload on stdin). It reports `working`; `idle`, the payload what it
 //! said; `asks`, the payload the permission it asks for. Anything else is a sign of life.
+//!
+//! All it took besides this file: its kind and record (`kind.rs`: a `DriverKind` and a `Driver`
+//! variant, its name) and its registration (`DriverKind::behaviour` in `mod.rs`). Its reports
+//! reach it through the hook command, spool, pod relay, wire and daemon untouched.
 
 use std::path::Path;
 
