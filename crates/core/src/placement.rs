@@ -35,7 +35,8 @@ impl Runtime {
     /// What of `agent`'s recorded `env` it is given here: all of it, its program's config
     /// variable pointed at its own config in a sandbox or a container (`OwnConfig`); and in a
     /// pod neither this machine's paths nor its workspace's: the pod's own instead (its
-    /// workspace, and its agent's config where the claim keeps it, Claude's and Codex's alike).
+    /// workspace, and its agent's config where the claim keeps it, in every driver's config
+    /// variable alike).
     pub fn env(&self, agent: &Agent) -> BTreeMap<String, String> {
         let env = &agent.env;
         match self {
@@ -44,7 +45,8 @@ impl Runtime {
                 let mut env: BTreeMap<String, String> =
                     env.iter().filter(|(k, _)| !own(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
                 env.insert("BOSUN_WORKSPACE".into(), POD_WORKSPACE.into());
-                for config in ["CLAUDE_CONFIG_DIR", "CODEX_HOME"] {
+                let drivers = crate::driver::DriverKind::ALL.iter();
+                for config in drivers.filter_map(|k| k.behaviour().config_env()) {
                     env.insert(config.into(), POD_CONFIG.into());
                 }
                 env

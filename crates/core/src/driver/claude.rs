@@ -512,6 +512,10 @@ impl super::AgentDriver for Claude {
         Some(crate::own_config::Client::Claude)
     }
 
+    fn config_env(&self) -> Option<&'static str> {
+        Some("CLAUDE_CONFIG_DIR")
+    }
+
     fn record(&self, (a, b): (u64, u64), _patterns: super::generic::Patterns) -> super::Driver {
         super::Driver::Claude { session_id: session_uuid(a, b) }
     }

@@ -386,6 +386,10 @@ impl super::AgentDriver for Codex {
         Some(crate::own_config::Client::Codex)
     }
 
+    fn config_env(&self) -> Option<&'static str> {
+        Some("CODEX_HOME")
+    }
+
     fn record(&self, _ids: (u64, u64), _patterns: super::generic::Patterns) -> super::Driver {
         super::Driver::Codex
     }

@@ -44,6 +44,12 @@ pub trait AgentDriver: Sync {
         None
     }
 
+    /// The variable its program reads its config directory from (`CLAUDE_CONFIG_DIR`,
+    /// `CODEX_HOME`), pointed where bosun keeps the agent's config (a pod's claim).
+    fn config_env(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Whether it reports through hooks, so that idle is certain when reported.
     fn has_hooks(&self) -> bool {
         false
