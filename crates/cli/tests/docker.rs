@@ -494,6 +494,7 @@ fn idle_causes(events: &[Event], id: &str) -> Vec<Option<&'static str>> {
         Some(Cause::Notify { .. }) => Some("notify"),
         Some(Cause::LogLine { .. }) => Some("log_line"),
         Some(Cause::Hook { .. }) => Some("hook"),
+        Some(Cause::Report { .. }) => Some("report"),
         Some(Cause::Output { .. }) => Some("output"),
         None => None,
     };

@@ -137,3 +137,45 @@ fn a_client_newer_than_bosun_was_tested_with_is_told_once_per_version() {
     assert!(second.status.success());
     assert!(!String::from_utf8_lossy(&second.stderr).contains("warning"), "told once per version");
 }
+
+/// A driver defined for tests only (`echo`, `bosun-core`'s feature `test-driver`, which this
+/// crate's tests turn on): three files in one crate (`driver/echo.rs`, its kind and record in
+/// `driver/kind.rs`, its registration in `driver/mod.rs`). Its program reports through the real hook command as any hook-reporting
+/// driver's does, its reports travel as the one generic report, and they change the agent's
+/// state as its driver reads them; a hostile report changes nothing.
+#[test]
+fn a_test_only_drivers_hook_reports_travel_through_the_hook_command_and_change_the_agents_state() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let asks = tempfile::tempdir().unwrap();
+    // Its program: for each file `<event>` the test puts in ASKS, it runs the command that reports
+    // for it (its last argument) with the event as an argument, the file on stdin as the payload.
+    let script = r#"while :; do for f in "$0"/*; do [ -e "$f" ] || continue;
+        sh -c "$1 \"\$0\"" "$(basename "$f")" < "$f"; rm -f "$f"; done; sleep 0.05; done"#;
+    let dir = asks.path().to_str().unwrap();
+    let id = bosun.start(repo.path(), &["--driver", "echo", "--", "sh", "-c", script, dir]);
+    let report = |event: &str, payload: &[u8]| {
+        let staged = asks.path().join(".staged");
+        std::fs::write(&staged, payload).unwrap();
+        std::fs::rename(&staged, asks.path().join(event)).unwrap();
+        assert!(wait_until(PATIENCE, || !asks.path().join(event).exists()), "the program reported {event}");
+    };
+    report("working", b"");
+    bosun.wait_state(&id, "running");
+    report("idle", b"all done here");
+    let idle = bosun.wait_state(&id, "idle");
+    assert_eq!(idle.said.as_deref(), Some("all done here"), "its driver read what it said in the payload");
+    report("asks", b"Bash");
+    let asked = bosun.wait_state(&id, "prompt(permission)");
+    assert_eq!(asked.asks.as_deref(), Some("Bash"));
+    // Untrusted: an event no driver knows and a payload far over any bound are a sign of life,
+    // and the hook command run by hand exits as a hook must (0), changing nothing.
+    let huge = vec![b'x'; 3 * 1024 * 1024];
+    report("\u{1b}[2J;rm", &huge);
+    let out = bosun.run(repo.path(), &["hook", "report", "echo", &id, "$(reboot)", &"y".repeat(100 * 1024)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let after = bosun.agent(&id);
+    assert_eq!(after.state.label(), "prompt(permission)", "neither changed its state");
+    let refused = bosun.run(repo.path(), &["hook", "report", "aider", &id, "idle"]);
+    assert!(!refused.status.success(), "no driver is called aider");
+}

@@ -73,15 +73,12 @@ fn replayed_with(progress: &str) -> String {
     bosun.wait_state(&id, "idle");
     bosun.ok(repo.path(), &["daemon", "stop"]);
     let payload = serde_json::json!({ "hook_event_name": "UserPromptSubmit" }).to_string();
-    let hook = bosun_wire::HookEvent::Claude {
-        agent: id.clone(),
-        generation: Some(0),
-        event: "UserPromptSubmit".into(),
-        payload,
-        spooled_at: None,
-    };
+    // As the version before this one spooled it: Claude's own variant, read as the generic report.
+    let hook = serde_json::json!({
+        "hook": "claude", "agent": id, "generation": 0, "event": "UserPromptSubmit", "payload": payload,
+    });
     let file = bosun.state_dir().join("spool/hooks.replaying-0000000000001");
-    std::fs::write(&file, format!("{}\n", serde_json::to_string(&hook).unwrap())).unwrap();
+    std::fs::write(&file, format!("{hook}\n")).unwrap();
     std::fs::write(bosun.state_dir().join("spool/hooks.replaying-0000000000001.told"), progress).unwrap();
     let state = bosun.agent(&id).state.label().to_owned();
     assert!(!file.exists(), "the replayed spool is dropped");

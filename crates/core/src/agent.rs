@@ -5,12 +5,12 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::driver::Driver;
+use crate::driver::kind::Driver;
 use crate::{
     AgentError, AgentId, Heartbeat, MessageId, Name, Policy, PromptKind, SessionName, Source, Timestamp, Trigger,
     WorkspaceId,
 };
-use crate::{JobId, TurnClass, Verdict};
+use crate::{JobId, SessionBackend, TurnClass, Verdict};
 
 /// One agent process running in a session inside a workspace.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -143,29 +143,6 @@ pub struct Fork {
     pub transcript: Option<PathBuf>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub said: Option<String>,
-}
-
-/// What holds an agent's terminal: a tmux session on bosun's own server, or bosun's own
-/// session host (`bosun host`, one process per agent).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SessionBackend {
-    #[default]
-    Tmux,
-    Host,
-}
-
-impl SessionBackend {
-    pub fn is_tmux(&self) -> bool {
-        *self == Self::Tmux
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Tmux => "tmux",
-            Self::Host => "host",
-        }
-    }
 }
 
 /// Inherited variables whose values are recorded all the same: paths bosun itself reads to find
@@ -449,4 +426,15 @@ pub enum MessageState {
     Failed {
         error: String,
     },
+}
+/// Which agent has a config of its own (`OwnConfig`): a confined one (a sandbox, a container)
+/// whose driver's program keeps one. (A pod's config is its claim's: see `POD_CONFIG`.)
+impl crate::OwnConfig {
+    pub fn of(agent: &Agent) -> Option<Self> {
+        if !agent.runtime.confines() {
+            return None;
+        }
+        let client = agent.driver.behaviour().own_config()?;
+        Some(Self::new(client, &agent.dir, &agent.env))
+    }
 }

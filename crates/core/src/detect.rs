@@ -18,8 +18,8 @@ pub enum Source {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "from", rename_all = "snake_case")]
 pub enum Cause {
-    /// A Claude hook call.
-    Hook { payload: Box<crate::driver::claude::HookPayload> },
+    /// A Claude hook call: what its driver keeps of its payload.
+    Hook { payload: Box<serde_json::Value> },
     /// A line of the agent's session log: at most `LINE_MAX` bytes of it, `cut` when longer
     /// (a cut line cannot be read again, so replay passes it over).
     LogLine {
@@ -29,6 +29,8 @@ pub enum Cause {
     },
     /// Codex's `notify` call: its JSON argument.
     Notify { payload: String },
+    /// Another driver's report: the event it names and what its driver keeps of its payload.
+    Report { event: String, payload: String },
     /// A line of a generic agent's terminal output, read with its patterns (cut as a log line).
     Output {
         line: String,

@@ -29,6 +29,7 @@ mod notice;
 pub mod own_config;
 mod permission;
 mod permission_mode;
+mod placement;
 mod plan;
 mod plan_summary;
 mod policy;
@@ -48,7 +49,7 @@ mod workspace;
 
 pub use agent::{
     Agent, Answering, DeathReason, ExitStatus, Fork, Message, MessageKind, MessageState, NewAgent, Outcome, Progress,
-    SavedWork, SessionBackend, SessionState, INHERITED_ENV_FILE, RECORDED_ENV,
+    SavedWork, SessionState, INHERITED_ENV_FILE, RECORDED_ENV,
 };
 pub use classify::{
     after_command, guardrail, heuristic, parse_answer, without_command, ClassSource, Classify, Rule, TurnClass, Verdict,
@@ -92,8 +93,8 @@ pub use queue::{parse_listed, External, Item, ItemState, Worker};
 pub use ref_name::{branch_dirs, branch_problem, branches_clash, plan_branch_problems, PlanJobBranch};
 pub use reject::Rejection;
 pub use runtime::{
-    Container, Place, Pod, PodSource, Runtime, Sandbox, POD_AGENT_DIR, POD_CONFIG, POD_ROOT, POD_STATE_DIR,
-    POD_WORKSPACE,
+    Container, Place, Pod, PodSource, Runtime, Sandbox, SessionBackend, POD_AGENT_DIR, POD_CONFIG, POD_ROOT,
+    POD_STATE_DIR, POD_WORKSPACE,
 };
 pub use state::{apply, State, REQUESTS_KEPT};
 pub use term_key::{check_size, KeysError, TermKey, KEYS_MAX, KEYS_TEXT_MAX, TERM_SIDE_MAX};

@@ -22,12 +22,10 @@
 //! line (`--settings`, `-c notify=…`), as everywhere.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-
-use crate::Agent;
 
 /// The name of an agent's own config directory in its directory.
 pub const OWN_CONFIG: &str = "config";
@@ -79,19 +77,14 @@ pub enum Seeding {
 }
 
 impl OwnConfig {
-    /// The own config of `agent`, when it has one: a Claude or Codex agent in a sandbox or a
-    /// container. (A pod's config is its claim's: see `POD_CONFIG`.)
-    pub fn of(agent: &Agent) -> Option<Self> {
-        if !agent.runtime.confines() {
-            return None;
-        }
-        let client = agent.driver.kind().own_config()?;
-        let dir = agent.dir.join(OWN_CONFIG);
+    /// The own config, in the directory `agent_dir` of an agent, of its program `client`, made
+    /// from the user's config its recorded `env` names. (Which agent has one: `OwnConfig::of`.)
+    pub fn new(client: Client, agent_dir: &Path, env: &BTreeMap<String, String>) -> Self {
         let (user, user_state) = match client {
-            Client::Claude => (user_claude(&agent.env), user_claude_state(&agent.env)),
-            Client::Codex => (user_codex(&agent.env), None),
+            Client::Claude => (user_claude(env), user_claude_state(env)),
+            Client::Codex => (user_codex(env), None),
         };
-        Some(Self { dir, client, user, user_state })
+        Self { dir: agent_dir.join(OWN_CONFIG), client, user, user_state }
     }
 
     /// The files it is made of.
@@ -141,21 +134,21 @@ impl Seeding {
     }
 }
 
-/// Where agent `a`'s Claude Code keeps its config: its own when it has one, else the user's
-/// (`CLAUDE_CONFIG_DIR`, `CLAUDELESS_CONFIG_DIR`, `~/.claude`).
-pub fn claude_dir(a: &Agent) -> Option<PathBuf> {
-    match OwnConfig::of(a) {
+/// Where an agent's Claude Code keeps its config: its `own` when it has one, else the user's
+/// its recorded `env` names (`CLAUDE_CONFIG_DIR`, `CLAUDELESS_CONFIG_DIR`, `~/.claude`).
+pub fn claude_dir(own: Option<OwnConfig>, env: &BTreeMap<String, String>) -> Option<PathBuf> {
+    match own {
         Some(own) => Some(own.dir),
-        None => user_claude(&a.env),
+        None => user_claude(env),
     }
 }
 
-/// Where agent `a`'s Codex keeps its config (`sessions/` among it): its own when it has one,
-/// else the user's (`CODEX_HOME`, `~/.codex`).
-pub fn codex_dir(a: &Agent) -> Option<PathBuf> {
-    match OwnConfig::of(a) {
+/// Where an agent's Codex keeps its config (`sessions/` among it): its `own` when it has one,
+/// else the user's its recorded `env` names (`CODEX_HOME`, `~/.codex`).
+pub fn codex_dir(own: Option<OwnConfig>, env: &BTreeMap<String, String>) -> Option<PathBuf> {
+    match own {
         Some(own) => Some(own.dir),
-        None => user_codex(&a.env),
+        None => user_codex(env),
     }
 }
 

@@ -70,7 +70,10 @@ pub fn replay(events: &[Recorded]) -> Replayed {
                 let policy = agents.get(id).map(|(_, p)| p);
                 let activity = Observation::Activity { heartbeat: Heartbeat::TerminalOutput };
                 let (replayed, from) = match cause {
-                    Cause::Hook { .. } | Cause::Notify { .. } => report_seen(Report::from_cause(cause), policy),
+                    Cause::Hook { .. } | Cause::Notify { .. } | Cause::Report { .. } => {
+                        let kind = driver.map_or(DriverKind::Generic, Driver::kind);
+                        report_seen(Report::from_cause(cause, kind), policy)
+                    }
                     Cause::LogLine { line, .. } => {
                         let kind = driver.map_or(DriverKind::Claude, Driver::kind);
                         (kind.behaviour().log_observation(line), format!("log line {}", short(line)))

@@ -11,8 +11,6 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Agent;
-
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "runtime", rename_all = "snake_case")]
 pub enum Runtime {
@@ -208,69 +206,11 @@ impl Runtime {
         }
     }
 
-    /// Where `agent`'s session starts: here as it is, here in its `Sandbox`, in a container
-    /// (its `Sandbox` what is bound into it), or in a pod, which is let at nothing of this
-    /// machine's.
-    pub fn place(&self, agent: &Agent) -> Place {
-        match self {
-            Self::Local => Place::Here,
-            Self::Sandbox { network } => Place::Sandbox(Sandbox::of(agent, *network)),
-            Self::Docker(c) => {
-                let mut sandbox = Sandbox::of(agent, c.network);
-                // Its session host, in the container with it, writes its output there (bound
-                // first: its own config is in it).
-                let mut writable = std::mem::take(&mut sandbox.read_only);
-                writable.append(&mut sandbox.writable);
-                sandbox.writable = writable;
-                // A volume holds a clone of its own.
-                sandbox.repository = c.volume.is_none();
-                Place::Container { container: c.clone(), sandbox }
-            }
-            Self::K8s(p) => Place::Pod(Box::new(p.clone())),
-        }
-    }
-
-    /// What of `agent`'s recorded `env` it is given here: all of it, its program's config
-    /// variable pointed at its own config in a sandbox or a container (`OwnConfig`); and in a
-    /// pod neither this machine's paths nor its workspace's: the pod's own instead (its
-    /// workspace, and its agent's config where the claim keeps it, Claude's and Codex's alike).
-    pub fn env(&self, agent: &Agent) -> BTreeMap<String, String> {
-        let env = &agent.env;
-        match self {
-            Self::K8s(_) => {
-                let own = |k: &str| crate::RECORDED_ENV.contains(&k) || k == "BOSUN_WORKSPACE";
-                let mut env: BTreeMap<String, String> =
-                    env.iter().filter(|(k, _)| !own(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
-                env.insert("BOSUN_WORKSPACE".into(), POD_WORKSPACE.into());
-                for config in ["CLAUDE_CONFIG_DIR", "CODEX_HOME"] {
-                    env.insert(config.into(), POD_CONFIG.into());
-                }
-                env
-            }
-            _ => {
-                let mut env = env.clone();
-                if let Some(own) = crate::OwnConfig::of(agent) {
-                    own.point(&mut env);
-                }
-                env
-            }
-        }
-    }
-
     /// Whether it inherits the environment of the command that started it: not in a pod, for
     /// this machine's environment is neither meant for it nor to be written into a cluster's
     /// objects.
     pub fn inherits(&self) -> bool {
         !matches!(self, Self::K8s(_))
-    }
-
-    /// Where the agent's own files (its settings) are where it runs: its directory here, and
-    /// `POD_AGENT_DIR` in a pod (which its session host writes them into).
-    pub fn agent_dir(&self, agent: &Agent) -> PathBuf {
-        match self {
-            Self::K8s(_) => PathBuf::from(POD_AGENT_DIR),
-            _ => agent.dir.clone(),
-        }
     }
 
     /// The command its hooks report with where it runs (`local`, the daemon's, here): in a pod,
@@ -296,9 +236,9 @@ impl Runtime {
 
     /// What holds the session of an agent that asked for `asked`: a container runs bosun's own
     /// session host, whatever was asked.
-    pub fn backend(&self, asked: crate::SessionBackend) -> crate::SessionBackend {
+    pub fn backend(&self, asked: SessionBackend) -> SessionBackend {
         match self {
-            Self::Docker(_) | Self::K8s(_) => crate::SessionBackend::Host,
+            Self::Docker(_) | Self::K8s(_) => SessionBackend::Host,
             _ => asked,
         }
     }
@@ -354,15 +294,26 @@ pub struct Sandbox {
     pub network: bool,
 }
 
-impl Sandbox {
-    /// The sandbox of `agent`: it writes its workspace and the config bosun made for its
-    /// program (`OwnConfig`), never the user's own config, which it sees read-only with the rest
-    /// of its home, if at all.
-    pub fn of(agent: &Agent, network: bool) -> Self {
-        let mut writable = vec![agent.cwd.clone()];
-        writable.extend(crate::OwnConfig::of(agent).map(|own| own.dir));
-        let home = agent.env.get("HOME").filter(|v| !v.is_empty()).map(PathBuf::from);
-        Self { writable, read_only: vec![agent.dir.clone()], repository: true, home, network }
+/// What holds an agent's terminal: a tmux session on bosun's own server, or bosun's own
+/// session host (`bosun host`, one process per agent).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionBackend {
+    #[default]
+    Tmux,
+    Host,
+}
+
+impl SessionBackend {
+    pub fn is_tmux(&self) -> bool {
+        *self == Self::Tmux
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Tmux => "tmux",
+            Self::Host => "host",
+        }
     }
 }
 

@@ -4,8 +4,8 @@
 
 mod support;
 
-use bosun_core::driver::claude::{self, HookPayload};
-use bosun_core::driver::Report;
+use bosun_core::driver::claude;
+use bosun_core::driver::DriverKind;
 use bosun_core::{
     AgentId, Effect, Event, Input, ModeFrom, PermissionMode, PermissionRule, Policy, SessionState, Step, Trigger,
 };
@@ -17,7 +17,7 @@ fn steps(s: &[&str]) -> bosun_core::Chain {
 
 fn hook(a: &AgentId, raw: &serde_json::Value) -> Input {
     let event = raw["hook_event_name"].as_str().unwrap_or_default();
-    let report = Report::ClaudeHook(Box::new(HookPayload::parse(&raw.to_string(), event)));
+    let report = DriverKind::Claude.behaviour().take_report(event, &raw.to_string());
     Input::Report { agent: a.clone(), generation: None, spooled_at: None, report }
 }
 

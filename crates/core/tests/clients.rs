@@ -4,9 +4,8 @@
 
 mod support;
 
-use bosun_core::driver::claude::HookPayload;
 use bosun_core::driver::Driver;
-use bosun_core::driver::Report;
+use bosun_core::driver::DriverKind;
 use bosun_core::{
     AgentError, AgentId, Effect, Event, Heartbeat, Input, Observation, Policy, SessionState, Source, Step,
 };
@@ -17,12 +16,12 @@ fn steps(s: &[&str]) -> bosun_core::Chain {
 }
 
 fn hook(a: &AgentId, raw: &str, event: &str) -> Input {
-    let report = Report::ClaudeHook(Box::new(HookPayload::parse(raw, event)));
+    let report = DriverKind::Claude.behaviour().take_report(event, raw);
     Input::Report { agent: a.clone(), generation: None, spooled_at: None, report }
 }
 
 fn notify(a: &AgentId, payload: &str) -> Input {
-    let report = Report::CodexNotify(payload.into());
+    let report = DriverKind::Codex.behaviour().take_report("notify", payload);
     Input::Report { agent: a.clone(), generation: None, spooled_at: None, report }
 }
 
@@ -336,7 +335,7 @@ fn a_turn_whose_start_report_was_lost_is_still_a_turn_when_its_end_follows_a_mes
 
     // The same Stop told again from the spool (made before the nudge it brought): nothing.
     let replayed = |at: bosun_core::Timestamp| {
-        let report = Report::ClaudeHook(Box::new(HookPayload::parse(stop, "Stop")));
+        let report = DriverKind::Claude.behaviour().take_report("Stop", stop);
         Input::Report { agent: a.clone(), generation: None, spooled_at: Some(at), report }
     };
     let effects = sim.ok(replayed(bosun_core::Timestamp::from_millis(typed_at.as_millis() - 20)));

@@ -9,7 +9,7 @@ mod support;
 use std::collections::BTreeMap;
 
 use bosun_core::driver::claude::HookPayload;
-use bosun_core::driver::{DriverKind, Report};
+use bosun_core::driver::DriverKind;
 use bosun_core::{
     AgentId, Awaited, Effect, ExitStatus, Input, JobId, JobSpec, JobWorkspace, Mover, Name, Next, Nonce, Observation,
     Policy, Reality, SessionName, SessionSeen, Source, StepRun, StepSpec, Subject, Timestamp,
@@ -153,7 +153,8 @@ impl World {
             "SessionStart" => p.prompted.take() == Some(true),
             name => name == "PostToolUse",
         };
-        let report = Report::ClaudeHook(Box::new(payload));
+        let raw = serde_json::to_string(&payload).unwrap_or_default();
+        let report = DriverKind::Claude.behaviour().take_report(&payload.hook_event_name, &raw);
         Some(Input::Report { agent, generation: Some(generation), spooled_at, report })
     }
 
@@ -497,7 +498,7 @@ fn hook(sim: &Sim, a: &AgentId, event: &str, at: u64) -> Input {
         agent: a.clone(),
         generation,
         spooled_at: Some(Timestamp::from_millis(at)),
-        report: Report::ClaudeHook(Box::new(payload)),
+        report: DriverKind::Claude.behaviour().take_report(event, &serde_json::to_string(&payload).unwrap_or_default()),
     }
 }
 

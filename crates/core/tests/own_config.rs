@@ -72,8 +72,7 @@ fn claude_in_sandbox(n: u64) -> bosun_core::AgentSpec {
 
 fn hook(a: &bosun_core::AgentId, transcript: &Path) -> Input {
     let raw = serde_json::json!({"hook_event_name": "Stop", "transcript_path": transcript}).to_string();
-    let report =
-        bosun_core::driver::Report::ClaudeHook(Box::new(bosun_core::driver::claude::HookPayload::parse(&raw, "Stop")));
+    let report = bosun_core::driver::DriverKind::Claude.behaviour().take_report("Stop", &raw);
     Input::Report { agent: a.clone(), generation: None, spooled_at: None, report }
 }
 

@@ -227,10 +227,7 @@ fn a_spooled_hook_report_older_than_the_agents_last_change_is_passed_over() {
         agent: a.clone(),
         generation: None,
         spooled_at: Some(bosun_core::Timestamp::from_millis(at)),
-        report: bosun_core::driver::Report::ClaudeHook(Box::new(bosun_core::driver::claude::HookPayload {
-            hook_event_name: event.into(),
-            ..Default::default()
-        })),
+        report: bosun_core::driver::DriverKind::Claude.behaviour().take_report(event, "{}"),
     };
     let since = sim.state.agents[&a].state_since.as_millis();
     // Kept while bosun was down, replayed after a live report already said the agent is idle.

@@ -5,15 +5,13 @@
 
 mod support;
 
-use bosun_core::driver::claude::HookPayload;
-use bosun_core::driver::Report;
+use bosun_core::driver::DriverKind;
 use bosun_core::replay::{replay, Decided, Recorded};
 use bosun_core::{Classify, Event, Input, Observation, Policy, Rule, TurnClass};
 use support::{claude, Sim};
 
 fn hook(sim: &mut Sim, a: &bosun_core::AgentId, event: &str) {
-    let payload = HookPayload { hook_event_name: event.into(), ..HookPayload::default() };
-    let report = Report::ClaudeHook(Box::new(payload));
+    let report = DriverKind::Claude.behaviour().take_report(event, "{}");
     sim.ok(Input::Report { agent: a.clone(), generation: None, spooled_at: None, report });
 }
 
@@ -104,7 +102,7 @@ fn codex_notifications_and_generic_output_replay_too() {
     sim.ok(Input::SessionSpawned { agent: c.clone(), pid: Some(8) });
     sim.see(&c, bosun_core::Source::Log, Observation::Working);
     let done = r#"{"type":"agent-turn-complete","last-assistant-message":"Done."}"#;
-    let report = Report::CodexNotify(done.into());
+    let report = DriverKind::Codex.behaviour().take_report("notify", done);
     sim.ok(Input::Report { agent: c.clone(), generation: None, spooled_at: None, report });
 
     let events = recorded(&sim);

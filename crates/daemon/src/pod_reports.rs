@@ -24,12 +24,9 @@ pub fn relay(ctx: Arc<crate::handler::Context>, reports: mpsc::Receiver<RelayedR
 /// A relayed report, taken when it names the agent whose session it came from (an agent in a
 /// pod is not trusted to speak for another, or for a session's end): what its hook prints.
 async fn answer(ctx: &Arc<crate::handler::Context>, session: SessionName, hook: HookEvent) -> Option<String> {
-    let named = match &hook {
-        HookEvent::Claude { agent, .. } | HookEvent::Codex { agent, .. } => agent.clone(),
-        _ => {
-            tracing::warn!(%session, "refused a relayed report of a session's end");
-            return None;
-        }
+    let Some(named) = hook.agent().map(str::to_owned) else {
+        tracing::warn!(%session, "refused a relayed report of a session's end");
+        return None;
     };
     let from = session.clone();
     let owner = ctx

@@ -29,10 +29,9 @@ impl Speaker {
         let Self::Agent(id) = self else { return Ok(request) };
         let agent = id.to_string();
         match request {
-            Request::Hook(HookEvent::Claude { generation, event, payload, spooled_at, .. }) => {
-                Ok(Request::Hook(HookEvent::Claude { agent, generation, event, payload, spooled_at }))
+            Request::Hook(HookEvent::Report { driver, generation, event, payload, spooled_at, .. }) => {
+                Ok(Request::Hook(HookEvent::Report { driver, agent, generation, event, payload, spooled_at }))
             }
-            Request::Hook(HookEvent::Codex { payload, .. }) => Ok(Request::Hook(HookEvent::Codex { agent, payload })),
             Request::Hook(HookEvent::PaneDied { ref session, .. } | HookEvent::SessionClosed { ref session })
                 if is_session_of(id, session) =>
             {
@@ -162,8 +161,9 @@ async fn connection(mut stream: UnixStream, ctx: Arc<Context>, speaker: Speaker)
 mod tests {
     use super::*;
 
-    fn claude(agent: &str) -> Request {
-        Request::Hook(HookEvent::Claude {
+    fn report(driver: bosun_core::driver::DriverKind, agent: &str) -> Request {
+        Request::Hook(HookEvent::Report {
+            driver,
             agent: agent.into(),
             generation: Some(0),
             event: "Stop".into(),
@@ -176,11 +176,14 @@ mod tests {
     fn an_agents_channel_takes_only_its_own_reports_whatever_they_name() {
         let me: AgentId = serde_json::from_value("abc12345".into()).unwrap();
         let channel = Speaker::Agent(me.clone());
-        let Ok(Request::Hook(HookEvent::Claude { agent, .. })) = channel.admit(claude("other999")) else { panic!() };
-        assert_eq!(agent, "abc12345", "a report naming another agent is its own");
-        let codex = Request::Hook(HookEvent::Codex { agent: "other999".into(), payload: "{}".into() });
-        let Ok(Request::Hook(HookEvent::Codex { agent, .. })) = channel.admit(codex) else { panic!() };
-        assert_eq!(agent, "abc12345");
+        for &driver in bosun_core::driver::DriverKind::ALL {
+            let Ok(Request::Hook(HookEvent::Report { agent, driver: kept, .. })) =
+                channel.admit(report(driver, "other999"))
+            else {
+                panic!()
+            };
+            assert_eq!((agent.as_str(), kept), ("abc12345", driver), "a report naming another agent is its own");
+        }
         let died = |session: &str| {
             Request::Hook(HookEvent::PaneDied { session: session.into(), status: Some(0), signal: None })
         };

@@ -92,14 +92,14 @@ impl Relay {
         Ok(())
     }
 
-    /// One hook's report: only a report of its own agent's (a Claude hook or Codex's notify) is
+    /// One hook's report: only a report of its own agent's program (any driver's) is
     /// taken; the answer is the daemon's, or `Ok` when none follows or it does not answer.
     fn hear(&self, mut conn: UnixStream) {
         let _ = conn.set_read_timeout(Some(HOOK_WAIT));
         let _ = conn.set_write_timeout(Some(HOOK_WAIT));
         let Ok(envelope) = read_frame_within::<_, Envelope>(&mut conn, REPORT_MAX) else { return };
         let hook = match envelope.request {
-            Request::Hook(hook @ (HookEvent::Claude { .. } | HookEvent::Codex { .. })) => hook,
+            Request::Hook(hook @ HookEvent::Report { .. }) => hook,
             _ => {
                 let message = "a session host relays only the reports of its agent's hooks".to_owned();
                 let refused = bosun_wire::WireError::new(bosun_wire::ErrorKind::BadRequest, message);
@@ -126,7 +126,7 @@ impl Relay {
             None
         };
         let size = |h: &HookEvent| match h {
-            HookEvent::Claude { payload, .. } | HookEvent::Codex { payload, .. } => payload.len(),
+            HookEvent::Report { payload, .. } => payload.len(),
             _ => 0,
         };
         let mut bytes: usize = queue.pending.iter().map(|p| size(&p.hook)).sum::<usize>() + size(&hook);
@@ -273,7 +273,7 @@ impl Relay {
 
 /// Marks a report as kept while no daemon heard it, as the hook spool does.
 fn mark_kept(hook: &mut HookEvent) {
-    if let HookEvent::Claude { spooled_at, .. } = hook {
+    if let HookEvent::Report { spooled_at, .. } = hook {
         let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH);
         *spooled_at = spooled_at.or(now.ok().map(|d| d.as_millis() as u64));
     }
@@ -284,7 +284,8 @@ mod tests {
     use super::*;
 
     fn claude(event: &str) -> HookEvent {
-        HookEvent::Claude {
+        HookEvent::Report {
+            driver: bosun_core::driver::DriverKind::Claude,
             agent: "a1".into(),
             generation: Some(0),
             event: event.into(),
@@ -298,7 +299,7 @@ mod tests {
         let relay = Relay::default();
         relay.push(claude("SessionStart"));
         let first = relay.lock().pending[0].hook.clone();
-        let HookEvent::Claude { spooled_at, .. } = first else { panic!() };
+        let HookEvent::Report { spooled_at, .. } = first else { panic!() };
         assert!(spooled_at.is_none(), "before any daemon followed: the session's start, not a kept report");
         {
             let mut queue = relay.lock();
@@ -310,7 +311,7 @@ mod tests {
         }
         let queue = relay.lock();
         assert_eq!(queue.pending.len(), QUEUE_MAX);
-        let HookEvent::Claude { event, spooled_at, .. } = &queue.pending[0].hook else { panic!() };
+        let HookEvent::Report { event, spooled_at, .. } = &queue.pending[0].hook else { panic!() };
         assert_eq!(event, "E3", "the oldest went first");
         assert!(spooled_at.is_some(), "kept while no daemon heard it, as a spooled report is");
     }

@@ -14,7 +14,8 @@ use bosun_wire::{read_frame, write_frame, Envelope, HookEvent, Request, Response
 const PATIENCE: Duration = Duration::from_secs(20);
 
 fn claude(event: &str) -> HookEvent {
-    HookEvent::Claude {
+    HookEvent::Report {
+        driver: bosun_core::driver::DriverKind::Claude,
         agent: "a1".into(),
         generation: Some(0),
         event: event.into(),
@@ -59,7 +60,7 @@ fn reports_wait_for_a_follower_whose_answer_the_hook_prints() {
     let answer = hook(&relay, Request::Hook(claude("SessionStart")));
     assert!(matches!(answer, Some(Response::Ok)), "no follower: answered at once, {answer:?}");
     let mut follower = client.reports().unwrap();
-    let HookEvent::Claude { event, spooled_at, .. } = follower.next_report().unwrap() else {
+    let HookEvent::Report { event, spooled_at, .. } = follower.next_report().unwrap() else {
         panic!("a Claude report")
     };
     assert_eq!((event.as_str(), spooled_at), ("SessionStart", None), "the session's start, before any follower");
@@ -72,7 +73,7 @@ fn reports_wait_for_a_follower_whose_answer_the_hook_prints() {
         assert!(Instant::now() < until, "the host lets the gone follower go");
     }
     let mut follower = client.reports().unwrap();
-    let HookEvent::Claude { event, spooled_at, .. } = follower.next_report().unwrap() else {
+    let HookEvent::Report { event, spooled_at, .. } = follower.next_report().unwrap() else {
         panic!("a Claude report")
     };
     assert_eq!(event, "Stop");
@@ -83,7 +84,7 @@ fn reports_wait_for_a_follower_whose_answer_the_hook_prints() {
         let relay = relay.clone();
         move || hook(&relay, Request::Hook(claude("PermissionRequest")))
     });
-    let HookEvent::Claude { event, spooled_at, .. } = follower.next_report().unwrap() else {
+    let HookEvent::Report { event, spooled_at, .. } = follower.next_report().unwrap() else {
         panic!("a Claude report")
     };
     assert_eq!((event.as_str(), spooled_at), ("PermissionRequest", None), "heard as it happened");
@@ -98,7 +99,7 @@ fn reports_wait_for_a_follower_whose_answer_the_hook_prints() {
     let mut newer = client.reports().unwrap();
     assert!(follower.next_report().is_err(), "the older follower is let go");
     let waiting = std::thread::spawn(move || hook(&relay, Request::Hook(claude("Notification"))));
-    let HookEvent::Claude { event, .. } = newer.next_report().unwrap() else { panic!("a Claude report") };
+    let HookEvent::Report { event, .. } = newer.next_report().unwrap() else { panic!("a Claude report") };
     assert_eq!(event, "Notification");
     newer.answer(None).unwrap();
     assert!(matches!(waiting.join().unwrap(), Some(Response::Ok)), "no answer: the hook prints nothing");
@@ -121,6 +122,6 @@ fn a_hook_that_sends_anything_but_its_agents_report_is_refused_and_nothing_is_re
 
     hook(&relay, Request::Hook(claude("Stop")));
     let mut follower = client.reports().unwrap();
-    let HookEvent::Claude { event, .. } = follower.next_report().unwrap() else { panic!("only the report is relayed") };
+    let HookEvent::Report { event, .. } = follower.next_report().unwrap() else { panic!("only the report is relayed") };
     assert_eq!(event, "Stop");
 }

@@ -225,7 +225,7 @@ pub enum Request {
         answer: bosun_core::driver::dialog::DialogAnswer,
         message: Option<String>,
     },
-    Hook(HookEvent),
+    Hook(crate::HookEvent),
 }
 
 impl Request {
@@ -378,33 +378,4 @@ pub struct RunCommand {
     pub args: Vec<String>,
     /// Where `bosun run` ran: the repository a worktree is made from.
     pub cwd: PathBuf,
-}
-
-/// Reports from the tmux hooks bosun installs.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "hook", rename_all = "snake_case")]
-pub enum HookEvent {
-    PaneDied {
-        session: String,
-        status: Option<i32>,
-        signal: Option<i32>,
-    },
-    SessionClosed {
-        session: String,
-    },
-    /// A Claude Code hook: its event name and the JSON payload it got on stdin. `spooled_at`
-    /// (unix ms) is set on a report kept while no daemon answered.
-    Claude {
-        agent: String,
-        generation: Option<u32>,
-        event: String,
-        payload: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        spooled_at: Option<u64>,
-    },
-    /// Codex's `notify` program: its JSON argument.
-    Codex {
-        agent: String,
-        payload: String,
-    },
 }

@@ -1,9 +1,13 @@
-//! `bosun hook …` (hidden): the reports of the hooks bosun installs (tmux, Claude Code, Codex,
-//! an agent's output), passed to the daemon or kept in its spool.
+//! `bosun hook …` (hidden): the reports of the hooks bosun installs (tmux, an agent's program,
+//! an agent's output), passed to the daemon or kept in its spool. Every agent program's report
+//! travels as one generic report (its driver, the event, its payload, bounded here) that only
+//! its driver reads; `claude` and `codex` are the names Claude's and Codex's hooks were
+//! installed with, and stay for the agents that run with them.
 
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use bosun_core::driver::DriverKind;
 use bosun_wire::{HookEvent, Request, Response};
 use clap::Subcommand;
 
@@ -14,6 +18,17 @@ use crate::client::Client;
 pub enum HookCommand {
     #[command(subcommand)]
     Tmux(TmuxHook),
+    /// An agent program's report to its driver: the event, its payload as the last argument or
+    /// else on stdin
+    Report {
+        driver: bosun_core::driver::DriverKind,
+        agent: String,
+        event: String,
+        payload: Option<String>,
+        /// The restart count the reporting process was started with
+        #[arg(long)]
+        generation: Option<u32>,
+    },
     /// A Claude Code hook (payload on stdin)
     Claude { agent: String, generation: u32, event: String },
     /// Codex's notify program (payload as the last argument)
@@ -47,15 +62,22 @@ pub fn run(client: &Client, hook: HookCommand) -> Result<ExitCode> {
             HookEvent::PaneDied { session, status: num(&status), signal: num(&signal) }
         }
         HookCommand::Tmux(TmuxHook::SessionClosed { session }) => HookEvent::SessionClosed { session },
+        HookCommand::Report { driver, agent, event, payload, generation } => {
+            let payload = match payload {
+                Some(given) => bounded(given),
+                None => bounded_stdin(HOOK_PAYLOAD_MAX)?,
+            };
+            report(driver, agent, generation, event, payload)
+        }
         HookCommand::Claude { agent, generation, event } => {
             let payload = bounded_stdin(HOOK_PAYLOAD_MAX)?;
-            HookEvent::Claude { agent, generation: Some(generation), event, payload, spooled_at: None }
+            report(DriverKind::Claude, agent, Some(generation), event, payload)
         }
         HookCommand::Codex { agent, payload } => {
             // Too large to be a notification Codex sends: only its end is of use, and none of it
             // is kept beyond the agent's last words.
             let payload = if payload.len() > HOOK_PAYLOAD_MAX { String::new() } else { payload };
-            HookEvent::Codex { agent, payload }
+            report(DriverKind::Codex, agent, None, bosun_wire::NOTIFY.into(), payload)
         }
     };
     // Spooled when no daemon answers, also one that died while it was being told, or that
@@ -74,7 +96,7 @@ pub fn run(client: &Client, hook: HookCommand) -> Result<ExitCode> {
     // a report no daemon will ever read.
     if !heard && client.dirs.root().is_dir() {
         let mut event = event;
-        if let HookEvent::Claude { spooled_at, .. } = &mut event {
+        if let HookEvent::Report { spooled_at, .. } = &mut event {
             let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
             *spooled_at = now.ok().map(|d| d.as_millis() as u64);
         }
@@ -92,6 +114,21 @@ pub fn run(client: &Client, hook: HookCommand) -> Result<ExitCode> {
 
 /// The most of a hook report read: a larger one is cut, and then reads as its event alone.
 const HOOK_PAYLOAD_MAX: usize = 1024 * 1024;
+
+/// An agent program's report, its event name bounded.
+fn report(driver: DriverKind, agent: String, generation: Option<u32>, event: String, payload: String) -> HookEvent {
+    let event = event.chars().take(bosun_core::driver::EVENT_MAX).collect();
+    HookEvent::Report { driver, agent, generation, event, payload, spooled_at: None }
+}
+
+/// A payload given as an argument: one too large for a report is none.
+fn bounded(payload: String) -> String {
+    if payload.len() > HOOK_PAYLOAD_MAX {
+        String::new()
+    } else {
+        payload
+    }
+}
 
 /// At most `max` bytes of stdin, as text; the rest is left unread.
 fn bounded_stdin(max: usize) -> Result<String> {

@@ -140,7 +140,9 @@ fn heartbeat(a: &Agent, kind: Heartbeat, now: Timestamp, d: &mut Decision) {
 fn heartbeat_of(source: Source, obs: &Observation, cause: Option<&Cause>) -> Heartbeat {
     match (obs, source, cause) {
         (Observation::Activity { heartbeat }, _, _) => *heartbeat,
-        (_, Source::Hook, _) | (_, _, Some(Cause::Hook { .. } | Cause::Notify { .. })) => Heartbeat::HookCall,
+        (_, Source::Hook, _) | (_, _, Some(Cause::Hook { .. } | Cause::Notify { .. } | Cause::Report { .. })) => {
+            Heartbeat::HookCall
+        }
         (_, Source::Log, _) => Heartbeat::LogWrite,
         (_, Source::Process | Source::Screen, _) => Heartbeat::TerminalOutput,
     }

@@ -13,9 +13,11 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::argv::Grammar;
+use super::claude_hook::kept;
+pub use super::claude_hook::HookPayload;
 use crate::{AgentError, Heartbeat, Observation, PromptKind};
 
 /// Claude Code 2.1's command line: `claude [options] [command] [prompt]`.
@@ -121,136 +123,6 @@ pub fn settings(hook_command: &str) -> String {
         );
     }
     serde_json::json!({ "hooks": hooks }).to_string()
-}
-
-/// The fields of a hook payload bosun reads, each bounded: what a dialog asks is kept as a
-/// short summary (`asks`), never the whole tool input.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HookPayload {
-    pub hook_event_name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub notification_type: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transcript_path: Option<String>,
-    /// SessionStart's reason: `startup`, `resume`, `compact` or `clear`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    /// StopFailure's error category (`rate_limit`, `authentication_failed`, …).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// Stop's (and StopFailure's) last assistant message: the turn's final text, which the
-    /// transcript often does not hold yet when the hook fires.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_assistant_message: Option<String>,
-    /// A notification's (or error's) text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    /// What a dialog asks, from the tool's input: `Bash: rm -rf build`, a question and its
-    /// options, the start of a plan.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub asks: Option<String>,
-    /// What a tool acts on, which permission rules match: a command, a path or a URL.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subject: Option<String>,
-    /// The permission mode the client runs in (`default`, `auto`, …), as it says.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub permission_mode: Option<String>,
-    /// Why the client refused a call (`PermissionDenied`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-/// The most kept of a hook payload's text fields; a message keeps its end, where a turn says
-/// how it ended.
-const FIELD_MAX: usize = 4_000;
-/// The most of what a dialog asks.
-const ASKS_MAX: usize = 500;
-
-impl HookPayload {
-    /// Reads the payload Claude passed on stdin to the hook for `event` (the event name it was
-    /// installed for, used when the payload does not say). Anything unreadable gives a payload
-    /// with the event's name only.
-    pub fn parse(raw: &str, event: &str) -> Self {
-        let v: serde_json::Value = serde_json::from_str(raw).unwrap_or_default();
-        let text = |key: &str| v[key].as_str().map(str::to_owned);
-        let short = |key: &str| text(key).map(|s| head(&s, FIELD_MAX));
-        let name = text("hook_event_name").filter(|n| !n.is_empty()).unwrap_or_else(|| event.to_owned());
-        let tool = text("tool_name");
-        let asks = tool.as_deref().and_then(|t| asks(t, &v["tool_input"]));
-        let input = |key: &str| v["tool_input"][key].as_str();
-        let subject =
-            input("command").or_else(|| input("file_path")).or_else(|| input("path")).or_else(|| input("url"));
-        Self {
-            hook_event_name: head(&name, 100),
-            notification_type: short("notification_type"),
-            tool_name: tool.map(|t| head(&t, 200)),
-            session_id: short("session_id"),
-            transcript_path: short("transcript_path"),
-            source: short("source"),
-            error: short("error").or_else(|| v["error"]["type"].as_str().map(|s| head(s, 200))),
-            last_assistant_message: text("last_assistant_message").map(|s| tail(&s, FIELD_MAX)),
-            message: short("message"),
-            asks,
-            subject: subject.map(|s| head(s, FIELD_MAX)),
-            permission_mode: text("permission_mode").map(|m| head(&m, 100)),
-            reason: short("reason"),
-        }
-    }
-
-    /// The permission mode the payload says the client runs in, when it names one bosun can read.
-    pub fn mode(&self) -> Option<crate::PermissionMode> {
-        crate::PermissionMode::parse(self.permission_mode.as_deref()?)
-    }
-
-    /// What the agent said last, when the hook carries it.
-    pub fn said(&self) -> Option<&str> {
-        self.last_assistant_message.as_deref().filter(|s| !s.trim().is_empty())
-    }
-}
-
-/// What a dialog for tool `tool` with input `input` asks, in one short line or a few.
-fn asks(tool: &str, input: &serde_json::Value) -> Option<String> {
-    let s = |key: &str| input[key].as_str();
-    let text = match tool {
-        "AskUserQuestion" => {
-            let questions = input["questions"].as_array()?;
-            let lines: Vec<String> = questions
-                .iter()
-                .map(|q| {
-                    let options: Vec<&str> =
-                        q["options"].as_array().into_iter().flatten().filter_map(|o| o["label"].as_str()).collect();
-                    let question = q["question"].as_str().unwrap_or_default();
-                    if options.is_empty() {
-                        question.to_owned()
-                    } else {
-                        format!("{question} [{}]", options.join(" | "))
-                    }
-                })
-                .collect();
-            lines.join("\n")
-        }
-        "ExitPlanMode" => format!("approve the plan: {}", s("plan").unwrap_or_default()),
-        _ => {
-            let detail = s("command")
-                .or_else(|| s("file_path"))
-                .or_else(|| s("path"))
-                .or_else(|| s("url"))
-                .or_else(|| s("pattern"))
-                .map(str::to_owned)
-                .unwrap_or_else(|| if input.is_null() { String::new() } else { input.to_string() });
-            if detail.is_empty() {
-                tool.to_owned()
-            } else {
-                format!("{tool}: {detail}")
-            }
-        }
-    };
-    let text = text.trim();
-    (!text.is_empty()).then(|| head(text, ASKS_MAX))
 }
 
 /// The tool a `PermissionRequest` asks to use, when it is a permission a policy may answer (a
@@ -561,7 +433,7 @@ pub fn session_log(a: &crate::Agent, p: &HookPayload) -> Option<PathBuf> {
     let plain = path.is_absolute() && path.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
     let named = path.file_name().and_then(|f| f.to_str()) == Some(&format!("{session_id}.jsonl"));
     let projects = path.parent()?.parent()?;
-    let config = crate::own_config::claude_dir(a);
+    let config = crate::own_config::claude_dir(crate::OwnConfig::of(a), &a.env);
     let placed = projects.file_name().is_some_and(|n| n == "projects")
         && config.is_none_or(|c| projects.parent() == Some(c.as_path()));
     (plain && named && placed).then(|| path.to_owned())
@@ -573,24 +445,6 @@ pub fn transcript_piece(said: &str) -> Option<String> {
     let plain = |c: &char| c.is_ascii_alphanumeric() || matches!(c, ' ' | '.' | ',' | '-' | '_' | ':' | '!' | '?');
     let piece: String = said.trim_start().chars().take_while(plain).take(40).collect();
     (piece.trim().len() >= 8).then_some(piece)
-}
-
-/// The first `max` bytes of `s`, cut at a character boundary.
-fn head(s: &str, max: usize) -> String {
-    let mut end = s.len().min(max);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].to_owned()
-}
-
-/// The last `max` bytes of `s`, cut at a character boundary.
-fn tail(s: &str, max: usize) -> String {
-    let mut start = s.len().saturating_sub(max);
-    while !s.is_char_boundary(start) {
-        start += 1;
-    }
-    s[start..].to_owned()
 }
 
 /// `[Request interrupted by user]`: the turn was cut short, not a new one.
@@ -652,6 +506,14 @@ pub struct Claude;
 impl super::AgentDriver for Claude {
     fn kind(&self) -> super::DriverKind {
         super::DriverKind::Claude
+    }
+
+    fn own_config(&self) -> Option<crate::own_config::Client> {
+        Some(crate::own_config::Client::Claude)
+    }
+
+    fn config_env(&self) -> Option<&'static str> {
+        Some("CLAUDE_CONFIG_DIR")
     }
 
     fn record(&self, (a, b): (u64, u64), _patterns: super::generic::Patterns) -> super::Driver {
@@ -744,8 +606,15 @@ impl super::AgentDriver for Claude {
         super::StartUp { look_at_screen: true, ..super::StartUp::default() }
     }
 
+    /// Its hook's payload read into what bosun keeps of one (`HookPayload`), as JSON.
+    fn take_report(&self, event: &str, payload: &str) -> super::Report {
+        let kept = serde_json::to_value(HookPayload::parse(payload, event)).unwrap_or_default();
+        let event = kept["hook_event_name"].as_str().unwrap_or_default().to_owned();
+        super::Report { driver: super::DriverKind::Claude, event, payload: kept.to_string() }
+    }
+
     fn read_report(&self, a: Option<&crate::Agent>, report: &super::Report) -> Option<super::Reading> {
-        let super::Report::ClaudeHook(p) = report else { return None };
+        let p = &kept(report)?;
         Some(super::Reading {
             observation: Some((crate::Source::Hook, hook_observation(p))),
             said: ends_turn(p).then(|| p.said()).flatten().map(str::to_owned),
@@ -769,7 +638,7 @@ impl super::AgentDriver for Claude {
     /// A turn's end whose hook does not say what it said (claudeless, older Claude Code): its
     /// transcript's end does.
     fn said_in_log(&self, a: &crate::Agent, report: &super::Report) -> Option<PathBuf> {
-        let super::Report::ClaudeHook(p) = report else { return None };
+        let p = &kept(report)?;
         (ends_turn(p) && p.said().is_none()).then(|| session_log(a, p)).flatten()
     }
 
@@ -778,8 +647,7 @@ impl super::AgentDriver for Claude {
     }
 
     fn permission_reply(&self, report: &super::Report, answer: &crate::PermissionAnswer) -> Option<String> {
-        let super::Report::ClaudeHook(p) = report else { return None };
-        Some(permission_reply(p, answer))
+        Some(permission_reply(&kept(report)?, answer))
     }
 
     fn runs_in(&self, a: &crate::Agent) -> Option<crate::RunsIn> {
@@ -860,7 +728,7 @@ mod tests {
         let huge = format!(r#"{{"hook_event_name":"Stop","last_assistant_message":"{}end"}}"#, "x".repeat(100_000));
         let stop = HookPayload::parse(&huge, "Stop");
         assert!(
-            stop.said().is_some_and(|s| s.len() <= FIELD_MAX && s.ends_with("end")),
+            stop.said().is_some_and(|s| s.len() <= super::super::claude_hook::FIELD_MAX && s.ends_with("end")),
             "the end of a message is kept"
         );
         let write = HookPayload::parse(

@@ -382,6 +382,14 @@ impl super::AgentDriver for Codex {
         super::DriverKind::Codex
     }
 
+    fn own_config(&self) -> Option<crate::own_config::Client> {
+        Some(crate::own_config::Client::Codex)
+    }
+
+    fn config_env(&self) -> Option<&'static str> {
+        Some("CODEX_HOME")
+    }
+
     fn record(&self, _ids: (u64, u64), _patterns: super::generic::Patterns) -> super::Driver {
         super::Driver::Codex
     }
@@ -448,7 +456,7 @@ impl super::AgentDriver for Codex {
     /// `$CODEX_HOME/sessions` (its own config's in a sandbox or a container), `~/.codex/sessions`
     /// by default.
     fn log_search(&self, a: &crate::Agent) -> Option<std::path::PathBuf> {
-        crate::own_config::codex_dir(a).map(|h| h.join("sessions"))
+        crate::own_config::codex_dir(crate::OwnConfig::of(a), &a.env).map(|h| h.join("sessions"))
     }
 
     /// A fork with a config of its own finds the rollout it forks (`codex fork ID` looks under
@@ -489,8 +497,16 @@ impl super::AgentDriver for Codex {
     /// Its notify says only "turn complete" (of the main thread: the one whose rollout log
     /// bosun follows); its rollout log says the rest. Neither outranks the other: they report
     /// at the log's tier, in time order.
+    /// Its notify argument, kept whole (the hook command bounds it).
+    fn take_report(&self, event: &str, payload: &str) -> super::Report {
+        super::Report::bounded(super::DriverKind::Codex, event, payload, usize::MAX)
+    }
+
     fn read_report(&self, a: Option<&crate::Agent>, report: &super::Report) -> Option<super::Reading> {
-        let super::Report::CodexNotify(payload) = report else { return None };
+        if report.driver != super::DriverKind::Codex {
+            return None;
+        }
+        let payload = &report.payload;
         let main = a.and_then(|a| self.conversation(a));
         Some(super::Reading {
             observation: notify_observation(payload, main.as_deref()).map(|o| (NOTIFY_SOURCE, o)),

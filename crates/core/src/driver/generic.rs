@@ -8,20 +8,9 @@
 use std::fmt;
 
 use regex::{Regex, RegexBuilder};
-use serde::{Deserialize, Serialize};
 
+pub use super::kind::Patterns;
 use crate::{AgentError, Observation, PromptKind};
-
-/// Regular expressions matched against the agent's terminal output.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Patterns {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompt: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub working: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
 
 /// Which of the three patterns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

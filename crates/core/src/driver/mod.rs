@@ -6,93 +6,23 @@
 
 pub mod argv;
 pub mod claude;
+mod claude_hook;
 pub mod codex;
 pub mod dialog;
+#[cfg(feature = "test-driver")]
+pub mod echo;
 pub mod generic;
+pub mod kind;
 mod report;
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+pub use report::{Reading, Report, Screen, StartUp, EVENT_MAX, PAYLOAD_KEPT};
 
-pub use report::{Reading, Report, Screen, StartUp};
+pub use kind::{Driver, DriverKind, UnknownDriver};
 
 use crate::own_config::Client;
 use crate::{Agent, Observation};
-/// Which driver runs an agent, with what it needs to know.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "driver", rename_all = "snake_case")]
-pub enum Driver {
-    /// Claude Code (or claudeless): bosun picks the session id and installs hooks.
-    Claude { session_id: String },
-    /// OpenAI's Codex CLI: its rollout log and its `notify` program.
-    Codex,
-    /// Any terminal program: process liveness, output activity and the user's patterns.
-    Generic { patterns: generic::Patterns },
-}
-
-/// The driver a user can name with `--driver`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DriverKind {
-    Claude,
-    Codex,
-    Generic,
-}
-
-/// A driver name no driver has.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("no driver is called {0:?} (there are {names})", names = DriverKind::ALL.map(DriverKind::name).join(", "))]
-pub struct UnknownDriver(pub String);
-
-impl std::str::FromStr for DriverKind {
-    type Err = UnknownDriver;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| UnknownDriver(s.to_owned()))
-    }
-}
-
-impl DriverKind {
-    /// Every driver, as users name them.
-    pub const ALL: [DriverKind; 3] = [Self::Claude, Self::Codex, Self::Generic];
-
-    /// Its name, as `--driver` and runbooks give it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Claude => "claude",
-            Self::Codex => "codex",
-            Self::Generic => "generic",
-        }
-    }
-
-    /// The program whose config directory bosun makes of its own for a confined agent, when
-    /// this driver's program keeps one.
-    pub fn own_config(self) -> Option<Client> {
-        match self {
-            Self::Claude => Some(Client::Claude),
-            Self::Codex => Some(Client::Codex),
-            Self::Generic => None,
-        }
-    }
-
-    /// The driver asked for, else the one [`detect`](Self::detect) finds for `command`.
-    pub fn chosen(given: Option<Self>, command: &[String]) -> Self {
-        given.unwrap_or_else(|| Self::detect(command))
-    }
-
-    /// The driver for a command, from its program's name: `claude` and `claudeless` are Claude,
-    /// `codex` is Codex, anything else is generic.
-    pub fn detect(command: &[String]) -> Self {
-        let program = command.first().map(|p| Path::new(p).file_name().and_then(|f| f.to_str()).unwrap_or(p));
-        match program {
-            Some("claude" | "claudeless") => Self::Claude,
-            Some("codex") => Self::Codex,
-            _ => Self::Generic,
-        }
-    }
-}
-
 /// What one kind of agent knows about itself: how it is launched and resumed, the files it
 /// needs, and how its reports, session log, output and screen read. Each driver module has one;
 /// `Driver::behaviour` is the one place a `Driver` record finds it.
@@ -105,6 +35,18 @@ pub trait AgentDriver: Sync {
 
     /// How its command line holds a positional prompt, when it takes one there.
     fn grammar(&self) -> Option<&'static argv::Grammar> {
+        None
+    }
+
+    /// The program whose config directory bosun makes of its own for a confined agent, when
+    /// its program keeps one (`OwnConfig`).
+    fn own_config(&self) -> Option<Client> {
+        None
+    }
+
+    /// The variable its program reads its config directory from (`CLAUDE_CONFIG_DIR`,
+    /// `CODEX_HOME`), pointed where bosun keeps the agent's config (a pod's claim).
+    fn config_env(&self) -> Option<&'static str> {
         None
     }
 
@@ -179,6 +121,12 @@ pub trait AgentDriver: Sync {
         false
     }
 
+    /// The report its program made for `event` with `payload` (untrusted: any size, any
+    /// bytes), as bosun keeps it: bounded, and read into what it needs when it reads it into less.
+    fn take_report(&self, event: &str, payload: &str) -> Report {
+        Report::bounded(self.kind(), event, payload, report::PAYLOAD_KEPT)
+    }
+
     /// What a report from agent `a` (none when replayed) says.
     fn read_report(&self, _a: Option<&Agent>, _report: &Report) -> Option<Reading> {
         None
@@ -249,19 +197,13 @@ impl DriverKind {
             Self::Claude => &claude::Claude,
             Self::Codex => &codex::Codex,
             Self::Generic => &generic::Generic,
+            #[cfg(feature = "test-driver")]
+            Self::Echo => &echo::Echo,
         }
     }
 }
 
 impl Driver {
-    pub fn kind(&self) -> DriverKind {
-        match self {
-            Self::Claude { .. } => DriverKind::Claude,
-            Self::Codex => DriverKind::Codex,
-            Self::Generic { .. } => DriverKind::Generic,
-        }
-    }
-
     /// What this driver knows and does.
     pub fn behaviour(&self) -> &'static dyn AgentDriver {
         self.kind().behaviour()
@@ -294,7 +236,7 @@ mod tests {
             assert_eq!(d.behaviour().kind(), d.kind(), "{d:?}");
             assert_eq!(d.kind().behaviour().record((1, 2), generic::Patterns::default()).kind(), d.kind());
         }
-        for kind in DriverKind::ALL {
+        for &kind in DriverKind::ALL {
             assert_eq!(kind.behaviour().kind(), kind);
             assert_eq!(kind.name().parse(), Ok(kind));
             let serialized = serde_json::to_string(&kind).unwrap_or_default();

@@ -10,15 +10,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bosun_adapters::{AdapterError, Git, Sessions, Survey, Workspaces};
-use bosun_core::driver::claude::HookPayload;
-use bosun_core::driver::{DriverKind, Report};
+use bosun_core::driver::DriverKind;
 use bosun_core::{
     AgentSpec, EscalationId, Event, Input, MessageState, Name, Nonce, SessionName, SessionState, State, WorkspaceId,
     WorkspaceKind, WorkspaceProbe, WorkspaceState,
 };
 use bosun_wire::{
-    AgentDetail, DaemonStatus, ErrorKind, HookEvent, Listing, Pruned, Removed, Request, Response, StartAgent, Started,
-    StateDir, WireError, WorkspaceChoice,
+    AgentDetail, DaemonStatus, ErrorKind, Listing, Pruned, Removed, Request, Response, StartAgent, Started, StateDir,
+    WireError, WorkspaceChoice,
 };
 use tokio::sync::{broadcast, Notify};
 
@@ -197,42 +196,12 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         Request::Fork { agent, name, prompt, inherit } => fork::fork(ctx, agent, name, prompt, inherit).await,
         Request::Ahead => queries::ahead(ctx).await,
         Request::Diff { target, patch, color, quick } => queries::diff(ctx, target, patch, color, quick).await,
-        Request::Hook(hook) => hook_event(ctx, hook).await,
+        Request::Hook(hook) => report::hook(ctx, hook).await,
     }
 }
 
 fn shutdown(ctx: &Arc<Context>) -> Answer {
     ctx.shutdown.notify_one();
-    Ok(Response::Ok)
-}
-
-/// A hook's report: a session ended (tmux), or an agent's own report (its driver's hooks).
-async fn hook_event(ctx: &Arc<Context>, hook: HookEvent) -> Answer {
-    let input = match hook {
-        HookEvent::PaneDied { session, status, signal } => {
-            let session = SessionName::from_reported(&session);
-            // Anyone can run `bosun hook tmux pane-died`: a pane tmux shows alive is.
-            if session_alive(ctx, &session).await {
-                return Ok(Response::Ok);
-            }
-            Input::SessionExited { session, status: bosun_core::ExitStatus { code: status, signal } }
-        }
-        HookEvent::SessionClosed { session } => {
-            let session = SessionName::from_reported(&session);
-            if session_alive(ctx, &session).await {
-                return Ok(Response::Ok);
-            }
-            Input::SessionClosed { session }
-        }
-        HookEvent::Claude { agent, generation, event, payload, spooled_at } => {
-            let report = Report::ClaudeHook(Box::new(HookPayload::parse(&payload, &event)));
-            return report::submit(ctx, agent, generation, spooled_at, report).await;
-        }
-        HookEvent::Codex { agent, payload } => {
-            return report::submit(ctx, agent, None, None, Report::CodexNotify(payload)).await
-        }
-    };
-    submit(ctx, input).await?;
     Ok(Response::Ok)
 }
 

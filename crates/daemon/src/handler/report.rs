@@ -1,14 +1,46 @@
-//! Reports from agents' own programs (Claude's hooks, Codex's notify), handed to the core as one
-//! kind of input. What the agent's driver needs done first is done here (the end of its session
-//! log read for what it said, when the report does not say), and its answer to a permission
-//! request returned for the calling program to print.
+//! The reports of the hooks bosun installs: a tmux session's end, and any agent's own program's
+//! report (Claude's hooks, Codex's notify, any hook-reporting driver's), taken by the agent's
+//! driver (`take_report`: bounded and checked) and handed to the core as one kind of input. What
+//! the driver needs done first is done here (the end of its session log read for what it said,
+//! when the report does not say), and its answer to a permission request returned for the
+//! calling program to print.
+
+use bosun_core::driver::Report;
+use bosun_wire::HookEvent;
 
 use super::*;
+
+/// What a hook reported, taken.
+pub(super) async fn hook(ctx: &Arc<Context>, hook: HookEvent) -> Answer {
+    let input = match hook {
+        HookEvent::PaneDied { session, status, signal } => {
+            let session = SessionName::from_reported(&session);
+            // Anyone can run `bosun hook tmux pane-died`: a pane tmux shows alive is.
+            if session_alive(ctx, &session).await {
+                return Ok(Response::Ok);
+            }
+            Input::SessionExited { session, status: bosun_core::ExitStatus { code: status, signal } }
+        }
+        HookEvent::SessionClosed { session } => {
+            let session = SessionName::from_reported(&session);
+            if session_alive(ctx, &session).await {
+                return Ok(Response::Ok);
+            }
+            Input::SessionClosed { session }
+        }
+        HookEvent::Report { driver, agent, generation, event, payload, spooled_at } => {
+            let report = driver.behaviour().take_report(&event, &payload);
+            return submit(ctx, agent, generation, spooled_at, report).await;
+        }
+    };
+    super::submit(ctx, input).await?;
+    Ok(Response::Ok)
+}
 
 /// How much of the end of a session log is read for what the agent said last.
 const SAID_TAIL: u64 = 256 * 1024;
 
-pub(super) async fn submit(
+async fn submit(
     ctx: &Arc<Context>,
     agent: String,
     generation: Option<u32>,

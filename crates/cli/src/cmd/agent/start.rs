@@ -75,7 +75,8 @@ pub struct StartArgs {
 /// `--driver NAME`, one of the drivers' names.
 fn driver_kind() -> impl clap::builder::TypedValueParser<Value = DriverKind> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(DriverKind::ALL.map(DriverKind::name)).try_map(|s| s.parse::<DriverKind>())
+    clap::builder::PossibleValuesParser::new(DriverKind::ALL.iter().map(|k| k.name()))
+        .try_map(|s| s.parse::<DriverKind>())
 }
 
 /// The most of a value `--env` takes.
