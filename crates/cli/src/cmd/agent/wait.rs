@@ -3,7 +3,7 @@
 //! wait` and `docker wait` do; and the same after `agent start --wait`.
 
 use std::process::ExitCode;
-use std::sync::mpsc;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -25,7 +25,7 @@ pub struct WaitArgs {
     #[arg(long = "for", value_name = "POINT", default_value = "up", value_parser = point())]
     until: WaitFor,
     /// The longest to wait, such as 30s, 5m or 250ms [default: no limit]
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = bosun_core::parse_duration)]
     timeout: Option<u64>,
     /// Print the agent as `bosun show --json` does once the wait is over
     #[arg(long)]
@@ -36,11 +36,6 @@ pub struct WaitArgs {
 pub fn point() -> impl clap::builder::TypedValueParser<Value = WaitFor> {
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(WaitFor::ALL.map(WaitFor::name)).try_map(|s| s.parse::<WaitFor>())
-}
-
-/// A duration as runbooks write them, in milliseconds.
-pub fn duration(text: &str) -> Result<u64, String> {
-    bosun_core::parse_duration(text)
 }
 
 pub fn run(client: &Client, args: WaitArgs) -> Result<ExitCode> {
@@ -93,12 +88,18 @@ pub fn wait(
             return Ok((reached, d));
         }
         let event = match deadline {
-            Some(at) => rx.recv_timeout(at.saturating_duration_since(Instant::now())).map_err(|_| ()),
-            None => rx.recv().map_err(|_| ()),
+            Some(at) => rx.recv_timeout(at.saturating_duration_since(Instant::now())),
+            None => rx.recv().map_err(RecvTimeoutError::from),
         };
-        if event.is_err() {
-            // The time is up, or the stream ended (the daemon stopped): where it stands now.
-            return Ok((Reached::NotYet, client.show(id.to_owned())?));
+        match event {
+            Ok(()) => {}
+            // The time is up: where it stands now.
+            Err(RecvTimeoutError::Timeout) => return Ok((Reached::NotYet, client.show(id.to_owned())?)),
+            Err(RecvTimeoutError::Disconnected) => anyhow::bail!(
+                "the daemon stopped while {} was still {}: start it again and wait again",
+                d.agent.id,
+                d.agent.state.label()
+            ),
         }
         d = client.show(id.to_owned())?;
     }
