@@ -45,8 +45,7 @@ impl WaitFor {
     /// it. A dead agent reaches nothing else again (a resume is a new start: wait again); an
     /// agent whose workspace cannot be made dies.
     pub fn reached(self, state: &SessionState, workspace: Option<&WorkspaceState>) -> Reached {
-        let made = workspace
-            .is_some_and(|w| matches!(w, WorkspaceState::Ready | WorkspaceState::InUse { .. } | WorkspaceState::Dirty));
+        let made = workspace.is_some_and(WorkspaceState::is_made);
         let now = match self {
             Self::Workspace => made || state.is_up(),
             Self::Up => state.is_up(),

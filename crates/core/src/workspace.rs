@@ -186,6 +186,11 @@ pub enum WorkspaceState {
 }
 
 impl WorkspaceState {
+    /// Whether its directory has been made and is there to work in.
+    pub fn is_made(&self) -> bool {
+        matches!(self, Self::Ready | Self::InUse { .. } | Self::Dirty)
+    }
+
     pub fn label(&self) -> &'static str {
         match self {
             Self::Waiting => "waiting",
