@@ -68,14 +68,16 @@ impl Client {
         }
     }
 
-    fn name(self) -> &'static str {
+    /// Its program's name on `PATH`.
+    pub fn name(self) -> &'static str {
         match self {
             Client::Claude => "claude",
             Client::Codex => "codex",
         }
     }
 
-    fn package(self) -> &'static str {
+    /// Its npm package.
+    pub fn package(self) -> &'static str {
         match self {
             Client::Claude => "@anthropic-ai/claude-code",
             Client::Codex => "@openai/codex",

@@ -25,11 +25,7 @@ pub fn parse(text: &str) -> Option<Version> {
 
 /// The npm package of the client a program is (`claude`, `codex`, by its file name).
 pub fn package(program: &str) -> Option<&'static str> {
-    match std::path::Path::new(program).file_name()?.to_str()? {
-        "claude" => Some("@anthropic-ai/claude-code"),
-        "codex" => Some("@openai/codex"),
-        _ => None,
-    }
+    crate::client_check::Client::of(program).map(crate::client_check::Client::package)
 }
 
 /// The newest version of `package` bosun was tested with.

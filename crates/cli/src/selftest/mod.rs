@@ -22,6 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Result;
+use bosun_core::client_check::Client;
 
 use found::Found;
 use place::Place;
@@ -35,20 +36,22 @@ pub enum ClientName {
 }
 
 impl ClientName {
+    /// The client bosun knows it as.
+    fn client(self) -> Client {
+        match self {
+            Self::Claude => Client::Claude,
+            Self::Codex => Client::Codex,
+        }
+    }
+
     /// Its program's name on `PATH`.
     pub fn program(self) -> &'static str {
-        match self {
-            Self::Claude => "claude",
-            Self::Codex => "codex",
-        }
+        self.client().name()
     }
 
     /// Its npm package.
     pub fn package(self) -> &'static str {
-        match self {
-            Self::Claude => "@anthropic-ai/claude-code",
-            Self::Codex => "@openai/codex",
-        }
+        self.client().package()
     }
 
     /// What people call it.
