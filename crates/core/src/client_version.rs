@@ -23,20 +23,14 @@ pub fn parse(text: &str) -> Option<Version> {
     })
 }
 
-/// The npm package of the client a program is (`claude`, `codex`, by its file name).
-pub fn package(program: &str) -> Option<&'static str> {
-    crate::client_check::Client::of(program).map(crate::client_check::Client::package)
-}
-
 /// The newest version of `package` bosun was tested with.
 pub fn tested(package: &str) -> Option<Version> {
     PINNED.lines().map(str::trim).filter(|l| !l.starts_with('#')).find_map(|l| parse(l.strip_prefix(package)?))
 }
 
-/// What to tell a person who starts `program`, whose `--version` printed `said`: nothing when
-/// bosun was tested with this version or a newer one (or the program is no client it knows).
-pub fn untested(program: &str, said: &str) -> Option<(Version, String)> {
-    let package = package(program)?;
+/// What to tell a person who starts the client of npm package `package`, whose `--version`
+/// printed `said`: nothing when bosun was tested with this version or a newer one.
+pub fn untested(package: &str, said: &str) -> Option<(Version, String)> {
     let (version, newest) = (parse(said)?, tested(package)?);
     (version > newest).then(|| {
         let name = package.rsplit('/').next().unwrap_or(package);
@@ -66,13 +60,13 @@ mod tests {
     fn only_a_version_newer_than_the_pinned_one_is_told() {
         let newest = tested("@anthropic-ai/claude-code").expect("pinned");
         let same = format!("{newest} (Claude Code)");
-        assert_eq!(untested("/usr/bin/claude", &same), None);
+        assert_eq!(untested("@anthropic-ai/claude-code", &same), None);
         let newer = Version(newest.0, newest.1, newest.2 + 1);
-        let (v, said) = untested("claude", &format!("{newer} (Claude Code)")).expect("told");
+        let (v, said) = untested("@anthropic-ai/claude-code", &format!("{newer} (Claude Code)")).expect("told");
         assert_eq!(v, newer);
         assert!(said.contains(&newest.to_string()) && said.contains("`bosun doctor --clients`"), "{said}");
-        assert!(untested("codex", "codex-cli 0.0.1").is_none(), "older is not told");
-        assert!(untested("claudeless", "9.9.9").is_none(), "not a client bosun pins");
-        assert!(untested("codex", "garbage").is_none());
+        assert!(untested("@openai/codex", "codex-cli 0.0.1").is_none(), "older is not told");
+        assert!(untested("claudeless", "9.9.9").is_none(), "not a package bosun pins");
+        assert!(untested("@openai/codex", "garbage").is_none());
     }
 }

@@ -156,7 +156,8 @@ static TOLD: std::sync::Mutex<std::collections::BTreeSet<String>> =
 /// The warning, once per version, that `program`, whose `--version` printed `said`, is a client
 /// newer than bosun was tested with.
 fn untested_client(program: &str, said: &str) -> Option<String> {
-    let (version, warning) = bosun_core::client_version::untested(program, said)?;
+    let package = bosun_core::client_check::Client::of(program)?.package();
+    let (version, warning) = bosun_core::client_version::untested(package, said)?;
     let key = format!("{program} {version}");
     TOLD.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key).then_some(warning)
 }
