@@ -85,8 +85,17 @@ pub enum Effect {
     ResetSlot { project: String, n: u32, reset: crate::SlotReset },
     /// Remove slot `n`'s worktree; report `SlotRemoved` or `SlotRemoveFailed`.
     RemoveSlot { project: String, n: u32, repo: PathBuf, path: PathBuf },
-    /// Find out whether the workspace holds changes (files other than `owned`).
-    InspectWorkspace { id: WorkspaceId, path: PathBuf, kind: WorkspaceKind, owned: Vec<PathBuf> },
+    /// Find out whether the workspace holds changes (files other than `owned`), and how many
+    /// commits of its branch are its own (for a merged one's, `into`, its target, lacks);
+    /// report `WorkspaceInspected`.
+    InspectWorkspace {
+        id: WorkspaceId,
+        path: PathBuf,
+        kind: WorkspaceKind,
+        owned: Vec<PathBuf>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        into: Option<String>,
+    },
     /// Remove the directory or worktree (forcibly only when `force`), delete the files bosun put
     /// there first, and delete the branch only when `delete_branch`.
     RemoveWorkspace {

@@ -410,10 +410,20 @@ pub enum Event {
         workspace: WorkspaceId,
         pr: crate::PullRequest,
     },
-    /// A workspace's branch was merged (`bosun merge`).
+    /// A workspace's branch was merged (`bosun merge`): the agents `ending` names are ended,
+    /// then its workspace removed (a pool's released). None in a log of a version whose daemon
+    /// did that itself.
     WorkMerged {
         workspace: WorkspaceId,
         merged: crate::Merged,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ending: Option<Vec<AgentId>>,
+    },
+    /// A merged workspace is kept, not removed, for the reason `why` says (it holds work not
+    /// committed): its merge owes nothing more.
+    MergedWorkKept {
+        workspace: WorkspaceId,
+        why: String,
     },
     /// Variant `variant` of the plan's job at `index` ended: done on `target`, or failed.
     PlanVariantEnded {

@@ -24,6 +24,7 @@ mod job;
 mod job_book;
 mod liveness;
 mod memory;
+mod merging;
 pub mod message_text;
 mod notice;
 pub mod own_config;
@@ -71,6 +72,7 @@ pub use job::{AgentPlan, Job, JobNotify, JobSpec, JobState, JobWorkspace, Next, 
 pub use job_book::{pods_refusal, JobBook, JobDef, JobSource, StepAgent};
 pub use liveness::{Awaited, Mover, Stuck, Subject};
 pub use memory::{stopped_agent, Checkpoint, JobScope, ResumePoint, CHECKPOINT_FILE, EVENTS_FILE};
+pub use merging::{Merge, MergeOutcome};
 pub use notice::{Notice, NoticeKind, WebhookUrl};
 pub use own_config::OwnConfig;
 pub use permission::{

@@ -194,6 +194,7 @@ impl JobScope {
             | Event::PlanVariantEnded { .. }
             | Event::PlanVariantChosen { .. }
             | Event::WorkMerged { .. }
+            | Event::MergedWorkKept { .. }
             | Event::PullRequestOpened { .. }
             | Event::PlanResumed { .. }
             | Event::CronStarted { .. }

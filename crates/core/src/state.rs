@@ -21,6 +21,10 @@ pub struct State {
     /// after the workspace goes).
     #[serde(default)]
     pub pull_requests: BTreeMap<WorkspaceId, crate::PullRequest>,
+    /// The merges `bosun merge` made, by the workspace whose branch each is of: what each still
+    /// owes, and what became of its workspace (kept after the workspace goes).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub merges: crate::merging::Merges,
     pub messages: BTreeMap<MessageId, Message>,
     #[serde(default)]
     pub escalations: BTreeMap<EscalationId, Escalation>,
@@ -68,9 +72,11 @@ impl State {
 pub fn apply(state: &mut State, event: &Event) {
     state.seq += 1;
     let seq = state.seq;
+    crate::merging::follow(&mut state.merges, &state.workspaces, event);
     match event {
-        // Recorded for people and scripts; it changes nothing bosun decides.
-        Event::WebhookSent { .. } | Event::WorkMerged { .. } => {}
+        // Recorded for people and scripts; it changes nothing bosun decides (a merge is
+        // followed above).
+        Event::WebhookSent { .. } | Event::WorkMerged { .. } | Event::MergedWorkKept { .. } => {}
         Event::PullRequestOpened { workspace, pr } => {
             state.pull_requests.insert(workspace.clone(), pr.clone());
         }

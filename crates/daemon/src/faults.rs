@@ -3,7 +3,10 @@
 //! with `after:N`, once the Nth effect has run but before its outcome is recorded; with
 //! `unanswered:N`, once the Nth request sent with an id is carried out, before it is answered.
 //! With `full:PATH`, the store's appends fail as on a full disk (SQLITE_FULL) while a file exists
-//! at PATH. Unset, as for every user, it costs one branch per effect, per answer and per append.
+//! at PATH. With `before:KIND` or `after:KIND` (an effect's name, such as `KillSession`), around
+//! the first effect of that kind; with `at:STEP`, at a named step of a sequence a handler runs
+//! (`merge:merged`: the merge made in git, not yet recorded). Unset, as for every user, it costs
+//! one branch per effect, per answer, per step and per append.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -15,6 +18,7 @@ enum When {
     After,
     Unanswered,
     Full,
+    At,
 }
 
 struct Point {
@@ -22,6 +26,9 @@ struct Point {
     nth: u64,
     /// For `full`: the file whose presence fills the disk.
     file: Option<std::path::PathBuf>,
+    /// For `before`, `after`: the kind of effect counted (every kind when none); for `at`, the
+    /// step.
+    name: Option<String>,
 }
 
 static POINT: OnceLock<Option<Point>> = OnceLock::new();
@@ -33,22 +40,30 @@ fn point() -> Option<&'static Point> {
         .get_or_init(|| {
             let spec = std::env::var("BOSUN_FAULT").ok()?;
             let (when, nth) = spec.split_once(':')?;
-            if when == "full" {
-                return Some(Point { when: When::Full, nth: 0, file: Some(nth.into()) });
-            }
+            let named = |when| Some(Point { when, nth: 1, file: None, name: Some(nth.to_owned()) });
             let when = match when {
+                "full" => return Some(Point { when: When::Full, nth: 0, file: Some(nth.into()), name: None }),
+                "at" => return named(When::At),
                 "before" => When::Before,
                 "after" => When::After,
                 "unanswered" => When::Unanswered,
                 _ => return None,
             };
-            Some(Point { when, nth: nth.parse().ok()?, file: None })
+            match nth.parse() {
+                Ok(nth) => Some(Point { when, nth, file: None, name: None }),
+                Err(_) => named(when),
+            }
         })
         .as_ref()
 }
 
-/// An effect is about to be carried out: its number, after crashing if this is the point.
-pub fn before() -> u64 {
+/// An effect is about to be carried out: its number (among those of its kind when the point
+/// names one), after crashing if this is the point.
+pub fn before(effect: &bosun_core::Effect) -> u64 {
+    let counted = point().is_none_or(|p| p.name.as_deref().is_none_or(|kind| kind_of(effect) == kind));
+    if !counted {
+        return 0;
+    }
     let n = COUNT.fetch_add(1, Ordering::SeqCst) + 1;
     crash_at(When::Before, n);
     n
@@ -57,6 +72,19 @@ pub fn before() -> u64 {
 /// The `n`th effect ran: crashes if this is the point, before its outcome is recorded.
 pub fn after(n: u64) {
     crash_at(When::After, n);
+}
+
+/// A handler reached step `name` of a sequence: crashes if this is the point.
+pub fn step(name: &str) {
+    if point().is_some_and(|p| p.when == When::At && p.name.as_deref() == Some(name)) {
+        crash_at(When::At, 1);
+    }
+}
+
+/// The name of an effect's kind, as its variant is named (`KillSession`).
+fn kind_of(effect: &bosun_core::Effect) -> String {
+    let debug = format!("{effect:?}");
+    debug.split([' ', '{', '(']).next().unwrap_or_default().to_owned()
 }
 
 /// A request sent with an id was carried out and is about to be answered: crashes if this is

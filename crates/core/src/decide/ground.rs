@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::{
     apply, Agent, AgentId, Effect, EscalationId, Event, ItemId, Job, JobId, Message, MessageId, State, Timer, TimerId,
-    TimerKind, Timestamp, Workspace,
+    TimerKind, Timestamp, Workspace, WorkspaceId,
 };
 
 /// The facts to record and the effects to carry out.
@@ -144,12 +144,24 @@ pub(super) fn remove(state: &State, ws: &Workspace, force: bool, delete_branch: 
     }
 }
 
-pub(super) fn inspect(ws: &Workspace) -> Effect {
+/// Has the workspace looked at; a merged one's branch is counted against its merge's target.
+pub(super) fn inspect(state: &State, ws: &Workspace) -> Effect {
+    inspect_against(ws, merge_pending(state, &ws.id).map(|m| m.merged.into.as_str()))
+}
+
+/// The merge of workspace `id` still under way, if there is one.
+pub(super) fn merge_pending<'a>(state: &'a State, id: &WorkspaceId) -> Option<&'a crate::Merge> {
+    state.merges.get(id).filter(|m| m.pending())
+}
+
+/// Has the workspace looked at, its branch counted against `into` when given.
+pub(super) fn inspect_against(ws: &Workspace, into: Option<&str>) -> Effect {
     Effect::InspectWorkspace {
         id: ws.id.clone(),
         path: ws.path.clone(),
         kind: ws.kind.clone(),
         owned: ws.owned_files(),
+        into: into.map(str::to_owned),
     }
 }
 

@@ -175,7 +175,7 @@ fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decis
     if let Some(ws) = ws.filter(|w| matches!(w.kind, crate::WorkspaceKind::Pool { .. })) {
         match ws.state {
             WorkspaceState::Waiting => d.event(Event::WorkspaceRemoved { id: ws.id.clone(), branch_kept: None }),
-            _ => d.effect(inspect(ws)),
+            _ => d.effect(inspect(state, ws)),
         }
     }
     match &end {

@@ -4,7 +4,7 @@
 //!
 //! Each input goes to the domain it is about; a domain calls only the domains below it (agents:
 //! dialog → observe → classify → recovery → escalation → session; work: plan → job → pool →
-//! workspace → session; all of them on `ground`). What follows in a higher domain from a fact a
+//! workspace → session, and merge → pool; all of them on `ground`). What follows in a higher domain from a fact a
 //! lower one records reacts to that event (`react`), until nothing more follows.
 
 mod classify;
@@ -14,6 +14,7 @@ mod escalation;
 mod grace;
 mod ground;
 mod job;
+mod merge;
 mod observe;
 mod plan;
 mod pod;
@@ -88,12 +89,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
             }
             d.event(Event::PullRequestOpened { workspace: workspace.clone(), pr: pr.clone() });
         }
-        Input::WorkMerged { workspace, merged } => {
-            if !state.workspaces.contains_key(workspace) {
-                return Err(Rejection::NoSuchWorkspace(workspace.to_string()));
-            }
-            d.event(Event::WorkMerged { workspace: workspace.clone(), merged: merged.clone() });
-        }
+        Input::WorkMerged { workspace, merged } => merge::merged(state, workspace, merged, now, &mut d)?,
         Input::VariantsJudged { plan: id, index, winner, detail } => {
             plan::judged(state, id, *index, *winner, detail, &mut d)
         }
@@ -110,7 +106,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::WorkspaceCreateFailed { id, error, nothing_left } => {
             workspace::create_failed(state, id, error, *nothing_left, now, &mut d)
         }
-        Input::WorkspaceInspected { id, dirty, ahead } => pool::inspected(state, id, *dirty, *ahead, now, &mut d),
+        Input::WorkspaceInspected { id, dirty, ahead } => merge::inspected(state, id, *dirty, *ahead, now, &mut d),
         Input::PoolInit(spec) => pool::init(state, spec, now, &mut d)?,
         Input::PoolResize { project, size } => pool::resize(state, project, *size, now, &mut d)?,
         Input::PoolAcquire { workspace } => pool::acquire(state, workspace, now, &mut d)?,

@@ -5,7 +5,7 @@
 //! until none is left; then the messages and queue items the decision made ready go out.
 
 use super::ground::{Cx, Decision};
-use super::{escalation, job, plan, pod, queue, recovery, session};
+use super::{escalation, job, merge, plan, pod, queue, recovery, session};
 use crate::Event;
 
 /// One reaction: the events it is for, and what it does.
@@ -20,6 +20,8 @@ const TABLE: &[Reaction] = &[
     // resumed it or its pod is still saving.
     Reaction { on: |e| matches!(e, Event::AgentDied { .. }), react: recovery::died },
     Reaction { on: |e| matches!(e, Event::AgentDied { .. }), react: job::agent_died },
+    // The last agent of a merged workspace ended: the workspace is looked at, to go.
+    Reaction { on: |e| matches!(e, Event::AgentDied { .. }), react: merge::agent_died },
     // A pod's save is known: the step of its agent that died before, then the pod kept or gone.
     Reaction { on: |e| matches!(e, Event::WorkSaved { .. }), react: job::work_saved },
     Reaction { on: |e| matches!(e, Event::WorkSaved { .. }), react: pod::saved },

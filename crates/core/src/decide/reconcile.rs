@@ -28,6 +28,7 @@ pub(super) fn at_start(state: &State, reality: &Reality, now: Timestamp, d: &mut
     super::job::resume_after_restart(state, d);
     super::queue::unmade_after_restart(state, d);
     super::plan::unmade_after_restart(state, now, d);
+    super::merge::after_restart(state, d);
     for ws in state.workspaces.values() {
         let missing = ws.kind.on_this_disk() && reality.missing_dirs.contains(&ws.id);
         // An agent that lives on in a directory that is gone is not cut off from it here.

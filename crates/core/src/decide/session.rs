@@ -375,7 +375,7 @@ fn death(
                     let safe = saved.is_some_and(crate::SavedWork::is_safe);
                     d.event(Event::WorkspaceReleased { id: ws.id.clone(), dirty: !safe });
                 }
-                _ => d.effect(inspect(ws)),
+                _ => d.effect(inspect(state, ws)),
             }
         }
     }

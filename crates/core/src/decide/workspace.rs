@@ -78,7 +78,15 @@ pub(super) fn remove(
     if let Some(live) = state.agents.values().find(|a| &a.workspace == id && !a.state.is_dead()) {
         return Err(Rejection::WorkspaceInUse { id: id.clone(), agent: live.id.clone() });
     }
-    let keep_branch = match (&ws.kind, probe.commits_ahead) {
+    removing(state, ws, force, probe.commits_ahead, d);
+    Ok(())
+}
+
+/// Removes the workspace, whose removal was checked: its branch kept when `commits_ahead` of
+/// its commits would be lost with it.
+pub(super) fn removing(state: &State, ws: &Workspace, force: bool, commits_ahead: u32, d: &mut Decision) {
+    let id = &ws.id;
+    let keep_branch = match (&ws.kind, commits_ahead) {
         (
             WorkspaceKind::Worktree { branch, .. }
             | WorkspaceKind::Volume { branch, .. }
@@ -96,7 +104,6 @@ pub(super) fn remove(
     for a in state.agents.values().filter(|a| &a.workspace == id) {
         d.effect(kill(a));
     }
-    Ok(())
 }
 
 pub(super) fn removed(state: &State, id: &WorkspaceId, d: &mut Decision) {
@@ -114,7 +121,7 @@ pub(super) fn remove_failed(state: &State, id: &WorkspaceId, error: &str, dirty:
 pub(super) fn inspect_if_released(state: &State, ws: &Workspace, d: &mut Decision) {
     if let WorkspaceState::InUse { agent } = &ws.state {
         if state.agents.get(agent).is_none_or(|a| a.state.is_dead()) {
-            d.effect(inspect(ws));
+            d.effect(inspect(state, ws));
         }
     }
 }

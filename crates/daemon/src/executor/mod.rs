@@ -70,7 +70,7 @@ pub struct Executor {
 
 impl EffectSink for Executor {
     fn dispatch(&self, effect: Effect, engine: &EngineHandle) {
-        let nth = crate::faults::before();
+        let nth = crate::faults::before(&effect);
         let in_process = matches!(
             effect,
             Effect::SetTimer { .. }

@@ -16,7 +16,7 @@ impl Executor {
                     }
                 }
             }
-            Effect::InspectWorkspace { id, path, kind, owned } => {
+            Effect::InspectWorkspace { id, path, kind, owned, into } => {
                 let dirty = match self.workspaces.is_dirty(&path, &kind, &owned) {
                     Ok(dirty) => Some(dirty),
                     Err(e) => {
@@ -24,9 +24,10 @@ impl Executor {
                         None
                     }
                 };
-                // What the core needs to release it: its branch's own commits (0 for a folder).
+                // What the core needs to release it: its branch's own commits (0 for a folder);
+                // a merged one's, those its target lacks.
                 let ahead = match dirty {
-                    Some(false) => match self.git.commits_ahead(&kind) {
+                    Some(false) => match self.commits_to_keep(&kind, into.as_deref()) {
                         Ok(n) => n,
                         Err(e) => {
                             tracing::warn!(%id, "cannot count the branch's own commits: {e}");
@@ -56,6 +57,15 @@ impl Executor {
             // Another family's: `run` routes none here.
             _ => return None,
         })
+    }
+
+    /// How many commits of the workspace's branch would be lost with it: those its target lacks
+    /// when it was merged into `into`, else its own.
+    fn commits_to_keep(&self, kind: &bosun_core::WorkspaceKind, into: Option<&str>) -> Result<u32, AdapterError> {
+        match (into, kind.local_branch()) {
+            (Some(into), Ok((repo, branch, _))) => self.git.unmerged(repo, branch, into),
+            _ => self.git.commits_ahead(kind),
+        }
     }
 
     /// Makes, resets and removes pool slots.

@@ -205,19 +205,6 @@ async fn probe(ctx: &Arc<Context>, ws: bosun_core::Workspace) -> Result<Workspac
     .await
 }
 
-/// The same, with what was found of it already (`bosun merge` counts the commits its target
-/// lacks, not those since its base).
-pub(super) async fn remove_workspace_probed(
-    ctx: &Arc<Context>,
-    id: WorkspaceId,
-    force: bool,
-    probe: WorkspaceProbe,
-) -> Result<Removed, WireError> {
-    let wid = id.clone();
-    let ws = query(ctx, move |s| Ok(s.find_workspace(wid.as_str())?.clone())).await?;
-    submit_removal(ctx, ws, force, probe).await
-}
-
 async fn submit_removal(
     ctx: &Arc<Context>,
     ws: bosun_core::Workspace,
@@ -289,7 +276,7 @@ pub(super) async fn wait_state<T: Send + 'static>(
 
 /// Waits until `in_state` finds the outcome in the state (checked now and after every event)
 /// or `in_event` finds it in an event. `rx` must be subscribed before the input was submitted.
-async fn wait_outcome<T: Send + 'static>(
+pub(super) async fn wait_outcome<T: Send + 'static>(
     ctx: &Arc<Context>,
     mut rx: broadcast::Receiver<Arc<Event>>,
     in_state: impl Fn(&State) -> Option<T> + Send + Sync + 'static,
