@@ -44,6 +44,7 @@ pub fn open(
     at: bosun_core::Timestamp,
 ) -> Result<PullRequest, AdapterError> {
     git.push(repo, ask.branch)?;
+    crate::faults::step("pr:pushed");
     let url = forge.open_pr(repo, ask)?;
     Ok(PullRequest { url, branch: ask.branch.to_owned(), into: ask.into.to_owned(), draft: ask.draft, at })
 }

@@ -3,14 +3,14 @@
 //! committed — with its conversation forked (`Input::ForkAgent`; Claude: `--resume ID
 //! --fork-session` under a session id of its own, its transcript copied where Claude looks;
 //! Codex: `codex fork ID`), so one line of work can be tried two ways. The agent forked is left
-//! as it is.
+//! as it is. Once the fork is recorded (its workspace and agent), the core makes them.
 
 use std::collections::BTreeMap;
 
 use bosun_core::ForkInto;
 use bosun_wire::{StartAgent, WorkspaceChoice};
 
-use super::start::start_agent_as;
+use super::start::{start_agent_as, started};
 use super::*;
 
 pub(super) async fn fork(
@@ -20,6 +20,11 @@ pub(super) async fn fork(
     prompt: Option<String>,
     inherit: BTreeMap<String, String>,
 ) -> Answer {
+    // Sent again after the daemon died, once recorded: nothing is made again; what it
+    // recorded is the answer, and the core makes the rest.
+    if let Some(events) = done_already() {
+        return started(events);
+    }
     let (a, ws) = query(ctx, move |s| {
         let a = s.find_agent(&agent)?.clone();
         let ws = s.workspaces.get(&a.workspace).cloned();
@@ -47,6 +52,7 @@ pub(super) async fn fork(
         workspaces.snapshot(&w.path, &w.kind, &w.owned_files(), &message)
     })
     .await?;
+    crate::faults::step("fork:snapshot");
     let command = a.command.clone();
     let req = StartAgent {
         repo: Some(repo.clone()),

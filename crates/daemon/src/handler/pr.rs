@@ -1,6 +1,8 @@
 //! `bosun pr`: pushes an agent's or job's branch to the repository's `origin` and opens a pull
 //! request for it into the branch its workspace started from (or `--into`), with the forge's own
-//! CLI; its URL is recorded (`PullRequestOpened`) and shown by `bosun show`.
+//! CLI; its URL is recorded (`PullRequestOpened`) and shown by `bosun show`. Sent again after
+//! the daemon died before it was recorded, the push is a no-op and the branch's open pull
+//! request is found, not made again (`Forge::open_pr`).
 
 use bosun_core::PullRequest;
 use bosun_wire::PrAsk as Ask;
@@ -9,6 +11,16 @@ use super::merge::{branch_of, default_into};
 use super::*;
 
 pub(super) async fn pr(ctx: &Arc<Context>, ask: Ask) -> Answer {
+    // Sent again after the daemon died, once recorded: what it recorded is the answer.
+    let recorded = done_already().and_then(|events| {
+        events.into_iter().find_map(|e| match e {
+            Event::PullRequestOpened { pr, .. } => Some(pr),
+            _ => None,
+        })
+    });
+    if let Some(pr) = recorded {
+        return Ok(Response::PullRequest { pr, warnings: Vec::new() });
+    }
     let target = ask.target.clone();
     let (ws, said) = query(ctx, move |s| {
         let ws = s.find_work(&target)?.clone();
@@ -41,6 +53,7 @@ pub(super) async fn pr(ctx: &Arc<Context>, ask: Ask) -> Answer {
     })
     .await
     .map_err(|e| WireError::new(ErrorKind::Failed, format!("internal task failed: {e}")))??;
+    crate::faults::step("pr:opened");
     submit(ctx, Input::PullRequestOpened { workspace: ws.id.clone(), pr: pr.clone() }).await?;
     Ok(Response::PullRequest { pr, warnings })
 }

@@ -126,7 +126,7 @@ async fn check_client(ctx: &Arc<Context>, req: &StartAgent) -> Result<ClientChec
 }
 
 /// What the core recorded of a start.
-fn started(events: Vec<Event>) -> Answer {
+pub(super) fn started(events: Vec<Event>) -> Answer {
     let (mut agent, mut workspace) = (None, None);
     for e in events {
         match e {

@@ -9,6 +9,8 @@
 mod checks;
 mod facts;
 mod harness;
+pub mod sequences;
+mod stage;
 
 use std::fmt;
 use std::path::Path;
