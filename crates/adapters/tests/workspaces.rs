@@ -341,3 +341,22 @@ fn branch_names_bosun_refuses_are_those_git_refuses() {
         assert_eq!(bosun_core::branch_problem(name).is_none(), git_ok, "{name:?}: git says ok = {git_ok}");
     }
 }
+
+/// A squash asked again (a `bosun merge --squash` sent again after its daemon died between the
+/// merge and its record) finds the target holding it all already: no second commit.
+#[test]
+fn a_squash_asked_again_makes_no_second_commit() {
+    let repo = TempRepo::new();
+    repo.git(&["checkout", "-q", "-b", "work"]);
+    repo.commit_file("work.txt", "work\n");
+    repo.git(&["checkout", "-q", "main"]);
+    repo.commit_file("main.txt", "main moved on\n");
+    let how = bosun_core::MergeHow::Squash;
+    let first = GIT.merge_branch(repo.path(), "work", "main", how, None).expect("squash");
+    assert!(!first.already, "{first:?}");
+    let squashed = repo.head();
+    let again = GIT.merge_branch(repo.path(), "work", "main", how, None).expect("squash again");
+    assert!(again.already && !again.branch_merged, "{again:?}");
+    assert_eq!(repo.head(), squashed, "main did not move");
+    assert_eq!(again.commit, squashed);
+}

@@ -45,9 +45,13 @@ pub(crate) fn merge(
             merge_commit(repo, (into, &target), (branch, &theirs), &message)?
         }
         MergeHow::Squash => {
-            let tree = merged_tree(repo, &target, &theirs).map_err(conflicts)?;
+            let tree = merged_tree(repo, &target, &theirs).map_err(conflicts)??;
+            // Squashed already (asked again after a crash cut off its record): nothing to add.
+            if tree == tree_of(repo, &target)? {
+                return Ok(done(target, true, false, false));
+            }
             let message = message.map_or_else(|| format!("Squash branch '{branch}' into {into}"), str::to_owned);
-            commit_tree(repo, &tree?, &[&target], &message)?
+            commit_tree(repo, &tree, &[&target], &message)?
         }
         MergeHow::Rebase if ff => theirs.clone(),
         MergeHow::Rebase => {
@@ -254,6 +258,13 @@ fn in_use(repo: &Path, branch: &str) -> Result<Option<InUse>, AdapterError> {
         }
     }
     Ok(None)
+}
+
+/// The tree of `commit`.
+fn tree_of(repo: &Path, commit: &str) -> Result<String, AdapterError> {
+    let mut cmd = git(repo);
+    cmd.args(["rev-parse", "--verify", &format!("{commit}^{{tree}}")]);
+    Ok(run(&mut cmd)?.trim().to_owned())
 }
 
 fn tip(repo: &Path, branch: &str) -> Result<String, AdapterError> {
