@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use super::stage::{cwd_of, gone, Stage, Worker};
+use super::stage::{alive, cwd_of, gone, Stage, Worker};
 use crate::repo::git_in;
 
 /// A sequence a command sets off.
@@ -181,7 +181,7 @@ fn forked(stage: &Stage, w: &Worker, said: &str) -> Result<(), String> {
     if !conversation.contains("ping") {
         return Err(format!("the fork's program does not have the conversation forked in {}", project.display()));
     }
-    if stage.bosun.agent(&w.id).state.is_dead() || gone(w.pid) {
+    if stage.bosun.agent(&w.id).state.is_dead() || !alive(w.pid) {
         return Err("the agent forked should go on".into());
     }
     Ok(())

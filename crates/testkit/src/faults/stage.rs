@@ -144,11 +144,13 @@ exec '{claudeless}' "$@"
 
 /// Whether process `pid` is gone (polled: a killed process takes a moment to go).
 pub(super) fn gone(pid: u32) -> bool {
-    crate::poll::wait_until(super::GONE, || {
-        // A zombie is gone: only its parent has yet to look at it.
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        stat.is_empty() || stat.split(") ").nth(1).is_some_and(|rest| rest.starts_with('Z'))
-    })
+    crate::poll::wait_until(super::GONE, || !alive(pid))
+}
+
+/// Whether process `pid` runs now (a zombie does not: only its parent has yet to look at it).
+pub(super) fn alive(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    !stat.is_empty() && !stat.split(") ").nth(1).is_some_and(|rest| rest.starts_with('Z'))
 }
 
 /// The directory process `pid` works in.
