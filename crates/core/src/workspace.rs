@@ -73,6 +73,17 @@ pub enum WorkspaceKind {
     },
 }
 
+/// The branch a git-based workspace works on: made new in `repo` at `base`, the commit
+/// `base_ref` (the ref asked for, as typed; none for a pool's) resolved to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkBranch {
+    pub repo: PathBuf,
+    pub branch: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub base_ref: String,
+    pub base: String,
+}
+
 /// A `PersistentVolumeClaim` that holds a pod workspace.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct PodClaim {
