@@ -106,5 +106,6 @@ pub use time::Timestamp;
 pub use timer::{Timer, TimerId, TimerKind};
 pub use wait_for::{Reached, WaitFor};
 pub use workspace::{
-    BranchKept, PodClaim, WorkBranch, Workspace, WorkspaceKind, WorkspaceState, SETTINGS_LOCAL, TASK_FILE,
+    BranchKept, PodClaim, PodClone, PoolTask, VolumeClone, WorkBranch, Workspace, WorkspaceKind, WorkspaceState,
+    SETTINGS_LOCAL, TASK_FILE,
 };

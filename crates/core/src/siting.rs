@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::ask::{PlaceRefusal, RuntimeAsk, WorkspaceAsk};
-use crate::{JobSource, Nonce, Pod, PodClaim, PodSource, Runtime, StepRun, WorkBranch, WorkspaceId, WorkspaceKind};
+use crate::{JobSource, Nonce, Pod, PodClaim, PodClone, PodSource, PoolTask, Runtime, StepRun, VolumeClone};
+use crate::{WorkBranch, WorkspaceId, WorkspaceKind};
 
 /// What the daemon is to find out in the repository before the rule decides.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -114,10 +115,7 @@ impl StartAsk<'_> {
             (RepoFacts::Nothing { source }, runtime) => {
                 return Ok(Sited { kind: WorkspaceKind::Folder, runtime, settings_root: source })
             }
-            (RepoFacts::PoolBranch { repo, branch }, runtime) => {
-                let base = String::new();
-                (WorkspaceKind::Pool { repo, slot: None, branch, base, task }, runtime)
-            }
+            (RepoFacts::PoolBranch { repo, branch }, runtime) => (pool_task(repo, branch, task), runtime),
             (RepoFacts::NewBranch { branch, remote }, Runtime::K8s(mut pod)) => {
                 let claim = pod.storage_bytes.map(|_| Pod::claim_name(nonce));
                 let kind = into_pod(&mut pod, branch, remote, claim);
@@ -128,14 +126,10 @@ impl StartAsk<'_> {
             {
                 let volume = id.volume();
                 container.volume = Some(volume.clone());
-                let WorkBranch { repo, branch, base_ref, base } = branch;
-                let image = container.image.clone();
-                (WorkspaceKind::Volume { repo, branch, base_ref, base, volume, image }, Runtime::Docker(container))
+                let clone = VolumeClone { git: branch, volume, image: container.image.clone() };
+                (WorkspaceKind::Volume(clone), Runtime::Docker(container))
             }
-            (RepoFacts::NewBranch { branch, .. }, runtime) => {
-                let WorkBranch { repo, branch, base_ref, base } = branch;
-                (WorkspaceKind::Worktree { repo, branch, base_ref, base }, runtime)
-            }
+            (RepoFacts::NewBranch { branch, .. }, runtime) => (WorkspaceKind::Worktree(branch), runtime),
         };
         let settings_root = kind.repo().map(PathBuf::from).unwrap_or_default();
         Ok(Sited { kind, runtime, settings_root })
@@ -143,13 +137,23 @@ impl StartAsk<'_> {
 }
 
 /// `pod` set to clone `branch` (from `remote`, if any) on `claim`, if any; the workspace that is.
-fn into_pod(pod: &mut Pod, branch: WorkBranch, remote: Option<String>, claim: Option<String>) -> WorkspaceKind {
-    let WorkBranch { repo, branch, base_ref, base } = branch;
-    let source = PodSource { remote: remote.clone(), repo: repo.clone(), base: base.clone(), branch: branch.clone() };
+fn into_pod(pod: &mut Pod, git: WorkBranch, remote: Option<String>, claim: Option<String>) -> WorkspaceKind {
+    let source = PodSource {
+        remote: remote.clone(),
+        repo: git.repo.clone(),
+        base: git.base.clone(),
+        branch: git.branch.clone(),
+    };
     pod.source = Some(Box::new(source));
     pod.claim = claim.clone();
     let claim = claim.map(|name| PodClaim { namespace: pod.namespace.clone(), name });
-    WorkspaceKind::Pod { repo, remote, branch, base_ref, base, claim }
+    WorkspaceKind::Pod(PodClone { git, remote, claim })
+}
+
+/// A task of `repo`'s pool on `branch`, waiting for its slot (its base is the slot's).
+fn pool_task(repo: PathBuf, branch: String, task: Option<String>) -> WorkspaceKind {
+    let git = WorkBranch { repo, branch, base_ref: String::new(), base: String::new() };
+    WorkspaceKind::Pool(PoolTask { git, slot: None, task })
 }
 
 /// A job of a runbook, as asked.
@@ -230,14 +234,11 @@ impl JobAsk<'_> {
         let kind = match facts {
             None => return Ok(JobSited::default()),
             Some(RepoFacts::Nothing { .. }) => WorkspaceKind::Folder,
-            Some(RepoFacts::PoolBranch { repo, branch }) => {
-                WorkspaceKind::Pool { repo, slot: None, branch, base: String::new(), task: None }
-            }
+            Some(RepoFacts::PoolBranch { repo, branch }) => pool_task(repo, branch, None),
             Some(RepoFacts::NewBranch { branch, remote }) => {
                 let pods: Vec<(&str, &Pod)> = self.agents.iter().filter_map(|(n, r)| Some((*n, r.pod()?))).collect();
                 if pods.is_empty() {
-                    let WorkBranch { repo, branch, base_ref, base } = branch;
-                    WorkspaceKind::Worktree { repo, branch, base_ref, base }
+                    WorkspaceKind::Worktree(branch)
                 } else {
                     return Ok(self.in_pods(&pods, branch, remote, nonce));
                 }
@@ -267,9 +268,9 @@ impl JobAsk<'_> {
 /// folder's).
 pub fn fork_into(kind: &WorkspaceKind, runtime: &Runtime) -> Result<(WorkspaceAsk, Runtime), PlaceRefusal> {
     let into = match (kind, runtime) {
-        (WorkspaceKind::Pod { .. }, _) | (_, Runtime::K8s(_)) => return Err(PlaceRefusal::ForkInPod),
-        (WorkspaceKind::Worktree { .. } | WorkspaceKind::Pool { .. }, _) => WorkspaceAsk::Worktree,
-        (WorkspaceKind::Volume { .. }, Runtime::Docker(_)) => WorkspaceAsk::Volume,
+        (WorkspaceKind::Pod(_), _) | (_, Runtime::K8s(_)) => return Err(PlaceRefusal::ForkInPod),
+        (WorkspaceKind::Worktree(_) | WorkspaceKind::Pool(_), _) => WorkspaceAsk::Worktree,
+        (WorkspaceKind::Volume(_), Runtime::Docker(_)) => WorkspaceAsk::Volume,
         (kind, _) => return Err(PlaceRefusal::ForkOf(kind.label())),
     };
     let mut runtime = runtime.clone();

@@ -13,6 +13,7 @@ use bosun_core::{
 };
 use bosun_wire::StateDir;
 
+use bosun_core::PoolTask;
 /// How deep jobs may run each other as steps (lowering refuses deeper ones already).
 use bosun_runbook::lower::MAX_DEPTH;
 
@@ -214,7 +215,7 @@ impl Making<'_> {
         let sited = ask.site(facts, nonce).map_err(|refused| refused.to_string())?;
         let Some(kind) = sited.kind else { return Ok((None, sited.runtimes)) };
         let pool = match &kind {
-            WorkspaceKind::Pool { repo, .. } => {
+            WorkspaceKind::Pool(PoolTask { git: WorkBranch { repo, .. }, .. }) => {
                 let spec = new_pool(self.pools, repo.clone(), self.dirs.workspaces(), None, None);
                 Some(bosun_core::PoolAsk { spec: spec.map_err(|e| e.to_string())?, wait: true })
             }

@@ -1,5 +1,6 @@
 use super::*;
 use crate::{Container, Name};
+use crate::{PodClone, PoolTask, VolumeClone, WorkBranch};
 
 fn nonce() -> Nonce {
     Nonce::from_bits(7)
@@ -100,12 +101,12 @@ fn a_start_gets_the_workspace_and_runtime_its_ask_and_facts_make() {
     let facts = || RepoFacts::NewBranch { branch: branch(), remote: None };
     let worktree = ask(WorkspaceAsk::Worktree, RuntimeAsk::Sandbox);
     let sited = worktree.site(runtime_of(RuntimeAsk::Sandbox), facts(), &id(), &nonce(), None).unwrap();
-    let want = WorkspaceKind::Worktree {
+    let want = WorkspaceKind::Worktree(WorkBranch {
         repo: "/r".into(),
         branch: "b".into(),
         base_ref: "HEAD".into(),
         base: "c0ffee".into(),
-    };
+    });
     assert_eq!(
         (sited.kind, sited.runtime, sited.settings_root),
         (want, Runtime::Sandbox { network: false }, "/r".into())
@@ -114,7 +115,7 @@ fn a_start_gets_the_workspace_and_runtime_its_ask_and_facts_make() {
     let volume = ask(WorkspaceAsk::Volume, RuntimeAsk::Docker);
     let sited = volume.site(runtime_of(RuntimeAsk::Docker), facts(), &id(), &nonce(), None).unwrap();
     assert!(
-        matches!(&sited.kind, WorkspaceKind::Volume { volume, image, .. } if *volume == id().volume() && image == "agent:1")
+        matches!(&sited.kind, WorkspaceKind::Volume(VolumeClone { volume, image, .. }) if *volume == id().volume() && image == "agent:1")
     );
     assert_eq!(sited.runtime, Runtime::Docker(Container { volume: Some(id().volume()), ..container() }));
     // A worktree asked in a container is bound in: no volume.
@@ -132,13 +133,11 @@ fn a_start_gets_the_workspace_and_runtime_its_ask_and_facts_make() {
     let pool = ask(WorkspaceAsk::Pool, RuntimeAsk::Local);
     let facts_pool = RepoFacts::PoolBranch { repo: "/r".into(), branch: "t".into() };
     let sited = pool.site(Runtime::Local, facts_pool, &id(), &nonce(), Some("do it".into())).unwrap();
-    let want = WorkspaceKind::Pool {
-        repo: "/r".into(),
+    let want = WorkspaceKind::Pool(PoolTask {
+        git: WorkBranch { repo: "/r".into(), branch: "t".into(), base: String::new(), base_ref: String::new() },
         slot: None,
-        branch: "t".into(),
-        base: String::new(),
         task: Some("do it".into()),
-    };
+    });
     assert_eq!(sited.kind, want);
 }
 
@@ -153,12 +152,12 @@ fn a_pod_clones_its_branch_from_its_remote_on_a_claim_of_its_own_when_it_asks_fo
     let Runtime::K8s(p) = &sited.runtime else { panic!("{:?}", sited.runtime) };
     let source = PodSource { remote: remote.clone(), repo: "/r".into(), base: "c0ffee".into(), branch: "b".into() };
     assert_eq!((p.source.as_deref(), p.claim.as_deref()), (Some(&source), Some(claim.as_str())));
-    let WorkspaceKind::Pod { remote: r, claim: c, .. } = &sited.kind else { panic!("{:?}", sited.kind) };
+    let WorkspaceKind::Pod(PodClone { remote: r, claim: c, .. }) = &sited.kind else { panic!("{:?}", sited.kind) };
     assert_eq!((r, c), (&remote, &Some(PodClaim { namespace: "agents".into(), name: claim })));
     // No storage asked: no claim; no remote: the branch goes as a bundle.
     let facts = RepoFacts::NewBranch { branch: branch(), remote: None };
     let sited = k8s.site(runtime_of(RuntimeAsk::K8s), facts, &id(), &nonce(), None).unwrap();
-    assert!(matches!(sited.kind, WorkspaceKind::Pod { remote: None, claim: None, .. }), "{:?}", sited.kind);
+    assert!(matches!(sited.kind, WorkspaceKind::Pod(PodClone { remote: None, claim: None, .. })), "{:?}", sited.kind);
 }
 
 fn job<'a>(source: &'a JobSource, steps: &'a [(&'a str, StepRun)], agents: &'a [(&'a str, Runtime)]) -> JobAsk<'a> {
@@ -237,7 +236,7 @@ fn a_job_in_pods_gets_one_workspace_there_on_one_claim_of_the_largest_size_asked
         assert_eq!((p.storage_bytes, p.claim.as_deref()), (Some(4 << 30), Some(claim.as_str())), "{name}");
         assert_eq!(p.source.as_ref().map(|s| s.branch.as_str()), Some("b"), "{name}");
     }
-    assert!(matches!(&sited.kind, Some(WorkspaceKind::Pod { claim: Some(c), .. }) if c.namespace == "x"));
+    assert!(matches!(&sited.kind, Some(WorkspaceKind::Pod(PodClone { claim: Some(c), .. })) if c.namespace == "x"));
     // Here, a worktree; as a step, nothing of its own.
     let here = [("a", Runtime::Local), ("b", Runtime::Local)];
     let ask = job(&worktree, &steps, &here);
@@ -250,23 +249,20 @@ fn a_job_in_pods_gets_one_workspace_there_on_one_claim_of_the_largest_size_asked
 
 #[test]
 fn a_fork_goes_where_its_agent_works_in_a_volume_of_its_own_and_never_from_a_pod_or_a_folder() {
-    let worktree = WorkspaceKind::Worktree {
+    let worktree = WorkspaceKind::Worktree(WorkBranch {
         repo: "/r".into(),
         branch: "b".into(),
         base_ref: "HEAD".into(),
         base: "c0ffee".into(),
-    };
+    });
     let sandbox = Runtime::Sandbox { network: false };
     assert_eq!(fork_into(&worktree, &sandbox), Ok((WorkspaceAsk::Worktree, sandbox.clone())));
     let in_volume = Container { volume: Some("bosun-ws-a".into()), ..container() };
-    let volume = WorkspaceKind::Volume {
-        repo: "/r".into(),
-        branch: "b".into(),
-        base_ref: "HEAD".into(),
-        base: "c0ffee".into(),
+    let volume = WorkspaceKind::Volume(VolumeClone {
+        git: WorkBranch { repo: "/r".into(), branch: "b".into(), base_ref: "HEAD".into(), base: "c0ffee".into() },
         volume: "bosun-ws-a".into(),
         image: "agent:1".into(),
-    };
+    });
     let (into, runtime) = fork_into(&volume, &Runtime::Docker(in_volume)).unwrap();
     assert_eq!((into, runtime), (WorkspaceAsk::Volume, Runtime::Docker(container())), "a volume of its own, made anew");
     assert_eq!(fork_into(&worktree, &Runtime::K8s(pod("default"))), Err(PlaceRefusal::ForkInPod));
