@@ -17,6 +17,7 @@ mod error;
 pub mod forge;
 pub mod gates;
 mod host;
+pub mod launch;
 mod logwatch;
 mod notifier;
 pub mod own_config;
