@@ -1,47 +1,46 @@
 //! `HostSessions`: sessions in bosun's own session host (`bosun host`), one process per agent,
 //! each found in one directory (`<state>/h`, see `HostDir`): by its Unix socket, or, for a host
 //! in a container with the network, by the TCP address it wrote and the token the daemon made
-//! for it. Used where tmux cannot go and wherever a runbook or `--session host` asks for it;
-//! every `Sessions` call is one request to the agent's host.
+//! for it. Used where tmux cannot go and wherever a runbook or `--session host` asks for it (a
+//! host in a container or a pod is started by that place's launcher, `crate::launch`); every
+//! `Sessions` call is one request to the agent's host.
 
 mod dir;
 pub mod pod;
 
-use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bosun_core::{Place, SessionName, SessionSeen, TermKey};
+use bosun_core::{SessionName, SessionSeen, TermKey};
 use bosun_host::{HostClient, HostError, HostRequest, HostResponse};
 
-use crate::sandbox::Mount;
-use crate::{AdapterError, ContainerSpec, Containers, Sessions, SettleDelay, SpawnSpec};
+use crate::{AdapterError, Containers, Sessions, SettleDelay, SpawnSpec};
 
 pub use dir::{FoundHost, HostDir};
 
 /// How long a new host has to answer on its socket.
-const START_WAIT: Duration = Duration::from_secs(10);
+pub(crate) const START_WAIT: Duration = Duration::from_secs(10);
 /// The size of a new session's terminal, as tmux's detached sessions get.
 const START_SIZE: (u16, u16) = (160, 48);
 
 pub struct HostSessions {
     /// The bosun binary, whose `host` mode serves a session.
-    program: PathBuf,
-    dir: HostDir,
+    pub(crate) program: PathBuf,
+    pub(crate) dir: HostDir,
     /// The daemon's socket, which a host tells when its program exits.
-    daemon: PathBuf,
+    pub(crate) daemon: PathBuf,
     output_max: u64,
     settle: SettleDelay,
     /// The engine a container's host runs in, and the value of its `bosun.state` label.
-    containers: Option<(Arc<dyn Containers>, String)>,
+    pub(crate) containers: Option<(Arc<dyn Containers>, String)>,
     /// The directory where hooks leave their reports while no daemon runs (where a container
     /// is shown its agent's own spool).
-    spool: Option<PathBuf>,
+    pub(crate) spool: Option<PathBuf>,
     /// The cluster whose pods run the hosts of agents in pods.
-    pods: Option<pod::PodHosts>,
+    pub(crate) pods: Option<pod::PodHosts>,
 }
 
 /// The label naming the state directory whose daemon made a container.
@@ -100,7 +99,7 @@ impl HostSessions {
 
     /// The arguments of `bosun host serve` for `spec`: on its Unix socket, or on TCP (any free
     /// port on loopback) with the token in its file when `tcp`.
-    fn serve_args(&self, spec: &SpawnSpec<'_>, tcp: bool) -> Vec<String> {
+    pub(crate) fn serve_args(&self, spec: &SpawnSpec<'_>, tcp: bool) -> Vec<String> {
         let mut args: Vec<String> = vec!["host".into(), "serve".into()];
         if tcp {
             args.extend(["--listen".into(), "tcp:127.0.0.1:0".into()]);
@@ -121,62 +120,15 @@ impl HostSessions {
         args
     }
 
-    /// Starts the session's host in a container: bosun's own binary bound in read-only, what
-    /// the sandbox shows (`sandbox::binds`: its paths, what a commit writes in its repository,
-    /// its agent's report channel where the daemon's socket and the spool would be) and the
-    /// host's own directory of the hosts' (`HostDir::confine`), run as this user. With the
-    /// network it listens on TCP, its token made (in its 0600 file) before the container starts.
-    fn run_in_container(
-        &self,
-        spec: &SpawnSpec<'_>,
-        container: &bosun_core::Container,
-        sandbox: &bosun_core::Sandbox,
-    ) -> Result<(), AdapterError> {
-        let Some((engine, state)) = &self.containers else {
-            return Err(AdapterError::Command {
-                command: "bosun host in a container".into(),
-                stderr: "this daemon has no container engine".into(),
-            });
-        };
-        let own = self.dir.confine(spec.session).map_err(|e| AdapterError::io("making a host's directory", e))?;
-        if container.network {
-            self.dir.make_token(spec.session).map_err(|e| error(spec.session, e))?;
+    /// The pid of the host that already serves `spec`'s session (a start sent again), if one
+    /// does; else None, the hosts' directory made for a new one.
+    pub(crate) fn serving(&self, spec: &SpawnSpec<'_>) -> Result<Option<Option<u32>>, AdapterError> {
+        if let Ok(status) = self.status(spec.session) {
+            return Ok(Some(status.pid));
         }
-        let mut command = vec![self.program.display().to_string()];
-        command.extend(self.serve_args(spec, container.network));
-        // The channel's directory where the daemon's socket's is: its new socket shows there
-        // after a restart (a socket bound by itself would stay the old one).
-        let channel = match (spec.channel, self.daemon.parent(), &self.spool) {
-            (Some(dir), Some(socket_dir), Some(spool)) => Some(crate::sandbox::Channel { dir, socket_dir, spool }),
-            _ => None,
-        };
-        let mut binds = crate::sandbox::binds(sandbox, spec.cwd, channel);
-        binds.extend([Mount::write(&own), Mount::read(&self.program)]);
-        let labels = BTreeMap::from([
-            (STATE_LABEL.to_owned(), state.clone()),
-            (SESSION_LABEL.to_owned(), spec.session.to_string()),
-        ]);
-        let volumes: Vec<(String, PathBuf)> =
-            container.volume.iter().map(|v| (v.clone(), spec.cwd.to_path_buf())).collect();
-        let user = (nix::unistd::getuid().as_raw(), nix::unistd::getgid().as_raw());
-        let ran = engine.run(ContainerSpec {
-            name: spec.session.as_str(),
-            image: &container.image,
-            command: &command,
-            cwd: spec.cwd,
-            env: spec.env,
-            binds: &binds,
-            volumes: &volumes,
-            user: Some(user),
-            network: container.network,
-            cpus_milli: container.cpus_milli,
-            memory_bytes: container.memory_bytes,
-            labels: &labels,
-        });
-        if ran.is_err() {
-            self.dir.forget(spec.session);
-        }
-        ran.map(drop)
+        let dir = self.dir.path();
+        std::fs::create_dir_all(dir).map_err(|e| AdapterError::io(format!("creating {}", dir.display()), e))?;
+        Ok(None)
     }
 
     pub fn dir(&self) -> &HostDir {
@@ -200,7 +152,7 @@ impl HostSessions {
         self.client(session).and_then(|c| c.ask(request)).map_err(|e| error(session, e))
     }
 
-    fn status(&self, session: &SessionName) -> Result<bosun_host::HostStatus, HostError> {
+    pub(crate) fn status(&self, session: &SessionName) -> Result<bosun_host::HostStatus, HostError> {
         self.client(session)?.status()
     }
 
@@ -209,14 +161,14 @@ impl HostSessions {
     }
 }
 
-fn no_cluster() -> AdapterError {
+pub(crate) fn no_cluster() -> AdapterError {
     AdapterError::Command {
         command: "bosun host in a pod".into(),
         stderr: "this daemon has no Kubernetes cluster (set KUBECONFIG for the daemon, or run it in a cluster)".into(),
     }
 }
 
-fn error(session: &SessionName, e: HostError) -> AdapterError {
+pub(crate) fn error(session: &SessionName, e: HostError) -> AdapterError {
     match e {
         HostError::Gone(_) => AdapterError::NoSession(session.to_string()),
         other => AdapterError::Command { command: format!("bosun host ({session})"), stderr: other.to_string() },
@@ -228,54 +180,11 @@ impl Sessions for HostSessions {
         Ok(())
     }
 
+    /// A host here, for a session on this machine (containers and pods are their launchers').
     fn spawn(&self, spec: SpawnSpec<'_>) -> Result<Option<u32>, AdapterError> {
         spec.check_cwd()?;
-        if let Ok(status) = self.status(spec.session) {
-            return Ok(status.pid);
-        }
-        let dir = self.dir.path();
-        std::fs::create_dir_all(dir).map_err(|e| AdapterError::io(format!("creating {}", dir.display()), e))?;
-        if let Place::Pod(pod) = spec.place {
-            let pods = self.pods.as_ref().ok_or_else(no_cluster)?;
-            pods.start(&self.dir, &spec, pod)?;
-            let deadline = Instant::now() + START_WAIT;
-            return loop {
-                if let Ok(status) = self.status(spec.session) {
-                    pods.follow(&self.dir, spec.session);
-                    break Ok(status.pid);
-                }
-                // Each call may be a port-forward through the API server: not 50 a second.
-                std::thread::sleep(Duration::from_millis(180));
-                if Instant::now() >= deadline {
-                    pods.remove(&self.dir, spec.session, &pod.namespace);
-                    break Err(AdapterError::Command {
-                        command: format!("bosun host in pod {}", spec.session),
-                        stderr: format!("it did not serve its session within {} s", START_WAIT.as_secs()),
-                    });
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            };
-        }
-        if let Place::Container { container, sandbox } = spec.place {
-            self.run_in_container(&spec, container, sandbox)?;
-            let deadline = Instant::now() + START_WAIT;
-            return loop {
-                // A TCP host is found once it wrote its address.
-                if let Ok(status) = self.status(spec.session) {
-                    break Ok(status.pid);
-                }
-                if Instant::now() >= deadline {
-                    if let Some((engine, _)) = &self.containers {
-                        let _ = engine.remove(spec.session.as_str());
-                    }
-                    self.dir.forget(spec.session);
-                    break Err(AdapterError::Command {
-                        command: format!("bosun host in container {}", spec.session),
-                        stderr: format!("it did not serve its session within {} s", START_WAIT.as_secs()),
-                    });
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            };
+        if let Some(serving) = self.serving(&spec)? {
+            return Ok(serving);
         }
         let log_path = self.host_log(spec.session);
         let log = std::fs::File::create(&log_path)

@@ -17,6 +17,7 @@ mod error;
 pub mod forge;
 pub mod gates;
 mod host;
+pub mod launch;
 mod logwatch;
 mod notifier;
 pub mod own_config;
@@ -192,25 +193,29 @@ pub trait Workspaces: Send + Sync {
 }
 
 /// The workspaces of one `WorkspaceKind`, as `Workspaces` describes them (the router copies a
-/// Claude agent's settings in after `create`). Given a kind not its own, a backend that needs
-/// the kind's fields answers `AdapterError::NotAWorktree`.
+/// Claude agent's settings in after `create`). Each is given its own kind's record (`Kind`):
+/// `LocalWorkspaces` routes a `WorkspaceKind` to its backend with one match.
 pub trait WorkspaceBackend: Send + Sync {
+    /// What a workspace of this backend keeps: its variant's data in `WorkspaceKind`.
+    type Kind;
+    /// Its kind's word, for what it says.
+    const LABEL: &'static str;
     /// Makes the workspace at `path`, with a Claude agent's settings copied in from
     /// `settings_from` (see `Workspaces::create`).
     fn create(
         &self,
         path: &Path,
-        kind: &WorkspaceKind,
+        kind: &Self::Kind,
         settings_from: Option<&Path>,
         resume: bool,
     ) -> Result<(), AdapterError>;
     /// Whether it holds changes besides `owned`; a missing directory is clean.
-    fn is_dirty(&self, path: &Path, kind: &WorkspaceKind, owned: &[PathBuf]) -> Result<bool, AdapterError>;
+    fn is_dirty(&self, path: &Path, kind: &Self::Kind, owned: &[PathBuf]) -> Result<bool, AdapterError>;
     /// Removes it (see `Workspaces::remove`), refusing one with changes unless `force`.
     fn remove(
         &self,
         path: &Path,
-        kind: &WorkspaceKind,
+        kind: &Self::Kind,
         force: bool,
         delete_branch: bool,
         owned: &[PathBuf],
@@ -219,13 +224,13 @@ pub trait WorkspaceBackend: Send + Sync {
     fn snapshot(
         &self,
         path: &Path,
-        kind: &WorkspaceKind,
+        _kind: &Self::Kind,
         _owned: &[PathBuf],
         _message: &str,
     ) -> Result<String, AdapterError> {
         Err(AdapterError::Command {
             command: format!("a snapshot of {}", path.display()),
-            stderr: format!("a {} workspace's work is not on this machine", kind.label()),
+            stderr: format!("a {} workspace's work is not on this machine", Self::LABEL),
         })
     }
 }

@@ -1,28 +1,28 @@
-//! `RoutedSessions`: the daemon's one `Sessions`, and its runtime router. A new session starts
-//! where its `Place` says: here in tmux or in bosun's session host, here under bubblewrap (its
-//! command wrapped), or in a container or a pod, whose session host bosun starts there. Any
-//! other call goes to the session host when the session's host socket (or, for a TCP host, its
-//! token) is there, else to tmux. Listing lists both.
+//! `RoutedSessions`: the daemon's one `Sessions`. A new session starts where its `Place` says,
+//! by that place's launcher (`crate::launch`). Any other call goes to the session host when the
+//! session's host socket (or, for a TCP host, its token) is there, else to tmux. Listing lists
+//! both.
 
-use std::path::Path;
 use std::sync::Arc;
 
-use bosun_core::{Place, SessionBackend, SessionName, SessionSeen, TermKey};
+use bosun_core::{SessionName, SessionSeen, TermKey};
 use bosun_wire::StateDir;
 
+use crate::launch::Launchers;
 use crate::{AdapterError, HostSessions, Sessions, SpawnSpec};
 
 pub struct RoutedSessions {
     tmux: Arc<dyn Sessions>,
     host: Arc<HostSessions>,
-    /// bosun's state directory, which a sandbox hides but for the agent's report channel, shown
-    /// where its hooks look for the daemon's socket and spool.
-    dirs: StateDir,
+    /// Where a new session starts: one launcher per place.
+    launchers: Launchers,
 }
 
 impl RoutedSessions {
+    /// `dirs` is bosun's state directory, which a sandbox hides but for the agent's report
+    /// channel, shown where its hooks look for the daemon's socket and spool.
     pub fn new(tmux: Arc<dyn Sessions>, host: Arc<HostSessions>, dirs: StateDir) -> Self {
-        Self { tmux, host, dirs }
+        Self { launchers: Launchers::new(tmux.clone(), host.clone(), dirs), tmux, host }
     }
 
     fn of(&self, session: &SessionName) -> &dyn Sessions {
@@ -39,26 +39,7 @@ impl Sessions for RoutedSessions {
         self.tmux.check_available()
     }
     fn spawn(&self, spec: SpawnSpec<'_>) -> Result<Option<u32>, AdapterError> {
-        spec.check_cwd()?;
-        let wrapped;
-        let spec = match spec.place {
-            Place::Sandbox(sandbox) => {
-                let (socket, spool) = (self.dirs.socket(), self.dirs.spool());
-                let channel = spec.channel.map(|dir| crate::sandbox::Channel {
-                    dir,
-                    socket_dir: socket.parent().unwrap_or(Path::new("/")),
-                    spool: &spool,
-                });
-                wrapped = crate::sandbox::wrapped(spec.command, sandbox, spec.cwd, self.dirs.root(), channel);
-                SpawnSpec { command: &wrapped, ..spec }
-            }
-            _ => spec,
-        };
-        match (spec.backend, spec.place) {
-            (SessionBackend::Tmux, Place::Here | Place::Sandbox(_)) => self.tmux.spawn(spec),
-            // A container's or a pod's session is always in bosun's host, there.
-            _ => self.host.spawn(spec),
-        }
+        self.launchers.launch(spec)
     }
     fn send_text(&self, session: &SessionName, text: &str) -> Result<(), AdapterError> {
         self.of(session).send_text(session, text)

@@ -80,15 +80,42 @@ impl LocalWorkspaces {
         self
     }
 
-    /// The backend for workspaces of `kind`.
-    fn backend(&self, kind: &WorkspaceKind) -> &dyn WorkspaceBackend {
+    /// The backend of `kind`'s workspaces, given its own kind's record: the one place a
+    /// `WorkspaceKind` is routed.
+    fn backend<'a>(&'a self, kind: &'a WorkspaceKind) -> Box<dyn Bound + 'a> {
         match kind {
-            WorkspaceKind::Folder => &self.folder,
-            WorkspaceKind::Worktree { .. } => &self.worktree,
-            WorkspaceKind::Pool { .. } => &self.slot,
-            WorkspaceKind::Volume { .. } => &self.volume,
-            WorkspaceKind::Pod { .. } => &self.pod,
+            WorkspaceKind::Folder => Box::new(With(&self.folder, &())),
+            WorkspaceKind::Worktree(git) => Box::new(With(&self.worktree, git)),
+            WorkspaceKind::Pool(task) => Box::new(With(&self.slot, task)),
+            WorkspaceKind::Volume(clone) => Box::new(With(&self.volume, clone)),
+            WorkspaceKind::Pod(clone) => Box::new(With(&self.pod, clone)),
         }
+    }
+}
+
+/// A backend with the record of one workspace of its kind.
+struct With<'a, B: WorkspaceBackend>(&'a B, &'a B::Kind);
+
+/// A workspace's backend, bound to its record: what `Workspaces` asks of it.
+trait Bound {
+    fn create(&self, path: &Path, settings_from: Option<&Path>, resume: bool) -> Result<(), AdapterError>;
+    fn is_dirty(&self, path: &Path, owned: &[PathBuf]) -> Result<bool, AdapterError>;
+    fn remove(&self, path: &Path, force: bool, delete_branch: bool, owned: &[PathBuf]) -> Result<(), AdapterError>;
+    fn snapshot(&self, path: &Path, owned: &[PathBuf], message: &str) -> Result<String, AdapterError>;
+}
+
+impl<B: WorkspaceBackend> Bound for With<'_, B> {
+    fn create(&self, path: &Path, settings_from: Option<&Path>, resume: bool) -> Result<(), AdapterError> {
+        self.0.create(path, self.1, settings_from, resume)
+    }
+    fn is_dirty(&self, path: &Path, owned: &[PathBuf]) -> Result<bool, AdapterError> {
+        self.0.is_dirty(path, self.1, owned)
+    }
+    fn remove(&self, path: &Path, force: bool, delete_branch: bool, owned: &[PathBuf]) -> Result<(), AdapterError> {
+        self.0.remove(path, self.1, force, delete_branch, owned)
+    }
+    fn snapshot(&self, path: &Path, owned: &[PathBuf], message: &str) -> Result<String, AdapterError> {
+        self.0.snapshot(path, self.1, owned, message)
     }
 }
 
@@ -118,11 +145,11 @@ impl Workspaces for LocalWorkspaces {
         settings_from: Option<&Path>,
         resume: bool,
     ) -> Result<(), AdapterError> {
-        self.backend(kind).create(path, kind, settings_from, resume)
+        self.backend(kind).create(path, settings_from, resume)
     }
 
     fn is_dirty(&self, path: &Path, kind: &WorkspaceKind, owned: &[PathBuf]) -> Result<bool, AdapterError> {
-        self.backend(kind).is_dirty(path, kind, owned)
+        self.backend(kind).is_dirty(path, owned)
     }
 
     fn remove(
@@ -133,7 +160,7 @@ impl Workspaces for LocalWorkspaces {
         delete_branch: bool,
         owned: &[PathBuf],
     ) -> Result<(), AdapterError> {
-        self.backend(kind).remove(path, kind, force, delete_branch, owned)
+        self.backend(kind).remove(path, force, delete_branch, owned)
     }
 
     fn snapshot(
@@ -143,7 +170,7 @@ impl Workspaces for LocalWorkspaces {
         owned: &[PathBuf],
         message: &str,
     ) -> Result<String, AdapterError> {
-        self.backend(kind).snapshot(path, kind, owned, message)
+        self.backend(kind).snapshot(path, owned, message)
     }
 }
 
@@ -180,10 +207,10 @@ fn no_link_within(root: &Path, rel: &Path) -> bool {
 
 /// The first steps of a removal: refuses one with changes unless `force` (before touching
 /// anything, so a refused workspace is left exactly as it was), then deletes the `owned` files.
-fn clear_owned(
-    backend: &dyn WorkspaceBackend,
+fn clear_owned<B: WorkspaceBackend>(
+    backend: &B,
     path: &Path,
-    kind: &WorkspaceKind,
+    kind: &B::Kind,
     force: bool,
     owned: &[PathBuf],
 ) -> Result<(), AdapterError> {

@@ -7,6 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use bosun_adapters::{Git, LocalGit, LocalWorkspaces, Workspaces};
+use bosun_core::WorkBranch;
 use bosun_core::{MergeHow, Name, Nonce, Workspace, WorkspaceId, WorkspaceKind, WorkspaceState};
 use bosun_testkit::repo::{commit_file_in, git_in, TempRepo};
 
@@ -77,12 +78,12 @@ fn what_bosun_does_with_an_agents_worktree_runs_nothing_its_repository_names() {
     let repo = TempRepo::new();
     let state = tempfile::tempdir().unwrap();
     let path = state.path().join("workspaces/ws-hostile");
-    let kind = WorkspaceKind::Worktree {
+    let kind = WorkspaceKind::Worktree(WorkBranch {
         repo: repo.path().to_path_buf(),
         branch: "ws-hostile".into(),
         base_ref: "HEAD".into(),
         base: repo.head(),
-    };
+    });
     let workspaces = LocalWorkspaces::new();
     workspaces.create(&path, &kind, None, false).expect("create");
     let marks = Marks(tempfile::tempdir().unwrap());

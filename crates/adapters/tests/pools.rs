@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 
 use bosun_adapters::{AdapterError, Git, LocalGit, LocalWorkspaces, Pools, Workspaces};
 use bosun_core::{PoolBase, SlotId, SlotProbe, SlotReset, WorkspaceKind, TASK_FILE};
+use bosun_core::{PoolTask, WorkBranch};
 use bosun_testkit::repo::{commit_file_in, git_in, TempRepo};
 use tempfile::TempDir;
 
@@ -32,13 +33,16 @@ fn made_slot(repo: &TempRepo) -> (TempDir, PathBuf, String) {
 }
 
 fn pool_kind(repo: &TempRepo, branch: &str, base: &str, task: Option<&str>) -> WorkspaceKind {
-    WorkspaceKind::Pool {
-        repo: repo.path().to_path_buf(),
+    WorkspaceKind::Pool(PoolTask {
+        git: WorkBranch {
+            repo: repo.path().to_path_buf(),
+            branch: branch.to_owned(),
+            base: base.to_owned(),
+            base_ref: String::new(),
+        },
         slot: Some(SlotId::new("proj", 1)),
-        branch: branch.to_owned(),
-        base: base.to_owned(),
         task: task.map(str::to_owned),
-    }
+    })
 }
 
 fn reset_of(repo: &TempRepo, path: &Path, base: PoolBase) -> SlotReset {

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use bosun_adapters::{AdapterError, Git, LocalGit, LocalWorkspaces, Workspaces};
+use bosun_core::WorkBranch;
 use bosun_core::WorkspaceKind;
 use bosun_testkit::repo::{commit_file_in, git_in, TempRepo};
 use tempfile::TempDir;
@@ -17,12 +18,12 @@ fn settings_owned() -> Vec<PathBuf> {
 }
 
 fn worktree_kind(repo: &TempRepo, branch: &str) -> WorkspaceKind {
-    WorkspaceKind::Worktree {
+    WorkspaceKind::Worktree(WorkBranch {
         repo: repo.path().to_path_buf(),
         branch: branch.to_owned(),
         base_ref: "HEAD".to_owned(),
         base: repo.head(),
-    }
+    })
 }
 
 /// A state dir outside the repository, and a workspace path two levels under it.
@@ -49,12 +50,12 @@ fn worktree_create_puts_the_branch_at_base_and_the_files_in_path() {
     let base = repo.commit_file("src/lib.rs", "pub fn f() {}\n");
     repo.commit_file("later.txt", "after the base\n");
     let (_state, path) = state_dir();
-    let kind = WorkspaceKind::Worktree {
+    let kind = WorkspaceKind::Worktree(WorkBranch {
         repo: repo.path().to_path_buf(),
         branch: "ws-abc".to_owned(),
         base_ref: "HEAD~1".to_owned(),
         base: base.clone(),
-    };
+    });
 
     WS.create(&path, &kind, None, false).expect("create");
 

@@ -606,7 +606,14 @@ fn a_volumes_work_is_read_back_for_its_diff_its_fork_and_its_merge_and_merged_on
     let fork = v["agent"].as_str().unwrap().to_owned();
     bosun.wait_screen(&fork, "found: scratch");
     let forked = bosun.show(&fork).workspace.unwrap();
-    let bosun_core::WorkspaceKind::Volume { base, volume, .. } = &forked.kind else { panic!("{:?}", forked.kind) };
+    let bosun_core::WorkspaceKind::Volume(bosun_core::VolumeClone {
+        git: bosun_core::WorkBranch { base, .. },
+        volume,
+        ..
+    }) = &forked.kind
+    else {
+        panic!("{:?}", forked.kind)
+    };
     assert_eq!(repo.git(&["show", &format!("{base}:work.txt")]).trim(), "work", "the commit came along");
     assert_eq!(repo.git(&["show", &format!("{base}:scratch.txt")]).trim(), "scratch", "so did the work not committed");
     assert_eq!(containers(engine, &fork).trim(), format!("bosun-{fork}"), "in a container of its own");

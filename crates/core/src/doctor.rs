@@ -145,7 +145,7 @@ pub fn leftovers(state: &State, found: &Found) -> Vec<Orphan> {
         .workspaces
         .values()
         .filter_map(|w| match &w.kind {
-            crate::WorkspaceKind::Volume { volume, .. } => Some(volume.as_str()),
+            crate::WorkspaceKind::Volume(crate::VolumeClone { volume, .. }) => Some(volume.as_str()),
             _ => None,
         })
         .collect();
@@ -162,7 +162,7 @@ pub fn leftovers(state: &State, found: &Found) -> Vec<Orphan> {
         .workspaces
         .values()
         .filter_map(|w| match &w.kind {
-            crate::WorkspaceKind::Pod { claim, .. } => claim.as_ref(),
+            crate::WorkspaceKind::Pod(crate::PodClone { claim, .. }) => claim.as_ref(),
             _ => None,
         })
         .collect();

@@ -1,47 +1,11 @@
 //! Finishing an agent's work. `WorkDiff`: what an agent's or job's workspace changed against the
 //! commit it started at — committed, not committed and not yet tracked alike — as files with
 //! their kind of change and line counts, and, when asked, the patch (`bosun diff`). `Merged`:
-//! what `bosun merge` did. `PullRequest`: the one `bosun pr` opened for its branch. `Fork`:
-//! where `bosun fork` puts a fork of an agent.
+//! what `bosun merge` did. `PullRequest`: the one `bosun pr` opened for its branch.
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Runtime, Timestamp, WorkspaceId, WorkspaceKind};
-
-/// The workspace a fork of an agent gets: a worktree of its own, or a volume of its own when its
-/// agent's clone is in one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ForkInto {
-    Worktree,
-    Volume,
-}
-
-/// Where a fork of an agent that works in `kind` under `runtime` goes: its workspace, and the
-/// runtime it runs on (its agent's: the same image, limits and network, but a volume of its own
-/// made anew). Refused, saying why, where its work is not here to start from (a pod's, a
-/// folder's).
-pub fn fork_into(kind: &WorkspaceKind, runtime: &Runtime) -> Result<(ForkInto, Runtime), String> {
-    let into = match (kind, runtime) {
-        (WorkspaceKind::Pod { .. }, _) | (_, Runtime::K8s(_)) => {
-            return Err("it runs in a pod, whose work and conversation are in the cluster: fork it once it ended \
-                        (its branch comes back), with `bosun agent start --ref BRANCH`"
-                .into())
-        }
-        (WorkspaceKind::Worktree { .. } | WorkspaceKind::Pool { .. }, _) => ForkInto::Worktree,
-        (WorkspaceKind::Volume { .. }, Runtime::Docker(_)) => ForkInto::Volume,
-        (kind, _) => {
-            return Err(format!(
-                "it works in a {} workspace: only a worktree's, a pool's or a volume's is forked",
-                kind.label()
-            ))
-        }
-    };
-    let mut runtime = runtime.clone();
-    if let Runtime::Docker(container) = &mut runtime {
-        container.volume = None;
-    }
-    Ok((into, runtime))
-}
+use crate::{Timestamp, WorkspaceId};
 
 /// The most of a patch carried; the rest is cut, and `truncated` says so.
 pub const PATCH_MOST: usize = 8 * 1024 * 1024;
@@ -152,44 +116,4 @@ pub struct PullRequest {
     pub into: String,
     pub draft: bool,
     pub at: Timestamp,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{Container, Pod};
-
-    #[test]
-    fn a_fork_goes_where_its_agent_works_in_a_volume_of_its_own_and_never_from_a_pod_or_a_folder() {
-        let worktree = WorkspaceKind::Worktree {
-            repo: "/r".into(),
-            branch: "b".into(),
-            base_ref: "HEAD".into(),
-            base: "c0ffee".into(),
-        };
-        let sandbox = Runtime::Sandbox { network: false };
-        assert_eq!(fork_into(&worktree, &sandbox), Ok((ForkInto::Worktree, sandbox.clone())));
-        let container = Container {
-            image: "agent:1".into(),
-            cpus_milli: Some(1500),
-            memory_bytes: None,
-            network: true,
-            volume: Some("bosun-ws-a".into()),
-        };
-        let volume = WorkspaceKind::Volume {
-            repo: "/r".into(),
-            branch: "b".into(),
-            base_ref: "HEAD".into(),
-            base: "c0ffee".into(),
-            volume: "bosun-ws-a".into(),
-            image: "agent:1".into(),
-        };
-        let (into, runtime) = fork_into(&volume, &Runtime::Docker(container.clone())).unwrap();
-        assert_eq!(into, ForkInto::Volume);
-        assert_eq!(runtime, Runtime::Docker(Container { volume: None, ..container }), "a volume of its own, made anew");
-        let pod = fork_into(&worktree, &Runtime::K8s(Pod::new("default", "agent:1")));
-        assert!(pod.is_err_and(|why| why.contains("pod") && why.contains("--ref")));
-        let folder = fork_into(&WorkspaceKind::Folder, &Runtime::Local);
-        assert!(folder.is_err_and(|why| why.contains("folder")));
-    }
 }

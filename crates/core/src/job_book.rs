@@ -74,51 +74,32 @@ pub enum JobSource {
     Pool { branch: Option<String> },
 }
 
+impl JobSource {
+    /// The source a runbook's word (`bosun agent start --workspace`'s) asks for: not a volume,
+    /// which only a container's agent has.
+    pub fn asked(ask: crate::WorkspaceAsk) -> Option<Self> {
+        match ask {
+            crate::WorkspaceAsk::Folder => Some(Self::Folder),
+            crate::WorkspaceAsk::Worktree => Some(Self::Worktree { branch: None, base_ref: None }),
+            crate::WorkspaceAsk::Pool => Some(Self::Pool { branch: None }),
+            crate::WorkspaceAsk::Volume => None,
+        }
+    }
+
+    /// The templates of its branch and of the ref it starts from, where it names them.
+    pub fn templates(&self) -> (Option<&str>, Option<&str>) {
+        match self {
+            Self::Worktree { branch, base_ref } => (branch.as_deref(), base_ref.as_deref()),
+            Self::Pool { branch } => (branch.as_deref(), None),
+            Self::None | Self::Folder => (None, None),
+        }
+    }
+}
+
 /// An agent a step runs: its plan, with a prompt file (relative to where the job is asked for)
 /// read when the job is made, if the runbook names one rather than a prompt.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepAgent {
     pub plan: AgentPlan,
     pub prompt_file: Option<String>,
-}
-
-/// Why job `job` cannot run as written when its agents run in pods, if it cannot. Its workspace
-/// is then in the pods (a clone of its worktree's branch in each), so: its source is a worktree,
-/// every agent it runs is in a pod, all in one namespace, and no step runs a command, which
-/// would have no workspace here to run in. `agents` are the agents its steps run, by name.
-pub fn pods_refusal<'a>(
-    job: &str,
-    source: &JobSource,
-    steps: impl IntoIterator<Item = (&'a str, &'a crate::StepRun)>,
-    agents: impl IntoIterator<Item = (&'a str, &'a crate::Runtime)>,
-) -> Option<String> {
-    let agents: Vec<(&str, &crate::Runtime)> = agents.into_iter().collect();
-    let (first, pod) = agents.iter().find_map(|(n, r)| r.pod().map(|p| (*n, p)))?;
-    if let Some((here, _)) = agents.iter().find(|(_, r)| r.pod().is_none()) {
-        return Some(format!(
-            "job {job:?} runs agent {first:?} in a pod and agent {here:?} here: its workspace cannot be in both \
-             places; give every agent of the job `runtime = {{ k8s = … }}`, or none"
-        ));
-    }
-    if let Some(other) = agents.iter().filter_map(|(_, r)| r.pod()).find(|p| p.namespace != pod.namespace) {
-        return Some(format!(
-            "job {job:?} runs its agents' pods in namespaces {:?} and {:?}: their workspace must be in one",
-            pod.namespace, other.namespace
-        ));
-    }
-    if let Some((step, run)) = steps.into_iter().find(|(_, run)| !matches!(run, crate::StepRun::Agent(_))) {
-        let what = match run {
-            crate::StepRun::Job(_) => "another job",
-            _ => "its command",
-        };
-        return Some(format!(
-            "job {job:?} runs its agents in pods, where its workspace is, so step {step:?} has no workspace here \
-             to run {what} in: run it as an agent's step, or run the job's agents here"
-        ));
-    }
-    (!matches!(source, JobSource::Worktree { .. })).then(|| {
-        format!(
-            "job {job:?} runs agent {first:?} in a pod, which clones its workspace: it needs `source = \"worktree\"`"
-        )
-    })
 }

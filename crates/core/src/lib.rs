@@ -6,6 +6,7 @@
 //! time and the nonces, and carries out the effects.
 
 mod agent;
+mod ask;
 mod classify;
 pub mod client_check;
 pub mod client_version;
@@ -40,6 +41,7 @@ mod ref_name;
 mod reject;
 pub mod replay;
 mod runtime;
+mod siting;
 mod state;
 pub mod template;
 mod term_key;
@@ -52,6 +54,7 @@ pub use agent::{
     Agent, Answering, DeathReason, ExitStatus, Fork, Message, MessageKind, MessageState, NewAgent, Outcome, Progress,
     SavedWork, SessionState, INHERITED_ENV_FILE, RECORDED_ENV,
 };
+pub use ask::{PlaceRefusal, RuntimeAsk, WorkspaceAsk};
 pub use classify::{
     after_command, guardrail, heuristic, parse_answer, without_command, ClassSource, Classify, Rule, TurnClass, Verdict,
 };
@@ -62,14 +65,14 @@ pub use doctor::{leftovers, Found, FoundBranch, FoundDir, FoundPod, FoundWorktre
 pub use effect::Effect;
 pub use escalation::{Escalation, Resolution};
 pub use event::Event;
-pub use finish::{fork_into, Change, FileChange, ForkInto, MergeHow, Merged, PullRequest, WorkDiff, PATCH_MOST};
+pub use finish::{Change, FileChange, MergeHow, Merged, PullRequest, WorkDiff, PATCH_MOST};
 pub use id::{
     fnv, AgentId, EscalationId, ItemId, JobId, MessageId, Name, NameError, Nonce, RequestId, SessionName, SlotId,
     WorkspaceId,
 };
 pub use input::{AgentSpec, Input, Reality, SessionSeen, WorkspaceProbe};
 pub use job::{AgentPlan, Job, JobNotify, JobSpec, JobState, JobWorkspace, Next, StepRun, StepSpec};
-pub use job_book::{pods_refusal, JobBook, JobDef, JobSource, StepAgent};
+pub use job_book::{JobBook, JobDef, JobSource, StepAgent};
 pub use liveness::{Awaited, Mover, Stuck, Subject};
 pub use memory::{stopped_agent, Checkpoint, JobScope, ResumePoint, CHECKPOINT_FILE, EVENTS_FILE};
 pub use merging::{Merge, MergeOutcome};
@@ -98,9 +101,13 @@ pub use runtime::{
     Container, Place, Pod, PodSource, Runtime, Sandbox, SessionBackend, POD_AGENT_DIR, POD_CONFIG, POD_ROOT,
     POD_STATE_DIR, POD_WORKSPACE,
 };
+pub use siting::{fork_into, Gather, JobAsk, JobSited, RepoFacts, Sited, StartAsk};
 pub use state::{apply, State, REQUESTS_KEPT};
 pub use term_key::{check_size, KeysError, TermKey, KEYS_MAX, KEYS_TEXT_MAX, TERM_SIDE_MAX};
 pub use time::Timestamp;
 pub use timer::{Timer, TimerId, TimerKind};
 pub use wait_for::{Reached, WaitFor};
-pub use workspace::{BranchKept, PodClaim, Workspace, WorkspaceKind, WorkspaceState, SETTINGS_LOCAL, TASK_FILE};
+pub use workspace::{
+    BranchKept, PodClaim, PodClone, PoolTask, VolumeClone, WorkBranch, Workspace, WorkspaceKind, WorkspaceState,
+    SETTINGS_LOCAL, TASK_FILE,
+};

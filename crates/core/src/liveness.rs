@@ -228,7 +228,7 @@ impl State {
 
     /// An agent in a pod whose host has not said yet what it did with its work.
     fn save_awaited(&self, a: &Agent) -> bool {
-        let in_pod = self.workspaces.get(&a.workspace).is_some_and(|w| matches!(w.kind, WorkspaceKind::Pod { .. }));
+        let in_pod = self.workspaces.get(&a.workspace).is_some_and(|w| matches!(w.kind, WorkspaceKind::Pod(_)));
         in_pod && a.saved.is_none()
     }
 }

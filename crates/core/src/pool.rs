@@ -181,7 +181,9 @@ pub struct SlotProbe {
 pub fn bind(ws: &mut crate::Workspace, slot: &Slot) {
     ws.path = slot.path.clone();
     ws.state = crate::WorkspaceState::Creating;
-    if let crate::WorkspaceKind::Pool { slot: bound, base, .. } = &mut ws.kind {
+    if let crate::WorkspaceKind::Pool(crate::PoolTask { git: crate::WorkBranch { base, .. }, slot: bound, .. }) =
+        &mut ws.kind
+    {
         *bound = Some(slot.id.clone());
         *base = slot.commit.clone().unwrap_or_default();
     }

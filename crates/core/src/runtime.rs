@@ -265,6 +265,12 @@ impl Place {
         *self == Self::Here
     }
 
+    /// Whether the agent's own files are written on this machine before its session starts; a
+    /// pod's session host writes them there.
+    pub fn files_here(&self) -> bool {
+        !matches!(self, Self::Pod(_))
+    }
+
     /// Walled off on this machine (a sandbox, a container): it reaches the daemon only through
     /// a report channel of its own, and keeps a config of its own.
     pub fn is_confined(&self) -> bool {

@@ -679,7 +679,7 @@ impl State {
                 _ => false,
             })
             // A pool's workspace held by a script goes back when it is released, not pruned.
-            .filter(|w| !matches!(w.kind, crate::WorkspaceKind::Pool { .. }))
+            .filter(|w| !matches!(w.kind, crate::WorkspaceKind::Pool(_)))
             .filter(|w| !self.jobs.values().any(|j| j.workspace.as_ref() == Some(&w.id) && !j.state.is_over()))
             .map(|w| w.id.clone())
             .collect()

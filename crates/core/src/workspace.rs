@@ -30,47 +30,70 @@ pub struct Workspace {
     pub error: Option<String>,
 }
 
+/// The kind of a workspace, and what each kind keeps; the git-based ones share their branch's
+/// record (`WorkBranch`). Recorded in events as one flat object tagged `kind`, as it always was.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum WorkspaceKind {
     /// An empty directory.
     Folder,
     /// `git worktree add -b <branch> <path> <base>` in `repo`.
-    Worktree {
-        repo: PathBuf,
-        branch: String,
-        /// The ref the user asked for, as typed.
-        base_ref: String,
-        /// The commit `base_ref` resolved to: the branch's starting point.
-        base: String,
-    },
-    /// A slot of `repo`'s pool (seed 004), bound to this task by creating `branch` at the commit
-    /// its detached HEAD is at (`base`) and writing its `task` to `TASK.md`. The slot and its
-    /// path are known once it is bound; until then the task waits.
-    Pool { repo: PathBuf, slot: Option<crate::SlotId>, branch: String, base: String, task: Option<String> },
-    /// A clone of `repo` on `branch` (made in `repo` at `base`), kept in the container engine's
-    /// named `volume` rather than on this machine's disk, and mounted at the workspace's path in
-    /// the agent's container. Its branch's commits are fetched back into `repo` whenever it is
-    /// looked at after its agent ended, and before it is removed. `image` is the agent's image,
-    /// in whose stopped containers the volume is filled and read.
-    Volume { repo: PathBuf, branch: String, base_ref: String, base: String, volume: String, image: String },
-    /// A clone of `repo` in the agent's pod, on `branch` (new at `base`): nothing of it but the
-    /// branch is on this machine. With a `remote`, the pod clones from it and its host pushes the
-    /// branch back there when the agent ends; without one, `branch` is made here at `base`, goes
-    /// to the pod as a git bundle, and comes back as one, fetched fast-forward only. That save
-    /// says whether the work is safe (`Event::WorkSaved`). With `claim`, the clone (and the
-    /// agent's config) is on that claim of the pod's namespace, which outlives its pods and goes
-    /// only when the workspace is removed.
-    Pod {
-        repo: PathBuf,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        remote: Option<String>,
-        branch: String,
-        base_ref: String,
-        base: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        claim: Option<PodClaim>,
-    },
+    Worktree(WorkBranch),
+    Pool(PoolTask),
+    Volume(VolumeClone),
+    Pod(PodClone),
+}
+
+/// A slot of `repo`'s pool (seed 004), bound to this task by creating its branch at the commit
+/// its detached HEAD is at (`base`, empty until then; no `base_ref`) and writing its `task` to
+/// `TASK.md`. The slot and its path are known once it is bound; until then the task waits.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PoolTask {
+    #[serde(flatten)]
+    pub git: WorkBranch,
+    pub slot: Option<crate::SlotId>,
+    pub task: Option<String>,
+}
+
+/// A clone of `repo` on its branch (made in `repo` at `base`), kept in the container engine's
+/// named `volume` rather than on this machine's disk, and mounted at the workspace's path in
+/// the agent's container. Its branch's commits are fetched back into `repo` whenever it is
+/// looked at after its agent ended, and before it is removed. `image` is the agent's image, in
+/// whose stopped containers the volume is filled and read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VolumeClone {
+    #[serde(flatten)]
+    pub git: WorkBranch,
+    pub volume: String,
+    pub image: String,
+}
+
+/// A clone of `repo` in the agent's pod, on its branch (new at `base`): nothing of it but the
+/// branch is on this machine. With a `remote`, the pod clones from it and its host pushes the
+/// branch back there when the agent ends; without one, the branch is made here at `base`, goes
+/// to the pod as a git bundle, and comes back as one, fetched fast-forward only. That save says
+/// whether the work is safe (`Event::WorkSaved`). With `claim`, the clone (and the agent's
+/// config) is on that claim of the pod's namespace, which outlives its pods and goes only when
+/// the workspace is removed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PodClone {
+    #[serde(flatten)]
+    pub git: WorkBranch,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim: Option<PodClaim>,
+}
+
+/// The branch a git-based workspace works on: made new in `repo` at `base`, the commit
+/// `base_ref` (the ref asked for, as typed; none for a pool's) resolved to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkBranch {
+    pub repo: PathBuf,
+    pub branch: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub base_ref: String,
+    pub base: String,
 }
 
 /// A `PersistentVolumeClaim` that holds a pod workspace.
@@ -81,59 +104,58 @@ pub struct PodClaim {
 }
 
 impl WorkspaceKind {
-    pub fn branch(&self) -> Option<&str> {
+    /// The record of its branch, if it is git-based.
+    pub fn git(&self) -> Option<&WorkBranch> {
         match self {
             Self::Folder => None,
-            Self::Worktree { branch, .. }
-            | Self::Pool { branch, .. }
-            | Self::Volume { branch, .. }
-            | Self::Pod { branch, .. } => Some(branch),
+            Self::Worktree(git) => Some(git),
+            Self::Pool(PoolTask { git, .. })
+            | Self::Volume(VolumeClone { git, .. })
+            | Self::Pod(PodClone { git, .. }) => Some(git),
         }
+    }
+
+    pub fn branch(&self) -> Option<&str> {
+        self.git().map(|g| g.branch.as_str())
     }
 
     pub fn label(&self) -> &'static str {
         match self {
             Self::Folder => "folder",
-            Self::Worktree { .. } => "worktree",
-            Self::Pool { .. } => "pool",
-            Self::Volume { .. } => "volume",
-            Self::Pod { .. } => "pod",
+            Self::Worktree(_) => "worktree",
+            Self::Pool(_) => "pool",
+            Self::Volume(_) => "volume",
+            Self::Pod(_) => "pod",
         }
     }
 
     /// Whether its work is away while its agent runs and comes back only once it ended (a pod's
     /// clone): merged before, less would be taken.
     pub fn away_while_running(&self) -> bool {
-        matches!(self, Self::Pod { .. })
+        matches!(self, Self::Pod(_))
     }
 
     /// Whether its work, uncommitted too, can be read back here though it is elsewhere (a
     /// volume's clone, in the engine): what it holds is then compared as a snapshot.
     pub fn read_back(&self) -> bool {
-        matches!(self, Self::Volume { .. })
+        matches!(self, Self::Volume(_))
     }
 
     /// Whether a look from here sees what it holds now (a volume's clone is read back); a pod's
     /// clone is known only by what its pod saved, recorded when its agent ended.
     pub fn seen_from_here(&self) -> bool {
-        !matches!(self, Self::Pod { .. })
+        !matches!(self, Self::Pod(_))
     }
 
     /// Whether it is a directory on this machine's disk: a volume's or a pod's clone is not (its
     /// path here is only its name), so its path missing here says nothing.
     pub fn on_this_disk(&self) -> bool {
-        !matches!(self, Self::Volume { .. } | Self::Pod { .. })
+        !matches!(self, Self::Volume(_) | Self::Pod(_))
     }
 
-    /// The commit its branch started at, if it is a worktree.
+    /// The commit its branch started at, if it is git-based.
     pub fn base(&self) -> Option<&str> {
-        match self {
-            Self::Folder => None,
-            Self::Worktree { base, .. }
-            | Self::Pool { base, .. }
-            | Self::Volume { base, .. }
-            | Self::Pod { base, .. } => Some(base),
-        }
+        self.git().map(|g| g.base.as_str())
     }
 
     /// Where its branch is on this machine, for work that leaves it (a merge, a pull request):
@@ -141,26 +163,20 @@ impl WorkspaceKind {
     /// saying why for a folder, or a pod whose branch is on its remote.
     pub fn local_branch(&self) -> Result<(&std::path::Path, &str, Option<&str>), String> {
         match self {
-            Self::Worktree { repo, branch, base_ref, .. }
-            | Self::Volume { repo, branch, base_ref, .. }
-            | Self::Pod { repo, branch, base_ref, remote: None, .. } => Ok((repo, branch, Some(base_ref))),
-            Self::Pool { repo, branch, .. } => Ok((repo, branch, None)),
-            Self::Pod { remote: Some(remote), .. } => {
+            Self::Pod(PodClone { remote: Some(remote), .. }) => {
                 Err(format!("its branch is on {remote}, not here: work with it there"))
             }
             Self::Folder => Err("a folder workspace has no branch".into()),
+            kind => {
+                let git = kind.git().ok_or("it has no branch")?;
+                Ok((&git.repo, &git.branch, Some(git.base_ref.as_str()).filter(|r| !r.is_empty())))
+            }
         }
     }
 
     /// The repository it is a worktree of, if it is one.
     pub fn repo(&self) -> Option<&std::path::Path> {
-        match self {
-            Self::Folder => None,
-            Self::Worktree { repo, .. }
-            | Self::Pool { repo, .. }
-            | Self::Volume { repo, .. }
-            | Self::Pod { repo, .. } => Some(repo),
-        }
+        self.git().map(|g| g.repo.as_path())
     }
 }
 
@@ -219,7 +235,7 @@ impl Workspace {
         if self.settings_from.is_some() {
             owned.push(PathBuf::from(SETTINGS_LOCAL));
         }
-        if matches!(self.kind, WorkspaceKind::Pool { .. }) {
+        if matches!(self.kind, WorkspaceKind::Pool(_)) {
             owned.push(PathBuf::from(TASK_FILE));
         }
         owned
@@ -227,5 +243,71 @@ impl Workspace {
 
     pub fn branch(&self) -> Option<&str> {
         self.kind.branch()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Event;
+
+    /// Events as bosun recorded them before the git-based kinds shared `WorkBranch`: each still
+    /// decodes to what it said, and is written again as it was.
+    #[test]
+    fn workspace_kinds_recorded_before_still_decode_and_encode_as_they_were() {
+        let kinds = [
+            (r#"{"kind":"folder"}"#, WorkspaceKind::Folder),
+            (
+                r#"{"kind":"worktree","repo":"/r","branch":"b","base_ref":"main","base":"c0ffee"}"#,
+                WorkspaceKind::Worktree(git("main", "c0ffee")),
+            ),
+            (
+                r#"{"kind":"pool","repo":"/r","slot":"r--1","branch":"b","base":"c0ffee","task":"do it"}"#,
+                WorkspaceKind::Pool(PoolTask {
+                    git: git("", "c0ffee"),
+                    slot: Some(crate::SlotId::new("r", 1)),
+                    task: Some("do it".into()),
+                }),
+            ),
+            (
+                r#"{"kind":"pool","repo":"/r","slot":null,"branch":"b","base":"","task":null}"#,
+                WorkspaceKind::Pool(PoolTask { git: git("", ""), slot: None, task: None }),
+            ),
+            (
+                r#"{"kind":"volume","repo":"/r","branch":"b","base_ref":"HEAD","base":"c0ffee","volume":"bosun-ws-a","image":"agent:1"}"#,
+                WorkspaceKind::Volume(VolumeClone {
+                    git: git("HEAD", "c0ffee"),
+                    volume: "bosun-ws-a".into(),
+                    image: "agent:1".into(),
+                }),
+            ),
+            (
+                r#"{"kind":"pod","repo":"/r","remote":"https://git.example/r","branch":"b","base_ref":"HEAD","base":"c0ffee","claim":{"namespace":"x","name":"bosun-7-work"}}"#,
+                WorkspaceKind::Pod(PodClone {
+                    git: git("HEAD", "c0ffee"),
+                    remote: Some("https://git.example/r".into()),
+                    claim: Some(PodClaim { namespace: "x".into(), name: "bosun-7-work".into() }),
+                }),
+            ),
+            (
+                r#"{"kind":"pod","repo":"/r","branch":"b","base_ref":"HEAD","base":"c0ffee"}"#,
+                WorkspaceKind::Pod(PodClone { git: git("HEAD", "c0ffee"), remote: None, claim: None }),
+            ),
+        ];
+        for (recorded, kind) in kinds {
+            let decoded: WorkspaceKind = serde_json::from_str(recorded).unwrap_or_else(|e| panic!("{recorded}: {e}"));
+            assert_eq!(decoded, kind, "{recorded}");
+            let again: serde_json::Value = serde_json::to_value(&decoded).unwrap();
+            assert_eq!(again, serde_json::from_str::<serde_json::Value>(recorded).unwrap(), "{recorded}");
+        }
+        // A whole event of the log, as an older bosun wrote it.
+        let line = r#"{"type":"workspace_creating","workspace":{"id":"ws-a-7","name":"a","nonce":"7","path":"/s/ws-a-7","kind":{"kind":"worktree","repo":"/r","branch":"b","base_ref":"main","base":"c0ffee"},"state":{"state":"creating"},"created_at":5,"settings_from":null,"error":null}}"#;
+        let event: Event = serde_json::from_str(line).unwrap();
+        let Event::WorkspaceCreating { workspace } = event else { panic!("{event:?}") };
+        assert_eq!(workspace.kind.local_branch(), Ok((std::path::Path::new("/r"), "b", Some("main"))));
+    }
+
+    fn git(base_ref: &str, base: &str) -> WorkBranch {
+        WorkBranch { repo: "/r".into(), branch: "b".into(), base_ref: base_ref.into(), base: base.into() }
     }
 }

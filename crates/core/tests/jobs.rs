@@ -176,12 +176,12 @@ fn a_job_with_a_workspace_starts_once_it_is_made_and_renders_its_steps_there() {
         name: bosun_core::Name::parse("build").unwrap(),
         nonce: nonce.clone(),
         workspaces_root: "/state/workspaces".into(),
-        kind: bosun_core::WorkspaceKind::Worktree {
+        kind: bosun_core::WorkspaceKind::Worktree(bosun_core::WorkBranch {
             repo: "/repo".into(),
             branch: "feature/auth".into(),
             base_ref: "HEAD".into(),
             base: "c0ffee".into(),
-        },
+        }),
         settings_from: None,
         pool: None,
     });
@@ -532,14 +532,16 @@ fn a_job_step_whose_agent_runs_in_a_pod_ends_only_once_its_pod_said_what_its_sav
     };
     let pod = bosun_core::Pod { source: Some(Box::new(source)), ..bosun_core::Pod::new("default", "agent:1") };
     let ws = spec.workspace.as_mut().unwrap();
-    ws.kind = bosun_core::WorkspaceKind::Pod {
-        repo: "/repo".into(),
+    ws.kind = bosun_core::WorkspaceKind::Pod(bosun_core::PodClone {
+        git: bosun_core::WorkBranch {
+            repo: "/repo".into(),
+            branch: "b".into(),
+            base_ref: "HEAD".into(),
+            base: "c0ffee".into(),
+        },
         remote: Some("git://r".into()),
-        branch: "b".into(),
-        base_ref: "HEAD".into(),
-        base: "c0ffee".into(),
         claim: None,
-    };
+    });
     spec.agents.get_mut("fixer").unwrap().runtime = bosun_core::Runtime::K8s(pod);
     let mut sim = Sim::new();
     let (id, agent) = agent_up(&mut sim, spec);

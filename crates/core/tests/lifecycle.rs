@@ -151,14 +151,16 @@ fn a_pods_workspace_marked_dirty_stays_so_though_no_look_from_here_sees_its_work
     sim.ok(Input::SessionKilled { agent: a });
     sim.ok(Input::WorkspaceInspected { id: w.clone(), dirty: Some(true), ahead: 0 });
     let ws = sim.state.workspaces.get_mut(&w).unwrap();
-    ws.kind = bosun_core::WorkspaceKind::Pod {
-        repo: "/repo".into(),
-        branch: "agent/x".into(),
-        base_ref: "main".into(),
-        base: "c1".into(),
+    ws.kind = bosun_core::WorkspaceKind::Pod(bosun_core::PodClone {
+        git: bosun_core::WorkBranch {
+            repo: "/repo".into(),
+            branch: "agent/x".into(),
+            base_ref: "main".into(),
+            base: "c1".into(),
+        },
         remote: None,
         claim: None,
-    };
+    });
     // A pod's clone is not here: the look finds nothing, and its mark is all there is.
     let refused = sim.feed(Input::RemoveWorkspace { id: w.clone(), force: false, probe: WorkspaceProbe::default() });
     assert_eq!(refused, Err(Rejection::WorkspaceDirty(w.clone())));

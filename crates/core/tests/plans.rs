@@ -5,6 +5,7 @@
 
 mod support;
 
+use bosun_core::WorkBranch;
 use bosun_core::{
     Effect, Input, JobId, JobWorkspace, Name, Nonce, Origin, Plan, PlanBranch, PlanJob, PlanJobState, PlanState,
     WorkspaceKind,
@@ -94,12 +95,12 @@ fn run(sim: &mut Sim, (index, id, b): &(usize, JobId, PlanBranch), branch: &str,
         name: Name::derive("build"),
         nonce: Nonce::from_bits(*index as u64 + 100 * sim.state.jobs.len() as u64),
         workspaces_root: "/ws".into(),
-        kind: WorkspaceKind::Worktree {
+        kind: WorkspaceKind::Worktree(WorkBranch {
             repo: "/repo".into(),
             branch: branch.into(),
             base_ref: b.base.clone(),
             base: "abc".into(),
-        },
+        }),
         settings_from: None,
         pool: None,
     });
@@ -265,12 +266,12 @@ fn a_plan_agents_prompt_and_nudges_carry_its_job_branches_and_dependencies() {
         name: Name::derive("build"),
         nonce: Nonce::from_bits(77),
         workspaces_root: "/ws".into(),
-        kind: WorkspaceKind::Worktree {
+        kind: WorkspaceKind::Worktree(WorkBranch {
             repo: "/repo".into(),
             branch: "feature/api".into(),
             base_ref: "feature/schema".into(),
             base: "abc".into(),
-        },
+        }),
         settings_from: None,
         pool: None,
     });
@@ -478,12 +479,12 @@ fn a_crash_while_variants_run_resumes_those_made_and_fails_the_one_never_made() 
             name: Name::derive("build"),
             nonce: Nonce::from_bits(500 + sim.state.jobs.len() as u64),
             workspaces_root: "/ws".into(),
-            kind: WorkspaceKind::Worktree {
+            kind: WorkspaceKind::Worktree(WorkBranch {
                 repo: "/repo".into(),
                 branch: branch.into(),
                 base_ref: "main".into(),
                 base: "abc".into(),
-            },
+            }),
             settings_from: None,
             pool: None,
         });

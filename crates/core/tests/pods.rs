@@ -9,6 +9,7 @@ use bosun_core::{
     Effect, Event, ExitStatus, Input, Place, Pod, PodSource, Runtime, SavedWork, SessionBackend, WorkspaceKind,
     WorkspaceState,
 };
+use bosun_core::{PodClone, WorkBranch};
 use support::*;
 
 fn in_pod(n: u64) -> bosun_core::AgentSpec {
@@ -29,14 +30,11 @@ fn in_pod_with(n: u64, claim: Option<&str>) -> bosun_core::AgentSpec {
     };
     let pod = Pod { source: Some(Box::new(source)), claim: claim.map(str::to_owned), ..Pod::new("agents", "agent:1") };
     bosun_core::AgentSpec {
-        kind: WorkspaceKind::Pod {
-            repo: "/repo".into(),
+        kind: WorkspaceKind::Pod(PodClone {
+            git: WorkBranch { repo: "/repo".into(), branch, base_ref: "HEAD".into(), base: "c0ffee".into() },
             remote: Some("git://example/repo".into()),
-            branch,
-            base_ref: "HEAD".into(),
-            base: "c0ffee".into(),
             claim: claim.map(|name| bosun_core::PodClaim { namespace: "agents".into(), name: name.into() }),
-        },
+        }),
         runtime: Runtime::K8s(pod),
         ..base
     }
@@ -233,7 +231,7 @@ fn a_pod_workspace_with_no_remote_keeps_its_branch_here_when_it_holds_commits_an
     for (ahead, kept) in [(2, true), (0, false)] {
         let mut sim = Sim::new();
         let mut spec = in_pod(1);
-        if let WorkspaceKind::Pod { remote, .. } = &mut spec.kind {
+        if let WorkspaceKind::Pod(PodClone { remote, .. }) = &mut spec.kind {
             *remote = None;
         }
         let (a, w) = sim.start_with(spec);

@@ -11,6 +11,7 @@ use bosun_core::{
     AgentId, AgentSpec, Effect, Event, ExitStatus, Input, PoolAsk, PoolBase, PoolSpec, Reality, Rejection, SlotId,
     SlotProbe, SlotState, WorkspaceId, WorkspaceKind, WorkspaceProbe, WorkspaceState,
 };
+use bosun_core::{PoolTask, WorkBranch};
 use proptest::prelude::*;
 use support::{spec, Sim};
 
@@ -29,13 +30,11 @@ fn pooled(n: u64, size: u32, wait: bool) -> AgentSpec {
     let s = spec(n);
     let branch = s.nonce.default_branch();
     AgentSpec {
-        kind: WorkspaceKind::Pool {
-            repo: PathBuf::from("/repo"),
+        kind: WorkspaceKind::Pool(PoolTask {
+            git: WorkBranch { repo: PathBuf::from("/repo"), branch, base: String::new(), base_ref: String::new() },
             slot: None,
-            branch,
-            base: String::new(),
             task: Some(format!("task {n}")),
-        },
+        }),
         pool: Some(PoolAsk { spec: pool_spec(size), wait }),
         backend: Default::default(),
         runtime: Default::default(),
@@ -57,9 +56,7 @@ fn bound(effects: &[Effect]) -> Vec<(WorkspaceId, PathBuf)> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::CreateWorkspace { id, path, kind: WorkspaceKind::Pool { .. }, .. } => {
-                Some((id.clone(), path.clone()))
-            }
+            Effect::CreateWorkspace { id, path, kind: WorkspaceKind::Pool(_), .. } => Some((id.clone(), path.clone())),
             _ => None,
         })
         .collect()
@@ -134,7 +131,9 @@ fn a_first_task_makes_the_pool_and_a_slot_and_is_bound_to_it_once_made() {
     assert_eq!(bound(&effects), [(w.clone(), path.clone())]);
     let ws = &sim.state.workspaces[&w];
     assert_eq!(ws.state, WorkspaceState::Creating);
-    assert!(matches!(&ws.kind, WorkspaceKind::Pool { slot: Some(s), base, .. } if s == &slot(1) && base == "c1"));
+    assert!(
+        matches!(&ws.kind, WorkspaceKind::Pool(PoolTask { git: WorkBranch { base, .. }, slot: Some(s), .. }) if s == &slot(1) && base == "c1")
+    );
     assert_eq!(sim.state.agents[&a].cwd, path, "the agent works where its workspace is");
     assert_eq!(sim.state.agents[&a].env["BOSUN_WORKSPACE"], path.display().to_string());
     assert!(sim.state.pools["repo"].waiting.is_empty());

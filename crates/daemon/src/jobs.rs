@@ -8,11 +8,12 @@ use std::path::{Path, PathBuf};
 use bosun_adapters::{AdapterError, Git};
 use bosun_core::template::{render, render_shell, Scope, Target};
 use bosun_core::{
-    AgentPlan, ItemId, JobBook, JobDef, JobId, JobSource as Source, JobSpec, JobWorkspace, Name, Nonce, PlanBranch,
-    StepRun, WorkspaceKind,
+    AgentPlan, Gather, ItemId, JobAsk, JobBook, JobDef, JobId, JobSpec, JobWorkspace, Name, Nonce, PlanBranch, Runtime,
+    StepRun, WorkBranch, WorkspaceKind,
 };
 use bosun_wire::StateDir;
 
+use bosun_core::PoolTask;
 /// How deep jobs may run each other as steps (lowering refuses deeper ones already).
 use bosun_runbook::lower::MAX_DEPTH;
 
@@ -98,7 +99,7 @@ impl Making<'_> {
                  instead): start it again"
             ))
         })?;
-        let (git, dirs, cwd, nonce) = (self.git, self.dirs, asked.cwd.as_path(), &asked.nonce);
+        let (dirs, cwd, nonce) = (self.dirs, asked.cwd.as_path(), &asked.nonce);
         let mut vars = vars;
         for (k, v) in &job.defaults {
             vars.entry(k.clone()).or_insert_with(|| v.clone());
@@ -129,67 +130,13 @@ impl Making<'_> {
             scope.set("local", k, value.as_str());
             locals.insert(k.clone(), value);
         }
-        let mut pool = None;
-        let workspace = match &job.source {
-            // A job run as a step works in its parent's workspace.
-            _ if own_workspace.is_none() => None,
-            Source::None | Source::Folder | Source::Pool { .. } if own_workspace.flatten().is_some() => {
-                return Err(err(format!("job {name:?} runs in a plan, so it needs `source = \"worktree\"`")));
-            }
-            Source::None => None,
-            Source::Folder => Some(WorkspaceKind::Folder),
-            Source::Worktree { branch, base_ref } => {
-                let repo = git.repo_root(cwd).map_err(|e| e.to_string())?;
-                let text = |t: &str| render(t, &scope, Target::Text).map_err(|e| err(e.to_string()));
-                let mut branch = branch.as_deref().map(text).transpose()?.unwrap_or_else(|| nonce.default_branch());
-                let mut base_ref = match base_ref {
-                    Some(r) if r.contains("$(") => evaluate(r, &scope, &repo)?,
-                    Some(r) => text(r)?,
-                    None => "HEAD".to_owned(),
-                };
-                let mut merged = None;
-                if let Some(plan) = own_workspace.flatten() {
-                    base_ref = plan.base.clone();
-                    branch = free_branch(git, &repo, plan)?;
-                    // It uses several jobs: it starts where their branches are merged.
-                    if !plan.merge.is_empty() {
-                        let merged_in = git.merge(&repo, &plan.base, &plan.merge).map_err(|e| match e {
-                            AdapterError::MergeConflict { .. } => {
-                                format!("{e}: merge them by hand (or change the plan's `using`) and resume")
-                            }
-                            e => e.to_string(),
-                        });
-                        merged = Some(merged_in?);
-                    }
-                }
-                let base = match merged {
-                    Some(commit) => commit,
-                    None => git.resolve_commit(&repo, &base_ref).map_err(|e| e.to_string())?,
-                };
-                git.check_new_branch(&repo, &branch).map_err(|e| e.to_string())?;
-                Some(WorkspaceKind::Worktree { repo, branch, base_ref, base })
-            }
-            Source::Pool { branch } => {
-                let repo = git.repo_root(cwd).map_err(|e| e.to_string())?;
-                let text = |t: &str| render(t, &scope, Target::Text).map_err(|e| err(e.to_string()));
-                let branch = branch.as_deref().map(text).transpose()?.unwrap_or_else(|| nonce.default_branch());
-                git.check_new_branch(&repo, &branch).map_err(|e| e.to_string())?;
-                let spec =
-                    new_pool(self.pools, repo.clone(), dirs.workspaces(), None, None).map_err(|e| e.to_string())?;
-                pool = Some(bosun_core::PoolAsk { spec, wait: true });
-                Some(WorkspaceKind::Pool { repo, slot: None, branch, base: String::new(), task: None })
-            }
-        };
+        let (workspace, runtimes) = self.workspace(name, job, &scope, nonce, cwd, own_workspace)?;
         let mut agents = agents(job, cwd)?;
-        let workspace = into_pods(name, job, workspace, &mut agents, git, nonce)?;
-        let workspace = workspace.map(|kind| JobWorkspace {
-            name: Name::derive(name),
-            nonce: nonce.clone(),
-            workspaces_root: dirs.workspaces(),
-            kind,
-            settings_from: None,
-            pool,
-        });
+        for (agent, runtime) in runtimes {
+            if let Some(plan) = agents.get_mut(&agent) {
+                plan.runtime = runtime;
+            }
+        }
         let logs = dirs.root().join("jobs").join(id.as_str());
         Ok(JobSpec {
             id,
@@ -214,6 +161,93 @@ impl Making<'_> {
             parent: None,
         })
     }
+}
+
+impl Making<'_> {
+    /// The job's own workspace and the runtimes of its agents that it changes, as the core's
+    /// siting rule decides them from what the job asks and what the repository holds:
+    /// its branch and ref rendered (a ref with `$(…)` run in the repository), or, for a plan's
+    /// job, the plan's branch (made free) from where the jobs it uses are merged.
+    fn workspace(
+        &self,
+        name: &str,
+        job: &JobDef,
+        scope: &Scope,
+        nonce: &Nonce,
+        cwd: &Path,
+        own_workspace: Option<Option<&PlanBranch>>,
+    ) -> Result<(Option<JobWorkspace>, BTreeMap<String, Runtime>), String> {
+        let git = self.git;
+        let plan = own_workspace.flatten();
+        let ask = JobAsk {
+            job: name,
+            source: &job.source,
+            as_step: own_workspace.is_none(),
+            in_plan: plan.is_some(),
+            steps: job.steps.iter().map(|s| (s.name.as_str(), &s.run)).collect(),
+            agents: job.agents.iter().map(|(n, a)| (n.as_str(), &a.plan.runtime)).collect(),
+        };
+        ask.check().map_err(|refused| refused.to_string())?;
+        let (branch, base_ref) = job.source.templates();
+        let text = |t: &str| render(t, scope, Target::Text).map_err(|e| err(e.to_string()));
+        let facts = match ask.gather(branch.map(text).transpose()?, None, nonce) {
+            Some(Gather::NewBranch { branch, remote, .. }) => {
+                let repo = git.repo_root(cwd).map_err(|e| e.to_string())?;
+                let found = match plan {
+                    Some(plan) => plan_branch(git, repo, plan)?,
+                    None => {
+                        let base_ref = match base_ref {
+                            Some(r) if r.contains("$(") => evaluate(r, scope, &repo)?,
+                            Some(r) => text(r)?,
+                            None => "HEAD".to_owned(),
+                        };
+                        let base = git.resolve_commit(&repo, &base_ref).map_err(|e| e.to_string())?;
+                        WorkBranch { repo, branch, base_ref, base }
+                    }
+                };
+                Some(crate::repo_facts::new_branch(git, found, remote).map_err(|e| e.to_string())?)
+            }
+            Some(gather) => {
+                Some(crate::repo_facts::find(git, cwd.to_owned(), gather, None).map_err(|e| e.to_string())?)
+            }
+            None => None,
+        };
+        let sited = ask.site(facts, nonce).map_err(|refused| refused.to_string())?;
+        let Some(kind) = sited.kind else { return Ok((None, sited.runtimes)) };
+        let pool = match &kind {
+            WorkspaceKind::Pool(PoolTask { git: WorkBranch { repo, .. }, .. }) => {
+                let spec = new_pool(self.pools, repo.clone(), self.dirs.workspaces(), None, None);
+                Some(bosun_core::PoolAsk { spec: spec.map_err(|e| e.to_string())?, wait: true })
+            }
+            _ => None,
+        };
+        let workspace = JobWorkspace {
+            name: Name::derive(name),
+            nonce: nonce.clone(),
+            workspaces_root: self.dirs.workspaces(),
+            kind,
+            settings_from: None,
+            pool,
+        };
+        Ok((Some(workspace), sited.runtimes))
+    }
+}
+
+/// A plan job's branch in `repo`: the plan's (made free), from the plan's base or, when it uses
+/// several jobs, from where their branches are merged.
+fn plan_branch(git: &dyn Git, repo: PathBuf, plan: &PlanBranch) -> Result<WorkBranch, String> {
+    let branch = free_branch(git, &repo, plan)?;
+    let base = if plan.merge.is_empty() {
+        git.resolve_commit(&repo, &plan.base).map_err(|e| e.to_string())?
+    } else {
+        git.merge(&repo, &plan.base, &plan.merge).map_err(|e| match e {
+            AdapterError::MergeConflict { .. } => {
+                format!("{e}: merge them by hand (or change the plan's `using`) and resume")
+            }
+            e => e.to_string(),
+        })?
+    };
+    Ok(WorkBranch { repo, branch, base_ref: plan.base.clone(), base })
 }
 
 /// The pool `repo` gets when it has none: named after its directory, its base found by git.
@@ -249,54 +283,6 @@ fn free_branch(git: &dyn Git, repo: &Path, plan: &PlanBranch) -> Result<String, 
 }
 
 /// The agents the job's steps run, a `prompt_file` read now, from where the job was asked for.
-/// A job whose agents run in pods (`runtime = { k8s = … }`) has its workspace there: a clone of
-/// its worktree's branch in each agent's pod, which pushes it back to the repository's remote as
-/// it ends, or, with no remote, sends it back as a bundle (the next agent's pod starts from
-/// what the last one saved), on one claim when an
-/// agent asks for storage. Nothing of it is on this machine, so every agent of the job runs in
-/// a pod, in one namespace, and no step runs a command here.
-fn into_pods(
-    name: &str,
-    job: &JobDef,
-    workspace: Option<WorkspaceKind>,
-    agents: &mut BTreeMap<String, AgentPlan>,
-    git: &dyn Git,
-    nonce: &bosun_core::Nonce,
-) -> Result<Option<WorkspaceKind>, String> {
-    let Some((first, pod)) = agents.iter().find_map(|(n, a)| a.runtime.pod().map(|p| (n.clone(), p.clone()))) else {
-        return Ok(workspace);
-    };
-    let steps = job.steps.iter().map(|s| (s.name.as_str(), &s.run));
-    let runtimes = agents.iter().map(|(n, a)| (n.as_str(), &a.runtime));
-    if let Some(why) = bosun_core::pods_refusal(name, &job.source, steps, runtimes) {
-        return Err(err(why));
-    }
-    let Some(WorkspaceKind::Worktree { repo, branch, base_ref, base }) = workspace else {
-        return Err(err(format!(
-            "job {name:?} runs agent {first:?} in a pod, which clones its workspace: it needs `source = \"worktree\"` \
-             (and is not run as another job's step)"
-        )));
-    };
-    let remote = git.remote_url(&repo).map_err(|e| e.to_string())?;
-    // One claim for the job's workspace, of the largest size any of its agents asks.
-    let size = agents.values().filter_map(|a| a.runtime.pod()?.storage_bytes).max();
-    let claim = size
-        .map(|_| bosun_core::PodClaim { namespace: pod.namespace.clone(), name: bosun_core::Pod::claim_name(nonce) });
-    for plan in agents.values_mut() {
-        if let bosun_core::Runtime::K8s(p) = &mut plan.runtime {
-            p.source = Some(Box::new(bosun_core::PodSource {
-                remote: remote.clone(),
-                repo: repo.clone(),
-                base: base.clone(),
-                branch: branch.clone(),
-            }));
-            p.claim = claim.as_ref().map(|c| c.name.clone());
-            p.storage_bytes = size;
-        }
-    }
-    Ok(Some(WorkspaceKind::Pod { repo, remote, branch, base_ref, base, claim }))
-}
-
 fn agents(def: &JobDef, cwd: &Path) -> Result<BTreeMap<String, AgentPlan>, String> {
     let mut out = BTreeMap::new();
     for (name, agent) in &def.agents {

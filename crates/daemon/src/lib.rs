@@ -19,6 +19,7 @@ mod pods;
 mod preflight;
 mod pull_request;
 mod reconcile;
+mod repo_facts;
 mod server;
 mod spool;
 mod store;

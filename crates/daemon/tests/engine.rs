@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bosun_core::WorkBranch;
 use bosun_core::{
     AgentId, AgentSpec, DeathReason, ExitStatus, Input, Name, Nonce, SessionState, State, WorkspaceKind, WorkspaceState,
 };
@@ -75,12 +76,12 @@ fn spec(n: u64, agents_root: &std::path::Path) -> AgentSpec {
         backend: Default::default(),
         runtime: Default::default(),
         name: Name::parse("fake").unwrap(),
-        kind: WorkspaceKind::Worktree {
+        kind: WorkspaceKind::Worktree(WorkBranch {
             repo: "/repo".into(),
             branch: nonce.default_branch(),
             base_ref: "HEAD".into(),
             base: "c0ffee".into(),
-        },
+        }),
         nonce,
         workspaces_root: "/state/workspaces".into(),
         settings_from: None,

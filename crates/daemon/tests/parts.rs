@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use bosun_core::{Agent, Chain, Classify, ItemState, JobState, Outcome, Policy, SessionState, TurnClass};
 use bosun_testkit::poll::wait_for;
-use bosun_wire::{read_frame, write_frame, Envelope, Request, Response, StartAgent, StateDir, WorkspaceChoice};
+use bosun_wire::{read_frame, write_frame, Envelope, Request, Response, StartAgent, StateDir};
 
 /// A daemon on a state directory of its own, its parts the fakes', stopped when dropped.
 struct Daemon {
@@ -73,7 +73,7 @@ fn start_agent(work: &Path, command: &[&str], policy: Policy) -> Request {
     Request::StartAgent(Box::new(StartAgent {
         repo: None,
         cwd: work.to_owned(),
-        workspace: WorkspaceChoice::Folder,
+        workspace: bosun_core::WorkspaceAsk::Folder,
         branch: None,
         base_ref: None,
         name: Some("helper".into()),
@@ -177,7 +177,7 @@ fn a_pull_request_is_opened_through_the_forge_for_the_agents_branch() {
     let work = daemon.work();
     let Request::StartAgent(mut start) = start_agent(&work, &["cat"], Policy::default()) else { unreachable!() };
     (start.workspace, start.branch, start.base_ref) =
-        (WorkspaceChoice::Worktree, Some("feature/x".into()), Some("main".into()));
+        (bosun_core::WorkspaceAsk::Worktree, Some("feature/x".into()), Some("main".into()));
     let started = daemon.ask(Request::StartAgent(start));
     assert!(matches!(started, Response::Started(_)), "{started:?}");
     let ask = bosun_wire::PrAsk { target: "helper".into(), into: None, title: Some("Fix it".into()), draft: false };

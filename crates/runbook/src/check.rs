@@ -252,14 +252,22 @@ fn check_job(rb: &Runbook, name: &str, job: &Job, p: &mut Problems) {
         );
     }
     check_templates(job, name, p);
-    // Agents in pods take the job's workspace there (see `bosun_core::pods_refusal`).
+    // Agents in pods take the job's workspace there (see `bosun_core::JobAsk::check`).
     let agents = job.steps.iter().filter_map(|s| match &s.run {
         Run::Agent(a) => rb.agents.get(a).map(|def| (a.as_str(), &def.runtime)),
         _ => None,
     });
     let steps = job.steps.iter().map(|s| (s.name.as_str(), &s.run));
-    if let Some(why) = bosun_core::pods_refusal(name, &job.source, steps, agents) {
-        p.at(&job.span, why);
+    let ask = bosun_core::JobAsk {
+        job: name,
+        source: &job.source,
+        as_step: false,
+        in_plan: false,
+        steps: steps.collect(),
+        agents: agents.collect(),
+    };
+    if let Err(refused) = ask.check() {
+        p.at(&job.span, refused.to_string());
     }
 }
 

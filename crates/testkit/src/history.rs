@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use bosun_core::driver::Driver;
+use bosun_core::WorkBranch;
 use bosun_core::{
     apply, decide, AgentId, AgentSpec, Event, Input, Name, Nonce, Observation, Policy, Source, State, Timestamp,
     WorkspaceId, WorkspaceKind,
@@ -104,12 +105,12 @@ fn spec(n: u64) -> AgentSpec {
     let nonce = Nonce::from_bits(n);
     AgentSpec {
         name: name(),
-        kind: WorkspaceKind::Worktree {
+        kind: WorkspaceKind::Worktree(WorkBranch {
             repo: "/home/dev/src/project".into(),
             branch: nonce.default_branch(),
             base_ref: "HEAD".into(),
             base: "4b825dc642cb6eb9a060e54bf8d69288fbee4904".into(),
-        },
+        }),
         nonce,
         workspaces_root: "/home/dev/.local/state/bosun/workspaces".into(),
         settings_from: Some("/home/dev/src/project/.claude/settings.json".into()),

@@ -11,7 +11,7 @@ mod response;
 pub use frame::{decode, encode, read_frame, read_frame_within, write_frame, FrameError, MAX_FRAME};
 pub use hook::{HookEvent, NOTIFY};
 pub use paths::{StateDir, StateDirError};
-pub use request::{Envelope, EventsQuery, MergeAsk, PoolAsk, PrAsk, Request, RunCommand, StartAgent, WorkspaceChoice};
+pub use request::{Envelope, EventsQuery, MergeAsk, PoolAsk, PrAsk, Request, RunCommand, StartAgent};
 pub use response::{
     AgentDetail, AgentSummary, DaemonStatus, ErrorKind, Finding, Fixed, Listing, Pools, Pruned, Removed, Response,
     Started, WireError,

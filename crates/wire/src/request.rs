@@ -277,23 +277,12 @@ pub struct EventsQuery {
     pub job: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WorkspaceChoice {
-    Worktree,
-    Folder,
-    /// A workspace of the repository's pool (made when it has none).
-    Pool,
-    /// A clone in a volume of the container engine (only for an agent in a container).
-    Volume,
-}
-
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StartAgent {
     /// `--repo`, made absolute by the CLI; else the CLI's working directory is used.
     pub repo: Option<PathBuf>,
     pub cwd: PathBuf,
-    pub workspace: WorkspaceChoice,
+    pub workspace: bosun_core::WorkspaceAsk,
     pub branch: Option<String>,
     pub base_ref: Option<String>,
     pub name: Option<String>,

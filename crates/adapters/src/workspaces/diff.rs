@@ -11,6 +11,7 @@ use bosun_core::{Change, FileChange, WorkDiff, Workspace, WorkspaceKind, PATCH_M
 
 use super::git::{command_error, git, output, stderr_text};
 use crate::AdapterError;
+use bosun_core::{PodClone, PoolTask, VolumeClone, WorkBranch};
 
 /// The diff of workspace `ws` (bosun's own files in it left out), with its patch when `patch`
 /// (coloured when `color`).
@@ -19,18 +20,20 @@ pub(crate) fn diff(ws: &Workspace, tip: Option<&str>, patch: bool, color: bool) 
     let no_base = |why: &str| AdapterError::Command { command: "bosun diff".into(), stderr: why.to_owned() };
     let (dir, base, branch, range, index) = match kind {
         WorkspaceKind::Folder => return Err(no_base("a folder workspace has no commit it started at to compare with")),
-        WorkspaceKind::Pod { remote: Some(remote), .. } => {
+        WorkspaceKind::Pod(PodClone { remote: Some(remote), .. }) => {
             return Err(no_base(&format!(
                 "its clone is in its pod, and its branch goes back to {remote}: fetch it from there"
             )))
         }
-        WorkspaceKind::Pool { base, branch, .. } if base.is_empty() => {
+        WorkspaceKind::Pool(PoolTask { git: WorkBranch { base, branch, .. }, .. }) if base.is_empty() => {
             return Err(no_base(&format!("its task waits for a pool slot: nothing on {branch} yet")))
         }
-        WorkspaceKind::Worktree { base, branch, .. } | WorkspaceKind::Pool { base, branch, .. } => {
+        WorkspaceKind::Worktree(WorkBranch { base, branch, .. })
+        | WorkspaceKind::Pool(PoolTask { git: WorkBranch { base, branch, .. }, .. }) => {
             (path.to_path_buf(), base.clone(), branch.clone(), base.clone(), Some(ScratchIndex::new()?))
         }
-        WorkspaceKind::Volume { repo, base, branch, .. } | WorkspaceKind::Pod { repo, base, branch, .. } => {
+        WorkspaceKind::Volume(VolumeClone { git: WorkBranch { repo, base, branch, .. }, .. })
+        | WorkspaceKind::Pod(PodClone { git: WorkBranch { repo, base, branch, .. }, .. }) => {
             let tip = tip.map_or_else(|| format!("refs/heads/{branch}"), str::to_owned);
             (repo.clone(), base.clone(), branch.clone(), format!("{base}...{tip}"), None)
         }

@@ -5,8 +5,6 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use bosun_core::WorkspaceKind;
-
 use super::{clear_owned, copy_settings, create_dir_all, exists, folder_has_content, removed};
 use crate::{AdapterError, WorkspaceBackend};
 
@@ -15,18 +13,15 @@ use crate::{AdapterError, WorkspaceBackend};
 pub struct FolderBackend;
 
 impl WorkspaceBackend for FolderBackend {
-    fn create(
-        &self,
-        path: &Path,
-        _kind: &WorkspaceKind,
-        settings_from: Option<&Path>,
-        _resume: bool,
-    ) -> Result<(), AdapterError> {
+    type Kind = ();
+    const LABEL: &'static str = "folder";
+
+    fn create(&self, path: &Path, _kind: &(), settings_from: Option<&Path>, _resume: bool) -> Result<(), AdapterError> {
         create_dir_all(path)?;
         copy_settings(path, settings_from)
     }
 
-    fn is_dirty(&self, path: &Path, _kind: &WorkspaceKind, owned: &[PathBuf]) -> Result<bool, AdapterError> {
+    fn is_dirty(&self, path: &Path, _kind: &(), owned: &[PathBuf]) -> Result<bool, AdapterError> {
         if !exists(path)? {
             return Ok(false);
         }
@@ -36,7 +31,7 @@ impl WorkspaceBackend for FolderBackend {
     fn remove(
         &self,
         path: &Path,
-        kind: &WorkspaceKind,
+        kind: &(),
         force: bool,
         _delete_branch: bool,
         owned: &[PathBuf],

@@ -11,6 +11,7 @@ use super::git::{
 };
 use super::{diff, merge};
 use crate::{AdapterError, Git};
+use bosun_core::{PodClone, PoolTask, VolumeClone, WorkBranch};
 
 /// The `Git` questions, answered by the `git` found on `PATH`.
 #[derive(Debug, Default, Clone, Copy)]
@@ -156,25 +157,25 @@ impl Git for LocalGit {
     fn commits_ahead(&self, kind: &WorkspaceKind) -> Result<u32, AdapterError> {
         match kind {
             // Its branch is on the remote, not here.
-            WorkspaceKind::Folder | WorkspaceKind::Pod { remote: Some(_), .. } => Ok(0),
-            WorkspaceKind::Worktree { repo, branch, .. }
-            | WorkspaceKind::Pool { repo, branch, .. }
-            | WorkspaceKind::Volume { repo, branch, .. }
-            | WorkspaceKind::Pod { repo, branch, .. }
+            WorkspaceKind::Folder | WorkspaceKind::Pod(PodClone { remote: Some(_), .. }) => Ok(0),
+            WorkspaceKind::Worktree(WorkBranch { repo, branch, .. })
+            | WorkspaceKind::Pool(PoolTask { git: WorkBranch { repo, branch, .. }, .. })
+            | WorkspaceKind::Volume(VolumeClone { git: WorkBranch { repo, branch, .. }, .. })
+            | WorkspaceKind::Pod(PodClone { git: WorkBranch { repo, branch, .. }, .. })
                 if !branch_exists(repo, branch)? =>
             {
                 Ok(0)
             }
-            WorkspaceKind::Worktree { repo, branch, base, .. }
-            | WorkspaceKind::Volume { repo, branch, base, .. }
-            | WorkspaceKind::Pod { repo, branch, base, .. } => {
+            WorkspaceKind::Worktree(WorkBranch { repo, branch, base, .. })
+            | WorkspaceKind::Volume(VolumeClone { git: WorkBranch { repo, branch, base, .. }, .. })
+            | WorkspaceKind::Pod(PodClone { git: WorkBranch { repo, branch, base, .. }, .. }) => {
                 let mut cmd = git(repo);
                 cmd.args(["rev-list", "--count"]).arg(format!("{base}..refs/heads/{branch}"));
                 let out = run(&mut cmd)?;
                 let count = out.trim();
                 count.parse().map_err(|_| command_error(&cmd, format!("unexpected output {count:?}")))
             }
-            WorkspaceKind::Pool { repo, branch, .. } => unique_commits(repo, branch),
+            WorkspaceKind::Pool(PoolTask { git: WorkBranch { repo, branch, .. }, .. }) => unique_commits(repo, branch),
         }
     }
 }

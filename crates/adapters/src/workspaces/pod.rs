@@ -8,9 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use bosun_core::WorkspaceKind;
-
 use crate::{AdapterError, WorkspaceBackend};
+use bosun_core::{PodClone, WorkBranch};
 
 #[derive(Default)]
 pub struct PodBackend {
@@ -30,40 +29,43 @@ impl PodBackend {
 }
 
 impl WorkspaceBackend for PodBackend {
+    type Kind = PodClone;
+    const LABEL: &'static str = "pod";
+
     fn create(
         &self,
         _path: &Path,
-        kind: &WorkspaceKind,
+        kind: &PodClone,
         _settings_from: Option<&Path>,
         _resume: bool,
     ) -> Result<(), AdapterError> {
         match kind {
             // Its branch is here, where its pod's bundle comes from and goes back to.
-            WorkspaceKind::Pod { repo, remote: None, branch, base, .. } => {
+            PodClone { git: WorkBranch { repo, branch, base, .. }, remote: None, .. } => {
                 super::bundle::make_branch(repo, branch, base)
             }
             _ => Ok(()),
         }
     }
 
-    fn is_dirty(&self, _path: &Path, _kind: &WorkspaceKind, _owned: &[PathBuf]) -> Result<bool, AdapterError> {
+    fn is_dirty(&self, _path: &Path, _kind: &PodClone, _owned: &[PathBuf]) -> Result<bool, AdapterError> {
         Ok(false)
     }
 
     fn remove(
         &self,
         _path: &Path,
-        kind: &WorkspaceKind,
+        kind: &PodClone,
         _force: bool,
         delete_branch: bool,
         _owned: &[PathBuf],
     ) -> Result<(), AdapterError> {
-        if let WorkspaceKind::Pod { repo, remote: None, branch, .. } = kind {
+        if let PodClone { git: WorkBranch { repo, branch, .. }, remote: None, .. } = kind {
             if delete_branch {
                 super::git::delete_branch(repo, branch)?;
             }
         }
-        let WorkspaceKind::Pod { claim: Some(claim), .. } = kind else { return Ok(()) };
+        let PodClone { claim: Some(claim), .. } = kind else { return Ok(()) };
         let cluster = self.cluster.as_ref().ok_or_else(|| AdapterError::Command {
             command: format!("deleting claim {}/{}", claim.namespace, claim.name),
             stderr: "this daemon has no Kubernetes cluster".into(),

@@ -5,10 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use bosun_core::WorkspaceKind;
-
 use super::{copy_settings, pool, status_dirty, RepoLocks};
 use crate::{AdapterError, WorkspaceBackend};
+use bosun_core::{PoolTask, WorkBranch};
 
 /// Workspaces of `WorkspaceKind::Pool`.
 #[derive(Debug)]
@@ -24,29 +23,30 @@ impl SlotBackend {
 }
 
 impl WorkspaceBackend for SlotBackend {
+    type Kind = PoolTask;
+    const LABEL: &'static str = "pool";
+
     fn create(
         &self,
         path: &Path,
-        kind: &WorkspaceKind,
+        kind: &PoolTask,
         settings_from: Option<&Path>,
         resume: bool,
     ) -> Result<(), AdapterError> {
-        let WorkspaceKind::Pool { repo, branch, base, task, .. } = kind else {
-            return Err(AdapterError::NotAWorktree(path.to_path_buf()));
-        };
+        let PoolTask { git: WorkBranch { repo, branch, base, .. }, task, .. } = kind;
         // Under the lock: two binds must not both add the task file's exclude line.
         self.repo_locks.serialized(repo, || pool::bind(repo, path, branch, base, task.as_deref(), resume))?;
         copy_settings(path, settings_from)
     }
 
-    fn is_dirty(&self, path: &Path, _kind: &WorkspaceKind, owned: &[PathBuf]) -> Result<bool, AdapterError> {
+    fn is_dirty(&self, path: &Path, _kind: &PoolTask, owned: &[PathBuf]) -> Result<bool, AdapterError> {
         status_dirty(path, owned)
     }
 
     fn snapshot(
         &self,
         path: &Path,
-        _kind: &WorkspaceKind,
+        _kind: &PoolTask,
         owned: &[PathBuf],
         message: &str,
     ) -> Result<String, AdapterError> {
@@ -56,7 +56,7 @@ impl WorkspaceBackend for SlotBackend {
     fn remove(
         &self,
         path: &Path,
-        _kind: &WorkspaceKind,
+        _kind: &PoolTask,
         _force: bool,
         _delete_branch: bool,
         _owned: &[PathBuf],

@@ -11,11 +11,10 @@ use std::fs;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use bosun_core::WorkspaceKind;
-
 use super::git::{branch_exists, git, output, run};
 use super::{copy_settings, create_dir_all, status_dirty, RepoLocks};
 use crate::{AdapterError, Containers, WorkspaceBackend};
+use bosun_core::{VolumeClone, WorkBranch};
 
 /// The most archive a volume is read back as: beyond it, its work is not brought back (and the
 /// volume is kept).
@@ -49,13 +48,9 @@ struct Fields<'k> {
 }
 
 impl<'k> Fields<'k> {
-    fn of(path: &Path, kind: &'k WorkspaceKind) -> Result<Self, AdapterError> {
-        match kind {
-            WorkspaceKind::Volume { repo, branch, base, volume, image, .. } => {
-                Ok(Self { repo, branch, base, volume, image })
-            }
-            _ => Err(AdapterError::NotAWorktree(path.to_path_buf())),
-        }
+    fn of(kind: &'k VolumeClone) -> Self {
+        let VolumeClone { git: WorkBranch { repo, branch, base, .. }, volume, image } = kind;
+        Self { repo, branch, base, volume, image }
     }
 }
 
@@ -124,14 +119,17 @@ impl VolumeBackend {
 }
 
 impl WorkspaceBackend for VolumeBackend {
+    type Kind = VolumeClone;
+    const LABEL: &'static str = "volume";
+
     fn create(
         &self,
         path: &Path,
-        kind: &WorkspaceKind,
+        kind: &VolumeClone,
         settings_from: Option<&Path>,
         _resume: bool,
     ) -> Result<(), AdapterError> {
-        let f = Fields::of(path, kind)?;
+        let f = Fields::of(kind);
         let (engine, state) = self.engine()?;
         self.repo_locks.serialized(f.repo, || {
             if branch_exists(f.repo, f.branch)? {
@@ -164,8 +162,8 @@ impl WorkspaceBackend for VolumeBackend {
         filled
     }
 
-    fn is_dirty(&self, path: &Path, kind: &WorkspaceKind, owned: &[PathBuf]) -> Result<bool, AdapterError> {
-        let f = Fields::of(path, kind)?;
+    fn is_dirty(&self, path: &Path, kind: &VolumeClone, owned: &[PathBuf]) -> Result<bool, AdapterError> {
+        let f = Fields::of(kind);
         self.with_copy(path, &f, |copy| copy.map_or(Ok(false), |copy| status_dirty(copy, owned)))
     }
 
@@ -174,11 +172,11 @@ impl WorkspaceBackend for VolumeBackend {
     fn snapshot(
         &self,
         path: &Path,
-        kind: &WorkspaceKind,
+        kind: &VolumeClone,
         owned: &[PathBuf],
         message: &str,
     ) -> Result<String, AdapterError> {
-        let f = Fields::of(path, kind)?;
+        let f = Fields::of(kind);
         let tip = format!("refs/heads/{}", f.branch);
         self.with_copy(path, &f, |copy| match copy {
             Some(copy) => super::diff::snapshot_elsewhere(f.repo, copy, &tip, owned, message),
@@ -189,12 +187,12 @@ impl WorkspaceBackend for VolumeBackend {
     fn remove(
         &self,
         path: &Path,
-        kind: &WorkspaceKind,
+        kind: &VolumeClone,
         force: bool,
         delete_branch: bool,
         owned: &[PathBuf],
     ) -> Result<(), AdapterError> {
-        let f = Fields::of(path, kind)?;
+        let f = Fields::of(kind);
         let (engine, _) = self.engine()?;
         // Its last commits come back first, whatever happens next (looking at it brings them).
         // Commits that could not be brought back are never discarded, even forced: the person

@@ -4,11 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use bosun_core::WorkspaceKind;
-
 use super::git::{branch_exists, command_error, git, output, run, stderr_text};
 use super::{canonical, clear_owned, copy_settings, create_dir_all, exists, status_dirty, RepoLocks};
 use crate::{AdapterError, WorkspaceBackend};
+use bosun_core::WorkBranch;
 
 /// What `git worktree remove` says when it refuses because of changes.
 const REFUSED_DIRTY: &str = "contains modified or untracked files";
@@ -27,28 +26,29 @@ impl WorktreeBackend {
 }
 
 impl WorkspaceBackend for WorktreeBackend {
+    type Kind = WorkBranch;
+    const LABEL: &'static str = "worktree";
+
     fn create(
         &self,
         path: &Path,
-        kind: &WorkspaceKind,
+        kind: &WorkBranch,
         settings_from: Option<&Path>,
         resume: bool,
     ) -> Result<(), AdapterError> {
-        let WorkspaceKind::Worktree { repo, branch, base, .. } = kind else {
-            return Err(AdapterError::NotAWorktree(path.to_path_buf()));
-        };
+        let WorkBranch { repo, branch, base, .. } = kind;
         self.repo_locks.serialized(repo, || create_worktree(repo, path, branch, base, resume))?;
         copy_settings(path, settings_from)
     }
 
-    fn is_dirty(&self, path: &Path, _kind: &WorkspaceKind, owned: &[PathBuf]) -> Result<bool, AdapterError> {
+    fn is_dirty(&self, path: &Path, _kind: &WorkBranch, owned: &[PathBuf]) -> Result<bool, AdapterError> {
         status_dirty(path, owned)
     }
 
     fn snapshot(
         &self,
         path: &Path,
-        _kind: &WorkspaceKind,
+        _kind: &WorkBranch,
         owned: &[PathBuf],
         message: &str,
     ) -> Result<String, AdapterError> {
@@ -58,14 +58,12 @@ impl WorkspaceBackend for WorktreeBackend {
     fn remove(
         &self,
         path: &Path,
-        kind: &WorkspaceKind,
+        kind: &WorkBranch,
         force: bool,
         delete_branch: bool,
         owned: &[PathBuf],
     ) -> Result<(), AdapterError> {
-        let WorkspaceKind::Worktree { repo, branch, .. } = kind else {
-            return Err(AdapterError::NotAWorktree(path.to_path_buf()));
-        };
+        let WorkBranch { repo, branch, .. } = kind;
         clear_owned(self, path, kind, force, owned)?;
         self.repo_locks.serialized(repo, || remove_worktree(repo, path, force))?;
         if delete_branch {

@@ -1,39 +1,16 @@
 //! The workspace, session and runtime an agent asks for on the command line (`agent start
-//! --workspace`, `--session`, `--runtime` and the flags that go with each): their words as clap
-//! offers them, and the checks that the flags given go together, which make the workspace and
-//! runtime `agent start` asks the daemon for.
+//! --workspace`, `--session`, `--runtime` and the flags that go with each). The words of the
+//! workspace and the runtime are core's (`WorkspaceAsk`, `RuntimeAsk`), and so is the rule of
+//! which go together (`StartAsk::check`); here are the flags, and the runtime's options read
+//! from them.
 
 use std::path::PathBuf;
 
 use anyhow::Result;
-use bosun_wire::WorkspaceChoice;
+use bosun_core::{RuntimeAsk, WorkspaceAsk};
 use clap::{Args, ValueEnum};
 
 use crate::error::usage;
-
-/// `--workspace`: the kind of workspace the agent works in.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum WorkspaceKindArg {
-    /// A git worktree on a new branch
-    Worktree,
-    /// An empty directory
-    Folder,
-    /// A warm worktree of the repository's pool, handed out at once and reset after use
-    /// (see `bosun pool`)
-    Pool,
-    /// A clone on a new branch in a volume of the container engine, not on this disk
-    /// (--runtime docker only); its commits come back to the branch here when the agent ends
-    Volume,
-}
-
-/// `--runtime`: where the agent runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum RuntimeArg {
-    Local,
-    Sandbox,
-    Docker,
-    K8s,
-}
 
 /// `--session`: what holds the agent's terminal.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -60,8 +37,8 @@ pub struct WorkspaceArgs {
     /// Kind of workspace
     // Its field is `kind`; its word stays `--workspace <WORKSPACE>`.
     #[arg(id = "workspace", long = "workspace", value_name = "WORKSPACE")]
-    #[arg(value_enum, default_value_t = WorkspaceKindArg::Worktree)]
-    pub kind: WorkspaceKindArg,
+    #[arg(value_enum, default_value_t = WorkspaceAsk::Worktree)]
+    pub kind: WorkspaceAsk,
     /// Branch to create for the worktree [default: ws-<nonce>]
     #[arg(long)]
     pub branch: Option<String>,
@@ -80,31 +57,6 @@ impl WorkspaceArgs {
             None => None,
         })
     }
-
-    /// The workspace asked for, refused when its flags do not go together (or with `runtime`).
-    pub fn choice(&self, runtime: RuntimeArg) -> Result<WorkspaceChoice> {
-        Ok(match self.kind {
-            WorkspaceKindArg::Pool => {
-                if self.base_ref.is_some() {
-                    return Err(usage(
-                        "--ref does not apply to --workspace pool: its workspaces start from the pool's base",
-                    ));
-                }
-                WorkspaceChoice::Pool
-            }
-            WorkspaceKindArg::Worktree => WorkspaceChoice::Worktree,
-            WorkspaceKindArg::Volume if !matches!(runtime, RuntimeArg::Docker) => {
-                return Err(usage("--workspace volume needs --runtime docker: only a container can mount a volume"));
-            }
-            WorkspaceKindArg::Volume => WorkspaceChoice::Volume,
-            WorkspaceKindArg::Folder => {
-                if self.branch.is_some() || self.base_ref.is_some() {
-                    return Err(usage("--branch and --ref only apply to --workspace worktree"));
-                }
-                WorkspaceChoice::Folder
-            }
-        })
-    }
 }
 
 /// Where an agent asks to run: `--runtime` and the options that go with it.
@@ -115,8 +67,8 @@ pub struct RuntimeArgs {
     /// private /tmp and no home directory but its own; in a Docker container (--image); or in
     /// a Kubernetes pod (--image, --namespace) whose init container clones the repository's
     /// `origin` and whose host pushes the agent's branch back there when it ends
-    #[arg(long, value_enum, default_value_t = RuntimeArg::Local)]
-    pub runtime: RuntimeArg,
+    #[arg(long, value_enum, default_value_t = RuntimeAsk::Local)]
+    pub runtime: RuntimeAsk,
     /// --runtime k8s: the namespace of the agent's pod
     #[arg(long, value_name = "NAME", default_value = "default")]
     pub namespace: String,
@@ -157,17 +109,17 @@ impl RuntimeArgs {
             || self.namespace != "default"
             || self.bosun_in_image != "bosun"
             || self.storage.is_some();
-        if k8s_only && !matches!(self.runtime, RuntimeArg::K8s) {
+        if k8s_only && !matches!(self.runtime, RuntimeAsk::K8s) {
             return Err(usage("--namespace, --secret, --storage and --bosun-in-image apply to --runtime k8s"));
         }
         match self.runtime {
-            RuntimeArg::Local if self.no_network => Err(usage("--no-network applies to --runtime sandbox or docker")),
-            RuntimeArg::Local | RuntimeArg::Sandbox if docker_only => {
+            RuntimeAsk::Local if self.no_network => Err(usage("--no-network applies to --runtime sandbox or docker")),
+            RuntimeAsk::Local | RuntimeAsk::Sandbox if docker_only => {
                 Err(usage("--image, --cpus and --memory apply to --runtime docker or k8s"))
             }
-            RuntimeArg::Local => Ok(Runtime::Local),
-            RuntimeArg::Sandbox => Ok(Runtime::Sandbox { network: !self.no_network }),
-            RuntimeArg::Docker => {
+            RuntimeAsk::Local => Ok(Runtime::Local),
+            RuntimeAsk::Sandbox => Ok(Runtime::Sandbox { network: !self.no_network }),
+            RuntimeAsk::Docker => {
                 let image = self.image.clone().ok_or_else(|| usage("--runtime docker needs --image IMAGE"))?;
                 let cpus_milli = self.cpus.as_deref().map(Container::cpus).transpose().map_err(usage)?;
                 let memory_bytes = self.memory.as_deref().map(Container::memory).transpose().map_err(usage)?;
@@ -179,7 +131,7 @@ impl RuntimeArgs {
                     volume: None,
                 }))
             }
-            RuntimeArg::K8s => {
+            RuntimeAsk::K8s => {
                 if self.no_network {
                     return Err(usage(
                         "--no-network does not apply to --runtime k8s: a pod's network is its cluster's",

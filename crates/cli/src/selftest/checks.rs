@@ -16,7 +16,7 @@ use bosun_core::driver::dialog::{DialogAnswer, Want};
 use bosun_core::{Agent, AgentError, Event, PermissionRule, Policy, PromptKind, SessionState, Step};
 use bosun_model_server::clients::{ClaudeConfig, ClientEnv, CodexConfig};
 use bosun_model_server::{Api, ModelServer, Reply};
-use bosun_wire::{EventsQuery, StartAgent, WorkspaceChoice};
+use bosun_wire::{EventsQuery, StartAgent};
 
 use super::place::Place;
 use super::ClientName;
@@ -447,7 +447,7 @@ impl Rig<'_> {
             .start_agent(Box::new(StartAgent {
                 repo: Some(repo.clone()),
                 cwd: repo,
-                workspace: WorkspaceChoice::Worktree,
+                workspace: bosun_core::WorkspaceAsk::Worktree,
                 branch: None,
                 base_ref: None,
                 name: None,

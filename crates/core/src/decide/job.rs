@@ -172,7 +172,7 @@ fn finish(state: &State, job: &Job, end: JobState, now: Timestamp, d: &mut Decis
     d.event(Event::JobFinished { job: job.spec.id.clone(), state: end.clone(), at: now });
     // Its pool workspace leaves the line, or goes back to its pool once found clean.
     let ws = job.workspace.as_ref().and_then(|w| state.workspaces.get(w)).filter(|_| job.spec.parent.is_none());
-    if let Some(ws) = ws.filter(|w| matches!(w.kind, crate::WorkspaceKind::Pool { .. })) {
+    if let Some(ws) = ws.filter(|w| matches!(w.kind, crate::WorkspaceKind::Pool(_))) {
         match ws.state {
             WorkspaceState::Waiting => d.event(Event::WorkspaceRemoved { id: ws.id.clone(), branch_kept: None }),
             _ => d.effect(inspect(state, ws)),

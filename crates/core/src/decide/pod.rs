@@ -4,6 +4,7 @@
 
 use super::escalation::escalate;
 use super::ground::{kill, Cx, Decision};
+use crate::PodClone;
 use crate::{Event, Trigger, WorkspaceKind};
 
 /// The save of an agent's pod is recorded (`WorkSaved`), after its death and what its death set
@@ -16,7 +17,7 @@ pub(super) fn saved(cx: Cx, e: &Event, d: &mut Decision) {
     let resumed = d.agent(cx.state, agent).is_some_and(|now| !now.state.is_dead());
     // On a claim, what the save did not carry stays there, not in the pod: the pod may go.
     let claim = cx.state.workspaces.get(&a.workspace).and_then(|w| match &w.kind {
-        WorkspaceKind::Pod { claim, .. } => claim.clone(),
+        WorkspaceKind::Pod(PodClone { claim, .. }) => claim.clone(),
         _ => None,
     });
     if (saved.is_safe() || claim.is_some()) && !resumed {

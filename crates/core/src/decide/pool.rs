@@ -9,6 +9,7 @@ use crate::{
     BranchKept, Effect, Event, Pool, PoolAsk, PoolSpec, Rejection, Slot, SlotId, SlotProbe, SlotReset, SlotState,
     State, Timestamp, Workspace, WorkspaceId, WorkspaceKind, WorkspaceProbe, WorkspaceState,
 };
+use crate::{PoolTask, WorkBranch};
 
 /// The pool of the repository `spec` names, made (with a project name no other pool has) when
 /// there is none; its project.
@@ -234,7 +235,7 @@ pub(super) fn inspected(
         WorkspaceState::InUse { agent } => state.agents.get(agent).is_none_or(|a| a.state.is_dead()),
         _ => false,
     };
-    let pooled = matches!(ws.kind, WorkspaceKind::Pool { .. });
+    let pooled = matches!(ws.kind, WorkspaceKind::Pool(_));
     let idle = in_use_by_dead || ws.state == WorkspaceState::Ready;
     if pooled && idle && dirty == Some(false) && task_over(state, id) {
         release(state, ws, ahead, false, false, now, d);
@@ -255,7 +256,9 @@ pub(super) fn release(
     now: Timestamp,
     d: &mut Decision,
 ) {
-    let WorkspaceKind::Pool { slot: Some(slot_id), branch, .. } = &ws.kind else { return };
+    let WorkspaceKind::Pool(PoolTask { git: WorkBranch { branch, .. }, slot: Some(slot_id), .. }) = &ws.kind else {
+        return;
+    };
     let Some((pool, slot)) = find_slot(state, slot_id) else { return };
     let branch_kept = (ahead > 0).then(|| BranchKept { branch: branch.clone(), commits: ahead });
     let delete_branch = branch_kept.is_none().then(|| branch.clone());
@@ -343,7 +346,9 @@ pub(super) fn remove_workspace(
     d: &mut Decision,
 ) -> Result<(), Rejection> {
     match state.workspaces.get(id).map(|ws| &ws.kind) {
-        Some(WorkspaceKind::Pool { slot: Some(slot), .. }) => release_request(state, slot, force, false, probe, now, d),
+        Some(WorkspaceKind::Pool(PoolTask { slot: Some(slot), .. })) => {
+            release_request(state, slot, force, false, probe, now, d)
+        }
         _ => super::workspace::remove(state, id, force, probe, d),
     }
 }

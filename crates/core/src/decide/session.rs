@@ -241,8 +241,7 @@ pub(super) fn exited(state: &State, session: &SessionName, status: ExitStatus, n
 
 /// Whether `agent` works in a pod whose save is not known yet (its host saves as it ends).
 pub(super) fn save_pending(state: &State, agent: &Agent, d: &mut Decision) -> bool {
-    let in_pod =
-        state.workspaces.get(&agent.workspace).is_some_and(|w| matches!(w.kind, crate::WorkspaceKind::Pod { .. }));
+    let in_pod = state.workspaces.get(&agent.workspace).is_some_and(|w| matches!(w.kind, crate::WorkspaceKind::Pod(_)));
     in_pod && d.agent(state, &agent.id).is_some_and(|a| a.saved.is_none())
 }
 
@@ -371,7 +370,7 @@ fn death(
         if ws.state == (WorkspaceState::InUse { agent: agent.id.clone() }) {
             match &ws.kind {
                 // Nothing of it is here to look at: its pod's save says whether it is safe.
-                crate::WorkspaceKind::Pod { .. } => {
+                crate::WorkspaceKind::Pod(_) => {
                     let safe = saved.is_some_and(crate::SavedWork::is_safe);
                     d.event(Event::WorkspaceReleased { id: ws.id.clone(), dirty: !safe });
                 }

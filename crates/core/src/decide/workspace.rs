@@ -7,6 +7,7 @@ use crate::{
     BranchKept, DeathReason, Event, Rejection, SessionState, State, Timestamp, Workspace, WorkspaceId, WorkspaceKind,
     WorkspaceProbe, WorkspaceState,
 };
+use crate::{PodClone, VolumeClone, WorkBranch};
 
 pub(super) fn created(state: &State, id: &WorkspaceId, now: Timestamp, d: &mut Decision) {
     if creating(state, id).is_none() {
@@ -44,7 +45,7 @@ pub(super) fn create_failed(
         died(state, agent, DeathReason::FailedToStart, error, now, d);
     }
     // A pool's workspace holds its slot until released.
-    if nothing_left && !matches!(ws.kind, WorkspaceKind::Pool { .. }) {
+    if nothing_left && !matches!(ws.kind, WorkspaceKind::Pool(_)) {
         d.event(Event::WorkspaceRemoved { id: id.clone(), branch_kept: None });
     }
 }
@@ -88,10 +89,10 @@ pub(super) fn removing(state: &State, ws: &Workspace, force: bool, commits_ahead
     let id = &ws.id;
     let keep_branch = match (&ws.kind, commits_ahead) {
         (
-            WorkspaceKind::Worktree { branch, .. }
-            | WorkspaceKind::Volume { branch, .. }
+            WorkspaceKind::Worktree(WorkBranch { branch, .. })
+            | WorkspaceKind::Volume(VolumeClone { git: WorkBranch { branch, .. }, .. })
             // With no remote, its branch is here, where its pods' work came back to.
-            | WorkspaceKind::Pod { remote: None, branch, .. },
+            | WorkspaceKind::Pod(PodClone { git: WorkBranch { branch, .. }, remote: None, .. }),
             n,
         ) if n > 0 => {
             Some(BranchKept { branch: branch.clone(), commits: n })

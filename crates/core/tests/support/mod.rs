@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use bosun_core::driver::Driver;
+use bosun_core::WorkBranch;
 use bosun_core::{
     apply, decide, AgentId, AgentSpec, Decision, Effect, Event, Input, ItemId, JobId, JobSpec, MessageId, MessageState,
     Name, Next, Nonce, Observation, Policy, Rejection, Source, State, StepRun, StepSpec, Timestamp, WorkspaceId,
@@ -110,12 +111,12 @@ pub fn spec(n: u64) -> AgentSpec {
     let nonce = Nonce::from_bits(n);
     AgentSpec {
         name: Name::parse("agent").unwrap(),
-        kind: WorkspaceKind::Worktree {
+        kind: WorkspaceKind::Worktree(WorkBranch {
             repo: PathBuf::from("/repo"),
             branch: nonce.default_branch(),
             base_ref: "HEAD".into(),
             base: "c0ffee".into(),
-        },
+        }),
         nonce,
         workspaces_root: PathBuf::from("/state/workspaces"),
         settings_from: None,

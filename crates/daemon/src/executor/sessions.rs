@@ -58,7 +58,7 @@ impl Executor {
                     channel: channel.as_deref(),
                 };
                 // A pod's files are written there, by its session host.
-                let here: &[_] = if matches!(place, bosun_core::Place::Pod(_)) { &[] } else { &files };
+                let here: &[_] = if place.files_here() { &files } else { &[] };
                 match write_files(here, &output).and_then(|()| self.sessions.spawn(spec)) {
                     Ok(pid) => Input::SessionSpawned { agent, pid },
                     Err(e) => Input::SessionSpawnFailed { agent, error: e.to_string() },

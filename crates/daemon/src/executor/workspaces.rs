@@ -101,7 +101,7 @@ fn nothing_left(git: &dyn Git, path: &Path, kind: &bosun_core::WorkspaceKind) ->
     let no_dir = std::fs::symlink_metadata(path).is_err();
     match kind {
         bosun_core::WorkspaceKind::Folder => no_dir,
-        bosun_core::WorkspaceKind::Worktree { repo, branch, .. } => {
+        bosun_core::WorkspaceKind::Worktree(bosun_core::WorkBranch { repo, branch, .. }) => {
             no_dir && git.check_new_branch(repo, branch).is_ok()
         }
         _ => false,

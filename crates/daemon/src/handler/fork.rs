@@ -7,8 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use bosun_core::ForkInto;
-use bosun_wire::{StartAgent, WorkspaceChoice};
+use bosun_wire::StartAgent;
 
 use super::start::{start_agent_as, started};
 use super::*;
@@ -32,12 +31,8 @@ pub(super) async fn fork(
     })
     .await?;
     let ws = ws.ok_or_else(|| bad(format!("agent {}'s workspace was removed: there is nothing to fork", a.id)))?;
-    let (into, runtime) =
+    let (workspace, runtime) =
         bosun_core::fork_into(&ws.kind, &a.runtime).map_err(|why| bad(format!("agent {}: {why}", a.id)))?;
-    let workspace = match into {
-        ForkInto::Worktree => WorkspaceChoice::Worktree,
-        ForkInto::Volume => WorkspaceChoice::Volume,
-    };
     if !a.driver.behaviour().can_fork() {
         return Err(bad(format!(
             "agent {} is a {} agent, whose conversation bosun cannot fork",

@@ -17,7 +17,7 @@ use bosun_core::{
 };
 use bosun_wire::{
     AgentDetail, DaemonStatus, ErrorKind, Listing, Pruned, Removed, Request, Response, StartAgent, Started, StateDir,
-    WireError, WorkspaceChoice,
+    WireError,
 };
 use tokio::sync::{broadcast, Notify};
 

@@ -9,6 +9,7 @@ use bosun_core::{PoolSpec, PoolWorkspace, SlotId, SlotState};
 use bosun_wire::{PoolAsk, Pools, Removed};
 
 use super::*;
+use bosun_core::{PoolTask, WorkBranch};
 
 /// What a task (or `pool init`) asks of the pool of the repository holding `dir`: the pool as
 /// it is when there is one, else one with the base git finds.
@@ -96,8 +97,11 @@ pub(super) async fn acquire(ctx: &Arc<Context>, req: PoolAsk) -> Answer {
     let (git, repo, checked) = (ctx.git.clone(), ask.spec.repo.clone(), branch.clone());
     blocking(move || git.check_new_branch(&repo, &checked)).await?;
     let name = Name::derive(&ask.spec.project);
-    let kind =
-        WorkspaceKind::Pool { repo: ask.spec.repo.clone(), slot: None, branch, base: String::new(), task: req.task };
+    let kind = WorkspaceKind::Pool(PoolTask {
+        git: WorkBranch { repo: ask.spec.repo.clone(), branch, base: String::new(), base_ref: String::new() },
+        slot: None,
+        task: req.task,
+    });
     let rx = ctx.engine.subscribe();
     let events =
         submit(ctx, Input::PoolAcquire { workspace: Box::new(PoolWorkspace { name, nonce, kind, ask }) }).await?;
@@ -141,7 +145,7 @@ fn find(s: &State, query: &str) -> Result<(SlotId, Option<bosun_core::Workspace>
     let slot = match slot {
         Some(slot) => slot.id.clone(),
         None => match &s.find_workspace(query)?.kind {
-            WorkspaceKind::Pool { slot: Some(slot), .. } => slot.clone(),
+            WorkspaceKind::Pool(PoolTask { slot: Some(slot), .. }) => slot.clone(),
             _ => return Err(bad(format!("{query:?} is not a pool workspace: see `bosun pool ls`"))),
         },
     };

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use bosun_core::{AgentId, INHERITED_ENV_FILE};
+use bosun_core::{AgentId, RuntimeAsk, StartAsk, WorkspaceAsk, INHERITED_ENV_FILE};
 
 use super::*;
 
@@ -30,10 +30,11 @@ pub(super) async fn start_agent_as(ctx: &Arc<Context>, req: StartAgent, fork_of:
         return Err(bad(e.to_string()));
     }
     check_door(&req)?;
+    ask_of(&req).check().map_err(|refused| bad(refused.to_string()))?;
     let client_check = check_client(ctx, &req).await?;
     let nonce = ctx.nonces.nonce();
     let pool = match req.workspace {
-        WorkspaceChoice::Pool => {
+        WorkspaceAsk::Pool => {
             let dir = req.repo.clone().unwrap_or_else(|| req.cwd.clone());
             Some(super::pool::ask(ctx, dir, None, None, !req.no_wait).await?)
         }
@@ -45,10 +46,9 @@ pub(super) async fn start_agent_as(ctx: &Arc<Context>, req: StartAgent, fork_of:
         hook_command: ctx.hook_command.clone(),
         session_bits: (ctx.nonces.bits(), ctx.nonces.bits()),
     };
-    let (git, sessions) = (ctx.git.clone(), ctx.sessions.clone());
-    let (n, nc) = (name.clone(), nonce.clone());
-    let containers = ctx.containers.clone();
-    let spec = blocking(move || prepare(&*git, &*sessions, &*containers, req, n, nc, roots, pool)).await?;
+    let parts =
+        Parts { git: ctx.git.clone(), sessions: ctx.sessions.clone(), containers: ctx.containers.clone(), pool };
+    let spec = blocking(move || Ok(prepare(parts, req, name, nonce, roots))).await??;
     let inherited = (!spec.inherits.is_empty())
         .then(|| spec.agents_root.join(AgentId::new(&spec.nonce).as_str()).join(INHERITED_ENV_FILE));
     let input = match fork_of {
@@ -207,116 +207,51 @@ fn check_door(req: &StartAgent) -> Result<(), WireError> {
     Ok(())
 }
 
-/// Checks everything a start needs before anything is recorded or created.
-#[allow(clippy::too_many_arguments)]
-fn prepare(
-    git: &dyn Git,
-    sessions: &dyn Sessions,
-    containers: &dyn bosun_adapters::Containers,
-    mut req: StartAgent,
-    name: Name,
-    nonce: Nonce,
-    roots: Roots,
-    pool: Option<bosun_core::PoolAsk>,
-) -> Result<AgentSpec, AdapterError> {
-    // tmux only for a session of its own; bubblewrap only for a sandbox; an engine for a
-    // container.
-    if req.runtime.backend(req.session) == bosun_core::SessionBackend::Tmux {
-        sessions.check_available()?;
+/// What `req` asks of where the agent's work happens and where it runs.
+fn ask_of(req: &StartAgent) -> StartAsk<'_> {
+    StartAsk {
+        workspace: req.workspace,
+        branch: req.branch.as_deref(),
+        base_ref: req.base_ref.as_deref(),
+        pool_options: req.task.is_some() || req.no_wait,
+        runtime: req.runtime.ask(),
     }
-    match &req.runtime {
-        bosun_core::Runtime::Local => {}
-        bosun_core::Runtime::Sandbox { .. } => bosun_adapters::sandbox::check_available()?,
-        bosun_core::Runtime::Docker(_) => containers.check_available()?,
-        bosun_core::Runtime::K8s(pod) => {
-            if !matches!(req.workspace, WorkspaceChoice::Worktree) {
-                return Err(AdapterError::Command {
-                    command: "an agent in a pod".into(),
-                    stderr: "its workspace is a clone in its pod: --workspace does not apply to --runtime k8s".into(),
-                });
-            }
-            if !bosun_core::Pod::is_dns_label(&pod.namespace) {
-                return Err(AdapterError::Command {
-                    command: "an agent in a pod".into(),
-                    stderr: format!("{:?} is not a namespace's name (lowercase letters, digits, '-')", pod.namespace),
-                });
-            }
-        }
-    }
+}
+
+/// Checks everything a start needs before anything is recorded or created: what it asks goes
+/// together, what it runs in is here, and the repository holds what the core's siting rule
+/// needs to know (`repo_facts::find`), which then decides its workspace and runtime.
+fn prepare(parts: Parts, req: StartAgent, name: Name, nonce: Nonce, roots: Roots) -> Result<AgentSpec, WireError> {
+    let ask = ask_of(&req);
+    let gather = ask.gather(&req.runtime, &nonce).map_err(|refused| bad(refused.to_string()))?;
+    parts.check_available(&req).map_err(adapter_error)?;
     let source = req.repo.clone().unwrap_or_else(|| req.cwd.clone());
     if !source.is_dir() {
-        return Err(AdapterError::io(
-            format!("{} is not a directory", source.display()),
-            std::io::Error::from(std::io::ErrorKind::NotFound),
-        ));
+        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+        return Err(adapter_error(AdapterError::io(format!("{} is not a directory", source.display()), missing)));
     }
-    let (kind, settings_root) = match req.workspace {
-        WorkspaceChoice::Worktree if matches!(req.runtime, bosun_core::Runtime::K8s(_)) => {
-            let NewBranch { repo, branch, base_ref, base } =
-                new_branch(git, &source, req.base_ref.take(), req.branch.take(), &nonce)?;
-            let remote = git.remote_url(&repo)?;
-            let mut claim = None;
-            if let bosun_core::Runtime::K8s(pod) = &mut req.runtime {
-                let source = bosun_core::PodSource {
-                    remote: remote.clone(),
-                    repo: repo.clone(),
-                    base: base.clone(),
-                    branch: branch.clone(),
-                };
-                pod.source = Some(Box::new(source));
-                // Storage asked for: a claim of the agent's own holds its clone and config.
-                if pod.storage_bytes.is_some() {
-                    let name = bosun_core::Pod::claim_name(&nonce);
-                    pod.claim = Some(name.clone());
-                    claim = Some(bosun_core::PodClaim { namespace: pod.namespace.clone(), name });
-                }
-            }
-            (WorkspaceKind::Pod { repo: repo.clone(), remote, branch, base_ref, base, claim }, repo)
-        }
-        WorkspaceChoice::Worktree => {
-            let NewBranch { repo, branch, base_ref, base } =
-                new_branch(git, &source, req.base_ref.take(), req.branch.take(), &nonce)?;
-            (WorkspaceKind::Worktree { repo: repo.clone(), branch, base_ref, base }, repo)
-        }
-        WorkspaceChoice::Volume => {
-            let bosun_core::Runtime::Docker(container) = &mut req.runtime else {
-                return Err(AdapterError::Command {
-                    command: "a volume workspace".into(),
-                    stderr: "only an agent in a container (--runtime docker) can work in a volume".into(),
-                });
-            };
-            let NewBranch { repo, branch, base_ref, base } =
-                new_branch(git, &source, req.base_ref.take(), req.branch.take(), &nonce)?;
-            let volume = bosun_core::WorkspaceId::new(&name, &nonce).volume();
-            container.volume = Some(volume.clone());
-            let image = container.image.clone();
-            (WorkspaceKind::Volume { repo: repo.clone(), branch, base_ref, base, volume, image }, repo)
-        }
-        WorkspaceChoice::Folder => (WorkspaceKind::Folder, source),
-        WorkspaceChoice::Pool => {
-            let repo = pool.as_ref().map_or_else(|| git.repo_root(&source), |p| Ok(p.spec.repo.clone()))?;
-            let branch = req.branch.unwrap_or_else(|| nonce.default_branch());
-            git.check_new_branch(&repo, &branch)?;
-            let task = req.task.clone().or_else(|| req.prompt.clone());
-            (WorkspaceKind::Pool { repo: repo.clone(), slot: None, branch, base: String::new(), task }, repo)
-        }
-    };
+    let pool_repo = parts.pool.as_ref().map(|p| p.spec.repo.clone());
+    let facts = crate::repo_facts::find(&*parts.git, source, gather, pool_repo).map_err(adapter_error)?;
+    let task = req.task.clone().or_else(|| req.prompt.clone());
+    let id = bosun_core::WorkspaceId::new(&name, &nonce);
+    let sited = ask.site(req.runtime.clone(), facts, &id, &nonce, task).map_err(|r| bad(r.to_string()))?;
     let driver_kind = DriverKind::chosen(req.driver, &req.command);
     let driver = driver_kind.behaviour().record(roots.session_bits, req.patterns);
     // The repository's own settings for the agent (Claude's), copied into its workspace.
+    let settings_root = sited.settings_root;
     let settings = driver.behaviour().repo_settings().map(|f| settings_root.join(f)).filter(|p| p.is_file());
     let (env, inherited) = split_env(req.env, req.inherit);
     let inherits: Vec<String> = inherited.keys().cloned().collect();
     if !inherits.is_empty() {
         let dir = roots.agents.join(AgentId::new(&nonce).as_str());
-        bosun_adapters::secret::write_env(&dir.join(INHERITED_ENV_FILE), &inherited)?;
+        bosun_adapters::secret::write_env(&dir.join(INHERITED_ENV_FILE), &inherited).map_err(adapter_error)?;
     }
     Ok(AgentSpec {
         name,
         nonce,
         workspaces_root: roots.workspaces,
         agents_root: roots.agents,
-        kind,
+        kind: sited.kind,
         settings_from: settings,
         command: req.command,
         env,
@@ -325,40 +260,38 @@ fn prepare(
         policy: req.policy,
         prompt: req.prompt,
         hook_command: roots.hook_command,
-        pool,
+        pool: parts.pool,
         backend: req.session,
-        runtime: req.runtime,
+        runtime: sited.runtime,
     })
+}
+
+/// The adapters a start looks at, and the pool its workspace is of, when it asks for one.
+struct Parts {
+    git: Arc<dyn Git>,
+    sessions: Arc<dyn Sessions>,
+    containers: Arc<dyn bosun_adapters::Containers>,
+    pool: Option<bosun_core::PoolAsk>,
+}
+
+impl Parts {
+    /// What runs the agent is here: tmux for a session of its own, bubblewrap for a sandbox, an
+    /// engine for a container.
+    fn check_available(&self, req: &StartAgent) -> Result<(), AdapterError> {
+        if req.runtime.backend(req.session) == bosun_core::SessionBackend::Tmux {
+            self.sessions.check_available()?;
+        }
+        match req.runtime.ask() {
+            RuntimeAsk::Local | RuntimeAsk::K8s => Ok(()),
+            RuntimeAsk::Sandbox => bosun_adapters::sandbox::check_available(),
+            RuntimeAsk::Docker => self.containers.check_available(),
+        }
+    }
 }
 
 /// What of a start's environment is recorded (the `--env` variables and the inherited paths
 /// bosun reads), and what it inherits besides, whose values stay out of the log. A session of the
 /// caller's tmux is not the agent's.
-/// A new branch of the repository `source` is in, to make a workspace on.
-struct NewBranch {
-    repo: std::path::PathBuf,
-    branch: String,
-    base_ref: String,
-    base: String,
-}
-
-/// `branch` (else the nonce's default) at `base_ref` (else `HEAD`) in `source`'s repository,
-/// checked to be new there, with the commit it starts at.
-fn new_branch(
-    git: &dyn Git,
-    source: &std::path::Path,
-    base_ref: Option<String>,
-    branch: Option<String>,
-    nonce: &Nonce,
-) -> Result<NewBranch, AdapterError> {
-    let repo = git.repo_root(source)?;
-    let base_ref = base_ref.unwrap_or_else(|| "HEAD".to_owned());
-    let base = git.resolve_commit(&repo, &base_ref)?;
-    let branch = branch.unwrap_or_else(|| nonce.default_branch());
-    git.check_new_branch(&repo, &branch)?;
-    Ok(NewBranch { repo, branch, base_ref, base })
-}
-
 fn split_env(
     mut given: BTreeMap<String, String>,
     mut inherited: BTreeMap<String, String>,

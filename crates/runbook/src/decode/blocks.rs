@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use bosun_core::Policy;
+use bosun_core::{Policy, RuntimeAsk, WorkspaceAsk};
 
 use super::{boolean, duration, json, number, string, strings, words, Fields, Problems};
 use crate::model::{
@@ -247,9 +247,9 @@ fn legacy_template(text: &str) -> String {
 
 fn source(node: &Node, p: &mut Problems) -> Option<Source> {
     match &node.value {
-        Value::Str(s) if s == "folder" => Some(Source::Folder),
-        Value::Str(s) if s == "worktree" => Some(Source::Worktree { branch: None, base_ref: None }),
-        Value::Str(s) if s == "pool" => Some(Source::Pool { branch: None }),
+        Value::Str(s) if WorkspaceAsk::named(s).and_then(Source::asked).is_some() => {
+            WorkspaceAsk::named(s).and_then(Source::asked)
+        }
         Value::Map(_) => {
             let mut f = Fields::of(node, "source", p)?;
             let git = f.take("git", &[]).and_then(|n| boolean(n, "source.git", p)).unwrap_or(false);
@@ -398,10 +398,10 @@ fn runtime(value: &serde_json::Value) -> Result<bosun_core::Runtime, String> {
              {{ k8s = {{ image = \"…\", namespace = \"…\", storage = \"10g\", … }} }}"
         )
     };
-    if let Some(Value::Object(opts)) = value.get("k8s") {
+    if let Some(Value::Object(opts)) = value.get(RuntimeAsk::K8s.name()) {
         return k8s_runtime(opts).map(Runtime::K8s);
     }
-    if let Some(Value::Object(opts)) = value.get("docker") {
+    if let Some(Value::Object(opts)) = value.get(RuntimeAsk::Docker.name()) {
         if let Some(k) = opts.keys().find(|k| !["image", "cpus", "memory", "network"].contains(&k.as_str())) {
             return Err(format!("runtime.docker has no {k:?}: image, cpus, memory, network"));
         }
@@ -423,9 +423,9 @@ fn runtime(value: &serde_json::Value) -> Result<bosun_core::Runtime, String> {
         return Ok(Runtime::Docker(Container { image, cpus_milli, memory_bytes, network, volume: None }));
     }
     match value {
-        Value::String(s) if s == "local" => Ok(Runtime::Local),
-        Value::String(s) if s == "sandbox" => Ok(Runtime::Sandbox { network: true }),
-        Value::Object(o) if o.len() == 1 => match o.get("sandbox") {
+        Value::String(s) if RuntimeAsk::named(s) == Some(RuntimeAsk::Local) => Ok(Runtime::Local),
+        Value::String(s) if RuntimeAsk::named(s) == Some(RuntimeAsk::Sandbox) => Ok(Runtime::Sandbox { network: true }),
+        Value::Object(o) if o.len() == 1 => match o.get(RuntimeAsk::Sandbox.name()) {
             Some(Value::Object(opts)) if opts.keys().all(|k| k == "network") => match opts.get("network") {
                 None => Ok(Runtime::Sandbox { network: true }),
                 Some(Value::Bool(network)) => Ok(Runtime::Sandbox { network: *network }),

@@ -52,7 +52,7 @@ fn what(d: &AgentDetail) {
             println!("workspace  {} ({}, {})", w.id, w.kind.label(), w.state.label());
             match &w.kind {
                 // Nothing of it is on this machine: it is a clone in the agent's pod.
-                bosun_core::WorkspaceKind::Pod { remote, claim, .. } => {
+                bosun_core::WorkspaceKind::Pod(bosun_core::PodClone { remote, claim, .. }) => {
                     let from = match remote {
                         Some(remote) => format!("cloned from {remote}"),
                         None => "sent as a git bundle, fetched back as one".to_owned(),

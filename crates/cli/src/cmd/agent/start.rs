@@ -12,7 +12,7 @@ use bosun_wire::StartAgent;
 use clap::Args;
 
 use crate::client::Client;
-use crate::cmd::place::{RuntimeArgs, SessionArg, WorkspaceArgs, WorkspaceKindArg};
+use crate::cmd::place::{RuntimeArgs, SessionArg, WorkspaceArgs};
 use crate::cmd::policy::PolicyArgs;
 use crate::error::usage;
 use crate::out::print_json;
@@ -103,16 +103,20 @@ pub fn run(client: &Client, args: StartArgs) -> Result<ExitCode> {
         env.insert(k.to_owned(), v.to_owned());
     }
     let repo = args.workspace.repo()?;
-    if (args.task_file.is_some() || args.no_wait) && !matches!(args.workspace.kind, WorkspaceKindArg::Pool) {
-        return Err(usage("--task-file and --no-wait only apply to --workspace pool"));
-    }
+    let ask = bosun_core::StartAsk {
+        workspace: args.workspace.kind,
+        branch: args.workspace.branch.as_deref(),
+        base_ref: args.workspace.base_ref.as_deref(),
+        pool_options: args.task_file.is_some() || args.no_wait,
+        runtime: args.runtime.runtime,
+    };
+    ask.check().map_err(|refused| usage(refused.to_string()))?;
     let task = args.task_file.as_deref().map(crate::input::read_task).transpose()?;
-    let workspace = args.workspace.choice(args.runtime.runtime)?;
     let runtime = args.runtime.runtime()?;
     let s = client.start_agent(Box::new(StartAgent {
         repo,
         cwd: std::env::current_dir().context("cannot read the current directory")?,
-        workspace,
+        workspace: args.workspace.kind,
         branch: args.workspace.branch,
         base_ref: args.workspace.base_ref,
         name: args.name,
