@@ -1,74 +1,13 @@
-//! The blocks of a runbook: `command`, `job` (or `pipeline`), `agent`, `queue`, `worker`,
-//! `cron`, each a table of named blocks.
-
-use std::collections::BTreeMap;
+//! The blocks of a runbook that say what runs: `command`, `job` (or `pipeline`) with its steps,
+//! and `agent` with its runtime.
 
 use bosun_core::Policy;
 
 use super::{boolean, duration, json, number, string, strings, words, Fields, Problems};
-use crate::model::{
-    AgentDef, ArgsSpec, Command, Cron, Job, Notify, Plan, PlanJob, Queue, QueueKind, Run, Runbook, Schedule, Source,
-    Step, Transition, Worker, DEFAULT_MAX_STEP_VISITS, DEFAULT_POLL_MS,
-};
+use crate::model::{AgentDef, ArgsSpec, Command, Job, Notify, Run, Source, Step, Transition, DEFAULT_MAX_STEP_VISITS};
 use crate::syntax::{Node, Value};
 
-pub fn decode_root(root: &Node, into: &mut Runbook, p: &mut Problems) {
-    let Some(mut top) = Fields::of(root, "the runbook", p) else { return };
-    if let Some(n) = top.take("command", &[]) {
-        named(n, "command", p, |name, node, p| {
-            command(name, node, p).map(|c| add(&mut into.commands, name, c, node, p))
-        });
-    }
-    if let Some(n) = top.take("job", &[]) {
-        named(n, "job", p, |name, node, p| job(name, node, false, p).map(|j| add(&mut into.jobs, name, j, node, p)));
-    }
-    if let Some(n) = top.take("pipeline", &[]) {
-        named(n, "pipeline", p, |name, node, p| {
-            job(name, node, true, p).map(|j| add(&mut into.jobs, name, j, node, p))
-        });
-    }
-    if let Some(n) = top.take("agent", &[]) {
-        named(n, "agent", p, |name, node, p| agent(name, node, p).map(|a| add(&mut into.agents, name, a, node, p)));
-    }
-    if let Some(n) = top.take("queue", &[]) {
-        named(n, "queue", p, |name, node, p| queue(name, node, p).map(|q| add(&mut into.queues, name, q, node, p)));
-    }
-    if let Some(n) = top.take("worker", &[]) {
-        named(n, "worker", p, |name, node, p| worker(name, node, p).map(|w| add(&mut into.workers, name, w, node, p)));
-    }
-    if let Some(n) = top.take("cron", &[]) {
-        named(n, "cron", p, |name, node, p| cron(name, node, p).map(|c| add(&mut into.crons, name, c, node, p)));
-    }
-    if let Some(n) = top.take("plan", &[]) {
-        named(n, "plan", p, |name, node, p| plan(name, node, p).map(|c| add(&mut into.plans, name, c, node, p)));
-    }
-    top.finish(p);
-}
-
-/// Calls `f` for every named block in a `kind` table.
-fn named(node: &Node, kind: &str, p: &mut Problems, mut f: impl FnMut(&str, &Node, &mut Problems) -> Option<()>) {
-    let Value::Map(entries) = &node.value else {
-        p.at(&node.span, format!("`{kind}` must hold named blocks, such as {kind} \"name\" {{ … }}"));
-        return;
-    };
-    for e in entries {
-        if let Err(why) = bosun_core::Name::parse(&e.key) {
-            p.at(&e.key_span, format!("{kind} {why}"));
-            continue;
-        }
-        f(&e.key, &e.node, p);
-    }
-}
-
-fn add<T>(map: &mut BTreeMap<String, T>, name: &str, value: T, node: &Node, p: &mut Problems) {
-    if map.contains_key(name) {
-        p.at(&node.span, format!("{name:?} is defined twice"));
-    } else {
-        map.insert(name.to_owned(), value);
-    }
-}
-
-fn command(name: &str, node: &Node, p: &mut Problems) -> Option<Command> {
+pub(super) fn command(name: &str, node: &Node, p: &mut Problems) -> Option<Command> {
     let mut f = Fields::of(node, format!("command {name:?}"), p)?;
     let args = match f.take("args", &[]) {
         Some(n) => {
@@ -107,7 +46,7 @@ fn args_spec(text: &str) -> Result<ArgsSpec, String> {
     Ok(spec)
 }
 
-fn run(node: &Node, p: &mut Problems) -> Option<Run> {
+pub(super) fn run(node: &Node, p: &mut Problems) -> Option<Run> {
     match &node.value {
         Value::Str(s) => Some(Run::Shell(s.clone())),
         Value::Map(_) => {
@@ -172,7 +111,7 @@ fn transition(node: &Node, p: &mut Problems) -> Option<Transition> {
     }
 }
 
-fn job(name: &str, node: &Node, pipeline: bool, p: &mut Problems) -> Option<Job> {
+pub(super) fn job(name: &str, node: &Node, pipeline: bool, p: &mut Problems) -> Option<Job> {
     let kind = if pipeline { "pipeline" } else { "job" };
     let mut f = Fields::of(node, format!("{kind} {name:?}"), p)?;
     let vars = match f.take("vars", &[]) {
@@ -437,7 +376,7 @@ fn runtime(value: &serde_json::Value) -> Result<bosun_core::Runtime, String> {
     }
 }
 
-fn agent(name: &str, node: &Node, p: &mut Problems) -> Option<AgentDef> {
+pub(super) fn agent(name: &str, node: &Node, p: &mut Problems) -> Option<AgentDef> {
     let mut f = Fields::of(node, format!("agent {name:?}"), p)?;
     let command = f.take("run", &["command"]).map(|n| words(n, "run", p)).unwrap_or_else(|| vec!["claude".into()]);
     let driver = f.take("driver", &[]).and_then(|n| string(n, "driver", p)).and_then(|d| d.parse().ok());
@@ -519,208 +458,6 @@ fn per_class(key: &str, value: serde_json::Value) -> serde_json::Value {
         out.insert("on_idle".into(), other.clone());
     }
     serde_json::Value::Object(out)
-}
-
-fn queue(name: &str, node: &Node, p: &mut Problems) -> Option<Queue> {
-    let mut f = Fields::of(node, format!("queue {name:?}"), p)?;
-    let retry = f.take("retry", &[]).and_then(|n| number(n, "retry", p));
-    let list = f.take("list", &[]).and_then(|n| string(n, "list", p));
-    let take = f.take("take", &[]).and_then(|n| string(n, "take", p));
-    let poll = f.take("poll", &[]).and_then(|n| duration(n, "poll", p));
-    let span = node.span.clone();
-    f.finish(p);
-    let kind = match list {
-        Some(list) => QueueKind::External {
-            list,
-            take,
-            poll_ms: poll.filter(|ms| *ms > 0).unwrap_or(DEFAULT_POLL_MS),
-            retry: retry.unwrap_or(0),
-        },
-        None => {
-            if take.is_some() || poll.is_some() {
-                p.at(&span, format!("queue {name:?} has `take` or `poll` without `list`"));
-            }
-            QueueKind::Persisted { retry: retry.unwrap_or(3) }
-        }
-    };
-    Some(Queue { span, kind })
-}
-
-fn worker(name: &str, node: &Node, p: &mut Problems) -> Option<Worker> {
-    let mut f = Fields::of(node, format!("worker {name:?}"), p)?;
-    let queue = f.take("queue", &[]).and_then(|n| string(n, "queue", p));
-    let job = f.take("job", &[]).and_then(|n| string(n, "job", p));
-    let concurrency = f.take("concurrency", &[]).and_then(|n| number(n, "concurrency", p)).unwrap_or(1);
-    let span = node.span.clone();
-    let what = f.what().to_owned();
-    f.finish(p);
-    match (queue, job) {
-        (Some(queue), Some(job)) => Some(Worker { span, queue, job, concurrency: concurrency.max(1) }),
-        _ => {
-            p.at(&span, format!("{what} needs `queue` and `job`"));
-            None
-        }
-    }
-}
-
-fn cron(name: &str, node: &Node, p: &mut Problems) -> Option<Cron> {
-    let mut f = Fields::of(node, format!("cron {name:?}"), p)?;
-    let every = f.take("every", &[]).and_then(|n| duration(n, "every", p));
-    let expr = f.take("schedule", &[]).map(|n| (string(n, "schedule", p), n.span.clone()));
-    let run = f.take("run", &[]).and_then(|n| run(n, p));
-    let span = node.span.clone();
-    let what = f.what().to_owned();
-    f.finish(p);
-    let schedule = match (every, expr) {
-        (Some(ms), None) if ms > 0 => Schedule::Every { ms },
-        (None, Some((Some(e), span))) => match Schedule::expr(&e) {
-            Ok(s) => s,
-            Err(error) => {
-                p.at(&span, error.to_string());
-                return None;
-            }
-        },
-        _ => {
-            p.at(&span, format!("{what} needs one of `every` (\"1h\") and `schedule` (\"0 3 * * *\")"));
-            return None;
-        }
-    };
-    match run {
-        Some(run) => Some(Cron { span, schedule, run }),
-        None => {
-            p.at(&span, format!("{what} needs `run`"));
-            None
-        }
-    }
-}
-
-/// A plan: its jobs in order; `using` may name only a job written earlier (a name used twice is
-/// a syntax error in both formats).
-fn plan(name: &str, node: &Node, p: &mut Problems) -> Option<Plan> {
-    let mut f = Fields::of(node, format!("plan {name:?}"), p)?;
-    let base = f.take("base", &[]).and_then(|n| string(n, "base", p));
-    let concurrency = f.take("concurrency", &[]).and_then(|n| {
-        let at = n.span.clone();
-        number(n, "concurrency", p).filter(|c| {
-            if *c == 0 || *c > 64 {
-                p.at(&at, format!("plan {name:?}: concurrency is 1 to 64 jobs at once"));
-            }
-            (1..=64).contains(c)
-        })
-    });
-    let entries = f.take("job", &["jobs"]);
-    let span = node.span.clone();
-    f.finish(p);
-    let mut jobs: Vec<PlanJob> = Vec::new();
-    let mut written = std::collections::HashSet::new();
-    let Some(Node { value: Value::Map(entries), .. }) = entries else {
-        p.at(&span, format!("plan {name:?} needs its jobs, in order: job \"name\" {{ run = {{ job = \"…\" }} }}"));
-        return None;
-    };
-    for e in entries {
-        if let Err(why) = bosun_core::Name::parse(&e.key) {
-            p.at(&e.key_span, format!("plan job {why}"));
-            continue;
-        }
-        let Some(mut g) = Fields::of(&e.node, format!("job {:?} of plan {name:?}", e.key), p) else { continue };
-        let run = g.take("run", &[]).and_then(|n| run(n, p).map(|r| (r, n.span.clone())));
-        let vars = g.take("vars", &[]).map(|n| strings(n, "vars", p)).unwrap_or_default();
-        let using = g.take("using", &[]).map(|n| (words(n, "using", p), n.span.clone()));
-        let branch = g.take("branch", &[]).and_then(|n| string(n, "branch", p));
-        let engine = g.take("engine", &[]).and_then(|n| {
-            let at = n.span.clone();
-            let engine = string(n, "engine", p)?;
-            if engine.is_empty() || engine.chars().any(|c| c.is_whitespace() || c.is_control()) {
-                p.at(
-                    &at,
-                    format!("engine {engine:?} must be one program (`claude`, `codex` or a path), with no spaces"),
-                );
-                return None;
-            }
-            Some(engine)
-        });
-        let variants = g.take("variants", &[]).and_then(|n| {
-            let at = n.span.clone();
-            number(n, "variants", p).filter(|v| {
-                let ok = (2..=9).contains(v);
-                if !ok {
-                    p.at(&at, "variants is 2 to 9 runs at once (leave it out for one)".to_owned());
-                }
-                ok
-            })
-        });
-        let keep_best = g.take("keep_best", &[]).map(|n| (keep_best(n, p), n.span.clone()));
-        let what = g.what().to_owned();
-        g.finish(p);
-        let keep_best = match (variants, keep_best) {
-            (Some(_), Some((judge, _))) => judge,
-            (Some(_), None) => {
-                p.at(&e.node.span, format!("{what} runs variants: say which it keeps with keep_best = {{ gate = \"…\" }}, {{ command = \"…\" }} or \"person\""));
-                None
-            }
-            (None, Some((_, at))) => {
-                p.at(&at, format!("{what} has keep_best but no variants to keep one of"));
-                None
-            }
-            (None, None) => None,
-        };
-        let job = match run {
-            Some((Run::Job(job), _)) => job,
-            Some((_, span)) => {
-                p.at(&span, format!("{what} runs a job: run = {{ job = \"…\" }}"));
-                continue;
-            }
-            None => {
-                p.at(&e.node.span, format!("{what} needs `run = {{ job = \"…\" }}`"));
-                continue;
-            }
-        };
-        let (using, using_span) = using.unwrap_or_default();
-        for u in &using {
-            if !written.contains(u.as_str()) {
-                p.at(&using_span, format!("{what} uses {u:?}, which is not a job written before it in the plan"));
-            }
-        }
-        written.insert(e.key.as_str());
-        jobs.push(PlanJob {
-            span: e.node.span.clone(),
-            name: e.key.clone(),
-            job,
-            vars,
-            using,
-            branch,
-            engine,
-            variants,
-            keep_best,
-        });
-    }
-    Some(Plan { span, base, concurrency, jobs })
-}
-
-/// `keep_best`: `{ gate = "…" }`, `{ command = "…" }` or `"person"`.
-fn keep_best(node: &Node, p: &mut Problems) -> Option<bosun_core::Judge> {
-    let said = "keep_best is { gate = \"a command\" }, { command = \"a command\" } or \"person\"";
-    match &node.value {
-        Value::Str(s) if s == "person" => Some(bosun_core::Judge::Person),
-        Value::Map(_) => {
-            let mut f = Fields::of(node, "keep_best", p)?;
-            let gate = f.take("gate", &[]).and_then(|n| string(n, "gate", p));
-            let command = f.take("command", &[]).and_then(|n| string(n, "command", p));
-            f.finish(p);
-            match (gate, command) {
-                (Some(gate), None) if !gate.trim().is_empty() => Some(bosun_core::Judge::Gate { gate }),
-                (None, Some(command)) if !command.trim().is_empty() => Some(bosun_core::Judge::Command { command }),
-                _ => {
-                    p.at(&node.span, said.to_owned());
-                    None
-                }
-            }
-        }
-        _ => {
-            p.at(&node.span, said.to_owned());
-            None
-        }
-    }
 }
 
 #[cfg(test)]
