@@ -10,9 +10,9 @@ use crate::syntax::{Node, Value};
 pub(super) fn command(name: &str, node: &Node, p: &mut Problems) -> Option<Command> {
     let mut f = Fields::of(node, format!("command {name:?}"), p)?;
     let args = match f.take("args", &[]) {
-        Some(n) => {
-            string(n, "args", p).and_then(|s| args_spec(&s).map_err(|e| p.at(&n.span, e)).ok()).unwrap_or_default()
-        }
+        Some(n) => string(n, "args", p)
+            .and_then(|s| args_spec(&s).map_err(|e| p.at(&n.span, e.to_string())).ok())
+            .unwrap_or_default(),
         None => ArgsSpec::default(),
     };
     let defaults = f.take("defaults", &[]).map(|n| strings(n, "defaults", p)).unwrap_or_default();
@@ -25,8 +25,13 @@ pub(super) fn command(name: &str, node: &Node, p: &mut Problems) -> Option<Comma
     Some(Command { span, args, defaults, run: run? })
 }
 
+/// A word of a command's `args` that is none of its forms.
+#[derive(Debug, thiserror::Error)]
+#[error("args: {0:?} is neither <name>, [--option <value>] nor [--flag]")]
+struct BadArg(String);
+
 /// `<name> <instructions> [--base <branch>] [--draft]`.
-fn args_spec(text: &str) -> Result<ArgsSpec, String> {
+fn args_spec(text: &str) -> Result<ArgsSpec, BadArg> {
     let mut spec = ArgsSpec::default();
     let mut words = text.split_whitespace().peekable();
     while let Some(w) = words.next() {
@@ -40,7 +45,7 @@ fn args_spec(text: &str) -> Result<ArgsSpec, String> {
         } else if bare.starts_with('<') && bare.ends_with('>') {
             spec.positional.push(bare.trim_matches(['<', '>']).to_owned());
         } else {
-            return Err(format!("args: {w:?} is neither <name>, [--option <value>] nor [--flag]"));
+            return Err(BadArg(w.to_owned()));
         }
     }
     Ok(spec)
@@ -252,12 +257,38 @@ fn notify(node: &Node, p: &mut Problems) -> Notify {
 /// `{ docker = { image = "…", cpus = 1.5, memory = "2g", network = false } }`.
 /// `runtime = { k8s = { … } }`: the pod an agent runs in (see `bosun_core::Pod`); every name
 /// the cluster takes is checked to be one it takes.
-fn k8s_runtime(opts: &serde_json::Map<String, serde_json::Value>) -> Result<bosun_core::Pod, String> {
+/// An agent's `runtime` that is none bosun has, or one whose options are wrong; each says
+/// where and what it takes.
+#[derive(Debug, thiserror::Error)]
+enum BadRuntime {
+    #[error(
+        "runtime {0} is not one bosun has: \"local\", \"sandbox\", {{ sandbox = {{ network = false }} }}, \
+         {{ docker = {{ image = \"…\", cpus = 2, memory = \"2g\", network = true }} }} or \
+         {{ k8s = {{ image = \"…\", namespace = \"…\", storage = \"10g\", … }} }}"
+    )]
+    Unknown(serde_json::Value),
+    /// A runtime's option it does not have: the runtime, the option, the ones it has.
+    #[error("runtime.{0} has no {1:?}: {2}")]
+    NoOption(&'static str, String, String),
+    #[error("runtime.{0} needs an image (image = \"…\"){1}")]
+    NoImage(&'static str, &'static str),
+    /// An option of the wrong kind: where, what it must be, what it is.
+    #[error("runtime.{0} must be {1}, not {2}")]
+    Wrong(String, &'static str, serde_json::Value),
+    #[error("runtime.k8s.{0} {1:?} is not a Kubernetes name (lowercase letters, digits and '-', at most 63)")]
+    NotAName(String, String),
+    #[error("runtime.k8s.{0}: {1}")]
+    Resource(String, bosun_core::BadResource),
+    #[error("{0}")]
+    Resources(bosun_core::BadResource),
+}
+
+fn k8s_runtime(opts: &serde_json::Map<String, serde_json::Value>) -> Result<bosun_core::Pod, BadRuntime> {
     use serde_json::Value;
     const KEYS: [&str; 9] =
         ["image", "namespace", "cpus", "memory", "storage", "node_selector", "service_account", "secrets", "bosun"];
     if let Some(k) = opts.keys().find(|k| !KEYS.contains(&k.as_str())) {
-        return Err(format!("runtime.k8s has no {k:?}: {}", KEYS.join(", ")));
+        return Err(BadRuntime::NoOption("k8s", k.clone(), KEYS.join(", ")));
     }
     let text = |v: &Value| match v {
         Value::String(s) => s.clone(),
@@ -266,19 +297,16 @@ fn k8s_runtime(opts: &serde_json::Map<String, serde_json::Value>) -> Result<bosu
     let string = |key: &str| match opts.get(key) {
         None => Ok(None),
         Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
-        Some(other) => Err(format!("runtime.k8s.{key} must be a non-empty string, not {other}")),
+        Some(other) => Err(BadRuntime::Wrong(format!("k8s.{key}"), "a non-empty string", other.clone())),
     };
     let name = |what: &str, n: String| {
         if bosun_core::Pod::is_dns_label(&n) {
             Ok(n)
         } else {
-            Err(format!(
-                "runtime.k8s.{what} {n:?} is not a Kubernetes name (lowercase letters, digits and '-', at most 63)"
-            ))
+            Err(BadRuntime::NotAName(what.to_owned(), n))
         }
     };
-    let image =
-        string("image")?.ok_or("runtime.k8s needs an image (image = \"…\"), which holds the agent, git and bosun")?;
+    let image = string("image")?.ok_or(BadRuntime::NoImage("k8s", ", which holds the agent, git and bosun"))?;
     let namespace = name("namespace", string("namespace")?.unwrap_or_else(|| "default".into()))?;
     let service_account = string("service_account")?.map(|n| name("service_account", n)).transpose()?;
     let secrets = match opts.get("secrets") {
@@ -287,10 +315,10 @@ fn k8s_runtime(opts: &serde_json::Map<String, serde_json::Value>) -> Result<bosu
             .iter()
             .map(|i| match i {
                 Value::String(s) => name("secrets", s.clone()),
-                other => Err(format!("runtime.k8s.secrets holds names, not {other}")),
+                other => Err(BadRuntime::Wrong("k8s.secrets".into(), "names", other.clone())),
             })
             .collect::<Result<_, _>>()?,
-        Some(other) => return Err(format!("runtime.k8s.secrets must be a list of names, not {other}")),
+        Some(other) => return Err(BadRuntime::Wrong("k8s.secrets".into(), "a list of names", other.clone())),
     };
     let node_selector = match opts.get("node_selector") {
         None => Default::default(),
@@ -298,19 +326,19 @@ fn k8s_runtime(opts: &serde_json::Map<String, serde_json::Value>) -> Result<bosu
             .iter()
             .map(|(k, v)| match v {
                 Value::String(s) => Ok((k.clone(), s.clone())),
-                other => Err(format!("runtime.k8s.node_selector.{k} must be a string, not {other}")),
+                other => Err(BadRuntime::Wrong(format!("k8s.node_selector.{k}"), "a string", other.clone())),
             })
             .collect::<Result<_, _>>()?,
-        Some(other) => return Err(format!("runtime.k8s.node_selector must be a table of labels, not {other}")),
+        Some(other) => return Err(BadRuntime::Wrong("k8s.node_selector".into(), "a table of labels", other.clone())),
     };
     let size = |key: &str| {
         opts.get(key)
-            .map(|v| bosun_core::Container::memory(&text(v)).map_err(|e| format!("runtime.k8s.{key}: {e}")))
+            .map(|v| bosun_core::Container::memory(&text(v)).map_err(|e| BadRuntime::Resource(key.to_owned(), e)))
             .transpose()
     };
     let cpus_milli = opts
         .get("cpus")
-        .map(|v| bosun_core::Container::cpus(&text(v)).map_err(|e| format!("runtime.k8s.cpus: {e}")))
+        .map(|v| bosun_core::Container::cpus(&text(v)).map_err(|e| BadRuntime::Resource("cpus".into(), e)))
         .transpose()?;
     Ok(bosun_core::Pod {
         namespace,
@@ -327,37 +355,33 @@ fn k8s_runtime(opts: &serde_json::Map<String, serde_json::Value>) -> Result<bosu
     })
 }
 
-fn runtime(value: &serde_json::Value) -> Result<bosun_core::Runtime, String> {
+fn runtime(value: &serde_json::Value) -> Result<bosun_core::Runtime, BadRuntime> {
     use bosun_core::{Container, Runtime};
     use serde_json::Value;
-    let unknown = || {
-        format!(
-            "runtime {value} is not one bosun has: \"local\", \"sandbox\", {{ sandbox = {{ network = false }} }}, \
-             {{ docker = {{ image = \"…\", cpus = 2, memory = \"2g\", network = true }} }} or \
-             {{ k8s = {{ image = \"…\", namespace = \"…\", storage = \"10g\", … }} }}"
-        )
-    };
+    let unknown = || BadRuntime::Unknown(value.clone());
     if let Some(Value::Object(opts)) = value.get("k8s") {
         return k8s_runtime(opts).map(Runtime::K8s);
     }
     if let Some(Value::Object(opts)) = value.get("docker") {
         if let Some(k) = opts.keys().find(|k| !["image", "cpus", "memory", "network"].contains(&k.as_str())) {
-            return Err(format!("runtime.docker has no {k:?}: image, cpus, memory, network"));
+            return Err(BadRuntime::NoOption("docker", k.clone(), "image, cpus, memory, network".into()));
         }
         let image = match opts.get("image") {
             Some(Value::String(i)) if !i.trim().is_empty() => i.clone(),
-            _ => return Err("runtime.docker needs an image (image = \"…\")".into()),
+            _ => return Err(BadRuntime::NoImage("docker", "")),
         };
         let text = |v: &Value| match v {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        let cpus_milli = opts.get("cpus").map(|v| Container::cpus(&text(v))).transpose()?;
-        let memory_bytes = opts.get("memory").map(|v| Container::memory(&text(v))).transpose()?;
+        let cpus_milli =
+            opts.get("cpus").map(|v| Container::cpus(&text(v))).transpose().map_err(BadRuntime::Resources)?;
+        let memory_bytes =
+            opts.get("memory").map(|v| Container::memory(&text(v))).transpose().map_err(BadRuntime::Resources)?;
         let network = match opts.get("network") {
             None => true,
             Some(Value::Bool(b)) => *b,
-            Some(other) => return Err(format!("runtime.docker.network must be true or false, not {other}")),
+            Some(other) => return Err(BadRuntime::Wrong("docker.network".into(), "true or false", other.clone())),
         };
         return Ok(Runtime::Docker(Container { image, cpus_milli, memory_bytes, network, volume: None }));
     }
@@ -368,7 +392,7 @@ fn runtime(value: &serde_json::Value) -> Result<bosun_core::Runtime, String> {
             Some(Value::Object(opts)) if opts.keys().all(|k| k == "network") => match opts.get("network") {
                 None => Ok(Runtime::Sandbox { network: true }),
                 Some(Value::Bool(network)) => Ok(Runtime::Sandbox { network: *network }),
-                Some(other) => Err(format!("runtime.sandbox.network must be true or false, not {other}")),
+                Some(other) => Err(BadRuntime::Wrong("sandbox.network".into(), "true or false", other.clone())),
             },
             _ => Err(unknown()),
         },
@@ -398,7 +422,7 @@ pub(super) fn agent(name: &str, node: &Node, p: &mut Problems) -> Option<AgentDe
     });
     let runtime = f.take("runtime", &[]).and_then(|n| {
         let parsed = runtime(&json(n));
-        parsed.map_err(|e| p.at(&n.span, e)).ok()
+        parsed.map_err(|e| p.at(&n.span, e.to_string())).ok()
     });
     let mut policy = serde_json::Map::new();
     for (key, aliases) in [
