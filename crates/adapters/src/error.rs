@@ -49,6 +49,14 @@ pub enum AdapterError {
     TargetHasChanges { into: String, dir: PathBuf },
     #[error("`{command}` failed: {}", one_line(stderr))]
     Command { command: String, stderr: String },
+    /// A file of an agent's own config that cannot be made of the user's (`from`, else its name).
+    #[error("`making its own {name} from {from}` failed: {}", one_line(&.source.to_string()))]
+    Seed {
+        name: &'static str,
+        from: String,
+        #[source]
+        source: Box<bosun_core::own_config::SeedError>,
+    },
     #[error("{context}: {source}")]
     Io {
         context: String,

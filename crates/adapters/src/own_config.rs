@@ -65,9 +65,10 @@ fn fill(own: &OwnConfig, partial: &Path, trusted: &[PathBuf]) -> Result<(), Adap
             (how, user) => {
                 let text = user.map(|b| String::from_utf8_lossy(&b).into_owned());
                 let shown = seed.from.as_deref().map_or_else(|| seed.name.into(), |f| f.display().to_string());
-                let made = how.make(text.as_deref(), trusted).map_err(|why| AdapterError::Command {
-                    command: format!("making its own {} from {shown}", seed.name),
-                    stderr: why,
+                let made = how.make(text.as_deref(), trusted).map_err(|source| AdapterError::Seed {
+                    name: seed.name,
+                    from: shown,
+                    source: Box::new(source),
                 })?;
                 made.map(String::into_bytes)
             }
@@ -142,7 +143,7 @@ mod tests {
     fn claude(dir: &Path, user: &Path) -> OwnConfig {
         OwnConfig {
             dir: dir.join("config"),
-            client: bosun_core::own_config::Client::Claude,
+            driver: bosun_core::driver::DriverKind::Claude,
             user: Some(user.to_owned()),
             user_state: Some(user.join(".claude.json")),
         }
@@ -229,7 +230,7 @@ mod tests {
         fs::write(user.join("config.toml"), "model = ").unwrap();
         let own = OwnConfig {
             dir: place.path().join("a/config"),
-            client: bosun_core::own_config::Client::Codex,
+            driver: bosun_core::driver::DriverKind::Codex,
             user: Some(user.clone()),
             user_state: None,
         };

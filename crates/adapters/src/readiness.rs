@@ -4,7 +4,8 @@
 //! is not run (the guardrails and the heuristic decide, recorded as such). Programs without a
 //! login check (claudeless, a shell) are ready as far as bosun can tell. And a client's probe
 //! before an agent starts it: its `--version` and its login check, run in the agent's
-//! environment (what bosun makes of it is `bosun_core::client_check`'s).
+//! environment (what bosun makes of it is `bosun_core::client_check`'s). Which programs have a
+//! login check, and what it is, each driver says (`AgentDriver::client`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -23,7 +24,7 @@ const CHECK_WAIT: Duration = Duration::from_secs(20);
 /// Whether an agent program is ready, by its own login check.
 pub trait Readiness: Send + Sync {
     /// None when `program` has no login check bosun knows; else whether it passed, and why not.
-    fn check(&self, program: &str) -> Option<Result<(), String>>;
+    fn check(&self, program: &str) -> Option<Result<(), NotReady>>;
 
     /// `program --version` and its login check, run as an agent runs it: with `env` laid over
     /// the daemon's environment. None when `program` is no client bosun knows.
@@ -32,13 +33,27 @@ pub trait Readiness: Send + Sync {
     }
 }
 
-/// The login check of `program`'s kind: `claude` or `codex` by the name of its file.
+/// Why a program's own login check did not pass; `check` is the command as run.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NotReady {
+    #[error("`{check}` cannot run: {why}")]
+    CannotRun { check: String, why: String },
+    #[error("`{check}` took longer than {secs} s", secs = CHECK_WAIT.as_secs())]
+    TooLong { check: String },
+    #[error("`{check}`: {why}")]
+    Lost { check: String, why: String },
+    /// It ran and failed (its exit status), saying this of the login.
+    #[error("`{check}` failed ({status}): {said}")]
+    Failed { check: String, status: String, said: String },
+}
+
+/// The login check of `program`'s client, by the name of its file (`Client::of`).
 fn login_check(program: &str) -> Option<[&'static str; 2]> {
-    Client::of(program).map(Client::login_check)
+    Client::of(program).map(|c| c.login_check)
 }
 
 /// A check's answer, and when it was given.
-type Answer = (Instant, Result<(), String>);
+type Answer = (Instant, Result<(), NotReady>);
 
 /// Runs the programs' own checks, each at most once every `KEPT`.
 #[derive(Default)]
@@ -49,7 +64,7 @@ pub struct LoginChecks {
 }
 
 impl Readiness for LoginChecks {
-    fn check(&self, program: &str) -> Option<Result<(), String>> {
+    fn check(&self, program: &str) -> Option<Result<(), NotReady>> {
         let args = login_check(program)?;
         {
             let checked = self.checked.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -74,7 +89,7 @@ impl Readiness for LoginChecks {
         }
         let version = run_in(program, &["--version"], env);
         let login = match &version {
-            Ran::Ok(_) => run_in(program, &client.login_check(), env),
+            Ran::Ok(_) => run_in(program, &client.login_check, env),
             // It does not run: its login check would say no more.
             _ => Ran::NotRun("not run".into()),
         };
@@ -173,14 +188,14 @@ pub fn is_set(env: &BTreeMap<String, String>, key: &str) -> bool {
     env.get(key).cloned().or_else(|| std::env::var(key).ok()).is_some_and(|v| !v.is_empty())
 }
 
-/// The Codex configuration an agent run with `env` reads (`$CODEX_HOME/config.toml`, else
-/// `~/.codex/config.toml`), at most 256 KiB of it.
-pub fn codex_config(env: &BTreeMap<String, String>) -> Option<String> {
+/// The config file of `program`'s client (`Client::config`) an agent run with `env` reads (for
+/// Codex `$CODEX_HOME/config.toml`, else `~/.codex/config.toml`), at most 256 KiB of it.
+pub fn client_config(program: &str, env: &BTreeMap<String, String>) -> Option<String> {
+    let (dir_var, in_home, file) = Client::of(program)?.config?;
     let var = |k: &str| env.get(k).cloned().or_else(|| std::env::var(k).ok()).filter(|v| !v.is_empty());
-    let home = var("CODEX_HOME")
-        .map(std::path::PathBuf::from)
-        .or_else(|| var("HOME").map(|h| Path::new(&h).join(".codex")))?;
-    let path = home.join("config.toml");
+    let home =
+        var(dir_var).map(std::path::PathBuf::from).or_else(|| var("HOME").map(|h| Path::new(&h).join(in_home)))?;
+    let path = home.join(file);
     // A regular file only: a FIFO there would never end.
     std::fs::metadata(&path).ok().filter(std::fs::Metadata::is_file)?;
     let file = std::fs::File::open(path).ok()?;
@@ -190,23 +205,26 @@ pub fn codex_config(env: &BTreeMap<String, String>) -> Option<String> {
 }
 
 /// `program ARGS`, within `CHECK_WAIT`: ready when it exits 0.
-fn run(program: &str, args: [&str; 2]) -> Result<(), String> {
-    let shown = format!("{program} {}", args.join(" "));
-    let mut child = crate::private::as_user(&mut Command::new(program))
+fn run(program: &str, args: [&str; 2]) -> Result<(), NotReady> {
+    let check = format!("{program} {}", args.join(" "));
+    let spawned = crate::private::as_user(&mut Command::new(program))
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("`{shown}` cannot run: {e}"))?;
+        .spawn();
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => return Err(NotReady::CannotRun { check, why: e.to_string() }),
+    };
     let status = match child.wait_timeout(CHECK_WAIT) {
         Ok(Some(status)) => status,
         Ok(None) => {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(format!("`{shown}` took longer than {} s", CHECK_WAIT.as_secs()));
+            return Err(NotReady::TooLong { check });
         }
-        Err(e) => return Err(format!("`{shown}`: {e}")),
+        Err(e) => return Err(NotReady::Lost { check, why: e.to_string() }),
     };
     if status.success() {
         return Ok(());
@@ -220,8 +238,8 @@ fn run(program: &str, args: [&str; 2]) -> Result<(), String> {
         .find(|l| l.contains("logged") || l.contains("Logged") || l.contains("login"))
         .or_else(|| said.lines().map(str::trim).find(|l| !l.is_empty()))
         .unwrap_or("");
-    let line: String = line.chars().take(200).collect();
-    Err(format!("`{shown}` failed ({status}): {line}"))
+    let said: String = line.chars().take(200).collect();
+    Err(NotReady::Failed { check, status: status.to_string(), said })
 }
 
 #[cfg(test)]
@@ -275,7 +293,7 @@ mod tests {
     fn a_check_that_cannot_run_is_not_ready_and_is_remembered() {
         let checks = LoginChecks::default();
         let answer = checks.check("/nonexistent/claude").expect("claude has a check");
-        assert!(answer.is_err_and(|e| e.contains("cannot run")));
+        assert!(answer.is_err_and(|e| e.to_string().contains("cannot run")));
         assert!(checks.checked.lock().unwrap().contains_key("/nonexistent/claude"), "remembered");
     }
 }

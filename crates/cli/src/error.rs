@@ -81,8 +81,8 @@ impl fmt::Display for CliError {
 impl std::error::Error for CliError {}
 
 /// Bad usage or input, as an `anyhow::Error` to return at once.
-pub fn usage(message: impl Into<String>) -> anyhow::Error {
-    CliError::new(Kind::Usage, message).into()
+pub fn usage(message: impl std::fmt::Display) -> anyhow::Error {
+    CliError::new(Kind::Usage, message.to_string()).into()
 }
 
 /// The kind of `err`: its own (given as the error or as context), the daemon's, or `Failed`.

@@ -189,3 +189,22 @@ agent "fixer" {
     assert!(!jobs.contains("\"id\""), "no job recorded: {jobs}");
     assert!(!fake.ran());
 }
+
+/// A driver's login check is its own (`AgentDriver::client`): the test-only driver's program,
+/// `echo-agent`, is probed as Claude Code and Codex are, refused while it is not logged in, and
+/// started once its key is set. Its driver's one file says so; nothing else names it.
+#[test]
+fn the_test_only_drivers_program_is_refused_by_its_own_login_check_unless_its_key_is_set() {
+    let repo = TempRepo::new();
+    let fake = Fake::new("echo-agent", "1.0.0", 0, "Not logged in", 1);
+    let (bosun, _home) = bosun_with(Some(&fake), None);
+    let err = refused(&bosun, &repo, &["agent", "start", "--driver", "echo", "--", "echo-agent"]);
+    assert!(err.contains("echo-agent is not logged in") && err.contains("Not logged in"), "{err}");
+    assert!(err.contains("echo-agent login") && err.contains("ECHO_KEY"), "says how to fix it: {err}");
+    assert!(!fake.ran(), "never started as an agent");
+    let id = bosun.start_with(repo.path(), &["--driver", "echo", "--", "echo-agent"], |cmd| {
+        cmd.env("ECHO_KEY", "k");
+    });
+    assert!(bosun_testkit::poll::wait_until(PATIENCE, || fake.ran()), "the agent runs");
+    bosun.ok(repo.path(), &["kill", &id]);
+}

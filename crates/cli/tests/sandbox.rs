@@ -236,3 +236,38 @@ fn a_sandboxed_claude_agent_killed_is_resumed_into_its_conversation_kept_in_its_
     let users: Vec<_> = std::fs::read_dir(bosun.claude_config()).unwrap().flatten().map(|e| e.file_name()).collect();
     assert!(users.is_empty(), "the user's config holds nothing of it: {users:?}");
 }
+
+/// The test-only driver's program keeps a config of its own (`ECHO_CONFIG_DIR`), which its
+/// driver's one file describes: sandboxed, its agent is pointed at a config bosun made of the
+/// user's (its `login` copied, its `settings` the user's with its workspace trusted), writes that
+/// one, and cannot write the user's.
+#[test]
+fn a_sandboxed_test_only_drivers_agent_gets_the_own_config_its_driver_describes() {
+    tools::bwrap();
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let config = tempfile::tempdir_in("/var/tmp").unwrap();
+    std::fs::write(config.path().join("login"), "token-1\n").unwrap();
+    std::fs::write(config.path().join("settings"), "theme dark\n").unwrap();
+    let script = format!(
+        "[ \"$ECHO_CONFIG_DIR\" != {c} ] && echo pointed-elsewhere; \
+         grep -q token-1 \"$ECHO_CONFIG_DIR/login\" && echo login-copied; \
+         grep -q 'theme dark' \"$ECHO_CONFIG_DIR/settings\" && grep -q \"trust $PWD\" \"$ECHO_CONFIG_DIR/settings\" \
+         && echo settings-made; \
+         echo noted > \"$ECHO_CONFIG_DIR/note\" && echo config-written; \
+         echo x > {c}/login || echo users-config-refused; \
+         echo script-over; sleep 600",
+        c = config.path().display()
+    );
+    let config_env = format!("ECHO_CONFIG_DIR={}", config.path().display());
+    let args = ["--runtime", "sandbox", "--env", &config_env, "--driver", "echo", "--", "sh", "-c", &script];
+    let id = bosun.start(repo.path(), &args);
+    let screen = bosun.wait_screen(&id, "script-over");
+    for said in ["pointed-elsewhere", "login-copied", "settings-made", "config-written", "users-config-refused"] {
+        assert!(screen.contains(said), "{said:?} not on its screen:\n{screen}");
+    }
+    let own = bosun.agent(&id).dir.join("config");
+    assert_eq!(std::fs::read_to_string(own.join("note")).unwrap(), "noted\n", "its own config is written");
+    assert_eq!(std::fs::read_to_string(config.path().join("login")).unwrap(), "token-1\n", "the user's is not");
+    assert!(!config.path().join("note").exists());
+}

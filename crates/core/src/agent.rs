@@ -434,7 +434,15 @@ impl crate::OwnConfig {
         if !agent.runtime.confines() {
             return None;
         }
-        let client = agent.driver.behaviour().own_config()?;
-        Some(Self::new(client, &agent.dir, &agent.env))
+        Self::new(agent.driver.kind(), &agent.dir, &agent.env)
+    }
+
+    /// Where agent `a`'s program keeps its config: its own when it has one, else the user's its
+    /// recorded `env` names.
+    pub fn dir_of(a: &Agent) -> Option<std::path::PathBuf> {
+        match Self::of(a) {
+            Some(own) => Some(own.dir),
+            None => a.driver.behaviour().user_config(&a.env)?.dir,
+        }
     }
 }

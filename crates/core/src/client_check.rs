@@ -31,8 +31,8 @@ pub struct Probe {
 pub struct Auth<'a> {
     /// Whether the agent's environment sets this variable to something.
     pub set: &'a dyn Fn(&str) -> bool,
-    /// Codex's `config.toml` (in `CODEX_HOME`, else `~/.codex`), when there is one.
-    pub codex_config: Option<&'a str>,
+    /// The client's config file (`Client::config`), when there is one.
+    pub config: Option<&'a str>,
     /// The client's arguments.
     pub args: &'a [String],
 }
@@ -44,76 +44,47 @@ pub struct Verdict {
     pub warnings: Vec<String>,
 }
 
-/// The clients bosun probes, by the file name of the program.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Client {
-    Claude,
-    Codex,
+/// A client bosun probes before an agent runs it here: a driver's program that has a login
+/// check of its own (`AgentDriver::client`).
+#[derive(Debug)]
+pub struct Client {
+    /// Its program's file name, as on `PATH` (`claude`; the simulator `claudeless` is none).
+    pub program: &'static str,
+    /// Its npm package.
+    pub package: &'static str,
+    /// Its own login check's arguments.
+    pub login_check: [&'static str; 2],
+    /// Variables it authenticates with besides its login.
+    pub key_vars: &'static [&'static str],
+    /// How to log it in.
+    pub log_in: &'static str,
+    /// Its config file that may name a way to authenticate of its own: the variable naming its
+    /// directory, that directory's name in the home directory otherwise, and the file's name.
+    pub config: Option<(&'static str, &'static str, &'static str)>,
+    /// Whether its arguments or that config file's text name a way to authenticate that its
+    /// check does not see.
+    pub otherwise: fn(args: &[String], config: Option<&str>) -> bool,
 }
 
 impl Client {
-    pub fn of(program: &str) -> Option<Client> {
-        match std::path::Path::new(program).file_name()?.to_str()? {
-            "claude" => Some(Client::Claude),
-            "codex" => Some(Client::Codex),
-            _ => None,
-        }
+    /// The client `program` is, by the name of its file, among the drivers' clients.
+    pub fn of(program: &str) -> Option<&'static Client> {
+        let name = std::path::Path::new(program).file_name()?.to_str()?;
+        crate::driver::DriverKind::ALL.iter().filter_map(|k| k.behaviour().client()).find(|c| c.program == name)
     }
+}
 
-    /// Its own login check's arguments.
-    pub fn login_check(self) -> [&'static str; 2] {
-        match self {
-            Client::Claude => ["auth", "status"],
-            Client::Codex => ["login", "status"],
-        }
-    }
-
-    /// Its program's name on `PATH`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Client::Claude => "claude",
-            Client::Codex => "codex",
-        }
-    }
-
-    /// Its npm package.
-    pub fn package(self) -> &'static str {
-        match self {
-            Client::Claude => "@anthropic-ai/claude-code",
-            Client::Codex => "@openai/codex",
-        }
-    }
-
-    /// Variables it authenticates with besides its login.
-    fn key_vars(self) -> &'static [&'static str] {
-        match self {
-            Client::Claude => &[
-                "ANTHROPIC_API_KEY",
-                "ANTHROPIC_AUTH_TOKEN",
-                "CLAUDE_CODE_OAUTH_TOKEN",
-                "CLAUDE_CODE_USE_BEDROCK",
-                "CLAUDE_CODE_USE_VERTEX",
-                "CLAUDE_CODE_USE_FOUNDRY",
-            ],
-            Client::Codex => &["OPENAI_API_KEY", "CODEX_API_KEY"],
-        }
-    }
-
-    /// How to log it in.
-    fn log_in(self) -> &'static str {
-        match self {
-            Client::Claude => "run `claude auth login`, or set ANTHROPIC_API_KEY",
-            Client::Codex => "run `codex login`, or set OPENAI_API_KEY, or name a model_provider in its config.toml",
-        }
-    }
+/// No way to authenticate but a login and a key.
+pub fn no_other_way(_args: &[String], _config: Option<&str>) -> bool {
+    false
 }
 
 /// What a start of `program` (a client bosun knows) makes of what `probe` found.
 pub fn assess(program: &str, probe: &Probe, auth: &Auth<'_>) -> Verdict {
     let Some(client) = Client::of(program) else { return Verdict::default() };
-    let name = client.name();
+    let name = client.program;
     let reinstall =
-        format!("install it again (`npm install -g {}`), or give the full path of one that runs", client.package());
+        format!("install it again (`npm install -g {}`), or give the full path of one that runs", client.package);
     let mut verdict = Verdict::default();
     match &probe.version {
         Ran::NotRun(why) => {
@@ -129,7 +100,7 @@ pub fn assess(program: &str, probe: &Probe, auth: &Auth<'_>) -> Verdict {
             return verdict;
         }
         Ran::Ok(line) if client_version::parse(line).is_none() => {
-            let tested = client_version::tested(client.package()).map_or("?".into(), |v| v.to_string());
+            let tested = client_version::tested(client.package).map_or("?".into(), |v| v.to_string());
             verdict.warnings.push(format!(
                 "cannot read the version of {program} from `{name} --version` (it printed {:?}): bosun was tested \
                  with {name} {tested}; if the agent misbehaves, run `scripts/test-clients` in bosun's checkout with \
@@ -139,52 +110,26 @@ pub fn assess(program: &str, probe: &Probe, auth: &Auth<'_>) -> Verdict {
         }
         Ran::Ok(_) => {}
     }
-    let check = client.login_check().join(" ");
+    let check = client.login_check.join(" ");
     match &probe.login {
         Ran::Ok(_) => {}
         Ran::Failed { .. } if authenticates_otherwise(client, auth) => {}
         Ran::Failed { said, .. } => {
             verdict.refusal =
-                Some(format!("{program} is not logged in (`{name} {check}`: {}): {}", telling(said), client.log_in()));
+                Some(format!("{program} is not logged in (`{name} {check}`: {}): {}", telling(said), client.log_in));
         }
         Ran::NotRun(why) => verdict.warnings.push(format!(
             "cannot tell whether {program} is logged in (`{name} {check}`: {}): if the agent asks to sign in, {}",
             short(why),
-            client.log_in()
+            client.log_in
         )),
     }
     verdict
 }
 
 /// Whether the client has a way to authenticate that its own check does not report.
-fn authenticates_otherwise(client: Client, auth: &Auth<'_>) -> bool {
-    if client.key_vars().iter().any(|v| (auth.set)(v)) {
-        return true;
-    }
-    match client {
-        Client::Claude => false,
-        // A provider of its own (a local model, a proxy), named in its config or on its command
-        // line (`--oss`, `-c model_provider=…`, a `--profile` that may name one).
-        Client::Codex => {
-            let options = ["--oss", "-c", "--config", "-p", "--profile"];
-            let by_args = auth
-                .args
-                .iter()
-                .any(|a| options.contains(&a.as_str()) || a.starts_with("--config=") || a.starts_with("--profile="));
-            by_args || auth.codex_config.is_some_and(names_a_provider)
-        }
-    }
-}
-
-/// Whether a Codex `config.toml` names a model provider other than OpenAI's (at its top or in a
-/// profile).
-fn names_a_provider(config: &str) -> bool {
-    config.lines().map(str::trim).any(|l| {
-        let Some(rest) = l.strip_prefix("model_provider") else { return false };
-        let Some(value) = rest.trim_start().strip_prefix('=') else { return false };
-        let value = value.split('#').next().unwrap_or_default().trim().trim_matches(|c| c == '"' || c == '\'');
-        !value.is_empty() && value != "openai"
-    })
+fn authenticates_otherwise(client: &Client, auth: &Auth<'_>) -> bool {
+    client.key_vars.iter().any(|v| (auth.set)(v)) || (client.otherwise)(auth.args, auth.config)
 }
 
 /// What a login check says of the login (`"loggedIn": false`, `Not logged in`), not its other
@@ -234,7 +179,7 @@ mod tests {
     }
 
     fn auth<'a>(set: &'a dyn Fn(&str) -> bool, codex_config: Option<&'a str>, args: &'a [String]) -> Auth<'a> {
-        Auth { set, codex_config, args }
+        Auth { set, config: codex_config, args }
     }
 
     #[test]

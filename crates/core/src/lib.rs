@@ -73,23 +73,24 @@ pub use id::{
 pub use input::{AgentSpec, Input, Reality, SessionSeen, WorkspaceProbe};
 pub use job::{AgentPlan, Job, JobNotify, JobSpec, JobState, JobWorkspace, Next, StepRun, StepSpec};
 pub use job_book::{JobBook, JobDef, JobSource, StepAgent};
-pub use liveness::{Awaited, Mover, Stuck, Subject};
+pub use liveness::{Awaited, Lost, Mover, Stuck, Subject};
 pub use memory::{stopped_agent, Checkpoint, JobScope, ResumePoint, CHECKPOINT_FILE, EVENTS_FILE};
 pub use merging::{Merge, MergeOutcome};
-pub use notice::{Notice, NoticeKind, WebhookUrl};
+pub use notice::{BadWebhook, Notice, NoticeKind, WebhookUrl};
 pub use own_config::OwnConfig;
 pub use permission::{
     answer as permission_answer, BlockedCall, PermissionAnswer, PermissionDecision, PermissionRule, Refusal, RuleError,
     DECISIONS_KEPT,
 };
-pub use permission_mode::{ModeFrom, PermissionMode, RunsIn};
+pub use permission_mode::{ModeFrom, PermissionMode, RunsIn, UnknownPermissionMode};
 pub use plan::{
     Judge, Plan, PlanAsk, PlanBranch, PlanJob, PlanJobState, PlanState, Variant, VariantCandidate,
     DEFAULT_PLAN_CONCURRENCY,
 };
 pub use plan_summary::{PlanFold, PlanJobSummary, PlanSummary, VariantSummary};
 pub use policy::{
-    format_duration, parse_duration, Action, Attempts, Chain, Policy, Step, StepError, Trigger, DEFAULT_GRACE_MS,
+    format_duration, parse_duration, Action, Attempts, BadDuration, Chain, Policy, Step, StepError, Trigger,
+    DEFAULT_GRACE_MS,
 };
 pub use pool::{
     Pool, PoolAsk, PoolBase, PoolSpec, PoolWorkspace, Slot, SlotProbe, SlotReset, SlotState, DEFAULT_POOL_SIZE,
@@ -98,8 +99,8 @@ pub use queue::{parse_listed, External, Item, ItemState, Worker};
 pub use ref_name::{branch_dirs, branch_problem, branches_clash, plan_branch_problems, PlanJobBranch};
 pub use reject::Rejection;
 pub use runtime::{
-    Container, Place, Pod, PodSource, Runtime, Sandbox, SessionBackend, POD_AGENT_DIR, POD_CONFIG, POD_ROOT,
-    POD_STATE_DIR, POD_WORKSPACE,
+    BadResource, Container, Place, Pod, PodSource, Runtime, Sandbox, SessionBackend, POD_AGENT_DIR, POD_CONFIG,
+    POD_ROOT, POD_STATE_DIR, POD_WORKSPACE,
 };
 pub use siting::{fork_into, Gather, JobAsk, JobSited, RepoFacts, Sited, StartAsk};
 pub use state::{apply, State, REQUESTS_KEPT};

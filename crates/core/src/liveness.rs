@@ -67,13 +67,41 @@ pub enum Subject {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stuck {
     pub subject: Subject,
-    /// Where it stands and what nothing will bring, in a sentence.
-    pub lost: String,
+    /// Where it stands and what nothing will bring.
+    pub lost: Lost,
+}
+
+/// Where a live agent or a running job stands and what nothing will bring it; its display is a
+/// sentence for a person.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Lost {
+    #[error("agent {0} is dead")]
+    Dead(AgentId),
+    /// Its chain, where it stands (`at`: "its on_idle chain at step 2 of 3 (`nudge`)"), waits.
+    #[error(
+        "agent {agent} is {state} with {at}, and nothing will move it on: no timer, no message being typed, no \
+         check running, no person asked"
+    )]
+    Unmoved { agent: AgentId, state: String, at: String },
+    #[error("agent {agent} is starting in workspace {workspace}, which is {state}: its session will never be started")]
+    NoWorkspace { agent: AgentId, workspace: WorkspaceId, state: &'static str },
+    #[error("job {job} waits to try its step {step} again, and no timer will end its wait")]
+    NoBackoff { job: JobId, step: String },
+    #[error("job {job} waits for its workspace to begin, which is {state}: it will never begin")]
+    NeverBegins { job: JobId, state: &'static str },
+    #[error("job {job}'s step {step} ran job {child}, which ended {state}, and the step never went on")]
+    ChildEnded { job: JobId, step: String, child: JobId, state: String },
+    #[error("job {job}'s step {step} runs no job")]
+    NoChild { job: JobId, step: String },
+    #[error("job {job}'s step {step} ran agent {agent}, which is {state}, and the step never went on")]
+    AgentEnded { job: JobId, step: String, agent: AgentId, state: String },
+    #[error("job {job}'s step {step} runs no agent")]
+    NoAgent { job: JobId, step: String },
 }
 
 impl fmt::Display for Stuck {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.lost)
+        fmt::Display::fmt(&self.lost, f)
     }
 }
 
@@ -92,7 +120,7 @@ impl State {
     }
 
     /// What moves the live agent `a` on; else what it waits for that nothing will bring.
-    pub fn agent_mover(&self, a: &Agent) -> Result<Mover, String> {
+    pub fn agent_mover(&self, a: &Agent) -> Result<Mover, Lost> {
         // Whatever it is, it moves the agent on, or it is checked again once it has.
         if let Some(m) = self.messages.values().find(|m| m.agent == a.id && m.state == MessageState::Sending) {
             return Ok(Mover::Awaits(Awaited::Delivery(m.id)));
@@ -108,7 +136,7 @@ impl State {
             return Ok(Mover::Awaits(Awaited::Kill(a.id.clone())));
         }
         let trigger = match &a.state {
-            SessionState::Dead { .. } => return Err(format!("agent {} is dead", a.id)),
+            SessionState::Dead { .. } => return Err(Lost::Dead(a.id.clone())),
             SessionState::Starting => return self.starting(a),
             SessionState::Running => return Ok(Mover::Reports),
             SessionState::Idle => Trigger::Idle,
@@ -144,48 +172,39 @@ impl State {
             Some((p, s)) => format!("its {name} chain at step {} of {} (`{s}`)", p.step + 1, chain.len()),
             None => format!("its {name} chain not started"),
         };
-        Err(format!(
-            "agent {} is {} with {at}, and nothing will move it on: no timer, no message being typed, no check \
-             running, no person asked",
-            a.id,
-            a.state.label()
-        ))
+        Err(Lost::Unmoved { agent: a.id.clone(), state: a.state.label(), at })
     }
 
     /// A starting agent waits for its workspace, then for its session.
-    fn starting(&self, a: &Agent) -> Result<Mover, String> {
+    fn starting(&self, a: &Agent) -> Result<Mover, Lost> {
         let ws = self.workspaces.get(&a.workspace);
         match ws.map(|w| &w.state) {
             Some(WorkspaceState::InUse { agent }) if agent == &a.id => Ok(Mover::Awaits(Awaited::Spawn(a.id.clone()))),
             Some(WorkspaceState::Creating) => Ok(Mover::Awaits(Awaited::Workspace(a.workspace.clone()))),
             Some(WorkspaceState::Waiting) => Ok(Mover::Line(a.workspace.clone())),
-            state => Err(format!(
-                "agent {} is starting in workspace {}, which is {}: its session will never be started",
-                a.id,
-                a.workspace,
-                state.map_or_else(|| "gone".to_owned(), |s| s.label().to_owned())
-            )),
+            state => Err(Lost::NoWorkspace {
+                agent: a.id.clone(),
+                workspace: a.workspace.clone(),
+                state: state.map_or("gone", WorkspaceState::label),
+            }),
         }
     }
 
     /// What moves the running job `j` on; else what it waits for that nothing will bring.
-    pub fn job_mover(&self, j: &Job) -> Result<Mover, String> {
+    pub fn job_mover(&self, j: &Job) -> Result<Mover, Lost> {
         let id = &j.spec.id;
         if j.state == JobState::Waiting {
             let backoff = self.timers.values().find(|t| t.kind == crate::TimerKind::Backoff { job: id.clone() });
-            return backoff.map(|t| Mover::Timer(t.id)).ok_or_else(|| {
-                format!("job {id} waits to try its step {} again, and no timer will end its wait", step_name(j))
-            });
+            return backoff
+                .map(|t| Mover::Timer(t.id))
+                .ok_or_else(|| Lost::NoBackoff { job: id.clone(), step: step_name(j) });
         }
         let Some(step) = j.step.as_deref().and_then(|s| j.spec.step(s)) else {
             let ws = j.workspace.as_ref().and_then(|w| self.workspaces.get(w));
             return match ws.map(|w| (&w.id, &w.state)) {
                 Some((w, WorkspaceState::Creating)) => Ok(Mover::Awaits(Awaited::Workspace(w.clone()))),
                 Some((w, WorkspaceState::Waiting)) => Ok(Mover::Line(w.clone())),
-                other => Err(format!(
-                    "job {id} waits for its workspace to begin, which is {}: it will never begin",
-                    other.map_or_else(|| "gone".to_owned(), |(_, s)| s.label().to_owned())
-                )),
+                other => Err(Lost::NeverBegins { job: id.clone(), state: other.map_or("gone", |(_, s)| s.label()) }),
             };
         };
         let this_try =
@@ -197,13 +216,13 @@ impl State {
                 let child = self.jobs.values().find(|c| c.spec.parent.as_ref().is_some_and(this_try));
                 match child {
                     Some(c) if !c.state.is_over() => Ok(Mover::Job(c.spec.id.clone())),
-                    Some(c) => Err(format!(
-                        "job {id}'s step {} ran job {}, which ended {}, and the step never went on",
-                        step.name,
-                        c.spec.id,
-                        c.state.label()
-                    )),
-                    None => Err(format!("job {id}'s step {} runs no job", step.name)),
+                    Some(c) => Err(Lost::ChildEnded {
+                        job: id.clone(),
+                        step: step.name.clone(),
+                        child: c.spec.id.clone(),
+                        state: c.state.label().to_string(),
+                    }),
+                    None => Err(Lost::NoChild { job: id.clone(), step: step.name.clone() }),
                 }
             }
             StepRun::Agent(_) => {
@@ -214,13 +233,13 @@ impl State {
                 match agent {
                     Some(a) if !a.state.is_dead() => Ok(Mover::Agent(a.id.clone())),
                     Some(a) if self.save_awaited(a) => Ok(Mover::Awaits(Awaited::Save(a.id.clone()))),
-                    Some(a) => Err(format!(
-                        "job {id}'s step {} ran agent {}, which is {}, and the step never went on",
-                        step.name,
-                        a.id,
-                        a.state.label()
-                    )),
-                    None => Err(format!("job {id}'s step {} runs no agent", step.name)),
+                    Some(a) => Err(Lost::AgentEnded {
+                        job: id.clone(),
+                        step: step.name.clone(),
+                        agent: a.id.clone(),
+                        state: a.state.label(),
+                    }),
+                    None => Err(Lost::NoAgent { job: id.clone(), step: step.name.clone() }),
                 }
             }
         }

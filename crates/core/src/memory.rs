@@ -169,13 +169,7 @@ impl JobScope {
             | Event::ItemTaken { job: j, .. }
             | Event::PlanJobDispatched { job: j, .. } => job(j),
             Event::CronFired { job: j, .. } => j.as_ref().is_some_and(job),
-            Event::TimerSet { timer } => {
-                let mine = self.owns_timer(&timer.kind);
-                if mine {
-                    self.timers.insert(timer.id);
-                }
-                mine
-            }
+            Event::TimerSet { timer } => self.timer_set(timer),
             Event::TimerCleared { id } => self.timers.contains(id),
             Event::MessageQueued { message } => self.messages.contains(&message.id) || agent(&message.agent),
             Event::MessageSending { id }
@@ -201,6 +195,15 @@ impl JobScope {
             | Event::CronStopped { .. }
             | Event::CronFailed { .. } => false,
         }
+    }
+
+    /// Whether the timer is the scope's, which teaches the scope its id.
+    fn timer_set(&mut self, timer: &crate::Timer) -> bool {
+        let mine = self.owns_timer(&timer.kind);
+        if mine {
+            self.timers.insert(timer.id);
+        }
+        mine
     }
 
     fn owns_timer(&self, kind: &TimerKind) -> bool {

@@ -13,17 +13,28 @@ pub struct WebhookUrl(String);
 /// The longest URL taken.
 const URL_MAX: usize = 2048;
 
+/// A webhook URL refused, with the start of what was given.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BadWebhook {
+    #[error("webhook {0:?} is not an http:// or https:// URL")]
+    NotHttp(String),
+    #[error("webhook {0:?} names no host")]
+    NoHost(String),
+    #[error("webhook {0:?}… is over {URL_MAX} bytes")]
+    TooLong(String),
+    #[error("webhook {0:?} holds a space or a control character")]
+    Unprintable(String),
+}
+
 impl WebhookUrl {
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, BadWebhook> {
         let shown: String = text.chars().take(60).collect();
         let rest = text.strip_prefix("http://").or_else(|| text.strip_prefix("https://"));
         match rest {
-            None => Err(format!("webhook {shown:?} is not an http:// or https:// URL")),
-            Some("") => Err(format!("webhook {shown:?} names no host")),
-            Some(_) if text.len() > URL_MAX => Err(format!("webhook {shown:?}… is over {URL_MAX} bytes")),
-            Some(_) if text.chars().any(|c| c.is_whitespace() || c.is_control()) => {
-                Err(format!("webhook {shown:?} holds a space or a control character"))
-            }
+            None => Err(BadWebhook::NotHttp(shown)),
+            Some("") => Err(BadWebhook::NoHost(shown)),
+            Some(_) if text.len() > URL_MAX => Err(BadWebhook::TooLong(shown)),
+            Some(_) if text.chars().any(|c| c.is_whitespace() || c.is_control()) => Err(BadWebhook::Unprintable(shown)),
             Some(_) => Ok(Self(text.to_owned())),
         }
     }
@@ -34,8 +45,8 @@ impl WebhookUrl {
 }
 
 impl TryFrom<String> for WebhookUrl {
-    type Error = String;
-    fn try_from(text: String) -> Result<Self, String> {
+    type Error = BadWebhook;
+    fn try_from(text: String) -> Result<Self, BadWebhook> {
         Self::parse(&text)
     }
 }

@@ -89,11 +89,16 @@ impl From<PermissionMode> for String {
 }
 
 impl TryFrom<String> for PermissionMode {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        Self::parse(&s).ok_or_else(|| format!("{s:?} is not a permission mode"))
+    type Error = UnknownPermissionMode;
+    fn try_from(s: String) -> Result<Self, UnknownPermissionMode> {
+        Self::parse(&s).ok_or(UnknownPermissionMode(s))
     }
 }
+
+/// A permission mode no client has.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a permission mode")]
+pub struct UnknownPermissionMode(pub String);
 
 /// Who set the mode an agent runs in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

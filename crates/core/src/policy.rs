@@ -215,7 +215,7 @@ impl FromStr for Step {
             None => (text.trim(), None),
         };
         let (head, cooldown_ms) = match head.split_once('+') {
-            Some((h, c)) => (h, parse_duration(c).map_err(|e| err(&e))?),
+            Some((h, c)) => (h, parse_duration(c).map_err(|e| err(&e.to_string()))?),
             None => (head, 0),
         };
         let (name, attempts) = match head.split_once('*') {
@@ -241,19 +241,28 @@ impl FromStr for Step {
 }
 
 /// "250ms", "30s", "5m", "2h", or a bare number of seconds.
-pub fn parse_duration(text: &str) -> Result<u64, String> {
+pub fn parse_duration(text: &str) -> Result<u64, BadDuration> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let n: u64 = num.parse().map_err(|_| format!("{text:?} is not a duration such as 30s, 5m or 250ms"))?;
+    let n: u64 = num.parse().map_err(|_| BadDuration::NotADuration(text.to_owned()))?;
     let scale = match unit {
         "ms" => 1,
         "" | "s" => 1_000,
         "m" => 60_000,
         "h" => 3_600_000,
-        _ => return Err(format!("{text:?} has an unknown unit (use ms, s, m or h)")),
+        _ => return Err(BadDuration::UnknownUnit(text.to_owned())),
     };
     Ok(n * scale)
+}
+
+/// A duration that cannot be read, as given.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BadDuration {
+    #[error("{0:?} is not a duration such as 30s, 5m or 250ms")]
+    NotADuration(String),
+    #[error("{0:?} has an unknown unit (use ms, s, m or h)")]
+    UnknownUnit(String),
 }
 
 pub fn format_duration(ms: u64) -> String {

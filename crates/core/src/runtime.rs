@@ -151,10 +151,21 @@ pub struct Container {
     pub volume: Option<String>,
 }
 
+/// A container's CPUs or memory that cannot be read as one, as given.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BadResource {
+    #[error("{0:?} is not a number of CPUs (say 2 or 1.5)")]
+    Cpus(String),
+    #[error("{0:?} is not an amount of memory (say 512m or 2g)")]
+    Memory(String),
+    #[error("{0:?} is too little memory for an agent: give at least 4m")]
+    TooLittleMemory(String),
+}
+
 impl Container {
     /// `1.5` CPUs as 1500 thousandths; at least 0.001, at most 1024.
-    pub fn cpus(text: &str) -> Result<u32, String> {
-        let bad = || format!("{text:?} is not a number of CPUs (say 2 or 1.5)");
+    pub fn cpus(text: &str) -> Result<u32, BadResource> {
+        let bad = || BadResource::Cpus(text.to_owned());
         let value: f64 = text.trim().parse().map_err(|_| bad())?;
         if !(0.001..=1024.0).contains(&value) {
             return Err(bad());
@@ -163,9 +174,9 @@ impl Container {
     }
 
     /// `512m`, `2g`, `1073741824`: bytes (k, m, g in powers of 1024); at least 4 MiB.
-    pub fn memory(text: &str) -> Result<u64, String> {
+    pub fn memory(text: &str) -> Result<u64, BadResource> {
         let t = text.trim().to_ascii_lowercase();
-        let bad = || format!("{text:?} is not an amount of memory (say 512m or 2g)");
+        let bad = || BadResource::Memory(text.to_owned());
         let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
             Some((at, _)) => (&t[..at], t[at..].trim_end_matches('b')),
             None => (t.as_str(), ""),
@@ -180,7 +191,7 @@ impl Container {
         };
         let bytes = n.checked_mul(scale).ok_or_else(bad)?;
         if bytes < 4 << 20 {
-            return Err(format!("{text:?} is too little memory for an agent: give at least 4m"));
+            return Err(BadResource::TooLittleMemory(text.to_owned()));
         }
         Ok(bytes)
     }

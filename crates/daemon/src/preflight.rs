@@ -71,10 +71,10 @@ pub fn clients(
             let Some(program) = agent.plan.command.first().filter(|_| here) else { continue };
             let env = &agent.plan.env;
             let Some(probe) = readiness.probe(program, env) else { continue };
-            let config = bosun_adapters::readiness::codex_config(env);
+            let config = bosun_adapters::readiness::client_config(program, env);
             let set = |k: &str| bosun_adapters::readiness::is_set(env, k);
             let args = &agent.plan.command[1..];
-            let auth = bosun_core::client_check::Auth { set: &set, codex_config: config.as_deref(), args };
+            let auth = bosun_core::client_check::Auth { set: &set, config: config.as_deref(), args };
             let verdict = bosun_core::client_check::assess(program, &probe, &auth);
             problems.extend(verdict.refusal.map(|line| format!("agent {name:?} of job {job:?}: {line}")));
             warnings.extend(verdict.warnings);

@@ -11,7 +11,7 @@ use bosun_wire::{read_frame, write_frame};
 
 use crate::conn::HostConn;
 use crate::protocol::{HostRequest, HostResponse};
-use crate::save::{is_dirty, run};
+use crate::save::{is_dirty, run, GitError};
 
 /// The largest bundle a host takes or gives.
 pub const BUNDLE_MOST: u64 = 16 << 30;
@@ -21,6 +21,32 @@ const HAVE_MOST: usize = 64;
 const SEED_FILE: &str = "bosun-seed.bundle";
 const GIVE_FILE: &str = "bosun-give.bundle";
 
+/// Why a seed was not taken, or a bundle not made.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BundleError {
+    #[error("a seed of {0} bytes is more than the {BUNDLE_MOST} a host takes")]
+    SeedTooLarge(u64),
+    #[error("its workspace holds a clone with work not committed, not on {0}: it is not seeded over")]
+    Dirty(String),
+    #[error("`have` must be at most {HAVE_MOST} full commit ids")]
+    BadHave,
+    #[error("its workspace has no branch {0} any more")]
+    NoBranch(String),
+    #[error("its bundle is {0} bytes, more than the {BUNDLE_MOST} a host gives")]
+    TooLarge(u64),
+    #[error("the seed ended after {0} of its {1} bytes")]
+    SeedShort(u64, u64),
+    #[error("reading the seed: {0}")]
+    ReadSeed(std::io::Error),
+    /// A file of its own it could not make, read or write: what it did, the error.
+    #[error("{0}: {1}")]
+    File(String, std::io::Error),
+    #[error("cannot tell its workspace: {0}")]
+    Workspace(std::io::Error),
+    #[error(transparent)]
+    Git(#[from] GitError),
+}
+
 /// Whether the clone in `dir` holds `branch` already (a claim kept it from an earlier pod).
 pub(crate) fn seeded(dir: &Path, branch: &str) -> bool {
     let head = format!("refs/heads/{branch}");
@@ -28,15 +54,13 @@ pub(crate) fn seeded(dir: &Path, branch: &str) -> bool {
 }
 
 /// Reads a bundle of `len` bytes from `conn` and makes `dir` a clone on `branch` from it.
-pub(crate) fn seed(conn: &mut HostConn, dir: &Path, branch: &str, len: u64) -> Result<(), String> {
+pub(crate) fn seed(conn: &mut HostConn, dir: &Path, branch: &str, len: u64) -> Result<(), BundleError> {
     if len > BUNDLE_MOST {
-        return Err(format!("a seed of {len} bytes is more than the {BUNDLE_MOST} a host takes"));
+        return Err(BundleError::SeedTooLarge(len));
     }
     // A clone already here (a claim's, of another branch) with work in it is never written over.
     if git_dir(dir).exists() && !git(dir, &["status", "--porcelain"]).unwrap_or_default().is_empty() {
-        return Err(format!(
-            "its workspace holds a clone with work not committed, not on {branch}: it is not seeded over"
-        ));
+        return Err(BundleError::Dirty(branch.to_owned()));
     }
     git(dir, &["init", "--quiet"])?;
     let file = git_dir(dir).join(SEED_FILE);
@@ -61,7 +85,8 @@ pub(crate) fn seed(conn: &mut HostConn, dir: &Path, branch: &str, len: u64) -> R
                 &refspec,
             ],
         )?;
-        git(dir, &["reset", "--quiet", "--hard"]).map(drop)
+        git(dir, &["reset", "--quiet", "--hard"])?;
+        Ok(())
     });
     let _ = std::fs::remove_file(&file);
     fetched
@@ -76,18 +101,18 @@ pub(crate) struct Given {
 }
 
 /// Whether `have` is what a `Bundle` request may say: at most `HAVE_MOST` full commit ids.
-pub(crate) fn check_have(have: &[String]) -> Result<(), String> {
+pub(crate) fn check_have(have: &[String]) -> Result<(), BundleError> {
     if have.len() > HAVE_MOST || !have.iter().all(|c| is_commit_id(c)) {
-        return Err(format!("`have` must be at most {HAVE_MOST} full commit ids"));
+        return Err(BundleError::BadHave);
     }
     Ok(())
 }
 
 /// The bundle of `branch` in `dir`, less what the commits of `have` (checked) reach.
-pub(crate) fn make(dir: &Path, branch: &str, have: &[String]) -> Result<Given, String> {
+pub(crate) fn make(dir: &Path, branch: &str, have: &[String]) -> Result<Given, BundleError> {
     let head = format!("refs/heads/{branch}");
-    let tip = git(dir, &["rev-parse", "--verify", "--quiet", &head])
-        .map_err(|_| format!("its workspace has no branch {branch} any more"))?;
+    let tip =
+        git(dir, &["rev-parse", "--verify", "--quiet", &head]).map_err(|_| BundleError::NoBranch(branch.to_owned()))?;
     let dirty = is_dirty(dir)?;
     // Only commits this clone knows can bound the bundle.
     let known: Vec<&String> = have
@@ -104,10 +129,10 @@ pub(crate) fn make(dir: &Path, branch: &str, have: &[String]) -> Result<Given, S
     let nots: Vec<String> = known.iter().map(|c| format!("^{c}")).collect();
     args.extend(nots.iter().map(String::as_str));
     git(dir, &args)?;
-    let len = std::fs::metadata(&file).map_err(|e| format!("reading {path}: {e}"))?.len();
+    let len = std::fs::metadata(&file).map_err(|e| BundleError::File(format!("reading {path}"), e))?.len();
     if len > BUNDLE_MOST {
         let _ = std::fs::remove_file(&file);
-        return Err(format!("its bundle is {len} bytes, more than the {BUNDLE_MOST} a host gives"));
+        return Err(BundleError::TooLarge(len));
     }
     Ok(Given { tip, dirty, file: Some((file, len)) })
 }
@@ -137,24 +162,23 @@ pub(crate) fn give(conn: &mut HostConn, given: &Given) -> Option<(bool, String)>
 }
 
 /// Copies exactly `len` bytes of `conn` into a new `file`.
-fn take(conn: &mut HostConn, file: &Path, len: u64) -> Result<(), String> {
-    let mut out = std::fs::File::create(file).map_err(|e| format!("creating {}: {e}", file.display()))?;
-    let copied =
-        std::io::copy(&mut Read::by_ref(conn).take(len), &mut out).map_err(|e| format!("reading the seed: {e}"))?;
+fn take(conn: &mut HostConn, file: &Path, len: u64) -> Result<(), BundleError> {
+    let mut out =
+        std::fs::File::create(file).map_err(|e| BundleError::File(format!("creating {}", file.display()), e))?;
+    let copied = std::io::copy(&mut Read::by_ref(conn).take(len), &mut out).map_err(BundleError::ReadSeed)?;
     if copied != len {
-        return Err(format!("the seed ended after {copied} of its {len} bytes"));
+        return Err(BundleError::SeedShort(copied, len));
     }
-    out.sync_all().map_err(|e| format!("writing {}: {e}", file.display()))
+    out.sync_all().map_err(|e| BundleError::File(format!("writing {}", file.display()), e))
 }
 
 /// `git ARGS` in `dir`: what it printed, or what went wrong.
-fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+fn git(dir: &Path, args: &[&str]) -> Result<String, GitError> {
+    let name = || args.iter().find(|a| !a.starts_with('-') && !a.contains('=')).copied().unwrap_or("").to_owned();
     match run(dir, args) {
         Ok((true, out)) => Ok(out.trim().to_owned()),
-        Ok((false, out)) | Err(out) => {
-            let name = args.iter().find(|a| !a.starts_with('-') && !a.contains('=')).copied().unwrap_or("");
-            Err(format!("git {name} failed: {}", out.trim()))
-        }
+        Ok((false, out)) => Err(GitError::Said { name: name(), said: out.trim().to_owned() }),
+        Err(e) => Err(GitError::Run { name: name(), source: Box::new(e) }),
     }
 }
 

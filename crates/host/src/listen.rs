@@ -164,31 +164,53 @@ impl Listener {
     }
 }
 
+/// Why a connection was not let in.
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    #[error("it said no hello within {secs} s", secs = HELLO_WAIT.as_secs())]
+    NoHello,
+    #[error("it closed before its hello")]
+    ClosedEarly,
+    #[error("reading its hello: {0}")]
+    Hello(std::io::Error),
+    #[error("its first frame is {0} bytes, more than a hello's {HELLO_MOST}")]
+    TooLarge(usize),
+    #[error("its first frame is not a hello")]
+    NotHello,
+    #[error("its hello has the wrong token")]
+    WrongToken,
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Frame(#[from] bosun_wire::FrameError),
+    #[error("its peer is uid {peer}, not this host's uid {me}")]
+    Stranger { peer: u32, me: u32 },
+    #[error("cannot tell who its peer is: {0}")]
+    Unknown(nix::Error),
+}
+
 /// The connection, once it presented `token` in its first frame and was told `Ok`.
-fn admit(mut conn: TcpStream, token: &HostToken) -> Result<TcpStream, String> {
+fn admit(mut conn: TcpStream, token: &HostToken) -> Result<TcpStream, Refusal> {
     let mut until = Until { conn: &conn, deadline: Instant::now() + HELLO_WAIT };
     let late = |e: std::io::Error| match e.kind() {
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
-            format!("it said no hello within {} s", HELLO_WAIT.as_secs())
-        }
-        std::io::ErrorKind::UnexpectedEof => "it closed before its hello".to_owned(),
-        _ => format!("reading its hello: {e}"),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => Refusal::NoHello,
+        std::io::ErrorKind::UnexpectedEof => Refusal::ClosedEarly,
+        _ => Refusal::Hello(e),
     };
     let mut len = [0u8; 4];
     until.read_exact(&mut len).map_err(late)?;
     let len = u32::from_be_bytes(len) as usize;
     if len > HELLO_MOST {
-        return Err(format!("its first frame is {len} bytes, more than a hello's {HELLO_MOST}"));
+        return Err(Refusal::TooLarge(len));
     }
     let mut body = vec![0u8; len];
     until.read_exact(&mut body).map_err(late)?;
-    let HostHello::Hello { token: offered } =
-        bosun_wire::decode(&body).map_err(|_| "its first frame is not a hello".to_owned())?;
+    let HostHello::Hello { token: offered } = bosun_wire::decode(&body).map_err(|_| Refusal::NotHello)?;
     if !token.admits(&offered) {
-        return Err("its hello has the wrong token".into());
+        return Err(Refusal::WrongToken);
     }
-    conn.set_read_timeout(None).map_err(|e| e.to_string())?;
-    write_frame(&mut conn, &HostResponse::Ok).map_err(|e| e.to_string())?;
+    conn.set_read_timeout(None)?;
+    write_frame(&mut conn, &HostResponse::Ok)?;
     Ok(conn)
 }
 
@@ -210,13 +232,13 @@ impl Read for Until<'_> {
 }
 
 /// The peer of `conn` is this process's user (`SO_PEERCRED`).
-fn same_user(conn: &UnixStream) -> Result<(), String> {
+fn same_user(conn: &UnixStream) -> Result<(), Refusal> {
     use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
     let me = nix::unistd::geteuid().as_raw();
     match getsockopt(conn, PeerCredentials) {
         Ok(cred) if cred.uid() == me => Ok(()),
-        Ok(cred) => Err(format!("its peer is uid {}, not this host's uid {me}", cred.uid())),
-        Err(e) => Err(format!("cannot tell who its peer is: {e}")),
+        Ok(cred) => Err(Refusal::Stranger { peer: cred.uid(), me }),
+        Err(e) => Err(Refusal::Unknown(e)),
     }
 }
 

@@ -21,6 +21,27 @@ pub const SAVE_WAIT: Duration = Duration::from_secs(120);
 /// The most of git's output an answer carries.
 const SAID_MOST: usize = 16 * 1024;
 
+/// What kept git from answering in the host's workspace.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum GitError {
+    #[error("cannot run git: {0}")]
+    CannotRun(std::io::Error),
+    #[error("git failed: {0}")]
+    Failed(std::io::Error),
+    #[error("git {0} took longer than {secs} s", secs = SAVE_WAIT.as_secs())]
+    TooLong(String),
+    /// `git status` said this, failing.
+    #[error("git status failed: {0}")]
+    Status(String),
+    #[error("git status failed: {0}")]
+    StatusRun(Box<GitError>),
+    /// `git NAME` said this, failing.
+    #[error("git {name} failed: {said}")]
+    Said { name: String, said: String },
+    #[error("git {name} failed: {source}")]
+    Run { name: String, source: Box<GitError> },
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SaveTo {
     /// Pushed to `remote` (its URL, as the workspace's clone reaches it).
@@ -85,27 +106,28 @@ impl Ended {
 pub(crate) fn push(remote: &str, branch: &str, dir: &Path) -> HostResponse {
     let dirty = match is_dirty(dir) {
         Ok(dirty) => dirty,
-        Err(message) => return HostResponse::Error { message },
+        Err(e) => return HostResponse::Error { message: e.to_string() },
     };
     let refspec = format!("refs/heads/{branch}:refs/heads/{branch}");
     let (pushed, said) = match run(dir, &["push", "--porcelain", "--", remote, &refspec]) {
         Ok(done) => done,
-        Err(why) => (false, why),
+        Err(why) => (false, why.to_string()),
     };
     HostResponse::Saved { pushed, dirty, said }
 }
 
 /// Whether the clone in `dir` holds work not committed (untracked files too).
-pub(crate) fn is_dirty(dir: &Path) -> Result<bool, String> {
+pub(crate) fn is_dirty(dir: &Path) -> Result<bool, GitError> {
     match run(dir, &["status", "--porcelain=v1", "--untracked-files=all", "-z"]) {
         Ok((true, out)) => Ok(!out.is_empty()),
-        Ok((false, out)) | Err(out) => Err(format!("git status failed: {out}")),
+        Ok((false, out)) => Err(GitError::Status(out)),
+        Err(e) => Err(GitError::StatusRun(Box::new(e))),
     }
 }
 
 /// `git ARGS` in `dir`, without prompts, within `SAVE_WAIT`: whether it succeeded and what it
 /// said (stdout then stderr, cut to `SAID_MOST`); an error when it could not run or took too long.
-pub(crate) fn run(dir: &Path, args: &[&str]) -> Result<(bool, String), String> {
+pub(crate) fn run(dir: &Path, args: &[&str]) -> Result<(bool, String), GitError> {
     let child = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -116,7 +138,7 @@ pub(crate) fn run(dir: &Path, args: &[&str]) -> Result<(bool, String), String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run git: {e}"))?;
+        .map_err(GitError::CannotRun)?;
     let pid = child.id();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -135,12 +157,12 @@ pub(crate) fn run(dir: &Path, args: &[&str]) -> Result<(bool, String), String> {
             }
             Ok((out.status.success(), said))
         }
-        Ok(Err(e)) => Err(format!("git failed: {e}")),
+        Ok(Err(e)) => Err(GitError::Failed(e)),
         Err(_) => {
             if let Ok(pid) = i32::try_from(pid) {
                 let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGKILL);
             }
-            Err(format!("git {} took longer than {} s", args.first().copied().unwrap_or(""), SAVE_WAIT.as_secs()))
+            Err(GitError::TooLong(args.first().copied().unwrap_or("").to_owned()))
         }
     }
 }

@@ -235,7 +235,7 @@ fn take_seed(listener: &Listener, dir: &Path, branch: &str, exit_file: Option<&P
                     let _ = write_frame(&mut conn, &HostResponse::Ok);
                     return;
                 }
-                Err(message) => HostResponse::Error { message },
+                Err(e) => HostResponse::Error { message: e.to_string() },
             },
             HostRequest::Kill => {
                 let _ = write_frame(&mut conn, &HostResponse::Ok);
@@ -293,8 +293,8 @@ fn give_bundle(host: &Host, mut conn: HostConn, have: &[String]) {
     let Some(SaveTo::Bundle { branch }) = &host.save else {
         return refuse(&mut conn, "this host gives no bundle: it saves by push, or not at all");
     };
-    if let Err(message) = crate::bundle::check_have(have) {
-        return refuse(&mut conn, &message);
+    if let Err(e) = crate::bundle::check_have(have) {
+        return refuse(&mut conn, &e.to_string());
     }
     if lock(&host.exit).is_none() {
         return refuse(&mut conn, "its program still runs: its branch is given once it ended");
@@ -305,10 +305,11 @@ fn give_bundle(host: &Host, mut conn: HostConn, have: &[String]) {
     }
     let _ = conn.set_write_timeout(Some(crate::save::SAVE_WAIT));
     let made = std::env::current_dir()
-        .map_err(|e| format!("cannot tell its workspace: {e}"))
+        .map_err(crate::bundle::BundleError::Workspace)
         .and_then(|dir| crate::bundle::make(&dir, branch, have));
     match made {
-        Err(message) => {
+        Err(e) => {
+            let message = e.to_string();
             refuse(&mut conn, &message);
             host.set_fetched(SavedWork { pushed: false, dirty: true, said: message });
         }

@@ -105,53 +105,8 @@ pub fn pod(plan: &PodPlan<'_>) -> Pod {
         volume_mounts: Some(vec![work_mount.clone()]),
         ..Default::default()
     });
-    let mut command: Vec<String> = [plan.ask.bosun.as_str(), "host", "serve", "--listen"].map(String::from).to_vec();
-    command.push(format!("tcp:$(POD_IP):{HOST_PORT}"));
-    command.extend(["--token-env".into(), TOKEN_VAR.into()]);
-    command.extend(["--address-file".into(), format!("{WORK}/host.addr")]);
-    command.extend(["--session".into(), plan.name.to_owned()]);
-    // Where its branch is pushed when it ends, before the pod goes; or that the daemon brings
-    // it and fetches it back.
-    match plan.repo_url {
-        Some(url) => command.extend(["--save-remote".into(), literal(url)]),
-        None => command.push("--save-bundle".into()),
-    }
-    command.extend(["--save-branch".into(), literal(plan.branch)]);
-    // It ends with its agent, saying how in its termination message, which the watch reports.
-    command.extend(["--exit-file".into(), TERMINATION_LOG.into()]);
-    // It writes the agent's files, and relays its hooks' reports from where they look for a daemon.
-    command.extend(["--files-env".into(), FILES_VAR.into()]);
-    let relay = bosun_wire::StateDir::new(bosun_core::POD_STATE_DIR.into()).map(|d| d.socket());
-    if let Ok(relay) = relay {
-        command.extend(["--relay".into(), relay.display().to_string()]);
-    }
-    command.push("--".into());
-    // The kubelet expands `$(VAR)` in a command; what the agent's command says stays as it is.
-    command.extend(plan.command.iter().map(|arg| literal(arg)));
-    let mut env = vec![EnvVar {
-        name: "POD_IP".into(),
-        value_from: Some(EnvVarSource {
-            field_ref: Some(ObjectFieldSelector { field_path: "status.podIP".into(), api_version: None }),
-            ..Default::default()
-        }),
-        ..Default::default()
-    }];
-    for (name, key) in [(TOKEN_VAR, TOKEN_KEY), (FILES_VAR, FILES_KEY)] {
-        env.push(EnvVar {
-            name: name.into(),
-            value_from: Some(EnvVarSource {
-                secret_key_ref: Some(SecretKeySelector {
-                    name: plan.host_secret.to_owned(),
-                    key: key.into(),
-                    optional: Some(false),
-                }),
-                ..Default::default()
-            }),
-            ..Default::default()
-        });
-    }
-    let ours = |k: &str| [TOKEN_VAR, FILES_VAR].contains(&k);
-    env.extend(plan.env.iter().filter(|(k, _)| !ours(k)).map(|(k, v)| value(k, v)));
+    let command = host_command(plan);
+    let env = env(plan);
     let env_from: Vec<EnvFromSource> = plan
         .ask
         .secrets
@@ -190,6 +145,65 @@ pub fn pod(plan: &PodPlan<'_>) -> Pod {
         }),
         status: None,
     }
+}
+
+/// The agent container's command: `bosun host serve` on the pod's address, saving the branch
+/// when it ends, then the agent's own command.
+fn host_command(plan: &PodPlan<'_>) -> Vec<String> {
+    let mut command: Vec<String> = [plan.ask.bosun.as_str(), "host", "serve", "--listen"].map(String::from).to_vec();
+    command.push(format!("tcp:$(POD_IP):{HOST_PORT}"));
+    command.extend(["--token-env".into(), TOKEN_VAR.into()]);
+    command.extend(["--address-file".into(), format!("{WORK}/host.addr")]);
+    command.extend(["--session".into(), plan.name.to_owned()]);
+    // Where its branch is pushed when it ends, before the pod goes; or that the daemon brings
+    // it and fetches it back.
+    match plan.repo_url {
+        Some(url) => command.extend(["--save-remote".into(), literal(url)]),
+        None => command.push("--save-bundle".into()),
+    }
+    command.extend(["--save-branch".into(), literal(plan.branch)]);
+    // It ends with its agent, saying how in its termination message, which the watch reports.
+    command.extend(["--exit-file".into(), TERMINATION_LOG.into()]);
+    // It writes the agent's files, and relays its hooks' reports from where they look for a daemon.
+    command.extend(["--files-env".into(), FILES_VAR.into()]);
+    let relay = bosun_wire::StateDir::new(bosun_core::POD_STATE_DIR.into()).map(|d| d.socket());
+    if let Ok(relay) = relay {
+        command.extend(["--relay".into(), relay.display().to_string()]);
+    }
+    command.push("--".into());
+    // The kubelet expands `$(VAR)` in a command; what the agent's command says stays as it is.
+    command.extend(plan.command.iter().map(|arg| literal(arg)));
+    command
+}
+
+/// The agent container's environment: the pod's address, the host's token and files from its
+/// secret, and the agent's own variables.
+fn env(plan: &PodPlan<'_>) -> Vec<EnvVar> {
+    let mut env = vec![EnvVar {
+        name: "POD_IP".into(),
+        value_from: Some(EnvVarSource {
+            field_ref: Some(ObjectFieldSelector { field_path: "status.podIP".into(), api_version: None }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }];
+    for (name, key) in [(TOKEN_VAR, TOKEN_KEY), (FILES_VAR, FILES_KEY)] {
+        env.push(EnvVar {
+            name: name.into(),
+            value_from: Some(EnvVarSource {
+                secret_key_ref: Some(SecretKeySelector {
+                    name: plan.host_secret.to_owned(),
+                    key: key.into(),
+                    optional: Some(false),
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+    }
+    let ours = |k: &str| [TOKEN_VAR, FILES_VAR].contains(&k);
+    env.extend(plan.env.iter().filter(|(k, _)| !ours(k)).map(|(k, v)| value(k, v)));
+    env
 }
 
 /// The claim of `bytes` that holds an agent's workspace and config across its pods.

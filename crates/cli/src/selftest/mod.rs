@@ -36,22 +36,22 @@ pub enum ClientName {
 }
 
 impl ClientName {
-    /// The client bosun knows it as.
-    fn client(self) -> Client {
+    /// The client its driver probes.
+    fn client(self) -> &'static Client {
         match self {
-            Self::Claude => Client::Claude,
-            Self::Codex => Client::Codex,
+            Self::Claude => &bosun_core::driver::claude_config::CLIENT,
+            Self::Codex => &bosun_core::driver::codex_config::CLIENT,
         }
     }
 
     /// Its program's name on `PATH`.
     pub fn program(self) -> &'static str {
-        self.client().name()
+        self.client().program
     }
 
     /// Its npm package.
     pub fn package(self) -> &'static str {
-        self.client().package()
+        self.client().package
     }
 
     /// What people call it.

@@ -111,7 +111,7 @@ pub(super) fn answer(
     let menu = dialog::menu(screen)
         .ok_or_else(|| cannot("no dialog options on the agent's screen: look with `bosun peek`".into()))?;
     let want = Want::Person { answer };
-    let to = menu.find(want).map_err(cannot)?;
+    let to = menu.find(want).map_err(|e| cannot(e.to_string()))?;
     let step = menu.step(to, true).ok_or_else(|| {
         cannot(format!("cannot tell which option is selected ({}): answer it in `bosun attach`", menu.listed()))
     })?;
@@ -185,13 +185,12 @@ pub(super) fn looked(
     }
     let by_number = matches!(want, Want::Person { .. });
     let step = menu.find(want).and_then(|to| {
-        let step =
-            menu.step(to, by_number).ok_or_else(|| format!("cannot tell which option is selected ({})", menu.listed()));
+        let step = menu.step(to, by_number).ok_or_else(|| dialog::CannotPick::NoCursor(menu.listed()));
         step.map(|s| (to, s))
     });
     match step {
         Ok((to, step)) => press(a, want, &menu, to, step, now, d),
-        Err(why) => return give_up(state, a, text, &why, now, d),
+        Err(why) => return give_up(state, a, text, &why.to_string(), now, d),
     }
     true
 }

@@ -94,7 +94,7 @@ fn enter(state: &State, job: &Job, step: &str, now: Timestamp, d: &mut Decision)
             d.event(Event::StepEntered { job: job.spec.id.clone(), step: step.to_owned(), at: now });
             record(started, state, now, d);
         }
-        Err(reason) => finish(state, job, JobState::Failed { reason }, now, d),
+        Err(e) => finish(state, job, JobState::Failed { reason: e.to_string() }, now, d),
     }
 }
 
@@ -301,7 +301,7 @@ fn retry(state: &State, j: &Job, now: Timestamp, d: &mut Decision) {
             d.event(Event::StepRetried { job: j.spec.id.clone(), attempt, at: now });
             record(started, state, now, d);
         }
-        Err(reason) => finish(state, j, JobState::Failed { reason }, now, d),
+        Err(e) => finish(state, j, JobState::Failed { reason: e.to_string() }, now, d),
     }
 }
 

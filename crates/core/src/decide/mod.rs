@@ -48,135 +48,66 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
             }
             return Ok(d);
         }
-        Input::StartAgent(spec) => start::start_agent(state, spec, None, now, &mut d)?,
-        Input::ForkAgent { spec, from } => start::fork(state, spec, from, now, &mut d)?,
-        Input::StartJob(spec) => job::start(state, spec, now, &mut d)?,
-        Input::StepFinished { job, step, attempt, ok, detail } => {
-            let outcome = job::StepOutcome { step, attempt: *attempt, ok: *ok, detail: detail.as_deref() };
-            job::step_finished(state, job, outcome, now, &mut d)
-        }
-        Input::PrStepDone { job, step, attempt, workspace, result } => {
-            let detail = match result {
-                Ok(pr) => {
-                    d.event(Event::PullRequestOpened { workspace: workspace.clone(), pr: pr.clone() });
-                    pr.url.clone()
-                }
-                Err(why) => why.clone(),
-            };
-            let outcome = job::StepOutcome { step, attempt: *attempt, ok: result.is_ok(), detail: Some(&detail) };
-            job::step_finished(state, job, outcome, now, &mut d)
-        }
-        Input::CancelJob { job } => job::cancel(state, job, now, &mut d)?,
-        Input::ResumeJob { job } => job::resume(state, job, now, &mut d)?,
-        Input::QueuePush { queue, data, retry } => queue::push(state, queue, data, *retry, now, &mut d),
-        Input::QueueRetry { item } => queue::requeue(state, *item, &mut d)?,
-        Input::QueueDrop { item } => queue::drop(state, *item, &mut d)?,
-        Input::StartWorker(w) => queue::start_worker(state, w, now, &mut d),
-        Input::Listed { worker, output } => queue::listed(state, worker, output, now, &mut d),
-        Input::StopWorker { name } => queue::stop_worker(state, name, &mut d)?,
-        Input::StartCron(c) => cron::start(state, c, now, &mut d)?,
-        Input::StartPlan(p) => plan::start(state, p, &mut d)?,
-        Input::ResumePlan { plan: id } => plan::resume(state, id, now, &mut d)?,
-        Input::DispatchFailed { origin: Origin::Plan(id, index), error } => {
-            plan::dispatch_failed(state, id, *index, None, error, now, &mut d)
-        }
-        Input::DispatchFailed { origin: Origin::PlanVariant(id, index, n), error } => {
-            plan::dispatch_failed(state, id, *index, Some(*n), error, now, &mut d)
-        }
-        Input::PullRequestOpened { workspace, pr } => {
-            if !state.workspaces.contains_key(workspace) {
-                return Err(Rejection::NoSuchWorkspace(workspace.to_string()));
-            }
-            d.event(Event::PullRequestOpened { workspace: workspace.clone(), pr: pr.clone() });
-        }
-        Input::WorkMerged { workspace, merged } => merge::merged(state, workspace, merged, now, &mut d)?,
-        Input::VariantsJudged { plan: id, index, winner, detail } => {
-            plan::judged(state, id, *index, *winner, detail, &mut d)
-        }
-        Input::PickVariant { plan: id, job, variant } => plan::pick(state, id, job, *variant, &mut d)?,
-        Input::StopCron { name } => cron::stop(state, name, &mut d)?,
-        Input::DispatchFailed { origin: Origin::Item(item), error } => {
-            queue::dispatch_failed(state, *item, error, &mut d)
-        }
-        Input::DispatchFailed { origin: Origin::Cron(name), error } => {
-            d.event(Event::CronFailed { name: name.clone(), error: error.clone() })
-        }
-        Input::RemoveWorkspace { id, force, probe } => pool::remove_workspace(state, id, *force, *probe, now, &mut d)?,
-        Input::WorkspaceCreated { id } => workspace::created(state, id, now, &mut d),
-        Input::WorkspaceCreateFailed { id, error, nothing_left } => {
-            workspace::create_failed(state, id, error, *nothing_left, now, &mut d)
-        }
-        Input::WorkspaceInspected { id, dirty, ahead } => merge::inspected(state, id, *dirty, *ahead, now, &mut d),
-        Input::PoolInit(spec) => pool::init(state, spec, now, &mut d)?,
-        Input::PoolResize { project, size } => pool::resize(state, project, *size, now, &mut d)?,
-        Input::PoolAcquire { workspace } => pool::acquire(state, workspace, now, &mut d)?,
-        Input::PoolRelease { slot, force, pristine, probe } => {
-            pool::release_request(state, slot, *force, *pristine, *probe, now, &mut d)?
-        }
-        Input::PoolRemove { project, slot, force } => {
-            pool::remove_request(state, project, slot.as_ref(), *force, now, &mut d)?
-        }
-        Input::SlotCreated { project, n, commit } => pool::slot_created(state, project, *n, commit, now, &mut d),
-        Input::SlotCreateFailed { project, n, error } => {
-            pool::slot_create_failed(state, project, *n, error, now, &mut d)
-        }
-        Input::SlotReset { project, n, commit } => pool::slot_reset(state, project, *n, commit, now, &mut d),
-        Input::SlotResetFailed { project, n, error, dirty: _ } => {
-            pool::slot_reset_failed(state, project, *n, error, now, &mut d)
-        }
-        Input::SlotRemoved { project, n } => pool::slot_removed(state, project, *n, &mut d),
-        Input::SlotRemoveFailed { project, n, error } => {
-            pool::slot_remove_failed(state, project, *n, error, now, &mut d)
-        }
-        Input::WorkspaceRemoved { id } => workspace::removed(state, id, &mut d),
-        Input::WorkspaceRemoveFailed { id, error, dirty } => workspace::remove_failed(state, id, error, *dirty, &mut d),
-        Input::KillAgent { agent } => session::kill(state, agent, now, &mut d)?,
-        Input::Answer { agent, answer, message, screen } => {
-            dialog::person_answers(state, agent, *answer, message.as_deref(), screen, now, &mut d)?
-        }
-        Input::SendText { agent, text, raw, now: at_once } => {
-            session::send_text(state, agent, text, *raw, *at_once, now, &mut d)?
-        }
-        Input::SessionSpawned { agent, pid } => session::spawned(state, agent, *pid, now, &mut d),
-        Input::SessionSpawnFailed { agent, error } => session::spawn_failed(state, agent, error, now, &mut d),
-        Input::SessionExited { session, status } => session::exited(state, session, *status, now, &mut d),
-        Input::PodEnded { session, status, saved } => session::pod_ended(state, session, *status, saved, now, &mut d),
-        Input::SessionClosed { session } => session::exited(state, session, crate::ExitStatus::UNKNOWN, now, &mut d),
-        Input::SessionKilled { agent } => session::killed(state, agent, now, &mut d),
-        Input::SessionKillFailed { agent, error } => session::kill_failed(state, agent, error, &mut d),
-        Input::TextDelivered { message } => session::text_done(state, *message, None, now, &mut d),
-        Input::TextFailed { message, error } => session::text_done(state, *message, Some(error), now, &mut d),
-        Input::Resolve { escalation, message } => {
-            escalation::resolve(state, *escalation, message.as_deref(), now, &mut d)?
-        }
-        Input::Observed { agent, source, observation, log, generation } => {
-            let current = |a: &&crate::Agent| generation.is_none_or(|g| g == a.restarts);
-            if let Some(a) = state.agents.get(agent).filter(current) {
-                observe::observed(Cx { state, now }, a, *source, observation, log.as_ref(), None, &mut d)
-            }
-        }
-        Input::Report { agent, generation, spooled_at, report } => {
-            let fresh = |a: &crate::Agent| spooled_at.is_none_or(|t| t >= a.state_since);
-            let current = |a: &&crate::Agent| generation.is_none_or(|g| g == a.restarts) && fresh(a);
-            if let Some(a) = state.agents.get(agent).filter(current) {
-                report::read(state, a, report, spooled_at.unwrap_or(now), now, &mut d)
-            }
-        }
-        Input::Said { agent, text } => classify::said(state, agent, text, &mut d),
-        Input::Classified { agent, turn, said, answer } => {
-            classify::answered(state, agent, *turn, said, answer.clone(), now, &mut d)
-        }
-        Input::FileWritten { agent } => {
-            if let Some(a) = state.agents.get(agent) {
-                let beat = crate::Observation::Activity { heartbeat: crate::Heartbeat::FileWrite };
-                observe::observed(Cx { state, now }, a, crate::Source::Screen, &beat, None, None, &mut d)
-            }
-        }
-        Input::LogLines { agent, session_log, lines } => {
-            observe::log_lines(state, agent, *session_log, lines, now, &mut d)
-        }
-        Input::Screen { agent, text, at, settled } => dialog::screen(state, agent, text, *at, *settled, now, &mut d),
-        Input::GateFinished { agent, run, code } => recovery::gate_finished(state, agent, run, *code, now, &mut d),
+        Input::StartJob(_)
+        | Input::StepFinished { .. }
+        | Input::PrStepDone { .. }
+        | Input::CancelJob { .. }
+        | Input::ResumeJob { .. }
+        | Input::QueuePush { .. }
+        | Input::QueueRetry { .. }
+        | Input::QueueDrop { .. }
+        | Input::StartWorker(_)
+        | Input::Listed { .. }
+        | Input::StopWorker { .. }
+        | Input::StartCron(_)
+        | Input::StopCron { .. }
+        | Input::StartPlan(_)
+        | Input::ResumePlan { .. }
+        | Input::DispatchFailed { .. }
+        | Input::PullRequestOpened { .. }
+        | Input::WorkMerged { .. }
+        | Input::VariantsJudged { .. }
+        | Input::PickVariant { .. } => work(state, input, now, &mut d)?,
+        Input::RemoveWorkspace { .. }
+        | Input::WorkspaceCreated { .. }
+        | Input::WorkspaceCreateFailed { .. }
+        | Input::WorkspaceInspected { .. }
+        | Input::WorkspaceRemoved { .. }
+        | Input::WorkspaceRemoveFailed { .. }
+        | Input::PoolInit(_)
+        | Input::PoolResize { .. }
+        | Input::PoolAcquire { .. }
+        | Input::PoolRelease { .. }
+        | Input::PoolRemove { .. }
+        | Input::SlotCreated { .. }
+        | Input::SlotCreateFailed { .. }
+        | Input::SlotReset { .. }
+        | Input::SlotResetFailed { .. }
+        | Input::SlotRemoved { .. }
+        | Input::SlotRemoveFailed { .. } => workspaces(state, input, now, &mut d)?,
+        Input::StartAgent(_)
+        | Input::ForkAgent { .. }
+        | Input::KillAgent { .. }
+        | Input::Answer { .. }
+        | Input::SendText { .. }
+        | Input::Resolve { .. }
+        | Input::SessionSpawned { .. }
+        | Input::SessionSpawnFailed { .. }
+        | Input::SessionExited { .. }
+        | Input::PodEnded { .. }
+        | Input::SessionClosed { .. }
+        | Input::SessionKilled { .. }
+        | Input::SessionKillFailed { .. }
+        | Input::TextDelivered { .. }
+        | Input::TextFailed { .. } => sessions(state, input, now, &mut d)?,
+        Input::Observed { .. }
+        | Input::Report { .. }
+        | Input::Said { .. }
+        | Input::Classified { .. }
+        | Input::FileWritten { .. }
+        | Input::LogLines { .. }
+        | Input::Screen { .. }
+        | Input::GateFinished { .. } => observations(state, input, now, &mut d),
         Input::TimerFired { id } => timers::fired(state, *id, now, &mut d),
         Input::WebhookSent { notice, attempts, error } => {
             d.event(Event::WebhookSent { notice: *notice, attempts: *attempts, error: error.clone() })
@@ -187,4 +118,153 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
     }
     react::settle(Cx { state, now }, &mut d);
     Ok(d)
+}
+
+/// What a runbook's work asks or is told: jobs and their steps, queues and workers, crons and
+/// plans.
+fn work(state: &State, input: &Input, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
+    match input {
+        Input::StartJob(spec) => job::start(state, spec, now, d)?,
+        Input::StepFinished { job, step, attempt, ok, detail } => {
+            let outcome = job::StepOutcome { step, attempt: *attempt, ok: *ok, detail: detail.as_deref() };
+            job::step_finished(state, job, outcome, now, d)
+        }
+        Input::PrStepDone { job, step, attempt, workspace, result } => {
+            let detail = match result {
+                Ok(pr) => {
+                    d.event(Event::PullRequestOpened { workspace: workspace.clone(), pr: pr.clone() });
+                    pr.url.clone()
+                }
+                Err(why) => why.clone(),
+            };
+            let outcome = job::StepOutcome { step, attempt: *attempt, ok: result.is_ok(), detail: Some(&detail) };
+            job::step_finished(state, job, outcome, now, d)
+        }
+        Input::CancelJob { job } => job::cancel(state, job, now, d)?,
+        Input::ResumeJob { job } => job::resume(state, job, now, d)?,
+        Input::QueuePush { queue, data, retry } => queue::push(state, queue, data, *retry, now, d),
+        Input::QueueRetry { item } => queue::requeue(state, *item, d)?,
+        Input::QueueDrop { item } => queue::drop(state, *item, d)?,
+        Input::StartWorker(w) => queue::start_worker(state, w, now, d),
+        Input::Listed { worker, output } => queue::listed(state, worker, output, now, d),
+        Input::StopWorker { name } => queue::stop_worker(state, name, d)?,
+        Input::StartCron(c) => cron::start(state, c, now, d)?,
+        Input::StopCron { name } => cron::stop(state, name, d)?,
+        Input::StartPlan(p) => plan::start(state, p, d)?,
+        Input::ResumePlan { plan: id } => plan::resume(state, id, now, d)?,
+        Input::DispatchFailed { origin, error } => match origin {
+            Origin::Plan(id, index) => plan::dispatch_failed(state, id, *index, None, error, now, d),
+            Origin::PlanVariant(id, index, n) => plan::dispatch_failed(state, id, *index, Some(*n), error, now, d),
+            Origin::Item(item) => queue::dispatch_failed(state, *item, error, d),
+            Origin::Cron(name) => d.event(Event::CronFailed { name: name.clone(), error: error.clone() }),
+        },
+        Input::PullRequestOpened { workspace, pr } => {
+            if !state.workspaces.contains_key(workspace) {
+                return Err(Rejection::NoSuchWorkspace(workspace.to_string()));
+            }
+            d.event(Event::PullRequestOpened { workspace: workspace.clone(), pr: pr.clone() });
+        }
+        Input::WorkMerged { workspace, merged } => merge::merged(state, workspace, merged, now, d)?,
+        Input::VariantsJudged { plan: id, index, winner, detail } => {
+            plan::judged(state, id, *index, *winner, detail, d)
+        }
+        Input::PickVariant { plan: id, job, variant } => plan::pick(state, id, job, *variant, d)?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// What is asked of or told about workspaces and pools.
+fn workspaces(state: &State, input: &Input, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
+    match input {
+        Input::RemoveWorkspace { id, force, probe } => pool::remove_workspace(state, id, *force, *probe, now, d)?,
+        Input::WorkspaceCreated { id } => workspace::created(state, id, now, d),
+        Input::WorkspaceCreateFailed { id, error, nothing_left } => {
+            workspace::create_failed(state, id, error, *nothing_left, now, d)
+        }
+        Input::WorkspaceInspected { id, dirty, ahead } => merge::inspected(state, id, *dirty, *ahead, now, d),
+        Input::WorkspaceRemoved { id } => workspace::removed(state, id, d),
+        Input::WorkspaceRemoveFailed { id, error, dirty } => workspace::remove_failed(state, id, error, *dirty, d),
+        Input::PoolInit(spec) => pool::init(state, spec, now, d)?,
+        Input::PoolResize { project, size } => pool::resize(state, project, *size, now, d)?,
+        Input::PoolAcquire { workspace } => pool::acquire(state, workspace, now, d)?,
+        Input::PoolRelease { slot, force, pristine, probe } => {
+            pool::release_request(state, slot, *force, *pristine, *probe, now, d)?
+        }
+        Input::PoolRemove { project, slot, force } => {
+            pool::remove_request(state, project, slot.as_ref(), *force, now, d)?
+        }
+        Input::SlotCreated { project, n, commit } => pool::slot_created(state, project, *n, commit, now, d),
+        Input::SlotCreateFailed { project, n, error } => pool::slot_create_failed(state, project, *n, error, now, d),
+        Input::SlotReset { project, n, commit } => pool::slot_reset(state, project, *n, commit, now, d),
+        Input::SlotResetFailed { project, n, error, dirty: _ } => {
+            pool::slot_reset_failed(state, project, *n, error, now, d)
+        }
+        Input::SlotRemoved { project, n } => pool::slot_removed(state, project, *n, d),
+        Input::SlotRemoveFailed { project, n, error } => pool::slot_remove_failed(state, project, *n, error, now, d),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// What is asked of an agent or told about its session: start, fork, kill, answer, send, and
+/// how its session, process and messages went.
+fn sessions(state: &State, input: &Input, now: Timestamp, d: &mut Decision) -> Result<(), Rejection> {
+    match input {
+        Input::StartAgent(spec) => start::start_agent(state, spec, None, now, d)?,
+        Input::ForkAgent { spec, from } => start::fork(state, spec, from, now, d)?,
+        Input::KillAgent { agent } => session::kill(state, agent, now, d)?,
+        Input::Answer { agent, answer, message, screen } => {
+            dialog::person_answers(state, agent, *answer, message.as_deref(), screen, now, d)?
+        }
+        Input::SendText { agent, text, raw, now: at_once } => {
+            session::send_text(state, agent, text, *raw, *at_once, now, d)?
+        }
+        Input::Resolve { escalation, message } => escalation::resolve(state, *escalation, message.as_deref(), now, d)?,
+        Input::SessionSpawned { agent, pid } => session::spawned(state, agent, *pid, now, d),
+        Input::SessionSpawnFailed { agent, error } => session::spawn_failed(state, agent, error, now, d),
+        Input::SessionExited { session, status } => session::exited(state, session, *status, now, d),
+        Input::PodEnded { session, status, saved } => session::pod_ended(state, session, *status, saved, now, d),
+        Input::SessionClosed { session } => session::exited(state, session, crate::ExitStatus::UNKNOWN, now, d),
+        Input::SessionKilled { agent } => session::killed(state, agent, now, d),
+        Input::SessionKillFailed { agent, error } => session::kill_failed(state, agent, error, d),
+        Input::TextDelivered { message } => session::text_done(state, *message, None, now, d),
+        Input::TextFailed { message, error } => session::text_done(state, *message, Some(error), now, d),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// What is seen of an agent: its reports, log lines, screen, what it said, the verdict on its
+/// turn, its gates.
+fn observations(state: &State, input: &Input, now: Timestamp, d: &mut Decision) {
+    match input {
+        Input::Observed { agent, source, observation, log, generation } => {
+            let current = |a: &&crate::Agent| generation.is_none_or(|g| g == a.restarts);
+            if let Some(a) = state.agents.get(agent).filter(current) {
+                observe::observed(Cx { state, now }, a, *source, observation, log.as_ref(), None, d)
+            }
+        }
+        Input::Report { agent, generation, spooled_at, report } => {
+            let fresh = |a: &crate::Agent| spooled_at.is_none_or(|t| t >= a.state_since);
+            let current = |a: &&crate::Agent| generation.is_none_or(|g| g == a.restarts) && fresh(a);
+            if let Some(a) = state.agents.get(agent).filter(current) {
+                report::read(state, a, report, spooled_at.unwrap_or(now), now, d)
+            }
+        }
+        Input::Said { agent, text } => classify::said(state, agent, text, d),
+        Input::Classified { agent, turn, said, answer } => {
+            classify::answered(state, agent, *turn, said, answer.clone(), now, d)
+        }
+        Input::FileWritten { agent } => {
+            if let Some(a) = state.agents.get(agent) {
+                let beat = crate::Observation::Activity { heartbeat: crate::Heartbeat::FileWrite };
+                observe::observed(Cx { state, now }, a, crate::Source::Screen, &beat, None, None, d)
+            }
+        }
+        Input::LogLines { agent, session_log, lines } => observe::log_lines(state, agent, *session_log, lines, now, d),
+        Input::Screen { agent, text, at, settled } => dialog::screen(state, agent, text, *at, *settled, now, d),
+        Input::GateFinished { agent, run, code } => recovery::gate_finished(state, agent, run, *code, now, d),
+        _ => {}
+    }
 }

@@ -16,6 +16,29 @@ pub(super) struct Started {
     pub child: Option<Job>,
 }
 
+/// Why a step's try cannot start: its job fails, saying so.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum LaunchError {
+    #[error("no agent {0:?}")]
+    NoAgent(String),
+    #[error("step {step:?} runs agent {agent:?}, and agents need the job to have a workspace (`source`)")]
+    NoWorkspace { step: String, agent: String },
+    #[error("agent {agent:?}'s {what}: {error}")]
+    AgentTemplate { agent: String, what: String, error: template::TemplateError },
+    #[error("agent {agent:?}'s cwd {dir:?} must be a path inside its workspace")]
+    CwdOutside { agent: String, dir: String },
+    #[error("agent {0} already exists")]
+    Exists(AgentId),
+    #[error("step {step:?}: no job {job:?}")]
+    NoJob { step: String, job: String },
+    #[error("step {step:?}: {}", template::reevaluation_error(line))]
+    Reevaluates { step: String, line: String },
+    #[error("step {step:?}: {error}")]
+    StepTemplate { step: String, error: template::TemplateError },
+    #[error("step {0:?} opens a pull request, so its job needs a worktree (`source = \"worktree\"`)")]
+    NoBranch(String),
+}
+
 /// Starts a step's try: a shell command or job is run by the daemon; an agent is started here,
 /// in the job's workspace.
 pub(super) fn launch(
@@ -25,7 +48,7 @@ pub(super) fn launch(
     visit: u32,
     attempt: u32,
     now: Timestamp,
-) -> Result<Started, String> {
+) -> Result<Started, LaunchError> {
     let name = match &spec.run {
         StepRun::Agent(name) => name,
         StepRun::Job(child) => {
@@ -40,10 +63,12 @@ pub(super) fn launch(
                 .map(|e| Started { effects: vec![e], ..Default::default() })
         }
     };
-    let plan = job.spec.agents.get(name).ok_or_else(|| format!("no agent {name:?}"))?;
-    let ws = job.workspace.as_ref().and_then(|id| state.workspaces.get(id)).ok_or_else(|| {
-        format!("step {:?} runs agent {name:?}, and agents need the job to have a workspace (`source`)", spec.name)
-    })?;
+    let plan = job.spec.agents.get(name).ok_or_else(|| LaunchError::NoAgent(name.clone()))?;
+    let ws = job
+        .workspace
+        .as_ref()
+        .and_then(|id| state.workspaces.get(id))
+        .ok_or_else(|| LaunchError::NoWorkspace { step: spec.name.clone(), agent: name.clone() })?;
     // Ids drawn from the job, step, visit and try: the same decision always gives the same ones.
     let seed = fnv(&[job.spec.id.as_str(), &spec.name, &visit.to_string(), &attempt.to_string(), &resumed(job)]);
     let nonce = Nonce::from_bits(seed);
@@ -53,7 +78,7 @@ pub(super) fn launch(
         t.as_deref()
             .map(|t| template::render(t, &scope, Target::Text))
             .transpose()
-            .map_err(|e| format!("agent {name:?}'s {what}: {e}"))
+            .map_err(|error| LaunchError::AgentTemplate { agent: name.clone(), what: what.to_owned(), error })
     };
     // Its context comes first, then its prompt, then where it stands in its plan.
     let prompt = match (text("context", &plan.context)?, text("prompt", &plan.prompt)?) {
@@ -72,7 +97,7 @@ pub(super) fn launch(
                 .components()
                 .all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir));
             if !inside {
-                return Err(format!("agent {name:?}'s cwd {dir:?} must be a path inside its workspace"));
+                return Err(LaunchError::CwdOutside { agent: name.clone(), dir });
             }
             ws.path.join(dir)
         }
@@ -103,7 +128,7 @@ pub(super) fn launch(
     let mut agent = Agent::starting(new, now);
     agent.context = context;
     if state.agents.contains_key(&id) {
-        return Err(format!("agent {id} already exists"));
+        return Err(LaunchError::Exists(id));
     }
     let effects = vec![spawn(&agent, None)];
     let events =
@@ -138,8 +163,12 @@ fn child_job(
     visit: u32,
     attempt: u32,
     now: Timestamp,
-) -> Result<Job, String> {
-    let made = parent.spec.children.get(name).ok_or_else(|| format!("step {:?}: no job {name:?}", spec.name))?;
+) -> Result<Job, LaunchError> {
+    let made = parent
+        .spec
+        .children
+        .get(name)
+        .ok_or_else(|| LaunchError::NoJob { step: spec.name.clone(), job: name.to_owned() })?;
     let seed =
         fnv(&[parent.spec.id.as_str(), &spec.name, &visit.to_string(), &attempt.to_string(), "job", &resumed(parent)]);
     let id = JobId::new(&Nonce::from_bits(seed));
@@ -195,16 +224,17 @@ pub(super) fn run_effect(
     spec: &StepSpec,
     visit: u32,
     attempt: u32,
-) -> Result<Effect, String> {
+) -> Result<Effect, LaunchError> {
     let ws = job.workspace.as_ref().and_then(|id| state.workspaces.get(id));
     let cwd = ws.map_or_else(|| job.spec.cwd.clone(), |w| w.path.clone());
     let scope = scope(state, job);
     let (run, env) = match &spec.run {
         StepRun::Shell(text) => {
             if let Some(line) = template::unsafe_reevaluation(text) {
-                return Err(format!("step {:?}: {}", spec.name, template::reevaluation_error(&line)));
+                return Err(LaunchError::Reevaluates { step: spec.name.clone(), line });
             }
-            let command = template::render_shell(text, &scope).map_err(|e| format!("step {:?}: {e}", spec.name))?;
+            let command = template::render_shell(text, &scope)
+                .map_err(|error| LaunchError::StepTemplate { step: spec.name.clone(), error })?;
             (StepRun::Shell(command.text), command.env)
         }
         other => (other.clone(), Default::default()),
@@ -222,10 +252,9 @@ pub(super) fn pr_effect(
     spec: &StepSpec,
     draft: bool,
     attempt: u32,
-) -> Result<Effect, String> {
+) -> Result<Effect, LaunchError> {
     let ws = job.workspace.as_ref().and_then(|id| state.workspaces.get(id));
-    let no_branch =
-        || format!("step {:?} opens a pull request, so its job needs a worktree (`source = \"worktree\"`)", spec.name);
+    let no_branch = || LaunchError::NoBranch(spec.name.clone());
     let ws = ws.ok_or_else(no_branch)?;
     // Its branch must be here: a worktree's or a pool slot's (a job's workspace is one or the
     // other, or none).

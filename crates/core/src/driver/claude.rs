@@ -433,7 +433,7 @@ pub fn session_log(a: &crate::Agent, p: &HookPayload) -> Option<PathBuf> {
     let plain = path.is_absolute() && path.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
     let named = path.file_name().and_then(|f| f.to_str()) == Some(&format!("{session_id}.jsonl"));
     let projects = path.parent()?.parent()?;
-    let config = crate::own_config::claude_dir(crate::OwnConfig::of(a), &a.env);
+    let config = crate::OwnConfig::dir_of(a);
     let placed = projects.file_name().is_some_and(|n| n == "projects")
         && config.is_none_or(|c| projects.parent() == Some(c.as_path()));
     (plain && named && placed).then(|| path.to_owned())
@@ -508,8 +508,20 @@ impl super::AgentDriver for Claude {
         super::DriverKind::Claude
     }
 
-    fn own_config(&self) -> Option<crate::own_config::Client> {
-        Some(crate::own_config::Client::Claude)
+    fn user_config(&self, env: &std::collections::BTreeMap<String, String>) -> Option<crate::own_config::UserConfig> {
+        Some(super::claude_config::user_config(env))
+    }
+
+    fn config_seeds(&self, own: &crate::OwnConfig) -> Vec<crate::own_config::Seed> {
+        super::claude_config::seeds(own)
+    }
+
+    fn point_config(&self, dir: &Path, env: &mut std::collections::BTreeMap<String, String>) {
+        super::claude_config::point(dir, env);
+    }
+
+    fn client(&self) -> Option<&'static crate::client_check::Client> {
+        Some(&super::claude_config::CLIENT)
     }
 
     fn config_env(&self) -> Option<&'static str> {

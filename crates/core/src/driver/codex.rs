@@ -382,8 +382,20 @@ impl super::AgentDriver for Codex {
         super::DriverKind::Codex
     }
 
-    fn own_config(&self) -> Option<crate::own_config::Client> {
-        Some(crate::own_config::Client::Codex)
+    fn user_config(&self, env: &std::collections::BTreeMap<String, String>) -> Option<crate::own_config::UserConfig> {
+        Some(super::codex_config::user_config(env))
+    }
+
+    fn config_seeds(&self, own: &crate::OwnConfig) -> Vec<crate::own_config::Seed> {
+        super::codex_config::seeds(own)
+    }
+
+    fn point_config(&self, dir: &std::path::Path, env: &mut std::collections::BTreeMap<String, String>) {
+        super::codex_config::point(dir, env);
+    }
+
+    fn client(&self) -> Option<&'static crate::client_check::Client> {
+        Some(&super::codex_config::CLIENT)
     }
 
     fn config_env(&self) -> Option<&'static str> {
@@ -456,7 +468,7 @@ impl super::AgentDriver for Codex {
     /// `$CODEX_HOME/sessions` (its own config's in a sandbox or a container), `~/.codex/sessions`
     /// by default.
     fn log_search(&self, a: &crate::Agent) -> Option<std::path::PathBuf> {
-        crate::own_config::codex_dir(crate::OwnConfig::of(a), &a.env).map(|h| h.join("sessions"))
+        crate::OwnConfig::dir_of(a).map(|h| h.join("sessions"))
     }
 
     /// A fork with a config of its own finds the rollout it forks (`codex fork ID` looks under

@@ -24,16 +24,38 @@ pub enum DialogAnswer {
     Option(u8),
 }
 
-impl FromStr for DialogAnswer {
-    type Err = String;
+/// What is not an answer to a dialog, as given.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not an answer: give allow, deny or an option's number (1-9)")]
+pub struct BadAnswer(pub String);
 
-    fn from_str(s: &str) -> Result<Self, String> {
+/// Why no option of a dialog gives what is wanted for sure; each says the options as listed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CannotPick {
+    #[error("the dialog has no option {0} ({1})")]
+    NoNumber(u8, String),
+    #[error("no option says yes ({0})")]
+    NoYes(String),
+    #[error("no option says no ({0})")]
+    NoNo(String),
+    #[error("no option trusts the folder ({0})")]
+    NoTrust(String),
+    #[error("more than one option says yes ({0})")]
+    ManyYes(String),
+    #[error("cannot tell which option is selected ({0})")]
+    NoCursor(String),
+}
+
+impl FromStr for DialogAnswer {
+    type Err = BadAnswer;
+
+    fn from_str(s: &str) -> Result<Self, BadAnswer> {
         match s.trim().to_ascii_lowercase().as_str() {
             "allow" | "yes" | "y" => Ok(Self::Allow),
             "deny" | "no" | "n" => Ok(Self::Deny),
             n => match n.parse::<u8>() {
                 Ok(n @ 1..=9) => Ok(Self::Option(n)),
-                _ => Err(format!("{s:?} is not an answer: give allow, deny or an option's number (1-9)")),
+                _ => Err(BadAnswer(s.to_owned())),
             },
         }
     }
@@ -187,7 +209,7 @@ impl Menu {
     }
 
     /// The option that gives `want`, or why none does for sure.
-    pub fn find(&self, want: Want) -> Result<usize, String> {
+    pub fn find(&self, want: Want) -> Result<usize, CannotPick> {
         let says = |m: Meaning| self.options.iter().position(|o| meaning(&o.text) == m);
         match want {
             Want::Person { answer: DialogAnswer::Option(n) } => {
@@ -195,13 +217,13 @@ impl Menu {
                 let nth = (self.options.iter().all(|o| o.number.is_none())).then(|| usize::from(n) - 1);
                 by_number
                     .or(nth.filter(|i| *i < self.options.len()))
-                    .ok_or_else(|| format!("the dialog has no option {n} ({})", self.listed()))
+                    .ok_or_else(|| CannotPick::NoNumber(n, self.listed()))
             }
             Want::Person { answer: DialogAnswer::Allow } => {
-                says(Meaning::Yes).ok_or_else(|| format!("no option says yes ({})", self.listed()))
+                says(Meaning::Yes).ok_or_else(|| CannotPick::NoYes(self.listed()))
             }
             Want::Person { answer: DialogAnswer::Deny } => {
-                says(Meaning::No).ok_or_else(|| format!("no option says no ({})", self.listed()))
+                says(Meaning::No).ok_or_else(|| CannotPick::NoNo(self.listed()))
             }
             // Exactly one option trusts and goes on; anything else is for a person to read.
             Want::Trust => {
@@ -209,8 +231,8 @@ impl Menu {
                     (0..self.options.len()).filter(|i| meaning(&self.options[*i].text) == Meaning::Yes).collect();
                 match yes.as_slice() {
                     [one] => Ok(*one),
-                    [] => Err(format!("no option trusts the folder ({})", self.listed())),
-                    _ => Err(format!("more than one option says yes ({})", self.listed())),
+                    [] => Err(CannotPick::NoTrust(self.listed())),
+                    _ => Err(CannotPick::ManyYes(self.listed())),
                 }
             }
         }
@@ -270,10 +292,10 @@ mod tests {
         Want::Person { answer }
     }
 
-    fn pick(screen: &str, want: Want, by_number: bool) -> Result<Step, String> {
-        let menu = menu(screen).ok_or("no menu")?;
+    fn pick(screen: &str, want: Want, by_number: bool) -> Result<Step, CannotPick> {
+        let menu = menu(screen).expect("a menu");
         let to = menu.find(want)?;
-        menu.step(to, by_number).ok_or_else(|| "no cursor".to_owned())
+        menu.step(to, by_number).ok_or_else(|| CannotPick::NoCursor(menu.listed()))
     }
 
     #[test]
@@ -282,7 +304,7 @@ mod tests {
         assert_eq!(pick(PERMISSION, person(DialogAnswer::Allow), true), key("1"));
         assert_eq!(pick(PERMISSION, person(DialogAnswer::Deny), true), key("3"));
         assert_eq!(pick(PERMISSION, person(DialogAnswer::Option(2)), true), key("2"));
-        let e = pick(PERMISSION, person(DialogAnswer::Option(4)), true).unwrap_err();
+        let e = pick(PERMISSION, person(DialogAnswer::Option(4)), true).unwrap_err().to_string();
         assert!(e.contains("no option 4") && e.contains("3. No, and tell Claude"), "{e}");
     }
 
@@ -317,9 +339,9 @@ mod tests {
     #[test]
     fn an_unknown_wording_or_layout_is_never_guessed() {
         let unknown = "Trust?\n ❯ Exit now\n   Carry on\n";
-        assert!(pick(unknown, Want::Trust, false).unwrap_err().contains("no option trusts"));
+        assert!(pick(unknown, Want::Trust, false).unwrap_err().to_string().contains("no option trusts"));
         let two = "Trust?\n ❯ Yes, once\n   Yes, always\n";
-        assert!(pick(two, Want::Trust, false).unwrap_err().contains("more than one"));
+        assert!(pick(two, Want::Trust, false).unwrap_err().to_string().contains("more than one"));
         let leaving = "Trust?\n ❯ Yes, exit\n   No\n";
         assert!(pick(leaving, Want::Trust, false).is_err(), "an option that exits never trusts");
         assert_eq!(menu("Quick safety check\n   No, exit\n   Yes, I trust this folder\n"), None, "no cursor, no menu");
@@ -339,7 +361,7 @@ mod tests {
         assert_eq!(pick(screen, person(DialogAnswer::Deny), true), Ok(Step::Pick(vec![TermKey::Text("2".into())])));
         let question = "Which database?\n❯ 1. Postgres\n     The usual one\n  2. SQLite\n";
         assert_eq!(menu(question).map(|m| m.options.len()), Some(2), "descriptions are passed over");
-        let e = pick(question, person(DialogAnswer::Allow), true).unwrap_err();
+        let e = pick(question, person(DialogAnswer::Allow), true).unwrap_err().to_string();
         assert!(e.contains("no option says yes"), "{e}");
     }
 
@@ -370,6 +392,6 @@ mod tests {
         assert_eq!("No".parse(), Ok(DialogAnswer::Deny));
         assert_eq!("3".parse(), Ok(DialogAnswer::Option(3)));
         assert!("0".parse::<DialogAnswer>().is_err());
-        assert!("maybe".parse::<DialogAnswer>().unwrap_err().contains("allow, deny"));
+        assert!("maybe".parse::<DialogAnswer>().unwrap_err().to_string().contains("allow, deny"));
     }
 }

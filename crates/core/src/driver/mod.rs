@@ -6,8 +6,10 @@
 
 pub mod argv;
 pub mod claude;
+pub mod claude_config;
 mod claude_hook;
 pub mod codex;
+pub mod codex_config;
 pub mod dialog;
 #[cfg(feature = "test-driver")]
 pub mod echo;
@@ -15,13 +17,15 @@ pub mod generic;
 pub mod kind;
 mod report;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use report::{Reading, Report, Screen, StartUp, EVENT_MAX, PAYLOAD_KEPT};
 
 pub use kind::{Driver, DriverKind, UnknownDriver};
 
-use crate::own_config::Client;
+use crate::client_check::Client;
+use crate::own_config::{OwnConfig, Seed, UserConfig};
 use crate::{Agent, Observation};
 /// What one kind of agent knows about itself: how it is launched and resumed, the files it
 /// needs, and how its reports, session log, output and screen read. Each driver module has one;
@@ -38,15 +42,30 @@ pub trait AgentDriver: Sync {
         None
     }
 
-    /// The program whose config directory bosun makes of its own for a confined agent, when
-    /// its program keeps one (`OwnConfig`).
-    fn own_config(&self) -> Option<Client> {
+    /// Where the user's config of its program is, as an agent's recorded `env` names it; none
+    /// when its program keeps no config, so that a confined agent gets no own config
+    /// (`OwnConfig`).
+    fn user_config(&self, _env: &BTreeMap<String, String>) -> Option<UserConfig> {
         None
     }
+
+    /// The files of the own config `own` of a confined agent, made from the user's.
+    fn config_seeds(&self, _own: &OwnConfig) -> Vec<Seed> {
+        Vec::new()
+    }
+
+    /// Points its program's variables in `env` at config directory `dir`.
+    fn point_config(&self, _dir: &Path, _env: &mut BTreeMap<String, String>) {}
 
     /// The variable its program reads its config directory from (`CLAUDE_CONFIG_DIR`,
     /// `CODEX_HOME`), pointed where bosun keeps the agent's config (a pod's claim).
     fn config_env(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The client bosun probes (its version, its own login check) before an agent runs it
+    /// here, when its program has a login check.
+    fn client(&self) -> Option<&'static Client> {
         None
     }
 

@@ -18,7 +18,8 @@ impl Executor {
                 Input::StepFinished { job, step, attempt, ok, detail: Some(detail) }
             }
             Effect::OpenPr { job, step, attempt, workspace, repo, branch, base_ref, draft, title, body } => {
-                let result = self.open_pr(&repo, &branch, base_ref, draft, &title, &body);
+                // Recorded as it reads.
+                let result = self.open_pr(&repo, &branch, base_ref, draft, &title, &body).map_err(|e| e.to_string());
                 Input::PrStepDone { job, step, attempt, workspace, result }
             }
             Effect::SummarizePlan { plan } => {
@@ -77,10 +78,10 @@ impl Executor {
         draft: bool,
         title: &str,
         body: &str,
-    ) -> Result<bosun_core::PullRequest, String> {
-        let into = crate::pull_request::target(&*self.git, repo, base_ref).map_err(|e| e.to_string())?;
+    ) -> Result<bosun_core::PullRequest, PrFailed> {
+        let into = crate::pull_request::target(&*self.git, repo, base_ref).map_err(PrFailed::Target)?;
         let ask = bosun_adapters::forge::PrAsk { branch, into: &into, title, body, draft };
-        crate::pull_request::open(&*self.git, &*self.forge, repo, &ask, crate::engine::now()).map_err(|e| e.to_string())
+        Ok(crate::pull_request::open(&*self.git, &*self.forge, repo, &ask, crate::engine::now())?)
     }
 
     /// Runs a shell step with `sh -c` in `cwd`, its output appended to `log`.
@@ -106,4 +107,13 @@ impl Executor {
             Ended::Failed(e) => (false, e),
         }
     }
+}
+
+/// Why a `pr` step's pull request was not opened.
+#[derive(Debug, thiserror::Error)]
+enum PrFailed {
+    #[error("{0}")]
+    Target(crate::pull_request::NoTarget),
+    #[error(transparent)]
+    Open(#[from] bosun_adapters::AdapterError),
 }

@@ -271,6 +271,7 @@ fn adapter_error(e: AdapterError) -> WireError {
         | AdapterError::NoSession(_)
         | AdapterError::MergeConflict { .. }
         | AdapterError::Command { .. }
+        | AdapterError::Seed { .. }
         | AdapterError::Io { .. } => ErrorKind::Failed,
     };
     WireError::new(kind, e.to_string())

@@ -107,9 +107,9 @@ async fn check_client(ctx: &Arc<Context>, req: &StartAgent) -> Result<ClientChec
     let (readiness, probe_of, args) = (ctx.readiness.clone(), program.clone(), req.command[1..].to_vec());
     let checked = blocking(move || {
         let Some(probe) = readiness.probe(&probe_of, &env) else { return Ok(None) };
-        let config = bosun_adapters::readiness::codex_config(&env);
+        let config = bosun_adapters::readiness::client_config(&probe_of, &env);
         let set = |k: &str| bosun_adapters::readiness::is_set(&env, k);
-        let auth = bosun_core::client_check::Auth { set: &set, codex_config: config.as_deref(), args: &args };
+        let auth = bosun_core::client_check::Auth { set: &set, config: config.as_deref(), args: &args };
         let verdict = bosun_core::client_check::assess(&probe_of, &probe, &auth);
         let version = match probe.version {
             bosun_core::client_check::Ran::Ok(said) => Some(said),
@@ -156,7 +156,7 @@ static TOLD: std::sync::Mutex<std::collections::BTreeSet<String>> =
 /// The warning, once per version, that `program`, whose `--version` printed `said`, is a client
 /// newer than bosun was tested with.
 fn untested_client(program: &str, said: &str) -> Option<String> {
-    let package = bosun_core::client_check::Client::of(program)?.package();
+    let package = bosun_core::client_check::Client::of(program)?.package;
     let (version, warning) = bosun_core::client_version::untested(package, said)?;
     let key = format!("{program} {version}");
     TOLD.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key).then_some(warning)

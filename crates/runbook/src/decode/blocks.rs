@@ -1,79 +1,18 @@
-//! The blocks of a runbook: `command`, `job` (or `pipeline`), `agent`, `queue`, `worker`,
-//! `cron`, each a table of named blocks.
-
-use std::collections::BTreeMap;
+//! The blocks of a runbook that say what runs: `command`, `job` (or `pipeline`) with its steps,
+//! and `agent` with its runtime.
 
 use bosun_core::{Policy, RuntimeAsk, WorkspaceAsk};
 
 use super::{boolean, duration, json, number, string, strings, words, Fields, Problems};
-use crate::model::{
-    AgentDef, ArgsSpec, Command, Cron, Job, Notify, Plan, PlanJob, Queue, QueueKind, Run, Runbook, Schedule, Source,
-    Step, Transition, Worker, DEFAULT_MAX_STEP_VISITS, DEFAULT_POLL_MS,
-};
+use crate::model::{AgentDef, ArgsSpec, Command, Job, Notify, Run, Source, Step, Transition, DEFAULT_MAX_STEP_VISITS};
 use crate::syntax::{Node, Value};
 
-pub fn decode_root(root: &Node, into: &mut Runbook, p: &mut Problems) {
-    let Some(mut top) = Fields::of(root, "the runbook", p) else { return };
-    if let Some(n) = top.take("command", &[]) {
-        named(n, "command", p, |name, node, p| {
-            command(name, node, p).map(|c| add(&mut into.commands, name, c, node, p))
-        });
-    }
-    if let Some(n) = top.take("job", &[]) {
-        named(n, "job", p, |name, node, p| job(name, node, false, p).map(|j| add(&mut into.jobs, name, j, node, p)));
-    }
-    if let Some(n) = top.take("pipeline", &[]) {
-        named(n, "pipeline", p, |name, node, p| {
-            job(name, node, true, p).map(|j| add(&mut into.jobs, name, j, node, p))
-        });
-    }
-    if let Some(n) = top.take("agent", &[]) {
-        named(n, "agent", p, |name, node, p| agent(name, node, p).map(|a| add(&mut into.agents, name, a, node, p)));
-    }
-    if let Some(n) = top.take("queue", &[]) {
-        named(n, "queue", p, |name, node, p| queue(name, node, p).map(|q| add(&mut into.queues, name, q, node, p)));
-    }
-    if let Some(n) = top.take("worker", &[]) {
-        named(n, "worker", p, |name, node, p| worker(name, node, p).map(|w| add(&mut into.workers, name, w, node, p)));
-    }
-    if let Some(n) = top.take("cron", &[]) {
-        named(n, "cron", p, |name, node, p| cron(name, node, p).map(|c| add(&mut into.crons, name, c, node, p)));
-    }
-    if let Some(n) = top.take("plan", &[]) {
-        named(n, "plan", p, |name, node, p| plan(name, node, p).map(|c| add(&mut into.plans, name, c, node, p)));
-    }
-    top.finish(p);
-}
-
-/// Calls `f` for every named block in a `kind` table.
-fn named(node: &Node, kind: &str, p: &mut Problems, mut f: impl FnMut(&str, &Node, &mut Problems) -> Option<()>) {
-    let Value::Map(entries) = &node.value else {
-        p.at(&node.span, format!("`{kind}` must hold named blocks, such as {kind} \"name\" {{ … }}"));
-        return;
-    };
-    for e in entries {
-        if let Err(why) = bosun_core::Name::parse(&e.key) {
-            p.at(&e.key_span, format!("{kind} {why}"));
-            continue;
-        }
-        f(&e.key, &e.node, p);
-    }
-}
-
-fn add<T>(map: &mut BTreeMap<String, T>, name: &str, value: T, node: &Node, p: &mut Problems) {
-    if map.contains_key(name) {
-        p.at(&node.span, format!("{name:?} is defined twice"));
-    } else {
-        map.insert(name.to_owned(), value);
-    }
-}
-
-fn command(name: &str, node: &Node, p: &mut Problems) -> Option<Command> {
+pub(super) fn command(name: &str, node: &Node, p: &mut Problems) -> Option<Command> {
     let mut f = Fields::of(node, format!("command {name:?}"), p)?;
     let args = match f.take("args", &[]) {
-        Some(n) => {
-            string(n, "args", p).and_then(|s| args_spec(&s).map_err(|e| p.at(&n.span, e)).ok()).unwrap_or_default()
-        }
+        Some(n) => string(n, "args", p)
+            .and_then(|s| args_spec(&s).map_err(|e| p.at(&n.span, e.to_string())).ok())
+            .unwrap_or_default(),
         None => ArgsSpec::default(),
     };
     let defaults = f.take("defaults", &[]).map(|n| strings(n, "defaults", p)).unwrap_or_default();
@@ -86,8 +25,13 @@ fn command(name: &str, node: &Node, p: &mut Problems) -> Option<Command> {
     Some(Command { span, args, defaults, run: run? })
 }
 
+/// A word of a command's `args` that is none of its forms.
+#[derive(Debug, thiserror::Error)]
+#[error("args: {0:?} is neither <name>, [--option <value>] nor [--flag]")]
+struct BadArg(String);
+
 /// `<name> <instructions> [--base <branch>] [--draft]`.
-fn args_spec(text: &str) -> Result<ArgsSpec, String> {
+fn args_spec(text: &str) -> Result<ArgsSpec, BadArg> {
     let mut spec = ArgsSpec::default();
     let mut words = text.split_whitespace().peekable();
     while let Some(w) = words.next() {
@@ -101,13 +45,13 @@ fn args_spec(text: &str) -> Result<ArgsSpec, String> {
         } else if bare.starts_with('<') && bare.ends_with('>') {
             spec.positional.push(bare.trim_matches(['<', '>']).to_owned());
         } else {
-            return Err(format!("args: {w:?} is neither <name>, [--option <value>] nor [--flag]"));
+            return Err(BadArg(w.to_owned()));
         }
     }
     Ok(spec)
 }
 
-fn run(node: &Node, p: &mut Problems) -> Option<Run> {
+pub(super) fn run(node: &Node, p: &mut Problems) -> Option<Run> {
     match &node.value {
         Value::Str(s) => Some(Run::Shell(s.clone())),
         Value::Map(_) => {
@@ -172,7 +116,7 @@ fn transition(node: &Node, p: &mut Problems) -> Option<Transition> {
     }
 }
 
-fn job(name: &str, node: &Node, pipeline: bool, p: &mut Problems) -> Option<Job> {
+pub(super) fn job(name: &str, node: &Node, pipeline: bool, p: &mut Problems) -> Option<Job> {
     let kind = if pipeline { "pipeline" } else { "job" };
     let mut f = Fields::of(node, format!("{kind} {name:?}"), p)?;
     let vars = match f.take("vars", &[]) {
@@ -313,12 +257,38 @@ fn notify(node: &Node, p: &mut Problems) -> Notify {
 /// `{ docker = { image = "…", cpus = 1.5, memory = "2g", network = false } }`.
 /// `runtime = { k8s = { … } }`: the pod an agent runs in (see `bosun_core::Pod`); every name
 /// the cluster takes is checked to be one it takes.
-fn k8s_runtime(opts: &serde_json::Map<String, serde_json::Value>) -> Result<bosun_core::Pod, String> {
+/// An agent's `runtime` that is none bosun has, or one whose options are wrong; each says
+/// where and what it takes.
+#[derive(Debug, thiserror::Error)]
+enum BadRuntime {
+    #[error(
+        "runtime {0} is not one bosun has: \"local\", \"sandbox\", {{ sandbox = {{ network = false }} }}, \
+         {{ docker = {{ image = \"…\", cpus = 2, memory = \"2g\", network = true }} }} or \
+         {{ k8s = {{ image = \"…\", namespace = \"…\", storage = \"10g\", … }} }}"
+    )]
+    Unknown(serde_json::Value),
+    /// A runtime's option it does not have: the runtime, the option, the ones it has.
+    #[error("runtime.{0} has no {1:?}: {2}")]
+    NoOption(&'static str, String, String),
+    #[error("runtime.{0} needs an image (image = \"…\"){1}")]
+    NoImage(&'static str, &'static str),
+    /// An option of the wrong kind: where, what it must be, what it is.
+    #[error("runtime.{0} must be {1}, not {2}")]
+    Wrong(String, &'static str, serde_json::Value),
+    #[error("runtime.k8s.{0} {1:?} is not a Kubernetes name (lowercase letters, digits and '-', at most 63)")]
+    NotAName(String, String),
+    #[error("runtime.k8s.{0}: {1}")]
+    Resource(String, bosun_core::BadResource),
+    #[error("{0}")]
+    Resources(bosun_core::BadResource),
+}
+
+fn k8s_runtime(opts: &serde_json::Map<String, serde_json::Value>) -> Result<bosun_core::Pod, BadRuntime> {
     use serde_json::Value;
     const KEYS: [&str; 9] =
         ["image", "namespace", "cpus", "memory", "storage", "node_selector", "service_account", "secrets", "bosun"];
     if let Some(k) = opts.keys().find(|k| !KEYS.contains(&k.as_str())) {
-        return Err(format!("runtime.k8s has no {k:?}: {}", KEYS.join(", ")));
+        return Err(BadRuntime::NoOption("k8s", k.clone(), KEYS.join(", ")));
     }
     let text = |v: &Value| match v {
         Value::String(s) => s.clone(),
@@ -327,19 +297,16 @@ fn k8s_runtime(opts: &serde_json::Map<String, serde_json::Value>) -> Result<bosu
     let string = |key: &str| match opts.get(key) {
         None => Ok(None),
         Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
-        Some(other) => Err(format!("runtime.k8s.{key} must be a non-empty string, not {other}")),
+        Some(other) => Err(BadRuntime::Wrong(format!("k8s.{key}"), "a non-empty string", other.clone())),
     };
     let name = |what: &str, n: String| {
         if bosun_core::Pod::is_dns_label(&n) {
             Ok(n)
         } else {
-            Err(format!(
-                "runtime.k8s.{what} {n:?} is not a Kubernetes name (lowercase letters, digits and '-', at most 63)"
-            ))
+            Err(BadRuntime::NotAName(what.to_owned(), n))
         }
     };
-    let image =
-        string("image")?.ok_or("runtime.k8s needs an image (image = \"…\"), which holds the agent, git and bosun")?;
+    let image = string("image")?.ok_or(BadRuntime::NoImage("k8s", ", which holds the agent, git and bosun"))?;
     let namespace = name("namespace", string("namespace")?.unwrap_or_else(|| "default".into()))?;
     let service_account = string("service_account")?.map(|n| name("service_account", n)).transpose()?;
     let secrets = match opts.get("secrets") {
@@ -348,10 +315,10 @@ fn k8s_runtime(opts: &serde_json::Map<String, serde_json::Value>) -> Result<bosu
             .iter()
             .map(|i| match i {
                 Value::String(s) => name("secrets", s.clone()),
-                other => Err(format!("runtime.k8s.secrets holds names, not {other}")),
+                other => Err(BadRuntime::Wrong("k8s.secrets".into(), "names", other.clone())),
             })
             .collect::<Result<_, _>>()?,
-        Some(other) => return Err(format!("runtime.k8s.secrets must be a list of names, not {other}")),
+        Some(other) => return Err(BadRuntime::Wrong("k8s.secrets".into(), "a list of names", other.clone())),
     };
     let node_selector = match opts.get("node_selector") {
         None => Default::default(),
@@ -359,19 +326,19 @@ fn k8s_runtime(opts: &serde_json::Map<String, serde_json::Value>) -> Result<bosu
             .iter()
             .map(|(k, v)| match v {
                 Value::String(s) => Ok((k.clone(), s.clone())),
-                other => Err(format!("runtime.k8s.node_selector.{k} must be a string, not {other}")),
+                other => Err(BadRuntime::Wrong(format!("k8s.node_selector.{k}"), "a string", other.clone())),
             })
             .collect::<Result<_, _>>()?,
-        Some(other) => return Err(format!("runtime.k8s.node_selector must be a table of labels, not {other}")),
+        Some(other) => return Err(BadRuntime::Wrong("k8s.node_selector".into(), "a table of labels", other.clone())),
     };
     let size = |key: &str| {
         opts.get(key)
-            .map(|v| bosun_core::Container::memory(&text(v)).map_err(|e| format!("runtime.k8s.{key}: {e}")))
+            .map(|v| bosun_core::Container::memory(&text(v)).map_err(|e| BadRuntime::Resource(key.to_owned(), e)))
             .transpose()
     };
     let cpus_milli = opts
         .get("cpus")
-        .map(|v| bosun_core::Container::cpus(&text(v)).map_err(|e| format!("runtime.k8s.cpus: {e}")))
+        .map(|v| bosun_core::Container::cpus(&text(v)).map_err(|e| BadRuntime::Resource("cpus".into(), e)))
         .transpose()?;
     Ok(bosun_core::Pod {
         namespace,
@@ -388,37 +355,33 @@ fn k8s_runtime(opts: &serde_json::Map<String, serde_json::Value>) -> Result<bosu
     })
 }
 
-fn runtime(value: &serde_json::Value) -> Result<bosun_core::Runtime, String> {
+fn runtime(value: &serde_json::Value) -> Result<bosun_core::Runtime, BadRuntime> {
     use bosun_core::{Container, Runtime};
     use serde_json::Value;
-    let unknown = || {
-        format!(
-            "runtime {value} is not one bosun has: \"local\", \"sandbox\", {{ sandbox = {{ network = false }} }}, \
-             {{ docker = {{ image = \"…\", cpus = 2, memory = \"2g\", network = true }} }} or \
-             {{ k8s = {{ image = \"…\", namespace = \"…\", storage = \"10g\", … }} }}"
-        )
-    };
+    let unknown = || BadRuntime::Unknown(value.clone());
     if let Some(Value::Object(opts)) = value.get(RuntimeAsk::K8s.name()) {
         return k8s_runtime(opts).map(Runtime::K8s);
     }
     if let Some(Value::Object(opts)) = value.get(RuntimeAsk::Docker.name()) {
         if let Some(k) = opts.keys().find(|k| !["image", "cpus", "memory", "network"].contains(&k.as_str())) {
-            return Err(format!("runtime.docker has no {k:?}: image, cpus, memory, network"));
+            return Err(BadRuntime::NoOption("docker", k.clone(), "image, cpus, memory, network".into()));
         }
         let image = match opts.get("image") {
             Some(Value::String(i)) if !i.trim().is_empty() => i.clone(),
-            _ => return Err("runtime.docker needs an image (image = \"…\")".into()),
+            _ => return Err(BadRuntime::NoImage("docker", "")),
         };
         let text = |v: &Value| match v {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        let cpus_milli = opts.get("cpus").map(|v| Container::cpus(&text(v))).transpose()?;
-        let memory_bytes = opts.get("memory").map(|v| Container::memory(&text(v))).transpose()?;
+        let cpus_milli =
+            opts.get("cpus").map(|v| Container::cpus(&text(v))).transpose().map_err(BadRuntime::Resources)?;
+        let memory_bytes =
+            opts.get("memory").map(|v| Container::memory(&text(v))).transpose().map_err(BadRuntime::Resources)?;
         let network = match opts.get("network") {
             None => true,
             Some(Value::Bool(b)) => *b,
-            Some(other) => return Err(format!("runtime.docker.network must be true or false, not {other}")),
+            Some(other) => return Err(BadRuntime::Wrong("docker.network".into(), "true or false", other.clone())),
         };
         return Ok(Runtime::Docker(Container { image, cpus_milli, memory_bytes, network, volume: None }));
     }
@@ -429,7 +392,7 @@ fn runtime(value: &serde_json::Value) -> Result<bosun_core::Runtime, String> {
             Some(Value::Object(opts)) if opts.keys().all(|k| k == "network") => match opts.get("network") {
                 None => Ok(Runtime::Sandbox { network: true }),
                 Some(Value::Bool(network)) => Ok(Runtime::Sandbox { network: *network }),
-                Some(other) => Err(format!("runtime.sandbox.network must be true or false, not {other}")),
+                Some(other) => Err(BadRuntime::Wrong("sandbox.network".into(), "true or false", other.clone())),
             },
             _ => Err(unknown()),
         },
@@ -437,7 +400,7 @@ fn runtime(value: &serde_json::Value) -> Result<bosun_core::Runtime, String> {
     }
 }
 
-fn agent(name: &str, node: &Node, p: &mut Problems) -> Option<AgentDef> {
+pub(super) fn agent(name: &str, node: &Node, p: &mut Problems) -> Option<AgentDef> {
     let mut f = Fields::of(node, format!("agent {name:?}"), p)?;
     let command = f.take("run", &["command"]).map(|n| words(n, "run", p)).unwrap_or_else(|| vec!["claude".into()]);
     let driver = f.take("driver", &[]).and_then(|n| string(n, "driver", p)).and_then(|d| d.parse().ok());
@@ -459,7 +422,7 @@ fn agent(name: &str, node: &Node, p: &mut Problems) -> Option<AgentDef> {
     });
     let runtime = f.take("runtime", &[]).and_then(|n| {
         let parsed = runtime(&json(n));
-        parsed.map_err(|e| p.at(&n.span, e)).ok()
+        parsed.map_err(|e| p.at(&n.span, e.to_string())).ok()
     });
     let mut policy = serde_json::Map::new();
     for (key, aliases) in [
@@ -519,208 +482,6 @@ fn per_class(key: &str, value: serde_json::Value) -> serde_json::Value {
         out.insert("on_idle".into(), other.clone());
     }
     serde_json::Value::Object(out)
-}
-
-fn queue(name: &str, node: &Node, p: &mut Problems) -> Option<Queue> {
-    let mut f = Fields::of(node, format!("queue {name:?}"), p)?;
-    let retry = f.take("retry", &[]).and_then(|n| number(n, "retry", p));
-    let list = f.take("list", &[]).and_then(|n| string(n, "list", p));
-    let take = f.take("take", &[]).and_then(|n| string(n, "take", p));
-    let poll = f.take("poll", &[]).and_then(|n| duration(n, "poll", p));
-    let span = node.span.clone();
-    f.finish(p);
-    let kind = match list {
-        Some(list) => QueueKind::External {
-            list,
-            take,
-            poll_ms: poll.filter(|ms| *ms > 0).unwrap_or(DEFAULT_POLL_MS),
-            retry: retry.unwrap_or(0),
-        },
-        None => {
-            if take.is_some() || poll.is_some() {
-                p.at(&span, format!("queue {name:?} has `take` or `poll` without `list`"));
-            }
-            QueueKind::Persisted { retry: retry.unwrap_or(3) }
-        }
-    };
-    Some(Queue { span, kind })
-}
-
-fn worker(name: &str, node: &Node, p: &mut Problems) -> Option<Worker> {
-    let mut f = Fields::of(node, format!("worker {name:?}"), p)?;
-    let queue = f.take("queue", &[]).and_then(|n| string(n, "queue", p));
-    let job = f.take("job", &[]).and_then(|n| string(n, "job", p));
-    let concurrency = f.take("concurrency", &[]).and_then(|n| number(n, "concurrency", p)).unwrap_or(1);
-    let span = node.span.clone();
-    let what = f.what().to_owned();
-    f.finish(p);
-    match (queue, job) {
-        (Some(queue), Some(job)) => Some(Worker { span, queue, job, concurrency: concurrency.max(1) }),
-        _ => {
-            p.at(&span, format!("{what} needs `queue` and `job`"));
-            None
-        }
-    }
-}
-
-fn cron(name: &str, node: &Node, p: &mut Problems) -> Option<Cron> {
-    let mut f = Fields::of(node, format!("cron {name:?}"), p)?;
-    let every = f.take("every", &[]).and_then(|n| duration(n, "every", p));
-    let expr = f.take("schedule", &[]).map(|n| (string(n, "schedule", p), n.span.clone()));
-    let run = f.take("run", &[]).and_then(|n| run(n, p));
-    let span = node.span.clone();
-    let what = f.what().to_owned();
-    f.finish(p);
-    let schedule = match (every, expr) {
-        (Some(ms), None) if ms > 0 => Schedule::Every { ms },
-        (None, Some((Some(e), span))) => match Schedule::expr(&e) {
-            Ok(s) => s,
-            Err(error) => {
-                p.at(&span, error.to_string());
-                return None;
-            }
-        },
-        _ => {
-            p.at(&span, format!("{what} needs one of `every` (\"1h\") and `schedule` (\"0 3 * * *\")"));
-            return None;
-        }
-    };
-    match run {
-        Some(run) => Some(Cron { span, schedule, run }),
-        None => {
-            p.at(&span, format!("{what} needs `run`"));
-            None
-        }
-    }
-}
-
-/// A plan: its jobs in order; `using` may name only a job written earlier (a name used twice is
-/// a syntax error in both formats).
-fn plan(name: &str, node: &Node, p: &mut Problems) -> Option<Plan> {
-    let mut f = Fields::of(node, format!("plan {name:?}"), p)?;
-    let base = f.take("base", &[]).and_then(|n| string(n, "base", p));
-    let concurrency = f.take("concurrency", &[]).and_then(|n| {
-        let at = n.span.clone();
-        number(n, "concurrency", p).filter(|c| {
-            if *c == 0 || *c > 64 {
-                p.at(&at, format!("plan {name:?}: concurrency is 1 to 64 jobs at once"));
-            }
-            (1..=64).contains(c)
-        })
-    });
-    let entries = f.take("job", &["jobs"]);
-    let span = node.span.clone();
-    f.finish(p);
-    let mut jobs: Vec<PlanJob> = Vec::new();
-    let mut written = std::collections::HashSet::new();
-    let Some(Node { value: Value::Map(entries), .. }) = entries else {
-        p.at(&span, format!("plan {name:?} needs its jobs, in order: job \"name\" {{ run = {{ job = \"…\" }} }}"));
-        return None;
-    };
-    for e in entries {
-        if let Err(why) = bosun_core::Name::parse(&e.key) {
-            p.at(&e.key_span, format!("plan job {why}"));
-            continue;
-        }
-        let Some(mut g) = Fields::of(&e.node, format!("job {:?} of plan {name:?}", e.key), p) else { continue };
-        let run = g.take("run", &[]).and_then(|n| run(n, p).map(|r| (r, n.span.clone())));
-        let vars = g.take("vars", &[]).map(|n| strings(n, "vars", p)).unwrap_or_default();
-        let using = g.take("using", &[]).map(|n| (words(n, "using", p), n.span.clone()));
-        let branch = g.take("branch", &[]).and_then(|n| string(n, "branch", p));
-        let engine = g.take("engine", &[]).and_then(|n| {
-            let at = n.span.clone();
-            let engine = string(n, "engine", p)?;
-            if engine.is_empty() || engine.chars().any(|c| c.is_whitespace() || c.is_control()) {
-                p.at(
-                    &at,
-                    format!("engine {engine:?} must be one program (`claude`, `codex` or a path), with no spaces"),
-                );
-                return None;
-            }
-            Some(engine)
-        });
-        let variants = g.take("variants", &[]).and_then(|n| {
-            let at = n.span.clone();
-            number(n, "variants", p).filter(|v| {
-                let ok = (2..=9).contains(v);
-                if !ok {
-                    p.at(&at, "variants is 2 to 9 runs at once (leave it out for one)".to_owned());
-                }
-                ok
-            })
-        });
-        let keep_best = g.take("keep_best", &[]).map(|n| (keep_best(n, p), n.span.clone()));
-        let what = g.what().to_owned();
-        g.finish(p);
-        let keep_best = match (variants, keep_best) {
-            (Some(_), Some((judge, _))) => judge,
-            (Some(_), None) => {
-                p.at(&e.node.span, format!("{what} runs variants: say which it keeps with keep_best = {{ gate = \"…\" }}, {{ command = \"…\" }} or \"person\""));
-                None
-            }
-            (None, Some((_, at))) => {
-                p.at(&at, format!("{what} has keep_best but no variants to keep one of"));
-                None
-            }
-            (None, None) => None,
-        };
-        let job = match run {
-            Some((Run::Job(job), _)) => job,
-            Some((_, span)) => {
-                p.at(&span, format!("{what} runs a job: run = {{ job = \"…\" }}"));
-                continue;
-            }
-            None => {
-                p.at(&e.node.span, format!("{what} needs `run = {{ job = \"…\" }}`"));
-                continue;
-            }
-        };
-        let (using, using_span) = using.unwrap_or_default();
-        for u in &using {
-            if !written.contains(u.as_str()) {
-                p.at(&using_span, format!("{what} uses {u:?}, which is not a job written before it in the plan"));
-            }
-        }
-        written.insert(e.key.as_str());
-        jobs.push(PlanJob {
-            span: e.node.span.clone(),
-            name: e.key.clone(),
-            job,
-            vars,
-            using,
-            branch,
-            engine,
-            variants,
-            keep_best,
-        });
-    }
-    Some(Plan { span, base, concurrency, jobs })
-}
-
-/// `keep_best`: `{ gate = "…" }`, `{ command = "…" }` or `"person"`.
-fn keep_best(node: &Node, p: &mut Problems) -> Option<bosun_core::Judge> {
-    let said = "keep_best is { gate = \"a command\" }, { command = \"a command\" } or \"person\"";
-    match &node.value {
-        Value::Str(s) if s == "person" => Some(bosun_core::Judge::Person),
-        Value::Map(_) => {
-            let mut f = Fields::of(node, "keep_best", p)?;
-            let gate = f.take("gate", &[]).and_then(|n| string(n, "gate", p));
-            let command = f.take("command", &[]).and_then(|n| string(n, "command", p));
-            f.finish(p);
-            match (gate, command) {
-                (Some(gate), None) if !gate.trim().is_empty() => Some(bosun_core::Judge::Gate { gate }),
-                (None, Some(command)) if !command.trim().is_empty() => Some(bosun_core::Judge::Command { command }),
-                _ => {
-                    p.at(&node.span, said.to_owned());
-                    None
-                }
-            }
-        }
-        _ => {
-            p.at(&node.span, said.to_owned());
-            None
-        }
-    }
 }
 
 #[cfg(test)]

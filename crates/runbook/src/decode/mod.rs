@@ -2,13 +2,13 @@
 //! and bad value reported at its place, all problems at once.
 
 mod blocks;
+mod plan;
+mod queues;
 
 use std::collections::BTreeMap;
 
 use crate::model::Runbook;
 use crate::syntax::{Entry, Node, Span, Value};
-
-pub use blocks::decode_root;
 
 /// Something wrong at a place in the source.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -182,5 +182,67 @@ pub fn json(node: &Node) -> serde_json::Value {
 
 /// Decodes one file's tree into `into`; names already defined by another file are problems.
 pub fn decode(root: &Node, into: &mut Runbook, p: &mut Problems) {
-    decode_root(root, into, p);
+    let Some(mut top) = Fields::of(root, "the runbook", p) else { return };
+    if let Some(n) = top.take("command", &[]) {
+        named(n, "command", p, |name, node, p| {
+            blocks::command(name, node, p).map(|c| add(&mut into.commands, name, c, node, p))
+        });
+    }
+    if let Some(n) = top.take("job", &[]) {
+        named(n, "job", p, |name, node, p| {
+            blocks::job(name, node, false, p).map(|j| add(&mut into.jobs, name, j, node, p))
+        });
+    }
+    if let Some(n) = top.take("pipeline", &[]) {
+        named(n, "pipeline", p, |name, node, p| {
+            blocks::job(name, node, true, p).map(|j| add(&mut into.jobs, name, j, node, p))
+        });
+    }
+    if let Some(n) = top.take("agent", &[]) {
+        named(n, "agent", p, |name, node, p| {
+            blocks::agent(name, node, p).map(|a| add(&mut into.agents, name, a, node, p))
+        });
+    }
+    if let Some(n) = top.take("queue", &[]) {
+        named(n, "queue", p, |name, node, p| {
+            queues::queue(name, node, p).map(|q| add(&mut into.queues, name, q, node, p))
+        });
+    }
+    if let Some(n) = top.take("worker", &[]) {
+        named(n, "worker", p, |name, node, p| {
+            queues::worker(name, node, p).map(|w| add(&mut into.workers, name, w, node, p))
+        });
+    }
+    if let Some(n) = top.take("cron", &[]) {
+        named(n, "cron", p, |name, node, p| {
+            queues::cron(name, node, p).map(|c| add(&mut into.crons, name, c, node, p))
+        });
+    }
+    if let Some(n) = top.take("plan", &[]) {
+        named(n, "plan", p, |name, node, p| plan::plan(name, node, p).map(|c| add(&mut into.plans, name, c, node, p)));
+    }
+    top.finish(p);
+}
+
+/// Calls `f` for every named block in a `kind` table.
+fn named(node: &Node, kind: &str, p: &mut Problems, mut f: impl FnMut(&str, &Node, &mut Problems) -> Option<()>) {
+    let Value::Map(entries) = &node.value else {
+        p.at(&node.span, format!("`{kind}` must hold named blocks, such as {kind} \"name\" {{ … }}"));
+        return;
+    };
+    for e in entries {
+        if let Err(why) = bosun_core::Name::parse(&e.key) {
+            p.at(&e.key_span, format!("{kind} {why}"));
+            continue;
+        }
+        f(&e.key, &e.node, p);
+    }
+}
+
+fn add<T>(map: &mut BTreeMap<String, T>, name: &str, value: T, node: &Node, p: &mut Problems) {
+    if map.contains_key(name) {
+        p.at(&node.span, format!("{name:?} is defined twice"));
+    } else {
+        map.insert(name.to_owned(), value);
+    }
 }

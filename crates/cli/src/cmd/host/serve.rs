@@ -143,18 +143,32 @@ pub fn run(args: ServeArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A `--listen` or `--size` that is not one.
+#[derive(Debug, thiserror::Error)]
+enum BadArg {
+    #[error("{0:?} is not tcp:ADDR:PORT (say tcp:127.0.0.1:0)")]
+    NotTcp(String),
+    #[error("{0:?}: {1}")]
+    Address(String, std::net::AddrParseError),
+    #[error("{0:?} is not COLSxROWS (say 160x48)")]
+    NotASize(String),
+    #[error("{0}: {1}")]
+    Side(&'static str, std::num::ParseIntError),
+    #[error(transparent)]
+    Size(#[from] bosun_core::KeysError),
+}
+
 /// `tcp:ADDR:PORT`.
-fn parse_listen(text: &str) -> Result<std::net::SocketAddr, String> {
-    let addr =
-        text.strip_prefix("tcp:").ok_or_else(|| format!("{text:?} is not tcp:ADDR:PORT (say tcp:127.0.0.1:0)"))?;
-    addr.parse().map_err(|e| format!("{addr:?}: {e}"))
+fn parse_listen(text: &str) -> Result<std::net::SocketAddr, BadArg> {
+    let addr = text.strip_prefix("tcp:").ok_or_else(|| BadArg::NotTcp(text.to_owned()))?;
+    addr.parse().map_err(|e| BadArg::Address(addr.to_owned(), e))
 }
 
 /// `COLSxROWS`, each 1 to 1000.
-fn parse_size(text: &str) -> Result<(u16, u16), String> {
-    let (c, r) = text.split_once('x').ok_or_else(|| format!("{text:?} is not COLSxROWS (say 160x48)"))?;
-    let (c, r) =
-        (c.parse::<u16>().map_err(|e| format!("columns: {e}"))?, r.parse::<u16>().map_err(|e| format!("rows: {e}"))?);
-    bosun_core::check_size(c, r).map_err(|e| e.to_string())?;
+fn parse_size(text: &str) -> Result<(u16, u16), BadArg> {
+    let (c, r) = text.split_once('x').ok_or_else(|| BadArg::NotASize(text.to_owned()))?;
+    let side = |what: &'static str, n: &str| n.parse::<u16>().map_err(|e| BadArg::Side(what, e));
+    let (c, r) = (side("columns", c)?, side("rows", r)?);
+    bosun_core::check_size(c, r)?;
     Ok((c, r))
 }
