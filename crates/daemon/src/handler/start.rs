@@ -43,6 +43,7 @@ pub(super) async fn start_agent_as(ctx: &Arc<Context>, req: StartAgent, fork_of:
         workspaces: ctx.dirs.workspaces(),
         agents: ctx.dirs.agents(),
         hook_command: ctx.hook_command.clone(),
+        exe: ctx.exe.clone(),
         session_bits: (ctx.nonces.bits(), ctx.nonces.bits()),
     };
     let (git, sessions) = (ctx.git.clone(), ctx.sessions.clone());
@@ -227,7 +228,12 @@ fn prepare(
     match &req.runtime {
         bosun_core::Runtime::Local => {}
         bosun_core::Runtime::Sandbox { .. } => bosun_adapters::sandbox::check_available()?,
-        bosun_core::Runtime::Docker(_) => containers.check_available()?,
+        bosun_core::Runtime::Docker(container) => {
+            containers.check_available()?;
+            // Its session host is bosun's own binary, bound in: one the image cannot run is
+            // refused now, with what the container said, not found out 10 s after the start.
+            containers.check_runs(&container.image, &roots.exe)?;
+        }
         bosun_core::Runtime::K8s(pod) => {
             if !matches!(req.workspace, WorkspaceChoice::Worktree) {
                 return Err(AdapterError::Command {
@@ -381,6 +387,8 @@ pub struct Roots {
     pub workspaces: PathBuf,
     pub agents: PathBuf,
     pub hook_command: String,
+    /// bosun's own binary, which a container's session host runs.
+    pub exe: PathBuf,
     /// The bits a session id that a driver picks itself (Claude's) is made of.
     pub session_bits: (u64, u64),
 }
