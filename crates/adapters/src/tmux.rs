@@ -254,9 +254,11 @@ impl Sessions for Tmux {
             // In the same tmux command list, so no output is missed before the pipe is set.
             let quoted = format!("'{}'", unformat(&output.display().to_string()).replace('\'', r"'\''"));
             args.extend([";", "pipe-pane", "-t", &exact_pane(spec.session), "-O"].map(OsString::from));
+            // `exec`: the shell tmux runs it with becomes the writer, rather than start it and
+            // wait beside it.
             let command = match &self.output_writer {
-                Some(writer) => format!("{} {quoted}", unformat(writer)),
-                None => format!("cat >> {quoted}"),
+                Some(writer) => format!("exec {} {quoted}", unformat(writer)),
+                None => format!("exec cat >> {quoted}"),
             };
             args.push(command.into());
         }
