@@ -6,9 +6,10 @@
 
 mod body;
 mod failure;
+mod probe;
 mod volume;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc};
@@ -46,6 +47,8 @@ pub struct DockerContainers {
 struct Engine {
     host: String,
     client: OnceCell<Docker>,
+    /// The ids of the images bosun's binary ran in (`probe`).
+    ran_in: std::sync::Mutex<BTreeSet<String>>,
 }
 
 impl DockerContainers {
@@ -61,7 +64,10 @@ impl DockerContainers {
             .enable_all()
             .build()
             .map_err(|e| AdapterError::io("cannot start the Docker client's runtime", e))?;
-        Ok(Self { engine: Arc::new(Engine { host, client: OnceCell::new() }), runtime: Some(runtime) })
+        Ok(Self {
+            engine: Arc::new(Engine { host, client: OnceCell::new(), ran_in: Default::default() }),
+            runtime: Some(runtime),
+        })
     }
 
     /// The engine's address.
@@ -208,6 +214,18 @@ impl Containers for DockerContainers {
         self.call("reach the Docker engine".to_owned(), |engine| async move {
             let docker = engine.client().await?;
             docker.ping().await.map(drop).map_err(|e| engine.failed("ping the engine", e))
+        })
+    }
+
+    fn check_runs(&self, image: &str, program: &Path) -> Result<(), AdapterError> {
+        let program = program
+            .to_str()
+            .filter(|p| !p.contains([':', ',']))
+            .ok_or_else(|| AdapterError::Docker(format!("{} cannot be bound into a container", program.display())))?
+            .to_owned();
+        let image = image.to_owned();
+        self.call(format!("try bosun's binary in image {image}"), |engine| async move {
+            engine.check_runs(&image, &program).await
         })
     }
 

@@ -359,6 +359,11 @@ pub struct ContainerSeen {
 pub trait Containers: Send + Sync {
     /// Whether the engine answers; says how to reach or install one when it does not.
     fn check_available(&self) -> Result<(), AdapterError>;
+    /// Whether `program` (bosun's own binary, bound in read-only at its own path, as a
+    /// container's session host is) runs in `image`; when it does not, an error carrying what
+    /// the container printed and its exit code. An image that is not there passes (running it
+    /// says so).
+    fn check_runs(&self, image: &str, program: &Path) -> Result<(), AdapterError>;
     /// Creates and starts the container, removed by the engine once its command exits; its id.
     fn run(&self, spec: ContainerSpec<'_>) -> Result<String, AdapterError>;
     /// The containers that carry label `key` with `value`, running or not.

@@ -55,13 +55,22 @@ pub struct Tmux {
     config: PathBuf,
     settle: SettleDelay,
     output_writer: Option<String>,
+    /// Set once `tmux -V` ran: a start does not ask again.
+    available: std::sync::OnceLock<()>,
 }
 
 impl Tmux {
     /// tmux (found on `PATH`) on `socket`, starting its server with the configuration at
     /// `config` (see `write_config`).
     pub fn new(socket: PathBuf, config: PathBuf) -> Self {
-        Self { program: PathBuf::from("tmux"), socket, config, settle: SettleDelay::default(), output_writer: None }
+        Self {
+            program: PathBuf::from("tmux"),
+            socket,
+            config,
+            settle: SettleDelay::default(),
+            output_writer: None,
+            available: Default::default(),
+        }
     }
 
     /// Has a session's output written by `writer` (a shell command prefix, already quoted for
@@ -75,6 +84,7 @@ impl Tmux {
     /// Runs `program` instead of `tmux` from `PATH`.
     pub fn with_program(mut self, program: impl Into<PathBuf>) -> Self {
         self.program = program.into();
+        self.available = std::sync::OnceLock::new();
         self
     }
 
@@ -154,12 +164,17 @@ impl Tmux {
             .env_remove("TMUX_PANE")
             .stdin(Stdio::null())
             .output()
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => {
-                    AdapterError::TmuxMissing(format!("{}: {e}", self.program.display()))
-                }
-                _ => AdapterError::io(format!("running {}", self.display(args)), e),
-            })
+            .map_err(|e| self.missing_or(e, args))
+    }
+
+    /// A failure to run tmux: `TmuxMissing` when there is no program to run.
+    fn missing_or(&self, e: std::io::Error, args: &[OsString]) -> AdapterError {
+        match e.kind() {
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => {
+                AdapterError::TmuxMissing(format!("{}: {e}", self.program.display()))
+            }
+            _ => AdapterError::io(format!("running {}", self.display(args)), e),
+        }
     }
 
     /// The command line for error messages, with long arguments (typed text) shortened.
@@ -197,8 +212,17 @@ impl Tmux {
 
 impl Sessions for Tmux {
     fn check_available(&self) -> Result<(), AdapterError> {
-        let output = self.exec(&["-V".into()])?;
+        if self.available.get().is_some() {
+            return Ok(());
+        }
+        // `-V` makes no file: it needs no mask of the user's, and so no fork (see `exec`).
+        let output = Command::new(&self.program)
+            .arg("-V")
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| self.missing_or(e, &["-V".into()]))?;
         if output.status.success() {
+            let _ = self.available.set(());
             Ok(())
         } else {
             let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
@@ -230,9 +254,11 @@ impl Sessions for Tmux {
             // In the same tmux command list, so no output is missed before the pipe is set.
             let quoted = format!("'{}'", unformat(&output.display().to_string()).replace('\'', r"'\''"));
             args.extend([";", "pipe-pane", "-t", &exact_pane(spec.session), "-O"].map(OsString::from));
+            // `exec`: the shell tmux runs it with becomes the writer, rather than start it and
+            // wait beside it.
             let command = match &self.output_writer {
-                Some(writer) => format!("{} {quoted}", unformat(writer)),
-                None => format!("cat >> {quoted}"),
+                Some(writer) => format!("exec {} {quoted}", unformat(writer)),
+                None => format!("exec cat >> {quoted}"),
             };
             args.push(command.into());
         }

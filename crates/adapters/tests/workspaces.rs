@@ -335,6 +335,14 @@ fn branch_names_bosun_refuses_are_those_git_refuses() {
         "v1.2",
         "a.locked",
         "a\tb",
+        "a/-b",
+        "x.lock.y",
+        "a-",
+        "_",
+        "a/b.",
+        ".",
+        "a/.",
+        "a_b-c.d/e",
     ];
     for name in names {
         let out = std::process::Command::new("git").args(["check-ref-format", "--branch", name]).output().unwrap();

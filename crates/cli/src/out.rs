@@ -15,12 +15,11 @@ pub fn colors_wanted(terminal: bool) -> bool {
 /// JSON for scripts: indented on a terminal, compact (and faster) into a pipe.
 pub fn print_json<T: Serialize>(value: &T) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    if out.is_terminal() {
-        serde_json::to_writer_pretty(&mut out, value)?;
-    } else {
-        serde_json::to_writer(&mut out, value)?;
-    }
-    writeln!(out)?;
+    // Made whole first and written at once: stdout is line-buffered, and a listing of hundreds
+    // of agents written through it piece by piece is searched for line ends at every piece.
+    let mut text = if out.is_terminal() { serde_json::to_vec_pretty(value)? } else { serde_json::to_vec(value)? };
+    text.push(b'\n');
+    out.write_all(&text)?;
     Ok(())
 }
 

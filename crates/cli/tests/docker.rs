@@ -8,7 +8,8 @@
 //! no agent owns; a missing image or engine is a clear error. A volume workspace is a clone in
 //! the engine whose commits come back as its branch. A container with the network has its host
 //! on TCP, reached (and attached to) with a token that appears in no record; one without keeps
-//! the Unix socket.
+//! the Unix socket. An image that cannot run bosun's binary is refused at the start, with what
+//! the container printed.
 
 mod support;
 
@@ -173,6 +174,28 @@ fn a_missing_image_or_engine_or_option_is_a_clear_error() {
     let err = nowhere.fails(repo.path(), &["agent", "start", "--runtime", "docker", "--image", "x", "--", "sh"]);
     assert!(err.to_lowercase().contains("docker"), "{err}");
     assert!(nowhere.list().agents.is_empty(), "nothing recorded");
+}
+
+/// A busybox image carries no C library: bosun's binary, bound in, cannot be run there (its
+/// loader is missing). The start is refused at once, saying what the container printed and its
+/// exit code, and nothing is recorded or left behind.
+#[test]
+fn an_image_that_cannot_run_bosuns_binary_is_refused_at_the_start_with_what_the_container_said() {
+    let engine = DockerEngine::start();
+    let bare = engine.image("bosun-bare:test", &[]);
+    let bosun = docker_bosun(engine);
+    let repo = TempRepo::new();
+    let err = bosun.fails(repo.path(), &["agent", "start", "--runtime", "docker", "--image", &bare, "--", "sh"]);
+    assert!(err.contains("cannot run in image bosun-bare:test"), "{err}");
+    assert!(err.contains("exited with code"), "its exit code: {err}");
+    assert!(err.contains("no such file or directory"), "what the container printed: {err}");
+    assert!(bosun.list().agents.is_empty(), "nothing recorded");
+    assert_eq!(engine.run(&["ps", "-a", "-q"]).trim(), "", "no container left behind");
+
+    // An image with bosun's libraries runs it: the start goes on.
+    let image = image(engine);
+    let id = bosun.start(repo.path(), &["--runtime", "docker", "--image", &image, "--", "sleep", "600"]);
+    bosun.wait_state(&id, "running");
 }
 
 #[test]

@@ -149,6 +149,7 @@ async fn serve(
         nonces,
         engine: engine.clone(),
         hook_command,
+        exe: opts.exe.clone(),
         workspaces: parts.workspaces,
         git: parts.git,
         pools: parts.pools,

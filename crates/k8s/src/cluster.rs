@@ -11,9 +11,8 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, Secret};
-use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, PostParams, WatchEvent, WatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::runtime::watcher;
 use kube::{Client, Config};
 use tokio::sync::OnceCell;
 
@@ -259,22 +258,7 @@ impl Cluster for KubeCluster {
         let runtime = self.runtime.as_ref().ok_or_else(|| K8sError::Api("the client is shutting down".into()))?;
         runtime.spawn(async move {
             let api: Api<Pod> = Api::namespaced(client, &ns);
-            let mut stream = Box::pin(watcher(api, watcher::Config::default().labels(&selector)));
-            while let Some(event) = stream.next().await {
-                let change = match event {
-                    Ok(watcher::Event::Apply(p) | watcher::Event::InitApply(p)) => PodChange::Seen(seen(&p)),
-                    Ok(watcher::Event::Delete(p)) => PodChange::Gone(p.metadata.name.unwrap_or_default()),
-                    Ok(watcher::Event::Init | watcher::Event::InitDone) => continue,
-                    Err(e) => {
-                        // The watcher starts again by itself; it is only said.
-                        tracing::warn!("the watch on pods {selector} failed: {e}");
-                        continue;
-                    }
-                };
-                if changes.send(change).is_err() {
-                    return;
-                }
-            }
+            follow_pods(&api, &selector, &changes).await;
         });
         Ok(())
     }
@@ -318,6 +302,64 @@ impl Cluster for KubeCluster {
         if let Some(task) = forwards.remove(&(namespace.to_owned(), pod.to_owned())) {
             task.abort();
         }
+    }
+}
+
+/// How long to wait before asking again after a list or a watch failed.
+const WATCH_RETRY: Duration = Duration::from_secs(1);
+
+/// Sends each change of the pods `selector` picks to `changes` until it is dropped: the pods
+/// listed as they are, then the changes a watch from that list's version tells, listed again
+/// whenever the watch ends (the server closes one within minutes) or fails. A pod may be told
+/// again as it is; one deleted while no watch ran is not told (as kube's own watcher does).
+async fn follow_pods(api: &Api<Pod>, selector: &str, changes: &mpsc::Sender<PodChange>) {
+    let told = |change: PodChange| changes.send(change).is_ok();
+    loop {
+        let listed = match api.list(&ListParams::default().labels(selector)).await {
+            Ok(list) => list,
+            Err(e) => {
+                tracing::warn!("cannot list pods {selector}: {e}");
+                tokio::time::sleep(WATCH_RETRY).await;
+                continue;
+            }
+        };
+        if !listed.items.iter().all(|p| told(PodChange::Seen(seen(p)))) {
+            return;
+        }
+        let mut version = listed.metadata.resource_version.unwrap_or_default();
+        let stream = match api.watch(&WatchParams::default().labels(selector), &version).await {
+            Ok(stream) => stream,
+            Err(e) => {
+                tracing::warn!("cannot watch pods {selector}: {e}");
+                tokio::time::sleep(WATCH_RETRY).await;
+                continue;
+            }
+        };
+        let mut stream = Box::pin(stream);
+        while let Some(event) = stream.next().await {
+            let change = match event {
+                Ok(WatchEvent::Added(p) | WatchEvent::Modified(p)) => PodChange::Seen(seen(&p)),
+                Ok(WatchEvent::Deleted(p)) => PodChange::Gone(p.metadata.name.unwrap_or_default()),
+                Ok(WatchEvent::Bookmark(b)) => {
+                    version = b.metadata.resource_version;
+                    continue;
+                }
+                Ok(WatchEvent::Error(e)) => {
+                    tracing::warn!("the watch on pods {selector} ended: {e:?}");
+                    tokio::time::sleep(WATCH_RETRY).await;
+                    break;
+                }
+                Err(e) => {
+                    tracing::warn!("the watch on pods {selector} failed: {e}");
+                    tokio::time::sleep(WATCH_RETRY).await;
+                    break;
+                }
+            };
+            if !told(change) {
+                return;
+            }
+        }
+        tracing::debug!("the watch on pods {selector} from version {version} ended: listing them again");
     }
 }
 

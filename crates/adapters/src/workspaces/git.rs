@@ -40,12 +40,8 @@ pub const DEFUSED: [&str; 12] = [
 /// stdin, and no repository the caller's environment names. Every git command of bosun's own
 /// starts here.
 pub fn command() -> Command {
-    let mut cmd = Command::new("git");
+    let mut cmd = defused();
     crate::private::as_user(&mut cmd);
-    cmd.args(DEFUSED).arg("--no-optional-locks").env("LC_ALL", "C").stdin(Stdio::null());
-    for var in FOREIGN_REPO_ENV {
-        cmd.env_remove(var);
-    }
     cmd
 }
 
@@ -53,6 +49,27 @@ pub fn command() -> Command {
 pub fn git(dir: &Path) -> Command {
     let mut cmd = command();
     cmd.arg("-C").arg(dir);
+    cmd
+}
+
+/// `git(dir)` for a command that only reads (`rev-parse`, `show-ref`, `for-each-ref`,
+/// `check-ref-format`, `config --get`): it makes no file, so it is not given the user's mask,
+/// and without that hook to run between fork and exec the standard library starts it with
+/// `posix_spawn` (a vfork) instead of a fork of the whole daemon. A start runs several.
+pub fn reading(dir: &Path) -> Command {
+    let mut cmd = defused();
+    cmd.arg("-C").arg(dir);
+    cmd
+}
+
+/// `git` with `DEFUSED`, C messages, no optional locks, no stdin and no repository the caller's
+/// environment names.
+fn defused() -> Command {
+    let mut cmd = Command::new("git");
+    cmd.args(DEFUSED).arg("--no-optional-locks").env("LC_ALL", "C").stdin(Stdio::null());
+    for var in FOREIGN_REPO_ENV {
+        cmd.env_remove(var);
+    }
     cmd
 }
 
@@ -107,7 +124,7 @@ fn beyond_a_link(work: &Path, file: &Path) -> bool {
 /// The line `git ARGS` prints in `repo`; none when it says there is none by its status alone
 /// (exit 1, nothing on stderr), as `config --get` and `symbolic-ref --quiet` do.
 pub(super) fn quiet_line(repo: &Path, args: &[&str]) -> Result<Option<String>, AdapterError> {
-    let mut cmd = git(repo);
+    let mut cmd = reading(repo);
     cmd.args(args);
     let out = output(&mut cmd)?;
     match out.status.code() {
@@ -137,7 +154,7 @@ pub(super) fn delete_branch(repo: &Path, branch: &str) -> Result<(), AdapterErro
 
 /// Whether `refs/heads/<branch>` exists in `repo`.
 pub(super) fn branch_exists(repo: &Path, branch: &str) -> Result<bool, AdapterError> {
-    let mut cmd = git(repo);
+    let mut cmd = reading(repo);
     cmd.args(["show-ref", "--verify", "--quiet"]).arg(format!("refs/heads/{branch}"));
     let out = output(&mut cmd)?;
     match out.status.code() {
@@ -147,18 +164,36 @@ pub(super) fn branch_exists(repo: &Path, branch: &str) -> Result<bool, AdapterEr
     }
 }
 
-/// A branch that keeps `branch` from being made: one it would be a directory of (`feature/x`
-/// for `feature`), or one that is a directory of it (`feature` for `feature/x`).
-pub(super) fn blocking_branch(repo: &Path, branch: &str) -> Result<Option<String>, AdapterError> {
-    for dir in bosun_core::branch_dirs(branch) {
-        if branch_exists(repo, dir)? {
-            return Ok(Some(dir.to_owned()));
-        }
+/// Whether `branch` can be made in `repo`, asked of git once: it exists, or a branch keeps it
+/// from being made — one it would be a directory of (`feature/x` for `feature`), or one that is
+/// a directory of it (`feature` for `feature/x`). `for-each-ref` takes a pattern as a whole ref
+/// or a prefix up to a `/`, so `refs/heads/<branch>` lists the branch and those under it, and
+/// each of its directories lists that directory's branch. A branch that passed
+/// `bosun_core::branch_problem` holds no glob character.
+pub(super) fn branch_taken(repo: &Path, branch: &str) -> Result<Taken, AdapterError> {
+    let mut cmd = reading(repo);
+    cmd.args(["for-each-ref", "--format=%(refname)", "--"]).arg(format!("refs/heads/{branch}"));
+    let dirs: Vec<&str> = bosun_core::branch_dirs(branch).collect();
+    cmd.args(dirs.iter().map(|d| format!("refs/heads/{d}")));
+    let listed = run(&mut cmd)?;
+    let names: Vec<&str> = listed.lines().filter_map(|l| l.strip_prefix("refs/heads/")).collect();
+    if names.contains(&branch) {
+        return Ok(Taken::Exists);
     }
-    let mut cmd = git(repo);
-    cmd.args(["for-each-ref", "--count=1", "--format=%(refname:strip=2)"]).arg(format!("refs/heads/{branch}/"));
-    let under = run(&mut cmd)?;
-    Ok(under.lines().next().map(str::to_owned).filter(|b| !b.is_empty()))
+    if let Some(dir) = dirs.iter().find(|d| names.contains(d)) {
+        return Ok(Taken::By((*dir).to_owned()));
+    }
+    let under = names.iter().find(|n| n.strip_prefix(branch).is_some_and(|rest| rest.starts_with('/')));
+    Ok(under.map_or(Taken::Free, |n| Taken::By((*n).to_owned())))
+}
+
+/// What `branch_taken` found.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Taken {
+    Free,
+    Exists,
+    /// Another branch keeps it from being made.
+    By(String),
 }
 
 /// The commits `refs/heads/<branch>` holds that no other branch, tag or remote-tracking branch
@@ -177,7 +212,7 @@ pub(super) fn unique_commits(repo: &Path, branch: &str) -> Result<u32, AdapterEr
 /// The path `git rev-parse <args>` prints in `dir`; `AdapterError::NotARepo` when `dir` is in
 /// no repository.
 pub(super) fn rev_parse_path(dir: &Path, args: &[&str]) -> Result<PathBuf, AdapterError> {
-    let mut cmd = git(dir);
+    let mut cmd = reading(dir);
     cmd.arg("rev-parse").args(args);
     let out = output(&mut cmd)?;
     if out.status.success() {

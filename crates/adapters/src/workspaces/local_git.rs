@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use bosun_core::WorkspaceKind;
 
 use super::git::{
-    blocking_branch, branch_exists, command_error, git, names_no_repo, output, quiet_line, rev_parse_path, run,
-    stage_all, stderr_text, stdout_line, unique_commits,
+    branch_exists, branch_taken, command_error, git, names_no_repo, output, quiet_line, reading, rev_parse_path, run,
+    stage_all, stderr_text, stdout_line, unique_commits, Taken,
 };
 use super::{diff, merge};
 use crate::{AdapterError, Git};
@@ -112,7 +112,7 @@ impl Git for LocalGit {
     }
 
     fn resolve_commit(&self, repo: &Path, rev: &str) -> Result<String, AdapterError> {
-        let mut cmd = git(repo);
+        let mut cmd = reading(repo);
         cmd.args(["rev-parse", "--verify", "--quiet"]).arg(format!("{rev}^{{commit}}"));
         let out = output(&mut cmd)?;
         if out.status.success() {
@@ -132,26 +132,32 @@ impl Git for LocalGit {
         if let Some(reason) = bosun_core::branch_problem(branch) {
             return Err(AdapterError::InvalidBranch { branch: branch.to_owned(), reason });
         }
-        let mut cmd = git(repo);
-        cmd.args(["check-ref-format", "--branch", branch]);
-        let out = output(&mut cmd)?;
-        let invalid = |reason: String| AdapterError::InvalidBranch { branch: branch.to_owned(), reason };
-        if !out.status.success() {
-            let stderr = stderr_text(&out);
-            return Err(invalid(stderr.strip_prefix("fatal: ").unwrap_or(&stderr).to_owned()));
+        // Made of ASCII letters, digits and `-_./` (bosun's own names are), a name that passed
+        // `branch_problem` is one git takes as it is: the rules it could break are those
+        // `branch_problem` checks. Git is asked about any other.
+        let plain = branch.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./".contains(&b));
+        if !plain {
+            let mut cmd = reading(repo);
+            cmd.args(["check-ref-format", "--branch", branch]);
+            let out = output(&mut cmd)?;
+            let invalid = |reason: String| AdapterError::InvalidBranch { branch: branch.to_owned(), reason };
+            if !out.status.success() {
+                let stderr = stderr_text(&out);
+                return Err(invalid(stderr.strip_prefix("fatal: ").unwrap_or(&stderr).to_owned()));
+            }
+            // `--branch` expands shorthands such as `@{-1}`; only a name that stays itself is new.
+            let expanded = stdout_line(&out);
+            if expanded != branch {
+                return Err(invalid(format!("git reads it as {expanded:?}")));
+            }
         }
-        // `--branch` expands shorthands such as `@{-1}`; only a name that stays itself is new.
-        let expanded = stdout_line(&out);
-        if expanded != branch {
-            return Err(invalid(format!("git reads it as {expanded:?}")));
+        match branch_taken(repo, branch)? {
+            Taken::Free => Ok(()),
+            Taken::Exists => Err(AdapterError::BranchExists { repo: repo.to_path_buf(), branch: branch.to_owned() }),
+            Taken::By(by) => {
+                Err(AdapterError::BranchBlocked { repo: repo.to_path_buf(), branch: branch.to_owned(), by })
+            }
         }
-        if branch_exists(repo, branch)? {
-            return Err(AdapterError::BranchExists { repo: repo.to_path_buf(), branch: branch.to_owned() });
-        }
-        if let Some(by) = blocking_branch(repo, branch)? {
-            return Err(AdapterError::BranchBlocked { repo: repo.to_path_buf(), branch: branch.to_owned(), by });
-        }
-        Ok(())
     }
 
     fn commits_ahead(&self, kind: &WorkspaceKind) -> Result<u32, AdapterError> {

@@ -52,6 +52,8 @@ pub struct Context {
     pub nonces: Arc<crate::nonces::Nonces>,
     /// The shell command prefix agents' hooks call back into bosun with.
     pub hook_command: String,
+    /// bosun's own binary: what a session host runs, bound into containers.
+    pub exe: PathBuf,
     pub workspaces: Arc<dyn Workspaces>,
     pub git: Arc<dyn Git>,
     pub pools: Arc<dyn bosun_adapters::Pools>,

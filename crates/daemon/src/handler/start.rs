@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use bosun_core::{AgentId, RuntimeAsk, StartAsk, WorkspaceAsk, INHERITED_ENV_FILE};
+use bosun_core::{AgentId, StartAsk, WorkspaceAsk, INHERITED_ENV_FILE};
 
 use super::*;
 
@@ -44,6 +44,7 @@ pub(super) async fn start_agent_as(ctx: &Arc<Context>, req: StartAgent, fork_of:
         workspaces: ctx.dirs.workspaces(),
         agents: ctx.dirs.agents(),
         hook_command: ctx.hook_command.clone(),
+        exe: ctx.exe.clone(),
         session_bits: (ctx.nonces.bits(), ctx.nonces.bits()),
     };
     let parts =
@@ -224,7 +225,7 @@ fn ask_of(req: &StartAgent) -> StartAsk<'_> {
 fn prepare(parts: Parts, req: StartAgent, name: Name, nonce: Nonce, roots: Roots) -> Result<AgentSpec, WireError> {
     let ask = ask_of(&req);
     let gather = ask.gather(&req.runtime, &nonce).map_err(|refused| bad(refused.to_string()))?;
-    parts.check_available(&req).map_err(adapter_error)?;
+    parts.check_available(&req, &roots.exe).map_err(adapter_error)?;
     let source = req.repo.clone().unwrap_or_else(|| req.cwd.clone());
     if !source.is_dir() {
         let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
@@ -277,14 +278,19 @@ struct Parts {
 impl Parts {
     /// What runs the agent is here: tmux for a session of its own, bubblewrap for a sandbox, an
     /// engine for a container.
-    fn check_available(&self, req: &StartAgent) -> Result<(), AdapterError> {
+    fn check_available(&self, req: &StartAgent, exe: &std::path::Path) -> Result<(), AdapterError> {
         if req.runtime.backend(req.session) == bosun_core::SessionBackend::Tmux {
             self.sessions.check_available()?;
         }
-        match req.runtime.ask() {
-            RuntimeAsk::Local | RuntimeAsk::K8s => Ok(()),
-            RuntimeAsk::Sandbox => bosun_adapters::sandbox::check_available(),
-            RuntimeAsk::Docker => self.containers.check_available(),
+        match &req.runtime {
+            bosun_core::Runtime::Local | bosun_core::Runtime::K8s(_) => Ok(()),
+            bosun_core::Runtime::Sandbox { .. } => bosun_adapters::sandbox::check_available(),
+            bosun_core::Runtime::Docker(container) => {
+                self.containers.check_available()?;
+                // Its session host is bosun's own binary, bound in: one the image cannot run is
+                // refused now, with what the container said, not found out 10 s after the start.
+                self.containers.check_runs(&container.image, exe)
+            }
         }
     }
 }
@@ -314,6 +320,8 @@ pub struct Roots {
     pub workspaces: PathBuf,
     pub agents: PathBuf,
     pub hook_command: String,
+    /// bosun's own binary, which a container's session host runs.
+    pub exe: PathBuf,
     /// The bits a session id that a driver picks itself (Claude's) is made of.
     pub session_bits: (u64, u64),
 }
