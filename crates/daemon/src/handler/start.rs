@@ -220,35 +220,7 @@ fn prepare(
     roots: Roots,
     pool: Option<bosun_core::PoolAsk>,
 ) -> Result<AgentSpec, AdapterError> {
-    // tmux only for a session of its own; bubblewrap only for a sandbox; an engine for a
-    // container.
-    if req.runtime.backend(req.session) == bosun_core::SessionBackend::Tmux {
-        sessions.check_available()?;
-    }
-    match &req.runtime {
-        bosun_core::Runtime::Local => {}
-        bosun_core::Runtime::Sandbox { .. } => bosun_adapters::sandbox::check_available()?,
-        bosun_core::Runtime::Docker(container) => {
-            containers.check_available()?;
-            // Its session host is bosun's own binary, bound in: one the image cannot run is
-            // refused now, with what the container said, not found out 10 s after the start.
-            containers.check_runs(&container.image, &roots.exe)?;
-        }
-        bosun_core::Runtime::K8s(pod) => {
-            if !matches!(req.workspace, WorkspaceChoice::Worktree) {
-                return Err(AdapterError::Command {
-                    command: "an agent in a pod".into(),
-                    stderr: "its workspace is a clone in its pod: --workspace does not apply to --runtime k8s".into(),
-                });
-            }
-            if !bosun_core::Pod::is_dns_label(&pod.namespace) {
-                return Err(AdapterError::Command {
-                    command: "an agent in a pod".into(),
-                    stderr: format!("{:?} is not a namespace's name (lowercase letters, digits, '-')", pod.namespace),
-                });
-            }
-        }
-    }
+    check_runtime(sessions, containers, &req, &roots.exe)?;
     let source = req.repo.clone().unwrap_or_else(|| req.cwd.clone());
     if !source.is_dir() {
         return Err(AdapterError::io(
@@ -335,6 +307,45 @@ fn prepare(
         backend: req.session,
         runtime: req.runtime,
     })
+}
+
+/// What the start's runtime needs is there: tmux only for a session of its own, bubblewrap only
+/// for a sandbox, an engine that can run bosun's binary `exe` in the image for a container; a
+/// pod's own rules.
+fn check_runtime(
+    sessions: &dyn Sessions,
+    containers: &dyn bosun_adapters::Containers,
+    req: &StartAgent,
+    exe: &Path,
+) -> Result<(), AdapterError> {
+    if req.runtime.backend(req.session) == bosun_core::SessionBackend::Tmux {
+        sessions.check_available()?;
+    }
+    match &req.runtime {
+        bosun_core::Runtime::Local => {}
+        bosun_core::Runtime::Sandbox { .. } => bosun_adapters::sandbox::check_available()?,
+        bosun_core::Runtime::Docker(container) => {
+            containers.check_available()?;
+            // Its session host is bosun's own binary, bound in: one the image cannot run is
+            // refused now, with what the container said, not found out 10 s after the start.
+            containers.check_runs(&container.image, exe)?;
+        }
+        bosun_core::Runtime::K8s(pod) => {
+            if !matches!(req.workspace, WorkspaceChoice::Worktree) {
+                return Err(AdapterError::Command {
+                    command: "an agent in a pod".into(),
+                    stderr: "its workspace is a clone in its pod: --workspace does not apply to --runtime k8s".into(),
+                });
+            }
+            if !bosun_core::Pod::is_dns_label(&pod.namespace) {
+                return Err(AdapterError::Command {
+                    command: "an agent in a pod".into(),
+                    stderr: format!("{:?} is not a namespace's name (lowercase letters, digits, '-')", pod.namespace),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What of a start's environment is recorded (the `--env` variables and the inherited paths
