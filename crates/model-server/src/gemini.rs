@@ -160,7 +160,13 @@ pub(crate) fn error(status: u16) -> Response {
         401 => ("UNAUTHENTICATED", "API key not valid. Please pass a valid API key."),
         403 => ("PERMISSION_DENIED", "Permission denied."),
         404 => ("NOT_FOUND", "Not found."),
-        429 => ("RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota)."),
+        // A quota's, as the API words it: its retry delay, longer than Gemini CLI waits for
+        // (300 s), makes the client stop at once (its "Usage limit reached" dialog) rather than
+        // retry 10 times over minutes.
+        429 => (
+            "RESOURCE_EXHAUSTED",
+            "You exceeded your current quota, please check your plan and billing details. Please retry in 600s.",
+        ),
         503 => ("UNAVAILABLE", "The model is overloaded. Please try again later."),
         _ => ("INTERNAL", "Internal error encountered."),
     };
