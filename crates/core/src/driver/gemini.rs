@@ -294,6 +294,26 @@ pub fn extension(hook_command: &str) -> (String, String) {
     (manifest.to_string(), serde_json::json!({ "hooks": hooks }).to_string())
 }
 
+/// The session log a hook report names (`transcript_path`), accepted only where Gemini CLI keeps
+/// this agent's: `<home>/.gemini/tmp/<project>/chats/session-<time>-<first 8 of its session
+/// id>.jsonl`, `<home>` its own Gemini home, an absolute path with no `..` in it. A report is
+/// untrusted: any other path (a secret, a FIFO, another agent's log) is not read. None in a pod,
+/// whose log is there.
+pub fn session_log(a: &crate::Agent, p: &GeminiHook) -> Option<PathBuf> {
+    use std::path::Component;
+    let Driver::Gemini { session_id } = &a.driver else { return None };
+    let home = crate::OwnConfig::of(a)?.dir;
+    let path = Path::new(p.transcript_path.as_deref()?);
+    let plain = path.is_absolute() && path.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+    let name = path.file_name()?.to_str()?;
+    let short = session_id.get(..8)?;
+    let named = name.starts_with("session-") && name.ends_with(&format!("-{short}.jsonl"));
+    let chats = path.parent()?;
+    let placed = chats.file_name().is_some_and(|n| n == "chats")
+        && chats.parent()?.parent() == Some(home.join(".gemini").join("tmp").as_path());
+    (plain && named && placed).then(|| path.to_owned())
+}
+
 /// Where the agent's Gemini home is where it runs: its own config, or the claim of its pod.
 fn gemini_home(a: &crate::Agent) -> Option<PathBuf> {
     match a.runtime.pod() {
@@ -412,7 +432,7 @@ impl AgentDriver for Gemini {
         Some(Reading {
             observation: hook_observation(&p, failed).map(|o| (Source::Hook, o)),
             permission: permission(&p),
-            log: p.transcript_path.as_deref().map(PathBuf::from).filter(|p| p.is_absolute()),
+            log: a.and_then(|a| session_log(a, &p)),
             ..Reading::default()
         })
     }
@@ -421,11 +441,11 @@ impl AgentDriver for Gemini {
         log_observation(line)
     }
 
-    /// The end of a turn: its session log (the payload's, else the one it named before) holds
-    /// the answer as the model gave it.
+    /// The end of a turn: its session log (the payload's, where this agent's are, else the one
+    /// it named before) holds the answer as the model gave it.
     fn said_in_log(&self, a: &crate::Agent, report: &Report) -> Option<PathBuf> {
         let p = kept(report).filter(|p| p.hook_event_name == "AfterAgent")?;
-        p.transcript_path.map(PathBuf::from).filter(|p| p.is_absolute()).or_else(|| a.log.clone())
+        session_log(a, &p).or_else(|| a.log.clone())
     }
 
     fn said_in_tail(&self, tail: &str) -> Option<String> {
@@ -515,8 +535,6 @@ mod tests {
         assert_eq!(report.event.len(), 100);
         let p = kept(&report).unwrap_or_default();
         assert!(p.prompt_response.as_deref().unwrap_or_default().ends_with("end"), "a message keeps its end");
-        let reading = Gemini.read_report(None, &report).unwrap_or_default();
-        assert_eq!(reading.log, None, "a relative transcript path is no log");
         for raw in ["[]", "null", "\"AfterAgent\"", "{\"hook_event_name\": 7}", "\u{0}"] {
             let r = Gemini.take_report("Notification", raw);
             assert_eq!(r.event, "Notification", "{raw}");
