@@ -217,3 +217,45 @@ fn a_gemini_agent_cannot_be_forked_and_says_why() {
     let err = real.bosun.fails(real.repo.path(), &["fork", &id]);
     assert!(err.contains("cannot fork"), "{err}");
 }
+
+/// In `--runtime sandbox`, in a fresh repository nobody trusted, Gemini CLI shows no trust dialog
+/// and reaches its first turn: the Gemini home bosun made for it (writable in the sandbox, its
+/// workspace and repository trusted, the user's key way of signing in kept) is what it reads.
+/// The user's settings are as they were. Its files are where a user's are, in a home: the
+/// sandbox shows it that home (the client installed there) and hides `/tmp`.
+#[test]
+fn a_sandboxed_gemini_in_a_fresh_repository_reaches_its_first_turn_in_a_home_of_its_own() {
+    let Some(gemini) = bosun_testkit::tools::gemini_cli() else { return };
+    bosun_testkit::tools::bwrap();
+    let home = std::env::var("HOME").expect("a HOME");
+    let place = tempfile::Builder::new().prefix(".bosun-test-").tempdir_in(&home).unwrap();
+    let model = FakeModel::gemini();
+    let env = GeminiConfig::new(&model, place.path()).write();
+    let settings = env.config_dir.join("settings.json");
+    let before = std::fs::read(&settings).unwrap();
+    let bosun = Bosun::new_in(env!("CARGO_BIN_EXE_bosun"), place.path());
+    let repo = TempRepo::new_in(place.path());
+    model.push(Reply::text("Sandboxed and ready."));
+
+    let gemini = gemini.display().to_string();
+    let args = ["--runtime", "sandbox", "--no-accept-trust", "--on-prompt", "escalate", "--", &gemini, "hello"];
+    let id = bosun.start_with(repo.path(), &args, |cmd| {
+        env.apply(cmd);
+    });
+    let agent = bosun.wait_state(&id, "idle");
+    assert_eq!(agent.runtime.label(), "sandbox");
+    assert_eq!(agent.said.as_deref(), Some("Sandboxed and ready."), "its first turn");
+    let states = bosun.states_seen(&id);
+    assert!(!states.iter().any(|s| s.starts_with("prompt")), "it asked something: {states:?}");
+    let own = agent.dir.join("config/.gemini");
+    let trusted: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(own.join("trustedFolders.json")).unwrap()).unwrap();
+    let ws = bosun.show(&id).workspace.unwrap().path;
+    for folder in [ws, repo.path().to_owned()] {
+        assert_eq!(trusted[folder.display().to_string()], "TRUST_FOLDER", "{trusted:#}");
+    }
+    let log = agent.log.expect("its session log");
+    assert!(log.starts_with(&own), "its conversation is in its own home: {}", log.display());
+    assert_eq!(std::fs::read(&settings).unwrap(), before, "the user's settings are as they were");
+    assert!(!env.config_dir.join("extensions").exists(), "no hooks of bosun's in the user's config");
+}
