@@ -168,6 +168,15 @@ fn api_errors_are_errors_of_their_kind() {
         real.model.push(Reply::Status(status));
         let id = real.start(&[], &["hello"]);
         real.bosun.wait_state(&id, label);
+        if status == 429 {
+            // The quota's dialog waits for a person, who answers it as any dialog: "2. Stop".
+            real.bosun.wait_screen(&id, "Keep trying");
+            real.bosun.ok(real.repo.path(), &["answer", &id, "2"]);
+            let gone = wait_until(PATIENCE, || !real.peek(&id).contains("Usage limit reached"));
+            assert!(gone, "the dialog was answered:\n{}", real.peek(&id));
+            // Stopped, the turn ends in the error its log then says.
+            real.bosun.wait_state(&id, label);
+        }
     }
 }
 

@@ -119,4 +119,13 @@ mod tests {
         let own_home: BTreeMap<String, String> = [(HOME_VAR.to_owned(), "/g".to_owned())].into();
         assert_eq!(user_config(&own_home).dir.as_deref(), Some(Path::new("/g/.gemini")));
     }
+
+    #[test]
+    fn a_gemini_newer_than_the_pinned_one_is_warned_of() {
+        use crate::client_version::untested;
+        assert!(untested(CLIENT.package, "0.61.0").is_none(), "the pinned version is tested");
+        let (_, warning) = untested(CLIENT.package, "0.62.1").expect("a newer one is not");
+        assert!(warning.contains("gemini-cli 0.62.1 is newer") && warning.contains("0.61.0"), "{warning}");
+        assert!(Client::of("/usr/local/bin/gemini").is_some_and(|c| std::ptr::eq(c, &CLIENT)));
+    }
 }
