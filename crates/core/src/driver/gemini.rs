@@ -368,10 +368,6 @@ impl AgentDriver for Gemini {
         true
     }
 
-    fn repo_settings(&self) -> Option<&'static str> {
-        Some(".gemini/settings.json")
-    }
-
     /// `gemini … --session-id <id> [prompt]`; resumed, `--resume <id>` and the message. When the
     /// user names the extensions it may use (`-e`), bosun's is named too.
     fn command_line(&self, a: &crate::Agent, _settings: &Path, resume: Option<Option<&str>>) -> Vec<String> {
