@@ -18,6 +18,7 @@ const TURNS: usize = 20;
 const DIALOGS: usize = 8;
 const ERRORS: usize = 12;
 const STARTS: usize = 6;
+const KILLS: usize = 10;
 /// How long an observation may take before it counts as missed.
 const MISSED_AFTER: u64 = 15;
 
@@ -199,6 +200,8 @@ fn gemini_figures(gemini: &Path) -> Vec<Figure> {
         last = stopped.unwrap_or_else(|| rig.agent(&id));
     }
     rig.bosun.ok(rig.repo.path(), &["kill", &id]);
+    let resumed = gemini_resumes(&rig);
+    let false_idles = gemini_false_idles(&rig);
     vec![
         Figure::new(format!("Gemini CLI: turn end (last byte) to Idle (n={TURNS})"), turns, "p50<100", "before: never"),
         Figure::new(
@@ -214,7 +217,86 @@ fn gemini_figures(gemini: &Path) -> Vec<Figure> {
             "before: never",
         ),
         Figure::value("Gemini CLI: API errors missed", format!("{missed} of {ERRORS}"), "none", "before: all"),
+        Figure::value(
+            "Gemini CLI: false idle in a 20 s stalled stream and a 20 s tool call",
+            false_idles.to_string(),
+            "0",
+            "before: never",
+        ),
+        Figure::value(
+            "Gemini CLI: kill -9 to resumed with its history",
+            format!("{resumed} of {KILLS}"),
+            "all",
+            "before: never",
+        ),
     ]
+}
+
+/// How many times a Gemini agent was seen idle, beyond its two turns' ends, in a turn whose
+/// answer stalls 20 s halfway and a turn whose shell call runs 20 s (yolo: nobody is asked).
+fn gemini_false_idles(rig: &Rig) -> usize {
+    rig.model.push(Reply::stall(20, "A slow answer, at last."));
+    rig.model.push(Reply::shell("sleep 20"));
+    rig.model.push(Reply::text("Slept."));
+    let id = rig.start(&["--grace", "0s"], &["--approval-mode", "yolo", "answer slowly"]);
+    let first = rig.next_state(&id, 0, |s| *s == SessionState::Idle);
+    let first = first.unwrap_or_else(|| {
+        wait_secs(30, || show(rig.bosun.state_dir(), &id).filter(|a| a.state == SessionState::Idle))
+    });
+    rig.send(&id, "now sleep");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while rig.model.main_requests().len() < 3 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = wait_secs(30, || {
+        show(rig.bosun.state_dir(), &id).filter(|a| a.state_seq > first.state_seq && a.state == SessionState::Idle)
+    });
+    if rig.model.main_requests().len() < 3 {
+        println!("bosun-bench: Gemini CLI's stalled stream and tool call did not both run: the figure says nothing");
+    }
+    let idles = rig.bosun.states_seen(&id).iter().filter(|s| *s == "idle").count();
+    rig.bosun.ok(rig.repo.path(), &["kill", &id]);
+    idles.saturating_sub(2)
+}
+
+/// How many times of `KILLS` a Gemini agent killed with SIGKILL (it and the Node.js process it
+/// relaunches itself as) is started again with its conversation: the model's next request holds
+/// its first prompt and the resume's message.
+fn gemini_resumes(rig: &Rig) -> usize {
+    rig.model.push(Reply::text("First answer."));
+    let id = rig.start(&["--on-dead", "resume*20:go on"], &["remember this"]);
+    let mut last = rig.next_state(&id, 0, |s| *s == SessionState::Idle).expect("the first turn ends");
+    let mut resumed = 0;
+    for i in 0..KILLS {
+        // The process of this generation (its pid is recorded once its session is up).
+        let now = rig.agent(&id);
+        let Some(pid) = now.pid.filter(|_| now.restarts == i as u32) else {
+            println!("bosun-bench: Gemini CLI's generation {i} has no pid: {:?} {}", now.pid, now.restarts);
+            break;
+        };
+        let asked = rig.model.main_requests().len();
+        let _ = std::process::Command::new("pkill").args(["-9", "-P", &pid.to_string()]).status();
+        let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let back = loop {
+            let requests = rig.model.main_requests();
+            if requests.len() > asked || std::time::Instant::now() > deadline {
+                break requests;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let newest = back.last().filter(|_| back.len() > asked);
+        if newest.is_some_and(|r| r.contains("remember this") && r.last_user_text().as_deref() == Some("go on")) {
+            resumed += 1;
+        }
+        match rig.next_state(&id, last.state_seq, |s| *s == SessionState::Idle) {
+            Some(idle) => last = idle,
+            None => println!("bosun-bench: Gemini CLI was not idle after resume {i}: {:?}", rig.agent(&id).state),
+        }
+        wait_secs(MISSED_AFTER, || (rig.agent(&id).pid.is_some() && rig.agent(&id).restarts > i as u32).then_some(()));
+    }
+    rig.bosun.ok(rig.repo.path(), &["kill", &id]);
+    resumed
 }
 
 fn claude_figures(claude: &Path) -> Vec<Figure> {
