@@ -74,6 +74,14 @@ fn fill(own: &OwnConfig, partial: &Path, trusted: &[PathBuf]) -> Result<(), Adap
             }
         };
         if let Some(bytes) = made {
+            // A seed may sit in a folder of the config (Gemini CLI's `.gemini/`).
+            if let Some(folder) = to.parent().filter(|f| *f != partial) {
+                DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(folder)
+                    .map_err(io(format!("cannot make {}", folder.display())))?;
+            }
             let mut file = OpenOptions::new()
                 .write(true)
                 .create_new(true)

@@ -1,4 +1,5 @@
-//! Issue 9's figures, with the real Claude Code and Codex against bosun's fake model servers:
+//! Issue 9's figures, with the real Claude Code, Codex and Gemini CLI against bosun's fake model
+//! servers:
 //! from the server's last byte of an answer to bosun recording what it means (idle, a
 //! permission prompt, an error), for each client, through `bosun agent start`.
 
@@ -7,7 +8,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use bosun_core::{Agent, SessionState};
 use bosun_testkit::bosun::Bosun;
-use bosun_testkit::clients::{ClaudeConfig, ClientEnv, CodexConfig, WriteOrPanic as _};
+use bosun_testkit::clients::{ClaudeConfig, ClientEnv, CodexConfig, GeminiConfig, WriteOrPanic as _};
 use bosun_testkit::fake_model::{FakeModel, Logged, Reply};
 use bosun_testkit::repo::TempRepo;
 
@@ -17,6 +18,7 @@ const TURNS: usize = 20;
 const DIALOGS: usize = 8;
 const ERRORS: usize = 12;
 const STARTS: usize = 6;
+const KILLS: usize = 10;
 /// How long an observation may take before it counts as missed.
 const MISSED_AFTER: u64 = 15;
 
@@ -105,6 +107,14 @@ fn codex_rig(codex: &Path, configure: impl FnOnce(CodexConfig) -> CodexConfig) -
     Rig { bosun: Bosun::new(bosun_bin()), repo, model, env, client, _dir: dir }
 }
 
+fn gemini_rig(gemini: &Path) -> Rig {
+    let model = FakeModel::gemini();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let env = GeminiConfig::new(&model, dir.path()).write();
+    let client = gemini.display().to_string();
+    Rig { bosun: Bosun::new(bosun_bin()), repo: TempRepo::new(), model, env, client, _dir: dir }
+}
+
 fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
@@ -126,7 +136,167 @@ pub fn figures(bin: &Path) -> Vec<Figure> {
         Some(codex) => figures.extend(codex_figures(&codex)),
         None => println!("bosun-bench: Codex could not be installed; its figures are left out"),
     }
+    figures.extend(gemini(bin));
     figures
+}
+
+/// Gemini CLI's figures alone (`scripts/bench gemini`).
+pub fn gemini(bin: &Path) -> Vec<Figure> {
+    let _ = BIN.set(bin.to_owned());
+    match bosun_testkit::tools::gemini_cli() {
+        Some(gemini) => gemini_figures(&gemini),
+        None => {
+            println!("bosun-bench: Gemini CLI could not be installed; its figures are left out");
+            Vec::new()
+        }
+    }
+}
+
+fn gemini_figures(gemini: &Path) -> Vec<Figure> {
+    let rig = gemini_rig(gemini);
+    rig.model.push(Reply::text("Ready."));
+    let id = rig.start(&[], &["get ready"]);
+    // Turn end: a plain answer, then idle (its AfterAgent hook).
+    let (turns, mut last) = rig.turns(&id);
+    let target = format!("={}:", last.session);
+    let screen = |text: &str| {
+        let out = rig.bosun.tmux(&["capture-pane", "-p", "-t", &target]);
+        String::from_utf8_lossy(&out.stdout).contains(text)
+    };
+    // Permission dialogs: a shell call, answered yes by `bosun answer` once it is on the screen.
+    let mut dialogs = Vec::new();
+    for i in 0..DIALOGS {
+        rig.model.push(Reply::ShellNeedingApproval(format!("touch file-{i}")));
+        rig.model.push(Reply::text("Made it."));
+        rig.send(&id, &format!("make file {i}"));
+        let prompt = rig
+            .next_state(&id, last.state_seq, |s| matches!(s, SessionState::Prompt { .. }))
+            .expect("a permission prompt");
+        dialogs.push(rig.since_answer(&prompt));
+        wait_secs(MISSED_AFTER, || screen("Allow once").then_some(()));
+        rig.bosun.ok(rig.repo.path(), &["answer", &id, "allow"]);
+        last = rig.next_state(&id, prompt.state_seq, |s| *s == SessionState::Idle).expect("idle after the tool");
+    }
+    // A quota's 429: its dialog on the screen, then "2. Stop".
+    let (mut errors, mut missed) = (Vec::new(), 0);
+    for i in 0..ERRORS {
+        rig.model.push(Reply::Status(429));
+        rig.send(&id, &format!("try {i}"));
+        match rig.next_state(&id, last.state_seq, |s| matches!(s, SessionState::Error { .. })) {
+            Some(error) => {
+                errors.push(rig.since_answer(&error));
+                last = error;
+            }
+            None => {
+                missed += 1;
+                last = rig.agent(&id);
+            }
+        }
+        // "2. Stop": the turn ends in the error its log then says.
+        wait_secs(MISSED_AFTER, || screen("Keep trying").then_some(()));
+        rig.bosun.ok(rig.repo.path(), &["answer", &id, "2"]);
+        wait_secs(MISSED_AFTER, || (!screen("Usage limit reached")).then_some(()));
+        let stopped = rig.next_state(&id, last.state_seq, |s| matches!(s, SessionState::Error { .. }));
+        last = stopped.unwrap_or_else(|| rig.agent(&id));
+    }
+    rig.bosun.ok(rig.repo.path(), &["kill", &id]);
+    let resumed = gemini_resumes(&rig);
+    let false_idles = gemini_false_idles(&rig);
+    vec![
+        Figure::new(format!("Gemini CLI: turn end (last byte) to Idle (n={TURNS})"), turns, "p50<100", "before: never"),
+        Figure::new(
+            format!("Gemini CLI: permission dialog answer to prompt(permission) (n={DIALOGS})"),
+            dialogs,
+            "<500",
+            "before: never",
+        ),
+        Figure::new(
+            format!("Gemini CLI: quota 429 to error(rate_limited) (n={ERRORS})"),
+            errors,
+            "<1000",
+            "before: never",
+        ),
+        Figure::value("Gemini CLI: API errors missed", format!("{missed} of {ERRORS}"), "none", "before: all"),
+        Figure::value(
+            "Gemini CLI: false idle in a 20 s stalled stream and a 20 s tool call",
+            false_idles.to_string(),
+            "0",
+            "before: never",
+        ),
+        Figure::value(
+            "Gemini CLI: kill -9 to resumed with its history",
+            format!("{resumed} of {KILLS}"),
+            "all",
+            "before: never",
+        ),
+    ]
+}
+
+/// How many times a Gemini agent was seen idle, beyond its two turns' ends, in a turn whose
+/// answer stalls 20 s halfway and a turn whose shell call runs 20 s (yolo: nobody is asked).
+fn gemini_false_idles(rig: &Rig) -> usize {
+    rig.model.push(Reply::stall(20, "A slow answer, at last."));
+    rig.model.push(Reply::shell("sleep 20"));
+    rig.model.push(Reply::text("Slept."));
+    let id = rig.start(&["--grace", "0s"], &["--approval-mode", "yolo", "answer slowly"]);
+    let first = rig.next_state(&id, 0, |s| *s == SessionState::Idle);
+    let first = first.unwrap_or_else(|| {
+        wait_secs(30, || show(rig.bosun.state_dir(), &id).filter(|a| a.state == SessionState::Idle))
+    });
+    rig.send(&id, "now sleep");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while rig.model.main_requests().len() < 3 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = wait_secs(30, || {
+        show(rig.bosun.state_dir(), &id).filter(|a| a.state_seq > first.state_seq && a.state == SessionState::Idle)
+    });
+    if rig.model.main_requests().len() < 3 {
+        println!("bosun-bench: Gemini CLI's stalled stream and tool call did not both run: the figure says nothing");
+    }
+    let idles = rig.bosun.states_seen(&id).iter().filter(|s| *s == "idle").count();
+    rig.bosun.ok(rig.repo.path(), &["kill", &id]);
+    idles.saturating_sub(2)
+}
+
+/// How many times of `KILLS` a Gemini agent killed with SIGKILL (it and the Node.js process it
+/// relaunches itself as) is started again with its conversation: the model's next request holds
+/// its first prompt and the resume's message.
+fn gemini_resumes(rig: &Rig) -> usize {
+    rig.model.push(Reply::text("First answer."));
+    let id = rig.start(&["--on-dead", "resume*20:go on"], &["remember this"]);
+    let mut last = rig.next_state(&id, 0, |s| *s == SessionState::Idle).expect("the first turn ends");
+    let mut resumed = 0;
+    for i in 0..KILLS {
+        // The process of this generation (its pid is recorded once its session is up).
+        let now = rig.agent(&id);
+        let Some(pid) = now.pid.filter(|_| now.restarts == i as u32) else {
+            println!("bosun-bench: Gemini CLI's generation {i} has no pid: {:?} {}", now.pid, now.restarts);
+            break;
+        };
+        let asked = rig.model.main_requests().len();
+        let _ = std::process::Command::new("pkill").args(["-9", "-P", &pid.to_string()]).status();
+        let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let back = loop {
+            let requests = rig.model.main_requests();
+            if requests.len() > asked || std::time::Instant::now() > deadline {
+                break requests;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let newest = back.last().filter(|_| back.len() > asked);
+        if newest.is_some_and(|r| r.contains("remember this") && r.last_user_text().as_deref() == Some("go on")) {
+            resumed += 1;
+        }
+        match rig.next_state(&id, last.state_seq, |s| *s == SessionState::Idle) {
+            Some(idle) => last = idle,
+            None => println!("bosun-bench: Gemini CLI was not idle after resume {i}: {:?}", rig.agent(&id).state),
+        }
+        wait_secs(MISSED_AFTER, || (rig.agent(&id).pid.is_some() && rig.agent(&id).restarts > i as u32).then_some(()));
+    }
+    rig.bosun.ok(rig.repo.path(), &["kill", &id]);
+    resumed
 }
 
 fn claude_figures(claude: &Path) -> Vec<Figure> {

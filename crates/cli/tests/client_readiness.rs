@@ -24,7 +24,7 @@ impl Fake {
         let mark = dir.path().join("ran-as-agent");
         let script = format!(
             "#!/bin/sh\ncase \"$1 $2\" in\n  \"--version \") printf '%s\\n' '{version}'; exit {version_code} ;;\n  \"auth \
-             status\"|\"login status\") printf '%s\\n' '{login}'; exit {login_code} ;;\nesac\ntouch '{}'\nexec sleep \
+             status\"|\"login status\"|\"--list-sessions --skip-trust\") printf '%s\\n' '{login}'; exit {login_code} ;;\nesac\ntouch '{}'\nexec sleep \
              600\n",
             mark.display()
         );
@@ -48,7 +48,8 @@ impl Fake {
 /// The test's `PATH` without any directory that holds a `claude` or a `codex`, after `first`.
 fn path_with(first: Option<&Path>) -> String {
     let rest = std::env::var("PATH").unwrap_or_default();
-    let kept = std::env::split_paths(&rest).filter(|d| !d.join("claude").exists() && !d.join("codex").exists());
+    let kept =
+        std::env::split_paths(&rest).filter(|d| ["claude", "codex", "gemini"].iter().all(|c| !d.join(c).exists()));
     let all: Vec<std::path::PathBuf> = first.map(Path::to_path_buf).into_iter().chain(kept).collect();
     std::env::join_paths(all).unwrap().to_string_lossy().into_owned()
 }
@@ -62,9 +63,17 @@ fn bosun_with(fake: Option<&Fake>, codex_config: Option<&str>) -> (Bosun, tempfi
     }
     let mut bosun =
         bosun().with_path(path_with(fake.map(|f| f.dir.path()))).with_env("CODEX_HOME", home.path().to_str().unwrap());
-    for key in
-        ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY"]
-    {
+    for key in [
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "OPENAI_API_KEY",
+        "CODEX_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "GOOGLE_GENAI_USE_GCA",
+    ] {
         bosun = bosun.with_env(key, "");
     }
     (bosun, home)
@@ -97,10 +106,35 @@ const CLAUDE_LOGGED_OUT: &str = r#"{"loggedIn": false, "authMethod": "none"}"#;
 fn a_client_that_is_not_installed_is_refused_in_one_line() {
     let repo = TempRepo::new();
     let (bosun, _home) = bosun_with(None, None);
-    for client in ["claude", "codex"] {
+    let packages =
+        [("claude", "@anthropic-ai/claude-code"), ("codex", "@openai/codex"), ("gemini", "@google/gemini-cli")];
+    for (client, package) in packages {
         let err = refused(&bosun, &repo, &["agent", "start", "--", client]);
-        assert!(err.contains(&format!("{client} is not found on PATH: install it")), "{err}");
+        assert!(
+            err.contains(&format!("{client} is not found on PATH: install it (`npm install -g {package}`)")),
+            "{err}"
+        );
     }
+}
+
+/// Gemini CLI's own check (`gemini --list-sessions`) exits 41 saying so when it has no way to
+/// sign in (as the real 0.61.0 does).
+#[test]
+fn a_gemini_with_no_way_to_sign_in_is_refused_unless_it_has_a_key() {
+    let repo = TempRepo::new();
+    let said = "Please set an Auth method in your /home/u/.gemini/settings.json or specify one of the following \
+                environment variables before running: GEMINI_API_KEY, GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GENAI_USE_GCA";
+    let fake = Fake::new("gemini", "0.61.0", 0, said, 41);
+    let (bosun, _home) = bosun_with(Some(&fake), None);
+    let err = refused(&bosun, &repo, &["agent", "start", "--", "gemini", "fix it"]);
+    assert!(err.contains("gemini is not logged in") && err.contains("--list-sessions"), "{err}");
+    assert!(err.contains("GEMINI_API_KEY"), "says how to fix it: {err}");
+    assert!(!fake.ran(), "never started as an agent");
+    let id = bosun.start_with(repo.path(), &["--", "gemini", "fix it"], |cmd| {
+        cmd.env("GEMINI_API_KEY", "AIza-test");
+    });
+    assert!(bosun_testkit::poll::wait_until(PATIENCE, || fake.ran()), "the agent runs");
+    bosun.ok(repo.path(), &["kill", &id]);
 }
 
 #[test]

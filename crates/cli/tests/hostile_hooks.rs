@@ -173,3 +173,69 @@ fn a_report_the_daemon_could_not_record_is_kept_for_the_next_one() {
     }
     assert!(std::fs::read_to_string(&spool).unwrap().contains("\"Stop\""));
 }
+
+/// Runs the hook command bosun installs for Gemini CLI agent `id` (generation 0), as Gemini CLI
+/// would, with `payload` on stdin.
+fn gemini_hook(bosun: &Bosun, id: &str, event: &str, payload: &[u8]) -> std::process::Output {
+    let mut child = bosun
+        .command(bosun.state_dir(), &["hook", "report", "gemini", id, event, "--generation", "0"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run the hook");
+    let _ = std::io::Write::write_all(&mut child.stdin.take().expect("its stdin"), payload);
+    child.wait_with_output().expect("the hook ends")
+}
+
+/// Gemini CLI's hook reports (its corpus): a session log named anywhere but where Gemini CLI
+/// keeps this agent's, in the home bosun made for it, is never read (a FIFO, a device, a
+/// secret, a log of the right name in another home); a huge payload is cut and still reports its
+/// event; garbage is a sign of life; the daemon goes on.
+#[test]
+fn gemini_reports_are_bounded_and_name_no_log_outside_its_home() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    // Its program stands in for Gemini CLI, passing over the arguments bosun adds.
+    let dir = tempfile::tempdir().unwrap();
+    let program = dir.path().join("gemini-stand-in");
+    std::fs::write(&program, "#!/bin/sh\nexec sleep 600\n").unwrap();
+    std::fs::set_permissions(&program, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let id = bosun.start(repo.path(), &["--driver", "gemini", "--", program.to_str().unwrap()]);
+    bosun.wait_up(&id);
+    let bosun_core::driver::Driver::Gemini { session_id } = bosun.agent(&id).driver else { panic!("a Gemini agent") };
+    let fifo = dir.path().join("fifo.jsonl");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let chats = dir.path().join(".gemini/tmp/project/chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    let lookalike = chats.join(format!("session-2026-11-28T02-20-{}.jsonl", &session_id[..8]));
+    let secret = dir.path().join("secret.jsonl");
+    for file in [&lookalike, &secret] {
+        std::fs::write(file, r#"{"id":"1","type":"gemini","content":"SECRET"}"#).unwrap();
+    }
+    let dotted = bosun.agent(&id).dir.join("config/.gemini/tmp/p/chats/../../../../../secret.jsonl");
+    let paths = [fifo.clone(), "/dev/zero".into(), secret.clone(), lookalike.clone(), dotted];
+    for path in &paths {
+        let begin = serde_json::json!({"hook_event_name": "BeforeAgent", "prompt": "x", "transcript_path": path});
+        assert!(gemini_hook(&bosun, &id, "BeforeAgent", begin.to_string().as_bytes()).status.success());
+        bosun.wait_state(&id, "running");
+        let end =
+            serde_json::json!({"hook_event_name": "AfterAgent", "prompt_response": "ok", "transcript_path": path});
+        let out = gemini_hook(&bosun, &id, "AfterAgent", end.to_string().as_bytes());
+        assert!(out.status.success(), "{out:?}");
+        let agent = bosun.wait_state(&id, "idle");
+        assert!(!agent.said.as_deref().unwrap_or_default().contains("SECRET"), "{path:?} was read");
+        assert_ne!(agent.log.as_ref(), Some(path), "{path:?} was taken as its log");
+    }
+    let huge = format!(r#"{{"hook_event_name":"BeforeAgent","prompt":"{}"}}"#, "x".repeat(8 * 1024 * 1024));
+    assert!(gemini_hook(&bosun, &id, "BeforeAgent", huge.as_bytes()).status.success());
+    bosun.wait_state(&id, "running");
+    for garbage in [&b"\x00\xff not json"[..], b"[]", br#"{"hook_event_name": 7}"#] {
+        assert!(gemini_hook(&bosun, &id, "Notification", garbage).status.success());
+    }
+    assert_eq!(bosun.agent(&id).state.label(), "running", "garbage is only a sign of life");
+    // The daemon goes on reading the agent.
+    let end = serde_json::json!({"hook_event_name": "AfterAgent", "prompt_response": "done"});
+    assert!(gemini_hook(&bosun, &id, "AfterAgent", end.to_string().as_bytes()).status.success());
+    bosun.wait_state(&id, "idle");
+}

@@ -108,6 +108,10 @@ fn the_repositorys_claude_settings_are_copied_into_a_claude_agents_worktree_only
     assert!(out.contains("removed"), "bosun's own copy does not make it dirty: {out}");
     let (_, path) = finished(&bosun, &repo, &["--", "true"]);
     assert!(!path.join(".claude/settings.local.json").exists(), "a generic agent gets no Claude settings");
+    std::fs::create_dir_all(repo.path().join(".gemini")).unwrap();
+    std::fs::write(repo.path().join(".gemini/settings.json"), "{}").unwrap();
+    let (_, path) = finished(&bosun, &repo, &["--driver", "gemini", "--", "true"]);
+    assert!(!path.join(".claude/settings.local.json").exists(), "nor does a Gemini CLI agent");
 }
 
 #[test]

@@ -147,7 +147,8 @@ pub struct Fork {
 
 /// Inherited variables whose values are recorded all the same: paths bosun itself reads to find
 /// an agent's session logs. Everything else inherited is recorded by name only.
-pub const RECORDED_ENV: &[&str] = &["HOME", "CLAUDE_CONFIG_DIR", "CLAUDELESS_CONFIG_DIR", "CODEX_HOME"];
+pub const RECORDED_ENV: &[&str] =
+    &["HOME", "CLAUDE_CONFIG_DIR", "CLAUDELESS_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME"];
 
 /// The file, in an agent's own directory, that holds the values of what it inherited.
 pub const INHERITED_ENV_FILE: &str = "inherited-env.json";
@@ -428,10 +429,12 @@ pub enum MessageState {
     },
 }
 /// Which agent has a config of its own (`OwnConfig`): a confined one (a sandbox, a container)
-/// whose driver's program keeps one. (A pod's config is its claim's: see `POD_CONFIG`.)
+/// whose driver's program keeps one, or one here whose driver's program always needs one.
+/// (A pod's config is its claim's: see `POD_CONFIG`.)
 impl crate::OwnConfig {
     pub fn of(agent: &Agent) -> Option<Self> {
-        if !agent.runtime.confines() {
+        let always = agent.driver.behaviour().own_config_always() && agent.runtime.pod().is_none();
+        if !agent.runtime.confines() && !always {
             return None;
         }
         Self::new(agent.driver.kind(), &agent.dir, &agent.env)

@@ -49,6 +49,9 @@ pub const SCRUBBED: &[&str] = &[
     "CODEX_SANDBOX",
     "CODEX_SANDBOX_NETWORK_DISABLED",
     "CODEX_THREAD_ID",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GENAI_USE_GCA",
+    "GOOGLE_GENAI_USE_VERTEXAI",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "TMUX",
@@ -58,7 +61,7 @@ pub const SCRUBBED: &[&str] = &[
 /// How to run a client: its variables, and the dirs they name.
 #[derive(Clone, Debug)]
 pub struct ClientEnv {
-    /// `CLAUDE_CONFIG_DIR` or `CODEX_HOME`.
+    /// `CLAUDE_CONFIG_DIR`, `CODEX_HOME`, or Gemini CLI's `$GEMINI_CLI_HOME/.gemini`.
     pub config_dir: PathBuf,
     /// The private `HOME`.
     pub home: PathBuf,
@@ -305,6 +308,72 @@ impl CodexConfig {
         let mut vars = BTreeMap::new();
         vars.insert("CODEX_HOME".to_owned(), config_dir.display().to_string());
         vars.insert(CODEX_KEY_VAR.to_owned(), FAKE_OPENAI_KEY.to_owned());
+        vars.insert("HOME".to_owned(), home.display().to_string());
+        Ok(ClientEnv { config_dir, home, vars })
+    }
+}
+
+/// The Gemini API key Gemini CLI is given.
+pub const FAKE_GEMINI_KEY: &str = "AIza-bosun-fake-gemini-key";
+/// The model Gemini CLI is set to: a named one, so that its model router (a side request per
+/// prompt) stays out of the way.
+pub const GEMINI_MODEL: &str = "gemini-2.5-pro";
+
+/// A Gemini CLI configuration to write: `GEMINI_CLI_HOME` in `dir/gemini` (its config in
+/// `.gemini/` there), the API key way of signing in, the model named, no telemetry or update
+/// check; folders are not trusted unless asked (`trust`).
+#[derive(Clone, Debug)]
+pub struct GeminiConfig {
+    base_url: String,
+    dir: PathBuf,
+    trusted: Vec<PathBuf>,
+    settings: Value,
+}
+
+impl GeminiConfig {
+    /// Gemini CLI talking to `model`, its home in `dir/gemini` and the user's home in `dir/home`.
+    pub fn new(model: &ModelServer, dir: &Path) -> Self {
+        let settings = json!({
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "model": {"name": GEMINI_MODEL},
+            "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+            "privacy": {"usageStatisticsEnabled": false},
+            "telemetry": {"enabled": false},
+        });
+        Self { base_url: model.base_url(), dir: dir.to_owned(), trusted: Vec::new(), settings }
+    }
+
+    /// Marks `folder` trusted (`trustedFolders.json`), so no trust dialog shows there.
+    pub fn trust(mut self, folder: impl Into<PathBuf>) -> Self {
+        self.trusted.push(folder.into());
+        self
+    }
+
+    /// Sets these top-level user settings too (hooks, say).
+    pub fn settings(mut self, settings: Value) -> Self {
+        if let (Some(merged), Value::Object(new)) = (self.settings.as_object_mut(), settings) {
+            merged.extend(new);
+        }
+        self
+    }
+
+    /// Writes `.gemini/settings.json` (and `trustedFolders.json`) and returns the environment
+    /// to run Gemini CLI with.
+    pub fn try_write(self) -> Result<ClientEnv, ConfigError> {
+        let gemini_home = self.dir.join("gemini");
+        let config_dir = gemini_home.join(".gemini");
+        let home = self.dir.join("home");
+        create_dirs(&[&config_dir, &home])?;
+        write_file(&config_dir.join("settings.json"), &format!("{:#}\n", self.settings))?;
+        if !self.trusted.is_empty() {
+            let trusted: serde_json::Map<String, Value> =
+                self.trusted.iter().map(|f| (f.display().to_string(), json!("TRUST_FOLDER"))).collect();
+            write_file(&config_dir.join("trustedFolders.json"), &format!("{:#}\n", Value::Object(trusted)))?;
+        }
+        let mut vars = BTreeMap::new();
+        vars.insert("GEMINI_CLI_HOME".to_owned(), gemini_home.display().to_string());
+        vars.insert("GEMINI_API_KEY".to_owned(), FAKE_GEMINI_KEY.to_owned());
+        vars.insert("GOOGLE_GEMINI_BASE_URL".to_owned(), self.base_url);
         vars.insert("HOME".to_owned(), home.display().to_string());
         Ok(ClientEnv { config_dir, home, vars })
     }

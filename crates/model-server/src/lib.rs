@@ -3,7 +3,7 @@
 //! against, and what bosun's own tests run the pinned versions against.
 //!
 //! - `ModelServer` (`server`): a model API on 127.0.0.1 — the Anthropic Messages API for Claude
-//!   Code, the OpenAI Responses API for Codex — that answers from a script of `Reply`s and logs
+//!   Code, the OpenAI Responses API for Codex, the Gemini API for Gemini CLI — that answers from a script of `Reply`s and logs
 //!   every request it heard (`Logged`).
 //! - `clients`: a config directory and a home of the client's own (`ClaudeConfig`,
 //!   `CodexConfig`) holding a fake key only, and the environment to run the client with
@@ -14,6 +14,7 @@
 
 mod anthropic;
 pub mod clients;
+mod gemini;
 mod http;
 pub mod http_lines;
 mod openai;

@@ -148,6 +148,27 @@ impl Logged {
                 _ => {}
             }
         }
+        // Gemini: `contents: [{role: user | model, parts: [{text} | {functionCall} |
+        // {functionResponse}]}]`.
+        for content in self.body["contents"].as_array().into_iter().flatten() {
+            let role = match content["role"].as_str() {
+                Some("model") => "assistant",
+                _ => "user",
+            };
+            for part in content["parts"].as_array().into_iter().flatten() {
+                if let Some(text) = part["text"].as_str() {
+                    out.push((role.to_owned(), text.to_owned()));
+                } else if part["functionCall"].is_object() {
+                    let call = &part["functionCall"];
+                    out.push((
+                        role.to_owned(),
+                        format!("tool {} {}", call["name"].as_str().unwrap_or_default(), call["args"]),
+                    ));
+                } else if part["functionResponse"].is_object() {
+                    out.push(("tool".to_owned(), format!("result {}", part["functionResponse"]["response"])));
+                }
+            }
+        }
         out
     }
 

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::http::{self, Request, Response, Stop};
 use crate::script::{Logged, Reply, Script};
-use crate::{anthropic, openai};
+use crate::{anthropic, gemini, openai};
 
 /// How often a wait for a request looks at the log.
 const POLL: Duration = Duration::from_millis(5);
@@ -40,6 +40,8 @@ pub enum Api {
     Anthropic,
     /// OpenAI Responses (`/v1/responses`), for Codex.
     OpenAi,
+    /// The Gemini API (`/v1beta/models/{model}:streamGenerateContent`), for Gemini CLI.
+    Gemini,
 }
 
 /// A scripted model server, listening until dropped.
@@ -86,10 +88,10 @@ impl ModelServer {
     }
 
     /// What a client is configured with: `http://127.0.0.1:P` for Anthropic
-    /// (`ANTHROPIC_BASE_URL`), `http://127.0.0.1:P/v1` for OpenAI (a Codex provider's `base_url`).
+    /// (`ANTHROPIC_BASE_URL`) and Gemini (`GOOGLE_GEMINI_BASE_URL`), `http://127.0.0.1:P/v1` for OpenAI (a Codex provider's `base_url`).
     pub fn base_url(&self) -> String {
         match self.shared.api {
-            Api::Anthropic => format!("http://{}", self.addr),
+            Api::Anthropic | Api::Gemini => format!("http://{}", self.addr),
             Api::OpenAi => format!("http://{}/v1", self.addr),
         }
     }
@@ -221,11 +223,13 @@ fn respond(shared: &Shared, request: &Request) -> (Response, usize) {
     let model_call = match shared.api {
         Api::Anthropic => anthropic::is_model_call(method, &path),
         Api::OpenAi => openai::is_model_call(method, &path),
+        Api::Gemini => gemini::is_model_call(method, &path),
     };
     let main_loop = model_call
         && match shared.api {
             Api::Anthropic => anthropic::is_main_loop(&body),
             Api::OpenAi => openai::is_main_loop(request.header("x-codex-turn-metadata"), &body),
+            Api::Gemini => gemini::is_main_loop(&body),
         };
     let mut script = shared.script();
     let reply = model_call.then(|| script.next(main_loop));
@@ -234,6 +238,8 @@ fn respond(shared: &Shared, request: &Request) -> (Response, usize) {
         (Some(reply), Api::OpenAi) => openai::answer(reply, &body),
         (None, Api::Anthropic) => anthropic::other(method, &path, &body),
         (None, Api::OpenAi) => openai::other(method, &path),
+        (Some(reply), Api::Gemini) => gemini::answer(reply, &body, &path),
+        (None, Api::Gemini) => gemini::other(method, &path, &body),
     };
     script.log.push(Logged {
         method: request.method.clone(),

@@ -19,6 +19,11 @@ impl FakeModel {
         Self::start(Api::OpenAi)
     }
 
+    /// A Gemini API server.
+    pub fn gemini() -> Self {
+        Self::start(Api::Gemini)
+    }
+
     /// A server for `api` on a free port of 127.0.0.1.
     pub fn start(api: Api) -> Self {
         Self(ModelServer::start(api).unwrap_or_else(|e| panic!("fake model: {e}")))

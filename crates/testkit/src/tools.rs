@@ -274,6 +274,12 @@ pub fn codex_native() -> Option<PathBuf> {
     )
 }
 
+/// The real Gemini CLI (`gemini`), found or installed as `claude_code` is
+/// (`$BOSUN_GEMINI_CLI_BIN`).
+pub fn gemini_cli() -> Option<PathBuf> {
+    real_client("BOSUN_GEMINI_CLI_BIN", "gemini")
+}
+
 /// Prints the one line a test prints when it skips.
 pub fn skip(reason: &str) {
     eprintln!("testkit: skipping: {reason}");

@@ -104,7 +104,10 @@ pub(super) fn answer(
     now: Timestamp,
     d: &mut Decision,
 ) -> Result<(), Rejection> {
-    if !matches!(a.state, SessionState::Prompt { .. }) {
+    // An error its client shows as a dialog (Gemini CLI's quota: "Keep trying / Stop") is
+    // answered as one.
+    let error_dialog = matches!(a.state, SessionState::Error { .. }) && a.driver.behaviour().screen_shows_dialogs();
+    if !matches!(a.state, SessionState::Prompt { .. }) && !error_dialog {
         return Err(Rejection::NoDialog { id: a.id.clone(), state: a.state.label() });
     }
     let cannot = |why: String| Rejection::CannotAnswer { id: a.id.clone(), why };

@@ -50,12 +50,12 @@ pub(super) fn observed(
     // What the current state's source said stands against a less confident source; the session
     // log alone reports API errors and interrupted turns, so it may overrule the hooks on those.
     let outranked = a.source.is_some_and(|top| source < top);
-    // The log alone reports API errors and interrupted turns; some agents' screens (Codex's)
-    // alone show their approval dialogs.
+    // The log alone reports API errors and interrupted turns; some agents' screens alone show
+    // their approval dialogs (Codex's) or a quota's (Gemini CLI's).
     let log_only = source == Source::Log && matches!(obs, Observation::Error { .. } | Observation::Idle)
         || source == Source::Screen
             && a.driver.behaviour().screen_shows_dialogs()
-            && matches!(obs, Observation::Prompt { .. });
+            && matches!(obs, Observation::Prompt { .. } | Observation::Error { .. });
     // A mere sign of life says "working" only for an agent nothing better reports on.
     let telling_activity =
         !matches!(obs, Observation::Activity { .. }) || a.source.is_none_or(|top| top <= Source::Screen);

@@ -1,7 +1,8 @@
 //! Reading the dialog an agent waits at, as a person would, and answering it by what its options
 //! mean, never by where they happen to be listed. A dialog's options are numbered (`❯ 1. Yes`,
-//! `  2. No, and tell Claude …`) or not (Claude Code 2.1.3xx's trust dialog: `❯ No, exit` above
-//! `  Yes, I trust this folder`); the cursor (`❯`, `›`) marks the selected one. An option is
+//! `  2. No, and tell Claude …`, Gemini CLI's `● 1. Allow once`) or not (Claude Code 2.1.3xx's
+//! trust dialog: `❯ No, exit` above `  Yes, I trust this folder`); the cursor (`❯`, `›`, `●`)
+//! marks the selected one. An option is
 //! picked by typing its number when it has one, else by moving the cursor to it and, once a
 //! look at the screen shows it there, pressing Enter.
 
@@ -129,7 +130,7 @@ pub fn meaning(text: &str) -> Meaning {
 }
 
 /// The cursors that mark a dialog's selected option.
-const CURSORS: [char; 4] = ['❯', '›', '▶', '>'];
+const CURSORS: [char; 5] = ['❯', '›', '▶', '>', '●'];
 
 /// The dialog's options on `screen`: its last run of lines numbered 1, 2, 3, … (lines between
 /// two options, such as descriptions, are passed over), or, when it numbers none, the lines

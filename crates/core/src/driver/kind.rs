@@ -14,6 +14,8 @@ pub enum Driver {
     Claude { session_id: String },
     /// OpenAI's Codex CLI: its rollout log and its `notify` program.
     Codex,
+    /// Google's Gemini CLI: bosun picks the session id and installs hooks (an extension).
+    Gemini { session_id: String },
     /// Any terminal program: process liveness, output activity and the user's patterns.
     Generic { patterns: Patterns },
     /// The test driver (`echo`): its program reports through bosun's hook command.
@@ -27,6 +29,7 @@ pub enum Driver {
 pub enum DriverKind {
     Claude,
     Codex,
+    Gemini,
     Generic,
     #[cfg(feature = "test-driver")]
     Echo,
@@ -50,6 +53,7 @@ impl DriverKind {
     pub const ALL: &'static [DriverKind] = &[
         Self::Claude,
         Self::Codex,
+        Self::Gemini,
         Self::Generic,
         #[cfg(feature = "test-driver")]
         Self::Echo,
@@ -60,6 +64,7 @@ impl DriverKind {
         match self {
             Self::Claude => "claude",
             Self::Codex => "codex",
+            Self::Gemini => "gemini",
             Self::Generic => "generic",
             #[cfg(feature = "test-driver")]
             Self::Echo => "echo",
@@ -72,12 +77,13 @@ impl DriverKind {
     }
 
     /// The driver for a command, from its program's name: `claude` and `claudeless` are Claude,
-    /// `codex` is Codex, anything else is generic.
+    /// `codex` is Codex, `gemini` is Gemini CLI, anything else is generic.
     pub fn detect(command: &[String]) -> Self {
         let program = command.first().map(|p| Path::new(p).file_name().and_then(|f| f.to_str()).unwrap_or(p));
         match program {
             Some("claude" | "claudeless") => Self::Claude,
             Some("codex") => Self::Codex,
+            Some("gemini") => Self::Gemini,
             _ => Self::Generic,
         }
     }
@@ -88,6 +94,7 @@ impl Driver {
         match self {
             Self::Claude { .. } => DriverKind::Claude,
             Self::Codex => DriverKind::Codex,
+            Self::Gemini { .. } => DriverKind::Gemini,
             Self::Generic { .. } => DriverKind::Generic,
             #[cfg(feature = "test-driver")]
             Self::Echo => DriverKind::Echo,

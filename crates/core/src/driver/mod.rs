@@ -13,6 +13,8 @@ pub mod codex_config;
 pub mod dialog;
 #[cfg(feature = "test-driver")]
 pub mod echo;
+pub mod gemini;
+pub mod gemini_config;
 pub mod generic;
 pub mod kind;
 mod report;
@@ -67,6 +69,12 @@ pub trait AgentDriver: Sync {
     /// here, when its program has a login check.
     fn client(&self) -> Option<&'static Client> {
         None
+    }
+
+    /// Whether its program gets a config of its own (`OwnConfig`) wherever it runs, not only
+    /// when confined: one that takes bosun's hooks from its config only (Gemini CLI).
+    fn own_config_always(&self) -> bool {
+        false
     }
 
     /// Whether it reports through hooks, so that idle is certain when reported.
@@ -215,6 +223,7 @@ impl DriverKind {
         match self {
             Self::Claude => &claude::Claude,
             Self::Codex => &codex::Codex,
+            Self::Gemini => &gemini::Gemini,
             Self::Generic => &generic::Generic,
             #[cfg(feature = "test-driver")]
             Self::Echo => &echo::Echo,
@@ -249,6 +258,7 @@ mod tests {
         let drivers = [
             Driver::Claude { session_id: "s".into() },
             Driver::Codex,
+            Driver::Gemini { session_id: "s".into() },
             Driver::Generic { patterns: generic::Patterns::default() },
         ];
         for d in &drivers {

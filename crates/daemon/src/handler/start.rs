@@ -193,7 +193,10 @@ fn check_door(req: &StartAgent) -> Result<(), WireError> {
     } else {
         let path = req.env.get("PATH").or_else(|| req.inherit.get("PATH")).cloned().unwrap_or_default();
         if !std::env::split_paths(&path).any(|dir| runnable(&dir.join(program))) {
-            return Err(bad(format!("{} is not found on PATH: install it, or give its full path", short(program))));
+            // A client bosun knows says its package.
+            let how = bosun_core::client_check::Client::of(program)
+                .map_or_else(|| "install it".to_owned(), |c| format!("install it (`npm install -g {}`)", c.package));
+            return Err(bad(format!("{} is not found on PATH: {how}, or give its full path", short(program))));
         }
     }
     // Whatever the caller's environment holds is passed on; what no process can be given is not.
