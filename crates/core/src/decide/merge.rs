@@ -23,7 +23,7 @@ pub(super) fn merged(
     if merge_pending(state, id).is_some() {
         return Ok(());
     }
-    let living: Vec<&Agent> = state.agents.values().filter(|a| &a.workspace == id && !a.state.is_dead()).collect();
+    let living: Vec<&Agent> = state.living_in(id).collect();
     let ending = Some(living.iter().map(|a| a.id.clone()).collect());
     d.event(Event::WorkMerged { workspace: id.clone(), merged: merged.clone(), ending });
     for a in &living {
@@ -42,7 +42,7 @@ pub(super) fn agent_died(cx: Cx, e: &Event, d: &mut Decision) {
     let Some(ws) = cx.state.agents.get(id).and_then(|a| cx.state.workspaces.get(&a.workspace)) else { return };
     let Some(m) = merge_pending(cx.state, &ws.id) else { return };
     let died_now = |a: &Agent| d.events.iter().any(|e| matches!(e, Event::AgentDied { id, .. } if id == &a.id));
-    let lives = cx.state.agents.values().any(|a| a.workspace == ws.id && !a.state.is_dead() && !died_now(a));
+    let lives = cx.state.living_in(&ws.id).any(|a| !died_now(a));
     if !lives && idle(&ws.state) {
         d.effect(inspect_against(ws, Some(&m.merged.into)));
     }
@@ -83,7 +83,7 @@ pub(super) fn inspected(
 pub(super) fn after_restart(state: &State, d: &mut Decision) {
     for (id, m) in state.merges.iter().filter(|(_, m)| m.pending()) {
         let Some(ws) = state.workspaces.get(id) else { continue };
-        let lives = state.agents.values().any(|a| &a.workspace == id && !a.state.is_dead());
+        let lives = state.living_in(id).next().is_some();
         if !lives && idle(&ws.state) {
             d.effect(inspect_against(ws, Some(&m.merged.into)));
         }

@@ -374,7 +374,7 @@ pub(super) fn release_request(
             {
                 return Err(Rejection::WorkspaceOfJob { id: workspace.clone(), job: job.spec.id.clone() });
             }
-            if let Some(live) = state.agents.values().find(|a| &a.workspace == workspace && !a.state.is_dead()) {
+            if let Some(live) = state.living_in(workspace).next() {
                 return Err(Rejection::WorkspaceInUse { id: workspace.clone(), agent: live.id.clone() });
             }
             if matches!(ws.state, WorkspaceState::Creating | WorkspaceState::Waiting) {
@@ -500,7 +500,7 @@ pub(super) fn reconcile(state: &State, probes: &[(SlotId, SlotProbe)], now: Time
 /// owning it.
 pub(super) fn task_over(state: &State, ws: &WorkspaceId) -> bool {
     let job_runs = state.jobs.values().any(|j| j.workspace.as_ref() == Some(ws) && !j.state.is_over());
-    let agent_lives = state.agents.values().any(|a| &a.workspace == ws && !a.state.is_dead());
+    let agent_lives = state.living_in(ws).next().is_some();
     !job_runs && !agent_lives
 }
 

@@ -40,7 +40,7 @@ pub(super) fn create_failed(
 ) {
     let Some(ws) = creating(state, id) else { return };
     d.event(Event::WorkspaceCreateFailed { id: id.clone(), error: error.to_owned() });
-    for agent in state.agents.values().filter(|a| &a.workspace == id && !a.state.is_dead()) {
+    for agent in state.living_in(id) {
         let error = Some(format!("workspace could not be created: {error}"));
         died(state, agent, DeathReason::FailedToStart, error, now, d);
     }
@@ -76,7 +76,7 @@ pub(super) fn remove(
     if let Some(job) = state.jobs.values().find(|j| j.workspace.as_ref() == Some(id) && !j.state.is_over()) {
         return Err(Rejection::WorkspaceOfJob { id: id.clone(), job: job.spec.id.clone() });
     }
-    if let Some(live) = state.agents.values().find(|a| &a.workspace == id && !a.state.is_dead()) {
+    if let Some(live) = state.living_in(id).next() {
         return Err(Rejection::WorkspaceInUse { id: id.clone(), agent: live.id.clone() });
     }
     removing(state, ws, force, probe.commits_ahead, d);

@@ -176,6 +176,11 @@ pub fn apply(state: &mut State, event: &Event) {
 }
 
 impl State {
+    /// The agents of workspace `ws` that have not died.
+    pub fn living_in<'a>(&'a self, ws: &'a WorkspaceId) -> impl Iterator<Item = &'a Agent> + 'a {
+        self.agents.values().filter(move |a| &a.workspace == ws && !a.state.is_dead())
+    }
+
     /// The agent whose id is `query` or starts with it, or whose name is exactly `query`.
     pub fn find_agent(&self, query: &str) -> Result<&Agent, Rejection> {
         if let Some(a) = self.agents.values().find(|a| a.id.as_str() == query) {
