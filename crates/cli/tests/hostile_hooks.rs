@@ -213,7 +213,10 @@ fn gemini_reports_are_bounded_and_name_no_log_outside_its_home() {
     for file in [&lookalike, &secret] {
         std::fs::write(file, r#"{"id":"1","type":"gemini","content":"SECRET"}"#).unwrap();
     }
+    // It leads out of the agent's Gemini home to a secret that is there to be read if followed.
     let dotted = bosun.agent(&id).dir.join("config/.gemini/tmp/p/chats/../../../../../secret.jsonl");
+    std::fs::write(bosun.agent(&id).dir.join("secret.jsonl"), r#"{"id":"1","type":"gemini","content":"SECRET"}"#)
+        .unwrap();
     let paths = [fifo.clone(), "/dev/zero".into(), secret.clone(), lookalike.clone(), dotted];
     for path in &paths {
         let begin = serde_json::json!({"hook_event_name": "BeforeAgent", "prompt": "x", "transcript_path": path});
