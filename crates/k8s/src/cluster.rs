@@ -326,7 +326,7 @@ async fn follow_pods(api: &Api<Pod>, selector: &str, changes: &mpsc::Sender<PodC
         if !listed.items.iter().all(|p| told(PodChange::Seen(seen(p)))) {
             return;
         }
-        let mut version = listed.metadata.resource_version.unwrap_or_default();
+        let version = listed.metadata.resource_version.unwrap_or_default();
         let stream = match api.watch(&WatchParams::default().labels(selector), &version).await {
             Ok(stream) => stream,
             Err(e) => {
@@ -340,10 +340,8 @@ async fn follow_pods(api: &Api<Pod>, selector: &str, changes: &mpsc::Sender<PodC
             let change = match event {
                 Ok(WatchEvent::Added(p) | WatchEvent::Modified(p)) => PodChange::Seen(seen(&p)),
                 Ok(WatchEvent::Deleted(p)) => PodChange::Gone(p.metadata.name.unwrap_or_default()),
-                Ok(WatchEvent::Bookmark(b)) => {
-                    version = b.metadata.resource_version;
-                    continue;
-                }
+                // None is asked for: each watch that ends lists the pods again.
+                Ok(WatchEvent::Bookmark(_)) => continue,
                 Ok(WatchEvent::Error(e)) => {
                     tracing::warn!("the watch on pods {selector} ended: {e:?}");
                     tokio::time::sleep(WATCH_RETRY).await;
