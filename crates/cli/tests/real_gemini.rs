@@ -41,6 +41,8 @@ impl Real {
         all.extend(rest);
         self.bosun.start_with(self.repo.path(), &all, |cmd| {
             self.env.apply(cmd);
+            // As CI runs these tests, wherever they run: Gemini CLI goes headless under either.
+            cmd.env("CI", "true").env("GITHUB_ACTIONS", "true");
         })
     }
 
@@ -250,6 +252,7 @@ fn a_sandboxed_gemini_in_a_fresh_repository_reaches_its_first_turn_in_a_home_of_
     let args = ["--runtime", "sandbox", "--no-accept-trust", "--on-prompt", "escalate", "--", &gemini, "hello"];
     let id = bosun.start_with(repo.path(), &args, |cmd| {
         env.apply(cmd);
+        cmd.env("CI", "true").env("GITHUB_ACTIONS", "true");
     });
     let agent = bosun.wait_state(&id, "idle");
     assert_eq!(agent.runtime.label(), "sandbox");

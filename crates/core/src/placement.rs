@@ -37,7 +37,16 @@ impl Runtime {
     /// pod neither this machine's paths nor its workspace's: the pod's own instead (its
     /// workspace, and its agent's config where the claim keeps it, in every driver's config
     /// variable alike).
+    /// Its driver's `terminal_env` is added where the agent's own does not name the variable.
     pub fn env(&self, agent: &Agent) -> BTreeMap<String, String> {
+        let mut env = self.runtime_env(agent);
+        for (key, value) in agent.driver.behaviour().terminal_env() {
+            env.entry((*key).to_owned()).or_insert_with(|| (*value).to_owned());
+        }
+        env
+    }
+
+    fn runtime_env(&self, agent: &Agent) -> BTreeMap<String, String> {
         let env = &agent.env;
         match self {
             Self::K8s(_) => {

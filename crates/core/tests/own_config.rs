@@ -184,3 +184,28 @@ fn claudeless_is_pointed_at_the_own_config_too() {
     assert_eq!(env.get("CLAUDELESS_CONFIG_DIR"), Some(&own));
     assert_eq!(OwnConfig::of(&sim.state.agents[&a]).unwrap().user, Some(PathBuf::from("/home/u/.cl")));
 }
+
+/// Gemini CLI runs headless (one turn, no shell tool, then exit) under `CI=true` or
+/// `GITHUB_ACTIONS=true`: an agent started from a CI job is told otherwise, wherever it runs,
+/// unless its own `--env` names the variable. Other clients keep what they inherit.
+#[test]
+fn a_gemini_started_from_a_ci_job_is_told_it_runs_in_a_terminal() {
+    let gemini = || Driver::Gemini { session_id: "00000000-0000-0000-0000-000000000002".into() };
+    for runtime in [Runtime::Local, Runtime::Sandbox { network: false }] {
+        let mut sim = Sim::new();
+        let spec = bosun_core::AgentSpec { driver: gemini(), runtime, ..spec(1) };
+        let (_, spawn) = spawned(&mut sim, spec);
+        let Effect::SpawnSession { env, .. } = spawn else { unreachable!() };
+        assert_eq!(env.get("CI").map(String::as_str), Some("false"), "{env:?}");
+        assert_eq!(env.get("GITHUB_ACTIONS").map(String::as_str), Some("false"), "{env:?}");
+    }
+    let mut sim = Sim::new();
+    let mut spec = bosun_core::AgentSpec { driver: gemini(), ..spec(1) };
+    spec.env.insert("CI".into(), "true".into());
+    let (_, spawn) = spawned(&mut sim, spec);
+    let Effect::SpawnSession { env, .. } = spawn else { unreachable!() };
+    assert_eq!(env.get("CI").map(String::as_str), Some("true"), "its own --env wins");
+    let (_, spawn) = spawned(&mut Sim::new(), claude(1, Default::default()));
+    let Effect::SpawnSession { env, .. } = spawn else { unreachable!() };
+    assert_eq!(env.get("CI"), None, "Claude is given nothing of the kind");
+}

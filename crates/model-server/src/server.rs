@@ -202,10 +202,10 @@ fn serve(stream: TcpStream, shared: &Shared) {
         let (response, logged) = respond(shared, &request);
         let body = request.method != "HEAD";
         let written = http::write_response(&mut writer, &response, close, body, &shared.stop);
-        if written.is_ok() {
-            if let Some(entry) = shared.script().log.get_mut(logged) {
-                entry.answered = Some(SystemTime::now());
-            }
+        // The server is done with it even when the client hung up before the end (as a client
+        // may once it has read a 429's status line): its answer time is this, either way.
+        if let Some(entry) = shared.script().log.get_mut(logged) {
+            entry.answered = Some(SystemTime::now());
         }
         if written.is_err() || close {
             return;

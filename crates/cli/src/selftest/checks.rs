@@ -540,7 +540,15 @@ impl Rig<'_> {
     }
 
     /// From the last byte of the model's newest answer to `a`'s state.
+    /// The model server notes the time after its last write: the client may act on the answer
+    /// (and bosun see it) before the server's thread has noted it, so that is waited for.
     fn since_answer(&self, a: &Agent) -> Option<Duration> {
+        /// How long the newest answer's time is waited for.
+        const NOTED_WAIT: Duration = Duration::from_secs(2);
+        let deadline = Instant::now() + NOTED_WAIT;
+        while Instant::now() < deadline && self.main_requests().last().is_some_and(|r| r.answered.is_none()) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let answered = self.main_requests().iter().rev().find_map(|r| r.answered).map(millis_of)?;
         Some(Duration::from_millis(a.state_since.0.saturating_sub(answered)))
     }

@@ -355,6 +355,12 @@ impl AgentDriver for Gemini {
         Some(gemini_config::HOME_VAR)
     }
 
+    /// Gemini CLI takes `CI=true` or `GITHUB_ACTIONS=true` for headless mode: its positional
+    /// prompt becomes `--prompt`, its shell tool is left out, and it exits after one turn.
+    fn terminal_env(&self) -> &'static [(&'static str, &'static str)] {
+        &[("CI", "false"), ("GITHUB_ACTIONS", "false")]
+    }
+
     fn client(&self) -> Option<&'static crate::client_check::Client> {
         Some(&gemini_config::CLIENT)
     }

@@ -65,6 +65,13 @@ pub trait AgentDriver: Sync {
         None
     }
 
+    /// Variables its program is given unless the agent's own `--env` says otherwise, so that it
+    /// runs as the interactive terminal program it is in bosun's session even when bosun was
+    /// started from a CI job (Gemini CLI runs headless, one prompt and out, under `CI=true`).
+    fn terminal_env(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
     /// The client bosun probes (its version, its own login check) before an agent runs it
     /// here, when its program has a login check.
     fn client(&self) -> Option<&'static Client> {
