@@ -143,10 +143,21 @@ impl Tmux {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
+        self.run_as(args, false)
+    }
+
+    /// `run`, with the user's own file mask when `as_user` (`private::as_user`): for a command
+    /// that may start the server, whose mask its panes' programs inherit. No other command makes
+    /// a file, and without the mask set between fork and exec tmux starts by `posix_spawn`.
+    fn run_as<I, S>(&self, args: I, as_user: bool) -> Result<String, AdapterError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
         let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
         let mut full = vec![OsString::from("-S"), self.socket.clone().into(), "-f".into(), self.config.clone().into()];
         full.extend(args);
-        let output = self.exec(&full)?;
+        let output = self.exec(&full, as_user)?;
         if output.status.success() {
             Ok(String::from_utf8_lossy(&output.stdout).into_owned())
         } else {
@@ -157,9 +168,12 @@ impl Tmux {
     }
 
     /// Runs the tmux program with `args` as they are, outside any tmux the caller runs in.
-    fn exec(&self, args: &[OsString]) -> Result<Output, AdapterError> {
-        crate::private::as_user(&mut Command::new(&self.program))
-            .args(args)
+    fn exec(&self, args: &[OsString], as_user: bool) -> Result<Output, AdapterError> {
+        let mut cmd = Command::new(&self.program);
+        if as_user {
+            crate::private::as_user(&mut cmd);
+        }
+        cmd.args(args)
             .env_remove("TMUX")
             .env_remove("TMUX_PANE")
             .stdin(Stdio::null())
@@ -268,7 +282,10 @@ impl Sessions for Tmux {
         let mut tries = 0;
         loop {
             tries += 1;
-            match self.run(&args) {
+            // In a thread with the user's mask: this may start the server.
+            let started = crate::private::with_user_mask(|| self.run_as(&args, true))
+                .map_err(|e| AdapterError::io("starting a thread to start tmux in", e))?;
+            match started {
                 Ok(out) => return Ok(out.trim().parse().ok()),
                 Err(AdapterError::Command { stderr, .. }) if stderr.contains("duplicate session") => {
                     return self.pane_pid(spec.session)

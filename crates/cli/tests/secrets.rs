@@ -139,6 +139,9 @@ fn everything_under_the_state_dir_is_the_users_alone() {
     assert_eq!(made, 0o666 & !user_mask(), "made.txt");
     let step_made = std::fs::metadata(repo.path().join("hello.txt")).expect("the step made hello.txt");
     assert_eq!(step_made.mode() & 0o777, 0o666 & !user_mask(), "hello.txt");
+    // And so is what git checked out into its worktree.
+    let checked_out = std::fs::metadata(ws.join("README.md")).unwrap().mode() & 0o777;
+    assert_eq!(checked_out, 0o666 & !user_mask(), "README.md, checked out");
 }
 
 #[test]

@@ -79,9 +79,11 @@ fn create_worktree(repo: &Path, path: &Path, branch: &str, base: &str, resume: b
         if let Some(parent) = path.parent() {
             create_dir_all(parent)?;
         }
-        let mut cmd = git(repo);
-        cmd.args(["worktree", "add", "-b", branch]).arg(path).arg(base);
-        return run(&mut cmd).map(drop);
+        return checkout(|| {
+            let mut cmd = git(repo);
+            cmd.args(["worktree", "add", "-b", branch]).arg(path).arg(base);
+            run(&mut cmd).map(drop)
+        });
     }
     if exists(path)? && worktree_on(repo, path)?.is_some_and(|b| b == format!("refs/heads/{branch}")) {
         return Ok(());
@@ -89,14 +91,23 @@ fn create_worktree(repo: &Path, path: &Path, branch: &str, base: &str, resume: b
     if let Some(parent) = path.parent() {
         create_dir_all(parent)?;
     }
-    let mut cmd = git(repo);
-    cmd.args(["worktree", "add"]);
-    if branch_exists(repo, branch)? {
-        cmd.arg(path).arg(branch);
-    } else {
-        cmd.args(["-b", branch]).arg(path).arg(base);
-    }
-    run(&mut cmd).map(drop)
+    let exists = branch_exists(repo, branch)?;
+    checkout(|| {
+        let mut cmd = git(repo);
+        cmd.args(["worktree", "add"]);
+        if exists {
+            cmd.arg(path).arg(branch);
+        } else {
+            cmd.args(["-b", branch]).arg(path).arg(base);
+        }
+        run(&mut cmd).map(drop)
+    })
+}
+
+/// Runs `add` (a `git worktree add` it makes) in a thread with the user's file mask: the files
+/// it checks out are the user's work (see `private::with_user_mask`).
+fn checkout(add: impl FnOnce() -> Result<(), AdapterError> + Send) -> Result<(), AdapterError> {
+    crate::private::with_user_mask(add).map_err(|e| AdapterError::io("starting a thread for git worktree add", e))?
 }
 
 /// The ref checked out in `repo`'s worktree at `path` (empty when detached), or None when
