@@ -151,8 +151,8 @@ pub trait Git: Send + Sync {
 /// (`LocalWorkspaces`) hands each call to the `WorkspaceBackend` of its kind.
 pub trait Workspaces: Send + Sync {
     /// Creates the workspace at `path`: an empty directory, or `git worktree add -b <branch>
-    /// <path> <base>`; then copies `settings_from` (a Claude agent's repository settings) to
-    /// `<path>/.claude/settings.local.json`.
+    /// <path> <base>`; then copies `settings_from` (its agent's repository settings for its
+    /// client) where the client reads them (`driver::settings_copy_to`).
     /// With `resume` (after a crash), a worktree already there as asked counts as created and a
     /// branch already there is checked out rather than created.
     fn create(
@@ -193,14 +193,14 @@ pub trait Workspaces: Send + Sync {
 }
 
 /// The workspaces of one `WorkspaceKind`, as `Workspaces` describes them (the router copies a
-/// Claude agent's settings in after `create`). Each is given its own kind's record (`Kind`):
+/// agent's settings in after `create`). Each is given its own kind's record (`Kind`):
 /// `LocalWorkspaces` routes a `WorkspaceKind` to its backend with one match.
 pub trait WorkspaceBackend: Send + Sync {
     /// What a workspace of this backend keeps: its variant's data in `WorkspaceKind`.
     type Kind;
     /// Its kind's word, for what it says.
     const LABEL: &'static str;
-    /// Makes the workspace at `path`, with a Claude agent's settings copied in from
+    /// Makes the workspace at `path`, with its agent's settings copied in from
     /// `settings_from` (see `Workspaces::create`).
     fn create(
         &self,

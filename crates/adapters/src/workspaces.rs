@@ -174,10 +174,11 @@ impl Workspaces for LocalWorkspaces {
     }
 }
 
-/// Copies a Claude agent's repository settings `from` to `<dir>/.claude/settings.local.json`.
+/// Copies an agent's repository settings `from` into `dir`, where its client reads them
+/// (`driver::settings_copy_to`).
 fn copy_settings(dir: &Path, from: Option<&Path>) -> Result<(), AdapterError> {
     let Some(from) = from else { return Ok(()) };
-    let rel = Path::new(bosun_core::SETTINGS_LOCAL);
+    let rel = &bosun_core::driver::settings_copy_to(from);
     let to = dir.join(rel);
     if let Some(parent) = to.parent() {
         create_dir_all(parent)?;

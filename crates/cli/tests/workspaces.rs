@@ -95,7 +95,7 @@ fn a_folder_workspace_is_an_empty_directory_outside_any_repository() {
 }
 
 #[test]
-fn the_repositorys_claude_settings_are_copied_into_a_claude_agents_worktree_only() {
+fn each_clients_repository_settings_are_copied_into_its_own_agents_worktree_only() {
     let bosun = bosun();
     let repo = TempRepo::new();
     std::fs::create_dir_all(repo.path().join(".claude")).unwrap();
@@ -108,10 +108,18 @@ fn the_repositorys_claude_settings_are_copied_into_a_claude_agents_worktree_only
     assert!(out.contains("removed"), "bosun's own copy does not make it dirty: {out}");
     let (_, path) = finished(&bosun, &repo, &["--", "true"]);
     assert!(!path.join(".claude/settings.local.json").exists(), "a generic agent gets no Claude settings");
+    // Gemini CLI's project settings (not committed, so not in a worktree by themselves) are
+    // copied as they are, and a Gemini agent gets no Claude settings.
     std::fs::create_dir_all(repo.path().join(".gemini")).unwrap();
-    std::fs::write(repo.path().join(".gemini/settings.json"), "{}").unwrap();
-    let (_, path) = finished(&bosun, &repo, &["--driver", "gemini", "--", "true"]);
-    assert!(!path.join(".claude/settings.local.json").exists(), "nor does a Gemini CLI agent");
+    std::fs::write(repo.path().join(".gemini/settings.json"), "{\"ui\":{\"theme\":\"x\"}}").unwrap();
+    let (ws, path) = finished(&bosun, &repo, &["--driver", "gemini", "--", "true"]);
+    assert!(!path.join(".claude/settings.local.json").exists(), "a Gemini CLI agent gets no Claude settings");
+    let copied = std::fs::read_to_string(path.join(".gemini/settings.json")).unwrap();
+    assert_eq!(copied, "{\"ui\":{\"theme\":\"x\"}}");
+    let out = bosun.ok(repo.path(), &["workspace", "rm", &ws]);
+    assert!(out.contains("removed"), "bosun's own copy does not make it dirty: {out}");
+    let (_, path) = finished(&bosun, &repo, &["--driver", "claude", "--", "true"]);
+    assert!(!path.join(".gemini/settings.json").exists(), "a Claude agent gets no Gemini settings");
 }
 
 #[test]

@@ -9,8 +9,8 @@ use crate::{AgentId, Name, Nonce, Timestamp, WorkspaceId};
 /// The file a bound workspace holds its task in, excluded from git.
 pub const TASK_FILE: &str = "TASK.md";
 
-/// Where `REPO_SETTINGS` is copied to in the workspace: Claude reads it as the project's local
-/// settings, and git ignores it, so the copy is not the agent's work.
+/// Where Claude's `REPO_SETTINGS` is copied to in the workspace: Claude reads it as the
+/// project's local settings, and git ignores it, so the copy is not the agent's work.
 pub const SETTINGS_LOCAL: &str = ".claude/settings.local.json";
 
 /// An isolated directory for one piece of work.
@@ -23,8 +23,7 @@ pub struct Workspace {
     pub kind: WorkspaceKind,
     pub state: WorkspaceState,
     pub created_at: Timestamp,
-    /// Where a Claude agent's repository settings are copied from into
-    /// `<ws>/.claude/settings.local.json` (`SETTINGS_LOCAL`).
+    /// Where its agent's repository settings are copied from (into `driver::settings_copy_to`).
     pub settings_from: Option<PathBuf>,
     /// Why the last creation or removal failed, if it did.
     pub error: Option<String>,
@@ -232,8 +231,8 @@ impl Workspace {
     /// Files bosun put in the workspace itself, which do not count as the agent's work.
     pub fn owned_files(&self) -> Vec<PathBuf> {
         let mut owned = Vec::new();
-        if self.settings_from.is_some() {
-            owned.push(PathBuf::from(SETTINGS_LOCAL));
+        if let Some(from) = &self.settings_from {
+            owned.push(crate::driver::settings_copy_to(from));
         }
         if matches!(self.kind, WorkspaceKind::Pool(_)) {
             owned.push(PathBuf::from(TASK_FILE));

@@ -540,8 +540,8 @@ impl super::AgentDriver for Claude {
         true
     }
 
-    fn repo_settings(&self) -> Option<&'static str> {
-        Some(REPO_SETTINGS)
+    fn repo_settings(&self) -> Option<super::RepoSettings> {
+        Some(super::RepoSettings { file: REPO_SETTINGS, copy_to: crate::SETTINGS_LOCAL })
     }
 
     /// `claude … --session-id <id> --settings <file> [prompt]`; resumed, `--resume <id>` and

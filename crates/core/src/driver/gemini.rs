@@ -361,6 +361,11 @@ impl AgentDriver for Gemini {
         &[("CI", "false"), ("GITHUB_ACTIONS", "false")]
     }
 
+    /// The project's `.gemini/settings.json`, which a worktree lacks when it is not committed.
+    fn repo_settings(&self) -> Option<super::RepoSettings> {
+        Some(super::RepoSettings { file: ".gemini/settings.json", copy_to: ".gemini/settings.json" })
+    }
+
     fn client(&self) -> Option<&'static crate::client_check::Client> {
         Some(&gemini_config::CLIENT)
     }

@@ -89,9 +89,10 @@ pub trait AgentDriver: Sync {
         false
     }
 
-    /// The repository's own settings for it (relative to the repository), copied into its
-    /// workspace when there (Claude's `.claude/settings.json`, as `claude::SETTINGS_LOCAL`).
-    fn repo_settings(&self) -> Option<&'static str> {
+    /// The repository's own settings for it, copied into its workspace when the repository has
+    /// them (seed 000's settings sync): Claude's `.claude/settings.json` as its project-local
+    /// settings, Gemini CLI's `.gemini/settings.json` as itself.
+    fn repo_settings(&self) -> Option<RepoSettings> {
         None
     }
 
@@ -222,6 +223,22 @@ pub trait AgentDriver: Sync {
     fn runs_in(&self, _a: &Agent) -> Option<crate::RunsIn> {
         None
     }
+}
+
+/// A client's project settings file and where a workspace gets its copy (both relative: to the
+/// repository and to the workspace).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RepoSettings {
+    pub file: &'static str,
+    pub copy_to: &'static str,
+}
+
+/// Where the settings file `from` (some driver's `RepoSettings::file` in a repository) is copied
+/// to in a workspace, relative to it. A record made before drivers said so holds Claude's.
+pub fn settings_copy_to(from: &Path) -> PathBuf {
+    let settings = DriverKind::ALL.iter().filter_map(|k| k.behaviour().repo_settings());
+    let copy_to = settings.filter(|s| from.ends_with(s.file)).map(|s| s.copy_to).next();
+    PathBuf::from(copy_to.unwrap_or(crate::SETTINGS_LOCAL))
 }
 
 impl DriverKind {

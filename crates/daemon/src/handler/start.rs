@@ -241,9 +241,9 @@ fn prepare(parts: Parts, req: StartAgent, name: Name, nonce: Nonce, roots: Roots
     let sited = ask.site(req.runtime.clone(), facts, &id, &nonce, task).map_err(|r| bad(r.to_string()))?;
     let driver_kind = DriverKind::chosen(req.driver, &req.command);
     let driver = driver_kind.behaviour().record(roots.session_bits, req.patterns);
-    // The repository's own settings for the agent (Claude's), copied into its workspace.
+    // The repository's own settings for the agent's client, copied into its workspace.
     let settings_root = sited.settings_root;
-    let settings = driver.behaviour().repo_settings().map(|f| settings_root.join(f)).filter(|p| p.is_file());
+    let settings = driver.behaviour().repo_settings().map(|s| settings_root.join(s.file)).filter(|p| p.is_file());
     let (env, inherited) = split_env(req.env, req.inherit);
     let inherits: Vec<String> = inherited.keys().cloned().collect();
     if !inherits.is_empty() {
