@@ -198,6 +198,43 @@ fn an_image_that_cannot_run_bosuns_binary_is_refused_at_the_start_with_what_the_
     bosun.wait_state(&id, "running");
 }
 
+/// A runbook's job or plan whose agent runs in such an image is refused the same way when it
+/// is started, before anything is made, not after its agent failed to start.
+#[test]
+fn a_runbook_job_whose_agent_image_cannot_run_bosuns_binary_is_refused_before_anything_is_made() {
+    let engine = DockerEngine::start();
+    let bare = engine.image("bosun-bare:test", &[]);
+    let bosun = docker_bosun(engine);
+    let repo = TempRepo::new();
+    let runbook = format!(
+        r#"command "boxed" {{
+  run = {{ job = "boxed" }}
+}}
+
+job "boxed" {{
+  source {{
+    git = true
+  }}
+  step "work" {{
+    run = {{ agent = "worker" }}
+  }}
+}}
+
+agent "worker" {{
+  run     = ["sh", "-c", "sleep 600"]
+  runtime = {{ docker = {{ image = "{bare}" }} }}
+}}
+"#
+    );
+    write_runbook(&repo, "boxed.hcl", &runbook);
+    let err = bosun.fails(repo.path(), &["run", "boxed"]);
+    assert!(err.contains("agent \"worker\" of job \"boxed\""), "{err}");
+    assert!(err.contains("cannot run in image bosun-bare:test") && err.contains("exited with code"), "{err}");
+    let listed = bosun.list();
+    assert!(listed.agents.is_empty() && listed.workspaces.is_empty(), "nothing made: {listed:?}");
+    assert_eq!(engine.run(&["ps", "-a", "-q"]).trim(), "", "no container left behind");
+}
+
 #[test]
 fn doctor_finds_a_container_no_agent_owns_and_fix_removes_it_leaving_the_agents() {
     let (engine, image, bosun, repo, id) = sleeper();

@@ -4,7 +4,8 @@
 //! the current branch while HEAD is detached; a prompt file an agent names that cannot be read;
 //! an agent's program that is not on `PATH` (for an agent that runs here). And readiness
 //! (seed 003 §3): the agents' and classifiers' programs that fail their own login check, which
-//! bosun warns of without refusing.
+//! bosun warns of without refusing; and an agent's container image that cannot run bosun's
+//! binary, which it refuses.
 
 use std::path::Path;
 
@@ -83,6 +84,22 @@ pub fn clients(
     problems.dedup();
     warnings.dedup();
     (problems, warnings)
+}
+
+/// The agents of the jobs `names` of `book` that run in a container whose image cannot run
+/// bosun's binary `exe` (their session host): each refused with what the container said, as
+/// `agent start` refuses one (a busybox or alpine image lacks the C library it needs).
+pub fn images(containers: &dyn bosun_adapters::Containers, exe: &Path, book: &JobBook, names: &[&str]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (job, def) in with_children(book, names) {
+        for (name, agent) in &def.agents {
+            let bosun_core::Runtime::Docker(container) = &agent.plan.runtime else { continue };
+            if let Err(e) = containers.check_runs(&container.image, exe) {
+                problems.push(format!("agent {name:?} of job {job:?}: {e}"));
+            }
+        }
+    }
+    problems
 }
 
 /// What would keep the branches a plan's jobs ask for from being made: names git cannot make and

@@ -14,8 +14,9 @@ pub(super) async fn start(
     let mut plan = run::lowered(&sources)?.plan(&name, id.clone(), cwd).map_err(run::lower_error)?;
     plan.drop_losers = drop_losers;
     let (git, readiness) = (ctx.git.clone(), ctx.readiness.clone());
+    let (containers, exe) = (ctx.containers.clone(), ctx.exe.clone());
     let (plan, warnings) = tokio::task::spawn_blocking(move || {
-        let warnings = run::preflight_plan(&*git, &*readiness, &plan)?;
+        let warnings = run::preflight_plan(&*git, &*readiness, (&*containers, &exe), &plan)?;
         let repo = git.repo_root(&plan.cwd).map_err(adapter_error)?;
         git.resolve_commit(&repo, &plan.base).map_err(adapter_error)?;
         // The current branch, by name: what its first jobs start from, as the seed says.

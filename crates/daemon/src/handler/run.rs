@@ -40,6 +40,7 @@ pub(super) fn preflight(
 pub(super) fn preflight_plan(
     git: &dyn bosun_adapters::Git,
     readiness: &dyn bosun_adapters::readiness::Readiness,
+    images: (&dyn bosun_adapters::Containers, &std::path::Path),
     plan: &bosun_core::Plan,
 ) -> Result<Vec<String>, WireError> {
     let (mut problems, mut warnings): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
@@ -58,6 +59,7 @@ pub(super) fn preflight_plan(
         let (refused, warned) = crate::preflight::clients(readiness, &book, &names);
         add(&mut problems, refused);
         add(&mut warnings, warned);
+        add(&mut problems, crate::preflight::images(images.0, images.1, &book, &names));
     }
     if problems.is_empty() {
         return Ok(warnings);
@@ -89,9 +91,11 @@ pub(super) async fn start_job(
     let asked = Asked { id: JobId::new(&nonce), nonce, vars, cwd, item: None };
     let (git, pools) = (ctx.git.clone(), ctx.pools.clone());
     let (dirs, hook, readiness) = (ctx.dirs.clone(), ctx.hook_command.clone(), ctx.readiness.clone());
+    let (containers, exe) = (ctx.containers.clone(), ctx.exe.clone());
     let (spec, warnings) = tokio::task::spawn_blocking(move || {
         preflight(&*git, &book, &[name.as_str()], &asked.cwd, None)?;
-        let (refused, mut warnings) = crate::preflight::clients(&*readiness, &book, &[name.as_str()]);
+        let (mut refused, mut warnings) = crate::preflight::clients(&*readiness, &book, &[name.as_str()]);
+        refused.extend(crate::preflight::images(&*containers, &exe, &book, &[name.as_str()]));
         if !refused.is_empty() {
             return Err(bad(refused.join("\n")));
         }
