@@ -70,6 +70,8 @@ impl Machine {
             .env("BOSUN_STATE_DIR", user.join("state"))
             .env("ANTHROPIC_API_KEY", USER_KEY)
             .env("OPENAI_API_KEY", USER_KEY)
+            // As CI runs it, wherever it runs (Gemini CLI goes headless under CI=true).
+            .env("CI", "true")
             .env_remove("TMUX")
             .env_remove("BOSUN_LOG");
         cmd
@@ -151,20 +153,30 @@ const CODEX_CHECKS: [&str; 6] = [
     "kill -9 → resume with the conversation",
     "the folder-trust dialog, fresh config",
 ];
+const GEMINI_CHECKS: [&str; 6] = [
+    "start → turn end → idle",
+    "a shell tool call runs",
+    "an approval dialog → prompt(permission)",
+    "a 429 → error(rate_limited)",
+    "kill -9 → resume with the conversation",
+    "a folder new to it: no trust dialog",
+];
 
 #[test]
 fn the_pinned_clients_pass_every_check_and_nothing_is_left_behind() {
-    let (Some(claude), Some(codex)) = (bosun_testkit::tools::claude_code(), bosun_testkit::tools::codex()) else {
-        return;
-    };
+    let tools =
+        (bosun_testkit::tools::claude_code(), bosun_testkit::tools::codex(), bosun_testkit::tools::gemini_cli());
+    let (Some(claude), Some(codex), Some(gemini)) = tools else { return };
     let machine = Machine::new();
     machine.install("claude", &claude);
     machine.install("codex", &codex);
+    machine.install("gemini", &gemini);
     let out = machine.doctor(&[]);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let tested = |package: &str| bosun_core::client_version::tested(package).unwrap().to_string();
     let (claude_v, codex_v) = (tested("@anthropic-ai/claude-code"), tested("@openai/codex"));
+    let gemini_v = tested("@google/gemini-cli");
     let bin = machine.bin.path().display();
     assert!(
         stdout.contains(&format!("  claude {claude_v} at {bin}/claude: the version bosun was tested with\n")),
@@ -174,7 +186,11 @@ fn the_pinned_clients_pass_every_check_and_nothing_is_left_behind() {
         stdout.contains(&format!("  codex  {codex_v} at {bin}/codex: the version bosun was tested with\n")),
         "{stdout}"
     );
-    for (client, checks) in [("claude", CLAUDE_CHECKS), ("codex", CODEX_CHECKS)] {
+    assert!(
+        stdout.contains(&format!("  gemini {gemini_v} at {bin}/gemini: the version bosun was tested with\n")),
+        "{stdout}"
+    );
+    for (client, checks) in [("claude", CLAUDE_CHECKS), ("codex", CODEX_CHECKS), ("gemini", GEMINI_CHECKS)] {
         let lines = check_lines(&stdout, client);
         assert_eq!(lines.len(), 6, "{stdout}");
         for (line, title) in lines.iter().zip(checks) {
@@ -183,9 +199,9 @@ fn the_pinned_clients_pass_every_check_and_nothing_is_left_behind() {
         }
     }
     assert!(stdout.contains("it said \"Hello from bosun's self-test.\""), "{stdout}");
-    assert!(stdout.contains("12 of 12 checks right in "), "{stdout}");
+    assert!(stdout.contains("18 of 18 checks right in "), "{stdout}");
     assert!(
-        stdout.contains(&format!("tested with: Claude Code {claude_v}, Codex {codex_v}")),
+        stdout.contains(&format!("tested with: Claude Code {claude_v}, Codex {codex_v}, Gemini CLI {gemini_v}")),
         "the tested versions: {stdout}"
     );
     machine.assert_nothing_left();
@@ -195,7 +211,7 @@ fn the_pinned_clients_pass_every_check_and_nothing_is_left_behind() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(out.status.success() && v["ok"] == true, "{v:#}\n{}", text(&out).1);
     let checks = v["checks"].as_array().unwrap();
-    assert_eq!(checks.len(), 12);
+    assert_eq!(checks.len(), 18);
     let wrong: Vec<&serde_json::Value> =
         checks.iter().filter(|c| !(c["ok"] == true && c["took_ms"].is_u64() && c["latency_ms"].is_u64())).collect();
     assert!(wrong.is_empty(), "every check right, with its latency: {wrong:#?}");

@@ -10,15 +10,15 @@
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 use bosun_core::driver::dialog::{DialogAnswer, Want};
 use bosun_core::{Agent, AgentError, Event, PermissionRule, Policy, PromptKind, SessionState, Step};
-use bosun_model_server::clients::{ClaudeConfig, ClientEnv, CodexConfig};
-use bosun_model_server::{Api, ModelServer, Reply};
-use bosun_wire::{EventsQuery, StartAgent};
+use bosun_model_server::Reply;
+use bosun_wire::EventsQuery;
 
 use super::place::Place;
+use super::rig::{describe, holds, interrupted, last_lines, millis_of, Config, Rig, POLL};
 use super::ClientName;
 use crate::client::Client;
 
@@ -27,10 +27,6 @@ pub const CHECK_TIME: Duration = Duration::from_secs(20);
 /// How long after the checks start the last may end: a check not started by then is not run,
 /// so the whole run stays within 90 s even when every check of a client hangs.
 pub const DEADLINE: Duration = Duration::from_secs(75);
-/// How often an agent's state is looked at.
-const POLL: Duration = Duration::from_millis(10);
-/// How long a state that is not the one awaited has to last to count as where the agent settled.
-const SETTLED: Duration = Duration::from_millis(1500);
 /// What the first turn's answer says.
 const HELLO: &str = "Hello from bosun's self-test.";
 /// The files the shell checks make in the agent's workspace.
@@ -63,9 +59,11 @@ impl Check {
             (Self::Turn, _) => "start → turn end → idle",
             (Self::Shell, _) => "a shell tool call runs",
             (Self::Permission, ClientName::Claude) => "a permission request answered by a policy",
-            (Self::Permission, ClientName::Codex) => "an approval dialog → prompt(permission)",
+            (Self::Permission, ClientName::Codex | ClientName::Gemini) => "an approval dialog → prompt(permission)",
             (Self::RateLimit, _) => "a 429 → error(rate_limited)",
             (Self::Resume, _) => "kill -9 → resume with the conversation",
+            // bosun trusts its workspace in the Gemini home it makes for the agent.
+            (Self::Trust, ClientName::Gemini) => "a folder new to it: no trust dialog",
             (Self::Trust, _) => "the folder-trust dialog, fresh config",
         }
     }
@@ -141,13 +139,13 @@ pub fn run_all(place: &Place, client: &Client, clients: &[(ClientName, PathBuf)]
 }
 
 /// A check that went right: how soon, and what was seen.
-struct Pass {
+pub(super) struct Pass {
     latency: Option<Duration>,
     detail: String,
 }
 
 /// A check that went wrong: what bosun saw instead.
-struct Fail(String);
+pub(super) struct Fail(pub(super) String);
 
 fn run(place: &Place, client: &Client, name: ClientName, program: &Path, check: Check, deadline: Instant) -> Outcome {
     let began = Instant::now();
@@ -191,32 +189,6 @@ fn run(place: &Place, client: &Client, name: ClientName, program: &Path, check: 
     }
 }
 
-/// One check's agent: its model server, its client's config, and the agent once started.
-struct Rig<'a> {
-    place: &'a Place,
-    client: &'a Client,
-    name: ClientName,
-    program: &'a Path,
-    check: Check,
-    deadline: Instant,
-    server: Option<ModelServer>,
-    env: Option<ClientEnv>,
-    agent: Option<String>,
-}
-
-/// How a config is made.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Config {
-    /// The repository trusted, nothing else asked.
-    Trusted,
-    /// Nothing trusted: a fresh config.
-    Fresh,
-    /// Trusted, and Claude's bypass mode accepted.
-    Bypass,
-    /// Trusted, and Codex asks before it runs a command outside its sandbox.
-    Asking,
-}
-
 impl Rig<'_> {
     fn run(&mut self) -> Result<Pass, Fail> {
         match self.check {
@@ -245,6 +217,7 @@ impl Rig<'_> {
             // Bypass mode runs the command without asking in every version.
             ClientName::Claude => (Config::Bypass, &["--dangerously-skip-permissions"]),
             ClientName::Codex => (Config::Trusted, &[]),
+            ClientName::Gemini => (Config::Trusted, &["--approval-mode", "yolo"]),
         };
         self.prepare(config, &[Reply::shell(format!("touch {SHELL_FILE}")), Reply::text("Made the file.")])?;
         let mut argv = flags.to_vec();
@@ -289,11 +262,16 @@ impl Rig<'_> {
         let id = self.start(Policy::default(), &["make the file"])?;
         let permission = |a: &Agent| a.state == SessionState::Prompt { kind: PromptKind::Permission };
         let prompt = self.wait(&id, "prompt(permission)", 0, permission)?;
-        let asks = format!("run: {command}");
-        if prompt.asks.as_deref() != Some(asks.as_str()) {
-            return Err(Fail(format!("prompt(permission), but it asks {:?}, not {asks:?}", prompt.asks)));
+        let asks = prompt.asks.clone().unwrap_or_default();
+        if !asks.contains(&command) {
+            return Err(Fail(format!("prompt(permission), but it asks {asks:?}, not to run {command:?}")));
         }
         let latency = self.since_answer(&prompt);
+        if self.name == ClientName::Gemini {
+            // Its Notification hook comes as the dialog is being drawn: answered when it shows,
+            // as a person would.
+            self.screen_shows(&id, "Allow once")?;
+        }
         self.client
             .answer(id.clone(), DialogAnswer::Allow, None)
             .map_err(|e| Fail(format!("`bosun answer {id} allow` failed: {e:#}")))?;
@@ -380,7 +358,8 @@ impl Rig<'_> {
             })
             .map_err(|e| Fail(format!("cannot read its events: {e:#}")))?;
         let Some((first, _, first_at)) = keys.first() else {
-            return Ok(Pass { latency: None, detail: "no trust dialog showed; its first turn ended".into() });
+            let latency = self.since_answer(&idle);
+            return Ok(Pass { latency, detail: "no trust dialog showed; its first turn ended".into() });
         };
         let Some((option, _, picked_at)) = keys.iter().find(|(_, picked, _)| *picked) else {
             return Err(Fail(format!("bosun moved to {first:?} but never picked it")));
@@ -392,214 +371,4 @@ impl Rig<'_> {
             detail: format!("bosun read it and picked {option:?} ({presses} key presses); its first turn ended"),
         })
     }
-
-    /// A model server and a config of this check's own, with `replies` queued.
-    fn prepare(&mut self, config: Config, replies: &[Reply]) -> Result<(), Fail> {
-        let api = match self.name {
-            ClientName::Claude => Api::Anthropic,
-            ClientName::Codex => Api::OpenAi,
-        };
-        let server = ModelServer::start(api).map_err(|e| Fail(e.to_string()))?;
-        for reply in replies {
-            server.push(reply.clone());
-        }
-        let dir = self.place.config_dir(&format!("{}-{:?}", self.name.program(), self.check).to_lowercase());
-        let repo = self.place.repo();
-        let env = match self.name {
-            ClientName::Claude => {
-                let mut c = ClaudeConfig::new(&server, &dir);
-                if config != Config::Fresh {
-                    c = c.trust(&repo);
-                }
-                if config == Config::Bypass {
-                    c = c.accept_bypass_permissions();
-                }
-                c.try_write()
-            }
-            ClientName::Codex => {
-                let mut c = CodexConfig::new(&server, &dir);
-                if config != Config::Fresh {
-                    c = c.trust(&repo);
-                }
-                if config == Config::Asking {
-                    c = c.asking_approval();
-                }
-                c.try_write()
-            }
-        };
-        self.env = Some(env.map_err(|e| Fail(e.to_string()))?);
-        self.server = Some(server);
-        Ok(())
-    }
-
-    /// Starts the agent: the client with `argv` after it, in a worktree of the repository, with
-    /// this process's environment and the client's config.
-    fn start(&mut self, policy: Policy, argv: &[&str]) -> Result<String, Fail> {
-        let env = self.env.as_ref().ok_or_else(|| Fail("no config".into()))?;
-        let mut inherit: std::collections::BTreeMap<String, String> =
-            std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))).collect();
-        inherit.extend(env.vars.clone());
-        let mut command = vec![self.program.display().to_string()];
-        command.extend(argv.iter().map(|a| (*a).to_owned()));
-        let repo = self.place.repo();
-        let started = self
-            .client
-            .start_agent(Box::new(StartAgent {
-                repo: Some(repo.clone()),
-                cwd: repo,
-                workspace: bosun_core::WorkspaceAsk::Worktree,
-                branch: None,
-                base_ref: None,
-                name: None,
-                command,
-                env: Default::default(),
-                inherit,
-                driver: None,
-                prompt: None,
-                policy,
-                patterns: Default::default(),
-                task: None,
-                session: Default::default(),
-                runtime: Default::default(),
-                no_wait: false,
-            }))
-            .map_err(|e| Fail(format!("bosun could not start it: {e:#}")))?;
-        let id = started.agent.to_string();
-        self.agent = Some(id.clone());
-        Ok(id)
-    }
-
-    fn agent(&self, id: &str) -> Result<Agent, Fail> {
-        self.client.show(id.to_owned()).map(|d| d.agent).map_err(|e| Fail(format!("`bosun show {id}` failed: {e:#}")))
-    }
-
-    /// Waits until the agent is as `want` says; fails at the deadline, or as soon as it settles
-    /// elsewhere (idle, an error, a dialog, dead: none of which passes by itself) in a state
-    /// entered after the one numbered `after` (the state the check acted on, still shown a
-    /// moment after).
-    fn wait(&self, id: &str, what: &str, after: u64, want: impl Fn(&Agent) -> bool) -> Result<Agent, Fail> {
-        loop {
-            let a = self.agent(id)?;
-            if want(&a) {
-                return Ok(a);
-            }
-            let settled = a.state_seq > after && !matches!(a.state, SessionState::Starting | SessionState::Running);
-            // Dead with a resume to come is on its way back.
-            let coming_back = a.state.is_dead() && !a.policy.on_dead.0.is_empty() && a.restarts == 0;
-            if settled && !coming_back && self.settled_for_good(id, &a)? {
-                return Err(Fail(format!("bosun saw {} instead of {what}", describe(&a))));
-            }
-            if Instant::now() >= self.deadline {
-                return Err(Fail(format!("no {what} within {} s: bosun saw {}", CHECK_TIME.as_secs(), describe(&a))));
-            }
-            interrupted()?;
-            std::thread::sleep(POLL);
-        }
-    }
-
-    /// Whether the agent is still in the state it was seen in `SETTLED` later (a state passed
-    /// through on the way is not wrong yet).
-    fn settled_for_good(&self, id: &str, seen: &Agent) -> Result<bool, Fail> {
-        let until = Instant::now() + SETTLED;
-        while Instant::now() < until {
-            if self.agent(id)?.state_seq != seen.state_seq {
-                return Ok(false);
-            }
-            std::thread::sleep(POLL);
-        }
-        Ok(true)
-    }
-
-    fn main_requests(&self) -> Vec<bosun_model_server::Logged> {
-        self.server.as_ref().map(ModelServer::main_requests).unwrap_or_default()
-    }
-
-    /// The client asked the model server (not something else that went idle).
-    fn asked_model(&self) -> Result<(), Fail> {
-        if self.main_requests().is_empty() {
-            return Err(Fail("idle, but the client never asked the model server".into()));
-        }
-        Ok(())
-    }
-
-    fn said(&self, a: &Agent, want: &str) -> Result<(), Fail> {
-        if a.said.as_deref() != Some(want) {
-            return Err(Fail(format!("idle, but bosun read that it said {:?}, not {want:?}", a.said)));
-        }
-        Ok(())
-    }
-
-    /// `file` is in the agent's workspace.
-    fn landed(&self, id: &str, file: &str) -> Result<(), Fail> {
-        let detail = self.client.show(id.to_owned()).map_err(|e| Fail(format!("{e:#}")))?;
-        let ws = detail.workspace.ok_or_else(|| Fail("it has no workspace".into()))?;
-        if !ws.path.join(file).exists() {
-            return Err(Fail(format!("idle, but no {file} in its workspace {}", ws.path.display())));
-        }
-        Ok(())
-    }
-
-    /// From the last byte of the model's newest answer to `a`'s state.
-    /// The model server notes the time after its last write: the client may act on the answer
-    /// (and bosun see it) before the server's thread has noted it, so that is waited for.
-    fn since_answer(&self, a: &Agent) -> Option<Duration> {
-        /// How long the newest answer's time is waited for.
-        const NOTED_WAIT: Duration = Duration::from_secs(2);
-        let deadline = Instant::now() + NOTED_WAIT;
-        while Instant::now() < deadline && self.main_requests().last().is_some_and(|r| r.answered.is_none()) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let answered = self.main_requests().iter().rev().find_map(|r| r.answered).map(millis_of)?;
-        Some(Duration::from_millis(a.state_since.0.saturating_sub(answered)))
-    }
-}
-
-/// Whether the file at `path` (its first `LOG_READ_MAX` bytes) holds `text`.
-fn holds(path: &Path, text: &str) -> bool {
-    use std::io::Read;
-    /// The most of a conversation log read: the self-test's are a few kilobytes.
-    const LOG_READ_MAX: u64 = 8 * 1024 * 1024;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path).and_then(|f| f.take(LOG_READ_MAX).read_to_end(&mut bytes)).is_ok()
-        && String::from_utf8_lossy(&bytes).contains(text)
-}
-
-/// A check stops at its next look once the self-test is interrupted.
-fn interrupted() -> Result<(), Fail> {
-    match super::interrupt::interrupted() {
-        true => Err(Fail("interrupted".into())),
-        false => Ok(()),
-    }
-}
-
-/// An agent's state as a person reads it: its label, with what it asks or its error.
-fn describe(a: &Agent) -> String {
-    let mut text = a.state.label();
-    if let Some(asks) = a.asks.as_deref().filter(|_| matches!(a.state, SessionState::Prompt { .. })) {
-        text.push_str(&format!(" asking {:?}", short(asks)));
-    }
-    if let Some(error) = &a.error {
-        text.push_str(&format!(" ({})", short(error)));
-    }
-    text
-}
-
-fn short(text: &str) -> String {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let cut: String = line.chars().take(120).collect();
-    if cut.len() < line.len() {
-        format!("{cut}…")
-    } else {
-        cut
-    }
-}
-
-fn millis_of(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-/// The last `n` lines of `screen` that are not blank.
-fn last_lines(screen: &str, n: usize) -> String {
-    let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
 }

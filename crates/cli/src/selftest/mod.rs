@@ -1,6 +1,6 @@
-//! `bosun doctor --clients [claude|codex]…`: the self-test a person runs after each update of a
-//! client. It runs the installed Claude Code and Codex (found on `PATH`, as `bosun agent start --
-//! claude` finds them), at their own versions, through bosun itself — a daemon and a tmux server
+//! `bosun doctor --clients [claude|codex|gemini]…`: the self-test a person runs after each update
+//! of a client. It runs the installed Claude Code, Codex and Gemini CLI (found on `PATH`, as
+//! `bosun agent start -- claude` finds them), at their own versions, through bosun itself — a daemon and a tmux server
 //! of its own on a temp state directory, a temp git repository, a config directory and a home of
 //! each agent's own holding a fake key only — against bosun's scripted model server on 127.0.0.1
 //! (`bosun_model_server`). Each check is a line with its latency; the end says which versions
@@ -17,6 +17,7 @@ mod found;
 mod interrupt;
 mod place;
 mod report;
+mod rig;
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -33,14 +34,18 @@ use place::Place;
 pub enum ClientName {
     Claude,
     Codex,
+    Gemini,
 }
 
 impl ClientName {
+    pub const ALL: [ClientName; 3] = [Self::Claude, Self::Codex, Self::Gemini];
+
     /// The client its driver probes.
     fn client(self) -> &'static Client {
         match self {
             Self::Claude => &bosun_core::driver::claude_config::CLIENT,
             Self::Codex => &bosun_core::driver::codex_config::CLIENT,
+            Self::Gemini => &bosun_core::driver::gemini_config::CLIENT,
         }
     }
 
@@ -59,6 +64,7 @@ impl ClientName {
         match self {
             Self::Claude => "Claude Code",
             Self::Codex => "Codex",
+            Self::Gemini => "Gemini CLI",
         }
     }
 }
@@ -70,7 +76,7 @@ pub fn run(named: Vec<ClientName>, json: bool) -> Result<ExitCode> {
     let began = Instant::now();
     interrupt::catch();
     let explicit = !named.is_empty();
-    let mut wanted = if explicit { named } else { vec![ClientName::Claude, ClientName::Codex] };
+    let mut wanted = if explicit { named } else { ClientName::ALL.to_vec() };
     wanted.sort();
     wanted.dedup();
     let place = Place::new()?;

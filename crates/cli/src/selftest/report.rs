@@ -75,7 +75,7 @@ fn client_line(name: ClientName, found: &Found, explicit: bool) -> String {
 }
 
 fn tested_versions() -> String {
-    [ClientName::Claude, ClientName::Codex]
+    ClientName::ALL
         .iter()
         .map(|c| match bosun_core::client_version::tested(c.package()) {
             Some(v) => format!("{} {v}", c.title()),
@@ -110,7 +110,7 @@ pub fn print(run: &Run) {
     let right = run.outcomes.iter().filter(|o| o.ok).count();
     let secs = run.took.as_secs_f64();
     if !run.found.iter().any(|(_, f)| matches!(f, Found::Ready { .. })) {
-        println!("no client to test: install Claude Code or Codex, or put it on PATH");
+        println!("no client to test: install Claude Code, Codex or Gemini CLI, or put it on PATH");
     } else {
         println!("{right} of {checks} checks right in {secs:.1} s");
     }
@@ -153,7 +153,7 @@ pub fn print_json(run: &Run) -> Result<()> {
             })
         })
         .collect();
-    let tested: serde_json::Map<String, serde_json::Value> = [ClientName::Claude, ClientName::Codex]
+    let tested: serde_json::Map<String, serde_json::Value> = ClientName::ALL
         .iter()
         .map(|c| {
             (
