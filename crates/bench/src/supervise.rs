@@ -125,6 +125,7 @@ pub fn idle_agents(bin: &Path, claudeless: &Path, chat: &Path) -> Vec<Figure> {
     std::thread::sleep(Duration::from_secs(IDLE_SECONDS));
     let after = cpu_ticks(pid);
     let rss = rss_kib(pid);
+    let (anon, file) = (status_kib(pid, "RssAnon:"), status_kib(pid, "RssFile:"));
     let ticks_per_s = 100.0;
     let pct = |t: u64| 100.0 * t as f64 / (IDLE_SECONDS as f64 * ticks_per_s);
     vec![
@@ -139,6 +140,15 @@ pub fn idle_agents(bin: &Path, claudeless: &Path, chat: &Path) -> Vec<Figure> {
             format!("{:.1} MB", rss as f64 / 1024.0),
             "< 64 MB",
             "20 MB",
+        ),
+        // Of which its own (heap, stacks) and the pages of its binary and libraries it maps:
+        // those are shared and clean, the kernel drops them under pressure, and they move with
+        // the binary's layout rather than with what the daemon keeps.
+        Figure::value(
+            "  of which its own (anonymous) / mapped files",
+            format!("{:.1} MB / {:.1} MB", anon as f64 / 1024.0, file as f64 / 1024.0),
+            "",
+            "-",
         ),
     ]
 }
