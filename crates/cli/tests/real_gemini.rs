@@ -183,8 +183,8 @@ fn api_errors_are_errors_of_their_kind() {
 }
 
 /// Killed with SIGKILL, it is started again (`on_dead`) with its conversation resumed and a first
-/// message on its command line: a message typed within about half a second of a resumed Gemini
-/// CLI's `SessionStart` is lost (its input is not ready yet; docs/clients/gemini.md).
+/// message on its command line (a message typed within about half a second of a resumed Gemini
+/// CLI's `SessionStart` is lost: its input is not ready yet; docs/clients/gemini.md).
 #[test]
 fn a_killed_gemini_resumes_its_conversation_with_a_message() {
     let Some(real) = Real::new() else { return };
@@ -204,6 +204,32 @@ fn a_killed_gemini_resumes_its_conversation_with_a_message() {
     assert!(main[1].contains("fix it") && main[1].contains("First answer."), "with its history: {:?}", main[1]);
     let agent = real.bosun.wait_state(&id, "idle");
     assert_eq!(agent.said.as_deref(), Some("After the crash."));
+}
+
+/// Resumed without a message, it is idle as soon as it reports its start, before its input
+/// takes what is typed: a message sent then is held until it does, then submitted, not lost.
+#[test]
+fn a_message_sent_the_moment_a_resumed_gemini_is_idle_is_submitted() {
+    let Some(real) = Real::new() else { return };
+    real.model.push(Reply::text("First answer."));
+    real.model.push(Reply::text("Got your message."));
+    let id = real.start(&["--on-dead", "resume"], &["fix it"]);
+    real.bosun.wait_state(&id, "idle");
+    let pid = real.bosun.agent(&id).pid.expect("its pid");
+    let children = std::process::Command::new("pkill").args(["-9", "-P", &pid.to_string()]).status().unwrap();
+    assert!(children.success() || children.code() == Some(1));
+    assert!(std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap().success());
+    let back = wait_until(PATIENCE, || {
+        let a = real.bosun.agent(&id);
+        a.restarts == 1 && a.state == bosun_core::SessionState::Idle
+    });
+    assert!(back, "resumed and idle:\n{}", real.bosun.log());
+    real.bosun.ok(real.repo.path(), &["send", &id, "are you there"]);
+    assert!(wait_until(PATIENCE, || real.model.main_requests().len() >= 2), "submitted:\n{}", real.peek(&id));
+    let main = real.model.main_requests();
+    assert_eq!(main[1].last_user_text().as_deref(), Some("are you there"));
+    let agent = real.bosun.wait_state(&id, "idle");
+    assert_eq!(agent.said.as_deref(), Some("Got your message."));
 }
 
 #[test]

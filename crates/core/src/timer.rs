@@ -37,6 +37,9 @@ pub enum TimerKind {
     Startup { agent: AgentId, checks: u32 },
     /// A generic agent printed something: if it prints nothing more for a while, it is idle.
     Quiet { agent: AgentId },
+    /// Its client reported its start before its input takes what is typed (Gemini CLI's
+    /// `SessionStart`): no message is typed into it until this fires.
+    InputSettling { agent: AgentId },
     /// A job's failed step waits out its backoff before its next try.
     Backoff { job: JobId },
     /// A cron's next turn.
@@ -53,7 +56,8 @@ impl TimerKind {
             | Self::Grace { agent }
             | Self::Confirm { agent, .. }
             | Self::Startup { agent, .. }
-            | Self::Quiet { agent } => agent,
+            | Self::Quiet { agent }
+            | Self::InputSettling { agent } => agent,
             Self::Backoff { .. } | Self::Cron { .. } | Self::Poll { .. } => return None,
         })
     }

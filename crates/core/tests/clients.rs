@@ -434,3 +434,34 @@ fn an_agent_with_a_permission_policy_runs_claude_where_its_dialogs_reach_the_pol
     assert_eq!(named.iter().filter(|w| *w == "--permission-mode").count(), 1, "{named:?}");
     assert_eq!(mode(&named).as_deref(), Some("plan"));
 }
+
+/// Gemini CLI reports `SessionStart` before its input takes what is typed: a message waiting for
+/// it is typed a second later, not at once (typed at once, it was lost while bosun counted it
+/// delivered). Claude's is typed at once.
+#[test]
+fn a_message_for_a_gemini_that_just_started_waits_until_its_input_is_ready() {
+    let mut sim = Sim::new();
+    let driver = Driver::Gemini { session_id: "00000000-0000-0000-0000-000000000009".into() };
+    let spec = bosun_core::AgentSpec { command: words(&["gemini"]), driver, ..spec(3) };
+    let (a, w) = sim.start_with(spec);
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(9) });
+    let started = DriverKind::Gemini.behaviour().take_report(
+        "SessionStart",
+        r#"{"hook_event_name":"SessionStart","source":"startup","session_id":"00000000-0000-0000-0000-000000000009"}"#,
+    );
+    sim.ok(Input::Report { agent: a.clone(), generation: None, spooled_at: None, report: started });
+    assert_eq!(sim.state.agents[&a].state, SessionState::Idle);
+    let send = |a: &AgentId| Input::SendText { agent: a.clone(), text: "hello".into(), raw: false, now: false };
+    let typed = |effects: &[Effect]| effects.iter().any(|e| matches!(e, Effect::SendText { .. }));
+    assert!(!typed(&sim.ok(send(&a))), "not typed while its input is not ready");
+    assert!(sim.feed(Input::SendText { agent: a.clone(), text: "now".into(), raw: false, now: true }).is_err());
+    sim.advance(500);
+    assert!(!typed(&sim.fire_due()), "nor half a second later");
+    sim.advance(600);
+    assert!(typed(&sim.fire_due()), "typed once it is");
+
+    let (c, _) = claude_with_prompt(&mut sim, Policy::default());
+    sim.ok(hook(&c, r#"{"hook_event_name":"Stop","last_assistant_message":"done"}"#, "Stop"));
+    assert!(typed(&sim.ok(send(&c))), "Claude's is typed at once");
+}

@@ -101,6 +101,16 @@ pub(super) fn observed(
     }
     if matches!(obs, Observation::Started) {
         clear_timers(state, a, |k| matches!(k, TimerKind::Startup { .. }), d);
+        // Its input takes what is typed only a moment later: messages wait that long.
+        let settle = a.driver.behaviour().input_settle_ms();
+        if settle > 0 {
+            set_timer(
+                state,
+                d,
+                TimerKind::InputSettling { agent: a.id.clone() },
+                Timestamp::from_millis(now.as_millis() + settle),
+            );
+        }
     }
     if new == current {
         return;

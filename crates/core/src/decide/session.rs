@@ -47,7 +47,10 @@ pub(super) fn send_text(
 ) -> Result<(), Rejection> {
     crate::message_text::check(text, raw)?;
     let a = live_agent(state, agent)?;
-    let waiting = deliverable(a, &a.state) && sending(state, &a.id).is_none() && queued(state, &a.id).next().is_none();
+    let waiting = deliverable(a, &a.state)
+        && sending(state, &a.id).is_none()
+        && queued(state, &a.id).next().is_none()
+        && !settling(state, &a.id);
     if at_once && !waiting {
         let hint = match &a.state {
             SessionState::Prompt { .. } => ": it shows a dialog (answer it with `bosun answer`)",
@@ -111,7 +114,7 @@ pub(super) fn dispatch(state: &State, d: &mut Decision) {
             .timers
             .values()
             .any(|t| matches!(&t.kind, TimerKind::Confirm { agent, seq, .. } if agent == &a.id && a.state_seq <= *seq));
-        if !deliverable(a, &a.state) || sending(&after, &a.id).is_some() || reacting {
+        if !deliverable(a, &a.state) || sending(&after, &a.id).is_some() || reacting || settling(&after, &a.id) {
             continue;
         }
         if let Some(m) = queued(&after, &a.id).next() {
@@ -153,6 +156,11 @@ pub(super) fn deliverable(a: &Agent, state: &SessionState) -> bool {
         return state.is_up();
     }
     matches!(state, SessionState::Idle | SessionState::Error { .. } | SessionState::Prompt { .. })
+}
+
+/// Whether the agent's input is not ready yet after its client reported its start.
+fn settling(state: &State, agent: &AgentId) -> bool {
+    state.timers.values().any(|t| matches!(&t.kind, TimerKind::InputSettling { agent: a } if a == agent))
 }
 
 /// A generic agent without a prompt pattern: nothing tells when it waits for input.

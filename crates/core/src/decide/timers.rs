@@ -68,6 +68,8 @@ pub(super) fn fired(state: &State, id: TimerId, now: Timestamp, d: &mut Decision
         }
         TimerKind::Startup { checks, .. } => startup_check(state, a, *checks, now, d),
         TimerKind::Quiet { .. } => quiet_check(state, a, now, d),
+        // Cleared above: its held messages go out (`session::dispatch`).
+        TimerKind::InputSettling { .. } => {}
         TimerKind::Backoff { .. } | TimerKind::Cron { .. } | TimerKind::Poll { .. } => {}
     }
 }

@@ -361,6 +361,12 @@ impl AgentDriver for Gemini {
         &[("CI", "false"), ("GITHUB_ACTIONS", "false")]
     }
 
+    /// Its `SessionStart` comes before its input is ready: a message typed within about 0.5 s of
+    /// it is lost (docs/clients/gemini.md); a second is left.
+    fn input_settle_ms(&self) -> u64 {
+        1_000
+    }
+
     /// The project's `.gemini/settings.json`, which a worktree lacks when it is not committed.
     fn repo_settings(&self) -> Option<super::RepoSettings> {
         Some(super::RepoSettings { file: ".gemini/settings.json", copy_to: ".gemini/settings.json" })

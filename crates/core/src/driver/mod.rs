@@ -72,6 +72,12 @@ pub trait AgentDriver: Sync {
         &[]
     }
 
+    /// How long after its client reports its start (`Observation::Started`) what is typed into
+    /// it reaches its input: a message is held that long (see `TimerKind::InputSettling`).
+    fn input_settle_ms(&self) -> u64 {
+        0
+    }
+
     /// The client bosun probes (its version, its own login check) before an agent runs it
     /// here, when its program has a login check.
     fn client(&self) -> Option<&'static Client> {
