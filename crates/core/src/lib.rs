@@ -62,6 +62,7 @@ pub use cron::{Cron, Origin, Schedule, ScheduleError};
 pub use decide::{decide, Decision, DIALOG_PRESSES_MAX};
 pub use detect::{AgentError, Cause, Heartbeat, Observation, PromptKind, Source, LINE_MAX};
 pub use doctor::{leftovers, Found, FoundBranch, FoundDir, FoundPod, FoundWorktree, Leftover, Orphan};
+pub use driver::claude::SETTINGS_LOCAL;
 pub use effect::Effect;
 pub use escalation::{Escalation, Resolution};
 pub use event::Event;
@@ -110,5 +111,5 @@ pub use timer::{Timer, TimerId, TimerKind};
 pub use wait_for::{Reached, WaitFor};
 pub use workspace::{
     BranchKept, PodClaim, PodClone, PoolTask, VolumeClone, WorkBranch, Workspace, WorkspaceKind, WorkspaceState,
-    SETTINGS_LOCAL, TASK_FILE,
+    TASK_FILE,
 };

@@ -9,10 +9,6 @@ use crate::{AgentId, Name, Nonce, Timestamp, WorkspaceId};
 /// The file a bound workspace holds its task in, excluded from git.
 pub const TASK_FILE: &str = "TASK.md";
 
-/// Where Claude's `REPO_SETTINGS` is copied to in the workspace: Claude reads it as the
-/// project's local settings, and git ignores it, so the copy is not the agent's work.
-pub const SETTINGS_LOCAL: &str = ".claude/settings.local.json";
-
 /// An isolated directory for one piece of work.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Workspace {

@@ -18,12 +18,10 @@ use bosun_model_server::Reply;
 use bosun_wire::EventsQuery;
 
 use super::place::Place;
-use super::rig::{describe, holds, interrupted, last_lines, millis_of, Config, Rig, POLL};
+use super::rig::{describe, holds, interrupted, last_lines, millis_of, Check, Config, Fail, Rig, CHECK_TIME, POLL};
 use super::ClientName;
 use crate::client::Client;
 
-/// How long one check may take (a check of a client that works takes 2–10 s on two cores).
-pub const CHECK_TIME: Duration = Duration::from_secs(20);
 /// How long after the checks start the last may end: a check not started by then is not run,
 /// so the whole run stays within 90 s even when every check of a client hangs.
 pub const DEADLINE: Duration = Duration::from_secs(75);
@@ -38,36 +36,6 @@ const ALLOW_RULE: &str = "Bash(touch bosun-selftest-*)";
 const REMEMBER: &str = "remember the number 4817";
 const RESUME_WITH: &str = "go on after the crash";
 const FIRST_ANSWER: &str = "I will remember 4817.";
-
-/// One check.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Check {
-    Turn,
-    Shell,
-    Permission,
-    RateLimit,
-    Resume,
-    Trust,
-}
-
-impl Check {
-    pub const ALL: [Check; 6] = [Self::Turn, Self::Shell, Self::Permission, Self::RateLimit, Self::Resume, Self::Trust];
-
-    pub fn title(self, client: ClientName) -> &'static str {
-        match (self, client) {
-            (Self::Turn, _) => "start → turn end → idle",
-            (Self::Shell, _) => "a shell tool call runs",
-            (Self::Permission, ClientName::Claude) => "a permission request answered by a policy",
-            (Self::Permission, ClientName::Codex | ClientName::Gemini) => "an approval dialog → prompt(permission)",
-            (Self::RateLimit, _) => "a 429 → error(rate_limited)",
-            (Self::Resume, _) => "kill -9 → resume with the conversation",
-            // bosun trusts its workspace in the Gemini home it makes for the agent.
-            (Self::Trust, ClientName::Gemini) => "a folder new to it: no trust dialog",
-            (Self::Trust, _) => "the folder-trust dialog, fresh config",
-        }
-    }
-}
 
 /// What a check found.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -143,9 +111,6 @@ pub(super) struct Pass {
     latency: Option<Duration>,
     detail: String,
 }
-
-/// A check that went wrong: what bosun saw instead.
-pub(super) struct Fail(pub(super) String);
 
 fn run(place: &Place, client: &Client, name: ClientName, program: &Path, check: Check, deadline: Instant) -> Outcome {
     let began = Instant::now();

@@ -1,5 +1,6 @@
-//! One check's rig: its model server and client config (`prepare`), its agent started through
-//! the private bosun (`start`), and the waits and looks the checks are made of.
+//! What a check is (`Check`, `Fail`, `CHECK_TIME`) and one check's rig: its model server and
+//! client config (`prepare`), its agent started through the private bosun (`start`), and the
+//! waits and looks the checks (`checks.rs`) are made of.
 
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -9,15 +10,49 @@ use bosun_model_server::clients::{ClaudeConfig, ClientEnv, CodexConfig, GeminiCo
 use bosun_model_server::{Api, ModelServer, Reply};
 use bosun_wire::StartAgent;
 
-use super::checks::{Check, Fail, CHECK_TIME};
 use super::place::Place;
 use super::ClientName;
 use crate::client::Client;
 
+/// How long one check may take (a check of a client that works takes 2–10 s on two cores).
+pub const CHECK_TIME: Duration = Duration::from_secs(20);
 /// How often an agent's state is looked at.
 pub(super) const POLL: Duration = Duration::from_millis(10);
 /// How long a state that is not the one awaited has to last to count as where the agent settled.
 const SETTLED: Duration = Duration::from_millis(1500);
+
+/// One check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Check {
+    Turn,
+    Shell,
+    Permission,
+    RateLimit,
+    Resume,
+    Trust,
+}
+
+impl Check {
+    pub const ALL: [Check; 6] = [Self::Turn, Self::Shell, Self::Permission, Self::RateLimit, Self::Resume, Self::Trust];
+
+    pub fn title(self, client: ClientName) -> &'static str {
+        match (self, client) {
+            (Self::Turn, _) => "start → turn end → idle",
+            (Self::Shell, _) => "a shell tool call runs",
+            (Self::Permission, ClientName::Claude) => "a permission request answered by a policy",
+            (Self::Permission, ClientName::Codex | ClientName::Gemini) => "an approval dialog → prompt(permission)",
+            (Self::RateLimit, _) => "a 429 → error(rate_limited)",
+            (Self::Resume, _) => "kill -9 → resume with the conversation",
+            // bosun trusts its workspace in the Gemini home it makes for the agent.
+            (Self::Trust, ClientName::Gemini) => "a folder new to it: no trust dialog",
+            (Self::Trust, _) => "the folder-trust dialog, fresh config",
+        }
+    }
+}
+
+/// A check that went wrong: what bosun saw instead.
+pub(super) struct Fail(pub(super) String);
 
 /// One check's agent: its model server, its client's config, and the agent once started.
 pub(super) struct Rig<'a> {

@@ -499,6 +499,10 @@ fn pod_files(a: &crate::Agent) -> Option<(PathBuf, String)> {
 /// The repository's own Claude settings, copied into a workspace made for a Claude agent.
 pub const REPO_SETTINGS: &str = ".claude/settings.json";
 
+/// Where `REPO_SETTINGS` is copied to in the workspace: Claude reads it as the project's local
+/// settings, and git ignores it, so the copy is not the agent's work.
+pub const SETTINGS_LOCAL: &str = ".claude/settings.local.json";
+
 /// Claude Code's driver: bosun picks its session id, and its hooks (in the `--settings` file
 /// bosun writes) report its every step.
 pub struct Claude;
@@ -541,7 +545,7 @@ impl super::AgentDriver for Claude {
     }
 
     fn repo_settings(&self) -> Option<super::RepoSettings> {
-        Some(super::RepoSettings { file: REPO_SETTINGS, copy_to: crate::SETTINGS_LOCAL })
+        Some(super::RepoSettings { file: REPO_SETTINGS, copy_to: SETTINGS_LOCAL })
     }
 
     /// `claude … --session-id <id> --settings <file> [prompt]`; resumed, `--resume <id>` and

@@ -244,7 +244,7 @@ pub struct RepoSettings {
 pub fn settings_copy_to(from: &Path) -> PathBuf {
     let settings = DriverKind::ALL.iter().filter_map(|k| k.behaviour().repo_settings());
     let copy_to = settings.filter(|s| from.ends_with(s.file)).map(|s| s.copy_to).next();
-    PathBuf::from(copy_to.unwrap_or(crate::SETTINGS_LOCAL))
+    PathBuf::from(copy_to.unwrap_or(claude::SETTINGS_LOCAL))
 }
 
 impl DriverKind {
