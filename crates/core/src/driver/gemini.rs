@@ -409,13 +409,22 @@ impl AgentDriver for Gemini {
         argv
     }
 
-    /// Its extension, naming the agent and its generation, in its Gemini home.
+    /// Its extension, naming the agent and its generation, in its Gemini home; in a pod, whose
+    /// home is new (every pod's without a claim, one on a claim at its first launch only), also
+    /// the pod's workspace trusted there, as the own config trusts it here.
     fn files(&self, a: &crate::Agent, _settings: &Path) -> Vec<(PathBuf, String)> {
         let Some(home) = gemini_home(a) else { return Vec::new() };
         let dir = home.join(".gemini").join("extensions").join(EXTENSION);
         let hook = format!("{} report gemini {} --generation {}", a.hook_command, a.id, a.restarts);
         let (manifest, hooks) = extension(&hook);
-        vec![(dir.join("gemini-extension.json"), manifest), (dir.join("hooks").join("hooks.json"), hooks)]
+        let mut files =
+            vec![(dir.join("gemini-extension.json"), manifest), (dir.join("hooks").join("hooks.json"), hooks)];
+        let fresh = a.runtime.pod().is_some_and(|pod| pod.claim.is_none() || a.restarts == 0);
+        if fresh && a.policy.accept_trust {
+            let trusted = serde_json::json!({ crate::POD_WORKSPACE: "TRUST_FOLDER" });
+            files.push((home.join(".gemini").join("trustedFolders.json"), format!("{trusted:#}\n")));
+        }
+        files
     }
 
     fn conversation(&self, a: &crate::Agent) -> Option<String> {
