@@ -64,6 +64,13 @@ fn a_prompt_on_claudes_command_line_is_working_from_the_first_moment_and_never_s
     assert!(!resumed.contains(&"fix it".to_owned()), "the first prompt is not sent again: {resumed:?}");
     assert!(resumed.contains(&"--resume".to_owned()), "{resumed:?}");
     assert_eq!(resumed.last().map(String::as_str), Some("go on"), "{resumed:?}");
+    // Its message on the command line, the resumed session's turn runs from the start: never
+    // idle before it (a grace of 0 would nudge it there).
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(8) });
+    sim.ok(hook(&a, r#"{"hook_event_name":"SessionStart","source":"resume"}"#, "SessionStart"));
+    assert_eq!(sim.state.agents[&a].state, SessionState::Running, "not idle before its resumed turn");
+    sim.ok(hook(&a, r#"{"hook_event_name":"Stop","last_assistant_message":"went on"}"#, "Stop"));
+    assert_eq!(sim.state.agents[&a].state, SessionState::Idle, "idle at its end");
 }
 
 #[test]

@@ -79,7 +79,10 @@ pub(super) fn observed(
         return;
     }
     let new = match obs {
+        // Its first prompt, or its resume's message, on its command line: a turn runs from the
+        // start.
         Observation::Started if a.prompt.is_some() && a.restarts == 0 => SessionState::Running,
+        Observation::Started if a.restarts > 0 && super::recovery::resumed_with_message(a) => SessionState::Running,
         Observation::Started => SessionState::Idle,
         Observation::Working | Observation::Activity { .. } => SessionState::Running,
         Observation::Idle => SessionState::Idle,

@@ -189,6 +189,11 @@ fn takes_message(a: &Agent) -> bool {
     a.driver.behaviour().conversation(a).is_some()
 }
 
+/// Whether its last restart gave it a message on its command line: its turn runs from the start.
+pub(super) fn resumed_with_message(a: &Agent) -> bool {
+    a.resume_message.is_some() && takes_message(a)
+}
+
 /// The restart a crash interrupted after it was recorded, carried out: the session before it
 /// ended, the new one started with the message the `resume` step gave (a driver that takes no
 /// message on its command line has it queued already).
