@@ -51,6 +51,16 @@ impl Real {
         })
     }
 
+    /// Waits until the agent is idle having said `said`: a turn that ends after an idle of its
+    /// own before it (a resumed session's start) is waited for to its end.
+    fn wait_said(&self, id: &str, said: &str) {
+        let ended = wait_until(PATIENCE, || {
+            let a = self.bosun.agent(id);
+            a.state.label() == "idle" && a.said.as_deref() == Some(said)
+        });
+        assert!(ended, "never idle having said {said:?}:\n{}", self.peek(id));
+    }
+
     fn peek(&self, id: &str) -> String {
         self.bosun.ok(self.repo.path(), &["peek", id])
     }
@@ -203,8 +213,7 @@ fn a_killed_pi_resumes_its_conversation_with_a_message() {
     let main = real.model.main_requests();
     assert_eq!(main[1].last_user_text().as_deref(), Some("go on please"), "the message was submitted");
     assert!(main[1].contains("fix it") && main[1].contains("First answer."), "with its history: {:?}", main[1]);
-    let agent = real.bosun.wait_state(&id, "idle");
-    assert_eq!(agent.said.as_deref(), Some("After the crash."));
+    real.wait_said(&id, "After the crash.");
 }
 
 #[test]
@@ -216,8 +225,7 @@ fn an_idle_agent_is_nudged_and_the_nudge_is_submitted() {
     assert!(wait_until(PATIENCE, || real.model.main_requests().len() >= 2), "nudged:\n{}", real.peek(&id));
     let main = real.model.main_requests();
     assert_eq!(main[1].last_user_text().as_deref(), Some("status please"));
-    let agent = real.bosun.wait_state(&id, "idle");
-    assert_eq!(agent.said.as_deref(), Some("Still on it."));
+    real.wait_said(&id, "Still on it.");
 }
 
 /// `bosun fork`: the new agent, in a workspace of its own, starts from a copy of the session
