@@ -125,11 +125,7 @@ impl PiReport {
         let name = v["event"].as_str().filter(|n| !n.is_empty()).unwrap_or(event);
         let tool = text("tool_name", 200);
         let subject = text("subject", FIELD_MAX);
-        let asks = match (name, &tool, &subject) {
-            ("ui_prompt_start", _, _) => text("title", FIELD_MAX),
-            (_, Some(tool), Some(subject)) => Some(format!("{tool}: {subject}")),
-            _ => None,
-        };
+        let asks = (name == "ui_prompt_start").then(|| text("title", FIELD_MAX)).flatten();
         let one_line = |s: String| head(s.split_whitespace().collect::<Vec<_>>().join(" ").as_str(), ASKS_MAX);
         Self {
             event: head(name, super::EVENT_MAX),
