@@ -14,6 +14,9 @@ use bosun_testkit::repo::TempRepo;
 
 use crate::{show, wait_secs, Figure};
 
+mod pi;
+pub use pi::pi;
+
 const TURNS: usize = 20;
 const DIALOGS: usize = 8;
 const ERRORS: usize = 12;
@@ -137,6 +140,7 @@ pub fn figures(bin: &Path) -> Vec<Figure> {
         None => println!("bosun-bench: Codex could not be installed; its figures are left out"),
     }
     figures.extend(gemini(bin));
+    figures.extend(pi(bin));
     figures
 }
 

@@ -87,6 +87,7 @@ fn main() {
             "store" => figures.extend(store::figures()),
             "clients" => figures.extend(clients::figures(&bin)),
             "gemini" => figures.extend(clients::gemini(&bin)),
+            "pi" => figures.extend(clients::pi(&bin)),
             "hostile" => figures.extend(hostile::figures(&bin, &claudeless, &chat)),
             "pool" => figures.extend(pool::figures(&bin)),
             "dash" => figures.extend(dash::figures(&bin)),
@@ -95,7 +96,7 @@ fn main() {
             "k8s" => figures.extend(k8s::figures(&bin)),
             "plan" => figures.extend(plan::figures(&bin, &claudeless)),
             other => {
-                panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients, gemini, hostile, pool, dash, host, docker, k8s or plan")
+                panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients, gemini, pi, hostile, pool, dash, host, docker, k8s or plan")
             }
         }
     }

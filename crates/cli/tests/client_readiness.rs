@@ -24,7 +24,7 @@ impl Fake {
         let mark = dir.path().join("ran-as-agent");
         let script = format!(
             "#!/bin/sh\ncase \"$1 $2\" in\n  \"--version \") printf '%s\\n' '{version}'; exit {version_code} ;;\n  \"auth \
-             status\"|\"login status\"|\"--list-sessions --skip-trust\") printf '%s\\n' '{login}'; exit {login_code} ;;\nesac\ntouch '{}'\nexec sleep \
+             status\"|\"login status\"|\"--list-sessions --skip-trust\"|\"--list-models --offline\") printf '%s\\n' '{login}'; exit {login_code} ;;\nesac\ntouch '{}'\nexec sleep \
              600\n",
             mark.display()
         );
@@ -48,8 +48,8 @@ impl Fake {
 /// The test's `PATH` without any directory that holds a `claude` or a `codex`, after `first`.
 fn path_with(first: Option<&Path>) -> String {
     let rest = std::env::var("PATH").unwrap_or_default();
-    let kept =
-        std::env::split_paths(&rest).filter(|d| ["claude", "codex", "gemini"].iter().all(|c| !d.join(c).exists()));
+    let kept = std::env::split_paths(&rest)
+        .filter(|d| ["claude", "codex", "gemini", "pi"].iter().all(|c| !d.join(c).exists()));
     let all: Vec<std::path::PathBuf> = first.map(Path::to_path_buf).into_iter().chain(kept).collect();
     std::env::join_paths(all).unwrap().to_string_lossy().into_owned()
 }
@@ -106,8 +106,12 @@ const CLAUDE_LOGGED_OUT: &str = r#"{"loggedIn": false, "authMethod": "none"}"#;
 fn a_client_that_is_not_installed_is_refused_in_one_line() {
     let repo = TempRepo::new();
     let (bosun, _home) = bosun_with(None, None);
-    let packages =
-        [("claude", "@anthropic-ai/claude-code"), ("codex", "@openai/codex"), ("gemini", "@google/gemini-cli")];
+    let packages = [
+        ("claude", "@anthropic-ai/claude-code"),
+        ("codex", "@openai/codex"),
+        ("gemini", "@google/gemini-cli"),
+        ("pi", "@earendil-works/pi-coding-agent"),
+    ];
     for (client, package) in packages {
         let err = refused(&bosun, &repo, &["agent", "start", "--", client]);
         assert!(
@@ -135,6 +139,20 @@ fn a_gemini_with_no_way_to_sign_in_is_refused_unless_it_has_a_key() {
     });
     assert!(bosun_testkit::poll::wait_until(PATIENCE, || fake.ran()), "the agent runs");
     bosun.ok(repo.path(), &["kill", &id]);
+}
+
+/// pi 1.6 does not load on a Node.js older than 22.19: its `--version` fails as the real one does
+/// on Node.js 20.20, and the start is refused before anything is made.
+#[test]
+fn a_pi_on_a_nodejs_too_old_for_it_is_refused_in_one_line() {
+    let repo = TempRepo::new();
+    let said = "SyntaxError: The requested module 'node:module' does not provide an export named 'enableCompileCache'";
+    let fake = Fake::new("pi", said, 1, "", 0);
+    let (bosun, _home) = bosun_with(Some(&fake), None);
+    let err = refused(&bosun, &repo, &["agent", "start", "--", "pi", "fix it"]);
+    assert!(err.contains("pi does not run") && err.contains("enableCompileCache"), "{err}");
+    assert!(err.contains("npm install -g @earendil-works/pi-coding-agent"), "says how to fix it: {err}");
+    assert!(!fake.ran(), "never started as an agent");
 }
 
 #[test]

@@ -242,3 +242,75 @@ fn gemini_reports_are_bounded_and_name_no_log_outside_its_home() {
     assert!(gemini_hook(&bosun, &id, "AfterAgent", end.to_string().as_bytes()).status.success());
     bosun.wait_state(&id, "idle");
 }
+
+/// Runs the report command bosun's extension for pi agent `id` (generation 0) runs, as the
+/// extension would, with `payload` on stdin.
+fn pi_hook(bosun: &Bosun, id: &str, event: &str, payload: &[u8]) -> std::process::Output {
+    let mut child = bosun
+        .command(bosun.state_dir(), &["hook", "report", "pi", id, "--generation", "0", event])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run the hook");
+    let _ = std::io::Write::write_all(&mut child.stdin.take().expect("its stdin"), payload);
+    child.wait_with_output().expect("the hook ends")
+}
+
+/// pi's reports (its corpus): a session file named anywhere but in a folder of this agent's pi
+/// sessions is never taken as its log (a FIFO, a device, a secret, a file of the right name
+/// elsewhere, a path that climbs out of the sessions with `..`); a huge payload is cut and still
+/// reports its event; garbage is a sign of life; the daemon goes on.
+#[test]
+fn pi_reports_are_bounded_and_name_no_session_file_outside_its_sessions() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let dir = tempfile::tempdir().unwrap();
+    let program = dir.path().join("pi-stand-in");
+    std::fs::write(&program, "#!/bin/sh\nexec sleep 600\n").unwrap();
+    std::fs::set_permissions(&program, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let config = dir.path().join("pi");
+    let id = bosun.start_with(repo.path(), &["--driver", "pi", "--", program.to_str().unwrap()], |cmd| {
+        cmd.env("PI_CODING_AGENT_DIR", &config);
+    });
+    bosun.wait_up(&id);
+    let bosun_core::driver::Driver::Pi { session_id } = bosun.agent(&id).driver else { panic!("a pi agent") };
+    let name = format!("2026-11-28T04-25-50-272Z_{session_id}.jsonl");
+    let fifo = dir.path().join(&name);
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let elsewhere = dir.path().join("elsewhere/--project--").join(&name);
+    let secret = dir.path().join(format!("secret_{session_id}.jsonl"));
+    let dotted = config.join(format!("sessions/--p--/../../../secret_{session_id}.jsonl"));
+    std::fs::create_dir_all(elsewhere.parent().unwrap()).unwrap();
+    for file in [&elsewhere, &secret] {
+        std::fs::write(file, "{\"type\":\"session\",\"id\":\"SECRET\"}\n").unwrap();
+    }
+    let paths = [fifo, "/dev/zero".into(), secret, elsewhere, dotted];
+    for path in &paths {
+        let start = serde_json::json!({"event": "session_start", "reason": "startup", "session_file": path});
+        assert!(pi_hook(&bosun, &id, "session_start", start.to_string().as_bytes()).status.success());
+        let begin = serde_json::json!({"event": "before_agent_start", "prompt": "x"});
+        assert!(pi_hook(&bosun, &id, "before_agent_start", begin.to_string().as_bytes()).status.success());
+        bosun.wait_state(&id, "running");
+        let end = serde_json::json!({"event": "agent_settled", "stop_reason": "stop", "text": "ok"});
+        assert!(pi_hook(&bosun, &id, "agent_settled", end.to_string().as_bytes()).status.success());
+        let agent = bosun.wait_state(&id, "idle");
+        assert_ne!(agent.log.as_ref(), Some(path), "{path:?} was taken as its log");
+    }
+    // Its own session file, where pi keeps it, is taken.
+    let own = config.join("sessions/--p--").join(&name);
+    let start = serde_json::json!({"event": "session_start", "reason": "startup", "session_file": own});
+    assert!(pi_hook(&bosun, &id, "session_start", start.to_string().as_bytes()).status.success());
+    let taken = bosun_testkit::poll::wait_until(PATIENCE, || bosun.agent(&id).log.as_ref() == Some(&own));
+    assert!(taken, "{}", bosun.log());
+    let huge = format!(r#"{{"event":"before_agent_start","prompt":"{}"}}"#, "x".repeat(8 * 1024 * 1024));
+    assert!(pi_hook(&bosun, &id, "before_agent_start", huge.as_bytes()).status.success());
+    bosun.wait_state(&id, "running");
+    for garbage in [&b"\x00\xff not json"[..], b"[]", br#"{"event": 7, "stop_reason": ["error"]}"#] {
+        assert!(pi_hook(&bosun, &id, "session_shutdown", garbage).status.success());
+    }
+    assert_eq!(bosun.agent(&id).state.label(), "running", "garbage is only a sign of life");
+    let end = serde_json::json!({"event": "agent_settled", "stop_reason": "stop", "text": "done"});
+    assert!(pi_hook(&bosun, &id, "agent_settled", end.to_string().as_bytes()).status.success());
+    assert_eq!(bosun.wait_state(&id, "idle").said.as_deref(), Some("done"));
+}

@@ -147,8 +147,15 @@ pub struct Fork {
 
 /// Inherited variables whose values are recorded all the same: paths bosun itself reads to find
 /// an agent's session logs. Everything else inherited is recorded by name only.
-pub const RECORDED_ENV: &[&str] =
-    &["HOME", "CLAUDE_CONFIG_DIR", "CLAUDELESS_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME"];
+pub const RECORDED_ENV: &[&str] = &[
+    "HOME",
+    "CLAUDE_CONFIG_DIR",
+    "CLAUDELESS_CONFIG_DIR",
+    "CODEX_HOME",
+    "GEMINI_CLI_HOME",
+    "PI_CODING_AGENT_DIR",
+    "PI_CODING_AGENT_SESSION_DIR",
+];
 
 /// The file, in an agent's own directory, that holds the values of what it inherited.
 pub const INHERITED_ENV_FILE: &str = "inherited-env.json";

@@ -1,10 +1,10 @@
-//! The Anthropic Messages API as Claude Code uses it: `POST /v1/messages` streamed (server-sent
-//! events `message_start`, `content_block_start` / `content_block_delta` / `content_block_stop`,
-//! `message_delta`, `message_stop`, `ping`) or not, `POST /v1/messages/count_tokens`,
-//! `GET /v1/models`, and errors in the API's JSON shape. A request that asks for the server-side
-//! classification of its tool calls (Claude Code 2.1.3xx in auto mode: `safeguards: [{type:
-//! "dangerous_tool_use", …}]`) gets the verdicts in its stream's `message_delta`
-//! (`safeguard_results`).
+//! The Anthropic Messages API as Claude Code (and pi, through a provider of its `models.json`) uses
+//! it: `POST /v1/messages` streamed (server-sent events `message_start`, `content_block_start` /
+//! `content_block_delta` / `content_block_stop`, `message_delta`, `message_stop`, `ping`) or not,
+//! `POST /v1/messages/count_tokens`, `GET /v1/models`, and errors in the API's JSON shape. A
+//! request that asks for the server-side classification of its tool calls (Claude Code 2.1.3xx in
+//! auto mode: `safeguards: [{type: "dangerous_tool_use", …}]`) gets the verdicts in its stream's
+//! `message_delta` (`safeguard_results`).
 
 use serde_json::{json, Value};
 
@@ -34,7 +34,7 @@ pub(crate) fn answer(reply: &Reply, request: &Value) -> Response {
         Reply::Text(text) | Reply::Stall { text, .. } => (vec![Block::Text(text.clone())], "end_turn"),
         Reply::Shell(command) | Reply::ShellNeedingApproval(command) | Reply::ShellBlocked { command, .. } => {
             let input = json!({"command": command, "description": "Run the command the test asked for"});
-            (vec![Block::Tool { id: id("toolu_"), name: "Bash", input }], "tool_use")
+            (vec![Block::Tool { id: id("toolu_"), name: shell_tool(request), input }], "tool_use")
         }
     };
     let verdicts = asks_classifier(request).then(|| safeguard_results(&blocks, reply));
@@ -95,6 +95,16 @@ pub(crate) fn answer(reply: &Reply, request: &Value) -> Response {
     pieces.push(event(json!({"type": "message_delta", "delta": delta, "usage": usage(input_tokens, output_tokens)})));
     pieces.push(event(json!({"type": "message_stop"})));
     Response::Events { headers: headers(), pieces }
+}
+
+/// The shell tool `request` offers: Claude Code's `Bash`, or pi's `bash` when it offers no `Bash`.
+fn shell_tool(request: &Value) -> &'static str {
+    let offers = |name: &str| request["tools"].as_array().is_some_and(|t| t.iter().any(|t| t["name"] == name));
+    if !offers("Bash") && offers("bash") {
+        "bash"
+    } else {
+        "Bash"
+    }
 }
 
 /// Whether `request` asks the server to classify its answer's tool calls.

@@ -19,6 +19,8 @@ use serde_json::{json, Value};
 
 use crate::ModelServer;
 
+pub use crate::pi_config::{PiConfig, PI_MODEL, PI_PROVIDER};
+
 /// A config that could not be written.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot write the client's config at {path}: {source}")]
@@ -384,13 +386,13 @@ fn quote(text: &str) -> String {
     Value::from(text).to_string()
 }
 
-fn create_dirs(dirs: &[&Path]) -> Result<(), ConfigError> {
+pub(crate) fn create_dirs(dirs: &[&Path]) -> Result<(), ConfigError> {
     for dir in dirs {
         fs::create_dir_all(dir).map_err(|source| ConfigError { path: dir.to_path_buf(), source })?;
     }
     Ok(())
 }
 
-fn write_file(path: &Path, text: &str) -> Result<(), ConfigError> {
+pub(crate) fn write_file(path: &Path, text: &str) -> Result<(), ConfigError> {
     fs::write(path, text).map_err(|source| ConfigError { path: path.to_owned(), source })
 }

@@ -22,6 +22,12 @@ impl WriteOrPanic for ClaudeConfig {
     }
 }
 
+impl WriteOrPanic for PiConfig {
+    fn write(self) -> ClientEnv {
+        self.try_write().unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
 impl WriteOrPanic for GeminiConfig {
     fn write(self) -> ClientEnv {
         self.try_write().unwrap_or_else(|e| panic!("{e}"))

@@ -280,6 +280,34 @@ pub fn gemini_cli() -> Option<PathBuf> {
     real_client("BOSUN_GEMINI_CLI_BIN", "gemini")
 }
 
+/// The real pi (`pi`): `$BOSUN_PI_BIN`, else the script `scripts/setup` writes in the cache,
+/// `bin/pi`, which runs pi with the Node.js installed beside it (pi 1.6 needs Node.js 22.19 or
+/// later: it does not load on Node.js 20), written here when missing. `None` as for
+/// `claude_code`.
+pub fn pi() -> Option<PathBuf> {
+    if env::var_os("BOSUN_PI_BIN").is_some_and(|p| !p.is_empty()) {
+        return real_client("BOSUN_PI_BIN", "pi");
+    }
+    real_client("BOSUN_PI_BIN", "pi")?;
+    let cache = real_clients_installed()?;
+    let script = cache.join("bin").join("pi");
+    if !is_executable(&script) {
+        let bin = cache.join("node_modules").join(".bin");
+        let text = format!(
+            "#!/bin/sh\n# pi run with the Node.js installed beside it (pi 1.6 needs Node.js 22.19 or later).\nexec \"{}\" \"{}\" \"$@\"\n",
+            bin.join("node").display(),
+            bin.join("pi").display()
+        );
+        let new = cache.join("bin").join(format!("pi.new-{}", std::process::id()));
+        fs::create_dir_all(cache.join("bin")).unwrap_or_else(|e| panic!("cannot create {}/bin: {e}", cache.display()));
+        fs::write(&new, text).unwrap_or_else(|e| panic!("cannot write {}: {e}", new.display()));
+        fs::set_permissions(&new, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap_or_else(|e| panic!("cannot make {} executable: {e}", new.display()));
+        fs::rename(&new, &script).unwrap_or_else(|e| panic!("cannot write {}: {e}", script.display()));
+    }
+    Some(script)
+}
+
 /// Prints the one line a test prints when it skips.
 pub fn skip(reason: &str) {
     eprintln!("testkit: skipping: {reason}");

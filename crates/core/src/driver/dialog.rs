@@ -129,8 +129,8 @@ pub fn meaning(text: &str) -> Meaning {
     }
 }
 
-/// The cursors that mark a dialog's selected option.
-const CURSORS: [char; 5] = ['❯', '›', '▶', '>', '●'];
+/// The cursors that mark a dialog's selected option (pi's is `→`).
+const CURSORS: [char; 6] = ['❯', '›', '▶', '>', '●', '→'];
 
 /// The dialog's options on `screen`: its last run of lines numbered 1, 2, 3, … (lines between
 /// two options, such as descriptions, are passed over), or, when it numbers none, the lines

@@ -17,6 +17,8 @@ pub mod gemini;
 pub mod gemini_config;
 pub mod generic;
 pub mod kind;
+pub mod pi;
+pub mod pi_config;
 mod report;
 
 use std::collections::BTreeMap;
@@ -254,6 +256,7 @@ impl DriverKind {
             Self::Claude => &claude::Claude,
             Self::Codex => &codex::Codex,
             Self::Gemini => &gemini::Gemini,
+            Self::Pi => &pi::Pi,
             Self::Generic => &generic::Generic,
             #[cfg(feature = "test-driver")]
             Self::Echo => &echo::Echo,
@@ -289,6 +292,7 @@ mod tests {
             Driver::Claude { session_id: "s".into() },
             Driver::Codex,
             Driver::Gemini { session_id: "s".into() },
+            Driver::Pi { session_id: "s".into() },
             Driver::Generic { patterns: generic::Patterns::default() },
         ];
         for d in &drivers {
