@@ -19,8 +19,6 @@ use serde_json::{json, Value};
 
 use crate::ModelServer;
 
-pub use crate::pi_config::{PiConfig, PI_MODEL, PI_PROVIDER};
-
 /// A config that could not be written.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot write the client's config at {path}: {source}")]

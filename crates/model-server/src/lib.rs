@@ -18,7 +18,7 @@ mod gemini;
 mod http;
 pub mod http_lines;
 mod openai;
-mod pi_config;
+pub mod pi_config;
 mod pieces;
 mod script;
 mod server;

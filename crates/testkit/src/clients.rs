@@ -10,6 +10,7 @@ use std::thread;
 use std::time::Duration;
 
 pub use bosun_model_server::clients::*;
+pub use bosun_model_server::pi_config::{PiConfig, PI_MODEL, PI_PROVIDER};
 
 /// `write`: a config written, or a panic saying why not.
 pub trait WriteOrPanic {
