@@ -120,6 +120,12 @@ fn each_clients_repository_settings_are_copied_into_its_own_agents_worktree_only
     assert!(out.contains("removed"), "bosun's own copy does not make it dirty: {out}");
     let (_, path) = finished(&bosun, &repo, &["--driver", "claude", "--", "true"]);
     assert!(!path.join(".gemini/settings.json").exists(), "a Claude agent gets no Gemini settings");
+    // pi's, as they are.
+    std::fs::create_dir_all(repo.path().join(".pi")).unwrap();
+    std::fs::write(repo.path().join(".pi/settings.json"), "{\"theme\":\"dark\"}").unwrap();
+    let (_, path) = finished(&bosun, &repo, &["--driver", "pi", "--", "true"]);
+    assert_eq!(std::fs::read_to_string(path.join(".pi/settings.json")).unwrap(), "{\"theme\":\"dark\"}");
+    assert!(!path.join(".gemini/settings.json").exists(), "nor Gemini's");
 }
 
 #[test]

@@ -301,6 +301,12 @@ impl AgentDriver for Pi {
         Some(pi_config::DIR_VAR)
     }
 
+    /// The project's `.pi/settings.json`, which a worktree lacks when it is not committed (read
+    /// once the folder is trusted).
+    fn repo_settings(&self) -> Option<super::RepoSettings> {
+        Some(super::RepoSettings { file: ".pi/settings.json", copy_to: ".pi/settings.json" })
+    }
+
     fn client(&self) -> Option<&'static crate::client_check::Client> {
         Some(&pi_config::CLIENT)
     }
