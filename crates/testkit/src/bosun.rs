@@ -238,7 +238,11 @@ impl Bosun {
             last = String::from_utf8_lossy(if out.status.success() { &out.stdout } else { &out.stderr }).into_owned();
             last.contains(text).then(|| last.clone())
         })
-        .unwrap_or_else(|| panic!("{text:?} never showed on {id}'s screen:\n{last}"))
+        .unwrap_or_else(|| {
+            let a = self.agent(id);
+            let state = format!("{} {}", a.state.label(), a.error.as_deref().unwrap_or(""));
+            panic!("{text:?} never showed on {id}'s screen ({state}):\n{last}\n{}", self.log())
+        })
     }
 
     /// The pid of the daemon that runs now (one holds the lock on `daemon.pid`).
