@@ -54,6 +54,9 @@ pub const SCRUBBED: &[&str] = &[
     "GOOGLE_GENAI_USE_VERTEXAI",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
+    "OPENCODE_CONFIG",
+    "OPENCODE_CONFIG_CONTENT",
+    "OPENCODE_CONFIG_DIR",
     "TMUX",
     "TMUX_PANE",
 ];
@@ -384,13 +387,13 @@ fn quote(text: &str) -> String {
     Value::from(text).to_string()
 }
 
-fn create_dirs(dirs: &[&Path]) -> Result<(), ConfigError> {
+pub(crate) fn create_dirs(dirs: &[&Path]) -> Result<(), ConfigError> {
     for dir in dirs {
         fs::create_dir_all(dir).map_err(|source| ConfigError { path: dir.to_path_buf(), source })?;
     }
     Ok(())
 }
 
-fn write_file(path: &Path, text: &str) -> Result<(), ConfigError> {
+pub(crate) fn write_file(path: &Path, text: &str) -> Result<(), ConfigError> {
     fs::write(path, text).map_err(|source| ConfigError { path: path.to_owned(), source })
 }

@@ -18,9 +18,11 @@ mod gemini;
 mod http;
 pub mod http_lines;
 mod openai;
+mod opencode_client;
 mod pieces;
 mod script;
 mod server;
 
+pub use opencode_client::{OpencodeConfig, OPENCODE_MODEL};
 pub use script::{Logged, Reply, DEFAULT_TEXT, SIDE_TEXT};
 pub use server::{Api, ModelServer, ServerError};

@@ -10,6 +10,7 @@ use std::thread;
 use std::time::Duration;
 
 pub use bosun_model_server::clients::*;
+pub use bosun_model_server::{OpencodeConfig, OPENCODE_MODEL};
 
 /// `write`: a config written, or a panic saying why not.
 pub trait WriteOrPanic {
@@ -23,6 +24,12 @@ impl WriteOrPanic for ClaudeConfig {
 }
 
 impl WriteOrPanic for GeminiConfig {
+    fn write(self) -> ClientEnv {
+        self.try_write().unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+impl WriteOrPanic for OpencodeConfig {
     fn write(self) -> ClientEnv {
         self.try_write().unwrap_or_else(|e| panic!("{e}"))
     }
