@@ -16,6 +16,8 @@ pub enum Driver {
     Codex,
     /// Google's Gemini CLI: bosun picks the session id and installs hooks (an extension).
     Gemini { session_id: String },
+    /// opencode: bosun's plugin reports its sessions.
+    Opencode,
     /// Any terminal program: process liveness, output activity and the user's patterns.
     Generic { patterns: Patterns },
     /// The test driver (`echo`): its program reports through bosun's hook command.
@@ -30,6 +32,7 @@ pub enum DriverKind {
     Claude,
     Codex,
     Gemini,
+    Opencode,
     Generic,
     #[cfg(feature = "test-driver")]
     Echo,
@@ -54,6 +57,7 @@ impl DriverKind {
         Self::Claude,
         Self::Codex,
         Self::Gemini,
+        Self::Opencode,
         Self::Generic,
         #[cfg(feature = "test-driver")]
         Self::Echo,
@@ -65,6 +69,7 @@ impl DriverKind {
             Self::Claude => "claude",
             Self::Codex => "codex",
             Self::Gemini => "gemini",
+            Self::Opencode => "opencode",
             Self::Generic => "generic",
             #[cfg(feature = "test-driver")]
             Self::Echo => "echo",
@@ -77,13 +82,14 @@ impl DriverKind {
     }
 
     /// The driver for a command, from its program's name: `claude` and `claudeless` are Claude,
-    /// `codex` is Codex, `gemini` is Gemini CLI, anything else is generic.
+    /// `codex` is Codex, `gemini` is Gemini CLI, `opencode` is opencode, anything else is generic.
     pub fn detect(command: &[String]) -> Self {
         let program = command.first().map(|p| Path::new(p).file_name().and_then(|f| f.to_str()).unwrap_or(p));
         match program {
             Some("claude" | "claudeless") => Self::Claude,
             Some("codex") => Self::Codex,
             Some("gemini") => Self::Gemini,
+            Some("opencode") => Self::Opencode,
             _ => Self::Generic,
         }
     }
@@ -95,6 +101,7 @@ impl Driver {
             Self::Claude { .. } => DriverKind::Claude,
             Self::Codex => DriverKind::Codex,
             Self::Gemini { .. } => DriverKind::Gemini,
+            Self::Opencode => DriverKind::Opencode,
             Self::Generic { .. } => DriverKind::Generic,
             #[cfg(feature = "test-driver")]
             Self::Echo => DriverKind::Echo,

@@ -17,6 +17,8 @@ pub mod gemini;
 pub mod gemini_config;
 pub mod generic;
 pub mod kind;
+pub mod opencode;
+pub mod opencode_config;
 mod report;
 
 use std::collections::BTreeMap;
@@ -231,6 +233,7 @@ impl DriverKind {
             Self::Claude => &claude::Claude,
             Self::Codex => &codex::Codex,
             Self::Gemini => &gemini::Gemini,
+            Self::Opencode => &opencode::Opencode,
             Self::Generic => &generic::Generic,
             #[cfg(feature = "test-driver")]
             Self::Echo => &echo::Echo,
@@ -266,6 +269,7 @@ mod tests {
             Driver::Claude { session_id: "s".into() },
             Driver::Codex,
             Driver::Gemini { session_id: "s".into() },
+            Driver::Opencode,
             Driver::Generic { patterns: generic::Patterns::default() },
         ];
         for d in &drivers {
