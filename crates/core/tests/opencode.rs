@@ -105,3 +105,29 @@ fn a_failed_turn_stays_an_error_and_the_policy_answers_a_permission() {
     );
     assert_eq!(sim.state.agents[&a].state, SessionState::Running, "no dialog shows");
 }
+
+/// A prompt its own command gives (`-- opencode --prompt …`) is a turn that runs from the start,
+/// never idle before it, and is not given again on a resume.
+#[test]
+fn a_prompt_in_its_own_command_runs_from_the_start_and_is_not_given_again() {
+    let mut sim = Sim::new();
+    let on_dead = bosun_core::Chain(vec!["resume:go on".parse::<Step>().unwrap()]);
+    let mut spec = opencode(Policy { on_dead, ..Policy::default() });
+    spec.prompt = None;
+    spec.command = vec!["opencode".into(), "--prompt".into(), "fix it".into()];
+    let (a, w) = sim.start_with(spec);
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(7) });
+    sim.ok(report(&a, "started", r#"{"type":"started"}"#));
+    assert_eq!(sim.state.agents[&a].state, SessionState::Running, "not idle before its turn");
+    let exited = bosun_core::ExitStatus { code: None, signal: Some(9) };
+    let effects = sim.ok(Input::SessionExited { session: a.session(), status: exited });
+    let resumed = effects.iter().find_map(|e| match e {
+        Effect::SpawnSession { command, .. } => Some(command.clone()),
+        _ => None,
+    });
+    assert_eq!(resumed.expect("resumed"), ["opencode"], "its prompt is not given again");
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(8) });
+    sim.ok(report(&a, "started", r#"{"type":"started"}"#));
+    assert_eq!(sim.state.agents[&a].state, SessionState::Idle, "resumed, it waits for its message");
+}

@@ -302,10 +302,16 @@ impl AgentDriver for Opencode {
     fn read_report(&self, a: Option<&crate::Agent>, report: &Report) -> Option<Reading> {
         let r = kept(report)?;
         let failed = a.is_some_and(|a| matches!(a.state, crate::SessionState::Error { .. }));
+        // Up with a prompt its own command gave (`-- opencode --prompt …`): its turn runs.
+        let prompted = a.is_some_and(|a| a.restarts == 0 && without_prompt(&a.command).len() < a.command.len());
+        let observation = match observation(&r, failed) {
+            Some(Observation::Started) if prompted => Some(Observation::Working),
+            seen => seen,
+        };
         let permission = r.permission.clone().filter(|_| r.event == "permission.asked");
         let said = r.said.clone().filter(|_| r.event == "session.idle");
         Some(Reading {
-            observation: observation(&r, failed).map(|o| (Source::Hook, o)),
+            observation: observation.map(|o| (Source::Hook, o)),
             said,
             permission: permission.map(|p| (p, r.subject.clone())),
             log: a.zip(r.session.as_deref()).and_then(|(a, s)| session_log(a, s)),
