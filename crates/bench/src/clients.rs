@@ -1,4 +1,4 @@
-//! Issue 9's figures, with the real Claude Code, Codex and Gemini CLI against bosun's fake model
+//! Issue 9's figures, with the real Claude Code, Codex, Gemini CLI and opencode against bosun's fake model
 //! servers:
 //! from the server's last byte of an answer to bosun recording what it means (idle, a
 //! permission prompt, an error), for each client, through `bosun agent start`.
@@ -13,6 +13,9 @@ use bosun_testkit::fake_model::{FakeModel, Logged, Reply};
 use bosun_testkit::repo::TempRepo;
 
 use crate::{show, wait_secs, Figure};
+
+mod opencode;
+pub use opencode::opencode;
 
 const TURNS: usize = 20;
 const DIALOGS: usize = 8;
@@ -137,6 +140,7 @@ pub fn figures(bin: &Path) -> Vec<Figure> {
         None => println!("bosun-bench: Codex could not be installed; its figures are left out"),
     }
     figures.extend(gemini(bin));
+    figures.extend(opencode(bin));
     figures
 }
 
