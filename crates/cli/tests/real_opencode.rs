@@ -233,3 +233,42 @@ fn an_opencode_agent_cannot_be_forked_and_says_why() {
     let err = real.bosun.fails(real.repo.path(), &["fork", &id]);
     assert!(err.contains("cannot fork"), "{err}");
 }
+
+/// In `--runtime sandbox`, its home (the user's) read-only, opencode reads its config (the
+/// user's, copied) and writes its database, logs and snapshots in its own config directory, and
+/// reaches its first turn with bosun's plugin; the user's config is as it was. Its files are where a user's are, in a home: the sandbox shows it
+/// that home (the client installed there) and hides `/tmp`.
+#[test]
+fn a_sandboxed_opencode_reaches_its_first_turn_writing_its_data_in_its_own_config() {
+    let Some(opencode) = bosun_testkit::tools::opencode() else { return };
+    bosun_testkit::tools::bwrap();
+    let home = std::env::var("HOME").expect("a HOME");
+    let place = tempfile::Builder::new().prefix(".bosun-test-").tempdir_in(&home).unwrap();
+    let model = FakeModel::anthropic();
+    let env = OpencodeConfig::new(&model, place.path()).write();
+    let config = env.config_dir.join("opencode.json");
+    let before = std::fs::read(&config).unwrap();
+    let bosun = Bosun::new_in(env!("CARGO_BIN_EXE_bosun"), place.path());
+    let repo = TempRepo::new_in(place.path());
+    model.push(Reply::text("Sandboxed and ready."));
+
+    let opencode = opencode.display().to_string();
+    let args = ["--runtime", "sandbox", "--on-prompt", "escalate", "--prompt", "hello", "--", &opencode];
+    let id = bosun.start_with(repo.path(), &args, |cmd| {
+        env.apply(cmd);
+        cmd.env("CI", "true").env("GITHUB_ACTIONS", "true");
+    });
+    let reached = wait_until(PATIENCE * 3, || bosun.agent(&id).state.label() == "idle");
+    assert!(reached, "{}: {}", bosun.agent(&id).state.label(), bosun.ok(repo.path(), &["peek", &id]));
+    let agent = bosun.agent(&id);
+    assert_eq!(agent.runtime.label(), "sandbox");
+    assert_eq!(agent.said.as_deref(), Some("Sandboxed and ready."), "its first turn");
+    let own = agent.dir.join("config");
+    assert!(own.join("data/opencode/opencode.db").is_file(), "its database is in its own config");
+    let made: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(own.join("config/opencode/opencode.json")).unwrap()).unwrap();
+    assert_eq!(made["model"], bosun_testkit::clients::OPENCODE_MODEL, "its config is the user's: {made:#}");
+    let log = agent.log.expect("its session's file");
+    assert!(log.starts_with(own.join("sessions")), "{}", log.display());
+    assert_eq!(std::fs::read(&config).unwrap(), before, "the user's config is as it was");
+}

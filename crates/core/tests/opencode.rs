@@ -131,3 +131,27 @@ fn a_prompt_in_its_own_command_runs_from_the_start_and_is_not_given_again() {
     sim.ok(report(&a, "started", r#"{"type":"started"}"#));
     assert_eq!(sim.state.agents[&a].state, SessionState::Idle, "resumed, it waits for its message");
 }
+
+/// Confined (a sandbox), its home the user's and read-only, it reads its config and writes its
+/// data, state and cache in its own config directory; here it uses the user's.
+#[test]
+fn a_confined_opencode_writes_its_data_in_its_own_config_and_one_here_the_users() {
+    for (runtime, own) in [(bosun_core::Runtime::Sandbox { network: true }, true), (bosun_core::Runtime::Local, false)]
+    {
+        let mut sim = Sim::new();
+        let (_, w) = sim.start_with(bosun_core::AgentSpec { runtime, ..opencode(Policy::default()) });
+        let effects = sim.ok(Input::WorkspaceCreated { id: w });
+        let Some(Effect::SpawnSession { env, .. }) =
+            effects.into_iter().find(|e| matches!(e, Effect::SpawnSession { .. }))
+        else {
+            panic!("spawned")
+        };
+        let config = "/state/agents/10000000/config";
+        let homes = [("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_STATE_HOME", "state")];
+        for (var, dir) in homes.into_iter().chain([("XDG_CACHE_HOME", "cache")]) {
+            let want = own.then(|| format!("{config}/{dir}"));
+            assert_eq!(env.get(var).cloned(), want, "{var}");
+        }
+        assert!(env["OPENCODE_CONFIG_CONTENT"].contains(config), "its plugin, here or confined");
+    }
+}

@@ -1,6 +1,6 @@
 //! opencode's private configuration (`OpencodeConfig`): its config, data, state and cache
-//! directories of its own (the XDG ones, under a private home), a provider of the Anthropic API
-//! pointed at the model server, and the environment to run it with.
+//! directories of its own (the XDG ones, where a user's are in a private home), a provider of the
+//! Anthropic API pointed at the model server, and the environment to run it with.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -39,7 +39,12 @@ impl OpencodeConfig {
     /// opencode with.
     pub fn try_write(self) -> Result<ClientEnv, ConfigError> {
         let home = self.dir.join("home");
-        let xdg = |name: &str| self.dir.join("xdg").join(name);
+        // Where a user's are, in the home (a sandbox shows the agent its home, and not `dir`).
+        let xdg = |name: &str| match name {
+            "config" => home.join(".config"),
+            "cache" => home.join(".cache"),
+            _ => home.join(".local").join(if name == "data" { "share" } else { name }),
+        };
         let config_dir = xdg("config").join("opencode");
         create_dirs(&[&config_dir, &home])?;
         let (provider, model) = OPENCODE_MODEL.split_once('/').unwrap_or_default();

@@ -61,6 +61,11 @@ pub trait AgentDriver: Sync {
     /// Points its program's variables in `env` at config directory `dir`.
     fn point_config(&self, _dir: &Path, _env: &mut BTreeMap<String, String>) {}
 
+    /// Points the variables of its program that name where it writes, beyond its config, into
+    /// its own config directory `dir`, where it runs confined (a sandbox, a container), whose
+    /// home is the user's, read-only: opencode's data, state and cache (`XDG_DATA_HOME`, …).
+    fn confined_env(&self, _dir: &Path, _env: &mut BTreeMap<String, String>) {}
+
     /// The variable its program reads its config directory from (`CLAUDE_CONFIG_DIR`,
     /// `CODEX_HOME`), pointed where bosun keeps the agent's config (a pod's claim).
     fn config_env(&self) -> Option<&'static str> {

@@ -243,8 +243,18 @@ impl AgentDriver for Opencode {
         Some(opencode_config::user_config(env))
     }
 
+    fn config_seeds(&self, own: &crate::OwnConfig) -> Vec<crate::own_config::Seed> {
+        opencode_config::seeds(own)
+    }
+
     fn point_config(&self, dir: &Path, env: &mut std::collections::BTreeMap<String, String>) {
         opencode_config::point(dir, env);
+    }
+
+    /// Confined, its home read-only, it writes its database, logs and snapshots, its state and
+    /// its cache in its own config directory.
+    fn confined_env(&self, dir: &Path, env: &mut std::collections::BTreeMap<String, String>) {
+        opencode_config::confine(dir, env);
     }
 
     fn client(&self) -> Option<&'static crate::client_check::Client> {

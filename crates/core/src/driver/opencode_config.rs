@@ -1,5 +1,6 @@
 //! opencode's config, as its driver knows it: where the user's is (`$XDG_CONFIG_HOME/opencode`,
-//! else `~/.config/opencode`), how bosun's plugin reaches it, and its login check.
+//! else `~/.config/opencode`), how bosun's plugin reaches it, where a confined one writes, and
+//! its login check.
 //!
 //! opencode reads its user's config where it is and adds, on top, the config given in
 //! `OPENCODE_CONFIG_CONTENT` (JSON; its `plugin` list is added to the user's). bosun's plugin is
@@ -7,14 +8,22 @@
 //! the user's is copied or written. (A directory named by `OPENCODE_CONFIG_DIR` would do too, but
 //! opencode installs its plugin package there from the npm registry at every start of a new one,
 //! and waits for that before loading any plugin.)
+//!
+//! Confined (a sandbox, a container), its home read-only, it reads its config and writes its
+//! data (its database of sessions, logs, snapshots), state and cache in its own config directory
+//! (`XDG_CONFIG_HOME`, `XDG_DATA_HOME`, `XDG_STATE_HOME`, `XDG_CACHE_HOME` there): opencode
+//! writes in its config directory at every start (a `.gitignore`), and fails when it cannot. Its
+//! config is the user's `opencode.json` but for what runs their programs (`plugin`, `mcp`); no
+//! login of theirs is copied (a key in its environment, or a provider of its config, signs it
+//! in). Here, the copy is made too (an own config is made once, for either) and not read.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::client_check::Client;
-use crate::own_config::{var, UserConfig};
+use crate::own_config::{var, OwnConfig, Seed, SeedError, Seeding, UserConfig};
 
 /// The variable opencode reads config from, merged over the user's files.
 pub const CONTENT_VAR: &str = "OPENCODE_CONFIG_CONTENT";
@@ -63,6 +72,38 @@ pub(super) fn point(dir: &Path, env: &mut BTreeMap<String, String>) {
     env.insert(CONTENT_VAR.into(), Value::Object(content).to_string());
 }
 
+/// The user's `opencode.json`, as a confined opencode reads it from its own config.
+const SETTINGS: Seeding = Seeding::Made(settings);
+
+/// Where a confined opencode reads its config and writes (its home, the user's, is read-only
+/// there, and opencode writes in its config directory at every start): its config (made from
+/// the user's: `config_seeds`), data (`opencode.db`, logs, snapshots), state and cache, in its
+/// own config directory `dir`.
+pub(super) fn confine(dir: &Path, env: &mut BTreeMap<String, String>) {
+    let homes = [("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_STATE_HOME", "state")];
+    for (var, name) in homes.into_iter().chain([("XDG_CACHE_HOME", "cache")]) {
+        env.insert(var.into(), dir.join(name).display().to_string());
+    }
+}
+
+/// The files of its own config: the user's `opencode.json` (read only by a confined one, whose
+/// config is there).
+pub(super) fn seeds(own: &OwnConfig) -> Vec<Seed> {
+    vec![Seed { name: "config/opencode/opencode.json", from: own.user_file("opencode.json"), how: SETTINGS }]
+}
+
+/// The user's `opencode.json` without what runs their programs (`plugin`, `mcp`). A file JSON
+/// cannot read (opencode's allows comments) is an error.
+fn settings(user: Option<&str>, _trusted: &[PathBuf]) -> Result<Option<String>, SeedError> {
+    let Some(text) = user else { return Ok(None) };
+    let mut settings: Value = serde_json::from_str(text).map_err(SeedError::NotJson)?;
+    let Some(fields) = settings.as_object_mut() else { return Err(SeedError::NotObject) };
+    for theirs in ["plugin", "mcp"] {
+        fields.remove(theirs);
+    }
+    Ok(Some(format!("{settings:#}\n")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,7 +114,14 @@ mod tests {
         let env: BTreeMap<String, String> = [("HOME".to_owned(), "/home/u".to_owned())].into();
         let own = OwnConfig::new(crate::driver::DriverKind::Opencode, Path::new("/s/agents/a"), &env).expect("one");
         assert_eq!(own.user.as_deref(), Some(Path::new("/home/u/.config/opencode")));
-        assert!(own.seeds().is_empty(), "nothing of the user's is copied");
+        let seeds = own.seeds();
+        assert_eq!(seeds.iter().map(|s| s.name).collect::<Vec<_>>(), ["config/opencode/opencode.json"]);
+        assert_eq!(seeds[0].from.as_deref(), Some(Path::new("/home/u/.config/opencode/opencode.json")));
+        let user = r#"{"model": "a/b", "provider": {"a": {"options": {"baseURL": "http://x"}}},
+            "plugin": ["/home/u/p.js"], "mcp": {"evil": {"type": "local", "command": ["x"]}}}"#;
+        let made: Value = serde_json::from_str(&SETTINGS.make(Some(user), &[]).unwrap().unwrap()).unwrap();
+        assert_eq!(made, serde_json::json!({"model": "a/b", "provider": {"a": {"options": {"baseURL": "http://x"}}}}));
+        assert!(SETTINGS.make(Some("// a comment\n{}"), &[]).unwrap_err().to_string().contains("not JSON"));
         let mut pointed = env.clone();
         own.point(&mut pointed);
         let content: Value = serde_json::from_str(&pointed[CONTENT_VAR]).unwrap();
