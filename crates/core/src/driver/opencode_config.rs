@@ -13,7 +13,8 @@
 //! data (its database of sessions, logs, snapshots), state and cache in its own config directory
 //! (`XDG_CONFIG_HOME`, `XDG_DATA_HOME`, `XDG_STATE_HOME`, `XDG_CACHE_HOME` there): opencode
 //! writes in its config directory at every start (a `.gitignore`), and fails when it cannot. Its
-//! config is the user's `opencode.json` but for what runs their programs (`plugin`, `mcp`); no
+//! config is the user's `opencode.json` but for what runs their programs (`plugin`, `mcp`; one
+//! JSON cannot read, with comments, is not copied); no
 //! login of theirs is copied (a key in its environment, or a provider of its config, signs it
 //! in). Here, the copy is made too (an own config is made once, for either) and not read.
 
@@ -93,11 +94,11 @@ pub(super) fn seeds(own: &OwnConfig) -> Vec<Seed> {
 }
 
 /// The user's `opencode.json` without what runs their programs (`plugin`, `mcp`). A file JSON
-/// cannot read (opencode's allows comments) is an error.
+/// cannot read (opencode's may hold comments) is not copied: those cannot be taken out of it for
+/// sure, and an agent here, which never reads the copy, must not fail to start for it.
 fn settings(user: Option<&str>, _trusted: &[PathBuf]) -> Result<Option<String>, SeedError> {
-    let Some(text) = user else { return Ok(None) };
-    let mut settings: Value = serde_json::from_str(text).map_err(SeedError::NotJson)?;
-    let Some(fields) = settings.as_object_mut() else { return Err(SeedError::NotObject) };
+    let Some(mut settings) = user.and_then(|text| serde_json::from_str::<Value>(text).ok()) else { return Ok(None) };
+    let Some(fields) = settings.as_object_mut() else { return Ok(None) };
     for theirs in ["plugin", "mcp"] {
         fields.remove(theirs);
     }
@@ -121,7 +122,8 @@ mod tests {
             "plugin": ["/home/u/p.js"], "mcp": {"evil": {"type": "local", "command": ["x"]}}}"#;
         let made: Value = serde_json::from_str(&SETTINGS.make(Some(user), &[]).unwrap().unwrap()).unwrap();
         assert_eq!(made, serde_json::json!({"model": "a/b", "provider": {"a": {"options": {"baseURL": "http://x"}}}}));
-        assert!(SETTINGS.make(Some("// a comment\n{}"), &[]).unwrap_err().to_string().contains("not JSON"));
+        assert_eq!(SETTINGS.make(Some("// a comment\n{}"), &[]).unwrap(), None, "not copied, and no error");
+        assert_eq!(SETTINGS.make(Some("[]"), &[]).unwrap(), None);
         let mut pointed = env.clone();
         own.point(&mut pointed);
         let content: Value = serde_json::from_str(&pointed[CONTENT_VAR]).unwrap();
