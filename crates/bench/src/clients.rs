@@ -1,4 +1,4 @@
-//! Issue 9's figures, with the real Claude Code, Codex and Gemini CLI against bosun's fake model
+//! Issue 9's figures, with the real Claude Code, Codex, Gemini CLI and opencode against bosun's fake model
 //! servers:
 //! from the server's last byte of an answer to bosun recording what it means (idle, a
 //! permission prompt, an error), for each client, through `bosun agent start`.
@@ -16,6 +16,8 @@ use crate::{show, wait_secs, Figure};
 
 mod pi;
 pub use pi::pi;
+mod opencode;
+pub use opencode::opencode;
 
 const TURNS: usize = 20;
 const DIALOGS: usize = 8;
@@ -141,6 +143,7 @@ pub fn figures(bin: &Path) -> Vec<Figure> {
     }
     figures.extend(gemini(bin));
     figures.extend(pi(bin));
+    figures.extend(opencode(bin));
     figures
 }
 

@@ -1,6 +1,6 @@
 //! `bosun-bench`: measures bosun against real git, tmux and claudeless, and prints each figure
 //! beside its target and a peer's (oj's) figure measured on the same kind of machine. Run it
-//! with `scripts/bench [start|detect|nudge|idle|store|clients|gemini|hostile|pool|dash|host|docker|k8s|plan] …` (which builds bosun in release mode first).
+//! with `scripts/bench [start|detect|nudge|idle|store|clients|gemini|pi|opencode|hostile|pool|dash|host|docker|k8s|plan] …` (which builds bosun in release mode first).
 
 mod clients;
 mod dash;
@@ -88,6 +88,7 @@ fn main() {
             "clients" => figures.extend(clients::figures(&bin)),
             "gemini" => figures.extend(clients::gemini(&bin)),
             "pi" => figures.extend(clients::pi(&bin)),
+            "opencode" => figures.extend(clients::opencode(&bin)),
             "hostile" => figures.extend(hostile::figures(&bin, &claudeless, &chat)),
             "pool" => figures.extend(pool::figures(&bin)),
             "dash" => figures.extend(dash::figures(&bin)),
@@ -96,7 +97,7 @@ fn main() {
             "k8s" => figures.extend(k8s::figures(&bin)),
             "plan" => figures.extend(plan::figures(&bin, &claudeless)),
             other => {
-                panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients, gemini, pi, hostile, pool, dash, host, docker, k8s or plan")
+                panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients, gemini, pi, opencode, hostile, pool, dash, host, docker, k8s or plan")
             }
         }
     }

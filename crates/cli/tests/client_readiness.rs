@@ -45,11 +45,13 @@ impl Fake {
     }
 }
 
-/// The test's `PATH` without any directory that holds a `claude` or a `codex`, after `first`.
+/// The clients bosun probes, by their programs' names.
+const CLIENTS: [&str; 5] = ["claude", "codex", "gemini", "pi", "opencode"];
+
+/// The test's `PATH` without any directory that holds a client of `CLIENTS`, after `first`.
 fn path_with(first: Option<&Path>) -> String {
     let rest = std::env::var("PATH").unwrap_or_default();
-    let kept = std::env::split_paths(&rest)
-        .filter(|d| ["claude", "codex", "gemini", "pi"].iter().all(|c| !d.join(c).exists()));
+    let kept = std::env::split_paths(&rest).filter(|d| CLIENTS.iter().all(|c| !d.join(c).exists()));
     let all: Vec<std::path::PathBuf> = first.map(Path::to_path_buf).into_iter().chain(kept).collect();
     std::env::join_paths(all).unwrap().to_string_lossy().into_owned()
 }
@@ -111,6 +113,7 @@ fn a_client_that_is_not_installed_is_refused_in_one_line() {
         ("codex", "@openai/codex"),
         ("gemini", "@google/gemini-cli"),
         ("pi", "@earendil-works/pi-coding-agent"),
+        ("opencode", "opencode-ai"),
     ];
     for (client, package) in packages {
         let err = refused(&bosun, &repo, &["agent", "start", "--", client]);

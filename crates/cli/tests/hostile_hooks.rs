@@ -314,3 +314,77 @@ fn pi_reports_are_bounded_and_name_no_session_file_outside_its_sessions() {
     assert!(pi_hook(&bosun, &id, "agent_settled", end.to_string().as_bytes()).status.success());
     assert_eq!(bosun.wait_state(&id, "idle").said.as_deref(), Some("done"));
 }
+
+/// A report of bosun's opencode plugin, as `bosun hook report opencode` gets it.
+fn opencode_report(bosun: &Bosun, id: &str, event: &str, payload: &[u8]) -> std::process::Output {
+    let mut child = bosun
+        .command(bosun.state_dir(), &["hook", "report", "opencode", id, event, "--generation", "0"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run the report");
+    let _ = std::io::Write::write_all(&mut child.stdin.take().expect("its stdin"), payload);
+    child.wait_with_output().expect("the report ends")
+}
+
+/// opencode's plugin reports (its corpus): a session id that is a path (out of the agent's own
+/// config, to a secret, to a FIFO) names no session log and no session to resume; a huge payload
+/// is cut and still reports its event; garbage and a number where text goes are signs of life;
+/// a permission request from a hostile payload is answered by the policy as data; the daemon
+/// goes on.
+#[test]
+fn opencode_reports_are_bounded_and_name_no_file_outside_its_own_config() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    // Its program stands in for opencode, passing over the arguments bosun adds.
+    let dir = tempfile::tempdir().unwrap();
+    let program = dir.path().join("opencode-stand-in");
+    std::fs::write(&program, "#!/bin/sh\nexec sleep 600\n").unwrap();
+    std::fs::set_permissions(&program, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let args = ["--driver", "opencode", "--deny", "bash(rm *)", "--", program.to_str().unwrap()];
+    let id = bosun.start(repo.path(), &args);
+    bosun.wait_up(&id);
+    let fifo = dir.path().join("fifo");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let own = bosun.agent(&id).dir.join("config/sessions");
+    let escapes = [
+        format!("ses_x/../../../../{}", fifo.display()),
+        "../../../../../../etc/passwd".to_owned(),
+        "ses_../../secret".to_owned(),
+        format!("{}", fifo.display()),
+        "ses_\u{0}x".to_owned(),
+    ];
+    for session in &escapes {
+        let busy = serde_json::json!({"type": "session.status", "sessionID": session, "status": {"type": "busy"}});
+        assert!(opencode_report(&bosun, &id, "session.status", busy.to_string().as_bytes()).status.success());
+        bosun.wait_state(&id, "running");
+        let idle = serde_json::json!({"type": "session.idle", "sessionID": session, "said": "ok"});
+        assert!(opencode_report(&bosun, &id, "session.idle", idle.to_string().as_bytes()).status.success());
+        let agent = bosun.wait_state(&id, "idle");
+        assert_eq!(agent.log, None, "{session:?} named a session log");
+    }
+    // A session of its own is one under its own config's sessions folder.
+    let real = serde_json::json!({"type": "session.status", "sessionID": "ses_abc123", "status": {"type": "busy"}});
+    assert!(opencode_report(&bosun, &id, "session.status", real.to_string().as_bytes()).status.success());
+    let agent = bosun.wait_state(&id, "running");
+    assert_eq!(agent.log, Some(own.join("ses_abc123.jsonl")));
+    // A huge payload is cut: it still reports its event.
+    let huge = format!(r#"{{"type":"session.idle","said":"{}"}}"#, "x".repeat(8 * 1024 * 1024));
+    assert!(opencode_report(&bosun, &id, "session.idle", huge.as_bytes()).status.success());
+    bosun.wait_state(&id, "idle");
+    for garbage in [&b"\x00\xff not json"[..], b"[]", br#"{"sessionID": 7, "status": {"type": 7}}"#] {
+        assert!(opencode_report(&bosun, &id, "session.status", garbage).status.success());
+    }
+    assert_eq!(bosun.agent(&id).state.label(), "idle", "garbage is only a sign of life");
+    // A permission request is the policy's to answer, whatever its words: printed for the plugin.
+    let asked = serde_json::json!({"type": "permission.asked", "sessionID": "ses_abc123",
+        "request": {"id": "per_1", "permission": "bash", "patterns": ["rm -rf \"$HOME\"; `reboot`"]}});
+    let out = opencode_report(&bosun, &id, "permission.asked", asked.to_string().as_bytes());
+    assert!(out.status.success(), "{out:?}");
+    let reply: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert_eq!(reply["reply"], "reject", "{}", String::from_utf8_lossy(&out.stdout));
+    let idle = serde_json::json!({"type": "session.idle", "sessionID": "ses_abc123", "said": "done"});
+    assert!(opencode_report(&bosun, &id, "session.idle", idle.to_string().as_bytes()).status.success());
+    bosun.wait_state(&id, "idle");
+}

@@ -33,7 +33,8 @@ impl Runtime {
     }
 
     /// What of `agent`'s recorded `env` it is given here: all of it, its program's config
-    /// variable pointed at its own config in a sandbox or a container (`OwnConfig`); and in a
+    /// variable pointed at its own config in a sandbox or a container (`OwnConfig`), with what
+    /// else its program writes there (`AgentDriver::confined_env`); and in a
     /// pod neither this machine's paths nor its workspace's: the pod's own instead (its
     /// workspace, and its agent's config where the claim keeps it, in every driver's config
     /// variable alike).
@@ -64,6 +65,9 @@ impl Runtime {
                 let mut env = env.clone();
                 if let Some(own) = crate::OwnConfig::of(agent) {
                     own.point(&mut env);
+                    if self.confines() {
+                        agent.driver.behaviour().confined_env(&own.dir, &mut env);
+                    }
                 }
                 env
             }

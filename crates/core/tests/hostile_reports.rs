@@ -5,6 +5,7 @@
 use bosun_core::driver::claude::{self, HookPayload};
 use bosun_core::driver::codex;
 use bosun_core::driver::dialog::{self, DialogAnswer};
+use bosun_core::driver::opencode::{self, OpencodeReport};
 use bosun_core::PermissionRule;
 use proptest::prelude::*;
 
@@ -52,6 +53,11 @@ proptest! {
         let _ = codex::log_said(&text);
         let _ = codex::notify_observation(&text, Some("main"));
         let _ = codex::screen_observation(&text);
+        let report = OpencodeReport::parse(&text, &text);
+        let _ = opencode::observation(&report, n % 2 == 0);
+        prop_assert!(report.event.len() <= 100 && report.asks.as_ref().is_none_or(|s| s.len() <= 500));
+        prop_assert!(report.session.as_deref().is_none_or(opencode::is_session_id));
+        let _ = opencode::screen_observation(&text);
         if let Some(menu) = dialog::menu(&text) {
             prop_assert!(menu.options.len() >= 2 && menu.selected.is_none_or(|s| s < menu.options.len()));
             let wants = [DialogAnswer::Allow, DialogAnswer::Deny, DialogAnswer::Option(n.clamp(1, 9))];
@@ -95,5 +101,29 @@ proptest! {
         prop_assert!(p.said().is_none_or(|s| s.len() <= 4_000));
         prop_assert!(p.asks.as_ref().is_none_or(|s| s.len() <= 500));
         prop_assert!(p.subject.as_ref().is_none_or(|s| s.len() <= 4_000));
+    }
+
+    #[test]
+    fn an_opencode_report_built_from_json_keeps_its_fields_bounded(
+        message in "\\PC{0,9000}", session in "\\PC{0,200}",
+    ) {
+        let raw = serde_json::json!({
+            "type": "permission.asked",
+            "sessionID": session,
+            "request": {"id": message, "permission": message, "patterns": [message]},
+            "error": {"name": message, "message": message, "statusCode": 429},
+            "status": {"type": message, "message": message},
+            "said": message,
+        })
+        .to_string();
+        let r = OpencodeReport::parse(&raw, "permission.asked");
+        prop_assert!(r.session.as_deref().is_none_or(|s| opencode::is_session_id(s) && s == session));
+        prop_assert!(r.permission.as_ref().is_none_or(|s| s.len() <= 100));
+        prop_assert!(r.error.as_ref().is_none_or(|s| s.len() <= 100));
+        prop_assert!(r.status.as_ref().is_none_or(|s| s.len() <= 20));
+        prop_assert!(r.message.as_ref().is_none_or(|s| s.len() <= 4_000));
+        prop_assert!(r.said.as_ref().is_none_or(|s| s.len() <= 4_000));
+        prop_assert!(r.asks.as_ref().is_none_or(|s| s.len() <= 500));
+        prop_assert!(r.subject.as_ref().is_none_or(|s| s.len() <= 4_000));
     }
 }

@@ -54,6 +54,9 @@ pub const SCRUBBED: &[&str] = &[
     "GOOGLE_GENAI_USE_VERTEXAI",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
+    "OPENCODE_CONFIG",
+    "OPENCODE_CONFIG_CONTENT",
+    "OPENCODE_CONFIG_DIR",
     "TMUX",
     "TMUX_PANE",
 ];

@@ -18,10 +18,12 @@ mod gemini;
 mod http;
 pub mod http_lines;
 mod openai;
+mod opencode_client;
 pub mod pi_config;
 mod pieces;
 mod script;
 mod server;
 
+pub use opencode_client::{OpencodeConfig, OPENCODE_MODEL};
 pub use script::{Logged, Reply, DEFAULT_TEXT, SIDE_TEXT};
 pub use server::{Api, ModelServer, ServerError};

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 pub use bosun_model_server::clients::*;
 pub use bosun_model_server::pi_config::{PiConfig, PI_MODEL, PI_PROVIDER};
+pub use bosun_model_server::{OpencodeConfig, OPENCODE_MODEL};
 
 /// `write`: a config written, or a panic saying why not.
 pub trait WriteOrPanic {
@@ -30,6 +31,12 @@ impl WriteOrPanic for PiConfig {
 }
 
 impl WriteOrPanic for GeminiConfig {
+    fn write(self) -> ClientEnv {
+        self.try_write().unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+impl WriteOrPanic for OpencodeConfig {
     fn write(self) -> ClientEnv {
         self.try_write().unwrap_or_else(|e| panic!("{e}"))
     }

@@ -308,6 +308,12 @@ pub fn pi() -> Option<PathBuf> {
     Some(script)
 }
 
+/// The real opencode (`opencode`, a native program its npm package `opencode-ai` brings), found
+/// or installed as `claude_code` is (`$BOSUN_OPENCODE_BIN`).
+pub fn opencode() -> Option<PathBuf> {
+    real_client("BOSUN_OPENCODE_BIN", "opencode")
+}
+
 /// Prints the one line a test prints when it skips.
 pub fn skip(reason: &str) {
     eprintln!("testkit: skipping: {reason}");

@@ -18,6 +18,8 @@ pub enum Driver {
     Gemini { session_id: String },
     /// pi: bosun picks the session id and loads its extension, which reports pi's events.
     Pi { session_id: String },
+    /// opencode: bosun's plugin reports its sessions.
+    Opencode,
     /// Any terminal program: process liveness, output activity and the user's patterns.
     Generic { patterns: Patterns },
     /// The test driver (`echo`): its program reports through bosun's hook command.
@@ -33,6 +35,7 @@ pub enum DriverKind {
     Codex,
     Gemini,
     Pi,
+    Opencode,
     Generic,
     #[cfg(feature = "test-driver")]
     Echo,
@@ -58,6 +61,7 @@ impl DriverKind {
         Self::Codex,
         Self::Gemini,
         Self::Pi,
+        Self::Opencode,
         Self::Generic,
         #[cfg(feature = "test-driver")]
         Self::Echo,
@@ -70,6 +74,7 @@ impl DriverKind {
             Self::Codex => "codex",
             Self::Gemini => "gemini",
             Self::Pi => "pi",
+            Self::Opencode => "opencode",
             Self::Generic => "generic",
             #[cfg(feature = "test-driver")]
             Self::Echo => "echo",
@@ -82,7 +87,8 @@ impl DriverKind {
     }
 
     /// The driver for a command, from its program's name: `claude` and `claudeless` are Claude,
-    /// `codex` is Codex, `gemini` is Gemini CLI, `pi` is pi, anything else is generic.
+    /// `codex` is Codex, `gemini` is Gemini CLI, `pi` is pi, `opencode` is opencode, anything else
+    /// is generic.
     pub fn detect(command: &[String]) -> Self {
         let program = command.first().map(|p| Path::new(p).file_name().and_then(|f| f.to_str()).unwrap_or(p));
         match program {
@@ -90,6 +96,7 @@ impl DriverKind {
             Some("codex") => Self::Codex,
             Some("gemini") => Self::Gemini,
             Some("pi") => Self::Pi,
+            Some("opencode") => Self::Opencode,
             _ => Self::Generic,
         }
     }
@@ -102,6 +109,7 @@ impl Driver {
             Self::Codex => DriverKind::Codex,
             Self::Gemini { .. } => DriverKind::Gemini,
             Self::Pi { .. } => DriverKind::Pi,
+            Self::Opencode => DriverKind::Opencode,
             Self::Generic { .. } => DriverKind::Generic,
             #[cfg(feature = "test-driver")]
             Self::Echo => DriverKind::Echo,

@@ -17,6 +17,8 @@ pub mod gemini;
 pub mod gemini_config;
 pub mod generic;
 pub mod kind;
+pub mod opencode;
+pub mod opencode_config;
 pub mod pi;
 pub mod pi_config;
 mod report;
@@ -60,6 +62,11 @@ pub trait AgentDriver: Sync {
 
     /// Points its program's variables in `env` at config directory `dir`.
     fn point_config(&self, _dir: &Path, _env: &mut BTreeMap<String, String>) {}
+
+    /// Points the variables of its program that name where it writes, beyond its config, into
+    /// its own config directory `dir`, where it runs confined (a sandbox, a container), whose
+    /// home is the user's, read-only: opencode's data, state and cache (`XDG_DATA_HOME`, …).
+    fn confined_env(&self, _dir: &Path, _env: &mut BTreeMap<String, String>) {}
 
     /// The variable its program reads its config directory from (`CLAUDE_CONFIG_DIR`,
     /// `CODEX_HOME`), pointed where bosun keeps the agent's config (a pod's claim).
@@ -257,6 +264,7 @@ impl DriverKind {
             Self::Codex => &codex::Codex,
             Self::Gemini => &gemini::Gemini,
             Self::Pi => &pi::Pi,
+            Self::Opencode => &opencode::Opencode,
             Self::Generic => &generic::Generic,
             #[cfg(feature = "test-driver")]
             Self::Echo => &echo::Echo,
@@ -293,6 +301,7 @@ mod tests {
             Driver::Codex,
             Driver::Gemini { session_id: "s".into() },
             Driver::Pi { session_id: "s".into() },
+            Driver::Opencode,
             Driver::Generic { patterns: generic::Patterns::default() },
         ];
         for d in &drivers {

@@ -32,7 +32,7 @@ pub struct StartArgs {
     env: Vec<String>,
     #[arg(long)]
     json: bool,
-    /// How bosun reads the agent [default: from the command's name: claude, codex, else generic]
+    /// How bosun reads the agent [default: from the command's name: claude, codex, gemini, pi, opencode, else generic]
     #[arg(long, value_parser = driver_kind())]
     driver: Option<DriverKind>,
     /// The agent's first prompt (Claude and Codex get it on their command line; a generic agent

@@ -1,0 +1,157 @@
+//! opencode's config, as its driver knows it: where the user's is (`$XDG_CONFIG_HOME/opencode`,
+//! else `~/.config/opencode`), how bosun's plugin reaches it, where a confined one writes, and
+//! its login check.
+//!
+//! opencode reads its user's config where it is and adds, on top, the config given in
+//! `OPENCODE_CONFIG_CONTENT` (JSON; its `plugin` list is added to the user's). bosun's plugin is
+//! a file in the agent's own config directory (`<agent dir>/config`), named there: nothing of
+//! the user's is copied or written. (A directory named by `OPENCODE_CONFIG_DIR` would do too, but
+//! opencode installs its plugin package there from the npm registry at every start of a new one,
+//! and waits for that before loading any plugin.)
+//!
+//! Confined (a sandbox, a container), its home read-only, it reads its config and writes its
+//! data (its database of sessions, logs, snapshots), state and cache in its own config directory
+//! (`XDG_CONFIG_HOME`, `XDG_DATA_HOME`, `XDG_STATE_HOME`, `XDG_CACHE_HOME` there): opencode
+//! writes in its config directory at every start (a `.gitignore`), and fails when it cannot. Its
+//! config is the user's `opencode.json` but for what runs their programs (`plugin`, `mcp`; one
+//! JSON cannot read, with comments, is not copied); no
+//! login of theirs is copied (a key in its environment, or a provider of its config, signs it
+//! in). Here, the copy is made too (an own config is made once, for either) and not read.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::client_check::Client;
+use crate::own_config::{var, OwnConfig, Seed, SeedError, Seeding, UserConfig};
+
+/// The variable opencode reads config from, merged over the user's files.
+pub const CONTENT_VAR: &str = "OPENCODE_CONFIG_CONTENT";
+
+/// The name of bosun's plugin in the agent's own config directory.
+pub const PLUGIN: &str = "bosun-plugin.js";
+
+/// The folder there of the file its plugin keeps per session.
+pub const SESSIONS: &str = "sessions";
+
+/// opencode, as bosun probes it. It needs no login: without a key or a login it runs on the
+/// free models of its own provider, so its check (`opencode auth list`, which lists the stored
+/// credentials, offline) only shows it runs.
+pub static CLIENT: Client = Client {
+    program: "opencode",
+    package: "opencode-ai",
+    login_check: ["auth", "list"],
+    key_vars: &["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY"],
+    log_in: "run `opencode auth login`, or set your provider's API key",
+    config: None,
+    otherwise: crate::client_check::no_other_way,
+};
+
+/// The user's opencode config directory.
+pub(super) fn user_config(env: &BTreeMap<String, String>) -> UserConfig {
+    let config = var(env, "XDG_CONFIG_HOME").or_else(|| var(env, "HOME").map(|h| h.join(".config")));
+    UserConfig { dir: config.map(|c| c.join("opencode")), state: None }
+}
+
+/// Names bosun's plugin in `dir` (the agent's own config directory) in `OPENCODE_CONFIG_CONTENT`,
+/// after the plugins the agent's own content names, which is kept; content that is not a JSON
+/// object is replaced.
+pub(super) fn point(dir: &Path, env: &mut BTreeMap<String, String>) {
+    let plugin = Value::from(dir.join(PLUGIN).display().to_string());
+    let mut content = match env.get(CONTENT_VAR).map(|c| serde_json::from_str::<Value>(c)) {
+        Some(Ok(Value::Object(given))) => given,
+        _ => serde_json::Map::new(),
+    };
+    match content.get_mut("plugin") {
+        Some(Value::Array(plugins)) if !plugins.contains(&plugin) => plugins.push(plugin),
+        Some(Value::Array(_)) => {}
+        _ => {
+            content.insert("plugin".into(), Value::Array(vec![plugin]));
+        }
+    }
+    env.insert(CONTENT_VAR.into(), Value::Object(content).to_string());
+}
+
+/// The user's `opencode.json`, as a confined opencode reads it from its own config.
+const SETTINGS: Seeding = Seeding::Made(settings);
+
+/// Where a confined opencode reads its config and writes (its home, the user's, is read-only
+/// there, and opencode writes in its config directory at every start): its config (made from
+/// the user's: `config_seeds`), data (`opencode.db`, logs, snapshots), state and cache, in its
+/// own config directory `dir`.
+pub(super) fn confine(dir: &Path, env: &mut BTreeMap<String, String>) {
+    let homes = [("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_STATE_HOME", "state")];
+    for (var, name) in homes.into_iter().chain([("XDG_CACHE_HOME", "cache")]) {
+        env.insert(var.into(), dir.join(name).display().to_string());
+    }
+}
+
+/// The files of its own config: the user's `opencode.json` (read only by a confined one, whose
+/// config is there).
+pub(super) fn seeds(own: &OwnConfig) -> Vec<Seed> {
+    vec![Seed { name: "config/opencode/opencode.json", from: own.user_file("opencode.json"), how: SETTINGS }]
+}
+
+/// The user's `opencode.json` without what runs their programs (`plugin`, `mcp`). A file JSON
+/// cannot read (opencode's may hold comments) is not copied: those cannot be taken out of it for
+/// sure, and an agent here, which never reads the copy, must not fail to start for it.
+fn settings(user: Option<&str>, _trusted: &[PathBuf]) -> Result<Option<String>, SeedError> {
+    let Some(mut settings) = user.and_then(|text| serde_json::from_str::<Value>(text).ok()) else { return Ok(None) };
+    let Some(fields) = settings.as_object_mut() else { return Ok(None) };
+    for theirs in ["plugin", "mcp"] {
+        fields.remove(theirs);
+    }
+    Ok(Some(format!("{settings:#}\n")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::OwnConfig;
+
+    #[test]
+    fn the_plugin_is_named_over_the_users_config_which_is_left_where_it_is() {
+        let env: BTreeMap<String, String> = [("HOME".to_owned(), "/home/u".to_owned())].into();
+        let own = OwnConfig::new(crate::driver::DriverKind::Opencode, Path::new("/s/agents/a"), &env).expect("one");
+        assert_eq!(own.user.as_deref(), Some(Path::new("/home/u/.config/opencode")));
+        let seeds = own.seeds();
+        assert_eq!(seeds.iter().map(|s| s.name).collect::<Vec<_>>(), ["config/opencode/opencode.json"]);
+        assert_eq!(seeds[0].from.as_deref(), Some(Path::new("/home/u/.config/opencode/opencode.json")));
+        let user = r#"{"model": "a/b", "provider": {"a": {"options": {"baseURL": "http://x"}}},
+            "plugin": ["/home/u/p.js"], "mcp": {"evil": {"type": "local", "command": ["x"]}}}"#;
+        let made: Value = serde_json::from_str(&SETTINGS.make(Some(user), &[]).unwrap().unwrap()).unwrap();
+        assert_eq!(made, serde_json::json!({"model": "a/b", "provider": {"a": {"options": {"baseURL": "http://x"}}}}));
+        assert_eq!(SETTINGS.make(Some("// a comment\n{}"), &[]).unwrap(), None, "not copied, and no error");
+        assert_eq!(SETTINGS.make(Some("[]"), &[]).unwrap(), None);
+        let mut pointed = env.clone();
+        own.point(&mut pointed);
+        let content: Value = serde_json::from_str(&pointed[CONTENT_VAR]).unwrap();
+        assert_eq!(content, serde_json::json!({"plugin": ["/s/agents/a/config/bosun-plugin.js"]}));
+        let xdg: BTreeMap<String, String> = [("XDG_CONFIG_HOME".to_owned(), "/x".to_owned())].into();
+        assert_eq!(user_config(&xdg).dir.as_deref(), Some(Path::new("/x/opencode")));
+    }
+
+    #[test]
+    fn the_agents_own_content_is_kept_and_bosuns_plugin_added_once() {
+        let mut env: BTreeMap<String, String> =
+            [(CONTENT_VAR.to_owned(), r#"{"model": "a/b", "plugin": ["theirs"]}"#.to_owned())].into();
+        point(Path::new("/c"), &mut env);
+        point(Path::new("/c"), &mut env);
+        let content: Value = serde_json::from_str(&env[CONTENT_VAR]).unwrap();
+        assert_eq!(content, serde_json::json!({"model": "a/b", "plugin": ["theirs", "/c/bosun-plugin.js"]}));
+        env.insert(CONTENT_VAR.into(), "not json".into());
+        point(Path::new("/c"), &mut env);
+        let content: Value = serde_json::from_str(&env[CONTENT_VAR]).unwrap();
+        assert_eq!(content, serde_json::json!({"plugin": ["/c/bosun-plugin.js"]}));
+    }
+
+    #[test]
+    fn an_opencode_newer_than_the_pinned_one_is_warned_of() {
+        use crate::client_version::untested;
+        assert!(untested(CLIENT.package, "1.18.33").is_none(), "the pinned version is tested");
+        let (_, warning) = untested(CLIENT.package, "1.19.0").expect("a newer one is not");
+        assert!(warning.contains("opencode-ai 1.19.0 is newer") && warning.contains("1.18.33"), "{warning}");
+        assert!(Client::of("/usr/local/bin/opencode").is_some_and(|c| std::ptr::eq(c, &CLIENT)));
+    }
+}
