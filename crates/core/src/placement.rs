@@ -37,8 +37,8 @@ impl Runtime {
     /// else its program writes there (`AgentDriver::confined_env`); and in a
     /// pod neither this machine's paths nor its workspace's: the pod's own instead (its
     /// workspace, and its agent's config where the claim keeps it, in every driver's config
-    /// variable alike).
-    /// Its driver's `terminal_env` is added where the agent's own does not name the variable.
+    /// variable alike). Wherever it runs, its driver's `terminal_env` is added where the
+    /// agent's own does not name the variable.
     pub fn env(&self, agent: &Agent) -> BTreeMap<String, String> {
         let mut env = self.runtime_env(agent);
         for (key, value) in agent.driver.behaviour().terminal_env() {
