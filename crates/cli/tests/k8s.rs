@@ -679,27 +679,3 @@ fn a_claude_agents_pod_config_holds_claudes_own_state_with_the_pods_workspace_tr
     assert!(screen.contains("state: trusts its workspace"), "{screen}");
     assert!(!repo.path().join(".claude.json").exists() && !repo.path().join(".claude").exists(), "nothing here");
 }
-
-/// A Gemini CLI agent's home in its pod trusts the pod's workspace, as its own config trusts its
-/// workspace here, and holds bosun's extension: the stand-in says what it finds where Gemini CLI
-/// looks.
-#[test]
-fn a_gemini_agents_pod_home_trusts_the_pods_workspace_and_holds_bosuns_extension() {
-    let (_cluster, bosun, repo, _git, image) = k8s_bosun();
-    let exe = env!("CARGO_BIN_EXE_bosun");
-    let trusted = format!("\"{}\": \"TRUST_FOLDER\"", bosun_core::POD_WORKSPACE);
-    let agent = format!(
-        "grep -qF '{trusted}' \"$GEMINI_CLI_HOME/.gemini/trustedFolders.json\" && echo 'home: trusts its workspace'; \
-         [ -f \"$GEMINI_CLI_HOME/.gemini/extensions/bosun/hooks/hooks.json\" ] && echo 'home: holds the extension'; \
-         [ \"$(pwd -P)\" = {} ] && echo 'runs: in its workspace'; sleep 600",
-        bosun_core::POD_WORKSPACE
-    );
-    let args = ["--runtime", "k8s", "--image", &image, "--bosun-in-image", exe, "--branch", "agent/gemini"];
-    let mut all = args.to_vec();
-    all.extend(["--driver", "gemini", "--", "sh", "-c", &agent]);
-    let id = bosun.start(repo.path(), &all);
-    let screen = bosun.wait_screen(&id, "runs: in its workspace");
-    assert!(screen.contains("home: trusts its workspace"), "{screen}");
-    assert!(screen.contains("home: holds the extension"), "{screen}");
-    assert!(!repo.path().join(".gemini").exists(), "nothing here");
-}

@@ -126,6 +126,10 @@ fn each_clients_repository_settings_are_copied_into_its_own_agents_worktree_only
     let (_, path) = finished(&bosun, &repo, &["--driver", "pi", "--", "true"]);
     assert_eq!(std::fs::read_to_string(path.join(".pi/settings.json")).unwrap(), "{\"theme\":\"dark\"}");
     assert!(!path.join(".gemini/settings.json").exists(), "nor Gemini's");
+    // opencode's, at the repository's root.
+    std::fs::write(repo.path().join("opencode.json"), "{\"model\":\"x/y\"}").unwrap();
+    let (_, path) = finished(&bosun, &repo, &["--driver", "opencode", "--", "true"]);
+    assert_eq!(std::fs::read_to_string(path.join("opencode.json")).unwrap(), "{\"model\":\"x/y\"}");
 }
 
 #[test]

@@ -311,3 +311,30 @@ fn on_a_claim_claudes_own_state_is_written_at_the_first_launch_and_kept_after() 
     let files = files_given(&resumed);
     assert!(!files.contains_key(&state_file), "the claim keeps what Claude and a person made of it: {files:?}");
 }
+
+/// A Gemini CLI agent's home in its pod holds bosun's extension and trusts the pod's workspace
+/// in the form Gemini CLI reads (`trustedFolders.json`), as its own config trusts its workspace
+/// here; left to a person, nothing is trusted for it.
+#[test]
+fn a_gemini_agents_pod_home_trusts_its_workspace_and_holds_bosuns_extension() {
+    let trusted = format!("{}/.gemini/trustedFolders.json", bosun_core::POD_CONFIG);
+    let extension = format!("{}/.gemini/extensions/bosun/hooks/hooks.json", bosun_core::POD_CONFIG);
+    let gemini = |n: u64, policy: bosun_core::Policy| bosun_core::AgentSpec {
+        driver: bosun_core::driver::Driver::Gemini { session_id: "00000000-0000-0000-0000-00000000000a".into() },
+        command: vec!["gemini".into()],
+        policy,
+        ..in_pod_with(n, None)
+    };
+    let mut sim = Sim::new();
+    let (_, w) = sim.start_with(gemini(5, bosun_core::Policy::default()));
+    let files = files_given(&sim.ok(Input::WorkspaceCreated { id: w }));
+    let folders: serde_json::Value = serde_json::from_str(&files[&trusted]).expect("JSON");
+    assert_eq!(folders, serde_json::json!({ bosun_core::POD_WORKSPACE: "TRUST_FOLDER" }));
+    assert!(files.contains_key(&extension), "{files:?}");
+
+    let mut sim = Sim::new();
+    let policy = bosun_core::Policy { accept_trust: false, ..bosun_core::Policy::default() };
+    let (_, w) = sim.start_with(gemini(6, policy));
+    let files = files_given(&sim.ok(Input::WorkspaceCreated { id: w }));
+    assert!(!files.contains_key(&trusted) && files.contains_key(&extension), "{files:?}");
+}

@@ -257,6 +257,12 @@ impl AgentDriver for Opencode {
         opencode_config::confine(dir, env);
     }
 
+    /// The project's `opencode.json` at the repository's root, which a worktree lacks when it
+    /// is not committed (its `.opencode/` folder is not copied).
+    fn repo_settings(&self) -> Option<super::RepoSettings> {
+        Some(super::RepoSettings { file: "opencode.json", copy_to: "opencode.json" })
+    }
+
     fn client(&self) -> Option<&'static crate::client_check::Client> {
         Some(&opencode_config::CLIENT)
     }
