@@ -37,8 +37,11 @@ impl WriteOrPanic for GeminiConfig {
 }
 
 impl WriteOrPanic for OpencodeConfig {
+    /// Its config directory holds opencode's plugin package, as a user's does after a first run.
     fn write(self) -> ClientEnv {
-        self.try_write().unwrap_or_else(|e| panic!("{e}"))
+        let env = self.try_write().unwrap_or_else(|e| panic!("{e}"));
+        crate::tools::seed_opencode_plugin(&env.config_dir);
+        env
     }
 }
 

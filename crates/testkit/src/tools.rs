@@ -334,6 +334,46 @@ fn real_client(var: &str, bin: &str) -> Option<PathBuf> {
     Some(path)
 }
 
+/// Seeds opencode's config directory `dir` with the plugin package opencode installs into every
+/// config directory it reads once a plugin is configured (`@opencode-ai/plugin` at opencode's own
+/// version), as a user's has it after the first run: opencode then starts without asking the
+/// npm registry (and loads its plugins seconds sooner). The package is installed once per machine
+/// beside the real clients; when that install fails nothing is seeded and opencode installs it
+/// itself.
+pub fn seed_opencode_plugin(dir: &Path) {
+    let Some(version) = real_client_version("opencode-ai") else { return };
+    let cache = real_clients_cache();
+    let template = cache.parent().unwrap_or(&cache).join(format!("opencode-plugin-{version}"));
+    let complete = template.join(".complete");
+    if !complete.is_file() {
+        let made = locked("opencode-plugin", || {
+            if complete.is_file() {
+                return true;
+            }
+            let Some(npm) = on_path("npm") else { return false };
+            fs::create_dir_all(&template).unwrap_or_else(|e| panic!("cannot create {}: {e}", template.display()));
+            // As opencode writes it: the exact version, which its check compares.
+            let manifest =
+                format!("{{\n  \"dependencies\": {{\n    \"@opencode-ai/plugin\": \"{version}\"\n  }}\n}}\n");
+            fs::write(template.join("package.json"), manifest)
+                .unwrap_or_else(|e| panic!("cannot write in {}: {e}", template.display()));
+            let mut install = Command::new(npm);
+            install.args(["install", "--prefix"]).arg(&template);
+            install.args(["--no-audit", "--no-fund", "--loglevel=error", "--fetch-retries=1"]);
+            run(&mut install) && fs::write(&complete, "").is_ok()
+        });
+        if !made {
+            return;
+        }
+    }
+    let copied = Command::new("cp")
+        .arg("-a")
+        .args(["package.json", "package-lock.json", "node_modules"].map(|f| template.join(f)))
+        .arg(dir)
+        .status();
+    assert!(copied.is_ok_and(|s| s.success()), "cannot copy opencode's plugin package into {}", dir.display());
+}
+
 /// Where the real clients are installed: `${XDG_CACHE_HOME:-$HOME/.cache}/bosun/` and a name
 /// made of their names and versions (`real-clients-claude-code-2.1.197-codex-0.169.0`), so a
 /// change of versions installs afresh. `scripts/setup` uses the same directory.
