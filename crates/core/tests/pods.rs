@@ -338,3 +338,31 @@ fn a_gemini_agents_pod_home_trusts_its_workspace_and_holds_bosuns_extension() {
     let files = files_given(&sim.ok(Input::WorkspaceCreated { id: w }));
     assert!(!files.contains_key(&trusted) && files.contains_key(&extension), "{files:?}");
 }
+
+/// A pod's Gemini home has none of the user's settings: the sign-in its `--env` chooses is
+/// written there (Gemini CLI in a terminal opens its sign-in dialog without one, even with
+/// `GEMINI_API_KEY` set), and none when it chooses none (its dialog then says how).
+#[test]
+fn a_gemini_agents_pod_home_signs_in_as_its_environment_chooses() {
+    let settings = format!("{}/.gemini/settings.json", bosun_core::POD_CONFIG);
+    let gemini = |n: u64, env: &[(&str, &str)]| bosun_core::AgentSpec {
+        driver: bosun_core::driver::Driver::Gemini { session_id: "00000000-0000-0000-0000-00000000000b".into() },
+        command: vec!["gemini".into()],
+        env: env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+        ..in_pod_with(n, None)
+    };
+    let chosen = |n: u64, env: &[(&str, &str)]| {
+        let mut sim = Sim::new();
+        let (_, w) = sim.start_with(gemini(n, env));
+        let files = files_given(&sim.ok(Input::WorkspaceCreated { id: w }));
+        files.get(&settings).map(|text| {
+            let made: serde_json::Value = serde_json::from_str(text).expect("JSON");
+            made["security"]["auth"]["selectedType"].as_str().expect("a method").to_owned()
+        })
+    };
+    assert_eq!(chosen(7, &[("GEMINI_API_KEY", "AIza-test")]).as_deref(), Some("gemini-api-key"));
+    let vertex = [("GOOGLE_GENAI_USE_VERTEXAI", "true"), ("GEMINI_API_KEY", "AIza-test")];
+    assert_eq!(chosen(8, &vertex).as_deref(), Some("vertex-ai"), "in Gemini CLI's own order");
+    assert_eq!(chosen(9, &[("GOOGLE_GENAI_USE_VERTEXAI", "false")]), None);
+    assert_eq!(chosen(10, &[]), None);
+}

@@ -411,7 +411,8 @@ impl AgentDriver for Gemini {
 
     /// Its extension, naming the agent and its generation, in its Gemini home; in a pod, whose
     /// home is new (every pod's without a claim, one on a claim at its first launch only), also
-    /// the pod's workspace trusted there, as the own config trusts it here.
+    /// the pod's workspace trusted there, as the own config trusts it here, and the sign-in its
+    /// environment chooses (`gemini_config::sign_in`), as the user's settings choose it here.
     fn files(&self, a: &crate::Agent, _settings: &Path) -> Vec<(PathBuf, String)> {
         let Some(home) = gemini_home(a) else { return Vec::new() };
         let dir = home.join(".gemini").join("extensions").join(EXTENSION);
@@ -423,6 +424,10 @@ impl AgentDriver for Gemini {
         if fresh && a.policy.accept_trust {
             let trusted = serde_json::json!({ crate::POD_WORKSPACE: "TRUST_FOLDER" });
             files.push((home.join(".gemini").join("trustedFolders.json"), format!("{trusted:#}\n")));
+        }
+        if let Some(method) = gemini_config::sign_in(&a.env).filter(|_| fresh) {
+            let settings = serde_json::json!({"security": {"auth": {"selectedType": method}}});
+            files.push((home.join(".gemini").join("settings.json"), format!("{settings:#}\n")));
         }
         files
     }

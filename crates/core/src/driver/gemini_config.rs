@@ -35,6 +35,22 @@ pub static CLIENT: Client = Client {
     otherwise: crate::client_check::no_other_way,
 };
 
+/// The sign-in method (`security.auth.selectedType`) the variables of `env` choose, in the order
+/// Gemini CLI itself reads them when it runs headless: Google sign-in, Vertex AI, an API key.
+/// Run in a terminal with none chosen in its settings, Gemini CLI opens its sign-in dialog even
+/// with `GEMINI_API_KEY` set ("Existing API key detected … Select \"Gemini API Key\""), so a
+/// home made without the user's settings (a pod's) has it written.
+pub(super) fn sign_in(env: &BTreeMap<String, String>) -> Option<&'static str> {
+    let on = |name: &str| env.get(name).is_some_and(|v| v == "true");
+    if on("GOOGLE_GENAI_USE_GCA") {
+        Some("oauth-personal")
+    } else if on("GOOGLE_GENAI_USE_VERTEXAI") {
+        Some("vertex-ai")
+    } else {
+        env.get("GEMINI_API_KEY").filter(|key| !key.is_empty()).map(|_| "gemini-api-key")
+    }
+}
+
 /// `.gemini/settings.json`: the user's, but for their programs.
 const SETTINGS: Seeding = Seeding::Made(settings);
 /// `.gemini/trustedFolders.json`: the agent's folders trusted.
