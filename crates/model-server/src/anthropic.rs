@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use crate::http::{Piece, Response};
 use crate::pieces::{halves, id, pieces_of, tokens};
 use crate::script::Reply;
+use crate::usage::Usage;
 
 /// The model named when a request names none.
 const MODEL: &str = "claude-sonnet-4-5-20250929";
@@ -25,12 +26,17 @@ pub(crate) fn is_main_loop(body: &Value) -> bool {
     body["tools"].as_array().is_some_and(|t| !t.is_empty())
 }
 
-/// The answer to a model call.
-pub(crate) fn answer(reply: &Reply, request: &Value) -> Response {
+/// The answer to a model call, and the usage it reports.
+pub(crate) fn answer(reply: &Reply, request: &Value) -> (Response, Option<Usage>) {
     let model = request["model"].as_str().unwrap_or(MODEL).to_owned();
     let input_tokens = tokens(&request.to_string());
     let (blocks, stop_reason) = match reply {
-        Reply::Status(status) => return error(*status),
+        Reply::Status(status) => return (error(*status), None),
+        Reply::Limited(limit) => {
+            let Response::Json { status, mut headers, body } = error(429) else { unreachable!("an error is JSON") };
+            headers.extend(limit.headers(std::time::SystemTime::now(), false));
+            return (Response::Json { status, headers, body }, None);
+        }
         Reply::Text(text) | Reply::Stall { text, .. } => (vec![Block::Text(text.clone())], "end_turn"),
         Reply::Shell(command) | Reply::ShellNeedingApproval(command) | Reply::ShellBlocked { command, .. } => {
             let input = json!({"command": command, "description": "Run the command the test asked for"});
@@ -41,19 +47,18 @@ pub(crate) fn answer(reply: &Reply, request: &Value) -> Response {
     let message_id = id("msg_");
     if request["stream"].as_bool() != Some(true) {
         let content: Vec<Value> = blocks.iter().map(Block::whole).collect();
-        let output_tokens = tokens(&Value::from(content.clone()).to_string());
+        let used = Usage::of(input_tokens, tokens(&Value::from(content.clone()).to_string()), true);
         let body = json!({
             "id": message_id, "type": "message", "role": "assistant", "model": model, "content": content,
-            "stop_reason": stop_reason, "stop_sequence": null,
-            "usage": usage(input_tokens, output_tokens),
+            "stop_reason": stop_reason, "stop_sequence": null, "usage": used.anthropic(),
         });
-        return Response::Json { status: 200, headers: headers(), body };
+        return (Response::Json { status: 200, headers: headers(), body }, Some(used));
     }
     let mut pieces = vec![event(json!({
         "type": "message_start",
         "message": {
             "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
-            "stop_reason": null, "stop_sequence": null, "usage": usage(input_tokens, 1),
+            "stop_reason": null, "stop_sequence": null, "usage": Usage::of(input_tokens, 1, true).anthropic(),
         },
     }))];
     let mut output_tokens = 0;
@@ -92,9 +97,10 @@ pub(crate) fn answer(reply: &Reply, request: &Value) -> Response {
     if let Some(verdicts) = verdicts {
         delta["safeguard_results"] = verdicts;
     }
-    pieces.push(event(json!({"type": "message_delta", "delta": delta, "usage": usage(input_tokens, output_tokens)})));
+    let used = Usage::of(input_tokens, output_tokens, true);
+    pieces.push(event(json!({"type": "message_delta", "delta": delta, "usage": used.anthropic()})));
     pieces.push(event(json!({"type": "message_stop"})));
-    Response::Events { headers: headers(), pieces }
+    (Response::Events { headers: headers(), pieces }, Some(used))
 }
 
 /// The shell tool `request` offers: Claude Code's `Bash`, or pi's `bash` when it offers no `Bash`.
@@ -169,13 +175,6 @@ pub(crate) fn error(status: u16) -> Response {
 
 fn headers() -> Vec<(String, String)> {
     vec![("request-id".to_owned(), id("req_"))]
-}
-
-fn usage(input_tokens: u64, output_tokens: u64) -> Value {
-    json!({
-        "input_tokens": input_tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
-        "output_tokens": output_tokens, "service_tier": "standard",
-    })
 }
 
 fn model_info(model: &str) -> Value {

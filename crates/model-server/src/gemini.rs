@@ -12,6 +12,7 @@ use serde_json::{json, Map, Value};
 use crate::http::{Piece, Response};
 use crate::pieces::{halves, id, pieces_of, tokens};
 use crate::script::{Reply, SIDE_TEXT};
+use crate::usage::Usage;
 
 /// The model named when a request's path names none.
 const MODEL: &str = "gemini-2.5-pro";
@@ -34,7 +35,7 @@ pub(crate) fn is_main_loop(body: &Value) -> bool {
 }
 
 /// The answer to a model call to `path`.
-pub(crate) fn answer(reply: &Reply, request: &Value, path: &str) -> Response {
+pub(crate) fn answer(reply: &Reply, request: &Value, path: &str) -> (Response, Option<Usage>) {
     let model = path.rsplit('/').next().and_then(|m| m.split(':').next()).unwrap_or(MODEL).to_owned();
     let input_tokens = tokens(&request.to_string());
     let call = |command: &str| {
@@ -42,7 +43,12 @@ pub(crate) fn answer(reply: &Reply, request: &Value, path: &str) -> Response {
         "command": command, "description": "Run the command the test asked for"}}})
     };
     let (parts, texts): (Vec<Value>, Vec<&str>) = match reply {
-        Reply::Status(status) => return error(*status),
+        Reply::Status(status) => return (error(*status), None),
+        Reply::Limited(limit) => {
+            let Response::Json { status, mut headers, body } = error(429) else { unreachable!("an error is JSON") };
+            headers.extend(limit.headers(std::time::SystemTime::now(), false));
+            return (Response::Json { status, headers, body }, None);
+        }
         Reply::Text(text) if text == SIDE_TEXT && wants_json(request) => {
             let object = schema_object(schema(request)).to_string();
             return whole_or_streamed(path, &model, vec![json!({"text": object})], input_tokens);
@@ -60,13 +66,18 @@ pub(crate) fn answer(reply: &Reply, request: &Value, path: &str) -> Response {
         all.extend(parts);
         return whole_or_streamed(path, &model, all, input_tokens);
     }
+    let output = match texts.as_slice() {
+        [] => tokens(&Value::from(parts.clone()).to_string()),
+        texts => tokens(&texts.concat()),
+    };
+    let used = Usage::of(input_tokens, output, false);
     let mut pieces = Vec::new();
-    let chunk = |parts: Vec<Value>, last: bool, output: u64| {
+    let chunk = |parts: Vec<Value>, last: bool| {
         let mut candidate = json!({"content": {"parts": parts, "role": "model"}, "index": 0});
         let mut data = json!({"candidates": [], "modelVersion": model, "responseId": id("resp_")});
         if last {
             candidate["finishReason"] = "STOP".into();
-            data["usageMetadata"] = usage(input_tokens, output);
+            data["usageMetadata"] = used.gemini();
         }
         data["candidates"] = json!([candidate]);
         Piece::Event { name: None, data }
@@ -75,32 +86,33 @@ pub(crate) fn answer(reply: &Reply, request: &Value, path: &str) -> Response {
         (Some(pause), _) => {
             let text = texts.concat();
             let (first, second) = halves(&text);
-            pieces.push(chunk(vec![json!({"text": first})], false, 0));
+            pieces.push(chunk(vec![json!({"text": first})], false));
             pieces.push(Piece::Pause(pause));
-            pieces.push(chunk(vec![json!({"text": second})], true, tokens(&text)));
+            pieces.push(chunk(vec![json!({"text": second})], true));
         }
-        (None, []) => pieces.push(chunk(parts.clone(), true, tokens(&Value::from(parts).to_string()))),
+        (None, []) => pieces.push(chunk(parts.clone(), true)),
         (None, texts) => {
             let last = texts.len() - 1;
             for (i, piece) in texts.iter().enumerate() {
-                pieces.push(chunk(vec![json!({"text": piece})], i == last, tokens(&texts.concat())));
+                pieces.push(chunk(vec![json!({"text": piece})], i == last));
             }
         }
     }
-    Response::Events { headers: headers(), pieces }
+    (Response::Events { headers: headers(), pieces }, Some(used))
 }
 
 /// `parts` as one whole answer, or as a stream of one chunk when the path streams.
-fn whole_or_streamed(path: &str, model: &str, parts: Vec<Value>, input_tokens: u64) -> Response {
-    let output = tokens(&Value::from(parts.clone()).to_string());
+fn whole_or_streamed(path: &str, model: &str, parts: Vec<Value>, input_tokens: u64) -> (Response, Option<Usage>) {
+    let used = Usage::of(input_tokens, tokens(&Value::from(parts.clone()).to_string()), false);
     let body = json!({
         "candidates": [{"content": {"parts": parts, "role": "model"}, "finishReason": "STOP", "index": 0}],
-        "usageMetadata": usage(input_tokens, output), "modelVersion": model, "responseId": id("resp_"),
+        "usageMetadata": used.gemini(), "modelVersion": model, "responseId": id("resp_"),
     });
     if path.ends_with(":streamGenerateContent") {
-        return Response::Events { headers: headers(), pieces: vec![Piece::Event { name: None, data: body }] };
+        let pieces = vec![Piece::Event { name: None, data: body }];
+        return (Response::Events { headers: headers(), pieces }, Some(used));
     }
-    Response::Json { status: 200, headers: headers(), body }
+    (Response::Json { status: 200, headers: headers(), body }, Some(used))
 }
 
 /// Whether a request asks for a JSON answer.
@@ -176,10 +188,6 @@ pub(crate) fn error(status: u16) -> Response {
 
 fn headers() -> Vec<(String, String)> {
     vec![("x-request-id".to_owned(), id("req_"))]
-}
-
-fn usage(input: u64, output: u64) -> Value {
-    json!({"promptTokenCount": input, "candidatesTokenCount": output, "totalTokenCount": input + output})
 }
 
 #[cfg(test)]

@@ -23,7 +23,9 @@ pub mod pi_config;
 mod pieces;
 mod script;
 mod server;
+mod usage;
 
 pub use opencode_client::{OpencodeConfig, OPENCODE_MODEL};
 pub use script::{Logged, Reply, DEFAULT_TEXT, SIDE_TEXT};
 pub use server::{Api, ModelServer, ServerError};
+pub use usage::{Limit, Usage};

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use crate::http::{Piece, Response};
 use crate::pieces::{halves, id, pieces_of, tokens};
 use crate::script::Reply;
+use crate::usage::Usage;
 
 /// The model named when a request names none.
 const MODEL: &str = "gpt-5-codex";
@@ -34,12 +35,17 @@ pub(crate) fn is_main_loop(turn_metadata: Option<&str>, body: &Value) -> bool {
     in_tools || in_input
 }
 
-/// The answer to a model call.
-pub(crate) fn answer(reply: &Reply, request: &Value) -> Response {
+/// The answer to a model call, and the usage it reports.
+pub(crate) fn answer(reply: &Reply, request: &Value) -> (Response, Option<Usage>) {
     let model = request["model"].as_str().unwrap_or(MODEL).to_owned();
     let input_tokens = tokens(&request.to_string());
     let item = match reply {
-        Reply::Status(status) => return error(*status),
+        Reply::Status(status) => return (error(*status), None),
+        Reply::Limited(limit) => {
+            let Response::Json { status, mut headers, body } = error(429) else { unreachable!("an error is JSON") };
+            headers.extend(limit.headers(SystemTime::now(), true));
+            return (Response::Json { status, headers, body }, None);
+        }
         Reply::Text(text) | Reply::Stall { text, .. } => Item::Message { id: id("msg_"), text: text.clone() },
         Reply::Shell(command) | Reply::ShellBlocked { command, .. } => {
             Item::Call { id: id("fc_"), call_id: id("call_"), arguments: json!({"cmd": command}) }
@@ -104,13 +110,10 @@ pub(crate) fn answer(reply: &Reply, request: &Value) -> Response {
         }
     }
     stream.push(json!({"type": "response.output_item.done", "output_index": 0, "item": item.whole()}));
-    let usage = json!({
-        "input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0},
-        "output_tokens": output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": input_tokens + output_tokens,
-    });
-    stream.push(json!({"type": "response.completed", "response": response("completed", json!([item.whole()]), usage)}));
-    Response::Events { headers: vec![("x-request-id".to_owned(), id("req_"))], pieces: stream.pieces }
+    let used = Usage::of(input_tokens, output_tokens, false);
+    let whole = response("completed", json!([item.whole()]), used.openai());
+    stream.push(json!({"type": "response.completed", "response": whole}));
+    (Response::Events { headers: vec![("x-request-id".to_owned(), id("req_"))], pieces: stream.pieces }, Some(used))
 }
 
 /// The answer to any other request.

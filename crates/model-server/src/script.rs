@@ -6,6 +6,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 
+use crate::usage::{Limit, Usage};
+
 /// The text a main-loop request gets when the queue is empty.
 pub const DEFAULT_TEXT: &str = "Done.";
 /// The text every side request (one offering no tools: a title, a summary) gets.
@@ -38,6 +40,9 @@ pub enum Reply {
     /// tool call of such a request is `not_flagged`; this one is `flagged` with `reason` as its
     /// explanation. Codex has no such classifier: for it this is `Shell`.
     ShellBlocked { command: String, reason: String },
+    /// A 429 saying the rate limit resets at this time (`retry-after` and the API's reset
+    /// headers). `ModelServer::limit_until` answers every model call so until then.
+    Limited(Limit),
 }
 
 impl Reply {
@@ -51,6 +56,11 @@ impl Reply {
 
     pub fn shell_blocked(command: impl Into<String>, reason: impl Into<String>) -> Self {
         Self::ShellBlocked { command: command.into(), reason: reason.into() }
+    }
+
+    /// A 429 saying the limit resets at `until`.
+    pub fn limited(until: SystemTime) -> Self {
+        Self::Limited(Limit { until })
     }
 
     pub fn stall(secs: u64, text: impl Into<String>) -> Self {
@@ -89,6 +99,8 @@ pub struct Logged {
     pub reply: Option<Reply>,
     /// When the last byte of the answer was written.
     pub answered: Option<SystemTime>,
+    /// The usage its answer reported (none for an error).
+    pub usage: Option<Usage>,
 }
 
 impl Logged {
@@ -198,12 +210,17 @@ fn anthropic_block(block: &Value) -> Option<String> {
 pub(crate) struct Script {
     pub queue: VecDeque<Reply>,
     pub log: Vec<Logged>,
+    /// Every model call is limited until then.
+    pub limit: Option<Limit>,
 }
 
 impl Script {
-    /// The reply to a model request: the next queued one for a main-loop request, else the
-    /// side text.
+    /// The reply to a model request: a 429 while the server is limited, else the next queued
+    /// one for a main-loop request, else the side text.
     pub fn next(&mut self, main_loop: bool) -> Reply {
+        if let Some(limit) = self.limit.filter(|l| l.until > SystemTime::now()) {
+            return Reply::Limited(limit);
+        }
         if !main_loop {
             return Reply::Text(SIDE_TEXT.to_owned());
         }

@@ -101,6 +101,13 @@ impl ModelServer {
         self.shared.script().queue.push_back(reply);
     }
 
+    /// Answers every model call (main-loop and side requests alike) with a 429 saying the limit
+    /// resets at `until` (`Reply::Limited`) until then, leaving the queue alone; then answers
+    /// again as before.
+    pub fn limit_until(&self, until: SystemTime) {
+        self.shared.script().limit = Some(crate::Limit { until });
+    }
+
     /// How many replies are still queued.
     pub fn queued(&self) -> usize {
         self.shared.script().queue.len()
@@ -233,13 +240,13 @@ fn respond(shared: &Shared, request: &Request) -> (Response, usize) {
         };
     let mut script = shared.script();
     let reply = model_call.then(|| script.next(main_loop));
-    let response = match (&reply, shared.api) {
+    let (response, usage) = match (&reply, shared.api) {
         (Some(reply), Api::Anthropic) => anthropic::answer(reply, &body),
         (Some(reply), Api::OpenAi) => openai::answer(reply, &body),
-        (None, Api::Anthropic) => anthropic::other(method, &path, &body),
-        (None, Api::OpenAi) => openai::other(method, &path),
         (Some(reply), Api::Gemini) => gemini::answer(reply, &body, &path),
-        (None, Api::Gemini) => gemini::other(method, &path, &body),
+        (None, Api::Anthropic) => (anthropic::other(method, &path, &body), None),
+        (None, Api::OpenAi) => (openai::other(method, &path), None),
+        (None, Api::Gemini) => (gemini::other(method, &path, &body), None),
     };
     script.log.push(Logged {
         method: request.method.clone(),
@@ -253,6 +260,7 @@ fn respond(shared: &Shared, request: &Request) -> (Response, usize) {
         main_loop,
         reply,
         answered: None,
+        usage,
     });
     (response, script.log.len() - 1)
 }

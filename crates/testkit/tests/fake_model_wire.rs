@@ -204,3 +204,71 @@ fn a_dropped_server_stops_listening() {
     drop(model);
     assert!(TcpStream::connect(addr).is_err(), "still listening on {addr}");
 }
+
+/// Each answer reports its usage as its API does (the four counts all different), and the log
+/// keeps what it reported: what a ledger read from a client's session must add up to.
+#[test]
+fn every_answer_reports_its_usage_in_its_apis_words_and_the_log_keeps_it() {
+    let anthropic = FakeModel::anthropic();
+    anthropic.push(Reply::text("A fairly long answer, so that it has some tokens."));
+    let tools = json!([{"name": "Bash"}]);
+    let request = json!({"stream": true, "tools": tools, "messages": [{"role": "user", "content": "go on then"}]});
+    let stream = events(&exchange(&mut connect(&anthropic), "POST", "/v1/messages", &request).2);
+    let sent = &stream.iter().rfind(|e| e["type"] == "message_delta").expect("a message_delta")["usage"];
+    let logged = anthropic.main_requests()[0].usage.expect("its usage is logged");
+    let counts = [logged.input, logged.output, logged.cache_write, logged.cache_read];
+    assert!(counts.iter().all(|n| *n > 0), "{logged:?}");
+    assert_eq!(
+        [
+            &sent["input_tokens"],
+            &sent["output_tokens"],
+            &sent["cache_creation_input_tokens"],
+            &sent["cache_read_input_tokens"]
+        ],
+        counts.map(Value::from).each_ref(),
+    );
+
+    let openai = FakeModel::openai();
+    let tools = json!([{"type": "function", "name": "exec_command"}]);
+    let request =
+        json!({"stream": true, "tools": tools, "input": [{"type": "message", "role": "user", "content": "hi"}]});
+    let stream = events(&exchange(&mut connect(&openai), "POST", "/v1/responses", &request).2);
+    let sent = &stream.last().expect("events")["response"]["usage"];
+    let logged = openai.main_requests()[0].usage.expect("its usage is logged");
+    assert_eq!(sent["input_tokens"], logged.input + logged.cache_read, "its input counts the cached tokens");
+    assert_eq!(sent["input_tokens_details"]["cached_tokens"], logged.cache_read);
+    assert_eq!((sent["output_tokens"].as_u64(), logged.cache_write), (Some(logged.output), 0));
+
+    anthropic.push(Reply::Status(500));
+    exchange(&mut connect(&anthropic), "POST", "/v1/messages", &json!({"stream": true, "tools": [{"name": "Bash"}]}));
+    assert_eq!(anthropic.main_requests()[1].usage, None, "an error used nothing");
+}
+
+/// A server limited until T answers every model call with a 429 saying when the limit resets
+/// (`retry-after`, and each API's reset header), and answers again once T has passed.
+#[test]
+fn a_server_limited_until_a_time_says_when_and_answers_again_after_it() {
+    for model in [FakeModel::anthropic(), FakeModel::openai()] {
+        let (path, reset) = match model.api() {
+            bosun_testkit::fake_model::Api::OpenAi => ("/v1/responses", "x-ratelimit-reset-requests: 0m2s"),
+            _ => ("/v1/messages", "anthropic-ratelimit-requests-reset: 20"),
+        };
+        let until = std::time::SystemTime::now() + std::time::Duration::from_millis(1_500);
+        model.limit_until(until);
+        model.push(Reply::text("After the reset."));
+        let request =
+            json!({"stream": true, "tools": [{"name": "Bash", "type": "function"}], "messages": [], "input": []});
+        let (code, headers, _) = exchange(&mut connect(&model), "POST", path, &request);
+        assert_eq!(code, 429);
+        assert!(headers.contains("retry-after: 2\r\n"), "{headers}");
+        assert!(headers.contains(reset), "{headers}");
+        assert_eq!(model.queued(), 1, "the queue waits for the reset");
+        let answered = bosun_testkit::poll::wait_for(std::time::Duration::from_secs(10), || {
+            let (code, _, _) = exchange(&mut connect(&model), "POST", path, &request);
+            (code == 200).then(std::time::SystemTime::now)
+        });
+        assert!(answered.expect("it answers again") >= until, "not before the reset");
+        let last = model.main_requests().pop().expect("requests");
+        assert_eq!(last.reply, Some(Reply::text("After the reset.")), "then the queue goes on");
+    }
+}
