@@ -65,6 +65,20 @@ fn a_prompt_on_the_command_line_runs_one_turn_to_idle_through_the_trust_dialog()
     assert_eq!(states.iter().filter(|s| *s == "idle").count(), 1, "never idle before the turn ended: {states:?}");
 }
 
+/// `--dangerously-skip-permissions`, not yet accepted in the user's settings, opens on a warning
+/// whose default answer is "No, exit": a setup prompt for a person, which bosun never answers
+/// (the client still waits there, and nothing reached the model).
+#[test]
+fn the_bypass_permissions_warning_is_a_setup_prompt_left_to_a_person() {
+    let Some(real) = Real::new(|c| c) else { return };
+    let id = real.start(&[], &["--dangerously-skip-permissions", "fix the bug"]);
+    let agent = real.bosun.wait_state(&id, "prompt(setup)");
+    assert_eq!(agent.asks.as_deref(), Some("Claude Code running in Bypass Permissions mode"));
+    real.bosun.wait_screen(&id, "Yes, I accept");
+    assert!(real.bosun.agent(&id).state.is_up(), "it waits at the warning: {}", real.peek(&id));
+    assert!(real.model.main_requests().is_empty(), "nothing was asked of the model");
+}
+
 #[test]
 fn a_permission_dialog_is_a_prompt_that_says_what_it_asks_and_answer_allows_it() {
     let Some(real) = Real::new(|c| c) else { return };

@@ -366,10 +366,13 @@ fn message_error(m: &LogMessage) -> AgentError {
 }
 
 /// What the screen shows at start-up, when hooks are silent: the folder-trust dialog (before it
-/// is answered no hook fires), the custom-API-key dialog, or a login or onboarding screen.
-/// Each is a setup prompt; `asks` is the dialog's question.
+/// is answered no hook fires), the custom-API-key dialog, the warning
+/// `--dangerously-skip-permissions` (or `--permission-mode bypassPermissions`) opens on until it
+/// is accepted once (its default: "No, exit"), or a login or onboarding screen. Each is a setup
+/// prompt; `asks` is the dialog's question.
 pub fn screen_observation(screen: &str) -> Option<Observation> {
-    const SETUP: [&str; 7] = [
+    const SETUP: [&str; 8] = [
+        "Claude Code running in Bypass Permissions mode",
         "Detected a custom API key",
         "Do you want to use this API key?",
         "Select login method",
@@ -838,7 +841,9 @@ mod tests {
         assert!(is_trust_dialog("Do you trust the files in this folder?"));
         let key = "Detected a custom API key in your environment\n Do you want to use this API key?\n   1. Yes\n ❯ 2. No (recommended)";
         assert!(!is_trust_dialog(key));
-        for screen in [trust, key] {
+        // Claude Code 2.1.332, started with --dangerously-skip-permissions before it was accepted.
+        let bypass = "  WARNING: Claude Code running in Bypass Permissions mode\n\n  By proceeding, you accept all responsibility for actions taken while running in Bypass Permissions mode.\n\n  ❯ No, exit\n    Yes, I accept\n\n  Enter to confirm · Esc to cancel";
+        for screen in [trust, key, bypass] {
             assert!(matches!(
                 screen_observation(screen),
                 Some(Observation::Prompt { kind: PromptKind::Setup, asks: Some(_) })
