@@ -65,6 +65,36 @@ fn a_prompt_on_the_command_line_runs_one_turn_to_idle_through_the_trust_dialog()
     assert_eq!(states.iter().filter(|s| *s == "idle").count(), 1, "never idle before the turn ended: {states:?}");
 }
 
+/// The ledger: what the agent's transcript records of its model calls (a tool call, then the
+/// answer) is, to the token, what the model server reported of each, under the model Claude
+/// asked for.
+#[test]
+fn the_tokens_of_each_model_call_are_counted_to_the_token_as_the_server_reported_them() {
+    let Some(real) = Real::new(ClaudeConfig::accept_bypass_permissions) else { return };
+    real.model.push(Reply::shell("touch made-by-claude"));
+    real.model.push(Reply::text("Made it."));
+    let id = real.start(&[], &["--dangerously-skip-permissions", "make the file"]);
+    real.bosun.wait_state(&id, "idle");
+    let main = real.model.main_requests();
+    assert_eq!(main.len(), 2, "a tool call and the answer");
+    let reported = |kind: fn(&bosun_testkit::fake_model::Usage) -> u64| {
+        main.iter().map(|r| kind(&r.usage.expect("its usage"))).sum::<u64>()
+    };
+    let expected = bosun_core::usage::Tokens {
+        input: reported(|u| u.input),
+        output: reported(|u| u.output),
+        cache_write: reported(|u| u.cache_write),
+        cache_read: reported(|u| u.cache_read),
+    };
+    let model = main[0].body["model"].as_str().expect("the model it asked").to_owned();
+    let counted = wait_for(PATIENCE, || {
+        let usage = real.bosun.agent(&id).usage;
+        (usage.total() == expected).then_some(usage)
+    });
+    let usage = counted.unwrap_or_else(|| panic!("{:?} is not {expected:?}", real.bosun.agent(&id).usage));
+    assert_eq!(usage.by_model.keys().collect::<Vec<_>>(), [&model]);
+}
+
 /// `--dangerously-skip-permissions`, not yet accepted in the user's settings, opens on a warning
 /// whose default answer is "No, exit": a setup prompt for a person, which bosun never answers
 /// (the client still waits there, and nothing reached the model).

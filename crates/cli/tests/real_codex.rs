@@ -63,6 +63,33 @@ fn a_positional_prompt_is_one_turn_to_idle_and_the_title_thread_is_not_the_agent
     assert_eq!(main[0].last_user_text().as_deref(), Some("fix the bug"));
 }
 
+/// The ledger: what Codex's rollout records of its model calls (a shell call, then the answer)
+/// is, to the token, what the model server reported of each; its title request, which it
+/// records nowhere, is not counted.
+#[test]
+fn the_tokens_of_each_model_call_are_counted_to_the_token_as_the_server_reported_them() {
+    let Some(real) = Real::new(trusted) else { return };
+    real.model.push(Reply::shell("touch made-by-codex"));
+    real.model.push(Reply::text("Made it."));
+    let id = real.start(&[], &["make the file"]);
+    real.bosun.wait_state(&id, "idle");
+    let main = real.model.main_requests();
+    assert_eq!(main.len(), 2, "a shell call and the answer");
+    let reported = |kind: fn(&bosun_testkit::fake_model::Usage) -> u64| {
+        main.iter().map(|r| kind(&r.usage.expect("its usage"))).sum::<u64>()
+    };
+    let expected = bosun_core::usage::Tokens {
+        input: reported(|u| u.input),
+        output: reported(|u| u.output),
+        cache_write: reported(|u| u.cache_write),
+        cache_read: reported(|u| u.cache_read),
+    };
+    let counted = wait_until(PATIENCE, || real.bosun.agent(&id).usage.total() == expected);
+    assert!(counted, "{:?} is not {expected:?}", real.bosun.agent(&id).usage);
+    let side = real.model.requests().into_iter().filter(|r| !r.main_loop && r.usage.is_some()).count();
+    assert!(side >= 1, "its title request was answered too, and is not in the count");
+}
+
 #[test]
 fn failed_turns_are_errors_of_their_kind() {
     for (status, label) in [(429, "error(rate_limited)"), (401, "error(unauthorized)")] {

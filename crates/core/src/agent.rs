@@ -62,6 +62,9 @@ pub struct Agent {
     /// What the agent last said (the end of its last message), when its driver reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub said: Option<String>,
+    /// The tokens its model calls used, as its client recorded them in its session.
+    #[serde(default, skip_serializing_if = "crate::usage::Usage::is_empty")]
+    pub usage: crate::usage::Usage,
     /// What its pod's host did with its work as it ended (an agent in a pod).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub saved: Option<SavedWork>,
@@ -237,6 +240,7 @@ impl Agent {
             recovery: BTreeMap::new(),
             class_recovery: BTreeMap::new(),
             said: None,
+            usage: crate::usage::Usage::default(),
             saved: None,
             verdict: None,
             verdict_turn: None,

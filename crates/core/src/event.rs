@@ -273,6 +273,13 @@ pub enum Event {
         id: AgentId,
         text: String,
     },
+    /// The agent's client recorded what one of its model calls used (a newer count of a
+    /// response replaces an older).
+    UsageRecorded {
+        id: AgentId,
+        used: crate::usage::Used,
+        at: Timestamp,
+    },
     /// The classifier command of the agent's idle turn `turn` was started.
     TurnClassifying {
         id: AgentId,

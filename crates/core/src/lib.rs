@@ -47,6 +47,7 @@ pub mod template;
 mod term_key;
 mod time;
 mod timer;
+pub mod usage;
 mod wait_for;
 mod workspace;
 

@@ -146,6 +146,7 @@ impl JobScope {
             | Event::RecoveryReset { id, .. }
             | Event::GateFinished { id, .. }
             | Event::AgentSaid { id, .. }
+            | Event::UsageRecorded { id, .. }
             | Event::PermissionAnswered { id, .. }
             | Event::CallBlocked { id, .. }
             | Event::PermissionModeReported { id, .. }

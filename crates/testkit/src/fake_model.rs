@@ -3,7 +3,7 @@
 
 use std::ops::Deref;
 
-pub use bosun_model_server::{Api, Logged, ModelServer, Reply, DEFAULT_TEXT, SIDE_TEXT};
+pub use bosun_model_server::{Api, Logged, ModelServer, Reply, Usage, DEFAULT_TEXT, SIDE_TEXT};
 
 /// A model server on 127.0.0.1, listening until dropped.
 pub struct FakeModel(ModelServer);

@@ -195,6 +195,14 @@ pub(super) fn log_lines(
         if let Some(said) = lines.iter().rev().find_map(|l| driver.log_said(l)) {
             super::classify::said(state, agent, &said, d);
         }
+        // What its model calls used, each response counted once, at its newest count.
+        let mut usage = a.usage.clone();
+        for used in lines.iter().filter_map(|l| driver.log_usage(l)) {
+            if usage.changes(&used) {
+                usage.record(&used);
+                d.event(Event::UsageRecorded { id: a.id.clone(), used, at: now });
+            }
+        }
     }
     let telling = observations.iter().rposition(|o| !matches!(o, Observation::Activity { .. }));
     if let Some(i) = telling.or(observations.len().checked_sub(1)) {

@@ -650,6 +650,10 @@ impl super::AgentDriver for Claude {
         log_observation(line)
     }
 
+    fn log_usage(&self, line: &str) -> Option<crate::usage::Used> {
+        super::session_usage::claude(line)
+    }
+
     fn screen(&self, text: &str) -> Option<super::Screen> {
         Some(super::Screen { trust: is_trust_dialog(text), seen: screen_observation(text) })
     }

@@ -535,6 +535,10 @@ impl super::AgentDriver for Codex {
         log_said(line)
     }
 
+    fn log_usage(&self, line: &str) -> Option<crate::usage::Used> {
+        super::session_usage::codex(line)
+    }
+
     fn screen(&self, text: &str) -> Option<super::Screen> {
         Some(super::Screen { trust: is_trust_dialog(text), seen: screen_observation(text) })
     }

@@ -22,6 +22,7 @@ pub mod opencode_config;
 pub mod pi;
 pub mod pi_config;
 mod report;
+mod session_usage;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -189,6 +190,11 @@ pub trait AgentDriver: Sync {
 
     /// What it said at the end of a turn, when a line of its session log says so.
     fn log_said(&self, _line: &str) -> Option<String> {
+        None
+    }
+
+    /// The usage of a model call, when a line of its session log records one.
+    fn log_usage(&self, _line: &str) -> Option<crate::usage::Used> {
         None
     }
 

@@ -155,6 +155,11 @@ pub(super) fn turn(state: &mut State, event: &Event, seq: u64) {
                 agent.said = Some(text.clone());
             }
         }
+        Event::UsageRecorded { id, used, .. } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.usage.record(used);
+            }
+        }
         Event::TurnClassifying { id, turn } => {
             if let Some(agent) = state.agents.get_mut(id) {
                 agent.classifying = Some(*turn);

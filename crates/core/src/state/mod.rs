@@ -134,6 +134,7 @@ pub fn apply(state: &mut State, event: &Event) {
         | Event::CallBlocked { .. }
         | Event::PermissionModeReported { .. }
         | Event::AgentSaid { .. }
+        | Event::UsageRecorded { .. }
         | Event::TurnClassifying { .. }
         | Event::TurnClassified { .. }
         | Event::RecoveryReset { .. } => agents::turn(state, event, seq),

@@ -1,0 +1,123 @@
+//! The usage each client records of its model calls in its session, read line by line: Claude
+//! Code's transcript (an `assistant` line's `message.usage`, repeated on every line of a message
+//! of several blocks, under one `message.id`), Codex's rollout (a `token_usage_record` line per
+//! response, its `usage.input_tokens` counting the cached ones too).
+
+use serde::Deserialize;
+
+use crate::usage::Used;
+
+#[derive(Deserialize)]
+struct ClaudeLine {
+    #[serde(rename = "type")]
+    kind: String,
+    message: Option<ClaudeMessage>,
+}
+
+#[derive(Deserialize)]
+struct ClaudeMessage {
+    id: Option<String>,
+    model: Option<String>,
+    usage: Option<ClaudeUsage>,
+}
+
+#[derive(Deserialize)]
+struct ClaudeUsage {
+    input_tokens: Option<i128>,
+    output_tokens: Option<i128>,
+    #[serde(default)]
+    cache_creation_input_tokens: i128,
+    #[serde(default)]
+    cache_read_input_tokens: i128,
+}
+
+/// The usage a line of Claude Code's transcript records: none for other lines, and for its own
+/// stand-ins of failed calls (model `<synthetic>`, no tokens).
+pub fn claude(line: &str) -> Option<Used> {
+    let l: ClaudeLine = serde_json::from_str(line).ok()?;
+    let m = l.message.filter(|_| l.kind == "assistant")?;
+    let u = m.usage?;
+    let counts =
+        [u.input_tokens, u.output_tokens, Some(u.cache_creation_input_tokens), Some(u.cache_read_input_tokens)];
+    Used::read(m.id.as_deref()?, m.model.as_deref(), counts).filter(|used| !used.tokens.is_zero())
+}
+
+#[derive(Deserialize)]
+struct CodexLine {
+    #[serde(rename = "type")]
+    kind: String,
+    payload: Option<CodexRecord>,
+}
+
+#[derive(Deserialize)]
+struct CodexRecord {
+    response_id: Option<String>,
+    usage: Option<CodexUsage>,
+}
+
+#[derive(Deserialize)]
+struct CodexUsage {
+    input_tokens: Option<i128>,
+    output_tokens: Option<i128>,
+    #[serde(default)]
+    cached_input_tokens: i128,
+    #[serde(default)]
+    cache_write_input_tokens: i128,
+}
+
+/// The usage a line of Codex's rollout records (its `token_usage_record`; the model is not in
+/// it): the cached tokens out of its input count.
+pub fn codex(line: &str) -> Option<Used> {
+    let l: CodexLine = serde_json::from_str(line).ok()?;
+    let r = l.payload.filter(|_| l.kind == "token_usage_record")?;
+    let u = r.usage?;
+    let fresh = u.input_tokens.map(|all| all - u.cached_input_tokens - u.cache_write_input_tokens);
+    let counts = [fresh, u.output_tokens, Some(u.cache_write_input_tokens), Some(u.cached_input_tokens)];
+    Used::read(r.response_id.as_deref()?, None, counts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::usage::Tokens;
+
+    #[test]
+    fn claudes_transcript_line_says_its_messages_usage() {
+        // Claude Code 2.1.332 against the model server (trimmed).
+        let line = r#"{"type":"assistant","message":{"id":"msg_01i1","model":"claude-opus-5-5","content":[{"type":"text","text":"x"}],
+            "usage":{"input_tokens":3559,"cache_creation_input_tokens":3558,"cache_read_input_tokens":7116,"output_tokens":6,
+            "output_tokens_details":{"thinking_tokens":0},"service_tier":"standard"}}}"#;
+        let used = claude(line).expect("usage");
+        assert_eq!((used.response.as_str(), used.model.as_deref()), ("msg_01i1", Some("claude-opus-5-5")));
+        assert_eq!(used.tokens, Tokens { input: 3559, output: 6, cache_write: 3558, cache_read: 7116 });
+        assert_eq!(
+            claude(r#"{"type":"user","message":{"id":"m","usage":{"input_tokens":1,"output_tokens":1}}}"#),
+            None
+        );
+        let synthetic = r#"{"type":"assistant","message":{"id":"m","model":"<synthetic>","usage":{"input_tokens":0,"output_tokens":0}}}"#;
+        assert_eq!(claude(synthetic), None);
+        assert_eq!(
+            claude(r#"{"type":"assistant","message":{"id":"m","usage":{"input_tokens":-1,"output_tokens":1}}}"#),
+            None
+        );
+        assert_eq!(
+            claude(r#"{"type":"assistant","message":{"id":"m","usage":{"input_tokens":1e40,"output_tokens":1}}}"#),
+            None
+        );
+        assert_eq!(claude("not json"), None);
+    }
+
+    #[test]
+    fn codexs_rollout_record_says_its_responses_usage_its_cached_tokens_apart() {
+        // Codex 0.171.0 against the model server (trimmed).
+        let line = r#"{"timestamp":"2026-11-28T07:58:43.671Z","type":"token_usage_record","payload":{"thread_id":"t","turn_id":"u",
+            "response_id":"resp_01Rw","usage":{"input_tokens":10374,"cached_input_tokens":5187,"cache_write_input_tokens":0,
+            "output_tokens":4,"reasoning_output_tokens":0,"total_tokens":10378},"turn_token_usage":{"input_tokens":10374}}}"#;
+        let used = codex(line).expect("usage");
+        assert_eq!((used.response.as_str(), used.model.as_deref()), ("resp_01Rw", None));
+        assert_eq!(used.tokens, Tokens { input: 5187, output: 4, cache_write: 0, cache_read: 5187 });
+        let counted_twice = r#"{"type":"token_usage_record","payload":{"response_id":"r","usage":{"input_tokens":1,"cached_input_tokens":5,"output_tokens":1}}}"#;
+        assert_eq!(codex(counted_twice), None, "more cached than input is no count");
+        assert_eq!(codex(r#"{"type":"event_msg","payload":{"type":"token_count"}}"#), None);
+    }
+}

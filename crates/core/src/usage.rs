@@ -1,0 +1,157 @@
+//! What an agent's model calls used (`Tokens`), as its client records each answer's usage in its
+//! session (`Used`: Claude's transcript, Codex's rollout), and the ledger bosun keeps of it per
+//! agent (`Usage`): each response counted once, by its id, whatever number of lines repeat it,
+//! and its newest count standing (a client may write a response's usage before its end).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The most tokens one response is believed to use: a count above is not summed.
+pub const TOKENS_MOST: u64 = 1_000_000_000;
+/// How many of its newest responses an agent's ledger keeps by id (a newer count of one of them
+/// replaces the older); older ones are only summed.
+const RECENT: usize = 64;
+
+/// Tokens of one or more model calls, in the four kinds prices tell apart.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tokens {
+    /// Prompt tokens read fresh (neither written to nor read from a cache).
+    pub input: u64,
+    pub output: u64,
+    /// Prompt tokens written to the cache.
+    pub cache_write: u64,
+    /// Prompt tokens read from the cache.
+    pub cache_read: u64,
+}
+
+impl Tokens {
+    /// All four kinds together.
+    pub fn total(&self) -> u64 {
+        self.input.saturating_add(self.output).saturating_add(self.cache_write).saturating_add(self.cache_read)
+    }
+
+    pub fn is_zero(&self) -> bool {
+        self.total() == 0
+    }
+
+    fn add(&mut self, other: &Tokens) {
+        self.input = self.input.saturating_add(other.input);
+        self.output = self.output.saturating_add(other.output);
+        self.cache_write = self.cache_write.saturating_add(other.cache_write);
+        self.cache_read = self.cache_read.saturating_add(other.cache_read);
+    }
+
+    fn sub(&mut self, other: &Tokens) {
+        self.input = self.input.saturating_sub(other.input);
+        self.output = self.output.saturating_sub(other.output);
+        self.cache_write = self.cache_write.saturating_sub(other.cache_write);
+        self.cache_read = self.cache_read.saturating_sub(other.cache_read);
+    }
+}
+
+/// One response's usage, as a client recorded it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Used {
+    /// The response's id (Claude's message id, Codex's response id).
+    pub response: String,
+    /// The model the client asked, when its record says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    pub tokens: Tokens,
+}
+
+impl Used {
+    /// A record read from a client's session: none when a count is missing, negative or absurd
+    /// (over `TOKENS_MOST`), or its id is empty or long — such a record is not summed.
+    pub fn read(response: &str, model: Option<&str>, counts: [Option<i128>; 4]) -> Option<Self> {
+        let count = |n: Option<i128>| n.and_then(|n| u64::try_from(n).ok()).filter(|n| *n <= TOKENS_MOST);
+        let [input, output, cache_write, cache_read] = counts.map(count);
+        let tokens = Tokens { input: input?, output: output?, cache_write: cache_write?, cache_read: cache_read? };
+        let short = |s: &str| !s.is_empty() && s.len() <= 200;
+        let model = model.filter(|m| short(m)).map(str::to_owned);
+        short(response).then(|| Self { response: response.to_owned(), model, tokens })
+    }
+}
+
+/// An agent's ledger: its tokens by model (`""` for a model its client did not name).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub by_model: BTreeMap<String, Tokens>,
+    /// Its newest responses, oldest first, as last counted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    recent: Vec<Used>,
+}
+
+impl Usage {
+    pub fn is_empty(&self) -> bool {
+        self.by_model.is_empty()
+    }
+
+    /// Every model's tokens together.
+    pub fn total(&self) -> Tokens {
+        let mut total = Tokens::default();
+        for tokens in self.by_model.values() {
+            total.add(tokens);
+        }
+        total
+    }
+
+    /// Whether `used` would change the ledger: a response not counted yet, or a new count of
+    /// one of its recent responses.
+    pub fn changes(&self, used: &Used) -> bool {
+        self.recent.iter().find(|r| r.response == used.response).is_none_or(|r| r.tokens != used.tokens)
+    }
+
+    /// Counts `used`, in place of an earlier count of the same response when it is recent.
+    pub fn record(&mut self, used: &Used) {
+        if let Some(i) = self.recent.iter().position(|r| r.response == used.response) {
+            let old = self.recent.remove(i);
+            if let Some(tokens) = self.by_model.get_mut(old.model.as_deref().unwrap_or_default()) {
+                tokens.sub(&old.tokens);
+            }
+        }
+        self.by_model.entry(used.model.clone().unwrap_or_default()).or_default().add(&used.tokens);
+        self.recent.push(used.clone());
+        if self.recent.len() > RECENT {
+            self.recent.remove(0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn used(response: &str, model: &str, input: i128, output: i128) -> Used {
+        Used::read(response, Some(model), [Some(input), Some(output), Some(3), Some(4)]).unwrap()
+    }
+
+    #[test]
+    fn a_response_counts_once_at_its_newest_count_and_models_apart() {
+        let mut usage = Usage::default();
+        usage.record(&used("msg_1", "opus", 10, 1));
+        assert!(!usage.changes(&used("msg_1", "opus", 10, 1)), "the same line again");
+        assert!(usage.changes(&used("msg_1", "opus", 10, 20)), "its final count");
+        usage.record(&used("msg_1", "opus", 10, 20));
+        usage.record(&used("msg_2", "haiku", 5, 5));
+        assert_eq!(usage.by_model["opus"], Tokens { input: 10, output: 20, cache_write: 3, cache_read: 4 });
+        assert_eq!(usage.total().total(), 10 + 20 + 3 + 4 + 5 + 5 + 3 + 4);
+        for i in 0..100 {
+            usage.record(&used(&format!("msg_{}", i + 3), "opus", 1, 1));
+        }
+        assert_eq!(usage.recent.len(), RECENT, "bounded");
+        assert_eq!(usage.by_model["opus"].input, 10 + 100);
+    }
+
+    #[test]
+    fn missing_negative_or_absurd_counts_and_odd_ids_are_not_summed() {
+        assert!(Used::read("m", None, [Some(1), None, Some(0), Some(0)]).is_none());
+        assert!(Used::read("m", None, [Some(1), Some(-2), Some(0), Some(0)]).is_none());
+        assert!(Used::read("m", None, [Some(1), Some(2_000_000_000), Some(0), Some(0)]).is_none());
+        assert!(Used::read("", None, [Some(1), Some(1), Some(0), Some(0)]).is_none());
+        assert!(Used::read(&"m".repeat(300), None, [Some(1), Some(1), Some(0), Some(0)]).is_none());
+        let odd = Used::read("m", Some(&"x".repeat(300)), [Some(1), Some(1), Some(0), Some(0)]).unwrap();
+        assert_eq!(odd.model, None, "a model name that long is not kept");
+    }
+}
