@@ -795,7 +795,7 @@ fn key_in_no_record(engine: &DockerEngine, bosun: &Bosun, repo: &TempRepo, id: &
 /// The real pi (1.6, on the Node.js 22 installed beside it) in a container with this machine's
 /// network, against the fake Anthropic API on its loopback through a provider of its
 /// `models.json`: it reads the config bosun made for it from the user's (bound in with the
-/// agent's directory: `PI_CODING_AGENT_DIR`), its extension's reports reach the daemon from inside
+/// agent's directory: `PI_CODING_AGENT_DIR`, and its `HOME` there), its extension's reports reach the daemon from inside
 /// (bosun's binary, bound in, run by the image's busybox `sh`), its shell tool runs there and its
 /// work lands in the worktree, and its turn ends idle from its extension's report. The user's
 /// config is as it was; the key, in the copy of its `models.json`, is in no record.
@@ -810,7 +810,7 @@ fn the_real_pi_in_a_container_goes_idle_through_its_extension_and_its_key_is_nev
     let env = bosun_testkit::clients::PiConfig::new(&model, config.path()).write();
     let users = files_of(&env.config_dir);
     let repo = TempRepo::new();
-    model.push(Reply::shell("echo pong > pong.txt"));
+    model.push(Reply::shell("echo pong > pong.txt && echo mine > ~/home.txt"));
     model.push(Reply::text("Made it in a container."));
     let program = pi.program.display().to_string();
     let args = ["--runtime", "docker", "--image", &image, "--", &program, "make the file"];
@@ -832,6 +832,8 @@ fn the_real_pi_in_a_container_goes_idle_through_its_extension_and_its_key_is_nev
     let ws = bosun.show(&id).workspace.unwrap().path;
     let made = std::fs::read_to_string(ws.join("pong.txt")).ok();
     assert_eq!(made.as_deref(), Some("pong\n"), "its shell tool ran in its container, its work in its worktree");
+    let home = std::fs::read_to_string(agent.dir.join("config/home.txt")).ok();
+    assert_eq!(home.as_deref(), Some("mine\n"), "its home there is its own config, which it writes");
     let causes = idle_causes(&bosun.events(), &id);
     assert_eq!(causes, [Some("report")], "idle once, from its extension's report");
     let log = agent.log.clone().expect("its session file, named by its extension");
@@ -846,7 +848,7 @@ fn the_real_pi_in_a_container_goes_idle_through_its_extension_and_its_key_is_nev
 
 /// The real Gemini CLI (on this machine's Node.js) in a container with this machine's network,
 /// against the fake Gemini API on its loopback (`GOOGLE_GEMINI_BASE_URL`): its home is the one
-/// bosun made for it (`GEMINI_CLI_HOME`, bound in with the agent's directory), where bosun's
+/// bosun made for it (`GEMINI_CLI_HOME` and `HOME`, bound in with the agent's directory), where bosun's
 /// hooks are an extension that reaches the daemon from inside; its shell tool runs there (yolo:
 /// no dialog), its work lands in the worktree, and its turn ends idle from its `AfterAgent`
 /// hook. The user's Gemini config is as it was; its key is given as the container's environment
@@ -886,6 +888,8 @@ fn the_real_gemini_cli_in_a_container_goes_idle_through_its_hooks_and_its_key_is
     assert_eq!(made.as_deref(), Some("pong\n"), "its shell tool ran in its container, its work in its worktree");
     let causes = idle_causes(&bosun.events(), &id);
     assert_eq!(causes, [Some("report")], "idle once, from its hook's report");
+    let screen = bosun.ok(repo.path(), &["peek", &id]);
+    assert!(!screen.contains("Could not verify the current directory"), "it found its home:\n{screen}");
     assert_eq!(files_of(&env.config_dir), users, "the user's Gemini config is as it was");
 
     let key = model.main_requests()[0].header("x-goog-api-key").unwrap_or_default().to_owned();
