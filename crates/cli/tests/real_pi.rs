@@ -58,7 +58,13 @@ impl Real {
         let mut all = vec!["agent", "start", "--", pi.as_str()];
         all.extend(rest);
         all.push("hello");
-        let mut cmd = self.bosun.command(self.repo.path(), &all);
+        self.refused_bosun(&all)
+    }
+
+    /// `bosun ARGS`, with pi's environment and no provider's key variable, which must be refused
+    /// in one line with exit 2 with nothing made: its stderr.
+    fn refused_bosun(&self, args: &[&str]) -> String {
+        let mut cmd = self.bosun.command(self.repo.path(), args);
         self.env.apply(&mut cmd);
         for key in ["ANTHROPIC_API_KEY", "ANTHROPIC_OAUTH_TOKEN", "OPENAI_API_KEY", "GEMINI_API_KEY"] {
             cmd.env(key, "");
@@ -218,10 +224,10 @@ fn api_errors_are_errors_of_their_kind() {
     bosun.wait_state(&id, "error(no_internet)");
 }
 
-/// pi's key check before an agent starts (its model list, run in the agent's environment): a pi
-/// with no key for the provider its settings default to, or for the one `--provider` names, is
-/// refused in one line that names the provider and how to give it a key, and never shows a key;
-/// nothing is made. With the fake model's provider in its `models.json` (its key there) it
+/// pi's key check before an agent or a job starts (its model list, run in the agent's
+/// environment): a pi with no key for the provider its settings default to, or for the one
+/// `--provider` names, is refused in one line that names the provider and how to give it a key,
+/// and never shows a key; nothing is made. With the fake model's provider in its `models.json` (its key there) it
 /// starts and reaches its first turn.
 #[test]
 fn a_pi_without_a_key_for_its_provider_is_refused_naming_it_and_starts_with_one() {
@@ -232,6 +238,15 @@ fn a_pi_without_a_key_for_its_provider_is_refused_naming_it_and_starts_with_one(
     let err = real.refused(&[]);
     assert!(err.contains("has no key for provider anthropic (its defaultProvider"), "{err}");
     assert!(err.contains("set ANTHROPIC_API_KEY, or run `pi` and `/login`"), "{err}");
+    // A job whose agent runs it: refused before anything is made.
+    let runbook = format!(
+        "command \"fix\" {{\n  run = {{ agent = \"fixer\" }}\n}}\n\nagent \"fixer\" {{\n  run    = [{:?}]\n  prompt = \"fix it\"\n}}\n",
+        real.pi.display().to_string()
+    );
+    write_runbook(&real.repo, "fix.hcl", &runbook);
+    let err = real.refused_bosun(&["run", "fix"]);
+    assert!(err.contains("agent \"fixer\" of job") && err.contains("has no key for provider anthropic"), "{err}");
+    assert!(!real.bosun.ok(real.repo.path(), &["job", "ls", "--json"]).contains("\"id\""), "no job recorded");
 
     std::fs::write(&models, &fake_provider).unwrap();
     let err = real.refused(&["--provider", "openai"]);
