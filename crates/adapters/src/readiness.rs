@@ -79,7 +79,8 @@ impl Readiness for LoginChecks {
     }
 
     /// A probe that found the client running and logged in is kept for `KEPT` for the same
-    /// program and environment; any other runs again next time (a person fixes it meanwhile).
+    /// program and environment; any other runs again next time (a person fixes it meanwhile), and
+    /// so does any probe of a client whose login check's output tells (`Client::login_said`).
     fn probe(&self, program: &str, env: &BTreeMap<String, String>) -> Option<Probe> {
         let client = Client::of(program)?;
         let key = (program.to_owned(), fingerprint(env));
@@ -94,7 +95,8 @@ impl Readiness for LoginChecks {
             _ => Ran::NotRun("not run".into()),
         };
         let probe = Probe { version, login };
-        if matches!((&probe.version, &probe.login), (Ran::Ok(_), Ran::Ok(_))) {
+        // A client whose output tells (pi's model list) is probed anew each time.
+        if client.login_said.is_none() && matches!((&probe.version, &probe.login), (Ran::Ok(_), Ran::Ok(_))) {
             kept().insert(key, (Instant::now(), probe.clone()));
         }
         Some(probe)
@@ -121,14 +123,15 @@ fn fingerprint(env: &BTreeMap<String, String>) -> u64 {
     h.finish()
 }
 
-/// The most of a client's output kept; the rest is read and dropped.
-const SAID_MAX: usize = 4096;
+/// The most of a client's output kept; the rest is read and dropped. pi's model list, which its
+/// check is, takes about 8 KiB with the keys of three providers.
+const SAID_MAX: usize = 64 * 1024;
 /// How long its output may stay open once it has exited (a program it started may hold it).
 const EOF_WAIT: Duration = Duration::from_secs(1);
 
 /// `program ARGS` with `env` over the daemon's environment, stdin empty, within `CHECK_WAIT`;
 /// its output read as it comes (a program that prints megabytes does not stall on a full pipe),
-/// the first `SAID_MAX` bytes of each kept.
+/// the first `SAID_MAX` bytes of each kept: all its stdout, trimmed, when it exits 0.
 fn run_in(program: &str, args: &[&str], env: &BTreeMap<String, String>) -> Ran {
     let spawned = crate::private::as_user(&mut Command::new(program))
         .args(args)
@@ -158,7 +161,7 @@ fn run_in(program: &str, args: &[&str], env: &BTreeMap<String, String>) -> Ran {
     };
     let (stdout, stderr) = (said(stdout), said(stderr));
     if status.success() {
-        return Ran::Ok(stdout.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or_default().to_owned());
+        return Ran::Ok(stdout.trim().to_owned());
     }
     Ran::Failed { code: status.code(), said: format!("{stdout}\n{stderr}") }
 }
@@ -275,6 +278,13 @@ mod tests {
         let passed = checks.probe(program, &env(&[("V", "2.1.9"), ("KEY", "k")])).unwrap();
         assert_eq!(passed.login, Ran::Ok(String::new()));
         assert_eq!(checks.probed.lock().unwrap().len(), 1, "only the probe that passed is kept");
+        // pi's check exits 0 with or without a key: its list tells, and is read each time.
+        let pi = dir.path().join("pi");
+        std::fs::write(&pi, "#!/bin/sh\necho 'provider  model'\necho 'anthropic  claude-x'\n").unwrap();
+        std::fs::set_permissions(&pi, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let listed = checks.probe(pi.to_str().unwrap(), &env(&[])).unwrap();
+        assert_eq!(listed.login, Ran::Ok("provider  model\nanthropic  claude-x".into()), "all of it");
+        assert_eq!(checks.probed.lock().unwrap().len(), 1, "pi's probe is not kept");
         // A client that prints megabytes is read to its end, not waited for on a full pipe, and
         // only the start of what it said is kept.
         let loud = dir.path().join("codex");

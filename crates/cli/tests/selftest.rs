@@ -78,10 +78,11 @@ impl Machine {
     }
 
     /// This machine's `PATH`: the clients put there, then the test's own `PATH` without any
-    /// directory that holds a `claude` or a `codex`.
+    /// directory that holds a client.
     fn path(&self) -> String {
         let own = std::env::var_os("PATH").unwrap_or_default();
-        let rest = std::env::split_paths(&own).filter(|d| !d.join("claude").exists() && !d.join("codex").exists());
+        let rest = std::env::split_paths(&own)
+            .filter(|d| ["claude", "codex", "gemini", "pi"].iter().all(|c| !d.join(c).exists()));
         std::env::join_paths(std::iter::once(self.bin.path().to_owned()).chain(rest)).unwrap().into_string().unwrap()
     }
 
@@ -162,16 +163,27 @@ const GEMINI_CHECKS: [&str; 6] = [
     "a folder new to it: no trust dialog",
 ];
 
+const PI_CHECKS: [&str; 6] = [
+    "start → turn end → idle",
+    "a shell tool call runs",
+    "a tool call answered by a policy",
+    "a 429 → error(rate_limited)",
+    "kill -9 → resume with the conversation",
+    "project resources: trusted by its extension",
+];
+
 #[test]
 fn the_pinned_clients_pass_every_check_and_nothing_is_left_behind() {
     let tools =
         (bosun_testkit::tools::claude_code(), bosun_testkit::tools::codex(), bosun_testkit::tools::gemini_cli());
     let (Some(claude), Some(codex), Some(gemini)) = tools else { return };
+    let Some(pi) = bosun_testkit::tools::pi() else { return };
     let machine = Machine::new();
     machine.install("claude", &claude);
     machine.install("codex", &codex);
     machine.install("gemini", &gemini);
-    let out = machine.doctor(&[]);
+    machine.install("pi", &pi);
+    let out = machine.doctor(&["claude", "codex", "gemini"]);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let tested = |package: &str| bosun_core::client_version::tested(package).unwrap().to_string();
@@ -206,18 +218,21 @@ fn the_pinned_clients_pass_every_check_and_nothing_is_left_behind() {
     );
     machine.assert_nothing_left();
 
-    // The same as JSON, for one client named (the suite's time: the text run did all three):
-    // every check, with its latency.
-    let out = machine.doctor(&["claude", "--json"]);
+    // pi as JSON, named alone (the suite's time: the text run did the other three): every
+    // check, with its latency.
+    let out = machine.doctor(&["pi", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(out.status.success() && v["ok"] == true, "{v:#}\n{}", text(&out).1);
     let checks = v["checks"].as_array().unwrap();
-    assert_eq!(checks.len(), 6);
+    let titles: Vec<&str> = checks.iter().filter_map(|c| c["title"].as_str()).collect();
+    assert_eq!(titles, PI_CHECKS, "{v:#}");
     let wrong: Vec<&serde_json::Value> =
         checks.iter().filter(|c| !(c["ok"] == true && c["took_ms"].is_u64() && c["latency_ms"].is_u64())).collect();
     assert!(wrong.is_empty(), "every check right, with its latency: {wrong:#?}");
+    let policy = checks[2]["detail"].as_str().unwrap_or_default();
+    assert!(policy.starts_with("bash(touch bosun-selftest-*) allowed bash"), "the policy answered: {policy}");
     assert_eq!(v["clients"].as_array().map(Vec::len), Some(1), "the client named: {v:#}");
-    assert_eq!(v["clients"][0]["version"], claude_v.as_str());
+    assert_eq!(v["clients"][0]["version"], tested("@earendil-works/pi-coding-agent").as_str());
     assert_eq!(v["clients"][0]["newer_than_tested"], false);
     machine.assert_nothing_left();
 }

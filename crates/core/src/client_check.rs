@@ -1,4 +1,4 @@
-//! Whether a client bosun knows (Claude Code, Codex) can start for an agent, told from what its
+//! Whether a client bosun knows (Claude Code, Codex, …) can start for an agent, told from what its
 //! `--version` and its own login check (`claude auth status`, `codex login status`) said when run
 //! as the agent will run it: one line saying what is wrong and how to fix it, or warnings.
 //!
@@ -12,7 +12,7 @@ use crate::client_version;
 /// How one of the client's commands went.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Ran {
-    /// It exited 0, printing this (its first line).
+    /// It exited 0, printing this on its stdout (trimmed; its first line is its version).
     Ok(String),
     /// It exited otherwise (its code, when it had one), saying this.
     Failed { code: Option<i32>, said: String },
@@ -64,7 +64,17 @@ pub struct Client {
     /// Whether its arguments or that config file's text name a way to authenticate that its
     /// check does not see.
     pub otherwise: fn(args: &[String], config: Option<&str>) -> bool,
+    /// For a client whose login check exits 0 whatever it finds (pi's model list): what its
+    /// output, the agent's arguments and that config file's text say is missing, in words that
+    /// follow the program's name and say how to give it (`has no key for provider …`). A probe
+    /// of such a client is not kept: the files its output reflects change with no change to the
+    /// agent's environment.
+    pub login_said: Option<LoginSaid>,
 }
+
+/// What a login check's output, the agent's arguments and the client's config file say is
+/// missing for it to authenticate; none when nothing is.
+pub type LoginSaid = fn(said: &str, args: &[String], config: Option<&str>) -> Option<String>;
 
 impl Client {
     /// The client `program` is, by the name of its file, among the drivers' clients.
@@ -99,20 +109,23 @@ pub fn assess(program: &str, probe: &Probe, auth: &Auth<'_>) -> Verdict {
             ));
             return verdict;
         }
-        Ran::Ok(line) if client_version::parse(line).is_none() => {
+        Ran::Ok(said) if client_version::parse(said.lines().next().unwrap_or_default()).is_none() => {
             let tested = client_version::tested(client.package).map_or("?".into(), |v| v.to_string());
             verdict.warnings.push(format!(
                 "cannot read the version of {program} from `{name} --version` (it printed {:?}): bosun was tested \
                  with {name} {tested}; if the agent misbehaves, run `scripts/test-clients` in bosun's checkout with \
                  this {name} and report what fails",
-                short(line)
+                short(said)
             ));
         }
         Ran::Ok(_) => {}
     }
     let check = client.login_check.join(" ");
     match &probe.login {
-        Ran::Ok(_) => {}
+        Ran::Ok(said) => {
+            let missing = client.login_said.and_then(|read| read(said, auth.args, auth.config));
+            verdict.refusal = missing.map(|missing| format!("{program} {missing}"));
+        }
         Ran::Failed { .. } if authenticates_otherwise(client, auth) => {}
         Ran::Failed { said, .. } => {
             verdict.refusal =

@@ -34,7 +34,9 @@ impl Runtime {
 
     /// What of `agent`'s recorded `env` it is given here: all of it, its program's config
     /// variable pointed at its own config in a sandbox or a container (`OwnConfig`), with what
-    /// else its program writes there (`AgentDriver::confined_env`); and in a
+    /// else its program writes there (`AgentDriver::confined_env`), and in a container `HOME`
+    /// too (the user's home is not there: a client found no home, a tool it runs could write
+    /// none); and in a
     /// pod neither this machine's paths nor its workspace's: the pod's own instead (its
     /// workspace, and its agent's config where the claim keeps it, in every driver's config
     /// variable alike). Wherever it runs, its driver's `terminal_env` is added where the
@@ -67,6 +69,11 @@ impl Runtime {
                     own.point(&mut env);
                     if self.confines() {
                         agent.driver.behaviour().confined_env(&own.dir, &mut env);
+                    }
+                    // A container has none of this machine's homes: its home is its own config,
+                    // bound in with its directory (Gemini CLI's is its home already).
+                    if matches!(self, Self::Docker(_)) {
+                        env.insert("HOME".into(), own.dir.display().to_string());
                     }
                 }
                 env

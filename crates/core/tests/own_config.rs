@@ -34,6 +34,8 @@ fn a_confined_agents_program_writes_a_config_of_its_own_never_the_users() {
     for (driver, var) in [
         (Driver::Claude { session_id: "00000000-0000-0000-0000-000000000001".into() }, "CLAUDE_CONFIG_DIR"),
         (Driver::Codex, "CODEX_HOME"),
+        (Driver::Gemini { session_id: "00000000-0000-0000-0000-000000000002".into() }, "GEMINI_CLI_HOME"),
+        (Driver::Pi { session_id: "00000000-0000-0000-0000-000000000003".into() }, "PI_CODING_AGENT_DIR"),
     ] {
         for runtime in [Runtime::Sandbox { network: true }, docker()] {
             let mut sim = Sim::new();
@@ -46,6 +48,9 @@ fn a_confined_agents_program_writes_a_config_of_its_own_never_the_users() {
             let what = format!("{} in {}", driver.kind().name(), runtime.label());
             assert_eq!(config.as_ref().map(|c| c.dir.clone()), Some(own.clone()), "{what}: made for it");
             assert_eq!(env.get(var).map(PathBuf::from), Some(own.clone()), "{what}: its program looks there");
+            // A container has no home of the user's: its own config is its home there.
+            let home = if runtime == docker() { own.clone() } else { PathBuf::from("/home/u") };
+            assert_eq!(env.get("HOME").map(PathBuf::from), Some(home), "{what}: its home");
             let user = config.and_then(|c| c.user).unwrap();
             assert!(user.starts_with("/home/u"), "{what}: made from the user's {user:?}");
             let sandbox = match place {

@@ -366,3 +366,49 @@ fn a_gemini_agents_pod_home_signs_in_as_its_environment_chooses() {
     assert_eq!(chosen(9, &[("GOOGLE_GENAI_USE_VERTEXAI", "false")]), None);
     assert_eq!(chosen(10, &[]), None);
 }
+
+/// A pi agent in its pod: bosun's extension is written in the pod's agent directory and named on
+/// pi's command line, reporting to its host's relay, deciding the project's trust as the policy
+/// says; pi's config directory is the pod's (`PI_CODING_AGENT_DIR`, the claim's when there is
+/// one), where bosun writes nothing (its key and provider are the pod's, its trust the
+/// extension's), and nothing of this machine's reaches it.
+#[test]
+fn a_pi_agents_pod_config_is_the_pods_and_its_extension_is_in_the_pods_agent_directory() {
+    let extension = format!("{}/bosun-pi.js", bosun_core::POD_AGENT_DIR);
+    let pi = |n: u64, policy: bosun_core::Policy| {
+        let mut spec = bosun_core::AgentSpec {
+            driver: bosun_core::driver::Driver::Pi { session_id: "00000000-0000-0000-0000-00000000000b".into() },
+            command: vec!["pi".into()],
+            policy,
+            ..in_pod_with(n, Some("bosun-pi-work"))
+        };
+        spec.env.insert("PI_CODING_AGENT_DIR".into(), "/home/me/.pi/work".into());
+        spec.env.insert("PI_CODING_AGENT_SESSION_DIR".into(), "/home/me/pi-sessions".into());
+        spec
+    };
+    let mut sim = Sim::new();
+    let (a, w) = sim.start_with(pi(9, bosun_core::Policy::default()));
+    let effects = sim.ok(Input::WorkspaceCreated { id: w });
+    let Some(Effect::SpawnSession { command, env, files, config, .. }) =
+        effects.iter().find(|e| matches!(e, Effect::SpawnSession { .. }))
+    else {
+        panic!("its session is started: {effects:?}")
+    };
+    assert!(command.windows(2).any(|w| w[0] == "-e" && w[1] == extension), "{command:?}");
+    let written: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
+    assert_eq!(written, std::slice::from_ref(&extension), "its extension, and nothing in its config: {written:?}");
+    let source = &files[0].1;
+    let hook = format!("'bosun' --state-dir '{}' hook report pi {a} --generation 0", bosun_core::POD_STATE_DIR);
+    assert!(source.contains(&hook), "it reports to its host's relay: {source}");
+    assert!(source.contains("const TRUST = true"), "it trusts the project, as the policy says");
+    assert_eq!(env.get("PI_CODING_AGENT_DIR").map(String::as_str), Some(bosun_core::POD_CONFIG));
+    assert_eq!(env.get("PI_CODING_AGENT_SESSION_DIR"), None, "its sessions are in its config, on the claim");
+    assert!(!env.values().any(|v| v.contains("/home/me")), "nothing of this machine's: {env:?}");
+    assert!(config.is_none(), "no config of bosun's making: the pod's is its own");
+
+    let mut sim = Sim::new();
+    let policy = bosun_core::Policy { accept_trust: false, ..bosun_core::Policy::default() };
+    let (_, w) = sim.start_with(pi(10, policy));
+    let files = files_given(&sim.ok(Input::WorkspaceCreated { id: w }));
+    assert!(files[&extension].contains("const TRUST = false"), "left to a person: pi asks");
+}

@@ -31,7 +31,8 @@
 //!
 //! `DockerEngine::image` makes a small image once per tag: busybox and its applets, `/tmp`,
 //! `/etc/passwd` and `/etc/group`, plus the host binaries a test names, each at its host path
-//! with the shared libraries `ldd` lists, imported with `tar -c | docker import`.
+//! with the shared libraries `ldd` lists, and the host directory trees it names (a Node.js
+//! client's package), imported with `tar -c | docker import`.
 
 use std::collections::HashMap;
 use std::fs::{self, File};
@@ -119,7 +120,7 @@ pub struct DockerEngine {
     docker: PathBuf,
     dockerd_pid: u32,
     started_in: Duration,
-    /// The images made so far, by tag, with the extra binaries each was made with.
+    /// The images made so far, by tag, with the extra binaries and trees each was made with.
     images: Mutex<HashMap<String, Vec<PathBuf>>>,
     /// The supervisor, whose stdin's write end it holds: never written, closed by the kernel
     /// when this process exits, which stops the engine. Never waited for: it outlives us.
@@ -254,7 +255,13 @@ impl DockerEngine {
     /// busybox, and each of `extra_binaries` (absolute host paths) at its host path with its
     /// shared libraries. Panics when the same tag is asked for with other binaries.
     pub fn image(&self, tag: &str, extra_binaries: &[&Path]) -> String {
-        let wanted: Vec<PathBuf> = extra_binaries.iter().map(|p| p.to_path_buf()).collect();
+        self.image_with_trees(tag, extra_binaries, &[])
+    }
+
+    /// As `image`, with each of `trees` (absolute host directories: a Node.js client's package)
+    /// at its host path as it is, its links kept.
+    pub fn image_with_trees(&self, tag: &str, extra_binaries: &[&Path], trees: &[&Path]) -> String {
+        let wanted: Vec<PathBuf> = extra_binaries.iter().chain(trees).map(|p| p.to_path_buf()).collect();
         let mut images = self.images.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(made) = images.get(tag) {
             assert_eq!(made, &wanted, "image {tag} was made with other binaries");
@@ -264,7 +271,7 @@ impl DockerEngine {
             .prefix("image-")
             .tempdir_in(&self.dir)
             .unwrap_or_else(|e| panic!("cannot create a temp dir in {}: {e}", self.dir.display()));
-        let env = image::build_root(root.path(), &tools::busybox(), extra_binaries);
+        let env = image::build_root(root.path(), &tools::busybox(), extra_binaries, trees);
         image::import(self.docker(), root.path(), tag, &env);
         images.insert(tag.to_string(), wanted);
         tag.to_string()

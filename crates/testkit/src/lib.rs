@@ -15,6 +15,7 @@ pub mod git_daemon;
 pub mod history;
 pub mod house;
 pub mod kube;
+pub mod npm;
 pub mod poll;
 pub mod repo;
 pub mod screen;

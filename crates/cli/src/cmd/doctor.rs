@@ -26,7 +26,7 @@ pub struct DoctorArgs {
     fix: bool,
     #[arg(long)]
     json: bool,
-    /// Instead: run the installed Claude Code and Codex (those named, else both) through
+    /// Instead: run the installed Claude Code, Codex, Gemini CLI and pi (those named, else all) through
     /// bosun against a scripted model server on 127.0.0.1, in a temp repository, state and
     /// config with a fake key: a line per check, exit 1 when bosun misreads a client
     #[arg(long, num_args = 0.., value_name = "CLIENT", value_enum, conflicts_with = "fix")]

@@ -30,8 +30,9 @@ const HELLO: &str = "Hello from bosun's self-test.";
 /// The files the shell checks make in the agent's workspace.
 const SHELL_FILE: &str = "bosun-selftest-shell";
 const ALLOWED_FILE: &str = "bosun-selftest-allowed";
-/// The policy rule that allows the permission check's command.
+/// The policy rule that allows the permission check's command (pi's shell tool is `bash`).
 const ALLOW_RULE: &str = "Bash(touch bosun-selftest-*)";
+const PI_ALLOW_RULE: &str = "bash(touch bosun-selftest-*)";
 /// The first prompt of the resume check, the message it is resumed with, and the answers.
 const REMEMBER: &str = "remember the number 4817";
 const RESUME_WITH: &str = "go on after the crash";
@@ -159,7 +160,8 @@ impl Rig<'_> {
         match self.check {
             Check::Turn => self.turn(),
             Check::Shell => self.shell(),
-            Check::Permission if self.name == ClientName::Claude => self.policy_permission(),
+            Check::Permission if self.name == ClientName::Claude => self.policy_permission(ALLOW_RULE),
+            Check::Permission if self.name == ClientName::Pi => self.policy_permission(PI_ALLOW_RULE),
             Check::Permission => self.approval_dialog(),
             Check::RateLimit => self.rate_limit(),
             Check::Resume => self.resume(),
@@ -181,7 +183,7 @@ impl Rig<'_> {
         let (config, flags): (Config, &[&str]) = match self.name {
             // Bypass mode runs the command without asking in every version.
             ClientName::Claude => (Config::Bypass, &["--dangerously-skip-permissions"]),
-            ClientName::Codex => (Config::Trusted, &[]),
+            ClientName::Codex | ClientName::Pi => (Config::Trusted, &[]),
             ClientName::Gemini => (Config::Trusted, &["--approval-mode", "yolo"]),
         };
         self.prepare(config, &[Reply::shell(format!("touch {SHELL_FILE}")), Reply::text("Made the file.")])?;
@@ -195,17 +197,19 @@ impl Rig<'_> {
         Ok(Pass { latency, detail: format!("{SHELL_FILE} is in its workspace; idle after the turn ended") })
     }
 
-    fn policy_permission(&mut self) -> Result<Pass, Fail> {
+    /// The policy, through the client's hook (Claude) or bosun's extension (pi), allows the
+    /// call `allow` names.
+    fn policy_permission(&mut self, allow: &str) -> Result<Pass, Fail> {
         self.prepare(Config::Trusted, &[Reply::shell(format!("touch {ALLOWED_FILE}")), Reply::text("Done.")])?;
-        let rule = PermissionRule::from_str(ALLOW_RULE).map_err(|e| Fail(format!("the rule: {e}")))?;
+        let rule = PermissionRule::from_str(allow).map_err(|e| Fail(format!("the rule: {e}")))?;
         let policy = Policy { allow: vec![rule], ..Policy::default() };
         let id = self.start(policy, &["make the file"])?;
         let idle = self.wait(&id, "idle", 0, |a| a.state == SessionState::Idle)?;
         self.asked_model()?;
         let Some(decision) = idle.permissions.first() else {
-            return Err(Fail("idle, but the policy was never asked: Claude did not ask before it ran".into()));
+            return Err(Fail("idle, but the policy was never asked before the call ran".into()));
         };
-        if !decision.answer.allows() || decision.answer.rule() != ALLOW_RULE {
+        if !decision.answer.allows() || decision.answer.rule() != allow {
             return Err(Fail(format!("the policy's answer was {:?}", decision.answer)));
         }
         self.landed(&id, ALLOWED_FILE)?;
@@ -214,10 +218,7 @@ impl Rig<'_> {
         let subject = decision.subject.as_deref().unwrap_or_default();
         Ok(Pass {
             latency,
-            detail: format!(
-                "{ALLOW_RULE} allowed {} {subject:?} after the model asked; the file landed",
-                decision.tool
-            ),
+            detail: format!("{allow} allowed {} {subject:?} after the model asked; the file landed", decision.tool),
         })
     }
 

@@ -1,4 +1,4 @@
-//! Finding a client the self-test runs: the first `claude` or `codex` on `PATH` that is an
+//! Finding a client the self-test runs: the first `claude`, `codex`, … on `PATH` that is an
 //! executable file, and the version its `--version` says (its first line, at most 200 bytes, read
 //! within 20 s as the daemon's own readiness probe reads it), compared with the versions bosun was tested
 //! with (`scripts/real-clients`, compiled in).

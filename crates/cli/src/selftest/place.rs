@@ -23,6 +23,8 @@ const REMOVED: &[&str] = &[
     "CLAUDE_CONFIG_DIR",
     "CLAUDELESS_CONFIG_DIR",
     "CODEX_HOME",
+    "PI_CODING_AGENT_DIR",
+    "PI_CODING_AGENT_SESSION_DIR",
     "XDG_CONFIG_HOME",
     "XDG_DATA_HOME",
     "XDG_STATE_HOME",
@@ -151,12 +153,15 @@ fn clear_environment(home: &Path, tmp: &Path) {
     std::env::set_var("TMPDIR", tmp);
 }
 
-/// A repository on branch `main` with one commit.
+/// A repository on branch `main` with one commit (a README and pi's project settings).
 fn make_repo(repo: &Path) -> Result<()> {
     std::fs::write(repo.join("README.md"), "A repository of bosun's self-test.\n")?;
+    // Project resources, which pi asks to trust before it loads them.
+    std::fs::create_dir(repo.join(".pi"))?;
+    std::fs::write(repo.join(".pi/settings.json"), "{}\n")?;
     let steps: [&[&str]; 3] = [
         &["init", "-q", "-b", "main"],
-        &["add", "README.md"],
+        &["add", "README.md", ".pi"],
         &[
             "-c",
             "user.name=bosun",

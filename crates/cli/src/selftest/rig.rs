@@ -7,6 +7,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bosun_core::{Agent, Policy, SessionState};
 use bosun_model_server::clients::{ClaudeConfig, ClientEnv, CodexConfig, GeminiConfig};
+use bosun_model_server::pi_config::PiConfig;
 use bosun_model_server::{Api, ModelServer, Reply};
 use bosun_wire::StartAgent;
 
@@ -41,11 +42,15 @@ impl Check {
             (Self::Turn, _) => "start → turn end → idle",
             (Self::Shell, _) => "a shell tool call runs",
             (Self::Permission, ClientName::Claude) => "a permission request answered by a policy",
+            // pi asks nothing before a tool runs: bosun's extension asks the policy.
+            (Self::Permission, ClientName::Pi) => "a tool call answered by a policy",
             (Self::Permission, ClientName::Codex | ClientName::Gemini) => "an approval dialog → prompt(permission)",
             (Self::RateLimit, _) => "a 429 → error(rate_limited)",
             (Self::Resume, _) => "kill -9 → resume with the conversation",
             // bosun trusts its workspace in the Gemini home it makes for the agent.
             (Self::Trust, ClientName::Gemini) => "a folder new to it: no trust dialog",
+            // The repository has project resources (`.pi/settings.json`): bosun's extension trusts them.
+            (Self::Trust, ClientName::Pi) => "project resources: trusted by its extension",
             (Self::Trust, _) => "the folder-trust dialog, fresh config",
         }
     }
@@ -85,7 +90,7 @@ impl Rig<'_> {
     /// A model server and a config of this check's own, with `replies` queued.
     pub(super) fn prepare(&mut self, config: Config, replies: &[Reply]) -> Result<(), Fail> {
         let api = match self.name {
-            ClientName::Claude => Api::Anthropic,
+            ClientName::Claude | ClientName::Pi => Api::Anthropic,
             ClientName::Codex => Api::OpenAi,
             ClientName::Gemini => Api::Gemini,
         };
@@ -119,6 +124,8 @@ impl Rig<'_> {
             // Gemini CLI gets a home of bosun's making (its workspace trusted there) and asks
             // before a shell command by default.
             ClientName::Gemini => GeminiConfig::new(&server, &dir).try_write(),
+            // pi: a provider of its models.json for the server, its retries off; it trusts nothing.
+            ClientName::Pi => PiConfig::new(&server, &dir).try_write(),
         };
         self.env = Some(env.map_err(|e| Fail(e.to_string()))?);
         self.server = Some(server);

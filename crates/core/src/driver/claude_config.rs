@@ -33,6 +33,7 @@ pub static CLIENT: Client = Client {
     log_in: "run `claude auth login`, or set ANTHROPIC_API_KEY",
     config: None,
     otherwise: crate::client_check::no_other_way,
+    login_said: None,
 };
 
 /// `settings.json`: the user's, but for what runs their programs.

@@ -19,6 +19,7 @@ pub static CLIENT: Client = Client {
     log_in: "run `codex login`, or set OPENAI_API_KEY, or name a model_provider in its config.toml",
     config: Some(("CODEX_HOME", ".codex", "config.toml")),
     otherwise: provider_of_its_own,
+    login_said: None,
 };
 
 /// `config.toml`: the user's, but for their programs and trusted folders, with the trust.

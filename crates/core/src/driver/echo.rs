@@ -35,6 +35,7 @@ static CLIENT: Client = Client {
     log_in: "run `echo-agent login`, or set ECHO_KEY",
     config: None,
     otherwise: crate::client_check::no_other_way,
+    login_said: None,
 };
 
 /// Its `settings`: the user's lines, then the folders it trusts, one a line.

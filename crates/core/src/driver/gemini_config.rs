@@ -33,6 +33,7 @@ pub static CLIENT: Client = Client {
     log_in: "run `gemini` and sign in, or set GEMINI_API_KEY",
     config: None,
     otherwise: crate::client_check::no_other_way,
+    login_said: None,
 };
 
 /// The sign-in method (`security.auth.selectedType`) the variables of `env` choose, in the order

@@ -46,6 +46,7 @@ pub static CLIENT: Client = Client {
     log_in: "run `opencode auth login`, or set your provider's API key",
     config: None,
     otherwise: crate::client_check::no_other_way,
+    login_said: None,
 };
 
 /// The user's opencode config directory.

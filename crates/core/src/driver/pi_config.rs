@@ -24,20 +24,97 @@ pub const DIR_VAR: &str = "PI_CODING_AGENT_DIR";
 pub const SESSION_DIR_VAR: &str = "PI_CODING_AGENT_SESSION_DIR";
 
 /// pi, as bosun probes it before an agent runs it: its `--version`, and its model list
-/// (`--list-models`, offline). pi has no login check that needs no provider named (`pi auth
-/// check` wants `--provider` or `--model`), and its model list exits 0 even when it lists none
-/// ("No models available") or its `models.json` does not parse: the probe refuses a pi that does
-/// not run (on a Node.js older than 22.19 it does not load), not one without a usable provider,
-/// whose first turn then fails with pi's own message.
+/// (`--list-models`, offline), which lists the models of the providers it has a key for,
+/// wherever the key is (pi's `auth.json` from `/login`, an `apiKey` of a provider of its
+/// `models.json`, literal or the variable it names, the provider's variable such as
+/// `ANTHROPIC_API_KEY`), and says "No models available" when it has none. It exits 0 either way
+/// (and `pi auth check` wants a provider named): what it lists tells (`missing_key`).
 pub static CLIENT: Client = Client {
     program: "pi",
     package: "@earendil-works/pi-coding-agent",
     login_check: ["--list-models", "--offline"],
     key_vars: &["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"],
     log_in: "run `pi` and `/login`, or set the key variable of its provider (ANTHROPIC_API_KEY, OPENAI_API_KEY, …)",
-    config: None,
+    config: Some((DIR_VAR, ".pi/agent", "settings.json")),
     otherwise: crate::client_check::no_other_way,
+    login_said: Some(missing_key),
 };
+
+/// The variables pi reads the keys of its best-known providers from (pi-ai's `env-api-keys`).
+const PROVIDER_VARS: [(&str, &str); 8] = [
+    ("anthropic", "ANTHROPIC_API_KEY"),
+    ("openai", "OPENAI_API_KEY"),
+    ("google", "GEMINI_API_KEY"),
+    ("openrouter", "OPENROUTER_API_KEY"),
+    ("mistral", "MISTRAL_API_KEY"),
+    ("groq", "GROQ_API_KEY"),
+    ("xai", "XAI_API_KEY"),
+    ("deepseek", "DEEPSEEK_API_KEY"),
+];
+
+/// What pi lacks to run, from its model list (`said`): the key of the provider the agent's
+/// arguments name (`--provider`), or of any provider (naming then the `defaultProvider` of its
+/// `settings.json`, `config`, when it has one). None when it has one, when the arguments give
+/// a key (`--api-key`), or when the list cannot be read. No key is ever in what it says: the
+/// list names providers and models only.
+fn missing_key(said: &str, args: &[String], config: Option<&str>) -> Option<String> {
+    let arg = |name: &str| {
+        let eq = format!("{name}=");
+        args.iter().enumerate().find_map(|(i, a)| match a.strip_prefix(&eq) {
+            Some(value) => Some(value.to_owned()),
+            None => (a == name).then(|| args.get(i + 1).cloned()).flatten(),
+        })
+    };
+    if args.iter().any(|a| a == "--api-key" || a.starts_with("--api-key=")) {
+        return None;
+    }
+    let listed = listed_providers(said)?;
+    if let Some(provider) = arg("--provider").filter(|p| !p.is_empty()) {
+        let has = listed.iter().any(|p| p.eq_ignore_ascii_case(&provider));
+        let others = if listed.is_empty() { "none".to_owned() } else { listed[..listed.len().min(5)].join(", ") };
+        return (!has).then(|| no_key(&provider, &format!("named by --provider; it has keys for {others}")));
+    }
+    if !listed.is_empty() {
+        return None;
+    }
+    let default = config
+        .and_then(|text| serde_json::from_str::<Value>(text).ok())
+        .and_then(|v| v["defaultProvider"].as_str().map(head_of))
+        .filter(|p| !p.is_empty());
+    Some(match default {
+        Some(provider) => no_key(&provider, "its defaultProvider; it has no key for any"),
+        None => format!(
+            "has no key for any provider (`pi --list-models --offline`: No models available): {}",
+            CLIENT.log_in
+        ),
+    })
+}
+
+/// "has no key for provider P (why): set its variable, or run `pi` and `/login`".
+fn no_key(provider: &str, why: &str) -> String {
+    let provider = head_of(provider);
+    let var = PROVIDER_VARS.iter().find(|(p, _)| p.eq_ignore_ascii_case(&provider)).map(|(_, v)| *v);
+    let give = var.map_or_else(|| "give it an `apiKey` in pi's models.json".to_owned(), |var| format!("set {var}"));
+    format!("has no key for provider {provider} ({why}): {give}, or run `pi` and `/login`")
+}
+
+/// A provider's name as a message shows it: its first 60 characters, no control characters.
+fn head_of(name: &str) -> String {
+    name.chars().filter(|c| !c.is_control()).take(60).collect()
+}
+
+/// The providers pi's model list names (each line after its header: `provider  model  …`): none
+/// when it says "No models available"; None when it is neither.
+fn listed_providers(said: &str) -> Option<Vec<String>> {
+    if said.contains("No models available") {
+        return Some(Vec::new());
+    }
+    let mut lines = said.lines().map(str::trim).filter(|l| !l.is_empty());
+    lines.next().filter(|header| header.split_whitespace().take(2).eq(["provider", "model"]))?;
+    let mut providers: Vec<String> = lines.filter_map(|l| l.split_whitespace().next()).map(head_of).collect();
+    providers.dedup();
+    Some(providers)
+}
 
 /// `settings.json`: the user's, but for their programs and where their sessions go.
 const SETTINGS: Seeding = Seeding::Made(settings);
@@ -109,6 +186,37 @@ mod tests {
         assert_eq!(pointed.get(DIR_VAR).map(String::as_str), Some("/s/agents/a/config"));
         let own_dir: BTreeMap<String, String> = [(DIR_VAR.to_owned(), "/p".to_owned())].into();
         assert_eq!(user_config(&own_dir).dir.as_deref(), Some(Path::new("/p")));
+    }
+
+    /// pi 1.6.0's `--list-models --offline`, as it printed them.
+    const NONE: &str = "No models available. Use /login to log into a provider via OAuth or API key. See:\n  \
+                        /p/docs/providers.md\n  /p/docs/models.md";
+    const FAKE: &str = "provider    model              context  max-out  thinking  images\nbosun-fake  \
+                        claude-sonnet-4-5  128K     16.4K    no        no";
+
+    #[test]
+    fn a_pi_is_signed_in_when_its_model_list_lists_the_provider_it_will_use() {
+        let args = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let said = missing_key(NONE, &[], None).expect("no key at all");
+        assert!(said.starts_with("has no key for any provider") && said.contains("/login"), "{said}");
+        assert!(said.contains("ANTHROPIC_API_KEY"), "{said}");
+        let settings = r#"{"defaultProvider": "anthropic", "defaultModel": "claude-sonnet-4-5"}"#;
+        let said = missing_key(NONE, &[], Some(settings)).expect("no key for its default");
+        assert_eq!(
+            said,
+            "has no key for provider anthropic (its defaultProvider; it has no key for any): set ANTHROPIC_API_KEY, or \
+             run `pi` and `/login`"
+        );
+        assert_eq!(missing_key(FAKE, &[], Some(settings)), None, "pi falls back on a provider it has a key for");
+        assert_eq!(missing_key(FAKE, &args(&["--provider", "bosun-fake"]), None), None);
+        let said = missing_key(FAKE, &args(&["--provider=my-proxy", "fix it"]), None).expect("not that one");
+        assert!(said.contains("provider my-proxy (named by --provider; it has keys for bosun-fake)"), "{said}");
+        assert!(said.contains("an `apiKey` in pi's models.json"), "{said}");
+        assert_eq!(missing_key(NONE, &args(&["--api-key", "k"]), None), None, "a key on its command line");
+        assert_eq!(missing_key("garbage", &[], None), None, "a list it cannot read tells nothing");
+        let hostile = format!("provider  model\n{}\u{1b}[2J m", "p".repeat(500));
+        let said = missing_key(&hostile, &args(&["--provider", "x"]), None).unwrap();
+        assert!(!said.chars().any(char::is_control) && said.len() < 400, "{said:?}");
     }
 
     #[test]

@@ -113,7 +113,7 @@ async fn check_client(ctx: &Arc<Context>, req: &StartAgent) -> Result<ClientChec
         let auth = bosun_core::client_check::Auth { set: &set, config: config.as_deref(), args: &args };
         let verdict = bosun_core::client_check::assess(&probe_of, &probe, &auth);
         let version = match probe.version {
-            bosun_core::client_check::Ran::Ok(said) => Some(said),
+            bosun_core::client_check::Ran::Ok(said) => said.lines().next().map(str::to_owned),
             _ => None,
         };
         Ok(Some((verdict, version)))

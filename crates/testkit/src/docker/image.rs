@@ -1,5 +1,6 @@
-//! Small test images without a registry: a root filesystem made of busybox and the host binaries
-//! a test names (with their shared libraries), imported with `tar -c | docker import`.
+//! Small test images without a registry: a root filesystem made of busybox, the host binaries
+//! a test names (with their shared libraries) and the host directory trees it names (a Node.js
+//! client's package), imported with `tar -c | docker import`.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -13,13 +14,15 @@ const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 const PASSWD: &str = "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n";
 const GROUP: &str = "root:x:0:\nnogroup:x:65534:\n";
 
-/// Fills `root` with busybox (as `/bin/busybox`, a symlink in /bin for each of its applets),
+/// Fills `root` with busybox (as `/bin/busybox`, a symlink in /bin for each of its applets, and
+/// `/usr/bin/env`, which scripts' `#!/usr/bin/env node` runs),
 /// `/tmp`, `/root`, `/etc/passwd` and `/etc/group`, and each of `extra_binaries` at its host path
 /// (also linked from /usr/local/bin when that path is not on the image's `PATH`), each with the
-/// shared libraries `ldd` lists at their host paths. Returns the image's environment, as
-/// `docker import --change 'ENV …'` lines.
-pub(super) fn build_root(root: &Path, busybox: &Path, extra_binaries: &[&Path]) -> Vec<String> {
-    for dir in ["bin", "etc", "root", "tmp", "usr/local/bin"] {
+/// shared libraries `ldd` lists at their host paths, and each of `trees` at its host path as it
+/// is (its symbolic links kept). Returns the image's environment, as `docker import --change
+/// 'ENV …'` lines.
+pub(super) fn build_root(root: &Path, busybox: &Path, extra_binaries: &[&Path], trees: &[&Path]) -> Vec<String> {
+    for dir in ["bin", "etc", "root", "tmp", "usr/bin", "usr/local/bin"] {
         create_dir(&root.join(dir));
     }
     set_mode(&root.join("tmp"), 0o1777);
@@ -37,6 +40,9 @@ pub(super) fn build_root(root: &Path, busybox: &Path, extra_binaries: &[&Path]) 
         }
     }
 
+    let env = root.join("usr/bin/env");
+    symlink("/bin/busybox", &env).unwrap_or_else(|e| panic!("cannot create {}: {e}", env.display()));
+
     for binary in extra_binaries {
         assert!(binary.is_absolute(), "an image's extra binary needs an absolute path, not {}", binary.display());
         copy_file(binary, &in_root(root, binary));
@@ -49,6 +55,10 @@ pub(super) fn build_root(root: &Path, busybox: &Path, extra_binaries: &[&Path]) 
     }
     for library in &libraries {
         copy_file(library, &in_root(root, library));
+    }
+    for tree in trees {
+        assert!(tree.is_absolute(), "an image's tree needs an absolute path, not {}", tree.display());
+        copy_tree(tree, &in_root(root, tree));
     }
 
     let mut env = vec![format!("ENV PATH={PATH}")];
@@ -155,6 +165,28 @@ fn copy_file(from: &Path, to: &Path) {
     fs::copy(from, to).unwrap_or_else(|e| panic!("cannot copy {} to {}: {e}", from.display(), to.display()));
 }
 
+/// Copies the directory `from` to `to` as it is: its files (hard-linked when both are on one
+/// file system: a package tree is tens of megabytes, which `tar` reads either way), its
+/// directories and its symbolic links, which keep their targets (a link into a package not in
+/// the image is left dangling there).
+fn copy_tree(from: &Path, to: &Path) {
+    create_dir(to);
+    let entries = fs::read_dir(from).unwrap_or_else(|e| panic!("cannot read {}: {e}", from.display()));
+    for entry in entries {
+        let entry = entry.unwrap_or_else(|e| panic!("cannot read {}: {e}", from.display()));
+        let (source, target) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry.file_type().unwrap_or_else(|e| panic!("cannot read {}: {e}", source.display()));
+        if kind.is_symlink() {
+            let link = fs::read_link(&source).unwrap_or_else(|e| panic!("cannot read {}: {e}", source.display()));
+            symlink(&link, &target).unwrap_or_else(|e| panic!("cannot create {}: {e}", target.display()));
+        } else if kind.is_dir() {
+            copy_tree(&source, &target);
+        } else if fs::hard_link(&source, &target).is_err() {
+            copy_file(&source, &target);
+        }
+    }
+}
+
 fn create_dir(dir: &Path) {
     fs::create_dir_all(dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
 }
@@ -182,6 +214,27 @@ mod tests {
             parse_ldd(text),
             [PathBuf::from("/lib/x86_64-linux-gnu/libz.so.1"), PathBuf::from("/lib64/ld-linux-x86-64.so.2")]
         );
+    }
+
+    #[test]
+    fn a_tree_is_copied_with_its_links_and_a_binary_beside_it() {
+        let host = tempfile::tempdir().unwrap();
+        let tree = host.path().join("pkg");
+        fs::create_dir_all(tree.join("dist")).unwrap();
+        fs::write(tree.join("dist/cli.js"), "console.log(1)\n").unwrap();
+        set_mode(&tree.join("dist/cli.js"), 0o755);
+        symlink("dist/cli.js", tree.join("cli")).unwrap();
+        symlink("../elsewhere/none", tree.join("dangling")).unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let busybox = crate::tools::busybox();
+        build_root(root.path(), &busybox, &[], &[tree.as_path()]);
+        let copied = in_root(root.path(), &tree);
+        assert_eq!(fs::read_to_string(copied.join("dist/cli.js")).unwrap(), "console.log(1)\n");
+        assert_eq!(fs::metadata(copied.join("dist/cli.js")).unwrap().permissions().mode() & 0o777, 0o755);
+        assert_eq!(fs::read_link(copied.join("cli")).unwrap(), Path::new("dist/cli.js"), "a link stays a link");
+        assert_eq!(fs::read_link(copied.join("dangling")).unwrap(), Path::new("../elsewhere/none"));
+        assert!(root.path().join("bin/sh").symlink_metadata().is_ok(), "busybox's applets are there too");
+        assert_eq!(fs::read_link(root.path().join("usr/bin/env")).unwrap(), Path::new("/bin/busybox"), "for shebangs");
     }
 
     #[test]
