@@ -55,10 +55,11 @@ pub fn agents_table(now: u64, agents: &[AgentSummary], workspaces: &[Workspace])
                 age(now, a.created_at.as_millis()),
                 a.workspace.to_string(),
                 branch,
+                tokens_total(&a.tokens),
             ]
         })
         .collect();
-    table(&["AGENT", "NAME", "STATE", "AGE", "WORKSPACE", "BRANCH"], &rows)
+    table(&["AGENT", "NAME", "STATE", "AGE", "WORKSPACE", "BRANCH", "TOKENS"], &rows)
 }
 
 pub fn workspaces_table(now: u64, workspaces: &[Workspace]) -> String {
@@ -78,6 +79,41 @@ pub fn workspaces_table(now: u64, workspaces: &[Workspace]) -> String {
     table(&["WORKSPACE", "KIND", "STATE", "AGE", "BRANCH", "PATH"], &rows)
 }
 
+/// Tokens as `bosun show` and `bosun usage` say them: `1,234 in · 56 out · 7 cache write · 8
+/// cache read`.
+pub fn tokens(t: &bosun_core::usage::Tokens) -> String {
+    format!(
+        "{} in · {} out · {} cache write · {} cache read",
+        count(t.input),
+        count(t.output),
+        count(t.cache_write),
+        count(t.cache_read)
+    )
+}
+
+/// A count with thousands apart: `12,345`.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// All of an agent's tokens together, `-` when none were recorded.
+fn tokens_total(by_model: &std::collections::BTreeMap<String, bosun_core::usage::Tokens>) -> String {
+    let total: u64 = by_model.values().map(bosun_core::usage::Tokens::total).sum();
+    if total == 0 {
+        "-".to_owned()
+    } else {
+        count(total)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,5 +131,14 @@ mod tests {
     fn tables_align_columns() {
         let t = table(&["A", "BB"], &[vec!["long".into(), "x".into()], vec!["s".into(), "yy".into()]]);
         assert_eq!(t, "A     BB\nlong  x\ns     yy");
+    }
+
+    #[test]
+    fn counts_have_their_thousands_apart() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1_234_567), "1,234,567");
+        let t = bosun_core::usage::Tokens { input: 1_000, output: 2, cache_write: 30, cache_read: 4_000_000 };
+        assert_eq!(tokens(&t), "1,000 in · 2 out · 30 cache write · 4,000,000 cache read");
     }
 }

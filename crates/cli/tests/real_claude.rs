@@ -93,6 +93,31 @@ fn the_tokens_of_each_model_call_are_counted_to_the_token_as_the_server_reported
     });
     let usage = counted.unwrap_or_else(|| panic!("{:?} is not {expected:?}", real.bosun.agent(&id).usage));
     assert_eq!(usage.by_model.keys().collect::<Vec<_>>(), [&model]);
+    // What a person and a script read of it.
+    let by_model: serde_json::Value =
+        serde_json::from_str(&real.bosun.ok(real.repo.path(), &["usage", "--by", "model", "--json"])).unwrap();
+    assert_eq!(by_model["lines"][0]["of"], model.as_str(), "{by_model}");
+    assert_eq!(by_model["total"]["total"], expected.total(), "{by_model}");
+    assert_eq!(by_model["total"]["cache_read"], expected.cache_read, "{by_model}");
+    // Counts are written with thousands apart: 14,192.
+    let written = |n: u64| {
+        let digits = n.to_string();
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    };
+    let shown = real.bosun.ok(real.repo.path(), &["show", &id]);
+    assert!(shown.contains(&format!("{} cache read ({model})", written(expected.cache_read))), "{shown}");
+    let listed = real.bosun.ok(real.repo.path(), &["usage"]);
+    let line = listed.lines().find(|l| l.starts_with(&id)).unwrap_or_else(|| panic!("{listed}"));
+    assert!(line.trim_end().ends_with(&written(expected.total())), "{listed}");
+    let ls = real.bosun.ok(real.repo.path(), &["ls"]);
+    assert!(ls.lines().any(|l| l.starts_with(&id) && l.trim_end().ends_with(&written(expected.total()))), "{ls}");
 }
 
 /// `--dangerously-skip-permissions`, not yet accepted in the user's settings, opens on a warning

@@ -273,8 +273,8 @@ pub enum Event {
         id: AgentId,
         text: String,
     },
-    /// The agent's client recorded what one of its model calls used (a newer count of a
-    /// response replaces an older).
+    /// The agent's client recorded what one of its model calls used (a larger count of a
+    /// response replaces its smaller).
     UsageRecorded {
         id: AgentId,
         used: crate::usage::Used,

@@ -1,7 +1,7 @@
 //! What an agent's model calls used (`Tokens`), as its client records each answer's usage in its
 //! session (`Used`: Claude's transcript, Codex's rollout), and the ledger bosun keeps of it per
 //! agent (`Usage`): each response counted once, by its id, whatever number of lines repeat it,
-//! and its newest count standing (a client may write a response's usage before its end).
+//! and its largest count standing (a client may write a response's usage before its end).
 
 use std::collections::BTreeMap;
 
@@ -35,7 +35,8 @@ impl Tokens {
         self.total() == 0
     }
 
-    fn add(&mut self, other: &Tokens) {
+    /// Adds `other` to these.
+    pub fn add(&mut self, other: &Tokens) {
         self.input = self.input.saturating_add(other.input);
         self.output = self.output.saturating_add(other.output);
         self.cache_write = self.cache_write.saturating_add(other.cache_write);
@@ -97,10 +98,11 @@ impl Usage {
         total
     }
 
-    /// Whether `used` would change the ledger: a response not counted yet, or a new count of
-    /// one of its recent responses.
+    /// Whether `used` would change the ledger: a response not counted yet, or a larger count of
+    /// one of its recent responses (a response's count only grows as its client writes it: an
+    /// older line read again is no news).
     pub fn changes(&self, used: &Used) -> bool {
-        self.recent.iter().find(|r| r.response == used.response).is_none_or(|r| r.tokens != used.tokens)
+        self.recent.iter().find(|r| r.response == used.response).is_none_or(|r| r.tokens.total() < used.tokens.total())
     }
 
     /// Counts `used`, in place of an earlier count of the same response when it is recent.
@@ -134,6 +136,7 @@ mod tests {
         assert!(!usage.changes(&used("msg_1", "opus", 10, 1)), "the same line again");
         assert!(usage.changes(&used("msg_1", "opus", 10, 20)), "its final count");
         usage.record(&used("msg_1", "opus", 10, 20));
+        assert!(!usage.changes(&used("msg_1", "opus", 10, 1)), "an older line read again");
         usage.record(&used("msg_2", "haiku", 5, 5));
         assert_eq!(usage.by_model["opus"], Tokens { input: 10, output: 20, cache_write: 3, cache_read: 4 });
         assert_eq!(usage.total().total(), 10 + 20 + 3 + 4 + 5 + 5 + 3 + 4);

@@ -244,6 +244,12 @@ pub struct AgentSummary {
     /// `Listing::marked`).
     #[serde(default)]
     pub waiting: bool,
+    /// The job whose step it runs, if it runs one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobId>,
+    /// The tokens its model calls used, by model (`""` when its client does not name it).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tokens: std::collections::BTreeMap<String, bosun_core::usage::Tokens>,
 }
 
 impl From<&Agent> for AgentSummary {
@@ -260,6 +266,8 @@ impl From<&Agent> for AgentSummary {
             pid: a.pid,
             error: a.error.clone(),
             waiting: false,
+            job: a.step.as_ref().map(|(job, _, _)| job.clone()),
+            tokens: a.usage.by_model.clone(),
         }
     }
 }

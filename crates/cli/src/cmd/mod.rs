@@ -25,6 +25,7 @@ pub mod pool;
 pub mod queue;
 pub mod replay;
 pub mod runbook;
+pub mod usage;
 pub mod work;
 pub mod worker;
 pub mod workspace;
@@ -57,6 +58,7 @@ pub enum Command {
     Agent(agent::AgentCommand),
     Ls(ls::LsArgs),
     Show(agent::show::ShowArgs),
+    Usage(usage::UsageArgs),
     Diff(work::diff::DiffArgs),
     Merge(work::merge::MergeArgs),
     Fork(agent::fork::ForkArgs),
@@ -129,6 +131,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Agent(cmd) => agent::run(&client()?, cmd),
         Command::Ls(args) => ls::run(&client()?, args),
         Command::Show(args) => agent::show::run(&client()?, args),
+        Command::Usage(args) => usage::run(&client()?, args),
         Command::Diff(args) => work::diff::run(&client()?, args),
         Command::Merge(args) => work::merge::run(&client()?, args),
         Command::Fork(args) => agent::fork::run(&client()?, args),

@@ -85,6 +85,10 @@ fn what(d: &AgentDetail) {
     if let Some(log) = &a.log {
         println!("log        {}", log.display());
     }
+    for (model, tokens) in &a.usage.by_model {
+        let model = if model.is_empty() { "its client did not say" } else { model };
+        println!("tokens     {} ({model})", render::tokens(tokens));
+    }
     for (kind, at) in &a.heartbeats {
         println!("heartbeat  {:<16} {} ago", format!("{kind:?}"), render::age(d.now, at.as_millis()));
     }
