@@ -100,6 +100,31 @@ fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
     files
 }
 
+/// The ledger: what Gemini CLI's session file records of its model calls (a shell call, then
+/// the answer) is, to the token, what the model server reported of each; its side requests
+/// (the model router's), which it records nowhere, are not counted.
+#[test]
+fn the_tokens_of_each_model_call_are_counted_to_the_token_as_the_server_reported_them() {
+    let Some(real) = Real::new() else { return };
+    real.model.push(Reply::shell("touch made-by-gemini"));
+    real.model.push(Reply::text("Made it."));
+    let id = real.start(&[], &["--approval-mode", "yolo", "make the file"]);
+    real.bosun.wait_state(&id, "idle");
+    let main = real.model.main_requests();
+    assert_eq!(main.len(), 2, "a shell call and the answer");
+    let reported = |kind: fn(&bosun_testkit::fake_model::Usage) -> u64| {
+        main.iter().map(|r| kind(&r.usage.expect("its usage"))).sum::<u64>()
+    };
+    let expected = bosun_core::usage::Tokens {
+        input: reported(|u| u.input),
+        output: reported(|u| u.output),
+        cache_write: reported(|u| u.cache_write),
+        cache_read: reported(|u| u.cache_read),
+    };
+    let counted = wait_until(PATIENCE, || real.bosun.agent(&id).usage.total() == expected);
+    assert!(counted, "{:?} is not {expected:?}", real.bosun.agent(&id).usage);
+}
+
 #[test]
 fn a_stalled_stream_and_a_long_tool_call_are_never_idle() {
     let Some(real) = Real::new() else { return };

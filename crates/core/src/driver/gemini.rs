@@ -468,6 +468,10 @@ impl AgentDriver for Gemini {
         log_observation(line)
     }
 
+    fn log_usage(&self, line: &str) -> Option<crate::usage::Used> {
+        super::session_usage::gemini(line)
+    }
+
     /// The end of a turn: its session log (the payload's, where this agent's are, else the one
     /// it named before) holds the answer as the model gave it.
     fn said_in_log(&self, a: &crate::Agent, report: &Report) -> Option<PathBuf> {

@@ -1,7 +1,8 @@
 //! The usage each client records of its model calls in its session, read line by line: Claude
 //! Code's transcript (an `assistant` line's `message.usage`, repeated on every line of a message
 //! of several blocks, under one `message.id`), Codex's rollout (a `token_usage_record` line per
-//! response, its `usage.input_tokens` counting the cached ones too).
+//! response, its `usage.input_tokens` counting the cached ones too), Gemini CLI's session file (a
+//! `gemini` message's `tokens`, the message written again once they are known).
 
 use serde::Deserialize;
 
@@ -76,6 +77,34 @@ pub fn codex(line: &str) -> Option<Used> {
     Used::read(r.response_id.as_deref()?, None, counts)
 }
 
+#[derive(Deserialize)]
+struct GeminiLine {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    id: Option<String>,
+    model: Option<String>,
+    tokens: Option<GeminiTokens>,
+}
+
+#[derive(Deserialize)]
+struct GeminiTokens {
+    input: Option<i128>,
+    output: Option<i128>,
+    #[serde(default)]
+    cached: i128,
+    #[serde(default)]
+    thoughts: i128,
+}
+
+/// The usage a line of Gemini CLI's session file records: its input counts the cached tokens
+/// too, its thoughts are output the model was paid for.
+pub fn gemini(line: &str) -> Option<Used> {
+    let l: GeminiLine = serde_json::from_str(line).ok()?;
+    let t = l.tokens.filter(|_| l.kind.as_deref() == Some("gemini"))?;
+    let counts = [t.input.map(|all| all - t.cached), t.output.map(|o| o + t.thoughts), Some(0), Some(t.cached)];
+    Used::read(l.id.as_deref()?, l.model.as_deref(), counts).filter(|used| !used.tokens.is_zero())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +148,16 @@ mod tests {
         let counted_twice = r#"{"type":"token_usage_record","payload":{"response_id":"r","usage":{"input_tokens":1,"cached_input_tokens":5,"output_tokens":1}}}"#;
         assert_eq!(codex(counted_twice), None, "more cached than input is no count");
         assert_eq!(codex(r#"{"type":"event_msg","payload":{"type":"token_count"}}"#), None);
+    }
+
+    #[test]
+    fn gemini_clis_message_says_its_usage_its_cached_tokens_apart_and_its_thoughts_as_output() {
+        let line = r#"{"id":"g1","timestamp":"2026-11-28T08:00:00Z","type":"gemini","content":"Done.","model":"gemini-2.5-pro",
+            "tokens":{"input":100,"output":7,"cached":40,"thoughts":3,"tool":0,"total":110}}"#;
+        let used = gemini(line).expect("usage");
+        assert_eq!((used.response.as_str(), used.model.as_deref()), ("g1", Some("gemini-2.5-pro")));
+        assert_eq!(used.tokens, Tokens { input: 60, output: 10, cache_write: 0, cache_read: 40 });
+        assert_eq!(gemini(r#"{"id":"g2","type":"gemini","content":"x"}"#), None, "its tokens not known yet");
+        assert_eq!(gemini(r#"{"id":"u","type":"user","tokens":{"input":1,"output":1}}"#), None);
     }
 }
