@@ -106,6 +106,23 @@ impl Real {
     }
 }
 
+/// The ledger: what pi's session file records of its model calls (a shell call, then the
+/// answer) is, to the token, what the model server reported of each.
+#[test]
+fn the_tokens_of_each_model_call_are_counted_to_the_token_as_the_server_reported_them() {
+    let Some(real) = Real::new() else { return };
+    real.model.push(Reply::shell("touch made-by-pi"));
+    real.model.push(Reply::text("Made it."));
+    let id = real.start(&[], &["make the file"]);
+    real.bosun.wait_state(&id, "idle");
+    let main = real.model.main_requests();
+    assert_eq!(main.len(), 2, "a shell call and the answer");
+    assert!(main.iter().all(|r| r.usage.is_some()), "each answer reported its usage");
+    let expected = real.model.main_tokens();
+    let counted = wait_until(PATIENCE, || real.bosun.agent(&id).usage.total() == expected);
+    assert!(counted, "{:?} is not {expected:?}", real.bosun.agent(&id).usage);
+}
+
 #[test]
 fn a_prompt_on_the_command_line_runs_one_turn_to_idle_and_its_session_is_named() {
     let Some(real) = Real::new() else { return };

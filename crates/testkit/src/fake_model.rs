@@ -28,6 +28,22 @@ impl FakeModel {
     pub fn start(api: Api) -> Self {
         Self(ModelServer::start(api).unwrap_or_else(|e| panic!("fake model: {e}")))
     }
+
+    /// The tokens its answers to main-loop requests reported, together, as bosun's ledger counts
+    /// them.
+    pub fn main_tokens(&self) -> bosun_core::usage::Tokens {
+        let mut total = bosun_core::usage::Tokens::default();
+        for used in self.main_requests().iter().filter_map(|r| r.usage) {
+            let tokens = bosun_core::usage::Tokens {
+                input: used.input,
+                output: used.output,
+                cache_write: used.cache_write,
+                cache_read: used.cache_read,
+            };
+            total.add(&tokens);
+        }
+        total
+    }
 }
 
 impl Deref for FakeModel {

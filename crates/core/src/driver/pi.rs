@@ -281,6 +281,10 @@ impl AgentDriver for Pi {
         Driver::Pi { session_id: super::claude::session_uuid(a, b) }
     }
 
+    fn log_usage(&self, line: &str) -> Option<crate::usage::Used> {
+        super::session_usage::pi(line)
+    }
+
     fn grammar(&self) -> Option<&'static Grammar> {
         Some(&GRAMMAR)
     }

@@ -2,7 +2,8 @@
 //! Code's transcript (an `assistant` line's `message.usage`, repeated on every line of a message
 //! of several blocks, under one `message.id`), Codex's rollout (a `token_usage_record` line per
 //! response, its `usage.input_tokens` counting the cached ones too), Gemini CLI's session file (a
-//! `gemini` message's `tokens`, the message written again once they are known).
+//! `gemini` message's `tokens`, the message written again once they are known), pi's session file
+//! (an assistant message's `usage`).
 
 use serde::Deserialize;
 
@@ -105,6 +106,44 @@ pub fn gemini(line: &str) -> Option<Used> {
     Used::read(l.id.as_deref()?, l.model.as_deref(), counts).filter(|used| !used.tokens.is_zero())
 }
 
+#[derive(Deserialize)]
+struct PiLine {
+    #[serde(rename = "type")]
+    kind: String,
+    id: Option<String>,
+    message: Option<PiMessage>,
+}
+
+#[derive(Deserialize)]
+struct PiMessage {
+    role: Option<String>,
+    model: Option<String>,
+    #[serde(rename = "responseId")]
+    response_id: Option<String>,
+    usage: Option<PiUsage>,
+}
+
+#[derive(Deserialize)]
+struct PiUsage {
+    input: Option<i128>,
+    output: Option<i128>,
+    #[serde(default, rename = "cacheWrite")]
+    cache_write: i128,
+    #[serde(default, rename = "cacheRead")]
+    cache_read: i128,
+}
+
+/// The usage a line of pi's session file records: an assistant message's, by the provider's
+/// response id (else the entry's).
+pub fn pi(line: &str) -> Option<Used> {
+    let l: PiLine = serde_json::from_str(line).ok()?;
+    let m = l.message.filter(|m| l.kind == "message" && m.role.as_deref() == Some("assistant"))?;
+    let u = m.usage?;
+    let counts = [u.input, u.output, Some(u.cache_write), Some(u.cache_read)];
+    let response = m.response_id.or(l.id)?;
+    Used::read(&response, m.model.as_deref(), counts).filter(|used| !used.tokens.is_zero())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,5 +198,18 @@ mod tests {
         assert_eq!(used.tokens, Tokens { input: 60, output: 10, cache_write: 0, cache_read: 40 });
         assert_eq!(gemini(r#"{"id":"g2","type":"gemini","content":"x"}"#), None, "its tokens not known yet");
         assert_eq!(gemini(r#"{"id":"u","type":"user","tokens":{"input":1,"output":1}}"#), None);
+    }
+
+    #[test]
+    fn pis_assistant_message_says_its_usage() {
+        // pi 1.6.0 against the model server (trimmed).
+        let line = r#"{"type":"message","id":"3453935b","parentId":"7ec7fcb9","message":{"role":"assistant","api":"anthropic-messages",
+            "provider":"bosun-fake","model":"claude-sonnet-4-5","usage":{"input":366,"output":18,"cacheRead":732,"cacheWrite":366,
+            "totalTokens":1482,"cost":{"total":0}},"stopReason":"toolUse","responseId":"msg_01dn"}}"#;
+        let used = pi(line).expect("usage");
+        assert_eq!((used.response.as_str(), used.model.as_deref()), ("msg_01dn", Some("claude-sonnet-4-5")));
+        assert_eq!(used.tokens, Tokens { input: 366, output: 18, cache_write: 366, cache_read: 732 });
+        let user = r#"{"type":"message","id":"u","message":{"role":"user","usage":{"input":1,"output":1}}}"#;
+        assert_eq!(pi(user), None);
     }
 }
