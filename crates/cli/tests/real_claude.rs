@@ -329,6 +329,20 @@ fn a_fork_starts_from_its_agents_conversation_and_work_in_a_worktree_of_its_own(
     assert_eq!(log, format!("bosun fork of {id}: its work not committed\ndone"));
     assert_eq!((git(&ws, &["status", "--porcelain"]), git(&ws, &["rev-parse", "HEAD"])), (status, head), "untouched");
     assert_eq!(real.bosun.agent(&id).state.label(), "idle", "the agent forked goes on");
+    // Each counts its own turn: the fork's transcript copies the history, not its usage.
+    let own = |r: &bosun_testkit::fake_model::Logged| {
+        let u = r.usage.expect("its usage");
+        bosun_core::usage::Tokens {
+            input: u.input,
+            output: u.output,
+            cache_write: u.cache_write,
+            cache_read: u.cache_read,
+        }
+    };
+    let counted = wait_until(PATIENCE, || {
+        (real.bosun.agent(&id).usage.total(), real.bosun.agent(&fork).usage.total()) == (own(&main[0]), own(&main[1]))
+    });
+    assert!(counted, "{:?} / {:?}", real.bosun.agent(&id).usage, real.bosun.agent(&fork).usage);
 
     let err = real.bosun.fails(real.repo.path(), &["fork", "nope"]);
     assert!(err.contains("no agent"), "{err}");

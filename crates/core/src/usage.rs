@@ -1,7 +1,9 @@
 //! What an agent's model calls used (`Tokens`), as its client records each answer's usage in its
-//! session (`Used`: Claude's transcript, Codex's rollout), and the ledger bosun keeps of it per
+//! session (`Used`: Claude's transcript, Codex's rollout, …), and the ledger bosun keeps of it per
 //! agent (`Usage`): each response counted once, by its id, whatever number of lines repeat it,
-//! and its largest count standing (a client may write a response's usage before its end).
+//! and its largest count standing (a client may write a response's usage before its end). A
+//! record older than the agent (the history a fork's or a resumed session's file copies) or older
+//! than the newest one counted (its log read again) is not new.
 
 use std::collections::BTreeMap;
 
@@ -56,6 +58,9 @@ impl Tokens {
 pub struct Used {
     /// The response's id (Claude's message id, Codex's response id).
     pub response: String,
+    /// When the client recorded it, when its record says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<crate::Timestamp>,
     /// The model the client asked, when its record says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
@@ -71,7 +76,15 @@ impl Used {
         let tokens = Tokens { input: input?, output: output?, cache_write: cache_write?, cache_read: cache_read? };
         let short = |s: &str| !s.is_empty() && s.len() <= 200;
         let model = model.filter(|m| short(m)).map(str::to_owned);
-        short(response).then(|| Self { response: response.to_owned(), model, tokens })
+        short(response).then(|| Self { response: response.to_owned(), at: None, model, tokens })
+    }
+
+    /// The same, recorded at `at` (an RFC 3339 time, as the clients write them; none when it is
+    /// not one).
+    pub fn at(mut self, at: Option<&str>) -> Self {
+        let parsed = at.and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
+        self.at = parsed.and_then(|t| u64::try_from(t.timestamp_millis()).ok()).map(crate::Timestamp::from_millis);
+        self
     }
 }
 
@@ -79,6 +92,9 @@ impl Used {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     pub by_model: BTreeMap<String, Tokens>,
+    /// When the newest response counted was recorded, when its record said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    newest: Option<crate::Timestamp>,
     /// Its newest responses, oldest first, as last counted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     recent: Vec<Used>,
@@ -98,11 +114,15 @@ impl Usage {
         total
     }
 
-    /// Whether `used` would change the ledger: a response not counted yet, or a larger count of
-    /// one of its recent responses (a response's count only grows as its client writes it: an
-    /// older line read again is no news).
-    pub fn changes(&self, used: &Used) -> bool {
-        self.recent.iter().find(|r| r.response == used.response).is_none_or(|r| r.tokens.total() < used.tokens.total())
+    /// Whether `used`, read in the session of an agent made at `born`, would change the ledger:
+    /// a larger count of one of its recent responses (a response's count only grows as its
+    /// client writes it), or a response not counted yet that is no older than the agent and than
+    /// the newest response counted.
+    pub fn changes(&self, used: &Used, born: crate::Timestamp) -> bool {
+        if let Some(known) = self.recent.iter().find(|r| r.response == used.response) {
+            return known.tokens.total() < used.tokens.total();
+        }
+        used.at.is_none_or(|at| at >= born && self.newest.is_none_or(|newest| at >= newest))
     }
 
     /// Counts `used`, in place of an earlier count of the same response when it is recent.
@@ -114,6 +134,7 @@ impl Usage {
             }
         }
         self.by_model.entry(used.model.clone().unwrap_or_default()).or_default().add(&used.tokens);
+        self.newest = self.newest.max(used.at);
         self.recent.push(used.clone());
         if self.recent.len() > RECENT {
             self.recent.remove(0);
@@ -129,14 +150,16 @@ mod tests {
         Used::read(response, Some(model), [Some(input), Some(output), Some(3), Some(4)]).unwrap()
     }
 
+    const BORN: crate::Timestamp = crate::Timestamp::from_millis(0);
+
     #[test]
     fn a_response_counts_once_at_its_newest_count_and_models_apart() {
         let mut usage = Usage::default();
         usage.record(&used("msg_1", "opus", 10, 1));
-        assert!(!usage.changes(&used("msg_1", "opus", 10, 1)), "the same line again");
-        assert!(usage.changes(&used("msg_1", "opus", 10, 20)), "its final count");
+        assert!(!usage.changes(&used("msg_1", "opus", 10, 1), BORN), "the same line again");
+        assert!(usage.changes(&used("msg_1", "opus", 10, 20), BORN), "its final count");
         usage.record(&used("msg_1", "opus", 10, 20));
-        assert!(!usage.changes(&used("msg_1", "opus", 10, 1)), "an older line read again");
+        assert!(!usage.changes(&used("msg_1", "opus", 10, 1), BORN), "an older line read again");
         usage.record(&used("msg_2", "haiku", 5, 5));
         assert_eq!(usage.by_model["opus"], Tokens { input: 10, output: 20, cache_write: 3, cache_read: 4 });
         assert_eq!(usage.total().total(), 10 + 20 + 3 + 4 + 5 + 5 + 3 + 4);
@@ -156,5 +179,30 @@ mod tests {
         assert!(Used::read(&"m".repeat(300), None, [Some(1), Some(1), Some(0), Some(0)]).is_none());
         let odd = Used::read("m", Some(&"x".repeat(300)), [Some(1), Some(1), Some(0), Some(0)]).unwrap();
         assert_eq!(odd.model, None, "a model name that long is not kept");
+    }
+
+    #[test]
+    fn a_record_older_than_the_agent_or_than_the_newest_counted_is_not_new() {
+        fn at(t: &str) -> Option<&str> {
+            Some(t)
+        }
+        let born = crate::Timestamp::from_millis(1_795_850_000_000); // 2026-11-28T07:13:20Z
+        let mut usage = Usage::default();
+        let copied = used("msg_0", "opus", 9, 9).at(at("2026-11-28T07:00:00Z"));
+        assert!(copied.at.is_some());
+        assert!(!usage.changes(&copied, born), "a fork's copy of its parent's history");
+        let first = used("msg_1", "opus", 1, 1).at(at("2026-11-28T07:20:00.500Z"));
+        assert!(usage.changes(&first, born));
+        usage.record(&first);
+        let second = used("msg_2", "opus", 1, 1).at(at("2026-11-28T07:21:00Z"));
+        usage.record(&second);
+        for i in 3..100 {
+            usage.record(&used(&format!("msg_{i}"), "opus", 1, 1).at(at("2026-11-28T07:22:00Z")));
+        }
+        assert!(!usage.changes(&first, born), "out of the recent window, yet older than the newest: read again");
+        let later = used("msg_100", "opus", 1, 1).at(at("2026-11-28T07:23:00+00:00"));
+        assert!(usage.changes(&later, born));
+        assert!(usage.changes(&used("msg_101", "opus", 1, 1), born), "no time: its id decides");
+        assert_eq!(used("m", "o", 1, 1).at(at("yesterday")).at, None);
     }
 }

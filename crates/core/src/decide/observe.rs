@@ -198,7 +198,7 @@ pub(super) fn log_lines(
         // What its model calls used, each response counted once, at its newest count.
         let mut usage = a.usage.clone();
         for used in lines.iter().filter_map(|l| driver.log_usage(l)) {
-            if usage.changes(&used) {
+            if usage.changes(&used, a.created_at) {
                 usage.record(&used);
                 d.event(Event::UsageRecorded { id: a.id.clone(), used, at: now });
             }

@@ -11,6 +11,7 @@ use crate::usage::Used;
 
 #[derive(Deserialize)]
 struct ClaudeLine {
+    timestamp: Option<String>,
     #[serde(rename = "type")]
     kind: String,
     message: Option<ClaudeMessage>,
@@ -41,11 +42,13 @@ pub fn claude(line: &str) -> Option<Used> {
     let u = m.usage?;
     let counts =
         [u.input_tokens, u.output_tokens, Some(u.cache_creation_input_tokens), Some(u.cache_read_input_tokens)];
-    Used::read(m.id.as_deref()?, m.model.as_deref(), counts).filter(|used| !used.tokens.is_zero())
+    let used = Used::read(m.id.as_deref()?, m.model.as_deref(), counts)?.at(l.timestamp.as_deref());
+    Some(used).filter(|used| !used.tokens.is_zero())
 }
 
 #[derive(Deserialize)]
 struct CodexLine {
+    timestamp: Option<String>,
     #[serde(rename = "type")]
     kind: String,
     payload: Option<CodexRecord>,
@@ -75,11 +78,12 @@ pub fn codex(line: &str) -> Option<Used> {
     let u = r.usage?;
     let fresh = u.input_tokens.map(|all| all - u.cached_input_tokens - u.cache_write_input_tokens);
     let counts = [fresh, u.output_tokens, Some(u.cache_write_input_tokens), Some(u.cached_input_tokens)];
-    Used::read(r.response_id.as_deref()?, None, counts)
+    Some(Used::read(r.response_id.as_deref()?, None, counts)?.at(l.timestamp.as_deref()))
 }
 
 #[derive(Deserialize)]
 struct GeminiLine {
+    timestamp: Option<String>,
     #[serde(rename = "type")]
     kind: Option<String>,
     id: Option<String>,
@@ -103,11 +107,13 @@ pub fn gemini(line: &str) -> Option<Used> {
     let l: GeminiLine = serde_json::from_str(line).ok()?;
     let t = l.tokens.filter(|_| l.kind.as_deref() == Some("gemini"))?;
     let counts = [t.input.map(|all| all - t.cached), t.output.map(|o| o + t.thoughts), Some(0), Some(t.cached)];
-    Used::read(l.id.as_deref()?, l.model.as_deref(), counts).filter(|used| !used.tokens.is_zero())
+    let used = Used::read(l.id.as_deref()?, l.model.as_deref(), counts)?.at(l.timestamp.as_deref());
+    Some(used).filter(|used| !used.tokens.is_zero())
 }
 
 #[derive(Deserialize)]
 struct PiLine {
+    timestamp: Option<String>,
     #[serde(rename = "type")]
     kind: String,
     id: Option<String>,
@@ -141,7 +147,8 @@ pub fn pi(line: &str) -> Option<Used> {
     let u = m.usage?;
     let counts = [u.input, u.output, Some(u.cache_write), Some(u.cache_read)];
     let response = m.response_id.or(l.id)?;
-    Used::read(&response, m.model.as_deref(), counts).filter(|used| !used.tokens.is_zero())
+    let used = Used::read(&response, m.model.as_deref(), counts)?.at(l.timestamp.as_deref());
+    Some(used).filter(|used| !used.tokens.is_zero())
 }
 
 #[cfg(test)]
@@ -183,6 +190,7 @@ mod tests {
             "output_tokens":4,"reasoning_output_tokens":0,"total_tokens":10378},"turn_token_usage":{"input_tokens":10374}}}"#;
         let used = codex(line).expect("usage");
         assert_eq!((used.response.as_str(), used.model.as_deref()), ("resp_01Rw", None));
+        assert_eq!(used.at, Some(crate::Timestamp::from_millis(1_795_852_723_671)), "when it was recorded");
         assert_eq!(used.tokens, Tokens { input: 5187, output: 4, cache_write: 0, cache_read: 5187 });
         let counted_twice = r#"{"type":"token_usage_record","payload":{"response_id":"r","usage":{"input_tokens":1,"cached_input_tokens":5,"output_tokens":1}}}"#;
         assert_eq!(codex(counted_twice), None, "more cached than input is no count");
