@@ -83,6 +83,27 @@ fn the_tokens_of_each_model_call_are_counted_to_the_token_as_the_server_reported
     assert!(side >= 1, "its title request was answered too, and is not in the count");
 }
 
+/// The ledger outlives a crash of bosun: the usage Codex records while no daemon runs is read
+/// from its rollout when one runs again (a restarted daemon follows a log from its end).
+#[test]
+fn usage_recorded_while_no_daemon_ran_is_counted_when_one_runs_again() {
+    let Some(real) = Real::new(trusted) else { return };
+    real.model.push(Reply::stall(3, "Slowly fixed."));
+    let id = real.start(&[], &["fix the bug"]);
+    assert!(real.model.wait_main_requests(1, PATIENCE), "its turn started");
+    let log = bosun_testkit::poll::wait_for(PATIENCE, || real.bosun.agent(&id).log).expect("its rollout was found");
+    real.bosun.kill_daemon_hard();
+    // Its answer ends, and Codex records what it used, with no daemon to read it.
+    let recorded =
+        wait_until(PATIENCE, || std::fs::read_to_string(&log).unwrap_or_default().contains("\"token_usage_record\""));
+    assert!(recorded, "Codex recorded its usage");
+    let expected = real.model.main_tokens();
+    assert!(!expected.is_zero());
+    // Any command starts a daemon again.
+    let counted = wait_until(PATIENCE, || real.bosun.agent(&id).usage.total() == expected);
+    assert!(counted, "{:?} is not {expected:?}", real.bosun.agent(&id).usage);
+}
+
 #[test]
 fn failed_turns_are_errors_of_their_kind() {
     for (status, label) in [(429, "error(rate_limited)"), (401, "error(unauthorized)")] {

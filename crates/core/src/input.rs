@@ -285,6 +285,12 @@ pub enum Input {
         session_log: bool,
         lines: Vec<String>,
     },
+    /// Lines of the agent's session log, read from its start for their usage only
+    /// (`ReadUsage`).
+    UsageLines {
+        agent: AgentId,
+        lines: Vec<String>,
+    },
     /// The agent's screen, as asked for by `CaptureScreen` or `LookAtScreen`.
     Screen {
         agent: AgentId,

@@ -106,6 +106,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         | Input::Classified { .. }
         | Input::FileWritten { .. }
         | Input::LogLines { .. }
+        | Input::UsageLines { .. }
         | Input::Screen { .. }
         | Input::GateFinished { .. } => observations(state, input, now, &mut d),
         Input::TimerFired { id } => timers::fired(state, *id, now, &mut d),
@@ -263,6 +264,11 @@ fn observations(state: &State, input: &Input, now: Timestamp, d: &mut Decision) 
             }
         }
         Input::LogLines { agent, session_log, lines } => observe::log_lines(state, agent, *session_log, lines, now, d),
+        Input::UsageLines { agent, lines } => {
+            if let Some(a) = state.agents.get(agent) {
+                observe::usage(a, lines, now, d);
+            }
+        }
         Input::Screen { agent, text, at, settled } => dialog::screen(state, agent, text, *at, *settled, now, d),
         Input::GateFinished { agent, run, code } => recovery::gate_finished(state, agent, run, *code, now, d),
         _ => {}

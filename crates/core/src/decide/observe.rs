@@ -195,14 +195,7 @@ pub(super) fn log_lines(
         if let Some(said) = lines.iter().rev().find_map(|l| driver.log_said(l)) {
             super::classify::said(state, agent, &said, d);
         }
-        // What its model calls used, each response counted once, at its newest count.
-        let mut usage = a.usage.clone();
-        for used in lines.iter().filter_map(|l| driver.log_usage(l)) {
-            if usage.changes(&used, a.created_at) {
-                usage.record(&used);
-                d.event(Event::UsageRecorded { id: a.id.clone(), used, at: now });
-            }
-        }
+        usage(a, lines, now, d);
     }
     let telling = observations.iter().rposition(|o| !matches!(o, Observation::Activity { .. }));
     if let Some(i) = telling.or(observations.len().checked_sub(1)) {
@@ -222,6 +215,19 @@ pub(super) fn log_lines(
     if !session_log && driver.start_up(a).idle_when_quiet && !quiet_pending {
         let at = Timestamp::from_millis(now.as_millis() + QUIET_MS + HEARTBEAT_EVERY_MS);
         set_timer(state, d, TimerKind::Quiet { agent: a.id.clone() }, at);
+    }
+}
+
+/// What lines of the agent's session log say its model calls used: each response counted once,
+/// at its largest count (`Usage::changes`).
+pub(super) fn usage(a: &Agent, lines: &[String], now: Timestamp, d: &mut Decision) {
+    let driver = a.driver.behaviour();
+    let mut usage = a.usage.clone();
+    for used in lines.iter().filter_map(|l| driver.log_usage(l)) {
+        if usage.changes(&used, a.created_at) {
+            usage.record(&used);
+            d.event(Event::UsageRecorded { id: a.id.clone(), used, at: now });
+        }
     }
 }
 

@@ -96,6 +96,8 @@ fn adopt(state: &State, agent: &Agent, s: &SessionSeen, now: Timestamp, d: &mut 
     d.effect(Effect::WatchWorkspace { agent: agent.id.clone(), path: agent.cwd.clone() });
     if let Some(log) = &agent.log {
         d.effect(Effect::WatchLog { agent: agent.id.clone(), path: log.clone(), session_log: true, from_start: false });
+        // But for what its model calls used meanwhile, which the ledger keeps.
+        d.effect(Effect::ReadUsage { agent: agent.id.clone(), path: log.clone() });
     }
     if cut_off(state, agent, d) {
         // Whether it reached the agent is unknown: one still where it was after the grace (idle,

@@ -126,3 +126,26 @@ impl Executor {
         })
     }
 }
+
+/// The most of a session log read for its usage, and of one line of it: an assistant line with
+/// usage is small, a longer one (a tool's whole output) is passed over.
+const USAGE_READ_MOST: u64 = 256 * 1024 * 1024;
+const USAGE_LINE_MOST: usize = 1024 * 1024;
+
+/// The lines of `agent`'s session log at `path`, from its start, for the usage they record:
+/// bounded in all and per line; none when it cannot be read.
+pub(super) fn read_usage(agent: AgentId, path: &Path) -> Option<Input> {
+    use std::io::{BufRead as _, Read as _};
+    let file = std::fs::File::open(path).map_err(|e| tracing::warn!("cannot read {}: {e}", path.display())).ok()?;
+    let mut reader = std::io::BufReader::new(file.take(USAGE_READ_MOST));
+    let (mut lines, mut line) = (Vec::new(), Vec::new());
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) if line.len() > USAGE_LINE_MOST || !line.ends_with(b"\n") => {}
+            Ok(_) => lines.push(String::from_utf8_lossy(&line).trim_end().to_owned()),
+        }
+    }
+    Some(Input::UsageLines { agent, lines })
+}

@@ -169,6 +169,7 @@ impl Executor {
             e @ (Effect::RunGate { .. } | Effect::Classify { .. } | Effect::JudgeVariants { .. }) => self.checks(e),
             e @ Effect::Notify { .. } => self.notify(e),
             e @ Effect::FindCodexLog { .. } => self.find_codex_log(e),
+            Effect::ReadUsage { agent, path } => logs::read_usage(agent, &path),
             e @ (Effect::RunStep { .. }
             | Effect::CancelStep { .. }
             | Effect::OpenPr { .. }
