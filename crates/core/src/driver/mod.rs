@@ -19,6 +19,7 @@ pub mod generic;
 pub mod kind;
 pub mod opencode;
 pub mod opencode_config;
+pub mod opencode_dialog;
 pub mod pi;
 pub mod pi_config;
 mod report;
@@ -205,6 +206,17 @@ pub trait AgentDriver: Sync {
     /// What its screen shows; none when its screen is not read.
     fn screen(&self, _text: &str) -> Option<Screen> {
         None
+    }
+
+    /// Whether its screen is read with its colours (`screen` and `menu` get them): its dialogs
+    /// show the selected option by colour alone.
+    fn screen_colors(&self) -> bool {
+        false
+    }
+
+    /// The options of the dialog on its screen, and which one is selected.
+    fn menu(&self, screen: &str) -> Option<dialog::Menu> {
+        dialog::menu(screen)
     }
 
     /// Whether what it asks (a prompt) is answered by typing a line of text, as a shell's

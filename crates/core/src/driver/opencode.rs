@@ -178,7 +178,8 @@ pub fn permission_reply(answer: &crate::PermissionAnswer) -> String {
 }
 
 /// What its screen shows: its permission dialog ("△ Permission required" above "Allow once
-/// Allow always Reject"), whose request the plugin also reports.
+/// Allow always Reject"), whose request the plugin also reports; answered by `bosun answer`
+/// from its colours (`opencode_dialog`).
 pub fn screen_observation(screen: &str) -> Option<Observation> {
     let lines: Vec<&str> = screen.lines().map(|l| l.trim().trim_start_matches('┃').trim()).collect();
     let at = lines.iter().rposition(|l| l.ends_with("Permission required"))?;
@@ -336,7 +337,16 @@ impl AgentDriver for Opencode {
     }
 
     fn screen(&self, text: &str) -> Option<Screen> {
-        Some(Screen { trust: false, seen: screen_observation(text) })
+        Some(Screen { trust: false, seen: screen_observation(&super::generic::strip_ansi(text)) })
+    }
+
+    /// Its permission dialog shows the selected option by its background alone.
+    fn screen_colors(&self) -> bool {
+        true
+    }
+
+    fn menu(&self, screen: &str) -> Option<super::dialog::Menu> {
+        super::opencode_dialog::menu(screen)
     }
 
     fn permission_reply(&self, report: &Report, answer: &crate::PermissionAnswer) -> Option<String> {

@@ -92,7 +92,7 @@ impl Executor {
     /// Looks at agents' screens.
     pub(super) fn screens(&self, effect: Effect) -> Option<Input> {
         Some(match effect {
-            Effect::LookAtScreen { agent, session, settled } => {
+            Effect::LookAtScreen { agent, session, settled, colors } => {
                 // One look of its kind for every request made while it waits.
                 let key = (agent, settled);
                 if !self.looking.lock().unwrap_or_else(PoisonError::into_inner).insert(key.clone()) {
@@ -102,17 +102,17 @@ impl Executor {
                 self.looking.lock().unwrap_or_else(PoisonError::into_inner).remove(&key);
                 let (agent, at) = (key.0, Some(crate::engine::now()));
                 let text = if settled {
-                    settled_screen(self.sessions.as_ref(), &session)
+                    settled_screen(self.sessions.as_ref(), &session, colors)
                 } else {
-                    self.sessions.capture(&session, false)
+                    self.sessions.capture(&session, colors)
                 };
                 match text {
                     Ok(text) => Input::Screen { agent, text, at, settled },
                     Err(_) => return None,
                 }
             }
-            Effect::CaptureScreen { agent, session } => {
-                match (crate::engine::now(), settled_screen(self.sessions.as_ref(), &session)) {
+            Effect::CaptureScreen { agent, session, colors } => {
+                match (crate::engine::now(), settled_screen(self.sessions.as_ref(), &session, colors)) {
                     (at, Ok(text)) => Input::Screen { agent, text, at: Some(at), settled: true },
                     (_, Err(e)) => {
                         tracing::debug!(%session, "cannot read the screen: {e}");
