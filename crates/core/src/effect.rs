@@ -19,6 +19,9 @@ pub enum Effect {
         path: PathBuf,
         kind: WorkspaceKind,
         settings_from: Option<PathBuf>,
+        /// A folder of settings copied in too (a folder or a worktree).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        settings_folder: Option<crate::SettingsFolder>,
         resume: bool,
     },
     /// Write `files` where the session runs (in a pod, its session host writes them), then

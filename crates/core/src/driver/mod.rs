@@ -258,6 +258,9 @@ pub trait AgentDriver: Sync {
 pub struct RepoSettings {
     pub file: &'static str,
     pub copy_to: &'static str,
+    /// A folder of settings beside it, copied into the workspace's folder of that name
+    /// (`workspace::SettingsFolder`).
+    pub folder: Option<&'static str>,
 }
 
 /// Where the settings file `from` (some driver's `RepoSettings::file` in a repository) is copied

@@ -258,10 +258,11 @@ impl AgentDriver for Opencode {
         opencode_config::confine(dir, env);
     }
 
-    /// The project's `opencode.json` at the repository's root, which a worktree lacks when it
-    /// is not committed (its `.opencode/` folder is not copied).
+    /// The project's `opencode.json` at the repository's root and its `.opencode/` folder
+    /// (agents, commands, plugins, `opencode.jsonc` …), which a worktree lacks where they are
+    /// not committed.
     fn repo_settings(&self) -> Option<super::RepoSettings> {
-        Some(super::RepoSettings { file: "opencode.json", copy_to: "opencode.json" })
+        Some(super::RepoSettings { file: "opencode.json", copy_to: "opencode.json", folder: Some(".opencode") })
     }
 
     fn client(&self) -> Option<&'static crate::client_check::Client> {

@@ -243,7 +243,10 @@ fn prepare(parts: Parts, req: StartAgent, name: Name, nonce: Nonce, roots: Roots
     let driver = driver_kind.behaviour().record(roots.session_bits, req.patterns);
     // The repository's own settings for the agent's client, copied into its workspace.
     let settings_root = sited.settings_root;
-    let settings = driver.behaviour().repo_settings().map(|s| settings_root.join(s.file)).filter(|p| p.is_file());
+    let repo_settings = driver.behaviour().repo_settings();
+    let settings = repo_settings.map(|s| settings_root.join(s.file)).filter(|p| p.is_file());
+    let settings_folder =
+        repo_settings.and_then(|s| s.folder).and_then(|f| bosun_adapters::settings_folder::list(&settings_root, f));
     let (env, inherited) = split_env(req.env, req.inherit);
     let inherits: Vec<String> = inherited.keys().cloned().collect();
     if !inherits.is_empty() {
@@ -257,6 +260,7 @@ fn prepare(parts: Parts, req: StartAgent, name: Name, nonce: Nonce, roots: Roots
         agents_root: roots.agents,
         kind: sited.kind,
         settings_from: settings,
+        settings_folder,
         command: req.command,
         env,
         inherits,
