@@ -64,6 +64,17 @@ pub trait AgentDriver: Sync {
     /// Points its program's variables in `env` at config directory `dir`.
     fn point_config(&self, _dir: &Path, _env: &mut BTreeMap<String, String>) {}
 
+    /// Why the environment it is given (the variables given and inherited) cannot be its.
+    fn check_env(&self, _env: &BTreeMap<String, String>) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The value of `key` an agent runs with when it inherits `theirs` from its caller and
+    /// bosun sets `ours`: none where bosun's replaces the caller's.
+    fn merge_inherited(&self, _key: &str, _theirs: &str, _ours: &str) -> Option<String> {
+        None
+    }
+
     /// Points the variables of its program that name where it writes, beyond its config, into
     /// its own config directory `dir`, where it runs confined (a sandbox, a container), whose
     /// home is the user's, read-only: opencode's data, state and cache (`XDG_DATA_HOME`, …).

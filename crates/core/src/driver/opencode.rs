@@ -252,6 +252,15 @@ impl AgentDriver for Opencode {
         opencode_config::point(dir, env);
     }
 
+    fn check_env(&self, env: &std::collections::BTreeMap<String, String>) -> Result<(), String> {
+        opencode_config::check(env)
+    }
+
+    /// The caller's `OPENCODE_CONFIG_CONTENT` keeps what it says, bosun's plugin added.
+    fn merge_inherited(&self, key: &str, theirs: &str, ours: &str) -> Option<String> {
+        (key == opencode_config::CONTENT_VAR).then(|| opencode_config::merge(theirs, ours)).flatten()
+    }
+
     /// Confined, its home read-only, it writes its database, logs and snapshots, its state and
     /// its cache in its own config directory.
     fn confined_env(&self, dir: &Path, env: &mut std::collections::BTreeMap<String, String>) {

@@ -34,7 +34,7 @@ impl Executor {
                     return Some(Input::SessionSpawnFailed { agent, error });
                 }
                 let env = match inherit.as_deref().map(bosun_adapters::secret::read_env).transpose() {
-                    Ok(inherited) => inherited.unwrap_or_default().into_iter().chain(env).collect(),
+                    Ok(inherited) => with_inherited(inherited.unwrap_or_default(), env, config.as_deref()),
                     Err(e) => return Some(Input::SessionSpawnFailed { agent, error: e.to_string() }),
                 };
                 // A sandbox or a container reaches the daemon only through its channel.
@@ -157,4 +157,22 @@ impl Executor {
             copied.err().map(|e| format!("cannot copy {} to {}: {e}", from.display(), to.display()))
         })
     }
+}
+
+/// The variables an agent runs with: those it inherited from its caller, under bosun's `env`;
+/// where both name one, its driver may merge them (opencode's `OPENCODE_CONFIG_CONTENT`: the
+/// caller's config, bosun's plugin added), else bosun's stands.
+fn with_inherited(
+    mut inherited: BTreeMap<String, String>,
+    env: BTreeMap<String, String>,
+    config: Option<&bosun_core::OwnConfig>,
+) -> BTreeMap<String, String> {
+    for (key, ours) in env {
+        let merged = match (inherited.get(&key), config) {
+            (Some(theirs), Some(own)) => own.driver.behaviour().merge_inherited(&key, theirs, &ours),
+            _ => None,
+        };
+        inherited.insert(key, merged.unwrap_or(ours));
+    }
+    inherited
 }

@@ -205,6 +205,10 @@ fn check_door(req: &StartAgent) -> Result<(), WireError> {
             return Err(bad(format!("the environment variable {:?} cannot be passed to a process", short(key))));
         }
     }
+    // What its client is given must be its (opencode's config content, which bosun adds to).
+    let all: std::collections::BTreeMap<String, String> =
+        req.inherit.iter().chain(&req.env).map(|(k, v)| (k.clone(), v.clone())).collect();
+    DriverKind::chosen(req.driver, &req.command).behaviour().check_env(&all).map_err(bad)?;
     if let Some(branch) = req.branch.as_deref().filter(|b| b.len() > BRANCH_MAX) {
         return Err(bad(format!("the branch name {} is longer than {BRANCH_MAX} bytes", short(branch))));
     }
