@@ -15,7 +15,8 @@ use std::time::Duration;
 use bosun_testkit::clients::{processes_using, run_within};
 use bosun_testkit::poll::{wait_for, wait_until};
 
-/// Longer than the self-test's own deadline (70 s for the checks, then the take-down).
+/// Longer than the self-test's own deadline (75 s for the checks, 110 s for opencode's, then the
+/// take-down).
 const RUN_LIMIT: Duration = Duration::from_secs(150);
 /// What a person has that the self-test must never touch or use.
 const USER_KEY: &str = "sk-ant-api03-the-users-own-key";
@@ -161,12 +162,24 @@ const GEMINI_CHECKS: [&str; 6] = [
     "kill -9 → resume with the conversation",
     "a folder new to it: no trust dialog",
 ];
+/// opencode has no folder-trust dialog: no check of one.
+const OPENCODE_CHECKS: [&str; 5] = [
+    "start → turn end → idle",
+    "a shell tool call runs",
+    "an approval dialog → prompt(permission)",
+    "a 429 → error(rate_limited)",
+    "kill -9 → resume with the conversation",
+];
 
 #[test]
 fn the_pinned_clients_pass_every_check_and_nothing_is_left_behind() {
-    let tools =
-        (bosun_testkit::tools::claude_code(), bosun_testkit::tools::codex(), bosun_testkit::tools::gemini_cli());
-    let (Some(claude), Some(codex), Some(gemini)) = tools else { return };
+    let tools = (
+        bosun_testkit::tools::claude_code(),
+        bosun_testkit::tools::codex(),
+        bosun_testkit::tools::gemini_cli(),
+        bosun_testkit::tools::opencode(),
+    );
+    let (Some(claude), Some(codex), Some(gemini), Some(opencode)) = tools else { return };
     let machine = Machine::new();
     machine.install("claude", &claude);
     machine.install("codex", &codex);
@@ -176,7 +189,7 @@ fn the_pinned_clients_pass_every_check_and_nothing_is_left_behind() {
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let tested = |package: &str| bosun_core::client_version::tested(package).unwrap().to_string();
     let (claude_v, codex_v) = (tested("@anthropic-ai/claude-code"), tested("@openai/codex"));
-    let gemini_v = tested("@google/gemini-cli");
+    let (gemini_v, opencode_v) = (tested("@google/gemini-cli"), tested("opencode-ai"));
     let bin = machine.bin.path().display();
     assert!(
         stdout.contains(&format!("  claude {claude_v} at {bin}/claude: the version bosun was tested with\n")),
@@ -201,23 +214,29 @@ fn the_pinned_clients_pass_every_check_and_nothing_is_left_behind() {
     assert!(stdout.contains("it said \"Hello from bosun's self-test.\""), "{stdout}");
     assert!(stdout.contains("18 of 18 checks right in "), "{stdout}");
     assert!(
-        stdout.contains(&format!("tested with: Claude Code {claude_v}, Codex {codex_v}, Gemini CLI {gemini_v}")),
+        stdout.contains(&format!(
+            "tested with: Claude Code {claude_v}, Codex {codex_v}, Gemini CLI {gemini_v}, opencode {opencode_v}"
+        )),
         "the tested versions: {stdout}"
     );
     machine.assert_nothing_left();
 
-    // The same as JSON, for one client named (the suite's time: the text run did all three):
-    // every check, with its latency.
-    let out = machine.doctor(&["claude", "--json"]);
+    // The same as JSON, for opencode named, once installed (the suite's time: it runs alone,
+    // its every start taking seconds): every check, with its latency.
+    machine.install("opencode", &opencode);
+    let out = machine.doctor(&["opencode", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(out.status.success() && v["ok"] == true, "{v:#}\n{}", text(&out).1);
     let checks = v["checks"].as_array().unwrap();
-    assert_eq!(checks.len(), 6);
+    let titles: Vec<&str> = checks.iter().filter_map(|c| c["title"].as_str()).collect();
+    assert_eq!(titles, OPENCODE_CHECKS, "{v:#}");
     let wrong: Vec<&serde_json::Value> =
         checks.iter().filter(|c| !(c["ok"] == true && c["took_ms"].is_u64() && c["latency_ms"].is_u64())).collect();
     assert!(wrong.is_empty(), "every check right, with its latency: {wrong:#?}");
     assert_eq!(v["clients"].as_array().map(Vec::len), Some(1), "the client named: {v:#}");
-    assert_eq!(v["clients"][0]["version"], claude_v.as_str());
+    assert_eq!(v["clients"][0]["version"], opencode_v.as_str());
+    let line = format!("opencode {opencode_v} at {bin}/opencode: the version bosun was tested with");
+    assert_eq!(v["clients"][0]["line"], line.as_str());
     assert_eq!(v["clients"][0]["newer_than_tested"], false);
     machine.assert_nothing_left();
 }

@@ -1,5 +1,6 @@
-//! `bosun doctor --clients [claude|codex|gemini]…`: the self-test a person runs after each update
-//! of a client. It runs the installed Claude Code, Codex and Gemini CLI (found on `PATH`, as
+//! `bosun doctor --clients [claude|codex|gemini|opencode]…`: the self-test a person runs after
+//! each update of a client. It runs the installed Claude Code, Codex, Gemini CLI and opencode
+//! (found on `PATH`, as
 //! `bosun agent start -- claude` finds them), at their own versions, through bosun itself — a daemon and a tmux server
 //! of its own on a temp state directory, a temp git repository, a config directory and a home of
 //! each agent's own holding a fake key only — against bosun's scripted model server on 127.0.0.1
@@ -35,10 +36,12 @@ pub enum ClientName {
     Claude,
     Codex,
     Gemini,
+    Opencode,
 }
 
 impl ClientName {
-    pub const ALL: [ClientName; 3] = [Self::Claude, Self::Codex, Self::Gemini];
+    /// In the order of the drivers.
+    pub const ALL: [ClientName; 4] = [Self::Claude, Self::Codex, Self::Gemini, Self::Opencode];
 
     /// The client its driver probes.
     fn client(self) -> &'static Client {
@@ -46,6 +49,7 @@ impl ClientName {
             Self::Claude => &bosun_core::driver::claude_config::CLIENT,
             Self::Codex => &bosun_core::driver::codex_config::CLIENT,
             Self::Gemini => &bosun_core::driver::gemini_config::CLIENT,
+            Self::Opencode => &bosun_core::driver::opencode_config::CLIENT,
         }
     }
 
@@ -65,6 +69,7 @@ impl ClientName {
             Self::Claude => "Claude Code",
             Self::Codex => "Codex",
             Self::Gemini => "Gemini CLI",
+            Self::Opencode => "opencode",
         }
     }
 }
