@@ -64,6 +64,9 @@ pub trait AgentDriver: Sync {
     /// Points its program's variables in `env` at config directory `dir`.
     fn point_config(&self, _dir: &Path, _env: &mut BTreeMap<String, String>) {}
 
+    /// Points its program's variables at `dir` (`POD_CONFIG`) in a pod, beyond `config_env`.
+    fn pod_env(&self, _dir: &Path, _env: &mut BTreeMap<String, String>) {}
+
     /// Why the environment it is given (the variables given and inherited) cannot be its.
     fn check_env(&self, _env: &BTreeMap<String, String>) -> Result<(), String> {
         Ok(())

@@ -206,6 +206,15 @@ fn session_log(a: &crate::Agent, session: &str) -> Option<PathBuf> {
     is_session_id(session).then(|| own.dir.join(opencode_config::SESSIONS).join(format!("{session}.jsonl")))
 }
 
+/// Where agent `a`'s opencode finds bosun's plugin and keeps its files: its own config here, its
+/// claim's (`POD_CONFIG`) in a pod.
+fn opencode_home(a: &crate::Agent) -> Option<PathBuf> {
+    match a.runtime.pod() {
+        Some(_) => Some(PathBuf::from(crate::POD_CONFIG)),
+        None => crate::OwnConfig::of(a).map(|own| own.dir),
+    }
+}
+
 /// The session agent `a` had, from its session log's name.
 fn session_of(a: &crate::Agent) -> Option<String> {
     let name = a.log.as_deref()?.file_name()?.to_str()?;
@@ -307,12 +316,20 @@ impl AgentDriver for Opencode {
         }
     }
 
-    /// Its plugin, naming the agent and its generation, in its own config directory.
+    /// Its plugin, naming the agent and its generation, in its own config directory (in a pod,
+    /// its claim's config).
     fn files(&self, a: &crate::Agent, _settings: &Path) -> Vec<(PathBuf, String)> {
-        let Some(own) = crate::OwnConfig::of(a) else { return Vec::new() };
+        let Some(home) = opencode_home(a) else { return Vec::new() };
         let hook = format!("{} report opencode {} --generation {}", a.hook_command, a.id, a.restarts);
-        let code = plugin(&hook, &own.dir.join(opencode_config::SESSIONS));
-        vec![(own.dir.join(opencode_config::PLUGIN), code)]
+        let code = plugin(&hook, &home.join(opencode_config::SESSIONS));
+        vec![(home.join(opencode_config::PLUGIN), code)]
+    }
+
+    /// In a pod: its plugin named as here, and its config, data, state and cache in the
+    /// claim's config (its home there is the image's, which may not be written).
+    fn pod_env(&self, dir: &Path, env: &mut std::collections::BTreeMap<String, String>) {
+        opencode_config::point(dir, env);
+        opencode_config::confine(dir, env);
     }
 
     /// Its plugin reports once it is loaded; its permission dialog is on its screen too.
