@@ -51,6 +51,7 @@ pub use logwatch::{LogLines, LogWatchOptions, LogWatcher, WatchId};
 pub use notifier::{DesktopNotifier, Notifier};
 pub use routed::RoutedSessions;
 pub use tmux::{SettleDelay, Tmux};
+pub use workspaces::settings_folder;
 pub use workspaces::{git_command, git_in, LocalGit, LocalSurvey, LocalWorkspaces, GIT_DEFUSED};
 
 /// A repository's pool of worktrees (seed 004): what its slots need from git. A slot is a

@@ -12,6 +12,7 @@ mod local_git;
 mod merge;
 mod pod;
 mod pool;
+pub mod settings_folder;
 mod slot;
 mod survey;
 mod volume;
@@ -199,7 +200,7 @@ fn copy_settings(dir: &Path, from: Option<&Path>) -> Result<(), AdapterError> {
 
 /// Whether no directory between `root` and `root/rel` is a link: a path in a workspace its agent
 /// may have made lead elsewhere, which bosun must not write or remove through.
-fn no_link_within(root: &Path, rel: &Path) -> bool {
+pub(super) fn no_link_within(root: &Path, rel: &Path) -> bool {
     rel.ancestors()
         .skip(1)
         .filter(|d| !d.as_os_str().is_empty())

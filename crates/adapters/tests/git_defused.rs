@@ -109,6 +109,7 @@ fn what_bosun_does_with_an_agents_worktree_runs_nothing_its_repository_names() {
         state: WorkspaceState::Ready,
         created_at: bosun_core::Timestamp::from_millis(0),
         settings_from: None,
+        settings_folder: None,
         error: None,
     };
     let diff = LocalGit.diff(&ws, None, true, false).expect("diff");

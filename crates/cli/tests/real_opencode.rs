@@ -144,6 +144,41 @@ fn a_permission_dialog_is_a_prompt_that_says_what_it_asks() {
     assert!(!real.workspace(&id).join("made-by-opencode").exists(), "it waits:\n{}", real.peek(&id));
 }
 
+/// `bosun answer` reads opencode's permission dialog (its options in a row, the selected one
+/// shown by its background alone) and picks the option named: allow runs the call, deny does
+/// not, and the model hears the rejection at the next turn (the message given with it).
+#[test]
+fn bosun_answer_allows_and_denies_its_permission_dialog() {
+    let Some(real) = Real::with(OpencodeConfig::asking) else { return };
+    real.model.push(Reply::shell("touch allowed-file"));
+    real.model.push(Reply::text("Made it."));
+    real.model.push(Reply::shell("touch denied-file"));
+    real.model.push(Reply::text("Understood, I left it."));
+    let id = real.start(&["--on-prompt", "escalate"], &["--prompt", "make the file"]);
+    real.wait_first(&id, "prompt(permission)");
+    real.bosun.wait_screen(&id, "Allow once");
+    let out = real.bosun.ok(real.repo.path(), &["answer", &id, "allow"]);
+    assert!(out.starts_with(&format!("answered {id}'s dialog with allow")), "{out}");
+    let ws = real.workspace(&id);
+    assert!(wait_until(PATIENCE, || ws.join("allowed-file").exists()), "the call ran:\n{}", real.peek(&id));
+    let agent = real.bosun.wait_state(&id, "idle");
+    assert_eq!(agent.said.as_deref(), Some("Made it."));
+
+    // Reject is the last option: the cursor moves there (right), a look shows it, Enter.
+    real.bosun.ok(real.repo.path(), &["send", &id, "now the other file"]);
+    real.bosun.wait_state(&id, "prompt(permission)");
+    real.bosun.wait_screen(&id, "Allow once");
+    real.bosun.ok(real.repo.path(), &["answer", &id, "deny", "--message", "why did you want that file?"]);
+    let asked = wait_until(PATIENCE * 2, || real.model.main_requests().len() >= 4);
+    assert!(asked, "the model was asked again:\n{}", real.peek(&id));
+    assert!(!ws.join("denied-file").exists(), "the denied call did not run");
+    let main = real.model.main_requests();
+    assert_eq!(main[3].last_user_text().as_deref(), Some("why did you want that file?"));
+    assert!(main[3].contains("The user rejected permission"), "the model heard the rejection: {:?}", main[3]);
+    let agent = real.bosun.wait_state(&id, "idle");
+    assert_eq!(agent.said.as_deref(), Some("Understood, I left it."));
+}
+
 #[test]
 fn the_permission_policy_answers_through_its_plugin_and_the_model_hears_a_denial() {
     let Some(real) = Real::with(OpencodeConfig::asking) else { return };

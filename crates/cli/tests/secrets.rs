@@ -163,3 +163,54 @@ fn the_socket_serves_no_other_user_even_opened_up_by_hand() {
     assert!(refused, "{}\n{}", String::from_utf8_lossy(&nobody.stderr), bosun.log());
     bosun.list(); // its own user is served
 }
+
+/// opencode's config given in its caller's environment (`OPENCODE_CONFIG_CONTENT`, which may
+/// hold a provider's key: never recorded) reaches it with bosun's plugin added, every field of
+/// the caller's kept; one bosun cannot add to is refused at start, nothing made.
+#[test]
+fn an_inherited_opencode_config_content_is_kept_with_bosuns_plugin_added_and_a_bad_one_refused() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let content =
+        r#"{"model":"a/b","provider":{"a":{"options":{"apiKey":"k3y-inherited"}}},"plugin":["/p/theirs.js"]}"#;
+    let script = "printf '%s' \"$OPENCODE_CONFIG_CONTENT\" > content.json; sleep 600";
+    let id = bosun.start_with(repo.path(), &["--driver", "opencode", "--", "sh", "-c", script], |cmd| {
+        cmd.env("OPENCODE_CONFIG_CONTENT", content);
+    });
+    let got = bosun.show(&id).workspace.expect("a workspace").path.join("content.json");
+    assert!(wait_until(PATIENCE, || std::fs::read(&got).is_ok_and(|t| !t.is_empty())), "{}", bosun.log());
+    let seen: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&got).unwrap()).unwrap();
+    let agent = bosun.agent(&id);
+    let plugin = agent.dir.join("config/bosun-plugin.js").display().to_string();
+    assert_eq!(seen["model"], "a/b", "{seen}");
+    assert_eq!(seen["provider"]["a"]["options"]["apiKey"], "k3y-inherited", "{seen}");
+    assert_eq!(seen["plugin"], serde_json::json!(["/p/theirs.js", plugin]), "{seen}");
+    assert!(!agent.env.contains_key("OPENCODE_CONFIG_CONTENT"), "not recorded: {:?}", agent.env);
+    bosun.ok(repo.path(), &["kill", &id]);
+
+    for bad in ["{ // opencode reads comments, bosun does not\n}", r#"{"plugin":"one.js"}"#] {
+        let before = bosun.list().agents.len();
+        let out = bosun
+            .command(repo.path(), &["agent", "start", "--driver", "opencode", "--", "sh", "-c", "sleep 600"])
+            .env("OPENCODE_CONFIG_CONTENT", bad)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains("OPENCODE_CONFIG_CONTENT cannot be given"), "{stderr}");
+        assert_eq!(bosun.list().agents.len(), before, "nothing made");
+        let given = bosun.run(
+            repo.path(),
+            &[
+                "agent",
+                "start",
+                "--env",
+                &format!("OPENCODE_CONFIG_CONTENT={bad}"),
+                "--driver",
+                "opencode",
+                "--",
+                "true",
+            ],
+        );
+        assert!(!given.status.success(), "nor given with --env");
+    }
+}

@@ -15,7 +15,8 @@ use std::time::Duration;
 use bosun_testkit::clients::{processes_using, run_within};
 use bosun_testkit::poll::{wait_for, wait_until};
 
-/// Longer than the self-test's own deadline (70 s for the checks, then the take-down).
+/// Longer than the self-test's own deadline (75 s for the checks, 110 s for opencode's, then the
+/// take-down).
 const RUN_LIMIT: Duration = Duration::from_secs(150);
 /// What a person has that the self-test must never touch or use.
 const USER_KEY: &str = "sk-ant-api03-the-users-own-key";
@@ -162,6 +163,14 @@ const GEMINI_CHECKS: [&str; 6] = [
     "kill -9 → resume with the conversation",
     "a folder new to it: no trust dialog",
 ];
+/// opencode has no folder-trust dialog: no check of one.
+const OPENCODE_CHECKS: [&str; 5] = [
+    "start → turn end → idle",
+    "a shell tool call runs",
+    "an approval dialog → prompt(permission)",
+    "a 429 → error(rate_limited)",
+    "kill -9 → resume with the conversation",
+];
 
 const PI_CHECKS: [&str; 6] = [
     "start → turn end → idle",
@@ -174,9 +183,13 @@ const PI_CHECKS: [&str; 6] = [
 
 #[test]
 fn the_pinned_clients_pass_every_check_and_nothing_is_left_behind() {
-    let tools =
-        (bosun_testkit::tools::claude_code(), bosun_testkit::tools::codex(), bosun_testkit::tools::gemini_cli());
-    let (Some(claude), Some(codex), Some(gemini)) = tools else { return };
+    let tools = (
+        bosun_testkit::tools::claude_code(),
+        bosun_testkit::tools::codex(),
+        bosun_testkit::tools::gemini_cli(),
+        bosun_testkit::tools::opencode(),
+    );
+    let (Some(claude), Some(codex), Some(gemini), Some(opencode)) = tools else { return };
     let Some(pi) = bosun_testkit::tools::pi() else { return };
     let machine = Machine::new();
     machine.install("claude", &claude);
@@ -188,7 +201,8 @@ fn the_pinned_clients_pass_every_check_and_nothing_is_left_behind() {
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let tested = |package: &str| bosun_core::client_version::tested(package).unwrap().to_string();
     let (claude_v, codex_v) = (tested("@anthropic-ai/claude-code"), tested("@openai/codex"));
-    let gemini_v = tested("@google/gemini-cli");
+    let (gemini_v, opencode_v) = (tested("@google/gemini-cli"), tested("opencode-ai"));
+    let pi_v = tested("@earendil-works/pi-coding-agent");
     let bin = machine.bin.path().display();
     assert!(
         stdout.contains(&format!("  claude {claude_v} at {bin}/claude: the version bosun was tested with\n")),
@@ -213,7 +227,9 @@ fn the_pinned_clients_pass_every_check_and_nothing_is_left_behind() {
     assert!(stdout.contains("it said \"Hello from bosun's self-test.\""), "{stdout}");
     assert!(stdout.contains("18 of 18 checks right in "), "{stdout}");
     assert!(
-        stdout.contains(&format!("tested with: Claude Code {claude_v}, Codex {codex_v}, Gemini CLI {gemini_v}")),
+        stdout.contains(&format!(
+            "tested with: Claude Code {claude_v}, Codex {codex_v}, Gemini CLI {gemini_v}, pi {pi_v}, opencode {opencode_v}"
+        )),
         "the tested versions: {stdout}"
     );
     machine.assert_nothing_left();
@@ -221,20 +237,35 @@ fn the_pinned_clients_pass_every_check_and_nothing_is_left_behind() {
     // pi as JSON, named alone (the suite's time: the text run did the other three): every
     // check, with its latency.
     let out = machine.doctor(&["pi", "--json"]);
+    let v = all_right(&out, &PI_CHECKS);
+    let policy = v["checks"][2]["detail"].as_str().unwrap_or_default();
+    assert!(policy.starts_with("bash(touch bosun-selftest-*) allowed bash"), "the policy answered: {policy}");
+    assert_eq!(v["clients"][0]["version"], pi_v.as_str());
+    machine.assert_nothing_left();
+
+    // The same for opencode, once installed (it runs alone, its every start taking seconds).
+    machine.install("opencode", &opencode);
+    let v = all_right(&machine.doctor(&["opencode", "--json"]), &OPENCODE_CHECKS);
+    assert_eq!(v["clients"][0]["version"], opencode_v.as_str());
+    let line = format!("opencode {opencode_v} at {bin}/opencode: the version bosun was tested with");
+    assert_eq!(v["clients"][0]["line"], line.as_str());
+    machine.assert_nothing_left();
+}
+
+/// The self-test's `--json` report of one client named: it passed, these checks each right with
+/// its latency, the one client, not newer than tested.
+fn all_right(out: &std::process::Output, titles: &[&str]) -> serde_json::Value {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(out.status.success() && v["ok"] == true, "{v:#}\n{}", text(&out).1);
+    assert!(out.status.success() && v["ok"] == true, "{v:#}\n{}", text(out).1);
     let checks = v["checks"].as_array().unwrap();
-    let titles: Vec<&str> = checks.iter().filter_map(|c| c["title"].as_str()).collect();
-    assert_eq!(titles, PI_CHECKS, "{v:#}");
+    let seen: Vec<&str> = checks.iter().filter_map(|c| c["title"].as_str()).collect();
+    assert_eq!(seen, titles, "{v:#}");
     let wrong: Vec<&serde_json::Value> =
         checks.iter().filter(|c| !(c["ok"] == true && c["took_ms"].is_u64() && c["latency_ms"].is_u64())).collect();
     assert!(wrong.is_empty(), "every check right, with its latency: {wrong:#?}");
-    let policy = checks[2]["detail"].as_str().unwrap_or_default();
-    assert!(policy.starts_with("bash(touch bosun-selftest-*) allowed bash"), "the policy answered: {policy}");
     assert_eq!(v["clients"].as_array().map(Vec::len), Some(1), "the client named: {v:#}");
-    assert_eq!(v["clients"][0]["version"], tested("@earendil-works/pi-coding-agent").as_str());
     assert_eq!(v["clients"][0]["newer_than_tested"], false);
-    machine.assert_nothing_left();
+    v
 }
 
 #[test]

@@ -132,6 +132,55 @@ fn each_clients_repository_settings_are_copied_into_its_own_agents_worktree_only
     assert_eq!(std::fs::read_to_string(path.join("opencode.json")).unwrap(), "{\"model\":\"x/y\"}");
 }
 
+/// opencode's `.opencode/` folder: what git does not track is copied into its agent's
+/// worktree (what it tracks is there already, as committed), never its installed packages,
+/// never through a link; the copies do not count as the agent's work, what the agent writes
+/// there does; the user's checkout is as it was.
+#[test]
+fn opencodes_project_folder_is_copied_into_its_agents_worktree_and_no_link_is_followed() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.md"), "secret").unwrap();
+    let oc = repo.path().join(".opencode");
+    for dir in ["commands", "agents", "node_modules/pkg"] {
+        std::fs::create_dir_all(oc.join(dir)).unwrap();
+    }
+    std::fs::write(oc.join("commands/committed.md"), "as committed").unwrap();
+    repo.git(&["add", ".opencode"]);
+    repo.git(&["commit", "-qm", "a command"]);
+    std::fs::write(oc.join("commands/committed.md"), "changed, not committed").unwrap();
+    std::fs::write(oc.join("agents/review.md"), "review agent").unwrap();
+    std::fs::write(oc.join("opencode.jsonc"), "{ // a comment\n}").unwrap();
+    std::fs::write(oc.join("node_modules/pkg/index.js"), "installed").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.md"), oc.join("agents/leak.md")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), oc.join("linked")).unwrap();
+    let status = repo.git(&["status", "--porcelain", "--untracked-files=all"]);
+
+    let (ws, path) = finished(&bosun, &repo, &["--driver", "opencode", "--", "true"]);
+    let copy = path.join(".opencode");
+    assert_eq!(std::fs::read_to_string(copy.join("agents/review.md")).unwrap(), "review agent");
+    assert_eq!(std::fs::read_to_string(copy.join("opencode.jsonc")).unwrap(), "{ // a comment\n}");
+    assert_eq!(std::fs::read_to_string(copy.join("commands/committed.md")).unwrap(), "as committed");
+    for never in ["node_modules", "agents/leak.md", "linked"] {
+        assert!(std::fs::symlink_metadata(copy.join(never)).is_err(), "{never} is not copied");
+    }
+    let out = bosun.ok(repo.path(), &["workspace", "rm", &ws]);
+    assert!(out.contains("removed"), "bosun's own copies do not make it dirty: {out}");
+    // What its agent writes there is its work.
+    let write = "echo mine > .opencode/agents/mine.md";
+    let (ws, path) = finished(&bosun, &repo, &["--driver", "opencode", "--", "sh", "-c", write]);
+    assert!(path.join(".opencode/agents/review.md").exists());
+    let out = bosun.run(repo.path(), &["workspace", "rm", &ws]);
+    assert!(!out.status.success() && path.join(".opencode/agents/mine.md").exists(), "kept: its agent's file");
+    // The user's checkout is as it was.
+    assert_eq!(repo.git(&["status", "--porcelain", "--untracked-files=all"]), status);
+    assert_eq!(std::fs::read_to_string(oc.join("commands/committed.md")).unwrap(), "changed, not committed");
+    assert!(std::fs::symlink_metadata(oc.join("agents/leak.md")).unwrap().file_type().is_symlink());
+    let (_, path) = finished(&bosun, &repo, &["--driver", "pi", "--", "true"]);
+    assert!(!path.join(".opencode/agents/review.md").exists(), "a pi agent gets none of opencode's");
+}
+
 #[test]
 fn a_workspace_whose_work_a_person_committed_is_removed_and_pruned_without_force() {
     let bosun = bosun();

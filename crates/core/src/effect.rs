@@ -19,6 +19,9 @@ pub enum Effect {
         path: PathBuf,
         kind: WorkspaceKind,
         settings_from: Option<PathBuf>,
+        /// A folder of settings copied in too (a folder or a worktree).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        settings_folder: Option<crate::SettingsFolder>,
         resume: bool,
     },
     /// Write `files` where the session runs (in a pod, its session host writes them), then
@@ -66,17 +69,26 @@ pub enum Effect {
     /// Press these keys (to move through a dialog's options and pick one, read from its screen).
     PressKeys { session: SessionName, keys: Vec<crate::TermKey> },
     /// Read the agent's screen once its program has drawn it (settled, as a `LookAtScreen`
-    /// that is) and report it.
-    CaptureScreen { agent: AgentId, session: SessionName },
+    /// that is) and report it; with its colour escapes when `colors` (its driver's
+    /// `screen_colors`).
+    CaptureScreen {
+        agent: AgentId,
+        session: SessionName,
+        #[serde(default)]
+        colors: bool,
+    },
     /// Its output changed: read its screen a moment later and report it. Requests made while
     /// one of the same kind is pending are one look. `settled`: read until two captures a
     /// moment apart agree, for a look that keys may follow (a dialog bosun answers: a half-drawn
     /// menu could pick a wrong option); else one capture, for a look that only tells the state.
+    /// With its colour escapes when `colors`, as `CaptureScreen`.
     LookAtScreen {
         agent: AgentId,
         session: SessionName,
         #[serde(default)]
         settled: bool,
+        #[serde(default)]
+        colors: bool,
     },
     /// Make slot `n` of `project`'s pool (a detached worktree of `repo` at `base_ref`, with the
     /// repository's `.worktreeinclude` files and `setup` run once); report `SlotCreated`.

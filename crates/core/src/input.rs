@@ -363,6 +363,8 @@ pub struct AgentSpec {
     pub agents_root: PathBuf,
     pub kind: WorkspaceKind,
     pub settings_from: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings_folder: Option<crate::SettingsFolder>,
     pub command: Vec<String>,
     /// What is recorded of its environment: see `Agent::env`.
     pub env: BTreeMap<String, String>,

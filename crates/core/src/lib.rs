@@ -111,6 +111,6 @@ pub use time::Timestamp;
 pub use timer::{Timer, TimerId, TimerKind};
 pub use wait_for::{Reached, WaitFor};
 pub use workspace::{
-    BranchKept, PodClaim, PodClone, PoolTask, VolumeClone, WorkBranch, Workspace, WorkspaceKind, WorkspaceState,
-    TASK_FILE,
+    BranchKept, PodClaim, PodClone, PoolTask, SettingsFolder, VolumeClone, WorkBranch, Workspace, WorkspaceKind,
+    WorkspaceState, TASK_FILE,
 };

@@ -61,6 +61,7 @@ impl Runtime {
                 for config in drivers.filter_map(|k| k.behaviour().config_env()) {
                     env.insert(config.into(), POD_CONFIG.into());
                 }
+                agent.driver.behaviour().pod_env(std::path::Path::new(POD_CONFIG), &mut env);
                 env
             }
             _ => {

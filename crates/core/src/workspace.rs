@@ -21,8 +21,22 @@ pub struct Workspace {
     pub created_at: Timestamp,
     /// Where its agent's repository settings are copied from (into `driver::settings_copy_to`).
     pub settings_from: Option<PathBuf>,
+    /// A folder of its agent's repository settings copied in too (opencode's `.opencode/`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings_folder: Option<SettingsFolder>,
     /// Why the last creation or removal failed, if it did.
     pub error: Option<String>,
+}
+
+/// A folder of a client's project settings (opencode's `.opencode/`) copied into a workspace:
+/// the `files` listed (relative to both), from the repository's folder `from` into the
+/// workspace's `to` (relative to it), each only where the workspace has none. Listed when the
+/// agent starts: regular files git does not track (a worktree has those), none through a link.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SettingsFolder {
+    pub from: PathBuf,
+    pub to: PathBuf,
+    pub files: Vec<PathBuf>,
 }
 
 /// The kind of a workspace, and what each kind keeps; the git-based ones share their branch's
@@ -229,6 +243,9 @@ impl Workspace {
         let mut owned = Vec::new();
         if let Some(from) = &self.settings_from {
             owned.push(crate::driver::settings_copy_to(from));
+        }
+        if let Some(folder) = &self.settings_folder {
+            owned.extend(folder.files.iter().map(|f| folder.to.join(f)));
         }
         if matches!(self.kind, WorkspaceKind::Pool(_)) {
             owned.push(PathBuf::from(TASK_FILE));

@@ -412,3 +412,38 @@ fn a_pi_agents_pod_config_is_the_pods_and_its_extension_is_in_the_pods_agent_dir
     let files = files_given(&sim.ok(Input::WorkspaceCreated { id: w }));
     assert!(files[&extension].contains("const TRUST = false"), "left to a person: pi asks");
 }
+
+/// An opencode agent's plugin is written in its pod's config (the claim's), naming the report
+/// command as the pod runs it, and opencode finds it there: `OPENCODE_CONFIG_CONTENT` names it
+/// (a content given with `--env` kept), and its config, data, state and cache are there too
+/// (its home in the pod is the image's).
+#[test]
+fn an_opencode_agents_pod_config_holds_bosuns_plugin_which_its_environment_names() {
+    let plugin = format!("{}/bosun-plugin.js", bosun_core::POD_CONFIG);
+    let mut spec = bosun_core::AgentSpec {
+        driver: bosun_core::driver::Driver::Opencode,
+        command: vec!["opencode".into()],
+        ..in_pod_with(7, Some("bosun-a-work"))
+    };
+    spec.env.insert("OPENCODE_CONFIG_CONTENT".into(), r#"{"model":"a/b"}"#.into());
+    let mut sim = Sim::new();
+    let (a, w) = sim.start_with(spec);
+    let spawned = sim.ok(Input::WorkspaceCreated { id: w });
+    let files = files_given(&spawned);
+    let code = files.get(&plugin).unwrap_or_else(|| panic!("its plugin in the pod's config: {files:?}"));
+    assert!(code.contains(&format!("report opencode {a} --generation 0")), "{code}");
+    assert!(code.contains(&format!("const SESSIONS = \"{}/sessions\"", bosun_core::POD_CONFIG)), "{code}");
+    assert!(!files.keys().any(|f| !f.starts_with(bosun_core::POD_CONFIG)), "nothing elsewhere: {files:?}");
+    let env = spawned
+        .iter()
+        .find_map(|e| match e {
+            Effect::SpawnSession { env, .. } => Some(env.clone()),
+            _ => None,
+        })
+        .expect("a spawn");
+    let content: serde_json::Value = serde_json::from_str(&env["OPENCODE_CONFIG_CONTENT"]).unwrap();
+    assert_eq!(content, serde_json::json!({"model": "a/b", "plugin": [plugin]}));
+    for (var, dir) in [("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_STATE_HOME", "state")] {
+        assert_eq!(env.get(var).cloned(), Some(format!("{}/{dir}", bosun_core::POD_CONFIG)), "{var}");
+    }
+}

@@ -85,6 +85,7 @@ fn spec(n: u64, agents_root: &std::path::Path) -> AgentSpec {
         nonce,
         workspaces_root: "/state/workspaces".into(),
         settings_from: None,
+        settings_folder: None,
         command: vec!["agent".into()],
         env: BTreeMap::new(),
         inherits: Vec::new(),

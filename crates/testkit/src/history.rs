@@ -114,6 +114,7 @@ fn spec(n: u64) -> AgentSpec {
         nonce,
         workspaces_root: "/home/dev/.local/state/bosun/workspaces".into(),
         settings_from: Some("/home/dev/src/project/.claude/settings.json".into()),
+        settings_folder: None,
         command: vec!["claude".into(), "--model".into(), "sonnet".into()],
         env: BTreeMap::from([("CLAUDE_CONFIG_DIR".into(), "/home/dev/.claude".into())]),
         inherits: Vec::new(),

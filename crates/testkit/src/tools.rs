@@ -339,9 +339,18 @@ fn real_client(var: &str, bin: &str) -> Option<PathBuf> {
 /// version), as a user's has it after the first run: opencode then starts without asking the
 /// npm registry (and loads its plugins seconds sooner). The package is installed once per machine
 /// beside the real clients; when that install fails nothing is seeded and opencode installs it
-/// itself.
+/// itself. Its version is that of the opencode the tests run (`$BOSUN_OPENCODE_BIN`, another
+/// version under `scripts/test-clients`), else the pinned one.
 pub fn seed_opencode_plugin(dir: &Path) {
-    let Some(version) = real_client_version("opencode-ai") else { return };
+    static VERSION: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let version = VERSION.get_or_init(|| {
+        let bin = env::var_os("BOSUN_OPENCODE_BIN").filter(|p| !p.is_empty());
+        let said = bin.and_then(|b| Command::new(b).arg("--version").output().ok());
+        let said = said.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+        let plain = |v: &String| !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || ".-".contains(c));
+        said.filter(plain).or_else(|| real_client_version("opencode-ai").map(str::to_owned))
+    });
+    let Some(version) = version.as_deref() else { return };
     let cache = real_clients_cache();
     let template = cache.parent().unwrap_or(&cache).join(format!("opencode-plugin-{version}"));
     let complete = template.join(".complete");

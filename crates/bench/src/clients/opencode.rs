@@ -53,7 +53,7 @@ fn figures(opencode: &Path) -> Vec<Figure> {
     let (turns, mut last) = rig.turns(&id);
     let target = format!("={}:", last.session);
     // Permission dialogs: a shell call; once the dialog shows "Allow once" selected (its
-    // background coloured), Enter allows it (bosun does not answer opencode's dialog by keys).
+    // background coloured), Enter allows it (a person's key: the bench times bosun's reading).
     let mut dialogs = Vec::new();
     for i in 0..DIALOGS {
         rig.model.push(Reply::shell(format!("touch file-{i}")));

@@ -1,5 +1,6 @@
-//! `bosun doctor --clients [claude|codex|gemini|pi]…`: the self-test a person runs after each update
-//! of a client. It runs the installed Claude Code, Codex, Gemini CLI and pi (found on `PATH`, as
+//! `bosun doctor --clients [claude|codex|gemini|pi|opencode]…`: the self-test a person runs after
+//! each update of a client. It runs the installed Claude Code, Codex, Gemini CLI, pi and opencode
+//! (found on `PATH`, as
 //! `bosun agent start -- claude` finds them), at their own versions, through bosun itself — a daemon and a tmux server
 //! of its own on a temp state directory, a temp git repository, a config directory and a home of
 //! each agent's own holding a fake key only — against bosun's scripted model server on 127.0.0.1
@@ -36,10 +37,12 @@ pub enum ClientName {
     Codex,
     Gemini,
     Pi,
+    Opencode,
 }
 
 impl ClientName {
-    pub const ALL: [ClientName; 4] = [Self::Claude, Self::Codex, Self::Gemini, Self::Pi];
+    /// In the order of the drivers.
+    pub const ALL: [ClientName; 5] = [Self::Claude, Self::Codex, Self::Gemini, Self::Pi, Self::Opencode];
 
     /// The client its driver probes.
     fn client(self) -> &'static Client {
@@ -48,6 +51,7 @@ impl ClientName {
             Self::Codex => &bosun_core::driver::codex_config::CLIENT,
             Self::Gemini => &bosun_core::driver::gemini_config::CLIENT,
             Self::Pi => &bosun_core::driver::pi_config::CLIENT,
+            Self::Opencode => &bosun_core::driver::opencode_config::CLIENT,
         }
     }
 
@@ -68,6 +72,7 @@ impl ClientName {
             Self::Codex => "Codex",
             Self::Gemini => "Gemini CLI",
             Self::Pi => "pi",
+            Self::Opencode => "opencode",
         }
     }
 }

@@ -110,7 +110,7 @@ pub fn print(run: &Run) {
     let right = run.outcomes.iter().filter(|o| o.ok).count();
     let secs = run.took.as_secs_f64();
     if !run.found.iter().any(|(_, f)| matches!(f, Found::Ready { .. })) {
-        println!("no client to test: install Claude Code, Codex, Gemini CLI or pi, or put it on PATH");
+        println!("no client to test: install Claude Code, Codex, Gemini CLI, opencode or pi, or put it on PATH");
     } else {
         println!("{right} of {checks} checks right in {secs:.1} s");
     }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use bosun_core::{Agent, Policy, SessionState};
 use bosun_model_server::clients::{ClaudeConfig, ClientEnv, CodexConfig, GeminiConfig};
 use bosun_model_server::pi_config::PiConfig;
-use bosun_model_server::{Api, ModelServer, Reply};
+use bosun_model_server::{Api, ModelServer, OpencodeConfig, Reply};
 use bosun_wire::StartAgent;
 
 use super::place::Place;
@@ -37,6 +37,24 @@ pub enum Check {
 impl Check {
     pub const ALL: [Check; 6] = [Self::Turn, Self::Shell, Self::Permission, Self::RateLimit, Self::Resume, Self::Trust];
 
+    /// The checks of `client`: all of them, but the folder-trust dialog's for opencode, which has
+    /// none (and whose every start takes seconds: the run keeps within its time).
+    pub fn of(client: ClientName) -> &'static [Check] {
+        match client {
+            ClientName::Opencode => &Self::ALL[..5],
+            _ => &Self::ALL,
+        }
+    }
+
+    /// How long it may take for `client`: a resume of opencode, which starts it twice (each
+    /// start 4–9 s on two busy cores), twice as long as any other.
+    pub fn time(self, client: ClientName) -> Duration {
+        match (self, client) {
+            (Self::Resume, ClientName::Opencode) => CHECK_TIME * 2,
+            _ => CHECK_TIME,
+        }
+    }
+
     pub fn title(self, client: ClientName) -> &'static str {
         match (self, client) {
             (Self::Turn, _) => "start → turn end → idle",
@@ -44,11 +62,11 @@ impl Check {
             (Self::Permission, ClientName::Claude) => "a permission request answered by a policy",
             // pi asks nothing before a tool runs: bosun's extension asks the policy.
             (Self::Permission, ClientName::Pi) => "a tool call answered by a policy",
-            (Self::Permission, ClientName::Codex | ClientName::Gemini) => "an approval dialog → prompt(permission)",
+            (Self::Permission, _) => "an approval dialog → prompt(permission)",
             (Self::RateLimit, _) => "a 429 → error(rate_limited)",
             (Self::Resume, _) => "kill -9 → resume with the conversation",
             // bosun trusts its workspace in the Gemini home it makes for the agent.
-            (Self::Trust, ClientName::Gemini) => "a folder new to it: no trust dialog",
+            (Self::Trust, ClientName::Gemini | ClientName::Opencode) => "a folder new to it: no trust dialog",
             // The repository has project resources (`.pi/settings.json`): bosun's extension trusts them.
             (Self::Trust, ClientName::Pi) => "project resources: trusted by its extension",
             (Self::Trust, _) => "the folder-trust dialog, fresh config",
@@ -90,7 +108,7 @@ impl Rig<'_> {
     /// A model server and a config of this check's own, with `replies` queued.
     pub(super) fn prepare(&mut self, config: Config, replies: &[Reply]) -> Result<(), Fail> {
         let api = match self.name {
-            ClientName::Claude | ClientName::Pi => Api::Anthropic,
+            ClientName::Claude | ClientName::Pi | ClientName::Opencode => Api::Anthropic,
             ClientName::Codex => Api::OpenAi,
             ClientName::Gemini => Api::Gemini,
         };
@@ -98,7 +116,12 @@ impl Rig<'_> {
         for reply in replies {
             server.push(reply.clone());
         }
-        let dir = self.place.config_dir(&format!("{}-{:?}", self.name.program(), self.check).to_lowercase());
+        // opencode's checks share one: it installs its plugin package (from the npm registry)
+        // into a config directory new to it before it loads a plugin, bosun's too.
+        let dir = match self.name {
+            ClientName::Opencode => self.place.config_dir("opencode"),
+            _ => self.place.config_dir(&format!("{}-{:?}", self.name.program(), self.check).to_lowercase()),
+        };
         let repo = self.place.repo();
         let env = match self.name {
             ClientName::Claude => {
@@ -126,6 +149,11 @@ impl Rig<'_> {
             ClientName::Gemini => GeminiConfig::new(&server, &dir).try_write(),
             // pi: a provider of its models.json for the server, its retries off; it trusts nothing.
             ClientName::Pi => PiConfig::new(&server, &dir).try_write(),
+            // opencode asks nothing at start; asking, before a shell command.
+            ClientName::Opencode => match config {
+                Config::Asking => OpencodeConfig::new(&server, &dir).asking().try_write(),
+                _ => OpencodeConfig::new(&server, &dir).try_write(),
+            },
         };
         self.env = Some(env.map_err(|e| Fail(e.to_string()))?);
         self.server = Some(server);
@@ -141,6 +169,11 @@ impl Rig<'_> {
         inherit.extend(env.vars.clone());
         let mut command = vec![self.program.display().to_string()];
         command.extend(argv.iter().map(|a| (*a).to_owned()));
+        // opencode's prompt is `--prompt`'s (its word alone names a directory).
+        if self.name == ClientName::Opencode && !argv.is_empty() {
+            let prompt = command.pop().unwrap_or_default();
+            command.extend(["--prompt".to_owned(), prompt]);
+        }
         let repo = self.place.repo();
         let started = self
             .client
@@ -190,7 +223,8 @@ impl Rig<'_> {
                 return Err(Fail(format!("bosun saw {} instead of {what}", describe(&a))));
             }
             if Instant::now() >= self.deadline {
-                return Err(Fail(format!("no {what} within {} s: bosun saw {}", CHECK_TIME.as_secs(), describe(&a))));
+                let secs = self.check.time(self.name).as_secs();
+                return Err(Fail(format!("no {what} within {secs} s: bosun saw {}", describe(&a))));
             }
             interrupted()?;
             std::thread::sleep(POLL);

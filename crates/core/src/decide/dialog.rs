@@ -9,6 +9,7 @@ use super::ground::{Cx, Decision};
 use super::observe::observed;
 use super::session::{live_agent, queue};
 use crate::driver::dialog::{self, DialogAnswer, Menu, Step, Want};
+use crate::driver::generic::strip_ansi;
 use crate::{
     Agent, AgentId, Effect, Event, Observation, PromptKind, Rejection, SessionState, Source, State, Timestamp,
 };
@@ -35,7 +36,7 @@ pub(super) fn screen(
     let Some(a) = state.agents.get(agent).filter(|a| a.state.is_up()) else { return };
     // Read before its state last changed (a slower look finishing after a newer one): stale.
     // A blank screen (a program between clearing it and drawing again) says nothing.
-    if at.is_some_and(|t| t < a.state_since) || text.trim().is_empty() {
+    if at.is_some_and(|t| t < a.state_since) || strip_ansi(text).trim().is_empty() {
         return;
     }
     // Read before bosun's last key in the dialog it answers: it may not show what the key did
@@ -111,7 +112,10 @@ pub(super) fn answer(
         return Err(Rejection::NoDialog { id: a.id.clone(), state: a.state.label() });
     }
     let cannot = |why: String| Rejection::CannotAnswer { id: a.id.clone(), why };
-    let menu = dialog::menu(screen)
+    let menu = a
+        .driver
+        .behaviour()
+        .menu(screen)
         .ok_or_else(|| cannot("no dialog options on the agent's screen: look with `bosun peek`".into()))?;
     let want = Want::Person { answer };
     let to = menu.find(want).map_err(|e| cannot(e.to_string()))?;
@@ -160,7 +164,7 @@ pub(super) fn looked(
     if want == Want::Trust && !trust {
         return false;
     }
-    let menu = dialog::menu(text);
+    let menu = a.driver.behaviour().menu(text);
     let unchanged = menu.as_ref().is_some_and(|m| m.listed() == answering.menu);
     // A person's answer is taken once the dialog it was picked in is gone.
     if let (Want::Person { answer }, Some(_), false) = (want, picked_at, unchanged) {
@@ -221,12 +225,17 @@ fn press(a: &Agent, want: Want, menu: &Menu, to: usize, step: Step, now: Timesta
 
 /// A look at the screen that keys may follow, a moment from now: once its program has drawn it.
 pub(super) fn look(a: &Agent) -> Effect {
-    Effect::LookAtScreen { agent: a.id.clone(), session: a.session.clone(), settled: true }
+    let colors = a.driver.behaviour().screen_colors();
+    Effect::LookAtScreen { agent: a.id.clone(), session: a.session.clone(), settled: true, colors }
 }
 
 /// The same at once: to make sure of what one capture showed.
 pub(super) fn capture(a: &Agent) -> Effect {
-    Effect::CaptureScreen { agent: a.id.clone(), session: a.session.clone() }
+    Effect::CaptureScreen {
+        agent: a.id.clone(),
+        session: a.session.clone(),
+        colors: a.driver.behaviour().screen_colors(),
+    }
 }
 
 /// bosun will not answer this dialog: it is a setup prompt, with its text, for the policy or a
@@ -237,7 +246,7 @@ fn give_up(state: &State, a: &Agent, text: &str, why: &str, now: Timestamp, d: &
     if a.answering.is_some() {
         d.event(Event::DialogLeft { id: a.id.clone(), why: why.to_owned(), at: now });
     }
-    let shown: String = text.trim().chars().take(DIALOG_TEXT_MAX).collect();
+    let shown: String = strip_ansi(text).trim().chars().take(DIALOG_TEXT_MAX).collect();
     let asks = format!("a dialog bosun does not answer ({why}): {shown}");
     let obs = Observation::Prompt { kind: PromptKind::Setup, asks: Some(asks) };
     let left = Agent { answering: None, ..a.clone() };

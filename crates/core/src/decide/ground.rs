@@ -128,6 +128,7 @@ pub(super) fn create(ws: &Workspace, resume: bool) -> Effect {
         path: ws.path.clone(),
         kind: ws.kind.clone(),
         settings_from: ws.settings_from.clone(),
+        settings_folder: ws.settings_folder.clone(),
         resume,
     }
 }

@@ -35,6 +35,7 @@ pub(super) fn start(state: &State, spec: &JobSpec, now: Timestamp, d: &mut Decis
                 state: WorkspaceState::Creating,
                 created_at: now,
                 settings_from: w.settings_from.clone(),
+                settings_folder: None,
                 error: None,
             };
             match &w.pool {

@@ -180,7 +180,8 @@ pub(super) fn log_lines(
         // shows them.
         if driver.screen_shows_dialogs() {
             // It only tells the state: one capture, no waiting for the screen to settle.
-            d.effect(Effect::LookAtScreen { agent: a.id.clone(), session: a.session.clone(), settled: false });
+            let (agent, session, colors) = (a.id.clone(), a.session.clone(), driver.screen_colors());
+            d.effect(Effect::LookAtScreen { agent, session, settled: false, colors });
         }
         let activity = Observation::Activity { heartbeat: Heartbeat::TerminalOutput };
         let seen = match driver.output_matcher(&a.driver) {
@@ -253,7 +254,8 @@ pub(super) fn startup_check(state: &State, a: &Agent, checks: u32, now: Timestam
     if !a.state.is_up() || a.source >= Some(Source::Log) || checks >= STARTUP_CHECKS {
         return;
     }
-    d.effect(Effect::CaptureScreen { agent: a.id.clone(), session: a.session.clone() });
+    let (agent, session, colors) = (a.id.clone(), a.session.clone(), a.driver.behaviour().screen_colors());
+    d.effect(Effect::CaptureScreen { agent, session, colors });
     let at = Timestamp::from_millis(now.as_millis() + super::session::STARTUP_CHECK_MS);
     set_timer(state, d, TimerKind::Startup { agent: a.id.clone(), checks: checks + 1 }, at);
 }

@@ -214,6 +214,7 @@ pub(super) fn acquire(
         state: WorkspaceState::Waiting,
         created_at: now,
         settings_from: None,
+        settings_folder: None,
         error: None,
     };
     place(state, workspace, &ask.ask, now, d)

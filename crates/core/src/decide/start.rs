@@ -60,6 +60,7 @@ pub(super) fn start_agent(
         state: WorkspaceState::Creating,
         created_at: now,
         settings_from: spec.settings_from.clone(),
+        settings_folder: spec.settings_folder.clone(),
         error: None,
     };
     let mut env = spec.env.clone();

@@ -548,7 +548,7 @@ impl super::AgentDriver for Claude {
     }
 
     fn repo_settings(&self) -> Option<super::RepoSettings> {
-        Some(super::RepoSettings { file: REPO_SETTINGS, copy_to: SETTINGS_LOCAL })
+        Some(super::RepoSettings { file: REPO_SETTINGS, copy_to: SETTINGS_LOCAL, folder: None })
     }
 
     /// `claude … --session-id <id> --settings <file> [prompt]`; resumed, `--resume <id>` and

@@ -95,6 +95,8 @@ pub struct Menu {
     pub options: Vec<MenuOption>,
     /// The option the cursor marks, when one is marked.
     pub selected: Option<usize>,
+    /// Its options are in a row (opencode's): the cursor moves left and right, not up and down.
+    pub across: bool,
 }
 
 /// The keys that take a dialog a step towards an answer.
@@ -142,7 +144,7 @@ pub fn menu(screen: &str) -> Option<Menu> {
 fn numbered(screen: &str) -> Option<Menu> {
     let lines: Vec<(bool, u8, String)> = screen.lines().filter_map(option_line).collect();
     let start = lines.iter().rposition(|(_, n, _)| *n == 1)?;
-    let mut menu = Menu { options: Vec::new(), selected: None };
+    let mut menu = Menu { options: Vec::new(), selected: None, across: false };
     for (cursor, n, text) in &lines[start..] {
         if usize::from(*n) == menu.options.len() + 1 {
             if *cursor {
@@ -196,7 +198,7 @@ fn unnumbered(screen: &str) -> Option<Menu> {
         .iter()
         .map(|l| MenuOption { number: None, text: clean(after_cursor(l).1) })
         .collect();
-    (options.len() >= 2).then_some(Menu { options, selected: Some(above) })
+    (options.len() >= 2).then_some(Menu { options, selected: Some(above), across: false })
 }
 
 impl Menu {
@@ -241,16 +243,18 @@ impl Menu {
 
     /// The keys that take the dialog a step towards option `to`: its number when it has one
     /// and `by_number`, Enter when the cursor is on it, else the arrows that move the cursor
-    /// there. None when the cursor cannot be seen (nothing would be typed for sure).
+    /// there (left and right in a row). None when the cursor cannot be seen (nothing would be
+    /// typed for sure).
     pub fn step(&self, to: usize, by_number: bool) -> Option<Step> {
         if let (true, Some(n)) = (by_number, self.options.get(to).and_then(|o| o.number)) {
             return Some(Step::Pick(vec![TermKey::Text(n.to_string())]));
         }
         let at = self.selected?;
+        let (back, on) = if self.across { (TermKey::Left, TermKey::Right) } else { (TermKey::Up, TermKey::Down) };
         Some(match to.cmp(&at) {
             std::cmp::Ordering::Equal => Step::Pick(vec![TermKey::Enter]),
-            std::cmp::Ordering::Greater => Step::Move(vec![TermKey::Down; to - at]),
-            std::cmp::Ordering::Less => Step::Move(vec![TermKey::Up; at - to]),
+            std::cmp::Ordering::Greater => Step::Move(vec![on; to - at]),
+            std::cmp::Ordering::Less => Step::Move(vec![back; at - to]),
         })
     }
 }

@@ -369,7 +369,7 @@ impl AgentDriver for Gemini {
 
     /// The project's `.gemini/settings.json`, which a worktree lacks when it is not committed.
     fn repo_settings(&self) -> Option<super::RepoSettings> {
-        Some(super::RepoSettings { file: ".gemini/settings.json", copy_to: ".gemini/settings.json" })
+        Some(super::RepoSettings { file: ".gemini/settings.json", copy_to: ".gemini/settings.json", folder: None })
     }
 
     fn client(&self) -> Option<&'static crate::client_check::Client> {

@@ -19,6 +19,7 @@ pub mod generic;
 pub mod kind;
 pub mod opencode;
 pub mod opencode_config;
+pub mod opencode_dialog;
 pub mod pi;
 pub mod pi_config;
 mod report;
@@ -63,6 +64,20 @@ pub trait AgentDriver: Sync {
 
     /// Points its program's variables in `env` at config directory `dir`.
     fn point_config(&self, _dir: &Path, _env: &mut BTreeMap<String, String>) {}
+
+    /// Points its program's variables at `dir` (`POD_CONFIG`) in a pod, beyond `config_env`.
+    fn pod_env(&self, _dir: &Path, _env: &mut BTreeMap<String, String>) {}
+
+    /// Why the environment it is given (the variables given and inherited) cannot be its.
+    fn check_env(&self, _env: &BTreeMap<String, String>) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The value of `key` an agent runs with when it inherits `theirs` from its caller and
+    /// bosun sets `ours`: none where bosun's replaces the caller's.
+    fn merge_inherited(&self, _key: &str, _theirs: &str, _ours: &str) -> Option<String> {
+        None
+    }
 
     /// Points the variables of its program that name where it writes, beyond its config, into
     /// its own config directory `dir`, where it runs confined (a sandbox, a container), whose
@@ -213,6 +228,17 @@ pub trait AgentDriver: Sync {
         None
     }
 
+    /// Whether its screen is read with its colours (`screen` and `menu` get them): its dialogs
+    /// show the selected option by colour alone.
+    fn screen_colors(&self) -> bool {
+        false
+    }
+
+    /// The options of the dialog on its screen, and which one is selected.
+    fn menu(&self, screen: &str) -> Option<dialog::Menu> {
+        dialog::menu(screen)
+    }
+
     /// Whether what it asks (a prompt) is answered by typing a line of text, as a shell's
     /// `[y/n]` is; else its dialogs pick an option, and a message typed there would pick one.
     fn prompts_take_text(&self) -> bool {
@@ -252,6 +278,9 @@ pub trait AgentDriver: Sync {
 pub struct RepoSettings {
     pub file: &'static str,
     pub copy_to: &'static str,
+    /// A folder of settings beside it, copied into the workspace's folder of that name
+    /// (`workspace::SettingsFolder`).
+    pub folder: Option<&'static str>,
 }
 
 /// Where the settings file `from` (some driver's `RepoSettings::file` in a repository) is copied

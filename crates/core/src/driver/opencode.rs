@@ -178,7 +178,8 @@ pub fn permission_reply(answer: &crate::PermissionAnswer) -> String {
 }
 
 /// What its screen shows: its permission dialog ("△ Permission required" above "Allow once
-/// Allow always Reject"), whose request the plugin also reports.
+/// Allow always Reject"), whose request the plugin also reports; answered by `bosun answer`
+/// from its colours (`opencode_dialog`).
 pub fn screen_observation(screen: &str) -> Option<Observation> {
     let lines: Vec<&str> = screen.lines().map(|l| l.trim().trim_start_matches('┃').trim()).collect();
     let at = lines.iter().rposition(|l| l.ends_with("Permission required"))?;
@@ -203,6 +204,15 @@ pub fn plugin(hook: &str, sessions: &Path) -> String {
 fn session_log(a: &crate::Agent, session: &str) -> Option<PathBuf> {
     let own = crate::OwnConfig::of(a)?;
     is_session_id(session).then(|| own.dir.join(opencode_config::SESSIONS).join(format!("{session}.jsonl")))
+}
+
+/// Where agent `a`'s opencode finds bosun's plugin and keeps its files: its own config here, its
+/// claim's (`POD_CONFIG`) in a pod.
+fn opencode_home(a: &crate::Agent) -> Option<PathBuf> {
+    match a.runtime.pod() {
+        Some(_) => Some(PathBuf::from(crate::POD_CONFIG)),
+        None => crate::OwnConfig::of(a).map(|own| own.dir),
+    }
 }
 
 /// The session agent `a` had, from its session log's name.
@@ -251,16 +261,26 @@ impl AgentDriver for Opencode {
         opencode_config::point(dir, env);
     }
 
+    fn check_env(&self, env: &std::collections::BTreeMap<String, String>) -> Result<(), String> {
+        opencode_config::check(env)
+    }
+
+    /// The caller's `OPENCODE_CONFIG_CONTENT` keeps what it says, bosun's plugin added.
+    fn merge_inherited(&self, key: &str, theirs: &str, ours: &str) -> Option<String> {
+        (key == opencode_config::CONTENT_VAR).then(|| opencode_config::merge(theirs, ours)).flatten()
+    }
+
     /// Confined, its home read-only, it writes its database, logs and snapshots, its state and
     /// its cache in its own config directory.
     fn confined_env(&self, dir: &Path, env: &mut std::collections::BTreeMap<String, String>) {
         opencode_config::confine(dir, env);
     }
 
-    /// The project's `opencode.json` at the repository's root, which a worktree lacks when it
-    /// is not committed (its `.opencode/` folder is not copied).
+    /// The project's `opencode.json` at the repository's root and its `.opencode/` folder
+    /// (agents, commands, plugins, `opencode.jsonc` …), which a worktree lacks where they are
+    /// not committed.
     fn repo_settings(&self) -> Option<super::RepoSettings> {
-        Some(super::RepoSettings { file: "opencode.json", copy_to: "opencode.json" })
+        Some(super::RepoSettings { file: "opencode.json", copy_to: "opencode.json", folder: Some(".opencode") })
     }
 
     fn client(&self) -> Option<&'static crate::client_check::Client> {
@@ -296,12 +316,20 @@ impl AgentDriver for Opencode {
         }
     }
 
-    /// Its plugin, naming the agent and its generation, in its own config directory.
+    /// Its plugin, naming the agent and its generation, in its own config directory (in a pod,
+    /// its claim's config).
     fn files(&self, a: &crate::Agent, _settings: &Path) -> Vec<(PathBuf, String)> {
-        let Some(own) = crate::OwnConfig::of(a) else { return Vec::new() };
+        let Some(home) = opencode_home(a) else { return Vec::new() };
         let hook = format!("{} report opencode {} --generation {}", a.hook_command, a.id, a.restarts);
-        let code = plugin(&hook, &own.dir.join(opencode_config::SESSIONS));
-        vec![(own.dir.join(opencode_config::PLUGIN), code)]
+        let code = plugin(&hook, &home.join(opencode_config::SESSIONS));
+        vec![(home.join(opencode_config::PLUGIN), code)]
+    }
+
+    /// In a pod: its plugin named as here, and its config, data, state and cache in the
+    /// claim's config (its home there is the image's, which may not be written).
+    fn pod_env(&self, dir: &Path, env: &mut std::collections::BTreeMap<String, String>) {
+        opencode_config::point(dir, env);
+        opencode_config::confine(dir, env);
     }
 
     /// Its plugin reports once it is loaded; its permission dialog is on its screen too.
@@ -336,7 +364,16 @@ impl AgentDriver for Opencode {
     }
 
     fn screen(&self, text: &str) -> Option<Screen> {
-        Some(Screen { trust: false, seen: screen_observation(text) })
+        Some(Screen { trust: false, seen: screen_observation(&super::generic::strip_ansi(text)) })
+    }
+
+    /// Its permission dialog shows the selected option by its background alone.
+    fn screen_colors(&self) -> bool {
+        true
+    }
+
+    fn menu(&self, screen: &str) -> Option<super::dialog::Menu> {
+        super::opencode_dialog::menu(screen)
     }
 
     fn permission_reply(&self, report: &Report, answer: &crate::PermissionAnswer) -> Option<String> {

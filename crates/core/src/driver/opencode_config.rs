@@ -3,7 +3,9 @@
 //! its login check.
 //!
 //! opencode reads its user's config where it is and adds, on top, the config given in
-//! `OPENCODE_CONFIG_CONTENT` (JSON; its `plugin` list is added to the user's). bosun's plugin is
+//! `OPENCODE_CONFIG_CONTENT` (JSON; its `plugin` list is added to the user's). A content the
+//! agent is given (or inherits) is kept, bosun's plugin added to it (`merge`); one bosun cannot
+//! add to is refused at start (`check`). bosun's plugin is
 //! a file in the agent's own config directory (`<agent dir>/config`), named there: nothing of
 //! the user's is copied or written. (A directory named by `OPENCODE_CONFIG_DIR` would do too, but
 //! opencode installs its plugin package there from the npm registry at every start of a new one,
@@ -56,22 +58,53 @@ pub(super) fn user_config(env: &BTreeMap<String, String>) -> UserConfig {
 }
 
 /// Names bosun's plugin in `dir` (the agent's own config directory) in `OPENCODE_CONFIG_CONTENT`,
-/// after the plugins the agent's own content names, which is kept; content that is not a JSON
-/// object is replaced.
+/// after the plugins the agent's own content names, which is kept (`check` refused one bosun
+/// cannot add to before the agent started).
 pub(super) fn point(dir: &Path, env: &mut BTreeMap<String, String>) {
     let plugin = Value::from(dir.join(PLUGIN).display().to_string());
-    let mut content = match env.get(CONTENT_VAR).map(|c| serde_json::from_str::<Value>(c)) {
-        Some(Ok(Value::Object(given))) => given,
-        _ => serde_json::Map::new(),
+    let ours = serde_json::json!({ "plugin": [plugin] }).to_string();
+    let content = match env.get(CONTENT_VAR) {
+        Some(given) => merge(given, &ours).unwrap_or(ours),
+        None => ours,
     };
-    match content.get_mut("plugin") {
-        Some(Value::Array(plugins)) if !plugins.contains(&plugin) => plugins.push(plugin),
-        Some(Value::Array(_)) => {}
-        _ => {
-            content.insert("plugin".into(), Value::Array(vec![plugin]));
+    env.insert(CONTENT_VAR.into(), content);
+}
+
+/// `theirs` (a user's `OPENCODE_CONFIG_CONTENT`) with `ours` over it: its fields replaced by
+/// ours, its `plugin` list added to. None when `theirs` is not a JSON object (see `check`).
+pub fn merge(theirs: &str, ours: &str) -> Option<String> {
+    let Ok(Value::Object(mut content)) = serde_json::from_str::<Value>(theirs) else { return None };
+    let Ok(Value::Object(ours)) = serde_json::from_str::<Value>(ours) else { return None };
+    for (key, value) in ours {
+        match (content.get_mut(&key), value) {
+            (Some(Value::Array(plugins)), Value::Array(more)) if key == "plugin" => {
+                for p in more {
+                    if !plugins.contains(&p) {
+                        plugins.push(p);
+                    }
+                }
+            }
+            (_, value) => {
+                content.insert(key, value);
+            }
         }
     }
-    env.insert(CONTENT_VAR.into(), Value::Object(content).to_string());
+    Some(Value::Object(content).to_string())
+}
+
+/// Why the `OPENCODE_CONFIG_CONTENT` an agent is given (with `--env`, or in the caller's
+/// environment) cannot be its: bosun adds its plugin to it, which it can only do to a JSON
+/// object whose `plugin`, if any, is a list. Replaced, the user's config (its model, its
+/// permissions) would be lost without a word; left alone, bosun would not hear the agent.
+pub(super) fn check(env: &BTreeMap<String, String>) -> Result<(), String> {
+    let Some(given) = env.get(CONTENT_VAR) else { return Ok(()) };
+    let why = match serde_json::from_str::<Value>(given) {
+        Ok(Value::Object(content)) if matches!(content.get("plugin"), None | Some(Value::Array(_))) => return Ok(()),
+        Ok(Value::Object(_)) => "its `plugin` is not a list".to_owned(),
+        Ok(_) => "it is not a JSON object".to_owned(),
+        Err(e) => format!("it is not JSON that bosun can read ({e}; opencode's comments are not read)"),
+    };
+    Err(format!("{CONTENT_VAR} cannot be given to opencode with bosun's plugin added: {why}"))
 }
 
 /// The user's `opencode.json`, as a confined opencode reads it from its own config.
@@ -141,10 +174,29 @@ mod tests {
         point(Path::new("/c"), &mut env);
         let content: Value = serde_json::from_str(&env[CONTENT_VAR]).unwrap();
         assert_eq!(content, serde_json::json!({"model": "a/b", "plugin": ["theirs", "/c/bosun-plugin.js"]}));
-        env.insert(CONTENT_VAR.into(), "not json".into());
-        point(Path::new("/c"), &mut env);
-        let content: Value = serde_json::from_str(&env[CONTENT_VAR]).unwrap();
-        assert_eq!(content, serde_json::json!({"plugin": ["/c/bosun-plugin.js"]}));
+        assert_eq!(check(&env), Ok(()));
+        for (bad, why) in [
+            ("not json", "not JSON"),
+            ("// a comment\n{}", "not JSON"),
+            ("[1]", "not a JSON object"),
+            (r#"{"plugin": "one.js"}"#, "not a list"),
+        ] {
+            env.insert(CONTENT_VAR.into(), bad.into());
+            let e = check(&env).unwrap_err();
+            assert!(e.starts_with("OPENCODE_CONFIG_CONTENT cannot be given") && e.contains(why), "{e}");
+        }
+    }
+
+    #[test]
+    fn an_inherited_content_is_merged_with_bosuns_plugin_not_replaced() {
+        let ours = r#"{"plugin": ["/c/bosun-plugin.js"], "model": "x/ours"}"#;
+        let theirs = r#"{"model": "a/b", "permission": {"bash": "ask"}, "plugin": ["theirs.js"]}"#;
+        let merged: Value = serde_json::from_str(&merge(theirs, ours).unwrap()).unwrap();
+        let expected = serde_json::json!({"model": "x/ours", "permission": {"bash": "ask"}, "plugin": ["theirs.js", "/c/bosun-plugin.js"]});
+        assert_eq!(merged, expected);
+        let merged: Value = serde_json::from_str(&merge("{}", ours).unwrap()).unwrap();
+        assert_eq!(merged["plugin"], serde_json::json!(["/c/bosun-plugin.js"]));
+        assert_eq!(merge("nope", ours), None);
     }
 
     #[test]

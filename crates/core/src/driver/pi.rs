@@ -308,7 +308,7 @@ impl AgentDriver for Pi {
     /// The project's `.pi/settings.json`, which a worktree lacks when it is not committed (read
     /// once the folder is trusted).
     fn repo_settings(&self) -> Option<super::RepoSettings> {
-        Some(super::RepoSettings { file: ".pi/settings.json", copy_to: ".pi/settings.json" })
+        Some(super::RepoSettings { file: ".pi/settings.json", copy_to: ".pi/settings.json", folder: None })
     }
 
     fn client(&self) -> Option<&'static crate::client_check::Client> {

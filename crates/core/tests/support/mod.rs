@@ -120,6 +120,7 @@ pub fn spec(n: u64) -> AgentSpec {
         nonce,
         workspaces_root: PathBuf::from("/state/workspaces"),
         settings_from: None,
+        settings_folder: None,
         command: vec!["agent".into()],
         env: BTreeMap::new(),
         inherits: Vec::new(),

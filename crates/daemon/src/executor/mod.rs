@@ -230,15 +230,17 @@ const SETTLE: Duration = Duration::from_millis(60);
 
 /// The agent's screen once its program has finished drawing it: two captures a moment apart
 /// that agree (at most a few tries). A capture taken while the program redraws (it clears the
-/// screen, then writes it again) shows a blank or half a dialog, which says nothing.
+/// screen, then writes it again) shows a blank or half a dialog, which says nothing. With its
+/// colour escapes when `colors`.
 pub(crate) fn settled_screen(
     sessions: &dyn Sessions,
     session: &bosun_core::SessionName,
+    colors: bool,
 ) -> Result<String, bosun_adapters::AdapterError> {
-    let mut last = sessions.capture(session, false)?;
+    let mut last = sessions.capture(session, colors)?;
     for _ in 0..4 {
         std::thread::sleep(SETTLE);
-        let next = sessions.capture(session, false)?;
+        let next = sessions.capture(session, colors)?;
         if next == last {
             break;
         }

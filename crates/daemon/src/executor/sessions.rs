@@ -34,7 +34,7 @@ impl Executor {
                     return Some(Input::SessionSpawnFailed { agent, error });
                 }
                 let env = match inherit.as_deref().map(bosun_adapters::secret::read_env).transpose() {
-                    Ok(inherited) => inherited.unwrap_or_default().into_iter().chain(env).collect(),
+                    Ok(inherited) => with_inherited(inherited.unwrap_or_default(), env, config.as_deref()),
                     Err(e) => return Some(Input::SessionSpawnFailed { agent, error: e.to_string() }),
                 };
                 // A sandbox or a container reaches the daemon only through its channel.
@@ -92,7 +92,7 @@ impl Executor {
     /// Looks at agents' screens.
     pub(super) fn screens(&self, effect: Effect) -> Option<Input> {
         Some(match effect {
-            Effect::LookAtScreen { agent, session, settled } => {
+            Effect::LookAtScreen { agent, session, settled, colors } => {
                 // One look of its kind for every request made while it waits.
                 let key = (agent, settled);
                 if !self.looking.lock().unwrap_or_else(PoisonError::into_inner).insert(key.clone()) {
@@ -102,17 +102,17 @@ impl Executor {
                 self.looking.lock().unwrap_or_else(PoisonError::into_inner).remove(&key);
                 let (agent, at) = (key.0, Some(crate::engine::now()));
                 let text = if settled {
-                    settled_screen(self.sessions.as_ref(), &session)
+                    settled_screen(self.sessions.as_ref(), &session, colors)
                 } else {
-                    self.sessions.capture(&session, false)
+                    self.sessions.capture(&session, colors)
                 };
                 match text {
                     Ok(text) => Input::Screen { agent, text, at, settled },
                     Err(_) => return None,
                 }
             }
-            Effect::CaptureScreen { agent, session } => {
-                match (crate::engine::now(), settled_screen(self.sessions.as_ref(), &session)) {
+            Effect::CaptureScreen { agent, session, colors } => {
+                match (crate::engine::now(), settled_screen(self.sessions.as_ref(), &session, colors)) {
                     (at, Ok(text)) => Input::Screen { agent, text, at: Some(at), settled: true },
                     (_, Err(e)) => {
                         tracing::debug!(%session, "cannot read the screen: {e}");
@@ -157,4 +157,22 @@ impl Executor {
             copied.err().map(|e| format!("cannot copy {} to {}: {e}", from.display(), to.display()))
         })
     }
+}
+
+/// The variables an agent runs with: those it inherited from its caller, under bosun's `env`;
+/// where both name one, its driver may merge them (opencode's `OPENCODE_CONFIG_CONTENT`: the
+/// caller's config, bosun's plugin added), else bosun's stands.
+fn with_inherited(
+    mut inherited: BTreeMap<String, String>,
+    env: BTreeMap<String, String>,
+    config: Option<&bosun_core::OwnConfig>,
+) -> BTreeMap<String, String> {
+    for (key, ours) in env {
+        let merged = match (inherited.get(&key), config) {
+            (Some(theirs), Some(own)) => own.driver.behaviour().merge_inherited(&key, theirs, &ours),
+            _ => None,
+        };
+        inherited.insert(key, merged.unwrap_or(ours));
+    }
+    inherited
 }

@@ -7,9 +7,20 @@ impl Executor {
     /// Makes, inspects and removes workspaces.
     pub(super) fn workspaces(&self, effect: Effect) -> Option<Input> {
         Some(match effect {
-            Effect::CreateWorkspace { id, path, kind, settings_from, resume } => {
+            Effect::CreateWorkspace { id, path, kind, settings_from, settings_folder, resume } => {
                 match self.workspaces.create(&path, &kind, settings_from.as_deref(), resume) {
-                    Ok(()) => Input::WorkspaceCreated { id },
+                    Ok(()) => {
+                        // A folder of settings goes where its files are: a folder's or a
+                        // worktree's (a volume's and a pod's are not on this machine's disk).
+                        let here =
+                            matches!(kind, bosun_core::WorkspaceKind::Folder | bosun_core::WorkspaceKind::Worktree(_));
+                        if let Some(folder) = settings_folder.filter(|_| here) {
+                            if let Err(e) = bosun_adapters::settings_folder::copy(&path, &folder) {
+                                tracing::warn!(%id, "{e}");
+                            }
+                        }
+                        Input::WorkspaceCreated { id }
+                    }
                     Err(e) => {
                         let nothing_left = !resume && nothing_left(&*self.git, &path, &kind);
                         Input::WorkspaceCreateFailed { id, error: e.to_string(), nothing_left }

@@ -73,9 +73,9 @@ pub(super) async fn answer_dialog(
     answer: DialogAnswer,
     message: Option<String>,
 ) -> Answer {
-    let (id, session) = query(ctx, move |s| {
+    let (id, session, driver) = query(ctx, move |s| {
         let a = s.find_agent(&agent)?;
-        Ok((a.id.clone(), a.session.clone()))
+        Ok((a.id.clone(), a.session.clone(), a.driver.behaviour()))
     })
     .await?;
     // The dialog may be reported (a hook) before it is drawn: look again, briefly, until its
@@ -83,8 +83,9 @@ pub(super) async fn answer_dialog(
     let deadline = tokio::time::Instant::now() + DIALOG_WAIT;
     let screen = loop {
         let (sessions, session) = (ctx.sessions.clone(), session.clone());
-        let screen = blocking(move || crate::executor::settled_screen(&*sessions, &session)).await?;
-        if bosun_core::driver::dialog::menu(&screen).is_some() || tokio::time::Instant::now() >= deadline {
+        let colors = driver.screen_colors();
+        let screen = blocking(move || crate::executor::settled_screen(&*sessions, &session, colors)).await?;
+        if driver.menu(&screen).is_some() || tokio::time::Instant::now() >= deadline {
             break screen;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;

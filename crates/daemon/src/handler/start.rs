@@ -205,6 +205,10 @@ fn check_door(req: &StartAgent) -> Result<(), WireError> {
             return Err(bad(format!("the environment variable {:?} cannot be passed to a process", short(key))));
         }
     }
+    // What its client is given must be its (opencode's config content, which bosun adds to).
+    let all: std::collections::BTreeMap<String, String> =
+        req.inherit.iter().chain(&req.env).map(|(k, v)| (k.clone(), v.clone())).collect();
+    DriverKind::chosen(req.driver, &req.command).behaviour().check_env(&all).map_err(bad)?;
     if let Some(branch) = req.branch.as_deref().filter(|b| b.len() > BRANCH_MAX) {
         return Err(bad(format!("the branch name {} is longer than {BRANCH_MAX} bytes", short(branch))));
     }
@@ -243,7 +247,10 @@ fn prepare(parts: Parts, req: StartAgent, name: Name, nonce: Nonce, roots: Roots
     let driver = driver_kind.behaviour().record(roots.session_bits, req.patterns);
     // The repository's own settings for the agent's client, copied into its workspace.
     let settings_root = sited.settings_root;
-    let settings = driver.behaviour().repo_settings().map(|s| settings_root.join(s.file)).filter(|p| p.is_file());
+    let repo_settings = driver.behaviour().repo_settings();
+    let settings = repo_settings.map(|s| settings_root.join(s.file)).filter(|p| p.is_file());
+    let settings_folder =
+        repo_settings.and_then(|s| s.folder).and_then(|f| bosun_adapters::settings_folder::list(&settings_root, f));
     let (env, inherited) = split_env(req.env, req.inherit);
     let inherits: Vec<String> = inherited.keys().cloned().collect();
     if !inherits.is_empty() {
@@ -257,6 +264,7 @@ fn prepare(parts: Parts, req: StartAgent, name: Name, nonce: Nonce, roots: Roots
         agents_root: roots.agents,
         kind: sited.kind,
         settings_from: settings,
+        settings_folder,
         command: req.command,
         env,
         inherits,
