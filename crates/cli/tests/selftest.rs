@@ -196,7 +196,8 @@ fn the_pinned_clients_pass_every_check_and_nothing_is_left_behind() {
     machine.install("codex", &codex);
     machine.install("gemini", &gemini);
     machine.install("pi", &pi);
-    let out = machine.doctor(&["claude", "codex", "gemini"]);
+    // Patient: the suite runs other tests beside it (`--patience`: each check three times its time).
+    let out = machine.doctor(&["claude", "codex", "gemini", "--patience", "3"]);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let tested = |package: &str| bosun_core::client_version::tested(package).unwrap().to_string();
@@ -236,7 +237,7 @@ fn the_pinned_clients_pass_every_check_and_nothing_is_left_behind() {
 
     // pi as JSON, named alone (the suite's time: the text run did the other three): every
     // check, with its latency.
-    let out = machine.doctor(&["pi", "--json"]);
+    let out = machine.doctor(&["pi", "--json", "--patience", "3"]);
     let v = all_right(&out, &PI_CHECKS);
     let policy = v["checks"][2]["detail"].as_str().unwrap_or_default();
     assert!(policy.starts_with("bash(touch bosun-selftest-*) allowed bash"), "the policy answered: {policy}");
@@ -245,7 +246,7 @@ fn the_pinned_clients_pass_every_check_and_nothing_is_left_behind() {
 
     // The same for opencode, once installed (it runs alone, its every start taking seconds).
     machine.install("opencode", &opencode);
-    let v = all_right(&machine.doctor(&["opencode", "--json"]), &OPENCODE_CHECKS);
+    let v = all_right(&machine.doctor(&["opencode", "--json", "--patience", "3"]), &OPENCODE_CHECKS);
     assert_eq!(v["clients"][0]["version"], opencode_v.as_str());
     let line = format!("opencode {opencode_v} at {bin}/opencode: the version bosun was tested with");
     assert_eq!(v["clients"][0]["line"], line.as_str());

@@ -26,17 +26,22 @@ pub struct DoctorArgs {
     fix: bool,
     #[arg(long)]
     json: bool,
-    /// Instead: run the installed Claude Code, Codex, Gemini CLI and pi (those named, else all) through
+    /// Instead: run the installed Claude Code, Codex, Gemini CLI, pi and opencode (those named, else all) through
     /// bosun against a scripted model server on 127.0.0.1, in a temp repository, state and
     /// config with a fake key: a line per check, exit 1 when bosun misreads a client
     #[arg(long, num_args = 0.., value_name = "CLIENT", value_enum, conflicts_with = "fix")]
     clients: Option<Vec<crate::selftest::ClientName>>,
+    /// With --clients: give each check this many times its time (20 s; a resume of opencode
+    /// 40 s), for a slow or busy machine
+    #[arg(long, value_name = "TIMES", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10), requires = "clients")]
+    patience: u32,
 }
 
 /// The self-test needs no state directory of the user's: `client` is only made for the rest.
 pub fn run(client: impl FnOnce() -> Result<Client>, args: DoctorArgs) -> Result<ExitCode> {
-    let DoctorArgs { fix, json, clients } = args;
+    let DoctorArgs { fix, json, clients, patience } = args;
     if let Some(clients) = clients {
+        crate::selftest::be_patient(patience);
         return crate::selftest::run(clients, json);
     }
     let client = client()?;

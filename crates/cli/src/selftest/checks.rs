@@ -32,10 +32,11 @@ pub const OPENCODE_DEADLINE: Duration = Duration::from_secs(110);
 
 /// How long after the checks start the last check of `client` may end.
 fn deadline(client: ClientName) -> Duration {
-    match client {
+    let deadline = match client {
         ClientName::Opencode => OPENCODE_DEADLINE,
         _ => DEADLINE,
-    }
+    };
+    deadline * super::patience()
 }
 /// What the first turn's answer says.
 const HELLO: &str = "Hello from bosun's self-test.";

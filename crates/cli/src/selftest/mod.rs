@@ -80,6 +80,18 @@ impl ClientName {
 /// Runs the self-test of the clients `named` (every client it knows when none is): exit 0 when
 /// every check of every client found is right, 1 otherwise, or when a client named is missing,
 /// when none is found at all, or when a client's version cannot be read.
+/// How many times its time each check is given (`--patience`): once, unless said.
+static PATIENCE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+
+/// Gives each check `times` its time, for this run.
+pub fn be_patient(times: u32) {
+    let _ = PATIENCE.set(times.max(1));
+}
+
+fn patience() -> u32 {
+    PATIENCE.get().copied().unwrap_or(1)
+}
+
 pub fn run(named: Vec<ClientName>, json: bool) -> Result<ExitCode> {
     let began = Instant::now();
     interrupt::catch();

@@ -49,10 +49,11 @@ impl Check {
     /// How long it may take for `client`: a resume of opencode, which starts it twice (each
     /// start 4–9 s on two busy cores), twice as long as any other.
     pub fn time(self, client: ClientName) -> Duration {
-        match (self, client) {
+        let time = match (self, client) {
             (Self::Resume, ClientName::Opencode) => CHECK_TIME * 2,
             _ => CHECK_TIME,
-        }
+        };
+        time * super::patience()
     }
 
     pub fn title(self, client: ClientName) -> &'static str {
