@@ -154,6 +154,9 @@ calls! {
         Request::Resize { agent, cols, rows } => Response::Resized { before } => before;
     fn kill(agent: String) -> (AgentId, SessionState) =
         Request::Kill { agent } => Response::Killed { agent, state } => (agent, state);
+    /// Raises the agent's budget; its budget now, and whether it was paused and goes on.
+    fn resume(agent: String, budget: Option<bosun_core::budget::Budget>) -> (AgentId, bosun_core::budget::Budget, bool) =
+        Request::Resume { agent, budget } => Response::Resumed { agent, budget, resumed } => (agent, budget, resumed);
     fn start_agent(start: Box<StartAgent>) -> Started = Request::StartAgent(start) => Response::Started(s) => s;
     fn fork(agent: String, name: Option<String>, prompt: Option<String>, inherit: std::collections::BTreeMap<String, String>) -> Started =
         Request::Fork { agent, name, prompt, inherit } => Response::Started(s) => s;

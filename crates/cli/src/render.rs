@@ -51,15 +51,20 @@ pub fn agents_table(now: u64, agents: &[AgentSummary], workspaces: &[Workspace])
             vec![
                 a.id.to_string(),
                 a.name.to_string(),
-                if a.waiting { "waiting".to_owned() } else { a.state.label() },
+                match (a.waiting, a.paused) {
+                    (true, _) => "waiting".to_owned(),
+                    (_, true) => "paused(budget)".to_owned(),
+                    _ => a.state.label(),
+                },
                 age(now, a.created_at.as_millis()),
                 a.workspace.to_string(),
                 branch,
                 tokens_total(&a.tokens),
+                cost(a.cost.values().copied()),
             ]
         })
         .collect();
-    table(&["AGENT", "NAME", "STATE", "AGE", "WORKSPACE", "BRANCH", "TOKENS"], &rows)
+    table(&["AGENT", "NAME", "STATE", "AGE", "WORKSPACE", "BRANCH", "TOKENS", "COST"], &rows)
 }
 
 pub fn workspaces_table(now: u64, workspaces: &[Workspace]) -> String {
@@ -89,6 +94,24 @@ pub fn tokens(t: &bosun_core::usage::Tokens) -> String {
         count(t.cache_write),
         count(t.cache_read)
     )
+}
+
+/// What costs sum to: `$1.23`; `$1.23 + unknown` when some are unknown (a model with no
+/// price), `unknown` when all are, `-` when there are none.
+pub fn cost(costs: impl Iterator<Item = Option<u64>>) -> String {
+    let (mut sum, mut known, mut unknown) = (0u64, false, false);
+    for c in costs {
+        match c {
+            Some(c) => (sum, known) = (sum.saturating_add(c), true),
+            None => unknown = true,
+        }
+    }
+    match (known, unknown) {
+        (false, false) => "-".to_owned(),
+        (false, true) => "unknown".to_owned(),
+        (true, false) => bosun_core::price::dollars(sum),
+        (true, true) => format!("{} + unknown", bosun_core::price::dollars(sum)),
+    }
 }
 
 /// A count with thousands apart: `12,345`.

@@ -209,3 +209,30 @@ command "step" {{
     assert!(out.contains("done"), "{out}");
     assert_eq!((runs(1), runs(2)), ("start\nend\n".to_owned(), "start\nend\n".to_owned()), "each ran once");
 }
+
+/// The user's price file goes over bosun's own as the daemon starts; one that does not parse is
+/// named with its line in the daemon's log and changes nothing: the prices recorded stand.
+#[test]
+fn a_price_file_goes_over_bosuns_and_one_that_does_not_parse_is_named_and_changes_nothing() {
+    let bosun = bosun();
+    let dir = bosun.state_dir().to_owned();
+    let file = dir.join("prices.toml");
+    std::fs::write(&file, "taken = \"2026-12-01\"\n[models.\"my-model\"]\ninput = 1\noutput = 2\n").unwrap();
+    bosun.ok(&dir, &["daemon", "start"]);
+    let set = |bosun: &Bosun| -> Vec<bosun_core::price::Prices> {
+        let events = bosun.events().into_iter();
+        events
+            .filter_map(|e| if let bosun_core::Event::PricesSet { prices } = e { Some(prices) } else { None })
+            .collect()
+    };
+    let recorded = set(&bosun);
+    assert_eq!(recorded.len(), 1);
+    assert!(recorded[0].of("my-model").is_some() && recorded[0].of("claude-opus-5-5").is_some(), "yours over bosun's");
+    assert!(recorded[0].taken.contains("yours: 2026-12-01"), "{}", recorded[0].taken);
+    bosun.ok(&dir, &["daemon", "stop"]);
+    std::fs::write(&file, "taken = \"2026-12-02\"\n\n[models.\"my-model\"]\ninput = 1\noutput = \"two\"\n").unwrap();
+    bosun.ok(&dir, &["daemon", "start"]);
+    let logs = bosun.ok(&dir, &["daemon", "logs"]);
+    assert!(logs.contains("prices.toml: line 3: my-model: `output` is not a number"), "{logs}");
+    assert_eq!(set(&bosun), recorded, "the prices recorded before stand");
+}

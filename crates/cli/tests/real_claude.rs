@@ -104,13 +104,18 @@ fn the_tokens_of_each_model_call_are_counted_to_the_token_as_the_server_reported
         }
         out
     };
+    // Its cost: each answer's tokens at Claude Code 2.1.332's own prices for the model.
+    let cost = bosun_core::price::dollars(real.model.main_cost(&model));
+    assert!(by_model["total"]["cost_usd"].as_f64().is_some_and(|c| c > 0.0), "{by_model}");
+    assert_eq!(by_model["total"]["cost_unknown"], false, "{by_model}");
     let shown = real.bosun.ok(real.repo.path(), &["show", &id]);
-    assert!(shown.contains(&format!("{} cache read ({model})", written(expected.cache_read))), "{shown}");
+    assert!(shown.contains(&format!("{} cache read ({model}, {cost})", written(expected.cache_read))), "{shown}");
     let listed = real.bosun.ok(real.repo.path(), &["usage"]);
     let line = listed.lines().find(|l| l.starts_with(&id)).unwrap_or_else(|| panic!("{listed}"));
-    assert!(line.trim_end().ends_with(&written(expected.total())), "{listed}");
+    assert!(line.trim_end().ends_with(&format!("{}  {cost}", written(expected.total()))), "{listed}");
     let ls = real.bosun.ok(real.repo.path(), &["ls"]);
-    assert!(ls.lines().any(|l| l.starts_with(&id) && l.trim_end().ends_with(&written(expected.total()))), "{ls}");
+    let total = format!("{}  {cost}", written(expected.total()));
+    assert!(ls.lines().any(|l| l.starts_with(&id) && l.trim_end().ends_with(&total)), "{ls}");
 }
 
 /// `--dangerously-skip-permissions`, not yet accepted in the user's settings, opens on a warning
@@ -453,4 +458,59 @@ fn a_sandboxed_claude_in_a_fresh_repository_shows_no_trust_dialog_reaches_its_fi
     assert!(main[1].contains("Sandboxed and ready.") && main[1].contains("hello"), "the conversation came along");
     assert!(forked.log.is_some_and(|log| log.starts_with(forked.dir.join("config"))), "in its own config");
     assert_eq!(snapshot(std::slice::from_ref(&env.config_dir)), before, "the user's config is as it was");
+}
+
+/// At its budget the agent is paused: the turn in flight (a stalled answer) is stopped with
+/// Claude's own interrupt key, no model request starts more than a second after the crossing
+/// was recorded, a person is asked; `bosun resume --budget` goes on in the same conversation.
+#[test]
+fn at_its_budget_the_agent_is_paused_its_turn_stopped_and_a_raised_budget_goes_on() {
+    let Some(real) = Real::new(ClaudeConfig::accept_bypass_permissions) else { return };
+    real.model.push(Reply::shell("touch before-the-budget"));
+    real.model.push(Reply::Stall { secs: 120, text: "This answer never ends.".into() });
+    real.model.push(Reply::text("Went on."));
+    // Its first answer alone (a prompt of about 14,000 tokens) spends more than this.
+    let id = real.start(&["--budget", "5ktok"], &["--dangerously-skip-permissions", "make the file"]);
+    let paused = wait_for(PATIENCE, || real.bosun.agent(&id).paused).unwrap_or_else(|| panic!("{}", real.bosun.log()));
+    // Its turn was stopped: the stalled answer was cut, and it waits, paused.
+    let stopped = wait_for(PATIENCE, || {
+        let transcript = real.bosun.agent(&id).log?;
+        std::fs::read_to_string(transcript).ok().filter(|t| t.contains("[Request interrupted by user"))
+    });
+    assert!(stopped.is_some(), "its turn was interrupted:\n{}", real.peek(&id));
+    let agent = real.bosun.wait_state(&id, "idle");
+    assert_eq!(agent.state_label(), "paused(budget)");
+    let crossing = std::time::UNIX_EPOCH + std::time::Duration::from_millis(paused.at.as_millis());
+    let main = real.model.main_requests();
+    assert_eq!(main.len(), 2, "the tool call's answer and the stalled one, no more");
+    for r in &main {
+        let late = r.time.duration_since(crossing).unwrap_or_default();
+        assert!(late <= std::time::Duration::from_secs(1), "a request started {late:?} after the crossing");
+    }
+    let ls = real.bosun.ok(real.repo.path(), &["ls"]);
+    assert!(ls.lines().any(|l| l.starts_with(&id) && l.contains("paused(budget)")), "{ls}");
+    let escalations = real.bosun.ok(real.repo.path(), &["escalations"]);
+    assert!(escalations.contains("reached its budget of 5ktok"), "{escalations}");
+    // Nothing is typed into it while paused.
+    let refused = real.bosun.fails(real.repo.path(), &["send", &id, "hello?"]);
+    assert!(refused.contains("paused") && refused.contains("bosun resume"), "{refused}");
+    let low = real.bosun.fails(real.repo.path(), &["resume", &id, "--budget", "6ktok"]);
+    assert!(low.contains("give more"), "{low}");
+    assert!(real.bosun.fails(real.repo.path(), &["resume", &id, "--budget", "lots"]).contains("`5usd`"));
+    // Raised: it goes on in the same conversation.
+    let out = real.bosun.ok(real.repo.path(), &["resume", &id, "--budget", "1Mtok"]);
+    assert!(out.contains("goes on"), "{out}");
+    let agent = wait_for(PATIENCE, || {
+        let a = real.bosun.agent(&id);
+        (a.said.as_deref() == Some("Went on.") && a.state.label() == "idle").then_some(a)
+    });
+    assert!(agent.is_some_and(|a| a.paused.is_none()), "it went on:\n{}", real.peek(&id));
+    let main = real.model.main_requests();
+    assert_eq!(main.len(), 3);
+    assert!(main[2].contains("make the file") && main[2].contains("touch before-the-budget"), "its history");
+    assert!(
+        main[2].last_user_text().is_some_and(|t| t.contains("budget was raised")),
+        "{:?}",
+        main[2].last_user_text()
+    );
 }

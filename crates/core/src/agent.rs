@@ -115,6 +115,13 @@ pub struct Agent {
     /// for the trust dialog, seen to be taken).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answering: Option<Answering>,
+    /// A person was told it has spent most of its budget (of the budget it has now).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub budget_told: bool,
+    /// It reached its budget: bosun stopped its turn and delivers nothing more to it (no nudge,
+    /// resume or message) until a person raises the budget (`bosun resume --budget`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused: Option<crate::budget::Pause>,
 }
 
 /// A dialog being answered: what for, how many times keys were pressed, when last, and when
@@ -258,6 +265,16 @@ impl Agent {
             context: None,
             answering: None,
             fork: None,
+            budget_told: false,
+            paused: None,
+        }
+    }
+
+    /// Its state as people read it: `paused(budget)` while paused and alive, else its session's.
+    pub fn state_label(&self) -> String {
+        match &self.paused {
+            Some(_) if !self.state.is_dead() => "paused(budget)".into(),
+            _ => self.state.label(),
         }
     }
 

@@ -280,6 +280,28 @@ pub enum Event {
         used: crate::usage::Used,
         at: Timestamp,
     },
+    /// The agent has spent most of its budget (`budget::NOTICE_PERCENT`): a person was told.
+    BudgetNear {
+        id: AgentId,
+        budget: crate::budget::Budget,
+        spent: u64,
+        at: Timestamp,
+    },
+    /// The agent reached its budget: paused, nothing more is delivered to it.
+    AgentPaused {
+        id: AgentId,
+        pause: crate::budget::Pause,
+    },
+    /// A person raised the agent's budget (or gave it this one): it is paused no more.
+    AgentUnpaused {
+        id: AgentId,
+        budget: crate::budget::Budget,
+        at: Timestamp,
+    },
+    /// The prices responses are costed at from now on (those recorded keep their cost).
+    PricesSet {
+        prices: crate::price::Prices,
+    },
     /// The classifier command of the agent's idle turn `turn` was started.
     TurnClassifying {
         id: AgentId,

@@ -349,6 +349,15 @@ pub enum Input {
     /// The daemon has started: reconciled, and the reports kept while it was down told. Each
     /// live agent and running job that nothing will move on (`State::stuck`) is put to a person.
     CheckLiveness,
+    /// A person raised the agent's budget, or gave it one (`bosun resume --budget`): a paused
+    /// agent goes on.
+    RaiseBudget {
+        agent: AgentId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget: Option<crate::budget::Budget>,
+    },
+    /// The prices the daemon read as it started (bosun's own with the user's file over them).
+    PricesRead(crate::price::Prices),
 }
 
 /// A request to start an agent in a new workspace. The daemon has checked the repository, the

@@ -7,6 +7,7 @@
 
 mod agent;
 mod ask;
+pub mod budget;
 mod classify;
 pub mod client_check;
 pub mod client_version;
@@ -36,6 +37,7 @@ mod plan;
 mod plan_summary;
 mod policy;
 mod pool;
+pub mod price;
 mod queue;
 mod ref_name;
 mod reject;

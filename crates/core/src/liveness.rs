@@ -274,6 +274,7 @@ fn trigger_name(t: Trigger) -> &'static str {
         Trigger::Dead => "on_dead",
         Trigger::Error => "on_error",
         Trigger::Prompt => "on_prompt",
+        Trigger::Budget => "budget",
     }
 }
 

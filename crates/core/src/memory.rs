@@ -106,7 +106,7 @@ impl JobScope {
         let agent = |id: &AgentId| self.agents.contains(id);
         let ws = |id: &WorkspaceId| self.workspaces.contains(id);
         match e {
-            Event::RequestDone { .. } | Event::WebhookSent { .. } => false,
+            Event::RequestDone { .. } | Event::WebhookSent { .. } | Event::PricesSet { .. } => false,
             Event::WorkspaceCreating { workspace } => ws(&workspace.id),
             Event::WorkspaceInUse { id, agent: a } => ws(id) || agent(a),
             Event::WorkSaved { agent: a, .. } => agent(a),
@@ -147,6 +147,9 @@ impl JobScope {
             | Event::GateFinished { id, .. }
             | Event::AgentSaid { id, .. }
             | Event::UsageRecorded { id, .. }
+            | Event::BudgetNear { id, .. }
+            | Event::AgentPaused { id, .. }
+            | Event::AgentUnpaused { id, .. }
             | Event::PermissionAnswered { id, .. }
             | Event::CallBlocked { id, .. }
             | Event::PermissionModeReported { id, .. }

@@ -67,6 +67,8 @@ impl std::fmt::Display for WebhookUrl {
 #[serde(rename_all = "snake_case")]
 pub enum NoticeKind {
     Escalation,
+    /// An agent has spent most of its budget.
+    Budget,
     JobStarted,
     JobDone,
     JobFailed,

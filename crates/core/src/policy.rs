@@ -50,6 +50,9 @@ pub struct Policy {
     /// Where the agent's escalations are POSTed, besides the desktop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhook: Option<crate::WebhookUrl>,
+    /// What it may spend: at 80 % a person is told, at 100 % it is paused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<crate::budget::Budget>,
 }
 
 pub const DEFAULT_GRACE_MS: u64 = 60_000;
@@ -69,6 +72,7 @@ impl Default for Policy {
             allow: Vec::new(),
             deny: Vec::new(),
             webhook: None,
+            budget: None,
         }
     }
 }
@@ -93,7 +97,12 @@ pub enum Trigger {
     Dead,
     Error,
     Prompt,
+    /// It reached its budget (escalations only: no chain starts on it).
+    Budget,
 }
+
+/// The chain of a trigger that has none.
+static NO_CHAIN: Chain = Chain(Vec::new());
 
 /// Steps tried in order; each is used up before the next.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -168,6 +177,7 @@ impl Policy {
             Trigger::Dead => &self.on_dead,
             Trigger::Prompt => &self.on_prompt,
             Trigger::Error => error.and_then(|e| self.on_error_kind.get(&e)).unwrap_or(&self.on_error),
+            Trigger::Budget => &NO_CHAIN,
         }
     }
 }

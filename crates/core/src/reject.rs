@@ -81,6 +81,14 @@ pub enum Rejection {
     BadMessage(#[from] crate::message_text::MessageTextError),
     #[error("agent {id} is {state}, not waiting for input: without --now the message waits until it does{hint}")]
     NotWaitingForInput { id: AgentId, state: String, hint: &'static str },
+    #[error(
+        "agent {id} is paused: it reached its budget of {budget}; raise it with `bosun resume {id} --budget MORE`"
+    )]
+    Paused { id: AgentId, budget: String },
+    #[error("agent {id} is not paused: give it a budget with `bosun resume {id} --budget AMOUNT`")]
+    NotPaused { id: AgentId },
+    #[error("agent {id} has spent {spent}, all of a budget of {budget}: give more")]
+    BudgetSpent { id: AgentId, budget: String, spent: String },
     #[error("escalation {0} is already resolved")]
     AlreadyResolved(crate::EscalationId),
     #[error("workspace {id} is {state}: wait for it to finish")]

@@ -65,6 +65,16 @@ pub struct Used {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     pub tokens: Tokens,
+    /// Of `cache_write`, those written to the cache for an hour (Anthropic prices them apart).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_1h: u64,
+    /// What it cost, in nano-dollars, when its model had a price as it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<u64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Used {
@@ -76,7 +86,14 @@ impl Used {
         let tokens = Tokens { input: input?, output: output?, cache_write: cache_write?, cache_read: cache_read? };
         let short = |s: &str| !s.is_empty() && s.len() <= 200;
         let model = model.filter(|m| short(m)).map(str::to_owned);
-        short(response).then(|| Self { response: response.to_owned(), at: None, model, tokens })
+        short(response).then(|| Self {
+            response: response.to_owned(),
+            at: None,
+            model,
+            tokens,
+            cache_write_1h: 0,
+            cost: None,
+        })
     }
 
     /// The same, recorded at `at` (an RFC 3339 time, as the clients write them; none when it is
@@ -88,10 +105,17 @@ impl Used {
     }
 }
 
-/// An agent's ledger: its tokens by model (`""` for a model its client did not name).
+/// An agent's ledger: its tokens by model (`""` for a model its client did not name), and their
+/// cost where the model had a price.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     pub by_model: BTreeMap<String, Tokens>,
+    /// The cost of each model's priced responses, in nano-dollars.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cost_by_model: BTreeMap<String, u64>,
+    /// The models some of whose responses had no price: their cost is unknown.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    pub unpriced: std::collections::BTreeSet<String>,
     /// When the newest response counted was recorded, when its record said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     newest: Option<crate::Timestamp>,
@@ -114,6 +138,19 @@ impl Usage {
         total
     }
 
+    /// What `model`'s responses cost, in nano-dollars; none when some had no price.
+    pub fn cost_of(&self, model: &str) -> Option<u64> {
+        if self.unpriced.contains(model) {
+            return None;
+        }
+        self.cost_by_model.get(model).copied()
+    }
+
+    /// What its priced responses cost, in nano-dollars, and whether some had no price.
+    pub fn cost(&self) -> (u64, bool) {
+        (self.cost_by_model.values().fold(0u64, |a, c| a.saturating_add(*c)), !self.unpriced.is_empty())
+    }
+
     /// Whether `used`, read in the session of an agent made at `born`, would change the ledger:
     /// a larger count of one of its recent responses (a response's count only grows as its
     /// client writes it), or a response not counted yet that is no older than the agent and than
@@ -129,11 +166,25 @@ impl Usage {
     pub fn record(&mut self, used: &Used) {
         if let Some(i) = self.recent.iter().position(|r| r.response == used.response) {
             let old = self.recent.remove(i);
-            if let Some(tokens) = self.by_model.get_mut(old.model.as_deref().unwrap_or_default()) {
+            let model = old.model.as_deref().unwrap_or_default();
+            if let Some(tokens) = self.by_model.get_mut(model) {
                 tokens.sub(&old.tokens);
             }
+            if let (Some(cost), Some(sum)) = (old.cost, self.cost_by_model.get_mut(model)) {
+                *sum = sum.saturating_sub(cost);
+            }
         }
-        self.by_model.entry(used.model.clone().unwrap_or_default()).or_default().add(&used.tokens);
+        let model = used.model.clone().unwrap_or_default();
+        self.by_model.entry(model.clone()).or_default().add(&used.tokens);
+        match used.cost {
+            Some(cost) => {
+                let sum = self.cost_by_model.entry(model).or_default();
+                *sum = sum.saturating_add(cost);
+            }
+            None => {
+                self.unpriced.insert(model);
+            }
+        }
         self.newest = self.newest.max(used.at);
         self.recent.push(used.clone());
         if self.recent.len() > RECENT {

@@ -17,6 +17,7 @@ mod plan_log;
 mod pod_reports;
 mod pods;
 mod preflight;
+pub mod prices;
 mod pull_request;
 mod reconcile;
 mod repo_facts;
@@ -142,6 +143,15 @@ async fn serve(
     channels: Arc<channels::Channels>,
     shutdown: Arc<Notify>,
 ) -> Result<(), DaemonError> {
+    // Recorded before anyone can ask: the first response is costed at them.
+    match prices::read(&opts.dirs) {
+        Ok(prices) => {
+            if let Err(e) = engine.submit(bosun_core::Input::PricesRead(prices)).await {
+                tracing::error!("the prices were not recorded: {e}");
+            }
+        }
+        Err(e) => tracing::error!("the price file was not read, the prices recorded before stand: {e}"),
+    }
     let listener = bind(&opts.dirs.socket())?;
     let runtime = tokio::runtime::Handle::current();
     reconcile::at_start(&engine, &*parts.sessions, &*parts.pools, &runtime).await;

@@ -44,6 +44,34 @@ impl FakeModel {
         }
         total
     }
+
+    /// What the main-loop requests' answers cost at bosun's own prices for `model`, answer by
+    /// answer, in nano-dollars.
+    pub fn main_cost(&self, model: &str) -> u64 {
+        let prices = bosun_core::price::Prices::shipped();
+        let price = prices.of(model).unwrap_or_else(|| panic!("no price for {model}"));
+        self.main_requests()
+            .iter()
+            .filter_map(|r| r.usage)
+            .map(|u| {
+                let tokens = bosun_core::usage::Tokens {
+                    input: u.input,
+                    output: u.output,
+                    cache_write: u.cache_write,
+                    cache_read: u.cache_read,
+                };
+                let used = bosun_core::usage::Used {
+                    response: String::new(),
+                    at: None,
+                    model: Some(model.to_owned()),
+                    tokens,
+                    cache_write_1h: 0,
+                    cost: None,
+                };
+                price.cost(&used)
+            })
+            .sum()
+    }
 }
 
 impl Deref for FakeModel {

@@ -85,6 +85,12 @@ pub enum Request {
     Kill {
         agent: String,
     },
+    /// Raise the agent's budget (or give it one); a paused agent goes on.
+    Resume {
+        agent: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget: Option<bosun_core::budget::Budget>,
+    },
     WorkspaceList,
     WorkspaceRemove {
         workspace: String,

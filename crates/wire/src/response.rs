@@ -62,6 +62,12 @@ pub enum Response {
         agent: AgentId,
         state: SessionState,
     },
+    /// Its budget now, and whether it was paused and goes on.
+    Resumed {
+        agent: AgentId,
+        budget: bosun_core::budget::Budget,
+        resumed: bool,
+    },
     Workspaces {
         workspaces: Vec<Workspace>,
     },
@@ -250,6 +256,13 @@ pub struct AgentSummary {
     /// The tokens its model calls used, by model (`""` when its client does not name it).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub tokens: std::collections::BTreeMap<String, bosun_core::usage::Tokens>,
+    /// What they cost, by model, in nano-dollars: none for a model whose cost is unknown (no
+    /// price).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub cost: std::collections::BTreeMap<String, Option<u64>>,
+    /// Paused at its budget (and alive): `bosun ls` shows it `paused(budget)`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub paused: bool,
 }
 
 impl From<&Agent> for AgentSummary {
@@ -268,6 +281,8 @@ impl From<&Agent> for AgentSummary {
             waiting: false,
             job: a.step.as_ref().map(|(job, _, _)| job.clone()),
             tokens: a.usage.by_model.clone(),
+            cost: a.usage.by_model.keys().map(|m| (m.clone(), a.usage.cost_of(m))).collect(),
+            paused: a.paused.is_some() && !a.state.is_dead(),
         }
     }
 }

@@ -14,7 +14,7 @@ use clap::Args;
 #[derive(Debug, Args, Default)]
 pub struct PolicyArgs {
     /// A policy file (TOML: on_idle, on_dead, on_error, on_error_kind, on_prompt, grace,
-    /// accept_trust, allow, deny, webhook); the
+    /// accept_trust, allow, deny, webhook, budget); the
     /// flags below add to it
     #[arg(long, value_name = "FILE.toml")]
     pub policy: Option<PathBuf>,
@@ -50,6 +50,12 @@ pub struct PolicyArgs {
     /// backoff; each delivery is recorded as a webhook_sent event)
     #[arg(long = "notify-webhook", value_name = "URL")]
     pub notify_webhook: Option<String>,
+    /// What the agent may spend: dollars (`5usd`, at the prices `bosun usage --help` names) or
+    /// tokens of every kind (`2Mtok`, `500ktok`). At 80 % a person is told; at 100 % its turn is
+    /// stopped and it is paused, its work and conversation kept, until `bosun resume AGENT
+    /// --budget MORE`
+    #[arg(long, value_name = "AMOUNT")]
+    pub budget: Option<String>,
 }
 
 /// The policy `args` make: the file's, with the flags' steps and rules added.
@@ -87,6 +93,9 @@ pub fn policy(args: &PolicyArgs) -> Result<Policy> {
     }
     if let Some(g) = &args.grace {
         policy.grace_ms = parse_duration(g).map_err(|e| anyhow::anyhow!("--grace {e}"))?;
+    }
+    if let Some(b) = &args.budget {
+        policy.budget = Some(b.parse().map_err(|e| anyhow::anyhow!("--{e}"))?);
     }
     if let Some(url) = &args.notify_webhook {
         policy.webhook = Some(bosun_core::WebhookUrl::parse(url).map_err(|e| anyhow::anyhow!("--notify-{e}"))?);

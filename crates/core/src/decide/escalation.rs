@@ -10,11 +10,7 @@ use crate::{
 
 pub(super) fn escalate(state: &State, a: &Agent, trigger: Trigger, reason: String, now: Timestamp, d: &mut Decision) {
     let id = d.next_escalation(state);
-    // The agent's own webhook, else that of the job it runs a step of.
-    let webhook = a.policy.webhook.clone().or_else(|| {
-        let (job, _, _) = a.step.as_ref()?;
-        state.jobs.get(job)?.spec.notify.webhook.clone()
-    });
+    let webhook = webhook_of(state, a);
     let notice = Notice {
         kind: NoticeKind::Escalation,
         title: format!("bosun: {} needs a person ({id})", a.name),
@@ -27,6 +23,14 @@ pub(super) fn escalate(state: &State, a: &Agent, trigger: Trigger, reason: Strin
     d.effect(Effect::Notify { notice, desktop: true, webhook });
     let escalation = Escalation { id, agent: a.id.clone(), trigger, reason, at: now, resolved: None };
     d.event(Event::EscalationRaised { escalation });
+}
+
+/// Where the agent's notices are POSTed: its own webhook, else that of the job it runs a step of.
+pub(super) fn webhook_of(state: &State, a: &Agent) -> Option<crate::WebhookUrl> {
+    a.policy.webhook.clone().or_else(|| {
+        let (job, _, _) = a.step.as_ref()?;
+        state.jobs.get(job)?.spec.notify.webhook.clone()
+    })
 }
 
 /// bosun could not end the agent's session (`AgentKillFailed`): a person is asked to end its

@@ -7,6 +7,7 @@
 //! workspace → session, and merge → pool; all of them on `ground`). What follows in a higher domain from a fact a
 //! lower one records reacts to that event (`react`), until nothing more follows.
 
+mod budget;
 mod classify;
 mod cron;
 mod dialog;
@@ -91,6 +92,7 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         | Input::Answer { .. }
         | Input::SendText { .. }
         | Input::Resolve { .. }
+        | Input::RaiseBudget { .. }
         | Input::SessionSpawned { .. }
         | Input::SessionSpawnFailed { .. }
         | Input::SessionExited { .. }
@@ -116,6 +118,11 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::SessionsObserved { sessions, as_of } => reconcile::observed(state, sessions, *as_of, now, &mut d),
         Input::Reconcile(reality) => reconcile::at_start(state, reality, now, &mut d),
         Input::CheckLiveness => reconcile::stuck_after_start(state, now, &mut d),
+        Input::PricesRead(prices) => {
+            if state.prices != *prices {
+                d.event(Event::PricesSet { prices: prices.clone() });
+            }
+        }
     }
     react::settle(Cx { state, now }, &mut d);
     Ok(d)
@@ -222,6 +229,7 @@ fn sessions(state: &State, input: &Input, now: Timestamp, d: &mut Decision) -> R
             session::send_text(state, agent, text, *raw, *at_once, now, d)?
         }
         Input::Resolve { escalation, message } => escalation::resolve(state, *escalation, message.as_deref(), now, d)?,
+        Input::RaiseBudget { agent, budget } => budget::raise(state, agent, *budget, now, d)?,
         Input::SessionSpawned { agent, pid } => session::spawned(state, agent, *pid, now, d),
         Input::SessionSpawnFailed { agent, error } => session::spawn_failed(state, agent, error, now, d),
         Input::SessionExited { session, status } => session::exited(state, session, *status, now, d),
@@ -266,7 +274,7 @@ fn observations(state: &State, input: &Input, now: Timestamp, d: &mut Decision) 
         Input::LogLines { agent, session_log, lines } => observe::log_lines(state, agent, *session_log, lines, now, d),
         Input::UsageLines { agent, lines } => {
             if let Some(a) = state.agents.get(agent) {
-                observe::usage(a, lines, now, d);
+                observe::usage(state, a, lines, now, d);
             }
         }
         Input::Screen { agent, text, at, settled } => dialog::screen(state, agent, text, *at, *settled, now, d),

@@ -196,7 +196,7 @@ pub(super) fn log_lines(
         if let Some(said) = lines.iter().rev().find_map(|l| driver.log_said(l)) {
             super::classify::said(state, agent, &said, d);
         }
-        usage(a, lines, now, d);
+        usage(state, a, lines, now, d);
     }
     let telling = observations.iter().rposition(|o| !matches!(o, Observation::Activity { .. }));
     if let Some(i) = telling.or(observations.len().checked_sub(1)) {
@@ -221,15 +221,18 @@ pub(super) fn log_lines(
 
 /// What lines of the agent's session log say its model calls used: each response counted once,
 /// at its largest count (`Usage::changes`).
-pub(super) fn usage(a: &Agent, lines: &[String], now: Timestamp, d: &mut Decision) {
+pub(super) fn usage(state: &State, a: &Agent, lines: &[String], now: Timestamp, d: &mut Decision) {
     let driver = a.driver.behaviour();
+    let prices = if state.prices.is_empty() { crate::price::Prices::shipped() } else { &state.prices };
     let mut usage = a.usage.clone();
-    for used in lines.iter().filter_map(|l| driver.log_usage(l)) {
+    for mut used in lines.iter().filter_map(|l| driver.log_usage(l)) {
         if usage.changes(&used, a.created_at) {
+            used.cost = prices.cost(&used);
             usage.record(&used);
             d.event(Event::UsageRecorded { id: a.id.clone(), used, at: now });
         }
     }
+    super::budget::spent(state, a, &usage, now, d);
 }
 
 /// The quiet timer fired. Output heartbeats are recorded at most every `HEARTBEAT_EVERY_MS`, so

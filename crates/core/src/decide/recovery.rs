@@ -58,7 +58,8 @@ fn fire_from(
     d: &mut Decision,
 ) {
     let Cx { state, now } = cx;
-    if a.outcome.is_some() || a.kill_requested {
+    // A paused agent is given nothing: no nudge, resume or gate until a person raises its budget.
+    if a.outcome.is_some() || a.kill_requested || a.paused.is_some() {
         return;
     }
     // A step already waits out its cooldown for this trigger: it acts for this firing too.
@@ -260,6 +261,7 @@ fn in_trigger_state(a: &Agent, trigger: Trigger) -> bool {
         Trigger::Error => matches!(a.state, SessionState::Error { .. }),
         Trigger::Prompt => matches!(a.state, SessionState::Prompt { .. }),
         Trigger::Dead => a.state.is_dead(),
+        Trigger::Budget => a.paused.is_some(),
     }
 }
 
@@ -274,7 +276,7 @@ pub(super) fn cooled_down(
 ) {
     // A class's step acts only while the agent's turn is still of that class.
     let same_class = class.is_none_or(|c| a.verdict.as_ref().is_some_and(|v| v.class == c));
-    let still = in_trigger_state(a, trigger) && same_class;
+    let still = in_trigger_state(a, trigger) && same_class && a.paused.is_none();
     let p = match class {
         Some(c) => a.class_recovery.get(&c),
         None => a.recovery.get(&trigger),
@@ -299,6 +301,7 @@ fn what(a: &Agent, trigger: Trigger) -> String {
         Trigger::Idle => format!("agent {} is idle", a.id),
         Trigger::Dead => format!("agent {} died ({})", a.id, a.state.label()),
         Trigger::Error => format!("agent {} failed ({})", a.id, a.state.label()),
+        Trigger::Budget => format!("agent {} reached its budget", a.id),
         Trigger::Prompt => {
             let kind = match (&a.state, &a.blocked) {
                 (SessionState::Prompt { kind }, _) => kind.label(),

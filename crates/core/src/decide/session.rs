@@ -47,6 +47,9 @@ pub(super) fn send_text(
 ) -> Result<(), Rejection> {
     crate::message_text::check(text, raw)?;
     let a = live_agent(state, agent)?;
+    if let Some(pause) = &a.paused {
+        return Err(Rejection::Paused { id: a.id.clone(), budget: pause.budget.to_string() });
+    }
     let waiting = deliverable(a, &a.state)
         && sending(state, &a.id).is_none()
         && queued(state, &a.id).next().is_none()
@@ -128,9 +131,10 @@ pub(super) fn dispatch(state: &State, d: &mut Decision) {
 fn agent_of(state: &State, e: &Event) -> Option<AgentId> {
     match e {
         Event::MessageQueued { message } => Some(message.agent.clone()),
-        Event::AgentObserved { id, .. } | Event::AgentRunning { id, .. } | Event::AgentAdopted { id, .. } => {
-            Some(id.clone())
-        }
+        Event::AgentObserved { id, .. }
+        | Event::AgentRunning { id, .. }
+        | Event::AgentAdopted { id, .. }
+        | Event::AgentUnpaused { id, .. } => Some(id.clone()),
         Event::MessageDelivered { id } | Event::MessageFailed { id, .. } => {
             state.messages.get(id).map(|m| m.agent.clone())
         }
@@ -146,6 +150,10 @@ fn agent_of(state: &State, e: &Event) -> Option<AgentId> {
 /// a dialog (its Enter would pick the dialog's selected option, "No, exit" on Claude's trust
 /// dialog) or bosun is answering one: the message waits until the dialog is answered.
 pub(super) fn deliverable(a: &Agent, state: &SessionState) -> bool {
+    // Paused at its budget: nothing is typed into it.
+    if a.paused.is_some() {
+        return false;
+    }
     let dialog = matches!(state, SessionState::Prompt { .. }) && !a.driver.behaviour().prompts_take_text();
     // The cursor on its way to an option: an Enter now would pick whatever it is on.
     let moving = a.answering.as_ref().is_some_and(|x| x.picked_at.is_none());

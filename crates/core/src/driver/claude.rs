@@ -511,6 +511,11 @@ pub const SETTINGS_LOCAL: &str = ".claude/settings.local.json";
 pub struct Claude;
 
 impl super::AgentDriver for Claude {
+    /// Its spinner says "esc to interrupt" (Claude Code 2.1.332): the turn ends, the conversation kept.
+    fn interrupt_keys(&self) -> Option<&'static [crate::TermKey]> {
+        Some(&super::ESC)
+    }
+
     fn kind(&self) -> super::DriverKind {
         super::DriverKind::Claude
     }

@@ -378,6 +378,11 @@ fn toml_string(s: &str) -> String {
 pub struct Codex;
 
 impl super::AgentDriver for Codex {
+    /// Its status line says "esc to interrupt" while it works (Codex 0.171.0).
+    fn interrupt_keys(&self) -> Option<&'static [crate::TermKey]> {
+        Some(&super::ESC)
+    }
+
     fn kind(&self) -> super::DriverKind {
         super::DriverKind::Codex
     }

@@ -327,6 +327,11 @@ fn gemini_home(a: &crate::Agent) -> Option<PathBuf> {
 pub struct Gemini;
 
 impl AgentDriver for Gemini {
+    /// It shows "(esc to cancel, …)" while it responds (Gemini CLI 0.61).
+    fn interrupt_keys(&self) -> Option<&'static [crate::TermKey]> {
+        Some(&super::ESC)
+    }
+
     fn kind(&self) -> DriverKind {
         DriverKind::Gemini
     }

@@ -267,6 +267,12 @@ pub trait AgentDriver: Sync {
     }
 
     /// The permission mode agent `a` runs in, for a client that has permission modes.
+    /// The keys that stop its turn in flight, as a person would stop it (its conversation
+    /// kept), when they are known for its client; none for a client whose key is not.
+    fn interrupt_keys(&self) -> Option<&'static [crate::TermKey]> {
+        None
+    }
+
     fn runs_in(&self, _a: &Agent) -> Option<crate::RunsIn> {
         None
     }
@@ -282,6 +288,9 @@ pub struct RepoSettings {
     /// (`workspace::SettingsFolder`).
     pub folder: Option<&'static str>,
 }
+
+/// Escape, alone: the key most clients stop a turn with.
+static ESC: [crate::TermKey; 1] = [crate::TermKey::Esc];
 
 /// Where the settings file `from` (some driver's `RepoSettings::file` in a repository) is copied
 /// to in a workspace, relative to it. A record made before drivers said so holds Claude's.

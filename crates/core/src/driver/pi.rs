@@ -273,6 +273,11 @@ pub fn extension(hook: &str, trust: bool) -> String {
 pub struct Pi;
 
 impl AgentDriver for Pi {
+    /// Its `app.interrupt` key, Escape by default (pi 1.6.0: "Cancel or abort").
+    fn interrupt_keys(&self) -> Option<&'static [crate::TermKey]> {
+        Some(&super::ESC)
+    }
+
     fn kind(&self) -> DriverKind {
         DriverKind::Pi
     }

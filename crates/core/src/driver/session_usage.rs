@@ -32,6 +32,14 @@ struct ClaudeUsage {
     cache_creation_input_tokens: i128,
     #[serde(default)]
     cache_read_input_tokens: i128,
+    cache_creation: Option<ClaudeCacheWrites>,
+}
+
+/// Of the tokens written to the cache, those written for an hour (priced apart).
+#[derive(Deserialize)]
+struct ClaudeCacheWrites {
+    #[serde(default)]
+    ephemeral_1h_input_tokens: u64,
 }
 
 /// The usage a line of Claude Code's transcript records: none for other lines, and for its own
@@ -42,7 +50,8 @@ pub fn claude(line: &str) -> Option<Used> {
     let u = m.usage?;
     let counts =
         [u.input_tokens, u.output_tokens, Some(u.cache_creation_input_tokens), Some(u.cache_read_input_tokens)];
-    let used = Used::read(m.id.as_deref()?, m.model.as_deref(), counts)?.at(l.timestamp.as_deref());
+    let mut used = Used::read(m.id.as_deref()?, m.model.as_deref(), counts)?.at(l.timestamp.as_deref());
+    used.cache_write_1h = u.cache_creation.map_or(0, |c| c.ephemeral_1h_input_tokens.min(used.tokens.cache_write));
     Some(used).filter(|used| !used.tokens.is_zero())
 }
 
@@ -165,6 +174,13 @@ mod tests {
         let used = claude(line).expect("usage");
         assert_eq!((used.response.as_str(), used.model.as_deref()), ("msg_01i1", Some("claude-opus-5-5")));
         assert_eq!(used.tokens, Tokens { input: 3559, output: 6, cache_write: 3558, cache_read: 7116 });
+        assert_eq!(used.cache_write_1h, 0);
+        let hour = r#"{"type":"assistant","message":{"id":"m","usage":{"input_tokens":1,"output_tokens":1,
+            "cache_creation_input_tokens":30,"cache_creation":{"ephemeral_5m_input_tokens":10,"ephemeral_1h_input_tokens":20}}}}"#;
+        assert_eq!(claude(hour).expect("usage").cache_write_1h, 20, "the hour's writes, priced apart");
+        let more = r#"{"type":"assistant","message":{"id":"m","usage":{"input_tokens":1,"output_tokens":1,
+            "cache_creation_input_tokens":3,"cache_creation":{"ephemeral_1h_input_tokens":20}}}}"#;
+        assert_eq!(claude(more).expect("usage").cache_write_1h, 3, "never more than were written");
         assert_eq!(
             claude(r#"{"type":"user","message":{"id":"m","usage":{"input_tokens":1,"output_tokens":1}}}"#),
             None

@@ -155,11 +155,6 @@ pub(super) fn turn(state: &mut State, event: &Event, seq: u64) {
                 agent.said = Some(text.clone());
             }
         }
-        Event::UsageRecorded { id, used, .. } => {
-            if let Some(agent) = state.agents.get_mut(id) {
-                agent.usage.record(used);
-            }
-        }
         Event::TurnClassifying { id, turn } => {
             if let Some(agent) = state.agents.get_mut(id) {
                 agent.classifying = Some(*turn);
@@ -196,5 +191,34 @@ fn set_agent_state(agent: &mut Agent, new: SessionState, at: Timestamp, seq: u64
         agent.state = new;
         agent.state_since = at;
         agent.state_seq = seq;
+    }
+}
+
+/// What the agent spent, and its budget's hold on it.
+pub(super) fn spend(state: &mut State, event: &Event) {
+    match event {
+        Event::UsageRecorded { id, used, .. } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.usage.record(used);
+            }
+        }
+        Event::BudgetNear { id, .. } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.budget_told = true;
+            }
+        }
+        Event::AgentPaused { id, pause } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.paused = Some(pause.clone());
+            }
+        }
+        Event::AgentUnpaused { id, budget, .. } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.paused = None;
+                agent.budget_told = budget.spent(&agent.usage).is_near();
+                agent.policy.budget = Some(*budget);
+            }
+        }
+        _ => {}
     }
 }

@@ -49,6 +49,9 @@ pub struct State {
     pub crons: BTreeMap<String, Cron>,
     #[serde(default)]
     pub plans: BTreeMap<String, Plan>,
+    /// The prices new responses are costed at (none set: bosun's own, `Prices::defaults`).
+    #[serde(default, skip_serializing_if = "crate::price::Prices::is_empty")]
+    pub prices: crate::price::Prices,
     /// Workspace pools, by project.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub pools: BTreeMap<String, crate::Pool>,
@@ -89,6 +92,11 @@ pub fn apply(state: &mut State, event: &Event) {
         | Event::MergedWorkKept { .. }
         | Event::GateFinished { .. }
         | Event::MessageResubmitted { .. } => {}
+        Event::PricesSet { prices } => state.prices = prices.clone(),
+        Event::UsageRecorded { .. }
+        | Event::BudgetNear { .. }
+        | Event::AgentPaused { .. }
+        | Event::AgentUnpaused { .. } => agents::spend(state, event),
         Event::PullRequestOpened { .. }
         | Event::WorkspaceCreating { .. }
         | Event::WorkspaceReady { .. }
@@ -134,7 +142,6 @@ pub fn apply(state: &mut State, event: &Event) {
         | Event::CallBlocked { .. }
         | Event::PermissionModeReported { .. }
         | Event::AgentSaid { .. }
-        | Event::UsageRecorded { .. }
         | Event::TurnClassifying { .. }
         | Event::TurnClassified { .. }
         | Event::RecoveryReset { .. } => agents::turn(state, event, seq),

@@ -43,7 +43,7 @@ mod run;
 mod start;
 mod terminal;
 
-use outcome::{answer_dialog, kill, prune, resolve, resolve_answering, send};
+use outcome::{answer_dialog, kill, prune, raise_budget, resolve, resolve_answering, send};
 use start::start_agent;
 
 pub struct Context {
@@ -160,6 +160,7 @@ async fn answer(ctx: &Arc<Context>, request: Request) -> Answer {
         Request::Resize { agent, cols, rows } => terminal::resize(ctx, agent, cols, rows).await,
         Request::Send { agent, text, raw, now } => send(ctx, agent, text, raw, now).await,
         Request::Kill { agent } => kill(ctx, agent).await,
+        Request::Resume { agent, budget } => raise_budget(ctx, agent, budget).await,
         Request::WorkspaceList => queries::workspaces(ctx).await,
         Request::WorkspaceRemove { workspace, force } => outcome::remove_named(ctx, workspace, force).await,
         Request::WorkspacePrune { dry_run } => prune(ctx, dry_run).await,

@@ -140,6 +140,23 @@ fn escalation_id(escalation: &str) -> Result<EscalationId, WireError> {
     Ok(EscalationId(number))
 }
 
+/// Raises the agent's budget (or gives it one): a paused agent goes on with its conversation.
+pub(super) async fn raise_budget(
+    ctx: &Arc<Context>,
+    agent: String,
+    budget: Option<bosun_core::budget::Budget>,
+) -> Answer {
+    let id = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
+    let events = submit(ctx, Input::RaiseBudget { agent: id.clone(), budget }).await?;
+    let budget = events.iter().find_map(|e| match e {
+        Event::AgentUnpaused { budget, .. } => Some(*budget),
+        _ => None,
+    });
+    let budget = budget.ok_or_else(|| WireError::new(ErrorKind::Failed, "the budget was not raised"))?;
+    let resumed = events.iter().any(|e| matches!(e, Event::AgentResuming { .. } | Event::MessageQueued { .. }));
+    Ok(Response::Resumed { agent: id, budget, resumed })
+}
+
 pub(super) async fn kill(ctx: &Arc<Context>, agent: String) -> Answer {
     let id = query(ctx, move |s| Ok(s.find_agent(&agent)?.id.clone())).await?;
     let rx = ctx.engine.subscribe();

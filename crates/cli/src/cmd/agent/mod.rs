@@ -6,6 +6,7 @@ pub mod attach;
 pub mod fork;
 pub mod kill;
 pub mod peek;
+pub mod resume;
 pub mod send;
 pub mod show;
 pub mod start;

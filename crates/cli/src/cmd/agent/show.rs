@@ -35,7 +35,7 @@ pub fn run(client: &Client, args: ShowArgs) -> Result<ExitCode> {
 fn what(d: &AgentDetail) {
     let a = &d.agent;
     println!("agent      {} ({})", a.id, a.name);
-    println!("state      {} for {}", a.state.label(), render::age(d.now, a.state_since.as_millis()));
+    println!("state      {} for {}", a.state_label(), render::age(d.now, a.state_since.as_millis()));
     if let Some(asks) = &a.asks {
         println!("asks       {asks}");
     }
@@ -86,8 +86,26 @@ fn what(d: &AgentDetail) {
         println!("log        {}", log.display());
     }
     for (model, tokens) in &a.usage.by_model {
+        let cost = match a.usage.cost_of(model) {
+            Some(c) => bosun_core::price::dollars(c),
+            None => "cost unknown".to_owned(),
+        };
         let model = if model.is_empty() { "its client did not say" } else { model };
-        println!("tokens     {} ({model})", render::tokens(tokens));
+        println!("tokens     {} ({model}, {cost})", render::tokens(tokens));
+    }
+    if let Some(budget) = a.policy.budget {
+        let spent = budget.spent(&a.usage);
+        let unknown = matches!(budget, bosun_core::budget::Budget::Usd(_)) && a.usage.cost().1;
+        let unknown = if unknown { ", not counting what is of unknown cost" } else { "" };
+        println!("budget     {budget}: {} spent ({}%{unknown})", budget.of_amount(spent.used), spent.percent());
+    }
+    if let Some(p) = &a.paused {
+        println!(
+            "paused     at its budget of {}, {} ago: `bosun resume {} --budget MORE`",
+            p.budget,
+            render::age(d.now, p.at.as_millis()),
+            a.id
+        );
     }
     for (kind, at) in &a.heartbeats {
         println!("heartbeat  {:<16} {} ago", format!("{kind:?}"), render::age(d.now, at.as_millis()));

@@ -1,0 +1,104 @@
+//! Budgets, as an agent's ledger grows: at 80 % of its budget a person is told once; at 100 %
+//! the agent is paused — its turn in flight interrupted with its client's own key, an
+//! escalation saying which budget and by how much, and nothing more delivered to it — until a
+//! person raises the budget (`bosun resume AGENT --budget MORE`), which goes on with the same
+//! conversation.
+
+use super::escalation::escalate;
+use super::ground::Decision;
+use super::session::{live_agent, queue};
+use crate::budget::{Budget, Pause};
+use crate::usage::Usage;
+use crate::{
+    Agent, AgentId, Effect, Event, MessageKind, Notice, NoticeKind, Rejection, SessionState, State, Timestamp, Trigger,
+};
+
+/// What an agent whose budget was raised is told, when its turn was stopped at the crossing.
+pub const RAISED: &str = "Your budget was raised: go on with your task where you left off.";
+
+/// The agent's ledger is now `usage`: tell a person at 80 % of its budget, pause it at 100 %.
+pub(super) fn spent(state: &State, a: &Agent, usage: &Usage, now: Timestamp, d: &mut Decision) {
+    let Some(budget) = a.policy.budget else { return };
+    if a.paused.is_some() || a.outcome.is_some() {
+        return;
+    }
+    let spent = budget.spent(usage);
+    if spent.is_over() {
+        d.event(Event::AgentPaused { id: a.id.clone(), pause: Pause { budget, spent: spent.used, at: now } });
+        // Its turn in flight is stopped as a person would stop it, so the spending stops.
+        if a.state == SessionState::Running {
+            if let Some(keys) = a.driver.behaviour().interrupt_keys() {
+                d.effect(Effect::PressKeys { session: a.session.clone(), keys: keys.to_vec() });
+            }
+        }
+        let over = spent.used.saturating_sub(spent.limit);
+        let why = format!(
+            "agent {} reached its budget of {budget}: {} spent ({} over, {}%); it is paused with its work and \
+             conversation kept. Go on with `bosun resume {} --budget MORE`",
+            a.id,
+            budget.of_amount(spent.used),
+            budget.of_amount(over),
+            spent.percent(),
+            a.id
+        );
+        escalate(state, a, Trigger::Budget, why, now, d);
+    } else if spent.is_near() && !a.budget_told {
+        d.event(Event::BudgetNear { id: a.id.clone(), budget, spent: spent.used, at: now });
+        let notice = Notice {
+            kind: NoticeKind::Budget,
+            title: format!("bosun: {} has spent {}% of its budget", a.name, spent.percent()),
+            body: format!(
+                "agent {} has spent {} of its budget of {budget}; at all of it, it is paused",
+                a.id,
+                budget.of_amount(spent.used)
+            ),
+            agent: Some(a.id.clone()),
+            job: a.step.as_ref().map(|(job, _, _)| job.clone()),
+            escalation: None,
+            at: now,
+        };
+        d.effect(Effect::Notify { notice, desktop: true, webhook: super::escalation::webhook_of(state, a) });
+    }
+}
+
+/// A person raised an agent's budget (or gave it one), and so ended its pause: a paused agent
+/// goes on with its conversation — told so when it waits for input, resumed when it died
+/// meanwhile. A budget already spent is refused.
+pub(super) fn raise(
+    state: &State,
+    agent: &AgentId,
+    budget: Option<Budget>,
+    now: Timestamp,
+    d: &mut Decision,
+) -> Result<(), Rejection> {
+    let a = state.agents.get(agent).ok_or_else(|| Rejection::NoSuchAgent(agent.to_string()))?;
+    let Some(budget) = budget.or(a.policy.budget) else {
+        return Err(Rejection::NotPaused { id: a.id.clone() });
+    };
+    let spent = budget.spent(&a.usage);
+    if spent.is_over() {
+        return Err(Rejection::BudgetSpent {
+            id: a.id.clone(),
+            budget: budget.to_string(),
+            spent: budget.of_amount(spent.used),
+        });
+    }
+    if a.paused.is_none() && a.policy.budget == Some(budget) {
+        return Err(Rejection::NotPaused { id: a.id.clone() });
+    }
+    let was_paused = a.paused.is_some();
+    d.event(Event::AgentUnpaused { id: a.id.clone(), budget, at: now });
+    for e in state.open_escalations().filter(|e| e.agent == a.id && e.trigger == Trigger::Budget) {
+        d.event(Event::EscalationResolved { id: e.id, at: now, message: None });
+    }
+    if !was_paused {
+        return Ok(());
+    }
+    if a.state.is_dead() {
+        let next = Agent { paused: None, ..a.clone() };
+        super::recovery::resume(state, &next, Some(RAISED), false, now, d);
+    } else if let Ok(live) = live_agent(state, &a.id) {
+        queue(state, live, RAISED, MessageKind::Resolve, now, d);
+    }
+    Ok(())
+}
