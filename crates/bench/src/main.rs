@@ -2,6 +2,7 @@
 //! beside its target and a peer's (oj's) figure measured on the same kind of machine. Run it
 //! with `scripts/bench [start|detect|nudge|idle|store|clients|gemini|pi|opencode|hostile|pool|dash|host|docker|k8s|plan] …` (which builds bosun in release mode first).
 
+mod budget;
 mod clients;
 mod dash;
 mod docker;
@@ -96,8 +97,9 @@ fn main() {
             "docker" => figures.extend(docker::figures(&bin)),
             "k8s" => figures.extend(k8s::figures(&bin)),
             "plan" => figures.extend(plan::figures(&bin, &claudeless)),
+            "budget" => figures.extend(budget::figures(&bin)),
             other => {
-                panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients, gemini, pi, opencode, hostile, pool, dash, host, docker, k8s or plan")
+                panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients, gemini, pi, opencode, hostile, pool, dash, host, docker, k8s, plan or budget")
             }
         }
     }

@@ -460,33 +460,29 @@ fn a_sandboxed_claude_in_a_fresh_repository_shows_no_trust_dialog_reaches_its_fi
     assert_eq!(snapshot(std::slice::from_ref(&env.config_dir)), before, "the user's config is as it was");
 }
 
-/// At its budget the agent is paused: the turn in flight (a stalled answer) is stopped with
-/// Claude's own interrupt key, no model request starts more than a second after the crossing
-/// was recorded, a person is asked; `bosun resume --budget` goes on in the same conversation.
+/// At its budget the agent is paused: its turn in flight (a long shell call) is stopped with
+/// Claude's own interrupt key and no model request follows, a person is asked; `bosun resume
+/// --budget` goes on in the same conversation. (How soon after a crossing requests stop, with
+/// an answer cut mid-stream, is `bosun-bench budget`'s figure.)
 #[test]
 fn at_its_budget_the_agent_is_paused_its_turn_stopped_and_a_raised_budget_goes_on() {
     let Some(real) = Real::new(ClaudeConfig::accept_bypass_permissions) else { return };
-    real.model.push(Reply::shell("touch before-the-budget"));
-    real.model.push(Reply::Stall { secs: 120, text: "This answer never ends.".into() });
+    real.model.push(Reply::shell("tail -f /dev/null; touch never-made"));
     real.model.push(Reply::text("Went on."));
     // Its first answer alone (a prompt of about 14,000 tokens) spends more than this.
     let id = real.start(&["--budget", "5ktok"], &["--dangerously-skip-permissions", "make the file"]);
     let paused = wait_for(PATIENCE, || real.bosun.agent(&id).paused).unwrap_or_else(|| panic!("{}", real.bosun.log()));
-    // Its turn was stopped: the stalled answer was cut, and it waits, paused.
+    assert_eq!(paused.budget.to_string(), "5ktok");
+    // Its turn was stopped, its shell call cut: it waits, paused.
     let stopped = wait_for(PATIENCE, || {
         let transcript = real.bosun.agent(&id).log?;
         std::fs::read_to_string(transcript).ok().filter(|t| t.contains("[Request interrupted by user"))
     });
-    assert!(stopped.is_some(), "its turn was interrupted:\n{}", real.peek(&id));
+    let transcript = real.bosun.agent(&id).log.and_then(|t| std::fs::read_to_string(t).ok()).unwrap_or_default();
+    assert!(stopped.is_some(), "its turn was interrupted:\n{}\n{transcript}", real.peek(&id));
     let agent = real.bosun.wait_state(&id, "idle");
     assert_eq!(agent.state_label(), "paused(budget)");
-    let crossing = std::time::UNIX_EPOCH + std::time::Duration::from_millis(paused.at.as_millis());
-    let main = real.model.main_requests();
-    assert_eq!(main.len(), 2, "the tool call's answer and the stalled one, no more");
-    for r in &main {
-        let late = r.time.duration_since(crossing).unwrap_or_default();
-        assert!(late <= std::time::Duration::from_secs(1), "a request started {late:?} after the crossing");
-    }
+    assert_eq!(real.model.main_requests().len(), 1, "no request after the one that crossed");
     let ls = real.bosun.ok(real.repo.path(), &["ls"]);
     assert!(ls.lines().any(|l| l.starts_with(&id) && l.contains("paused(budget)")), "{ls}");
     let escalations = real.bosun.ok(real.repo.path(), &["escalations"]);
@@ -506,11 +502,8 @@ fn at_its_budget_the_agent_is_paused_its_turn_stopped_and_a_raised_budget_goes_o
     });
     assert!(agent.is_some_and(|a| a.paused.is_none()), "it went on:\n{}", real.peek(&id));
     let main = real.model.main_requests();
-    assert_eq!(main.len(), 3);
-    assert!(main[2].contains("make the file") && main[2].contains("touch before-the-budget"), "its history");
-    assert!(
-        main[2].last_user_text().is_some_and(|t| t.contains("budget was raised")),
-        "{:?}",
-        main[2].last_user_text()
-    );
+    assert_eq!(main.len(), 2);
+    assert!(main[1].contains("make the file") && main[1].contains("tail -f /dev/null"), "its history: {:?}", main[1]);
+    let said = main[1].last_user_text();
+    assert!(said.as_deref().is_some_and(|t| t.contains("budget was raised")), "{said:?}");
 }
