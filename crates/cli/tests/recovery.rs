@@ -285,3 +285,42 @@ fn a_start_that_finds_an_agent_nothing_would_move_on_asks_a_person() {
     assert_eq!(again.as_array().map(Vec::len), Some(1), "{again}");
     bosun.ok(repo.path(), &["kill", &id]);
 }
+
+/// claudeless's answers record their usage: past its budget the agent is paused and its on_idle
+/// nudge held back; resolving the escalation with a raised budget lets it go on, told so.
+#[test]
+fn an_agent_past_its_budget_is_paused_and_resolving_with_a_raised_budget_lets_it_go_on() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let (cl, sc) = (claudeless(), scenario("chat"));
+    let args = claude_args(&cl, &sc, &["--prompt", "ping", "--budget", "1tok", "--on-idle", "nudge:status please"]);
+    let id = bosun.start(repo.path(), &args);
+    let paused = wait_for(PATIENCE, || bosun.agent(&id).paused);
+    assert!(paused.is_some(), "paused:\n{}", bosun.log());
+    bosun.wait_screen(&id, "pong");
+    let escalated = wait_escalations(&bosun);
+    let e = match &escalated[0]["id"] {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    assert!(escalated[0]["reason"].as_str().unwrap().contains("reached its budget of 1tok"), "{escalated:?}");
+    assert!(nudges(&bosun, &id).is_empty(), "no nudge while paused");
+    let shown = bosun.ok(repo.path(), &["show", &id]);
+    assert!(shown.contains("paused(budget)") && shown.contains("budget     1tok:"), "{shown}");
+    // A budget it has spent already is refused and changes nothing.
+    let err = bosun.fails(repo.path(), &["resolve", &e, "--budget", "1tok"]);
+    assert!(err.contains("give more"), "{err}");
+    assert!(bosun.agent(&id).paused.is_some());
+    let out = bosun.ok(repo.path(), &["resolve", &e, "--budget", "1Mtok"]);
+    assert!(out.contains("goes on"), "{out}");
+    let told = wait_until(PATIENCE, || {
+        let messages = bosun.show(&id).messages;
+        messages.iter().any(|m| m.text.contains("budget was raised") && m.state == MessageState::Delivered)
+    });
+    assert!(told, "told to go on: {:?}", bosun.show(&id).messages);
+    bosun.wait_screen(&id, "Understood.");
+    let agent = bosun.agent(&id);
+    assert!(agent.paused.is_none() && agent.policy.budget.is_some_and(|b| b.to_string() == "1Mtok"));
+    let open = bosun.ok(repo.path(), &["escalations", "--json"]);
+    assert!(!open.contains(&e), "resolved: {open}");
+}

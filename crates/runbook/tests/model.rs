@@ -316,3 +316,22 @@ fn a_judge_command_naming_a_template_is_refused_by_check_and_shell_variables_pas
         load(&[src("p.hcl", &judged(fine))]).unwrap_or_else(|e| panic!("{fine}: {e:?}"));
     }
 }
+
+#[test]
+fn an_agents_budget_is_policy_in_hcl_and_toml_and_a_bad_one_says_the_forms() {
+    use bosun_core::budget::Budget;
+    for (name, text, want) in [
+        ("a.hcl", "agent \"fix\" {\n  budget = { usd = 5 }\n}\n", Budget::Usd(5_000_000_000)),
+        ("a.toml", "[agent.fix]\nbudget = \"2Mtok\"\n", Budget::Tokens(2_000_000)),
+        ("b.toml", "[agent.fix]\nbudget = { tokens = 500000 }\n", Budget::Tokens(500_000)),
+    ] {
+        let rb = load(&[src(name, text)]).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        assert_eq!(rb.agents["fix"].policy.budget, Some(want), "{name}");
+    }
+    for bad in ["budget = \"5 dollars\"", "budget = { eur = 5 }", "budget = -3"] {
+        let e = errors("c.hcl", &format!("agent \"fix\" {{\n  {bad}\n}}\n"));
+        assert!(e.iter().any(|e| e.line == 2 && e.message.starts_with("budget")), "{bad}: {e:?}");
+    }
+    let e = errors("c.hcl", "agent \"fix\" {\n  budget = \"lots\"\n}\n");
+    assert!(e.iter().any(|e| e.message.contains("`5usd`")), "the forms: {e:?}");
+}

@@ -437,6 +437,7 @@ pub(super) fn agent(name: &str, node: &Node, p: &mut Problems) -> Option<AgentDe
         ("accept_trust", &[][..]),
         ("allow", &[][..]),
         ("deny", &[][..]),
+        ("budget", &[][..]),
     ] {
         if let Some(n) = f.take(key, aliases) {
             let value = per_class(key, json(n));
