@@ -15,9 +15,10 @@
 //! - A failed turn is `session.error` then `session.idle`; a 429 or a 5xx is retried without end
 //!   (`session.status` `retry`, 2 s, 4 s, 8 s … apart), a 401 is not.
 //! - opencode's session ids are its own (`ses_…`): the plugin keeps what it reported of a session
-//!   in `<own config>/sessions/<id>.jsonl`, which bosun takes as its session log; a resume
-//!   continues that session (`--session <id>`). opencode takes no prompt with `--session` (the
-//!   TUI shows the session and waits): the resume's message is typed.
+//!   in `<own config>/sessions/<id>.jsonl`, which bosun takes as its session log, with each
+//!   model call's tokens (an assistant message's, from `message.updated`) for the usage ledger;
+//!   a resume continues that session (`--session <id>`). opencode takes no prompt with
+//!   `--session` (the TUI shows the session and waits): the resume's message is typed.
 //! - A permission request is answered through opencode's API by the plugin (`POST
 //!   /permission/{id}/reply`): bosun's policy allows once, or rejects with a message the model
 //!   is told (a rejection without one ends the turn).
@@ -361,6 +362,11 @@ impl AgentDriver for Opencode {
             log: a.zip(r.session.as_deref()).and_then(|(a, s)| session_log(a, s)),
             ..Reading::default()
         })
+    }
+
+    /// The tokens of a model call, which its plugin keeps in the session's file.
+    fn log_usage(&self, line: &str) -> Option<crate::usage::Used> {
+        super::session_usage::opencode(line)
     }
 
     fn screen(&self, text: &str) -> Option<Screen> {
