@@ -253,17 +253,26 @@ fn api_errors_are_errors_of_their_kind() {
 }
 
 /// Killed with SIGKILL, it is started again (`on_dead`) in the session its plugin named
-/// (`--session`), and the resume's message is typed once it is up.
+/// (`--session`, the id its reports gave, kept in the agent's record: the session's file may be
+/// out of reach, in a pod), and the resume's message is typed once it is up.
 #[test]
 fn a_killed_opencode_resumes_its_session_with_a_message() {
     let Some(real) = Real::new() else { return };
     real.model.push(Reply::text("First answer."));
     real.model.push(Reply::text("After the crash."));
     let id = real.start(&["--on-dead", "resume:go on please", "--prompt", "fix it"], &[]);
-    real.wait_first(&id, "idle");
-    let pid = real.bosun.agent(&id).pid.expect("its pid");
+    let agent = real.wait_first(&id, "idle");
+    let session = agent.driver.found().expect("the session its plugin reported").to_owned();
+    assert!(session.starts_with("ses_"), "{session}");
+    let pid = agent.pid.expect("its pid");
     assert!(std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap().success());
     assert!(wait_until(PATIENCE, || real.bosun.agent(&id).restarts == 1), "restarted:\n{}", real.bosun.log());
+    let argv = wait_until(PATIENCE, || real.bosun.agent(&id).pid.is_some_and(|p| p != pid));
+    assert!(argv, "running again:\n{}", real.bosun.log());
+    let pid = real.bosun.agent(&id).pid.unwrap();
+    let argv = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let argv: Vec<String> = argv.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+    assert!(argv.windows(2).any(|w| w == ["--session", session.as_str()]), "resumed with its session: {argv:?}");
     assert!(wait_until(PATIENCE * 2, || real.model.main_requests().len() >= 2), "asked again:\n{}", real.peek(&id));
     let main = real.model.main_requests();
     assert_eq!(main[1].last_user_text().as_deref(), Some("go on please"), "the message was submitted");

@@ -19,7 +19,7 @@ fn report(a: &AgentId, event: &str, payload: &str) -> Input {
 fn opencode(policy: Policy) -> bosun_core::AgentSpec {
     let mut spec = bosun_core::AgentSpec {
         command: vec!["opencode".into(), "--model".into(), "fake/m".into()],
-        driver: Driver::Opencode,
+        driver: Driver::Opencode { session: None },
         prompt: Some("fix it".into()),
         policy,
         ..spec(1)

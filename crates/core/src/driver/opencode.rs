@@ -216,8 +216,12 @@ fn opencode_home(a: &crate::Agent) -> Option<PathBuf> {
     }
 }
 
-/// The session agent `a` had, from its session log's name.
+/// The session agent `a` had: the one its plugin reported last (recorded in its driver), else
+/// (an agent recorded before bosun kept it there) its session log's name.
 fn session_of(a: &crate::Agent) -> Option<String> {
+    if let Some(session) = a.driver.found() {
+        return Some(session.to_owned());
+    }
     let name = a.log.as_deref()?.file_name()?.to_str()?;
     name.strip_suffix(".jsonl").filter(|s| is_session_id(s)).map(str::to_owned)
 }
@@ -247,7 +251,7 @@ impl AgentDriver for Opencode {
     }
 
     fn record(&self, _ids: (u64, u64), _patterns: super::generic::Patterns) -> Driver {
-        Driver::Opencode
+        Driver::Opencode { session: None }
     }
 
     fn user_config(&self, env: &std::collections::BTreeMap<String, String>) -> Option<crate::own_config::UserConfig> {
@@ -367,6 +371,11 @@ impl AgentDriver for Opencode {
     /// The tokens of a model call, which its plugin keeps in the session's file.
     fn log_usage(&self, line: &str) -> Option<crate::usage::Used> {
         super::session_usage::opencode(line)
+    }
+
+    /// The session a report names: the one a resume continues.
+    fn named_conversation(&self, report: &Report) -> Option<String> {
+        kept(report)?.session.filter(|s| is_session_id(s))
     }
 
     fn screen(&self, text: &str) -> Option<Screen> {
