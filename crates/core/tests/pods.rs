@@ -434,6 +434,14 @@ fn an_opencode_agents_pod_config_holds_bosuns_plugin_which_its_environment_names
     assert!(code.contains(&format!("report opencode {a} --generation 0")), "{code}");
     assert!(code.contains(&format!("const SESSIONS = \"{}/sessions\"", bosun_core::POD_CONFIG)), "{code}");
     assert!(!files.keys().any(|f| !f.starts_with(bosun_core::POD_CONFIG)), "nothing elsewhere: {files:?}");
+    // Its config directory there has its plugin package's place filled: opencode installs none
+    // from the npm registry before it loads bosun's plugin.
+    let config = format!("{}/config/opencode", bosun_core::POD_CONFIG);
+    let manifest: serde_json::Value = serde_json::from_str(&files[&format!("{config}/package.json")]).unwrap();
+    assert_eq!(manifest["dependencies"]["@opencode-ai/plugin"], "*");
+    let lock: serde_json::Value = serde_json::from_str(&files[&format!("{config}/package-lock.json")]).unwrap();
+    assert_eq!(lock["packages"][""]["dependencies"], manifest["dependencies"], "its lock names what it needs");
+    assert!(files.contains_key(&format!("{config}/node_modules/.package-lock.json")), "{files:?}");
     let env = spawned
         .iter()
         .find_map(|e| match e {

@@ -322,12 +322,19 @@ impl AgentDriver for Opencode {
     }
 
     /// Its plugin, naming the agent and its generation, in its own config directory (in a pod,
-    /// its claim's config).
+    /// its claim's config); confined or in a pod, its plugin package's place in its config
+    /// directory there filled (`opencode_config::package_marks`).
     fn files(&self, a: &crate::Agent, _settings: &Path) -> Vec<(PathBuf, String)> {
         let Some(home) = opencode_home(a) else { return Vec::new() };
         let hook = format!("{} report opencode {} --generation {}", a.hook_command, a.id, a.restarts);
         let code = plugin(&hook, &home.join(opencode_config::SESSIONS));
-        vec![(home.join(opencode_config::PLUGIN), code)]
+        let mut files = vec![(home.join(opencode_config::PLUGIN), code)];
+        // Confined or in a pod, its config directory is in its own config: its plugin package's
+        // place there is filled, so that it starts offline.
+        if a.runtime.confines() || a.runtime.pod().is_some() {
+            files.extend(opencode_config::package_marks(&home.join("config").join("opencode")));
+        }
+        files
     }
 
     /// In a pod: its plugin named as here, and its config, data, state and cache in the
