@@ -108,7 +108,7 @@ pub(super) fn check(env: &BTreeMap<String, String>) -> Result<(), String> {
 }
 
 /// The package opencode installs into every config directory it reads before it loads any plugin.
-pub const PLUGIN_PACKAGE: &str = "@opencode-ai/plugin";
+const PLUGIN_PACKAGE: &str = "@opencode-ai/plugin";
 
 /// What tells opencode that config directory `dir` (a confined one's, or a pod's) holds its
 /// plugin package, so that it starts without the npm registry (a container's or a pod's network

@@ -1,9 +1,10 @@
 // bosun's plugin for opencode, written by bosun for one agent at each launch (see opencode.rs):
 // it tells bosun what the agent's session does (`bosun hook report opencode …`, one report at a
 // time, in the order opencode told it), keeps each report bosun heard in a file per session
-// (bosun resumes that session by the file's name) with the tokens of each model call, and answers a permission request with what
-// bosun's permission policy says, when it says something: the report prints `{"reply": "once"}`,
-// or `{"reply": "reject", "message": …}`, whose message the model is told.
+// (bosun resumes that session by the file's name) with the tokens of each model call, and
+// answers a permission request with what bosun's permission policy says, when it says something:
+// the report prints `{"reply": "once"}`, or `{"reply": "reject", "message": …}`, whose message
+// the model is told.
 // HOOK and SESSIONS are given above this text.
 import { spawn } from "node:child_process";
 import { appendFileSync, mkdirSync } from "node:fs";
