@@ -929,7 +929,7 @@ fn the_real_opencode_in_a_container_reaches_its_first_turns_idle_offline_through
     let offline = "npm_config_registry=http://127.0.0.1:9/";
     // The program is the package's native build (`bin/opencode.exe`), named so in the image.
     let opencode = ["--driver", "opencode", "--env", offline, "--prompt", "make the file", "--", &program];
-    let args = [&["--runtime", "docker", "--image", &image][..], &opencode].concat();
+    let args = [&["--runtime", "docker", "--image", &image, "--workspace", "volume"][..], &opencode].concat();
     let id = bosun.start_with(repo.path(), &args, |cmd| {
         env.apply(cmd);
         cmd.env("CI", "true");
@@ -952,9 +952,12 @@ fn the_real_opencode_in_a_container_reaches_its_first_turns_idle_offline_through
     };
     assert_eq!(agent.said.as_deref(), Some("Made it in a container."), "{}", seen());
     assert_eq!(containers(engine, &id).trim(), format!("bosun-{id}"), "it runs in its container");
-    let ws = bosun.show(&id).workspace.unwrap().path;
-    let made = std::fs::read_to_string(ws.join("pong.txt")).ok();
-    assert_eq!(made.as_deref(), Some("pong\n"), "its shell tool ran in its container, its work in its worktree");
+    // Its work is in its workspace's volume (a clone in the engine, not on this disk).
+    let ws = bosun.show(&id).workspace.unwrap();
+    assert!(!ws.path.exists(), "the workspace is not on this disk: {}", ws.path.display());
+    let volume = format!("{}:/w", ws.id.volume());
+    let made = engine.run(&["run", "--rm", "--network", "none", "-v", &volume, &image, "cat", "/w/pong.txt"]);
+    assert_eq!(made, "pong\n", "its shell tool ran in its container, its work in its workspace's volume");
     let causes = idle_causes(&bosun.events(), &id);
     assert_eq!(causes, [Some("report")], "idle once, from its plugin's report");
     let own = agent.dir.join("config");
