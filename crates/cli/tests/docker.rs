@@ -4,7 +4,8 @@
 //! reach the daemon from inside, and one made while no daemon runs is kept for the next; a daemon
 //! SIGKILL adopts it again; the real Codex's notify reaches the daemon from inside, and its API
 //! key is never recorded; so do the real pi's extension and Gemini CLI's hooks, Node.js clients
-//! whose image carries `node` and their package trees; a container removed behind bosun's back
+//! whose image carries `node` and their package trees, and the real opencode's plugin, with no npm
+//! registry in reach; a container removed behind bosun's back
 //! makes its agent lost; one
 //! killed inside is resumed in a new container with its conversation; doctor finds containers
 //! no agent owns; a missing image or engine is a clear error. A volume workspace is a clone in
@@ -900,4 +901,66 @@ fn the_real_gemini_cli_in_a_container_goes_idle_through_its_hooks_and_its_key_is
     for elsewhere in [".Config.Cmd", ".Config.Labels", ".Args"] {
         assert!(!inspect(engine, &id, elsewhere).contains(&key), "the key is in the container's {elsewhere}");
     }
+}
+
+/// The real opencode (its native build, with git for its snapshots) in a container with this
+/// machine's network but no npm registry (`npm_config_registry` at a closed port), against the
+/// fake Anthropic API on its loopback through a provider of its config (the user's
+/// `opencode.json`, copied into its own config): it has its plugin package's place filled
+/// (opencode installs it into its config directory, offline never, before it loads any plugin),
+/// so bosun's plugin loads and reports; its shell tool runs there, its work lands in its
+/// worktree, and its first turn ends idle from the plugin's report.
+#[test]
+fn the_real_opencode_in_a_container_reaches_its_first_turns_idle_offline_through_its_plugin() {
+    let Some(opencode) = bosun_testkit::tools::opencode() else { return };
+    let program = std::fs::canonicalize(&opencode).unwrap();
+    let engine = DockerEngine::start();
+    let bosun_bin = PathBuf::from(env!("CARGO_BIN_EXE_bosun"));
+    let git = bosun_testkit::tools::which("git");
+    let image = engine.image("bosun-opencode:test", &[&bosun_bin, &program, std::path::Path::new("/bin/bash"), &git]);
+    let bosun = docker_bosun(engine);
+    let model = FakeModel::anthropic();
+    let config = tempfile::tempdir().unwrap();
+    let env = bosun_testkit::clients::OpencodeConfig::new(&model, config.path()).write();
+    let repo = TempRepo::new();
+    model.push(Reply::shell("echo pong > pong.txt"));
+    model.push(Reply::text("Made it in a container."));
+    let program = program.display().to_string();
+    let offline = "npm_config_registry=http://127.0.0.1:9/";
+    // The program is the package's native build (`bin/opencode.exe`), named so in the image.
+    let opencode = ["--driver", "opencode", "--env", offline, "--prompt", "make the file", "--", &program];
+    let args = [&["--runtime", "docker", "--image", &image, "--workspace", "volume"][..], &opencode].concat();
+    let id = bosun.start_with(repo.path(), &args, |cmd| {
+        env.apply(cmd);
+        cmd.env("CI", "true");
+    });
+    let agent =
+        wait_for(PATIENCE * 3, || Some(bosun.agent(&id)).filter(|a| a.state.label() == "idle")).unwrap_or_else(|| {
+            panic!(
+                "never idle:\n{}\n{}\n{:?}",
+                bosun.ok(repo.path(), &["peek", &id]),
+                bosun.log(),
+                bosun.states_seen(&id)
+            )
+        });
+    let seen = || {
+        let own = agent.dir.join("config");
+        let files = files_under(&own, &own.join("data"));
+        let log = agent.log.as_ref().map(std::fs::read_to_string);
+        let events = bosun.ok(repo.path(), &["events", "--json"]);
+        format!("{}\n{:?}\n{files:?}\n{log:?}\n{events}", bosun.ok(repo.path(), &["peek", &id]), bosun.states_seen(&id))
+    };
+    assert_eq!(agent.said.as_deref(), Some("Made it in a container."), "{}", seen());
+    assert_eq!(containers(engine, &id).trim(), format!("bosun-{id}"), "it runs in its container");
+    // Its work is in its workspace's volume (a clone in the engine, not on this disk).
+    let ws = bosun.show(&id).workspace.unwrap();
+    assert!(!ws.path.exists(), "the workspace is not on this disk: {}", ws.path.display());
+    let volume = format!("{}:/w", ws.id.volume());
+    let made = engine.run(&["run", "--rm", "--network", "none", "-v", &volume, &image, "cat", "/w/pong.txt"]);
+    assert_eq!(made, "pong\n", "its shell tool ran in its container, its work in its workspace's volume");
+    let causes = idle_causes(&bosun.events(), &id);
+    assert_eq!(causes, [Some("report")], "idle once, from its plugin's report");
+    let own = agent.dir.join("config");
+    assert!(own.join("data/opencode/opencode.db").is_file(), "its database is in its own config");
+    assert!(agent.log.is_some_and(|log| log.starts_with(own.join("sessions"))), "its session's file");
 }

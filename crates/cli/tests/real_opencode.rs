@@ -108,6 +108,32 @@ fn a_prompt_runs_one_turn_to_idle_and_the_users_config_is_untouched() {
     assert_eq!(bosuns.count(), 0, "no plugin of bosun's in the user's config");
 }
 
+/// Each main-loop call's tokens, which its plugin keeps from opencode's assistant messages, are
+/// the agent's, to the token as the model server reported them. Its title request is not
+/// counted: opencode records it nowhere.
+#[test]
+fn the_tokens_of_each_model_call_are_counted_to_the_token_as_the_server_reported_them() {
+    let Some(real) = Real::new() else { return };
+    real.model.push(Reply::shell("touch made-by-opencode"));
+    real.model.push(Reply::text("Made it."));
+    let id = real.start(&["--prompt", "make the file"], &[]);
+    real.wait_first(&id, "idle");
+    let main = real.model.main_requests();
+    assert_eq!(main.len(), 2, "a shell call and the answer");
+    assert!(main.iter().all(|r| r.usage.is_some()), "each answer reported its usage");
+    let expected = real.model.main_tokens();
+    let counted = wait_until(PATIENCE, || real.bosun.agent(&id).usage.total() == expected);
+    let log = real.bosun.agent(&id).log.map(std::fs::read_to_string);
+    assert!(counted, "{:?} is not {expected:?}: {log:?}", real.bosun.agent(&id).usage);
+    let side = real.model.requests().into_iter().filter(|r| !r.main_loop).collect::<Vec<_>>();
+    let tokens = |r: &bosun_testkit::fake_model::Logged| {
+        r.usage.map_or(0, |u| u.input + u.output + u.cache_write + u.cache_read)
+    };
+    let (side_tokens, all) =
+        (side.iter().map(tokens).sum::<u64>(), real.model.requests().iter().map(tokens).sum::<u64>());
+    eprintln!("not counted: {} side requests, {side_tokens} of the server's {all} tokens", side.len());
+}
+
 #[test]
 fn a_stalled_stream_and_a_long_tool_call_are_never_idle() {
     let Some(real) = Real::new() else { return };
@@ -227,17 +253,26 @@ fn api_errors_are_errors_of_their_kind() {
 }
 
 /// Killed with SIGKILL, it is started again (`on_dead`) in the session its plugin named
-/// (`--session`), and the resume's message is typed once it is up.
+/// (`--session`, the id its reports gave, kept in the agent's record: the session's file may be
+/// out of reach, in a pod), and the resume's message is typed once it is up.
 #[test]
 fn a_killed_opencode_resumes_its_session_with_a_message() {
     let Some(real) = Real::new() else { return };
     real.model.push(Reply::text("First answer."));
     real.model.push(Reply::text("After the crash."));
     let id = real.start(&["--on-dead", "resume:go on please", "--prompt", "fix it"], &[]);
-    real.wait_first(&id, "idle");
-    let pid = real.bosun.agent(&id).pid.expect("its pid");
+    let agent = real.wait_first(&id, "idle");
+    let session = agent.driver.found().expect("the session its plugin reported").to_owned();
+    assert!(session.starts_with("ses_"), "{session}");
+    let pid = agent.pid.expect("its pid");
     assert!(std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap().success());
     assert!(wait_until(PATIENCE, || real.bosun.agent(&id).restarts == 1), "restarted:\n{}", real.bosun.log());
+    let argv = wait_until(PATIENCE, || real.bosun.agent(&id).pid.is_some_and(|p| p != pid));
+    assert!(argv, "running again:\n{}", real.bosun.log());
+    let pid = real.bosun.agent(&id).pid.unwrap();
+    let argv = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let argv: Vec<String> = argv.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+    assert!(argv.windows(2).any(|w| w == ["--session", session.as_str()]), "resumed with its session: {argv:?}");
     assert!(wait_until(PATIENCE * 2, || real.model.main_requests().len() >= 2), "asked again:\n{}", real.peek(&id));
     let main = real.model.main_requests();
     assert_eq!(main[1].last_user_text().as_deref(), Some("go on please"), "the message was submitted");

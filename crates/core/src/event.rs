@@ -183,6 +183,12 @@ pub enum Event {
         id: AgentId,
         path: PathBuf,
     },
+    /// The agent's client named the conversation it holds (opencode's session), which a resume
+    /// continues.
+    AgentConversationFound {
+        id: AgentId,
+        conversation: String,
+    },
     AgentKillRequested {
         id: AgentId,
     },

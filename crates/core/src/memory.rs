@@ -137,6 +137,7 @@ impl JobScope {
             | Event::AgentObserved { id, .. }
             | Event::Heartbeat { id, .. }
             | Event::AgentLogFound { id, .. }
+            | Event::AgentConversationFound { id, .. }
             | Event::AgentKillRequested { id }
             | Event::AgentKillFailed { id, .. }
             | Event::AgentDied { id, .. }

@@ -19,7 +19,7 @@ fn report(a: &AgentId, event: &str, payload: &str) -> Input {
 fn opencode(policy: Policy) -> bosun_core::AgentSpec {
     let mut spec = bosun_core::AgentSpec {
         command: vec!["opencode".into(), "--model".into(), "fake/m".into()],
-        driver: Driver::Opencode,
+        driver: Driver::Opencode { session: None },
         prompt: Some("fix it".into()),
         policy,
         ..spec(1)
@@ -46,6 +46,7 @@ fn an_opencode_agent_runs_with_bosuns_plugin_reports_its_turns_and_resumes_its_s
     assert_eq!(env.get("XDG_CONFIG_HOME"), None, "the user's config is read where it is");
     let (path, code) = files.iter().find(|(p, _)| p.ends_with("bosun-plugin.js")).expect("its plugin");
     assert_eq!(path.display().to_string(), plugin);
+    assert_eq!(files.len(), 1, "here its config directory is the user's, which bosun leaves alone: {files:?}");
     assert!(code.starts_with("const HOOK = \"bosun hook report opencode 10000000 --generation 0\";"), "{code}");
     sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(7) });
 

@@ -421,7 +421,7 @@ fn a_pi_agents_pod_config_is_the_pods_and_its_extension_is_in_the_pods_agent_dir
 fn an_opencode_agents_pod_config_holds_bosuns_plugin_which_its_environment_names() {
     let plugin = format!("{}/bosun-plugin.js", bosun_core::POD_CONFIG);
     let mut spec = bosun_core::AgentSpec {
-        driver: bosun_core::driver::Driver::Opencode,
+        driver: bosun_core::driver::Driver::Opencode { session: None },
         command: vec!["opencode".into()],
         ..in_pod_with(7, Some("bosun-a-work"))
     };
@@ -434,6 +434,14 @@ fn an_opencode_agents_pod_config_holds_bosuns_plugin_which_its_environment_names
     assert!(code.contains(&format!("report opencode {a} --generation 0")), "{code}");
     assert!(code.contains(&format!("const SESSIONS = \"{}/sessions\"", bosun_core::POD_CONFIG)), "{code}");
     assert!(!files.keys().any(|f| !f.starts_with(bosun_core::POD_CONFIG)), "nothing elsewhere: {files:?}");
+    // Its config directory there has its plugin package's place filled: opencode installs none
+    // from the npm registry before it loads bosun's plugin.
+    let config = format!("{}/config/opencode", bosun_core::POD_CONFIG);
+    let manifest: serde_json::Value = serde_json::from_str(&files[&format!("{config}/package.json")]).unwrap();
+    assert_eq!(manifest["dependencies"]["@opencode-ai/plugin"], "*");
+    let lock: serde_json::Value = serde_json::from_str(&files[&format!("{config}/package-lock.json")]).unwrap();
+    assert_eq!(lock["packages"][""]["dependencies"], manifest["dependencies"], "its lock names what it needs");
+    assert!(files.contains_key(&format!("{config}/node_modules/.package-lock.json")), "{files:?}");
     let env = spawned
         .iter()
         .find_map(|e| match e {
@@ -446,4 +454,52 @@ fn an_opencode_agents_pod_config_holds_bosuns_plugin_which_its_environment_names
     for (var, dir) in [("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_STATE_HOME", "state")] {
         assert_eq!(env.get(var).cloned(), Some(format!("{}/{dir}", bosun_core::POD_CONFIG)), "{var}");
     }
+}
+
+/// An opencode agent's session is in its pod (its plugin's file with it), out of bosun's reach:
+/// the session its plugin's reports name is kept in its record, and a resume in a new pod
+/// continues it (`--session`), its message typed once it is up.
+#[test]
+fn a_resumed_opencode_agent_in_a_pod_continues_the_session_its_plugin_named() {
+    const SESSION: &str = "ses_ddf9bd9f8ffe2mXtUj9tIhl7d9";
+    let report = |a: &bosun_core::AgentId, event: &str, payload: &str| {
+        let report = bosun_core::driver::DriverKind::Opencode.behaviour().take_report(event, payload);
+        Input::Report { agent: a.clone(), generation: None, spooled_at: None, report }
+    };
+    let policy = bosun_core::Policy {
+        on_dead: "resume:go on".parse().map(|s| bosun_core::Chain(vec![s])).unwrap(),
+        ..Default::default()
+    };
+    let spec = bosun_core::AgentSpec {
+        driver: bosun_core::driver::Driver::Opencode { session: None },
+        command: vec!["opencode".into()],
+        prompt: Some("fix it".into()),
+        policy,
+        ..in_pod_with(8, Some("bosun-a-work"))
+    };
+    let mut sim = Sim::new();
+    let (a, w) = sim.start_with(spec);
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });
+    sim.ok(report(&a, "started", r#"{"type":"started"}"#));
+    let busy = format!(r#"{{"type":"session.status","sessionID":"{SESSION}","status":{{"type":"busy"}}}}"#);
+    sim.ok(report(&a, "session.status", &busy));
+    let agent = &sim.state.agents[&a];
+    assert_eq!(agent.log, None, "its session's file is in the pod");
+    assert_eq!(agent.driver.found(), Some(SESSION), "the session its plugin named is kept");
+    let found = sim.log.iter().filter(|e| matches!(e, Event::AgentConversationFound { .. })).count();
+    sim.ok(report(&a, "session.idle", &format!(r#"{{"type":"session.idle","sessionID":"{SESSION}","said":"Done."}}"#)));
+    let again = sim.log.iter().filter(|e| matches!(e, Event::AgentConversationFound { .. })).count();
+    assert_eq!((found, again), (1, 1), "recorded once");
+
+    let session = sim.state.agents[&a].session.clone();
+    let resumed = sim.ok(Input::PodEnded { session, status: ExitStatus::code(137), saved: saved(true, true) });
+    let command = resumed.iter().find_map(|e| match e {
+        Effect::SpawnSession { command, place: Place::Pod(_), .. } => Some(command.clone()),
+        _ => None,
+    });
+    assert_eq!(command.expect("resumed in a new pod"), ["opencode", "--session", SESSION]);
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: None });
+    let typed = sim.ok(report(&a, "started", r#"{"type":"started"}"#));
+    assert!(typed.iter().any(|e| matches!(e, Effect::SendText { text, .. } if text.contains("go on"))), "{typed:?}");
 }

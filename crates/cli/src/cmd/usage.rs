@@ -16,7 +16,8 @@ use crate::render;
 
 /// The tokens agents' model calls used: input, output, cache write and cache read, as each
 /// client records them in its session (Claude Code's transcript, Codex's rollout, Gemini CLI's
-/// and pi's session files), each response counted once.
+/// and pi's session files, opencode's assistant messages as bosun's plugin keeps them), each
+/// response counted once.
 ///
 /// Cost: each response at the prices of its time (dollars per million tokens of each kind).
 /// bosun's own prices were taken on 2026-11-28 from Claude Code 2.1.332's model catalog
@@ -28,8 +29,9 @@ use crate::render;
 ///
 /// Not counted: what a client spends without recording it in its session: Codex's title
 /// requests (about a third of a one-turn session's input tokens), Gemini CLI's model-router
-/// requests; Claude Code sends none with its non-essential traffic off. Agents of other clients
-/// (opencode, any other program) show no tokens yet.
+/// requests, opencode's title request for each new session (about 4 % of the tokens of a
+/// session of two model calls); Claude Code sends none with its non-essential traffic off.
+/// Agents of other programs show no tokens.
 #[derive(Debug, Args)]
 pub struct UsageArgs {
     /// What to sum by

@@ -41,6 +41,12 @@ pub(super) fn read(
     if let Some(mode) = reading.mode.filter(|m| a.permission_mode.as_ref() != Some(m)) {
         d.event(Event::PermissionModeReported { id: a.id.clone(), mode });
     }
+    // The conversation its client named (opencode's session), which a resume continues wherever
+    // it runs (its session log may be out of reach, in a pod).
+    let named = a.driver.behaviour().named_conversation(report);
+    if let Some(conversation) = named.filter(|c| a.driver.found() != Some(c.as_str())) {
+        d.event(Event::AgentConversationFound { id: a.id.clone(), conversation });
+    }
     // A call the client's classifier blocked asks nobody, and the agent goes on, or stops to
     // explain: it is the policy's, and a person's, to hear of, as a dialog is.
     if let Some(refused) = reading.blocked {

@@ -18,8 +18,12 @@ pub enum Driver {
     Gemini { session_id: String },
     /// pi: bosun picks the session id and loads its extension, which reports pi's events.
     Pi { session_id: String },
-    /// opencode: bosun's plugin reports its sessions.
-    Opencode,
+    /// opencode: bosun's plugin reports its sessions; `session` is the one it reported last
+    /// (opencode's id, `ses_…`), which a resume continues wherever the agent runs.
+    Opencode {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session: Option<String>,
+    },
     /// Any terminal program: process liveness, output activity and the user's patterns.
     Generic { patterns: Patterns },
     /// The test driver (`echo`): its program reports through bosun's hook command.
@@ -109,10 +113,26 @@ impl Driver {
             Self::Codex => DriverKind::Codex,
             Self::Gemini { .. } => DriverKind::Gemini,
             Self::Pi { .. } => DriverKind::Pi,
-            Self::Opencode => DriverKind::Opencode,
+            Self::Opencode { .. } => DriverKind::Opencode,
             Self::Generic { .. } => DriverKind::Generic,
             #[cfg(feature = "test-driver")]
             Self::Echo => DriverKind::Echo,
+        }
+    }
+
+    /// The conversation its client named (a report of its) is the one it holds now: kept by a
+    /// driver whose client picks it (opencode's session), never by one bosun picks it for.
+    pub fn found_conversation(&mut self, conversation: &str) {
+        if let Self::Opencode { session } = self {
+            *session = Some(conversation.to_owned());
+        }
+    }
+
+    /// The conversation its client named, when it keeps one so.
+    pub fn found(&self) -> Option<&str> {
+        match self {
+            Self::Opencode { session } => session.as_deref(),
+            _ => None,
         }
     }
 }

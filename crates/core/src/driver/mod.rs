@@ -198,6 +198,12 @@ pub trait AgentDriver: Sync {
         None
     }
 
+    /// The conversation a report of its names, when its client picks it and the driver keeps it
+    /// in its record (`Driver::found_conversation`: opencode's session).
+    fn named_conversation(&self, _report: &Report) -> Option<String> {
+        None
+    }
+
     /// What a line of its session log says.
     fn log_observation(&self, _line: &str) -> Observation {
         Observation::Activity { heartbeat: crate::Heartbeat::LogWrite }
@@ -345,7 +351,7 @@ mod tests {
             Driver::Codex,
             Driver::Gemini { session_id: "s".into() },
             Driver::Pi { session_id: "s".into() },
-            Driver::Opencode,
+            Driver::Opencode { session: None },
             Driver::Generic { patterns: generic::Patterns::default() },
         ];
         for d in &drivers {

@@ -15,9 +15,10 @@
 //! - A failed turn is `session.error` then `session.idle`; a 429 or a 5xx is retried without end
 //!   (`session.status` `retry`, 2 s, 4 s, 8 s … apart), a 401 is not.
 //! - opencode's session ids are its own (`ses_…`): the plugin keeps what it reported of a session
-//!   in `<own config>/sessions/<id>.jsonl`, which bosun takes as its session log; a resume
-//!   continues that session (`--session <id>`). opencode takes no prompt with `--session` (the
-//!   TUI shows the session and waits): the resume's message is typed.
+//!   in `<own config>/sessions/<id>.jsonl`, which bosun takes as its session log, with each
+//!   model call's tokens (an assistant message's, from `message.updated`) for the usage ledger;
+//!   a resume continues that session (`--session <id>`). opencode takes no prompt with
+//!   `--session` (the TUI shows the session and waits): the resume's message is typed.
 //! - A permission request is answered through opencode's API by the plugin (`POST
 //!   /permission/{id}/reply`): bosun's policy allows once, or rejects with a message the model
 //!   is told (a rejection without one ends the turn).
@@ -215,8 +216,12 @@ fn opencode_home(a: &crate::Agent) -> Option<PathBuf> {
     }
 }
 
-/// The session agent `a` had, from its session log's name.
+/// The session agent `a` had: the one its plugin reported last (recorded in its driver), else
+/// (an agent recorded before bosun kept it there) its session log's name.
 fn session_of(a: &crate::Agent) -> Option<String> {
+    if let Some(session) = a.driver.found() {
+        return Some(session.to_owned());
+    }
     let name = a.log.as_deref()?.file_name()?.to_str()?;
     name.strip_suffix(".jsonl").filter(|s| is_session_id(s)).map(str::to_owned)
 }
@@ -246,7 +251,7 @@ impl AgentDriver for Opencode {
     }
 
     fn record(&self, _ids: (u64, u64), _patterns: super::generic::Patterns) -> Driver {
-        Driver::Opencode
+        Driver::Opencode { session: None }
     }
 
     fn user_config(&self, env: &std::collections::BTreeMap<String, String>) -> Option<crate::own_config::UserConfig> {
@@ -317,12 +322,19 @@ impl AgentDriver for Opencode {
     }
 
     /// Its plugin, naming the agent and its generation, in its own config directory (in a pod,
-    /// its claim's config).
+    /// its claim's config); confined or in a pod, its plugin package's place in its config
+    /// directory there filled (`opencode_config::package_marks`).
     fn files(&self, a: &crate::Agent, _settings: &Path) -> Vec<(PathBuf, String)> {
         let Some(home) = opencode_home(a) else { return Vec::new() };
         let hook = format!("{} report opencode {} --generation {}", a.hook_command, a.id, a.restarts);
         let code = plugin(&hook, &home.join(opencode_config::SESSIONS));
-        vec![(home.join(opencode_config::PLUGIN), code)]
+        let mut files = vec![(home.join(opencode_config::PLUGIN), code)];
+        // Confined or in a pod, its config directory is in its own config: its plugin package's
+        // place there is filled, so that it starts offline.
+        if a.runtime.confines() || a.runtime.pod().is_some() {
+            files.extend(opencode_config::package_marks(&home.join("config").join("opencode")));
+        }
+        files
     }
 
     /// In a pod: its plugin named as here, and its config, data, state and cache in the
@@ -361,6 +373,16 @@ impl AgentDriver for Opencode {
             log: a.zip(r.session.as_deref()).and_then(|(a, s)| session_log(a, s)),
             ..Reading::default()
         })
+    }
+
+    /// The tokens of a model call, which its plugin keeps in the session's file.
+    fn log_usage(&self, line: &str) -> Option<crate::usage::Used> {
+        super::session_usage::opencode(line)
+    }
+
+    /// The session a report names: the one a resume continues.
+    fn named_conversation(&self, report: &Report) -> Option<String> {
+        kept(report)?.session.filter(|s| is_session_id(s))
     }
 
     fn screen(&self, text: &str) -> Option<Screen> {

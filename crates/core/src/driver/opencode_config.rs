@@ -107,6 +107,30 @@ pub(super) fn check(env: &BTreeMap<String, String>) -> Result<(), String> {
     Err(format!("{CONTENT_VAR} cannot be given to opencode with bosun's plugin added: {why}"))
 }
 
+/// The package opencode installs into every config directory it reads before it loads any plugin.
+const PLUGIN_PACKAGE: &str = "@opencode-ai/plugin";
+
+/// What tells opencode that config directory `dir` (a confined one's, or a pod's) holds its
+/// plugin package, so that it starts without the npm registry (a container's or a pod's network
+/// may not reach it; unreached, opencode loads no plugin, bosun's neither). opencode 1.18.33
+/// (`Npm.install`) installs into a config directory that has no `node_modules`, or whose
+/// `package.json` names a package that its `package-lock.json` does not; it reads nothing of the
+/// package itself. Nothing there needs it: bosun's plugin imports none of it, and the config
+/// bosun makes holds no plugin or tool of the user's. So the package is named in both files and
+/// not installed: `node_modules` holds npm's record of a folder with no package in it.
+pub(super) fn package_marks(dir: &Path) -> Vec<(PathBuf, String)> {
+    let needs = serde_json::json!({ PLUGIN_PACKAGE: "*" });
+    let manifest = serde_json::json!({ "dependencies": needs });
+    let lock = serde_json::json!({
+        "name": "opencode", "lockfileVersion": 3, "requires": true, "packages": { "": { "dependencies": needs } },
+    });
+    let none = serde_json::json!({ "name": "opencode", "lockfileVersion": 3, "requires": true, "packages": {} });
+    [("package.json", manifest), ("package-lock.json", lock), ("node_modules/.package-lock.json", none)]
+        .into_iter()
+        .map(|(name, text)| (dir.join(name), format!("{text:#}\n")))
+        .collect()
+}
+
 /// The user's `opencode.json`, as a confined opencode reads it from its own config.
 const SETTINGS: Seeding = Seeding::Made(settings);
 

@@ -1,9 +1,10 @@
 // bosun's plugin for opencode, written by bosun for one agent at each launch (see opencode.rs):
 // it tells bosun what the agent's session does (`bosun hook report opencode …`, one report at a
 // time, in the order opencode told it), keeps each report bosun heard in a file per session
-// (bosun resumes that session by the file's name), and answers a permission request with what
-// bosun's permission policy says, when it says something: the report prints `{"reply": "once"}`,
-// or `{"reply": "reject", "message": …}`, whose message the model is told.
+// (bosun resumes that session by the file's name) with the tokens of each model call, and
+// answers a permission request with what bosun's permission policy says, when it says something:
+// the report prints `{"reply": "once"}`, or `{"reply": "reject", "message": …}`, whose message
+// the model is told.
 // HOOK and SESSIONS are given above this text.
 import { spawn } from "node:child_process";
 import { appendFileSync, mkdirSync } from "node:fs";
@@ -45,6 +46,21 @@ function keep(payload) {
   } catch (e) {}
 }
 
+/**
+ * Keeps in session `sessionID`'s file the tokens assistant message `info` used (opencode counts a
+ * model call's tokens on its message once the call ends), each count once.
+ */
+function keepUsage(last, sessionID, info) {
+  const t = info.tokens;
+  if (!t || typeof t !== "object" || typeof info.id !== "string") return;
+  const cache = t.cache || {};
+  const tokens = { input: t.input, output: t.output, reasoning: t.reasoning, cache: { read: cache.read, write: cache.write } };
+  const seen = `${info.id} ${JSON.stringify(tokens)}`;
+  if (!(t.input || t.output || t.reasoning || cache.read || cache.write) || last.get(sessionID) === seen) return;
+  last.set(sessionID, seen);
+  keep({ type: "usage", sessionID, message: head(info.id), model: head(info.modelID), tokens });
+}
+
 /** bosun's answer to a permission request, from what its report printed. */
 function answerIn(out) {
   let answer;
@@ -72,7 +88,9 @@ async function reply(client, sessionID, id, answer) {
 }
 
 export const BosunPlugin = async ({ client }) => {
-  const children = new Set();
+  // A sub-agent's session, and the session it works for (its model calls are counted there).
+  const children = new Map();
+  const usage = new Map();
   const said = new Map();
   const prompts = new Map();
   const statuses = new Map();
@@ -102,8 +120,13 @@ export const BosunPlugin = async ({ client }) => {
       }
       const p = (event && event.properties) || {};
       const sessionID = p.sessionID || (p.info && p.info.id);
-      if (event.type === "session.created" && p.info && p.info.parentID) children.add(p.info.id);
-      if (!sessionID || children.has(sessionID)) return;
+      if (event.type === "session.created" && p.info && p.info.parentID) {
+        children.set(p.info.id, children.get(p.info.parentID) || p.info.parentID);
+      }
+      if (!sessionID) return;
+      const main = children.get(sessionID) || sessionID;
+      if (event.type === "message.updated" && p.info && p.info.role === "assistant") keepUsage(usage, main, p.info);
+      if (children.has(sessionID)) return;
       switch (event.type) {
         case "message.updated":
           // A new prompt starts a turn: what the agent said before is not what it says in it.

@@ -140,3 +140,23 @@ fn the_plugin_names_its_report_command_and_its_sessions_folder_as_data() {
     assert_eq!(lines.next(), Some(r#"const SESSIONS = "/s/a \"b\"/sessions";"#));
     assert!(code.contains("export const BosunPlugin"));
 }
+
+/// A report names the session a resume continues, a sub-agent's or a hostile one never; an
+/// agent recorded before the driver kept it reads as one with none.
+#[test]
+fn a_report_names_its_session_for_the_record_and_an_old_record_reads_as_none() {
+    let busy = format!(r#"{{"type":"session.status","sessionID":"{SESSION}","status":{{"type":"busy"}}}}"#);
+    let named = Opencode.named_conversation(&Opencode.take_report("session.status", &busy));
+    assert_eq!(named.as_deref(), Some(SESSION));
+    for hostile in [r#"{"sessionID":"../../etc/passwd"}"#, r#"{"sessionID":"ses_a b"}"#, r#"{"sessionID":7}"#, "{"] {
+        assert_eq!(Opencode.named_conversation(&Opencode.take_report("session.status", hostile)), None, "{hostile}");
+    }
+    let old: Driver = serde_json::from_str(r#"{"driver":"opencode"}"#).unwrap();
+    assert_eq!(old, Driver::Opencode { session: None });
+    let mut found = old.clone();
+    found.found_conversation("ses_1");
+    assert_eq!(found.found(), Some("ses_1"));
+    let mut gemini = Driver::Gemini { session_id: "s".into() };
+    gemini.found_conversation("ses_1");
+    assert_eq!(gemini, Driver::Gemini { session_id: "s".into() }, "bosun picks Gemini CLI's");
+}

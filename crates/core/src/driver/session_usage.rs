@@ -3,7 +3,8 @@
 //! of several blocks, under one `message.id`), Codex's rollout (a `token_usage_record` line per
 //! response, its `usage.input_tokens` counting the cached ones too), Gemini CLI's session file (a
 //! `gemini` message's `tokens`, the message written again once they are known), pi's session file
-//! (an assistant message's `usage`).
+//! (an assistant message's `usage`), the file bosun's plugin keeps of an opencode session (a
+//! `usage` line per count of an assistant message's `tokens`).
 
 use serde::Deserialize;
 
@@ -160,6 +161,47 @@ pub fn pi(line: &str) -> Option<Used> {
     Some(used).filter(|used| !used.tokens.is_zero())
 }
 
+#[derive(Deserialize)]
+struct OpencodeLine {
+    at: Option<u64>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    message: Option<String>,
+    model: Option<String>,
+    tokens: Option<OpencodeTokens>,
+}
+
+#[derive(Deserialize)]
+struct OpencodeTokens {
+    input: Option<i128>,
+    output: Option<i128>,
+    #[serde(default)]
+    reasoning: i128,
+    #[serde(default)]
+    cache: OpencodeCache,
+}
+
+#[derive(Default, Deserialize)]
+struct OpencodeCache {
+    #[serde(default)]
+    read: i128,
+    #[serde(default)]
+    write: i128,
+}
+
+/// The usage a line of the file bosun's plugin keeps of an opencode session records: an
+/// assistant message's tokens, by its id (one message per model call), its input fresh (opencode
+/// takes the cached tokens out), its reasoning output the model was paid for.
+pub fn opencode(line: &str) -> Option<Used> {
+    let l: OpencodeLine = serde_json::from_str(line).ok()?;
+    let t = l.tokens.filter(|_| l.kind.as_deref() == Some("usage"))?;
+    let output = t.output.filter(|_| t.reasoning >= 0).map(|o| o + t.reasoning);
+    let counts = [t.input, output, Some(t.cache.write), Some(t.cache.read)];
+    let mut used = Used::read(l.message.as_deref()?, l.model.as_deref(), counts)?;
+    used.at = l.at.map(crate::Timestamp::from_millis);
+    Some(used).filter(|used| !used.tokens.is_zero())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,5 +277,29 @@ mod tests {
         assert_eq!(used.tokens, Tokens { input: 366, output: 18, cache_write: 366, cache_read: 732 });
         let user = r#"{"type":"message","id":"u","message":{"role":"user","usage":{"input":1,"output":1}}}"#;
         assert_eq!(pi(user), None);
+    }
+
+    #[test]
+    fn opencodes_assistant_message_says_its_usage_its_reasoning_as_output() {
+        // As bosun's plugin keeps it of opencode 1.18.33 against the model server.
+        let line = r#"{"at":1795852723671,"type":"usage","sessionID":"ses_1","message":"msg_d1","model":"claude-sonnet-4-5",
+            "tokens":{"input":9,"output":21,"reasoning":2,"cache":{"read":20,"write":10}}}"#;
+        let used = opencode(line).expect("usage");
+        assert_eq!((used.response.as_str(), used.model.as_deref()), ("msg_d1", Some("claude-sonnet-4-5")));
+        assert_eq!(used.at, Some(crate::Timestamp::from_millis(1_795_852_723_671)), "when it was kept");
+        assert_eq!(used.tokens, Tokens { input: 9, output: 23, cache_write: 10, cache_read: 20 });
+        let report = r#"{"at":1,"type":"session.idle","sessionID":"ses_1","said":"Done."}"#;
+        assert_eq!(opencode(report), None, "a report is no usage");
+        for bad in [
+            r#"{"type":"usage","message":"m","tokens":{"input":-1,"output":1}}"#,
+            r#"{"type":"usage","message":"m","tokens":{"input":1,"output":5,"reasoning":-4}}"#,
+            r#"{"type":"usage","message":"m","tokens":{"input":1,"output":2000000000}}"#,
+            r#"{"type":"usage","message":"m","tokens":{"output":1}}"#,
+            r#"{"type":"usage","tokens":{"input":1,"output":1}}"#,
+            r#"{"type":"usage","message":"m","tokens":{"input":0,"output":0}}"#,
+            r#"{"type":"usage","message":"m","tokens":"many"}"#,
+        ] {
+            assert_eq!(opencode(bad), None, "{bad}");
+        }
     }
 }

@@ -43,6 +43,11 @@ pub(super) fn apply(state: &mut State, event: &Event, seq: u64) {
                 agent.log = Some(path.clone());
             }
         }
+        Event::AgentConversationFound { id, conversation } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.driver.found_conversation(conversation);
+            }
+        }
         Event::AgentKillRequested { id } => {
             if let Some(agent) = state.agents.get_mut(id) {
                 agent.kill_requested = true;

@@ -128,6 +128,7 @@ pub fn apply(state: &mut State, event: &Event) {
         | Event::AgentObserved { .. }
         | Event::Heartbeat { .. }
         | Event::AgentLogFound { .. }
+        | Event::AgentConversationFound { .. }
         | Event::AgentKillRequested { .. }
         | Event::AgentKillFailed { .. }
         | Event::WorkSaved { .. }
