@@ -81,6 +81,11 @@ fn the_tokens_of_each_model_call_are_counted_to_the_token_as_the_server_reported
     assert!(counted, "{:?} is not {expected:?}", real.bosun.agent(&id).usage);
     let side = real.model.requests().into_iter().filter(|r| !r.main_loop && r.usage.is_some()).count();
     assert!(side >= 1, "its title request was answered too, and is not in the count");
+    // Its records name no model: the one its turn's context names, the one it asked for.
+    let usage = real.bosun.agent(&id).usage;
+    let asked = main[0].body["model"].as_str().expect("the model it asked").to_owned();
+    assert_eq!(usage.by_model.keys().collect::<Vec<_>>(), [&asked]);
+    assert_eq!(usage.cost(), (real.model.main_cost(&asked), false), "{asked} priced as the server counted");
 }
 
 /// The ledger outlives a crash of bosun: the usage Codex records while no daemon runs is read

@@ -286,6 +286,11 @@ pub enum Event {
         used: crate::usage::Used,
         at: Timestamp,
     },
+    /// The agent's client said which model it asks (its usage records do not name it).
+    UsageModel {
+        id: AgentId,
+        model: String,
+    },
     /// The agent has spent most of its budget (`budget::NOTICE_PERCENT`): a person was told.
     BudgetNear {
         id: AgentId,

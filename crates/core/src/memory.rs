@@ -148,6 +148,7 @@ impl JobScope {
             | Event::GateFinished { id, .. }
             | Event::AgentSaid { id, .. }
             | Event::UsageRecorded { id, .. }
+            | Event::UsageModel { id, .. }
             | Event::BudgetNear { id, .. }
             | Event::AgentPaused { id, .. }
             | Event::AgentUnpaused { id, .. }

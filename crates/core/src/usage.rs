@@ -113,6 +113,9 @@ pub struct Usage {
     /// The cost of each model's priced responses, in nano-dollars.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub cost_by_model: BTreeMap<String, u64>,
+    /// The model its client last said it asks (for records that do not name theirs: Codex's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// The models some of whose responses had no price: their cost is unknown.
     #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     pub unpriced: std::collections::BTreeSet<String>,

@@ -225,7 +225,15 @@ pub(super) fn usage(state: &State, a: &Agent, lines: &[String], now: Timestamp, 
     let driver = a.driver.behaviour();
     let prices = if state.prices.is_empty() { crate::price::Prices::shipped() } else { &state.prices };
     let mut usage = a.usage.clone();
-    for mut used in lines.iter().filter_map(|l| driver.log_usage(l)) {
+    for line in lines {
+        if let Some(model) = driver.log_model(line).filter(|m| usage.model.as_ref() != Some(m)) {
+            d.event(Event::UsageModel { id: a.id.clone(), model: model.clone() });
+            usage.model = Some(model);
+        }
+        let Some(mut used) = driver.log_usage(line) else { continue };
+        if used.model.is_none() {
+            used.model = usage.model.clone();
+        }
         if usage.changes(&used, a.created_at) {
             used.cost = prices.cost(&used);
             usage.record(&used);

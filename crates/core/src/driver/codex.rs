@@ -544,6 +544,10 @@ impl super::AgentDriver for Codex {
         super::session_usage::codex(line)
     }
 
+    fn log_model(&self, line: &str) -> Option<String> {
+        super::session_usage::codex_model(line)
+    }
+
     fn screen(&self, text: &str) -> Option<super::Screen> {
         Some(super::Screen { trust: is_trust_dialog(text), seen: screen_observation(text) })
     }

@@ -214,6 +214,12 @@ pub trait AgentDriver: Sync {
         None
     }
 
+    /// The model its client says it asks, when a line of its session log says so and its usage
+    /// records do not (Codex's `turn_context`).
+    fn log_model(&self, _line: &str) -> Option<String> {
+        None
+    }
+
     /// The usage of a model call, when a line of its session log records one.
     fn log_usage(&self, _line: &str) -> Option<crate::usage::Used> {
         None

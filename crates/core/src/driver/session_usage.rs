@@ -92,6 +92,26 @@ pub fn codex(line: &str) -> Option<Used> {
 }
 
 #[derive(Deserialize)]
+struct CodexContextLine {
+    #[serde(rename = "type")]
+    kind: String,
+    payload: Option<CodexContext>,
+}
+
+#[derive(Deserialize)]
+struct CodexContext {
+    model: Option<String>,
+}
+
+/// The model a line of Codex's rollout says its turn asks (its `turn_context`): its usage
+/// records do not name it.
+pub fn codex_model(line: &str) -> Option<String> {
+    let l: CodexContextLine = serde_json::from_str(line).ok()?;
+    let model = l.payload.filter(|_| l.kind == "turn_context")?.model?;
+    Some(model).filter(|m| !m.is_empty() && m.len() <= 200)
+}
+
+#[derive(Deserialize)]
 struct GeminiLine {
     timestamp: Option<String>,
     #[serde(rename = "type")]
@@ -253,6 +273,11 @@ mod tests {
         let counted_twice = r#"{"type":"token_usage_record","payload":{"response_id":"r","usage":{"input_tokens":1,"cached_input_tokens":5,"output_tokens":1}}}"#;
         assert_eq!(codex(counted_twice), None, "more cached than input is no count");
         assert_eq!(codex(r#"{"type":"event_msg","payload":{"type":"token_count"}}"#), None);
+        let context =
+            r#"{"timestamp":"t","type":"turn_context","payload":{"cwd":"/w","model":"gpt-5.5","effort":"high"}}"#;
+        assert_eq!(codex_model(context).as_deref(), Some("gpt-5.5"));
+        assert_eq!(codex_model(r#"{"type":"turn_context","payload":{"model":""}}"#), None);
+        assert_eq!(codex_model(line), None);
     }
 
     #[test]

@@ -207,6 +207,11 @@ pub(super) fn spend(state: &mut State, event: &Event) {
                 agent.usage.record(used);
             }
         }
+        Event::UsageModel { id, model } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.usage.model = Some(model.clone());
+            }
+        }
         Event::BudgetNear { id, .. } => {
             if let Some(agent) = state.agents.get_mut(id) {
                 agent.budget_told = true;

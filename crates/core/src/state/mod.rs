@@ -94,6 +94,7 @@ pub fn apply(state: &mut State, event: &Event) {
         | Event::MessageResubmitted { .. } => {}
         Event::PricesSet { prices } => state.prices = prices.clone(),
         Event::UsageRecorded { .. }
+        | Event::UsageModel { .. }
         | Event::BudgetNear { .. }
         | Event::AgentPaused { .. }
         | Event::AgentUnpaused { .. } => agents::spend(state, event),
