@@ -160,9 +160,7 @@ impl JobScope {
             | Event::DialogLeft { id, .. }
             | Event::TurnClassifying { id, .. }
             | Event::TurnClassified { id, .. } => agent(id),
-            Event::EscalationRaised { escalation } => {
-                self.escalations.contains(&escalation.id) || agent(&escalation.agent)
-            }
+            Event::EscalationRaised { escalation: x } => self.escalations.contains(&x.id) || agent(&x.agent),
             Event::EscalationResolved { id, .. } => self.escalations.contains(id),
             Event::JobCreated { job: j } => job(&j.spec.id),
             Event::StepEntered { job: j, .. }

@@ -82,18 +82,21 @@ impl State {
 /// nothing. Each event is folded by its domain's file; this match only says which.
 pub fn apply(state: &mut State, event: &Event) {
     state.seq += 1;
-    let seq = state.seq;
     crate::merging::follow(&mut state.merges, &state.workspaces, event);
+    fold(state, event, state.seq);
+}
+
+/// Hands `event`, the `seq`th, to the file of its domain.
+fn fold(state: &mut State, event: &Event, seq: u64) {
     match event {
-        // Recorded for people and scripts; it changes nothing bosun decides (a merge is
-        // followed above).
+        // Recorded for people and scripts: nothing bosun decides (a merge is followed above).
         Event::WebhookSent { .. }
         | Event::WorkMerged { .. }
         | Event::MergedWorkKept { .. }
         | Event::GateFinished { .. }
         | Event::MessageResubmitted { .. } => {}
-        Event::PricesSet { prices } => state.prices = prices.clone(),
-        Event::UsageRecorded { .. }
+        Event::PricesSet { .. }
+        | Event::UsageRecorded { .. }
         | Event::UsageModel { .. }
         | Event::BudgetNear { .. }
         | Event::AgentPaused { .. }
