@@ -321,6 +321,7 @@ fn an_agent_past_its_budget_is_paused_and_resolving_with_a_raised_budget_lets_it
     bosun.wait_screen(&id, "Understood.");
     let agent = bosun.agent(&id);
     assert!(agent.paused.is_none() && agent.policy.budget.is_some_and(|b| b.to_string() == "1Mtok"));
-    let open = bosun.ok(repo.path(), &["escalations", "--json"]);
-    assert!(!open.contains(&e), "resolved: {open}");
+    let open: serde_json::Value = serde_json::from_str(&bosun.ok(repo.path(), &["escalations", "--json"])).unwrap();
+    let budget = open.as_array().unwrap().iter().filter(|x| x["trigger"] == "budget").count();
+    assert_eq!(budget, 0, "resolved: {open}");
 }

@@ -44,6 +44,8 @@ fn usage(sim: &mut Sim, a: &bosun_core::AgentId, lines: Vec<String>) -> Vec<Effe
 #[test]
 fn each_response_is_costed_at_the_prices_of_its_time_and_a_model_without_one_is_unknown() {
     let mut sim = Sim::new();
+    sim.ok(Input::PricesRead(Prices::shipped().clone()));
+    assert!(sim.log.is_empty(), "bosun's own prices, none set before: nothing to record");
     let a = working(&mut sim, Policy::default());
     // claude-opus-5-5 at Claude Code 2.1.332's prices: $4 per million input, $20 output.
     usage(&mut sim, &a, vec![line("m1", "claude-opus-5-5", 1000)]);

@@ -163,13 +163,19 @@ fn run(place: &Place, client: &Client, name: ClientName, program: &Path, check: 
         (Some(id), false) => client.peek(id.clone(), false, 0).ok().map(|s| last_lines(&s, 12)),
         _ => None,
     };
+    // Its agent is done with: ended now, rather than left idle (an idle opencode still draws)
+    // beside the next checks until the take-down.
+    let took = began.elapsed();
+    if let Some(id) = &rig.agent {
+        let _ = client.kill(id.clone());
+    }
     Outcome {
         client: name,
         check,
         title: check.title(name),
         ok,
         latency,
-        took: Some(began.elapsed()),
+        took: Some(took),
         detail,
         screen,
         agent: rig.agent,

@@ -118,8 +118,10 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
         Input::SessionsObserved { sessions, as_of } => reconcile::observed(state, sessions, *as_of, now, &mut d),
         Input::Reconcile(reality) => reconcile::at_start(state, reality, now, &mut d),
         Input::CheckLiveness => reconcile::stuck_after_start(state, now, &mut d),
+        // bosun's own prices, where none were set, record nothing.
         Input::PricesRead(prices) => {
-            if state.prices != *prices {
+            let now = if state.prices.is_empty() { crate::price::Prices::shipped() } else { &state.prices };
+            if now != prices {
                 d.event(Event::PricesSet { prices: prices.clone() });
             }
         }
