@@ -42,6 +42,24 @@ impl Budget {
         Spent { used, limit }
     }
 
+    /// What is left of it once these ledgers are spent: none when nothing is.
+    pub fn left<'a>(&self, ledgers: impl Iterator<Item = &'a Usage>) -> Option<Budget> {
+        let used = ledgers.fold(0u64, |sum, u| sum.saturating_add(self.spent(u).used));
+        match *self {
+            Self::Usd(limit) => limit.checked_sub(used).filter(|n| *n > 0).map(Self::Usd),
+            Self::Tokens(limit) => limit.checked_sub(used).filter(|n| *n > 0).map(Self::Tokens),
+        }
+    }
+
+    /// The smaller of two budgets of a kind; `other` when they are of two kinds.
+    pub fn least(self, other: Budget) -> Budget {
+        match (self, other) {
+            (Self::Usd(a), Self::Usd(b)) => Self::Usd(a.min(b)),
+            (Self::Tokens(a), Self::Tokens(b)) => Self::Tokens(a.min(b)),
+            _ => other,
+        }
+    }
+
     /// The same kind of budget, `amount` of its unit (as `Spent::used` counts it).
     pub fn of_amount(&self, amount: u64) -> String {
         match self {

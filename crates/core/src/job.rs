@@ -24,6 +24,10 @@ pub struct JobSpec {
     pub on_done: Option<Next>,
     pub on_fail: Option<Next>,
     pub max_step_visits: u32,
+    /// What all its agents together may spend: each is started with what is left of it, and a
+    /// step is not entered once it is spent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<crate::budget::Budget>,
     pub runbook_hash: String,
     /// Evaluated when the job was asked for.
     #[serde(default)]

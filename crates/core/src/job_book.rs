@@ -31,6 +31,8 @@ pub struct JobDef {
     pub on_done: Option<Next>,
     pub on_fail: Option<Next>,
     pub max_step_visits: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<crate::budget::Budget>,
     pub notify: JobNotify,
     /// The agents its steps run, by name.
     pub agents: BTreeMap<String, StepAgent>,

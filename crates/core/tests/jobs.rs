@@ -31,6 +31,7 @@ fn job(steps: Vec<StepSpec>) -> JobSpec {
         on_done: None,
         on_fail: None,
         max_step_visits: 3,
+        budget: None,
         runbook_hash: "h".into(),
         locals: Default::default(),
         cwd: "/repo".into(),
@@ -554,4 +555,28 @@ fn a_job_step_whose_agent_runs_in_a_pod_ends_only_once_its_pod_said_what_its_sav
     let saved = Some(bosun_core::SavedWork { pushed: true, dirty: false, said: "pushed".into() });
     sim.ok(Input::PodEnded { session, status: ExitStatus::code(143), saved });
     assert!(!matches!(sim.state.jobs[&id].state, JobState::Running), "{:?}", sim.state.jobs[&id].state);
+}
+
+/// A job's budget: its agent starts with what is left of it (and is paused at it); once it is
+/// spent, the job enters no new step.
+#[test]
+fn a_jobs_agents_start_with_what_is_left_of_its_budget_and_a_spent_one_enters_no_step() {
+    let mut spec = agent_job("services/auth");
+    spec.steps[0].on_done = Some(Next::Step("again".into()));
+    let mut again = step("again", None, None);
+    again.run = StepRun::Agent("fixer".into());
+    spec.steps.push(again);
+    spec.budget = Some("1ktok".parse().unwrap());
+    let mut sim = Sim::new();
+    let (job, agent) = agent_up(&mut sim, spec);
+    assert_eq!(sim.state.agents[&agent].policy.budget, Some("1ktok".parse().unwrap()), "all of it, to start with");
+    let line = r#"{"type":"assistant","message":{"id":"m1","model":"claude-opus-5-5","usage":{"input_tokens":1500,"output_tokens":10}}}"#;
+    sim.ok(Input::LogLines { agent: agent.clone(), session_log: true, lines: vec![line.to_owned()] });
+    assert!(sim.state.agents[&agent].paused.is_some(), "its agent is paused at the job's budget");
+    // Its step ends (a person ended the agent's work): the next is not entered.
+    let session = sim.state.agents[&agent].session.clone();
+    sim.ok(Input::SessionExited { session, status: ExitStatus { code: Some(0), signal: None } });
+    let JobState::Failed { reason } = &sim.state.jobs[&job].state else { panic!("{:?}", sim.state.jobs[&job].state) };
+    assert!(reason.contains("step \"again\" was not started: the job's budget of 1ktok is spent"), "{reason}");
+    assert_eq!(sim.state.agents.len(), 1, "no agent started for it");
 }

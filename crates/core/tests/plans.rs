@@ -316,6 +316,7 @@ fn a_plan_jobs_engine_runs_its_agents_keeping_their_flags_only_for_the_same_kind
         on_done: None,
         on_fail: None,
         max_step_visits: 5,
+        budget: None,
         notify: Default::default(),
         agents: [("coder".to_owned(), bosun_core::StepAgent { plan: coder, prompt_file: None })].into(),
     };

@@ -146,6 +146,7 @@ impl Making<'_> {
             on_done: job.on_done.clone(),
             on_fail: job.on_fail.clone(),
             max_step_visits: job.max_step_visits,
+            budget: job.budget,
             runbook_hash: book.hash.clone(),
             locals,
             cwd: cwd.to_owned(),

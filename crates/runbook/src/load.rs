@@ -107,6 +107,7 @@ fn direct_runs(rb: &mut Runbook) {
         on_fail: None,
         notify: Default::default(),
         max_step_visits: DEFAULT_MAX_STEP_VISITS,
+        budget: None,
     };
     let mut made = Vec::new();
     for (name, c) in rb.commands.iter_mut().filter(|(_, c)| !matches!(c.run, Run::Job(_))) {

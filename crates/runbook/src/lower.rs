@@ -237,6 +237,7 @@ impl Lowered {
             on_done: next(&job.on_done),
             on_fail: next(&job.on_fail),
             max_step_visits: job.max_step_visits,
+            budget: job.budget,
             notify: job.notify.clone(),
             agents,
         })

@@ -94,6 +94,8 @@ pub struct Job {
     pub notify: Notify,
     /// A step entered more often than this fails the job.
     pub max_step_visits: u32,
+    /// What all its agents together may spend (`budget = { usd = 5 }`).
+    pub budget: Option<bosun_core::budget::Budget>,
 }
 
 pub const DEFAULT_MAX_STEP_VISITS: u32 = 20;

@@ -335,3 +335,13 @@ fn an_agents_budget_is_policy_in_hcl_and_toml_and_a_bad_one_says_the_forms() {
     let e = errors("c.hcl", "agent \"fix\" {\n  budget = \"lots\"\n}\n");
     assert!(e.iter().any(|e| e.message.contains("`5usd`")), "the forms: {e:?}");
 }
+
+#[test]
+fn a_jobs_budget_is_read_and_lowered_and_a_bad_one_names_its_line() {
+    let text =
+        "agent \"fix\" {}\njob \"build\" {\n  budget = { usd = 2.5 }\n  step \"go\" { run = { agent = \"fix\" } }\n}\n";
+    let rb = load(&[src("j.hcl", text)]).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(rb.jobs["build"].budget, Some(bosun_core::budget::Budget::Usd(2_500_000_000)));
+    let e = errors("j.hcl", &text.replace("{ usd = 2.5 }", "\"a lot\""));
+    assert!(e.iter().any(|e| e.line == 3 && e.message.contains("`5usd`")), "{e:?}");
+}

@@ -37,6 +37,8 @@ pub(super) enum LaunchError {
     StepTemplate { step: String, error: template::TemplateError },
     #[error("step {0:?} opens a pull request, so its job needs a worktree (`source = \"worktree\"`)")]
     NoBranch(String),
+    #[error("step {step:?} was not started: the job's budget of {budget} is spent")]
+    BudgetSpent { step: String, budget: crate::budget::Budget },
 }
 
 /// Starts a step's try: a shell command or job is run by the daemon; an agent is started here,
@@ -49,6 +51,14 @@ pub(super) fn launch(
     attempt: u32,
     now: Timestamp,
 ) -> Result<Started, LaunchError> {
+    // A job whose budget is spent starts no new step.
+    let left = match job.spec.budget {
+        Some(budget) => match budget.left(job_ledgers(state, job)) {
+            Some(left) => Some(left),
+            None => return Err(LaunchError::BudgetSpent { step: spec.name.clone(), budget }),
+        },
+        None => None,
+    };
     let name = match &spec.run {
         StepRun::Agent(name) => name,
         StepRun::Job(child) => {
@@ -117,7 +127,13 @@ pub(super) fn launch(
         env,
         inherits: Vec::new(),
         driver,
-        policy: plan.policy.clone(),
+        policy: crate::Policy {
+            budget: match (plan.policy.budget, left) {
+                (Some(own), Some(left)) => Some(own.least(left)),
+                (own, left) => left.or(own),
+            },
+            ..plan.policy.clone()
+        },
         prompt,
         dir: job.spec.agents_root.join(id.as_str()),
         hook_command: job.spec.hook_command.clone(),
@@ -181,6 +197,11 @@ fn child_job(
         ..made.clone()
     };
     Ok(Job::new(child, parent.workspace.clone(), now))
+}
+
+/// The ledgers of the agents the job's steps ran.
+fn job_ledgers<'a>(state: &'a State, job: &'a Job) -> impl Iterator<Item = &'a crate::usage::Usage> + 'a {
+    state.agents.values().filter(move |a| a.step.as_ref().is_some_and(|(j, _, _)| *j == job.spec.id)).map(|a| &a.usage)
 }
 
 /// How often the job was resumed, as an id part: empty for the first run, so ids stay as they were.

@@ -163,6 +163,7 @@ pub fn shell_job(id: JobId, run: &str, item: Option<(ItemId, BTreeMap<String, St
         on_done: None,
         on_fail: None,
         max_step_visits: 5,
+        budget: None,
         runbook_hash: "h".into(),
         locals: BTreeMap::new(),
         cwd: "/repo".into(),
