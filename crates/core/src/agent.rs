@@ -115,6 +115,10 @@ pub struct Agent {
     /// for the trust dialog, seen to be taken).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answering: Option<Answering>,
+    /// When the rate limit it failed on resets, as its client said it (clamped to a day at
+    /// most), while it waits on it; none when its client gave no time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_until: Option<Timestamp>,
 }
 
 /// A dialog being answered: what for, how many times keys were pressed, when last, and when
@@ -257,6 +261,7 @@ impl Agent {
             runtime,
             context: None,
             answering: None,
+            limited_until: None,
             fork: None,
         }
     }

@@ -37,6 +37,7 @@ mod plan_summary;
 mod policy;
 mod pool;
 mod queue;
+pub mod rate_limit;
 mod ref_name;
 mod reject;
 pub mod replay;

@@ -136,6 +136,7 @@ impl JobScope {
             | Event::AgentAdopted { id, .. }
             | Event::AgentObserved { id, .. }
             | Event::Heartbeat { id, .. }
+            | Event::RateLimitReset { id, .. }
             | Event::AgentLogFound { id, .. }
             | Event::AgentKillRequested { id }
             | Event::AgentKillFailed { id, .. }

@@ -250,6 +250,9 @@ pub struct AgentSummary {
     /// The tokens its model calls used, by model (`""` when its client does not name it).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub tokens: std::collections::BTreeMap<String, bosun_core::usage::Tokens>,
+    /// When the rate limit it failed on resets, when its client said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_until: Option<Timestamp>,
 }
 
 impl From<&Agent> for AgentSummary {
@@ -268,6 +271,7 @@ impl From<&Agent> for AgentSummary {
             waiting: false,
             job: a.step.as_ref().map(|(job, _, _)| job.clone()),
             tokens: a.usage.by_model.clone(),
+            limited_until: a.limited_until,
         }
     }
 }

@@ -197,6 +197,7 @@ pub(super) fn log_lines(
             super::classify::said(state, agent, &said, d);
         }
         usage(a, lines, now, d);
+        limit_reset(a, lines, now, d);
     }
     let telling = observations.iter().rposition(|o| !matches!(o, Observation::Activity { .. }));
     if let Some(i) = telling.or(observations.len().checked_sub(1)) {
@@ -229,6 +230,18 @@ pub(super) fn usage(a: &Agent, lines: &[String], now: Timestamp, d: &mut Decisio
             usage.record(&used);
             d.event(Event::UsageRecorded { id: a.id.clone(), used, at: now });
         }
+    }
+}
+
+/// When the rate limit the agent hit resets, if lines of its session log say so: kept within
+/// [now, now + 24 h], a time outside it recorded as given.
+fn limit_reset(a: &Agent, lines: &[String], now: Timestamp, d: &mut Decision) {
+    let driver = a.driver.behaviour();
+    let Some(given) = lines.iter().rev().find_map(|l| driver.log_limit_reset(l)) else { return };
+    let until = crate::rate_limit::clamp(given, now);
+    if a.limited_until != Some(until) {
+        let given = (until != given).then_some(given);
+        d.event(Event::RateLimitReset { id: a.id.clone(), until, given, at: now });
     }
 }
 

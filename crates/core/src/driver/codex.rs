@@ -539,6 +539,10 @@ impl super::AgentDriver for Codex {
         super::session_usage::codex(line)
     }
 
+    fn log_limit_reset(&self, line: &str) -> Option<crate::Timestamp> {
+        super::limit_reset::codex(line)
+    }
+
     fn screen(&self, text: &str) -> Option<super::Screen> {
         Some(super::Screen { trust: is_trust_dialog(text), seen: screen_observation(text) })
     }

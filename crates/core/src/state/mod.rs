@@ -119,6 +119,7 @@ pub fn apply(state: &mut State, event: &Event) {
         | Event::AgentAdopted { .. }
         | Event::AgentObserved { .. }
         | Event::Heartbeat { .. }
+        | Event::RateLimitReset { .. }
         | Event::AgentLogFound { .. }
         | Event::AgentKillRequested { .. }
         | Event::AgentKillFailed { .. }

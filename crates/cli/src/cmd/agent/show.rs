@@ -35,7 +35,8 @@ pub fn run(client: &Client, args: ShowArgs) -> Result<ExitCode> {
 fn what(d: &AgentDetail) {
     let a = &d.agent;
     println!("agent      {} ({})", a.id, a.name);
-    println!("state      {} for {}", a.state.label(), render::age(d.now, a.state_since.as_millis()));
+    let state = bosun_core::rate_limit::state_label(&a.state, a.limited_until);
+    println!("state      {state} for {}", render::age(d.now, a.state_since.as_millis()));
     if let Some(asks) = &a.asks {
         println!("asks       {asks}");
     }
