@@ -46,6 +46,8 @@ pub enum TimerKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<String>,
     },
+    /// A new agent's start waits while another agent of its account waits out a rate limit.
+    HeldStart { agent: AgentId },
     /// A job's failed step waits out its backoff before its next try.
     Backoff { job: JobId },
     /// A cron's next turn.
@@ -64,7 +66,8 @@ impl TimerKind {
             | Self::Startup { agent, .. }
             | Self::Quiet { agent }
             | Self::InputSettling { agent }
-            | Self::Wake { agent, .. } => agent,
+            | Self::Wake { agent, .. }
+            | Self::HeldStart { agent } => agent,
             Self::Backoff { .. } | Self::Cron { .. } | Self::Poll { .. } => return None,
         })
     }

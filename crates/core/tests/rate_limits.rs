@@ -177,3 +177,62 @@ fn a_wait_step_of_the_policys_own_says_its_message_and_a_policy_that_names_rate_
     assert_eq!(wake(&sim.state, &b), None);
     assert_eq!(sim.state.open_escalations().count(), 1);
 }
+
+/// A Claude agent `n` signed in with the config directory `config`, its policy `policy`, idle.
+fn on_account(sim: &mut Sim, n: u64, config: &str, policy: Policy) -> AgentId {
+    let mut spec = claude(n, policy);
+    spec.env.insert("CLAUDE_CONFIG_DIR".into(), config.into());
+    let (a, w) = sim.start_with(spec);
+    sim.ok(Input::WorkspaceCreated { id: w });
+    sim.ok(Input::SessionSpawned { agent: a.clone(), pid: Some(7) });
+    sim.see(&a, Source::Hook, Observation::Started);
+    a
+}
+
+fn spawns(effects: &[Effect]) -> Vec<AgentId> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::SpawnSession { agent, .. } => Some(agent.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// While one agent of an account waits out a rate limit, its account's other agents get no
+/// nudge of bosun's and no new agent of it starts; another account's go on. Once the wait is
+/// over, the nudge held goes out and the new agent starts.
+#[test]
+fn agents_of_one_account_share_its_window_and_another_accounts_do_not() {
+    let mut sim = Sim::new();
+    let nudging = Policy { on_idle: bosun_core::Chain(vec!["nudge:Continue".parse().unwrap()]), ..Policy::default() };
+    let limited = on_account(&mut sim, 1, "/accounts/one", Policy::default());
+    let sibling = on_account(&mut sim, 2, "/accounts/one", nudging.clone());
+    let other = on_account(&mut sim, 3, "/accounts/two", nudging.clone());
+    sim.see(&limited, Source::Hook, Observation::Working);
+    sim.see(&limited, Source::Log, Observation::Error { error: AgentError::RateLimited });
+    let (wake_at, _) = wake(&sim.state, &limited).expect("the limited agent waits");
+    // Both others end a turn: only the other account's nudge goes out.
+    for a in [&sibling, &other] {
+        sim.see(a, Source::Hook, Observation::Working);
+    }
+    assert!(sent(&sim.see(&sibling, Source::Hook, Observation::Idle)).is_empty(), "held back");
+    assert_eq!(sent(&sim.see(&other, Source::Hook, Observation::Idle)), vec!["Continue".to_owned()]);
+    // A new agent of the account does not start; one of the other account does.
+    let mut spec = claude(4, Policy::default());
+    spec.env.insert("CLAUDE_CONFIG_DIR".into(), "/accounts/one".into());
+    let (held, w) = sim.start_with(spec);
+    assert!(spawns(&sim.ok(Input::WorkspaceCreated { id: w })).is_empty(), "its start is held");
+    let mut spec = claude(5, Policy::default());
+    spec.env.insert("CLAUDE_CONFIG_DIR".into(), "/accounts/two".into());
+    let (free, w) = sim.start_with(spec);
+    assert_eq!(spawns(&sim.ok(Input::WorkspaceCreated { id: w })), vec![free]);
+    // The wait is over: the limited agent is told, the held nudge goes out.
+    sim.advance(wake_at.as_millis() - sim.clock.as_millis());
+    let texts = sent(&sim.fire_due());
+    assert_eq!(texts, vec![WOKEN_MESSAGE.to_owned(), "Continue".to_owned()]);
+    assert_eq!(sim.state.agents[&held].state, SessionState::Starting, "not before the reset and its jitter");
+    // The held start goes on just after.
+    sim.advance(AFTER_RESET_MS + RESET_JITTER_MS);
+    assert_eq!(spawns(&sim.fire_due()), vec![held]);
+}
