@@ -219,3 +219,30 @@ fn a_usage_limits_wait_outlives_a_sigkill_of_bosun_and_wakes_the_agent_once() {
     real.bosun.ok(real.repo.path(), &["ls"]);
     resumed_after(&real, &id, until);
 }
+
+/// Agents of one account share its window: an agent started on the account (the same
+/// `CODEX_HOME`) while another waits out its usage limit does not start until the wait is
+/// over, so that it calls nothing before the reset; then both go on.
+#[test]
+fn an_agent_started_on_an_account_waiting_out_a_limit_starts_after_the_reset() {
+    let Some(real) = Real::new(trusted) else { return };
+    let (until, label) = usage_limit(&real, 10);
+    let first = real.start(&[], &["fix the bug"]);
+    let shown = wait_until(PATIENCE, || real.bosun.ok(real.repo.path(), &["ls"]).contains(&label));
+    assert!(shown, "ls shows {label}");
+    let second = real.start(&[], &["write the docs"]);
+    // Held while the first waits: still starting, and nothing of it reached the model.
+    assert_eq!(real.bosun.agent(&second).state.label(), "starting");
+    let said = |id: &str| real.bosun.agent(id).said;
+    let done = wait_until(PATIENCE * 2, || said(&first).is_some() && said(&second).is_some());
+    assert!(done, "both turns completed: {:?} {:?}\n{}", said(&first), said(&second), real.bosun.log());
+    let of_second: Vec<_> = real
+        .model
+        .requests()
+        .into_iter()
+        .filter(|r| r.messages().iter().any(|(_, text)| text == "write the docs"))
+        .collect();
+    assert!(!of_second.is_empty());
+    assert!(of_second.iter().all(|r| r.time >= until), "the second agent called nothing before the reset");
+    assert!(of_second.iter().all(|r| !matches!(r.reply, Some(Reply::Limited(_)))));
+}
