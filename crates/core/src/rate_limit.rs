@@ -11,7 +11,7 @@ pub const RESET_MOST_MS: u64 = 24 * 3_600_000;
 pub const AFTER_RESET_MS: u64 = 1_000;
 /// … and at most this much later again (the jitter), so that agents woken by the same reset
 /// do not all call at once.
-pub const RESET_JITTER_MS: u64 = 2_000;
+pub const RESET_JITTER_MS: u64 = 1_000;
 /// The first backoff when the client gave no reset time; it doubles with each attempt …
 pub const BACKOFF_FIRST_MS: u64 = 30_000;
 /// … up to this.
@@ -115,7 +115,7 @@ mod tests {
     fn the_jitter_is_the_same_on_replay_and_spread_across_agents_and_attempts() {
         assert_eq!(jitter(&id("claude-1"), 1, 2_000), jitter(&id("claude-1"), 1, 2_000));
         let spread: std::collections::BTreeSet<u64> =
-            (0..20).map(|n| jitter(&id(&format!("claude-{n}")), 1, 2_000) / 100).collect();
+            (0..20).map(|n| jitter(&id(&format!("claude-{n}")), 1, 1_000) / 50).collect();
         assert!(spread.len() >= 10, "twenty agents fall into at least ten of twenty slots: {spread:?}");
         let attempts: std::collections::BTreeSet<u64> = (1..20).map(|n| jitter(&id("x"), n, 2_000)).collect();
         assert!(attempts.len() >= 15, "{attempts:?}");
