@@ -131,7 +131,7 @@ fn with_no_reset_given_the_wait_backs_off_doubling_and_an_error_told_twice_times
 }
 
 #[test]
-fn the_wait_is_in_the_log_replayed_it_wakes_at_the_same_time_and_a_later_wake_finds_nothing_to_do() {
+fn the_wait_is_in_the_log_replayed_it_wakes_at_the_same_time_and_work_resumed_otherwise_ends_it() {
     let mut sim = Sim::new();
     let a = codex(&mut sim);
     let reset_s = sim.clock.as_millis() / 1_000 + 600;
@@ -144,8 +144,10 @@ fn the_wait_is_in_the_log_replayed_it_wakes_at_the_same_time_and_a_later_wake_fi
     }
     assert_eq!(wake(&replayed, &a), Some(before.clone()));
     assert_eq!(replayed.agents[&a].limited_until, sim.state.agents[&a].limited_until);
-    // The agent went back to work by itself before the wake: the wake types nothing.
+    // The agent went back to work by other means before the wake (a person's message): its wait
+    // is over, and nothing is typed at its time.
     lines(&mut sim, &a, &[r#"{"type":"event_msg","payload":{"type":"task_started"}}"#]);
+    assert_eq!(wake(&sim.state, &a), None, "the wait ended");
     sim.advance(before.0.as_millis() - sim.clock.as_millis());
     assert!(sent(&sim.fire_due()).is_empty());
 }
@@ -235,4 +237,20 @@ fn agents_of_one_account_share_its_window_and_another_accounts_do_not() {
     // The held start goes on just after.
     sim.advance(AFTER_RESET_MS + RESET_JITTER_MS);
     assert_eq!(spawns(&sim.fire_due()), vec![held]);
+}
+
+/// The limited agent back at work by other means (a person's message) ends its account's wait:
+/// the nudge held for the other agent of the account goes out then.
+#[test]
+fn a_limited_agent_back_at_work_releases_its_accounts_held_nudges() {
+    let mut sim = Sim::new();
+    let nudging = Policy { on_idle: bosun_core::Chain(vec!["nudge:Continue".parse().unwrap()]), ..Policy::default() };
+    let limited = on_account(&mut sim, 1, "/accounts/one", Policy::default());
+    let sibling = on_account(&mut sim, 2, "/accounts/one", nudging);
+    sim.see(&limited, Source::Hook, Observation::Working);
+    sim.see(&limited, Source::Log, Observation::Error { error: AgentError::RateLimited });
+    sim.see(&sibling, Source::Hook, Observation::Working);
+    assert!(sent(&sim.see(&sibling, Source::Hook, Observation::Idle)).is_empty(), "held back");
+    let effects = sim.see(&limited, Source::Hook, Observation::Working);
+    assert_eq!(sent(&effects), vec!["Continue".to_owned()]);
 }

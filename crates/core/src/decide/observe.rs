@@ -99,9 +99,7 @@ pub(super) fn observed(
     // What a dialog asks is kept with the state it brings.
     let observation = (cause.is_some() || asks.is_some()).then(|| obs.clone());
     d.event(Event::AgentObserved { id: a.id.clone(), state: new.clone(), source, at: now, observation, cause });
-    if new != SessionState::Idle {
-        clear_timers(state, a, |k| matches!(k, TimerKind::Grace { .. }), d);
-    }
+    outlived(state, a, &new, d);
     if matches!(obs, Observation::Started) {
         clear_timers(state, a, |k| matches!(k, TimerKind::Startup { .. }), d);
         // Its input takes what is typed only a moment later: messages wait that long.
@@ -136,6 +134,17 @@ pub(super) fn observed(
             recovery::fire(state, &failed, Trigger::Error, Some(*error), now, d)
         }
         _ => {}
+    }
+}
+
+/// The agent's timers its new state outlives: a grace once it is not idle; a rate limit's wait
+/// once it is past its error by other means (a person's message), which ends its account's too.
+fn outlived(state: &State, a: &Agent, new: &SessionState, d: &mut Decision) {
+    if *new != SessionState::Idle {
+        clear_timers(state, a, |k| matches!(k, TimerKind::Grace { .. }), d);
+    }
+    if !matches!(new, SessionState::Error { .. }) {
+        clear_timers(state, a, |k| matches!(k, TimerKind::Wake { .. }), d);
     }
 }
 
