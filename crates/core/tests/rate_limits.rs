@@ -128,6 +128,14 @@ fn with_no_reset_given_the_wait_backs_off_doubling_and_an_error_told_twice_times
     assert!((30_000..36_100).contains(&waits[0]), "{waits:?}");
     assert!((60_000..72_100).contains(&waits[1]), "{waits:?}");
     assert!((120_000..144_100).contains(&waits[2]), "{waits:?}");
+    // A turn that ends is past the limit: the next limit's backoff starts from the first again.
+    sim.see(&a, Source::Hook, Observation::Working);
+    sim.see(&a, Source::Hook, Observation::Idle);
+    sim.see(&a, Source::Hook, Observation::Working);
+    let from = sim.clock.as_millis();
+    sim.see(&a, Source::Log, Observation::Error { error: AgentError::RateLimited });
+    let (at, _) = wake(&sim.state, &a).expect("a wake is timed");
+    assert!((30_000..36_100).contains(&(at.as_millis() - from)), "{}", at.as_millis() - from);
 }
 
 #[test]

@@ -137,14 +137,24 @@ pub(super) fn observed(
     }
 }
 
-/// The agent's timers its new state outlives: a grace once it is not idle; a rate limit's wait
-/// once it is past its error by other means (a person's message), which ends its account's too.
+/// What the agent's new state outlives: a grace once it is not idle; a rate limit's wait once it
+/// is past its error by other means (a person's message), which ends its account's too; the
+/// count of its waits once a turn ends.
 fn outlived(state: &State, a: &Agent, new: &SessionState, d: &mut Decision) {
     if *new != SessionState::Idle {
         clear_timers(state, a, |k| matches!(k, TimerKind::Grace { .. }), d);
     }
     if !matches!(new, SessionState::Error { .. }) {
         clear_timers(state, a, |k| matches!(k, TimerKind::Wake { .. }), d);
+    }
+    // A turn that ends after a rate limit's wait is past it: the next limit's backoff starts
+    // again from the first.
+    let at_wait = |p: &crate::Progress| {
+        let chain = &a.policy.chain(Trigger::Error, Some(crate::AgentError::RateLimited)).0;
+        chain.get(p.step).is_some_and(|s| matches!(s.action, crate::Action::Wait { .. }))
+    };
+    if *new == SessionState::Idle && a.recovery.get(&Trigger::Error).is_some_and(at_wait) {
+        d.event(Event::RecoveryReset { id: a.id.clone(), trigger: Trigger::Error });
     }
 }
 
