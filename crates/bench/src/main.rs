@@ -1,6 +1,6 @@
 //! `bosun-bench`: measures bosun against real git, tmux and claudeless, and prints each figure
 //! beside its target and a peer's (oj's) figure measured on the same kind of machine. Run it
-//! with `scripts/bench [start|detect|nudge|idle|store|clients|gemini|pi|opencode|hostile|pool|dash|host|docker|k8s|plan] …` (which builds bosun in release mode first).
+//! with `scripts/bench [start|detect|nudge|idle|store|clients|gemini|pi|opencode|hostile|pool|dash|host|docker|k8s|plan|limits] …` (which builds bosun in release mode first).
 
 mod budget;
 mod clients;
@@ -9,6 +9,7 @@ mod docker;
 mod host;
 mod hostile;
 mod k8s;
+mod limits;
 mod plan;
 mod pool;
 mod start;
@@ -98,8 +99,9 @@ fn main() {
             "k8s" => figures.extend(k8s::figures(&bin)),
             "plan" => figures.extend(plan::figures(&bin, &claudeless)),
             "budget" => figures.extend(budget::figures(&bin)),
+            "limits" => figures.extend(limits::figures(&bin)),
             other => {
-                panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients, gemini, pi, opencode, hostile, pool, dash, host, docker, k8s, plan or budget")
+                panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients, gemini, pi, opencode, hostile, pool, dash, host, docker, k8s, plan, budget or limits")
             }
         }
     }

@@ -1,6 +1,6 @@
 //! Formatting for people: tables, ages and states. Scripts use `--json` instead.
 
-use bosun_core::Workspace;
+use bosun_core::{rate_limit, Workspace};
 use bosun_wire::AgentSummary;
 
 /// "5s", "3m", "2h", "4d".
@@ -54,7 +54,7 @@ pub fn agents_table(now: u64, agents: &[AgentSummary], workspaces: &[Workspace])
                 match (a.waiting, a.paused) {
                     (true, _) => "waiting".to_owned(),
                     (_, true) => "paused(budget)".to_owned(),
-                    _ => a.state.label(),
+                    _ => rate_limit::state_label(&a.state, a.limited_until),
                 },
                 age(now, a.created_at.as_millis()),
                 a.workspace.to_string(),

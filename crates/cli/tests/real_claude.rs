@@ -507,3 +507,28 @@ fn at_its_budget_the_agent_is_paused_its_turn_stopped_and_a_raised_budget_goes_o
     let said = main[1].last_user_text();
     assert!(said.as_deref().is_some_and(|t| t.contains("budget was raised")), "{said:?}");
 }
+
+/// Claude Code records no reset time (docs/clients/claude.md): the agent is `error(rate_limited)`
+/// with none, and its wait backs off, 30 s at first; woken then, past the reset, by bosun alone,
+/// it completes its turn, and nothing of it reached the model during the backoff.
+#[test]
+fn a_rate_limit_claude_gives_no_reset_for_is_waited_out_by_a_backoff() {
+    let Some(real) = Real::new(|c| c) else { return };
+    // Long enough to be hit by its first request (its start takes seconds), short of the backoff.
+    let until = std::time::SystemTime::now() + std::time::Duration::from_secs(20);
+    real.model.limit_until(until);
+    real.model.push(Reply::text("After the limit."));
+    let id = real.start(&[], &["fix the bug"]);
+    let limited = real.bosun.wait_state(&id, "error(rate_limited)");
+    assert_eq!(limited.limited_until, None, "Claude records no reset time");
+    let said = wait_for(PATIENCE * 3, || real.bosun.agent(&id).said.filter(|s| s == "After the limit."));
+    assert!(said.is_some(), "its turn after the limit completed\n{}\n{}", real.peek(&id), real.bosun.log());
+    let main = real.model.main_requests();
+    let woken = bosun_core::rate_limit::WOKEN_MESSAGE;
+    let resumed: Vec<_> = main.iter().filter(|r| r.last_user_text().as_deref() == Some(woken)).collect();
+    assert_eq!(resumed.len(), 1, "told once: {main:#?}");
+    let backoff = std::time::Duration::from_millis(bosun_core::rate_limit::BACKOFF_FIRST_MS);
+    let failed = std::time::UNIX_EPOCH + std::time::Duration::from_millis(limited.state_since.as_millis());
+    assert!(resumed[0].time >= failed + backoff, "nothing before the backoff was over");
+    assert_eq!(main.len(), 2, "the limited request and the resumed one: nothing in between");
+}

@@ -6,10 +6,12 @@
 mod support;
 
 use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use bosun_core::rate_limit;
 use bosun_testkit::clients::{ClientEnv, CodexConfig, WriteOrPanic as _};
 use bosun_testkit::fake_model::{FakeModel, Reply};
-use bosun_testkit::poll::wait_until;
+use bosun_testkit::poll::{wait_for, wait_until};
 use support::*;
 
 /// One bosun, one repository, one fake OpenAI API and a Codex home pointing at it.
@@ -164,4 +166,88 @@ fn a_fork_of_a_codex_agent_starts_from_its_conversation_in_a_worktree_of_its_own
     assert!(last.contains("First answer.") && last.contains("try it another way"), "the conversation came along");
     assert_ne!(real.bosun.show(&fork).workspace.unwrap().path, real.bosun.show(&id).workspace.unwrap().path);
     assert_eq!(real.bosun.agent(&id).state.label(), "idle", "the agent forked goes on");
+}
+
+/// A plan's usage limit resetting `secs` from now, on a whole second (Codex logs its reset in
+/// whole seconds): its reset, and the label `ls` shows for an agent limited until it.
+fn usage_limit(real: &Real, secs: u64) -> (SystemTime, String) {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
+    let until = UNIX_EPOCH + Duration::from_secs(now + secs);
+    real.model.usage_limit_until(until);
+    real.model.push(Reply::text("After the limit."));
+    let at = bosun_core::Timestamp::from_millis((now + secs) * 1_000);
+    (until, format!("error(rate_limited until {})", bosun_core::rate_limit::clock(at)))
+}
+
+/// The agent's turn after the limit completed, told by bosun alone that the limit had reset:
+/// no request of it started before the reset, and it was told once.
+fn resumed_after(real: &Real, id: &str, until: SystemTime) {
+    let said = wait_for(PATIENCE * 2, || real.bosun.agent(id).said.filter(|s| s == "After the limit."));
+    let screen = || real.bosun.ok(real.repo.path(), &["peek", id]);
+    assert!(said.is_some(), "its turn after the limit completed\n{}\n{}", screen(), real.bosun.log());
+    let main = real.model.main_requests();
+    let woken: Vec<_> =
+        main.iter().filter(|r| r.last_user_text().as_deref() == Some(rate_limit::WOKEN_MESSAGE)).collect();
+    assert_eq!(woken.len(), 1, "told once that the limit has reset: {main:#?}");
+    assert!(woken[0].time >= until, "its turn started after the reset, not before");
+    let answered: Vec<_> = main.iter().filter(|r| !matches!(r.reply, Some(Reply::Limited(_)))).collect();
+    assert!(answered.iter().all(|r| r.time >= until), "no request before the reset was answered");
+    let told = real.bosun.show(id).messages.iter().filter(|m| m.text == rate_limit::WOKEN_MESSAGE).count();
+    assert_eq!(told, 1);
+}
+
+/// Codex records when its plan's usage limit resets (a used-up window's `resets_at`): the agent
+/// shows it, and is woken by itself once it has passed, not before, its turn then completing.
+#[test]
+fn a_usage_limit_is_shown_with_its_reset_and_waited_out() {
+    let Some(real) = Real::new(trusted) else { return };
+    let (until, label) = usage_limit(&real, 8);
+    let id = real.start(&[], &["fix the bug"]);
+    let shown = wait_until(PATIENCE, || real.bosun.ok(real.repo.path(), &["ls"]).contains(&label));
+    assert!(shown, "ls shows {label}:\n{}", real.bosun.ok(real.repo.path(), &["ls"]));
+    let json = real.bosun.ok(real.repo.path(), &["show", &id, "--json"]);
+    assert!(json.contains("\"limited_until\""), "{json}");
+    resumed_after(&real, &id, until);
+}
+
+/// The wait is a durable timer: bosun killed with SIGKILL while it waits, the daemon started
+/// again wakes the agent after the reset, once.
+#[test]
+fn a_usage_limits_wait_outlives_a_sigkill_of_bosun_and_wakes_the_agent_once() {
+    let Some(real) = Real::new(trusted) else { return };
+    let (until, label) = usage_limit(&real, 12);
+    let id = real.start(&[], &["fix the bug"]);
+    let shown = wait_until(PATIENCE, || real.bosun.ok(real.repo.path(), &["ls"]).contains(&label));
+    assert!(shown, "ls shows {label}");
+    real.bosun.kill_daemon_hard();
+    // Any command starts a daemon again.
+    real.bosun.ok(real.repo.path(), &["ls"]);
+    resumed_after(&real, &id, until);
+}
+
+/// Agents of one account share its window: an agent started on the account (the same
+/// `CODEX_HOME`) while another waits out its usage limit does not start until the wait is
+/// over, so that it calls nothing before the reset; then both go on.
+#[test]
+fn an_agent_started_on_an_account_waiting_out_a_limit_starts_after_the_reset() {
+    let Some(real) = Real::new(trusted) else { return };
+    let (until, label) = usage_limit(&real, 10);
+    let first = real.start(&[], &["fix the bug"]);
+    let shown = wait_until(PATIENCE, || real.bosun.ok(real.repo.path(), &["ls"]).contains(&label));
+    assert!(shown, "ls shows {label}");
+    let second = real.start(&[], &["write the docs"]);
+    // Held while the first waits: still starting, and nothing of it reached the model.
+    assert_eq!(real.bosun.agent(&second).state.label(), "starting");
+    let said = |id: &str| real.bosun.agent(id).said;
+    let done = wait_until(PATIENCE * 2, || said(&first).is_some() && said(&second).is_some());
+    assert!(done, "both turns completed: {:?} {:?}\n{}", said(&first), said(&second), real.bosun.log());
+    let of_second: Vec<_> = real
+        .model
+        .requests()
+        .into_iter()
+        .filter(|r| r.messages().iter().any(|(_, text)| text == "write the docs"))
+        .collect();
+    assert!(!of_second.is_empty());
+    assert!(of_second.iter().all(|r| r.time >= until), "the second agent called nothing before the reset");
+    assert!(of_second.iter().all(|r| !matches!(r.reply, Some(Reply::Limited(_)))));
 }

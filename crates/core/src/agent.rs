@@ -122,6 +122,10 @@ pub struct Agent {
     /// resume or message) until a person raises the budget (`bosun resume --budget`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused: Option<crate::budget::Pause>,
+    /// When the rate limit it failed on resets, as its client said it (clamped to a day at
+    /// most), while it waits on it; none when its client gave no time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_until: Option<Timestamp>,
 }
 
 /// A dialog being answered: what for, how many times keys were pressed, when last, and when
@@ -264,13 +268,15 @@ impl Agent {
             runtime,
             context: None,
             answering: None,
+            limited_until: None,
             fork: None,
             budget_told: false,
             paused: None,
         }
     }
 
-    /// Its state as people read it: `paused(budget)` while paused and alive, else its session's.
+    /// Its state as people read it: `paused(budget)` while paused and alive, else its session's
+    /// (`rate_limit::state_label` adds when a rate limit resets).
     pub fn state_label(&self) -> String {
         match &self.paused {
             Some(_) if !self.state.is_dead() => "paused(budget)".into(),

@@ -51,12 +51,12 @@ impl Budget {
         }
     }
 
-    /// The smaller of two budgets of a kind; `other` when they are of two kinds.
-    pub fn least(self, other: Budget) -> Budget {
-        match (self, other) {
-            (Self::Usd(a), Self::Usd(b)) => Self::Usd(a.min(b)),
-            (Self::Tokens(a), Self::Tokens(b)) => Self::Tokens(a.min(b)),
-            _ => other,
+    /// This budget, or `own` where it is of the same kind and smaller.
+    pub fn least_of(self, own: Option<Budget>) -> Budget {
+        match (self, own) {
+            (Self::Usd(a), Some(Self::Usd(b))) => Self::Usd(a.min(b)),
+            (Self::Tokens(a), Some(Self::Tokens(b))) => Self::Tokens(a.min(b)),
+            _ => self,
         }
     }
 

@@ -172,6 +172,15 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cause: Option<Cause>,
     },
+    /// Its client said when the rate limit it hit resets: `until`, or, when the time it gave
+    /// (`given`) was in the past or more than a day away, that time clamped.
+    RateLimitReset {
+        id: AgentId,
+        until: Timestamp,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        given: Option<Timestamp>,
+        at: Timestamp,
+    },
     /// A sign of life (recorded at most every few seconds per kind).
     Heartbeat {
         id: AgentId,

@@ -5,6 +5,7 @@
 //! Nothing here reads a clock, draws a random number or touches a file: the daemon supplies the
 //! time and the nonces, and carries out the effects.
 
+mod account;
 mod agent;
 mod ask;
 pub mod budget;
@@ -39,6 +40,7 @@ mod policy;
 mod pool;
 pub mod price;
 mod queue;
+pub mod rate_limit;
 mod ref_name;
 mod reject;
 pub mod replay;
@@ -53,6 +55,7 @@ pub mod usage;
 mod wait_for;
 mod workspace;
 
+pub use account::Account;
 pub use agent::{
     Agent, Answering, DeathReason, ExitStatus, Fork, Message, MessageKind, MessageState, NewAgent, Outcome, Progress,
     SavedWork, SessionState, INHERITED_ENV_FILE, RECORDED_ENV,

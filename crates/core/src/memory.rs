@@ -102,6 +102,11 @@ impl JobScope {
     /// agent made for a step of one of its jobs, and a message or escalation of its agents.
     pub fn concerns(&mut self, e: &Event) -> bool {
         self.learn(e);
+        self.about(e)
+    }
+
+    /// Whether `e` is about a record the scope knows.
+    fn about(&mut self, e: &Event) -> bool {
         let job = |id: &JobId| self.jobs.contains(id);
         let agent = |id: &AgentId| self.agents.contains(id);
         let ws = |id: &WorkspaceId| self.workspaces.contains(id);
@@ -136,6 +141,7 @@ impl JobScope {
             | Event::AgentAdopted { id, .. }
             | Event::AgentObserved { id, .. }
             | Event::Heartbeat { id, .. }
+            | Event::RateLimitReset { id, .. }
             | Event::AgentLogFound { id, .. }
             | Event::AgentConversationFound { id, .. }
             | Event::AgentKillRequested { id }

@@ -57,6 +57,11 @@ pub struct Policy {
 
 pub const DEFAULT_GRACE_MS: u64 = 60_000;
 
+/// What a rate limit gets when the policy says nothing for it: `wait*forever`.
+static WAIT_CHAIN: std::sync::LazyLock<Chain> = std::sync::LazyLock::new(|| {
+    Chain(vec![Step { action: Action::Wait { message: None }, attempts: Attempts::Forever, cooldown_ms: 0 }])
+});
+
 impl Default for Policy {
     fn default() -> Self {
         Self {
@@ -133,6 +138,13 @@ pub enum Action {
     /// Run a shell command in the workspace: exit 0 means done, anything else goes on to the
     /// next action.
     Gate { run: String },
+    /// Wait out a rate limit: until its reset (when the client said it), or an exponential,
+    /// bounded backoff (when not), each with a jitter; then type `message` (by default, that
+    /// the limit has reset). The default chain of `rate_limited`.
+    Wait {
+        #[serde(default)]
+        message: Option<String>,
+    },
     /// Ask a person: an escalation record and a notification.
     Escalate,
     /// The agent's work is done.
@@ -170,13 +182,18 @@ impl Policy {
         }
     }
 
-    /// The chain a trigger starts (a particular error's own chain before `on_error`).
+    /// The chain a trigger starts (a particular error's own chain before `on_error`). A rate
+    /// limit neither names is waited out (`wait*forever`).
     pub fn chain(&self, trigger: Trigger, error: Option<AgentError>) -> &Chain {
         match trigger {
             Trigger::Idle => &self.on_idle,
             Trigger::Dead => &self.on_dead,
             Trigger::Prompt => &self.on_prompt,
-            Trigger::Error => error.and_then(|e| self.on_error_kind.get(&e)).unwrap_or(&self.on_error),
+            Trigger::Error => match error.and_then(|e| self.on_error_kind.get(&e)) {
+                Some(chain) => chain,
+                None if self.on_error.is_empty() && error == Some(AgentError::RateLimited) => &WAIT_CHAIN,
+                None => &self.on_error,
+            },
             Trigger::Budget => &NO_CHAIN,
         }
     }
@@ -198,6 +215,7 @@ impl Action {
             Self::Nudge { .. } => "nudge",
             Self::Resume { .. } => "resume",
             Self::Gate { .. } => "gate",
+            Self::Wait { .. } => "wait",
             Self::Escalate => "escalate",
             Self::Done => "done",
             Self::Fail => "fail",
@@ -207,14 +225,14 @@ impl Action {
 
 /// Why a policy step could not be read; the message shows the syntax.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{text:?}: {reason} (expected ACTION[*ATTEMPTS][+COOLDOWN][:ARGUMENT], e.g. `nudge*2+30s:Continue`, `resume:Try again`, `gate:cargo test`, `escalate`)")]
+#[error("{text:?}: {reason} (expected ACTION[*ATTEMPTS][+COOLDOWN][:ARGUMENT], e.g. `nudge*2+30s:Continue`, `resume:Try again`, `gate:cargo test`, `wait`, `escalate`)")]
 pub struct StepError {
     pub text: String,
     pub reason: String,
 }
 
 /// `ACTION[*ATTEMPTS][+COOLDOWN][:ARGUMENT]`: `nudge*2+30s:Continue`, `nudge*forever:Go on`,
-/// `resume:Carry on`, `gate:cargo test`, `escalate`, `done`, `fail`.
+/// `resume:Carry on`, `gate:cargo test`, `wait`, `wait:Go on`, `escalate`, `done`, `fail`.
 impl FromStr for Step {
     type Err = StepError;
 
@@ -240,6 +258,7 @@ impl FromStr for Step {
             ("resume" | "recover", message) => Action::Resume { message },
             ("gate", Some(run)) => Action::Gate { run },
             ("gate", None) => return Err(err("a gate needs its command")),
+            ("wait", message) => Action::Wait { message },
             ("escalate", None) => Action::Escalate,
             ("done", None) => Action::Done,
             ("fail", None) => Action::Fail,
@@ -297,7 +316,9 @@ impl fmt::Display for Step {
             write!(f, "+{}", format_duration(self.cooldown_ms))?;
         }
         match &self.action {
-            Action::Nudge { message } | Action::Resume { message: Some(message) } => write!(f, ":{message}"),
+            Action::Nudge { message }
+            | Action::Resume { message: Some(message) }
+            | Action::Wait { message: Some(message) } => write!(f, ":{message}"),
             Action::Gate { run } => write!(f, ":{run}"),
             _ => Ok(()),
         }
@@ -429,10 +450,40 @@ mod tests {
         assert_eq!(s.attempts, Attempts::Forever);
         assert_eq!("recover".parse::<Step>().unwrap().action, Action::Resume { message: None });
         assert_eq!("gate:cargo test".parse::<Step>().unwrap().action, Action::Gate { run: "cargo test".into() });
+        let s: Step = "wait*forever:Go on".parse().unwrap();
+        assert_eq!((s.action.clone(), s.attempts), (Action::Wait { message: Some("Go on".into()) }, Attempts::Forever));
+        assert_eq!(s.to_string(), "wait*forever:Go on");
         assert!("nudge".parse::<Step>().unwrap_err().to_string().contains("needs its message"));
         assert!("nudge*x:a".parse::<Step>().is_err());
         assert!("jump".parse::<Step>().unwrap_err().to_string().contains("unknown action"));
         assert!("nudge+5y:a".parse::<Step>().unwrap_err().to_string().contains("unknown unit"));
+    }
+
+    /// A rate limit neither `on_error_kind` nor `on_error` names is waited out; one they name
+    /// gets theirs, and no other error gets the wait.
+    #[test]
+    fn a_rate_limit_the_policy_says_nothing_for_is_waited_out() {
+        let waits =
+            |p: &Policy| p.chain(Trigger::Error, Some(AgentError::RateLimited)).0.first().map(|s| s.action.label());
+        let mut p = Policy::default();
+        assert_eq!(waits(&p), Some("wait"));
+        assert_eq!(p.chain(Trigger::Error, Some(AgentError::RateLimited)).0[0].attempts, Attempts::Forever);
+        assert!(p.chain(Trigger::Error, Some(AgentError::Unauthorized)).is_empty());
+        assert!(p.chain(Trigger::Idle, None).is_empty());
+        p.on_error = Chain(vec!["escalate".parse().unwrap()]);
+        assert_eq!(waits(&p), Some("escalate"));
+        p.on_error_kind.insert(AgentError::RateLimited, Chain(vec!["nudge:Go".parse().unwrap()]));
+        assert_eq!(waits(&p), Some("nudge"));
+        let table: Step = toml_step(r#"action = "wait""#);
+        assert_eq!(table.action, Action::Wait { message: None });
+    }
+
+    fn toml_step(text: &str) -> Step {
+        #[derive(Deserialize)]
+        struct One {
+            step: Step,
+        }
+        toml::from_str::<One>(&format!("step = {{ {text} }}")).unwrap().step
     }
 
     #[test]

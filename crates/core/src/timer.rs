@@ -40,6 +40,14 @@ pub enum TimerKind {
     /// Its client reported its start before its input takes what is typed (Gemini CLI's
     /// `SessionStart`): no message is typed into it until this fires.
     InputSettling { agent: AgentId },
+    /// A rate-limited agent (a `wait` step) is woken with `message` once its limit has reset.
+    Wake {
+        agent: AgentId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+    /// A new agent's start waits while another agent of its account waits out a rate limit.
+    HeldStart { agent: AgentId },
     /// A job's failed step waits out its backoff before its next try.
     Backoff { job: JobId },
     /// A cron's next turn.
@@ -57,7 +65,9 @@ impl TimerKind {
             | Self::Confirm { agent, .. }
             | Self::Startup { agent, .. }
             | Self::Quiet { agent }
-            | Self::InputSettling { agent } => agent,
+            | Self::InputSettling { agent }
+            | Self::Wake { agent, .. }
+            | Self::HeldStart { agent } => agent,
             Self::Backoff { .. } | Self::Cron { .. } | Self::Poll { .. } => return None,
         })
     }

@@ -346,7 +346,8 @@ fn a_codex_agent_is_started_with_bosun_as_its_notify_program() {
     assert_eq!(command[1], "-c");
     assert!(command[2].starts_with("notify=[\"sh\",\"-c\",\"bosun hook codex 10000000"), "{}", command[2]);
     assert_eq!(&command[3..5], ["-c", "features.daemon_auto_start=false"], "no background app-server");
-    assert_eq!(&command[5..], ["--model", "o4", "fix it"]);
+    assert_eq!(&command[5..7], ["-c", "notice.hide_rate_limit_model_nudge=true"], "no offer to switch models");
+    assert_eq!(&command[7..], ["--model", "o4", "fix it"]);
 }
 
 #[test]

@@ -44,6 +44,7 @@ pub(crate) fn answer(reply: &Reply, request: &Value) -> (Response, Option<Usage>
         Reply::Limited(limit) => {
             let Response::Json { status, mut headers, body } = error(429) else { unreachable!("an error is JSON") };
             headers.extend(limit.headers(SystemTime::now(), true));
+            let body = limit.plan_body(SystemTime::now()).unwrap_or(body);
             return (Response::Json { status, headers, body }, None);
         }
         Reply::Text(text) | Reply::Stall { text, .. } => Item::Message { id: id("msg_"), text: text.clone() },

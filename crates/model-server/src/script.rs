@@ -60,7 +60,7 @@ impl Reply {
 
     /// A 429 saying the limit resets at `until`.
     pub fn limited(until: SystemTime) -> Self {
-        Self::Limited(Limit { until })
+        Self::Limited(Limit { until, plan: false })
     }
 
     pub fn stall(secs: u64, text: impl Into<String>) -> Self {

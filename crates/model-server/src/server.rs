@@ -105,7 +105,13 @@ impl ModelServer {
     /// resets at `until` (`Reply::Limited`) until then, leaving the queue alone; then answers
     /// again as before.
     pub fn limit_until(&self, until: SystemTime) {
-        self.shared.script().limit = Some(crate::Limit { until });
+        self.shared.script().limit = Some(crate::Limit { until, plan: false });
+    }
+
+    /// As `limit_until`, but the limit is a plan's usage limit (`Limit::plan`): Codex does not
+    /// retry it and records its reset.
+    pub fn usage_limit_until(&self, until: SystemTime) {
+        self.shared.script().limit = Some(crate::Limit { until, plan: true });
     }
 
     /// How many replies are still queued.

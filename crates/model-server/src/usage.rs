@@ -54,10 +54,13 @@ impl Usage {
     }
 }
 
-/// A rate limit that resets at `until`.
+/// A rate limit that resets at `until`: the API's (a request rate), or, with `plan`, a plan's
+/// usage limit as the ChatGPT backend tells Codex of it (`usage_limit_reached`, which Codex does
+/// not retry, and its window in `x-codex-primary-*` headers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limit {
     pub until: SystemTime,
+    pub plan: bool,
 }
 
 impl Limit {
@@ -81,6 +84,14 @@ impl Limit {
                 ("x-ratelimit-remaining-requests".to_owned(), "0".to_owned()),
                 ("x-ratelimit-reset-requests".to_owned(), reset),
             ]);
+            if self.plan {
+                headers.extend([
+                    ("x-codex-primary-used-percent".to_owned(), "100.0".to_owned()),
+                    ("x-codex-primary-window-minutes".to_owned(), "300".to_owned()),
+                    ("x-codex-primary-reset-at".to_owned(), unix.to_string()),
+                    ("x-codex-primary-reset-after-seconds".to_owned(), after.to_string()),
+                ]);
+            }
         } else {
             let reset = rfc3339(unix);
             headers.extend([
@@ -92,6 +103,18 @@ impl Limit {
             ]);
         }
         headers
+    }
+}
+
+impl Limit {
+    /// The body of a plan's usage limit, as the ChatGPT backend sends it (none for the API's
+    /// rate limit, whose body is the API's error).
+    pub(crate) fn plan_body(&self, now: SystemTime) -> Option<Value> {
+        let unix = self.until.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        self.plan.then(|| {
+            json!({"error": {"type": "usage_limit_reached", "message": "The usage limit has been reached",
+                "plan_type": "plus", "resets_at": unix, "resets_in_seconds": self.retry_after(now)}})
+        })
     }
 }
 
@@ -130,7 +153,7 @@ mod tests {
     #[test]
     fn a_limit_says_when_it_resets_in_each_apis_headers() {
         let now = UNIX_EPOCH + Duration::from_secs(1_795_854_600);
-        let limit = Limit { until: now + Duration::from_millis(65_200) };
+        let limit = Limit { until: now + Duration::from_millis(65_200), plan: false };
         assert_eq!(limit.retry_after(now), 66);
         assert_eq!(limit.retry_after(now + Duration::from_secs(100)), 0);
         let header = |headers: Vec<(String, String)>, name: &str| {

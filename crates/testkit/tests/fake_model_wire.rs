@@ -272,3 +272,21 @@ fn a_server_limited_until_a_time_says_when_and_answers_again_after_it() {
         assert_eq!(last.reply, Some(Reply::text("After the reset.")), "then the queue goes on");
     }
 }
+
+/// A plan's usage limit, as the ChatGPT backend tells Codex of it: `usage_limit_reached` with
+/// its reset as a Unix time, and the window in `x-codex-primary-*` headers.
+#[test]
+fn a_plans_usage_limit_says_its_reset_as_codex_reads_it() {
+    let model = FakeModel::openai();
+    let until = std::time::SystemTime::now() + std::time::Duration::from_secs(30);
+    let unix = until.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    model.usage_limit_until(until);
+    let request = json!({"stream": true, "tools": [{"name": "Bash", "type": "function"}], "input": []});
+    let (code, headers, body) = exchange(&mut connect(&model), "POST", "/v1/responses", &request);
+    assert_eq!(code, 429);
+    let body: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(body["error"]["type"], "usage_limit_reached");
+    assert_eq!(body["error"]["resets_at"], unix);
+    assert!(headers.contains(&format!("x-codex-primary-reset-at: {unix}\r\n")), "{headers}");
+    assert!(headers.contains("x-codex-primary-used-percent: 100.0\r\n"), "{headers}");
+}

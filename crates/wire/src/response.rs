@@ -263,6 +263,9 @@ pub struct AgentSummary {
     /// Paused at its budget (and alive): `bosun ls` shows it `paused(budget)`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub paused: bool,
+    /// When the rate limit it failed on resets, when its client said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_until: Option<Timestamp>,
 }
 
 impl From<&Agent> for AgentSummary {
@@ -283,6 +286,7 @@ impl From<&Agent> for AgentSummary {
             tokens: a.usage.by_model.clone(),
             cost: a.usage.by_model.keys().map(|m| (m.clone(), a.usage.cost_of(m))).collect(),
             paused: a.paused.is_some() && !a.state.is_dead(),
+            limited_until: a.limited_until,
         }
     }
 }

@@ -60,11 +60,12 @@ impl Shown {
     }
 
     /// What an agent in `state` is said to be doing: seed 004's words (`working`, not
-    /// `running`), with what is known of why for the others (`prompt(permission)`).
-    pub fn words(state: &SessionState) -> String {
+    /// `running`), with what is known of why for the others (`prompt(permission)`, a rate
+    /// limit's reset when known).
+    pub fn words(state: &SessionState, limited_until: Option<bosun_core::Timestamp>) -> String {
         match state {
             SessionState::Running => "working".into(),
-            other => other.label(),
+            other => bosun_core::rate_limit::state_label(other, limited_until),
         }
     }
 
@@ -105,7 +106,7 @@ impl Board {
                     id: a.id.to_string(),
                     name: a.name.to_string(),
                     state: if waiting { Shown::Waiting } else { Shown::of_agent(&a.state) },
-                    label: if waiting { "waiting".into() } else { Shown::words(&a.state) },
+                    label: if waiting { "waiting".into() } else { Shown::words(&a.state, a.limited_until) },
                     created_at: a.created_at.as_millis(),
                     workspace: Some(a.workspace.to_string()),
                     branch: ws.and_then(|w| w.branch().map(str::to_owned)),

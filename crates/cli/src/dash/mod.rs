@@ -391,7 +391,7 @@ fn look(client: &Client, id: &str) -> Detail {
     let task = a.prompt.clone().or_else(|| std::fs::read_to_string(path.join(bosun_core::TASK_FILE)).ok());
     let mut shown = Detail {
         name: format!("{} ({})", a.name, a.id),
-        label: board::Shown::words(&a.state),
+        label: board::Shown::words(&a.state, a.limited_until),
         live: !a.state.is_dead(),
         ended: false,
         kind: a.driver.kind().name().to_owned(),

@@ -29,6 +29,7 @@ mod session;
 mod start;
 mod step;
 mod timers;
+mod window;
 mod workspace;
 
 pub use dialog::PRESSES_MAX as DIALOG_PRESSES_MAX;

@@ -99,9 +99,7 @@ pub(super) fn observed(
     // What a dialog asks is kept with the state it brings.
     let observation = (cause.is_some() || asks.is_some()).then(|| obs.clone());
     d.event(Event::AgentObserved { id: a.id.clone(), state: new.clone(), source, at: now, observation, cause });
-    if new != SessionState::Idle {
-        clear_timers(state, a, |k| matches!(k, TimerKind::Grace { .. }), d);
-    }
+    outlived(state, a, &new, d);
     if matches!(obs, Observation::Started) {
         clear_timers(state, a, |k| matches!(k, TimerKind::Startup { .. }), d);
         // Its input takes what is typed only a moment later: messages wait that long.
@@ -136,6 +134,27 @@ pub(super) fn observed(
             recovery::fire(state, &failed, Trigger::Error, Some(*error), now, d)
         }
         _ => {}
+    }
+}
+
+/// What the agent's new state outlives: a grace once it is not idle; a rate limit's wait once it
+/// is past its error by other means (a person's message), which ends its account's too; the
+/// count of its waits once a turn ends.
+fn outlived(state: &State, a: &Agent, new: &SessionState, d: &mut Decision) {
+    if *new != SessionState::Idle {
+        clear_timers(state, a, |k| matches!(k, TimerKind::Grace { .. }), d);
+    }
+    if !matches!(new, SessionState::Error { .. }) {
+        clear_timers(state, a, |k| matches!(k, TimerKind::Wake { .. }), d);
+    }
+    // A turn that ends after a rate limit's wait is past it: the next limit's backoff starts
+    // again from the first.
+    let at_wait = |p: &crate::Progress| {
+        let chain = &a.policy.chain(Trigger::Error, Some(crate::AgentError::RateLimited)).0;
+        chain.get(p.step).is_some_and(|s| matches!(s.action, crate::Action::Wait { .. }))
+    };
+    if *new == SessionState::Idle && a.recovery.get(&Trigger::Error).is_some_and(at_wait) {
+        d.event(Event::RecoveryReset { id: a.id.clone(), trigger: Trigger::Error });
     }
 }
 
@@ -197,6 +216,7 @@ pub(super) fn log_lines(
             super::classify::said(state, agent, &said, d);
         }
         usage(state, a, lines, now, d);
+        limit_reset(a, lines, now, d);
     }
     let telling = observations.iter().rposition(|o| !matches!(o, Observation::Activity { .. }));
     if let Some(i) = telling.or(observations.len().checked_sub(1)) {
@@ -241,6 +261,18 @@ pub(super) fn usage(state: &State, a: &Agent, lines: &[String], now: Timestamp, 
         }
     }
     super::budget::spent(state, a, &usage, now, d);
+}
+
+/// When the rate limit the agent hit resets, if lines of its session log say so: kept within
+/// [now, now + 24 h], a time outside it recorded as given.
+fn limit_reset(a: &Agent, lines: &[String], now: Timestamp, d: &mut Decision) {
+    let driver = a.driver.behaviour();
+    let Some(given) = lines.iter().rev().find_map(|l| driver.log_limit_reset(l)) else { return };
+    let until = crate::rate_limit::clamp(given, now);
+    if a.limited_until != Some(until) {
+        let given = (until != given).then_some(given);
+        d.event(Event::RateLimitReset { id: a.id.clone(), until, given, at: now });
+    }
 }
 
 /// The quiet timer fired. Output heartbeats are recorded at most every `HEARTBEAT_EVERY_MS`, so

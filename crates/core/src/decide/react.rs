@@ -5,7 +5,7 @@
 //! until none is left; then the messages and queue items the decision made ready go out.
 
 use super::ground::{Cx, Decision};
-use super::{escalation, job, merge, plan, pod, queue, recovery, session};
+use super::{escalation, job, merge, plan, pod, queue, recovery, session, window};
 use crate::Event;
 
 /// One reaction: the events it is for, and what it does.
@@ -50,4 +50,5 @@ pub(super) fn settle(cx: Cx, d: &mut Decision) {
     }
     session::dispatch(cx.state, d);
     queue::dispatch(cx.state, d);
+    window::hold_starts(cx.state, d);
 }

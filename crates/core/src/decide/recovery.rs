@@ -62,8 +62,12 @@ fn fire_from(
     if a.outcome.is_some() || a.kill_requested || a.paused.is_some() {
         return;
     }
-    // A step already waits out its cooldown for this trigger: it acts for this firing too.
-    let cooling = state.timers.values().any(|t| t.kind == TimerKind::Cooldown { agent: a.id.clone(), trigger, class });
+    // A step already waits out its cooldown for this trigger (or a rate limit): it acts for
+    // this firing too.
+    let cooling = state.timers.values().any(|t| {
+        t.kind == TimerKind::Cooldown { agent: a.id.clone(), trigger, class }
+            || matches!(&t.kind, TimerKind::Wake { agent, .. } if *agent == a.id && trigger == Trigger::Error)
+    });
     if cooling {
         return;
     }
@@ -84,6 +88,10 @@ fn fire_from(
     p.used += 1;
     let action = step.action.clone();
     d.event(Event::RecoveryStep { id: a.id.clone(), trigger, progress: p, action, at: now, class });
+    // A wait times itself.
+    if let Action::Wait { message } = &step.action {
+        return wait(state, a, p.used, message.clone(), now, d);
+    }
     if step.cooldown_ms > 0 {
         let at = Timestamp::from_millis(now.as_millis() + step.cooldown_ms);
         set_timer(state, d, TimerKind::Cooldown { agent: a.id.clone(), trigger, class }, at);
@@ -147,10 +155,32 @@ pub(super) fn perform(state: &State, a: &Agent, trigger: Trigger, action: &Actio
         Action::Gate { run } => {
             d.effect(Effect::RunGate { agent: a.id.clone(), run: run.clone(), cwd: a.cwd.clone() });
         }
+        Action::Wait { message } => {
+            let attempt = a.recovery.get(&trigger).map_or(1, |p| p.used);
+            wait(state, a, attempt, message.clone(), now, d)
+        }
         Action::Escalate => escalate(state, a, trigger, what(a, trigger), now, d),
         Action::Done => finish(a, Outcome::Done, now, d),
         Action::Fail => finish(a, Outcome::Failed, now, d),
     }
+}
+
+/// The `wait` step: the agent is woken once its rate limit has reset (its `attempt`th wait
+/// since its chain began), by a timer, which a restart of bosun re-arms.
+fn wait(state: &State, a: &Agent, attempt: u32, message: Option<String>, now: Timestamp, d: &mut Decision) {
+    // The reset its client gave in this very decision counts.
+    let until = d.agent(state, &a.id).map_or(a.limited_until, |now| now.limited_until);
+    let at = crate::rate_limit::wake_at(&a.id, attempt, until, now);
+    set_timer(state, d, TimerKind::Wake { agent: a.id.clone(), message }, at);
+}
+
+/// A `wait` is over: an agent still failed is told that the limit has reset.
+pub(super) fn woken(state: &State, a: &Agent, message: Option<&str>, now: Timestamp, d: &mut Decision) {
+    if !matches!(a.state, SessionState::Error { .. }) || a.outcome.is_some() || a.kill_requested {
+        return;
+    }
+    let text = message.unwrap_or(crate::rate_limit::WOKEN_MESSAGE);
+    queue(state, a, &a.with_context(text), MessageKind::Nudge, now, d);
 }
 
 /// Restarts the agent in its workspace with its conversation resumed. A driver that takes a

@@ -94,10 +94,13 @@ fn push(state: &State, a: &Agent, text: &str, kind: MessageKind, raw: bool, now:
 /// decision leaves it, waits for input, is typing nothing, and is not still reacting to the
 /// last message typed (its confirmation pending and its state unchanged since).
 pub(super) fn dispatch(state: &State, d: &mut Decision) {
-    let touched: BTreeSet<AgentId> = d.events.iter().filter_map(|e| agent_of(state, e)).collect();
+    let mut touched: BTreeSet<AgentId> = d.events.iter().filter_map(|e| agent_of(state, e)).collect();
+    // A wait on a rate limit ended: the nudges its account's agents were held back go out.
+    touched.extend(super::window::released(state, d));
     if touched.is_empty() {
         return;
     }
+    let windows = super::window::Windows::of(state, d);
     // The touched agents as the decision leaves them: a small copy with the events applied.
     let mut after = State { seq: state.seq, last_timer: state.last_timer, ..State::default() };
     for id in &touched {
@@ -121,6 +124,10 @@ pub(super) fn dispatch(state: &State, d: &mut Decision) {
             continue;
         }
         if let Some(m) = queued(&after, &a.id).next() {
+            // bosun's own nudges wait while another agent of the account waits out a rate limit.
+            if m.kind == MessageKind::Nudge && windows.holds(a).is_some() {
+                continue;
+            }
             d.event(Event::MessageSending { id: m.id });
             d.effect(send(a, m));
         }

@@ -51,14 +51,7 @@ pub(super) fn launch(
     attempt: u32,
     now: Timestamp,
 ) -> Result<Started, LaunchError> {
-    // A job whose budget is spent starts no new step.
-    let left = match job.spec.budget {
-        Some(budget) => match budget.left(job_ledgers(state, job)) {
-            Some(left) => Some(left),
-            None => return Err(LaunchError::BudgetSpent { step: spec.name.clone(), budget }),
-        },
-        None => None,
-    };
+    let left = budget_left(state, job, spec)?;
     let name = match &spec.run {
         StepRun::Agent(name) => name,
         StepRun::Job(child) => {
@@ -128,10 +121,7 @@ pub(super) fn launch(
         inherits: Vec::new(),
         driver,
         policy: crate::Policy {
-            budget: match (plan.policy.budget, left) {
-                (Some(own), Some(left)) => Some(own.least(left)),
-                (own, left) => left.or(own),
-            },
+            budget: left.map_or(plan.policy.budget, |l| Some(l.least_of(plan.policy.budget))),
             ..plan.policy.clone()
         },
         prompt,
@@ -197,6 +187,16 @@ fn child_job(
         ..made.clone()
     };
     Ok(Job::new(child, parent.workspace.clone(), now))
+}
+
+/// What is left of the job's budget, when it has one; a job whose budget is spent starts no new
+/// step.
+fn budget_left(state: &State, job: &Job, spec: &StepSpec) -> Result<Option<crate::budget::Budget>, LaunchError> {
+    let Some(budget) = job.spec.budget else { return Ok(None) };
+    match budget.left(job_ledgers(state, job)) {
+        Some(left) => Ok(Some(left)),
+        None => Err(LaunchError::BudgetSpent { step: spec.name.clone(), budget }),
+    }
 }
 
 /// The ledgers of the agents the job's steps ran.

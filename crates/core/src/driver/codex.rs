@@ -31,6 +31,11 @@ use crate::{AgentError, Heartbeat, Observation, Source};
 /// The override that keeps Codex (0.169) from starting its background app-server, which
 /// outlives the TUI and hands later TUIs the environment it started with.
 pub const NO_DAEMON: &str = "features.daemon_auto_start=false";
+/// Codex offers, once a usage limit nears or is reached, to switch to a cheaper model, in a
+/// dialog whose first option ("Switch to …") is selected: the message bosun types once the limit
+/// has reset would answer it, changing the agent's model, and be lost. The offer is hidden, as
+/// its own "never show again" does.
+pub const NO_MODEL_NUDGE: &str = "notice.hide_rate_limit_model_nudge=true";
 
 /// Codex 0.169's command line: `codex [OPTIONS] [PROMPT]` or `codex <COMMAND>`.
 pub const GRAMMAR: Grammar = Grammar {
@@ -427,8 +432,8 @@ impl super::AgentDriver for Codex {
         let hook = format!("{} codex {} \"$1\"", a.hook_command, a.id);
         let notify = notify_config(&["sh".into(), "-c".into(), hook, "bosun-notify".into()]);
         // And it starts no background app-server: one would outlive the agent and serve later
-        // agents with the first one's environment.
-        let overrides = ["-c".to_owned(), notify, "-c".to_owned(), NO_DAEMON.to_owned()];
+        // agents with the first one's environment; nor offers to switch models near a limit.
+        let overrides = ["-c", &notify, "-c", NO_DAEMON, "-c", NO_MODEL_NUDGE].map(str::to_owned);
         let fork = a.fork.as_ref().filter(|_| a.restarts == 0 && resume.is_none());
         match (resume, self.conversation(a), command.first().cloned()) {
             (Some(message), Some(id), Some(program)) => {
@@ -546,6 +551,10 @@ impl super::AgentDriver for Codex {
 
     fn log_model(&self, line: &str) -> Option<String> {
         super::session_usage::codex_model(line)
+    }
+
+    fn log_limit_reset(&self, line: &str) -> Option<crate::Timestamp> {
+        super::limit_reset::codex(line)
     }
 
     fn screen(&self, text: &str) -> Option<super::Screen> {

@@ -17,6 +17,7 @@ pub mod gemini;
 pub mod gemini_config;
 pub mod generic;
 pub mod kind;
+mod limit_reset;
 pub mod opencode;
 pub mod opencode_config;
 pub mod opencode_dialog;
@@ -222,6 +223,11 @@ pub trait AgentDriver: Sync {
 
     /// The usage of a model call, when a line of its session log records one.
     fn log_usage(&self, _line: &str) -> Option<crate::usage::Used> {
+        None
+    }
+
+    /// When the rate limit it hit resets, when a line of its session log says so.
+    fn log_limit_reset(&self, _line: &str) -> Option<crate::Timestamp> {
         None
     }
 

@@ -29,8 +29,19 @@ pub(super) fn apply(state: &mut State, event: &Event, seq: u64) {
                 if *new == SessionState::Running {
                     agent.said = None;
                 }
+                // A turn that ends, or one that starts after it failed, is past the limit.
+                let past_limit = *new == SessionState::Idle
+                    || *new == SessionState::Running && matches!(agent.state, SessionState::Error { .. });
+                if past_limit {
+                    agent.limited_until = None;
+                }
                 set_agent_state(agent, new.clone(), *at, seq);
                 agent.source = Some(*source);
+            }
+        }
+        Event::RateLimitReset { id, until, .. } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.limited_until = Some(*until);
             }
         }
         Event::Heartbeat { id, heartbeat, at } => {

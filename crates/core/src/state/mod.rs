@@ -131,6 +131,7 @@ fn fold(state: &mut State, event: &Event, seq: u64) {
         | Event::AgentAdopted { .. }
         | Event::AgentObserved { .. }
         | Event::Heartbeat { .. }
+        | Event::RateLimitReset { .. }
         | Event::AgentLogFound { .. }
         | Event::AgentConversationFound { .. }
         | Event::AgentKillRequested { .. }

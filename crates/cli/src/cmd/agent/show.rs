@@ -35,7 +35,11 @@ pub fn run(client: &Client, args: ShowArgs) -> Result<ExitCode> {
 fn what(d: &AgentDetail) {
     let a = &d.agent;
     println!("agent      {} ({})", a.id, a.name);
-    println!("state      {} for {}", a.state_label(), render::age(d.now, a.state_since.as_millis()));
+    let state = match &a.paused {
+        Some(_) => a.state_label(),
+        None => bosun_core::rate_limit::state_label(&a.state, a.limited_until),
+    };
+    println!("state      {state} for {}", render::age(d.now, a.state_since.as_millis()));
     if let Some(asks) = &a.asks {
         println!("asks       {asks}");
     }
