@@ -4,8 +4,8 @@
 use super::*;
 use bosun_core::driver::dialog::DialogAnswer;
 
-/// How long an answer waits for the dialog's options to be drawn.
-const DIALOG_WAIT: Duration = Duration::from_secs(3);
+/// How long an answer waits for the dialog's options to be drawn (a busy machine draws slowly).
+const DIALOG_WAIT: Duration = Duration::from_secs(10);
 
 /// How long a request waits for the outcome of what it asked for.
 const OUTCOME_WAIT: Duration = Duration::from_secs(60);
@@ -78,14 +78,16 @@ pub(super) async fn answer_dialog(
         Ok((a.id.clone(), a.session.clone(), a.driver.behaviour()))
     })
     .await?;
-    // The dialog may be reported (a hook) before it is drawn: look again, briefly, until its
-    // options show. Keys follow: each look waits for the screen to be drawn whole.
+    // The dialog may be reported (a hook) before it is drawn: look again, briefly, until the
+    // option asked for shows (lines of its text drawn before its options read as a menu too).
+    // Keys follow: each look waits for the screen to be drawn whole.
+    let want = bosun_core::driver::dialog::Want::Person { answer };
     let deadline = tokio::time::Instant::now() + DIALOG_WAIT;
     let screen = loop {
         let (sessions, session) = (ctx.sessions.clone(), session.clone());
         let colors = driver.screen_colors();
         let screen = blocking(move || crate::executor::settled_screen(&*sessions, &session, colors)).await?;
-        if driver.menu(&screen).is_some() || tokio::time::Instant::now() >= deadline {
+        if driver.menu(&screen).is_some_and(|m| m.find(want).is_ok()) || tokio::time::Instant::now() >= deadline {
             break screen;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
