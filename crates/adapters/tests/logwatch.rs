@@ -191,6 +191,24 @@ fn a_file_whose_directory_appears_later_is_picked_up() {
     assert_eq!(got.wait_lines(id, 1), ["{\"type\":\"user\"}"]);
 }
 
+/// Without a sweep: the making of the missing directories (two levels of them, as Claude Code
+/// makes its project's directory at its first write) is seen through their nearest ancestor.
+#[test]
+fn a_file_whose_directories_are_made_later_is_read_by_events_alone() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("projects").join("-tmp-ws").join("session.jsonl");
+    let got = Got::default();
+    let watcher = got.watcher(EVENTS_ONLY);
+    let id = watcher.watch(path.clone(), 0);
+
+    fs::create_dir(dir.path().join("projects")).expect("mkdir");
+    fs::create_dir(path.parent().expect("parent")).expect("mkdir");
+    append(&path, b"{\"type\":\"assistant\"}\n");
+    assert_eq!(got.wait_lines(id, 1), ["{\"type\":\"assistant\"}"]);
+    append(&path, b"more\n");
+    assert_eq!(got.wait_lines(id, 2), ["{\"type\":\"assistant\"}", "more"]);
+}
+
 #[test]
 fn many_files_each_get_their_own_lines() {
     let dir = tempfile::tempdir().expect("temp dir");

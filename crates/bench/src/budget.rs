@@ -35,7 +35,7 @@ pub fn figures(bin: &Path) -> Vec<Figure> {
 
 /// `CROSSINGS` agents, each paused by its first answer.
 fn crossings(bin: &Path, claude: &Path) -> Vec<Figure> {
-    let (mut paused, mut latest) = (Vec::new(), Duration::ZERO);
+    let (mut paused, mut written, mut latest) = (Vec::new(), Vec::new(), Duration::ZERO);
     let mut after = 0usize;
     for _ in 0..CROSSINGS {
         let model = FakeModel::anthropic();
@@ -53,13 +53,35 @@ fn crossings(bin: &Path, claude: &Path) -> Vec<Figure> {
         let id = bosun.start_with(repo.path(), &args, |cmd| {
             env.apply(cmd);
         });
+        // When Claude's transcript holds the first answer's usage (its line), seen from here.
+        let transcript = wait_secs(60, || show(bosun.state_dir(), &id).and_then(|a| a.log));
+        let seen = wait_secs(60, || {
+            let text = std::fs::read_to_string(&transcript).ok()?;
+            let at = text.find("\"usage\"")?;
+            std::env::var_os("BUDGET_WHOLE")
+                .map_or(true, |_| text[at..].contains('\n'))
+                .then(std::time::SystemTime::now)
+        });
         let pause = wait_secs(60, || show(bosun.state_dir(), &id).and_then(|a| a.paused));
+        // BUDGET_TRACE=1: each event recorded, in ms after the first answer's last byte.
+        if std::env::var_os("BUDGET_TRACE").is_some() {
+            let db = rusqlite::Connection::open(bosun.state_dir().join("bosun.db")).expect("db");
+            let mut stmt = db.prepare("SELECT seq, at, substr(body, 1, 90) FROM events ORDER BY seq").expect("q");
+            let rows = stmt
+                .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))
+                .expect("q");
+            let answered_ms = main_answered(&model);
+            for (seq, at, body) in rows.flatten() {
+                println!("{seq:>4} {:>6} {body}", at - answered_ms);
+            }
+        }
         let crossing = UNIX_EPOCH + Duration::from_millis(pause.at.as_millis());
         // Its turn stopped: idle again.
         wait_secs(60, || show(bosun.state_dir(), &id).filter(|a| a.state.label() == "idle"));
         let main = model.main_requests();
         let answered = main[0].answered.expect("its first answer");
         paused.push(crossing.duration_since(answered).unwrap_or_default());
+        written.push(seen.duration_since(answered).unwrap_or_default());
         for r in &main {
             if let Ok(late) = r.time.duration_since(crossing) {
                 after += 1;
@@ -70,6 +92,7 @@ fn crossings(bin: &Path, claude: &Path) -> Vec<Figure> {
     }
     vec![
         Figure::new("budget crossed (the answer's last byte) → agent paused", paused, "< 1000 ms", ""),
+        Figure::new("  of which: the answer's last byte → its usage in Claude's transcript", written, "", ""),
         Figure::value(
             format!("budget: model requests started after the crossing, in {CROSSINGS} runs"),
             format!("{after}, latest {} ms after", latest.as_millis()),
@@ -77,6 +100,13 @@ fn crossings(bin: &Path, claude: &Path) -> Vec<Figure> {
             "",
         ),
     ]
+}
+
+/// When the first main-loop answer's last byte was written, in ms since the epoch.
+fn main_answered(model: &FakeModel) -> i64 {
+    let main = model.main_requests();
+    let t = main.first().and_then(|r| r.answered).and_then(|t| t.duration_since(UNIX_EPOCH).ok());
+    t.map_or(0, |d| d.as_millis() as i64)
 }
 
 /// A state of `AGENTS` agents and `RESPONSES` recorded responses, then `bosun usage --json`.

@@ -15,6 +15,9 @@ use super::{LogLines, Msg, WatchId};
 
 pub(super) type Sink = Box<dyn Fn(LogLines) + Send>;
 
+/// How far up a missing parent directory's ancestors one is watched for its making.
+const ANCESTORS_UP: usize = 3;
+
 /// A parent directory that holds watched files, and whether the notifier watches it yet.
 struct Dir {
     files: usize,
@@ -31,6 +34,9 @@ pub(super) struct Worker {
     tails: HashMap<WatchId, Tail>,
     by_path: HashMap<PathBuf, Vec<WatchId>>,
     dirs: HashMap<PathBuf, Dir>,
+    /// Directories watched only to see a missing parent directory made (the nearest that
+    /// exists of its ancestors, a few levels up at most).
+    ancestors: BTreeSet<PathBuf>,
     /// Files to read in the next turn.
     dirty: BTreeSet<WatchId>,
 }
@@ -45,6 +51,7 @@ impl Worker {
             tails: HashMap::new(),
             by_path: HashMap::new(),
             dirs: HashMap::new(),
+            ancestors: BTreeSet::new(),
             dirty: BTreeSet::new(),
         }
     }
@@ -138,10 +145,21 @@ impl Worker {
         }
     }
 
-    /// A file event named `path`: a watched file, or a watched directory itself.
+    /// A file event named `path`: a watched file, a watched directory itself, or a directory
+    /// made on the way to a missing parent (which is watched now, and its files read).
     fn changed(&mut self, path: &Path) {
         if let Some(ids) = self.by_path.get(path) {
             self.dirty.extend(ids.iter().copied());
+        }
+        let waiting: Vec<PathBuf> =
+            self.dirs.iter().filter(|(d, dir)| !dir.watched && d.starts_with(path)).map(|(d, _)| d.clone()).collect();
+        for dir in waiting {
+            self.watch_dir(&dir);
+            if self.dirs.get(&dir).is_some_and(|d| d.watched) {
+                let files = self.tails.iter().filter(|(_, t)| t.path.parent() == Some(dir.as_path()));
+                let ids: Vec<WatchId> = files.map(|(id, _)| *id).collect();
+                self.dirty.extend(ids);
+            }
         }
         if let Some(dir) = self.dirs.get_mut(path) {
             // The directory was removed or renamed, and its watch with it: the sweep watches it
@@ -155,12 +173,22 @@ impl Worker {
         }
     }
 
-    /// Asks the notifier to watch `dir`, unless it already does or there is no notifier. A
-    /// directory that does not exist yet is left to the sweep.
+    /// Asks the notifier to watch `dir`, unless it already does or there is no notifier. For a
+    /// directory that does not exist yet, the nearest of its ancestors that does is watched (a
+    /// few levels up at most; else the sweep finds it), so that its making is seen at once.
     fn watch_dir(&mut self, path: &Path) {
         let Some(notifier) = self.notifier.as_mut() else { return };
         let Some(dir) = self.dirs.get_mut(path) else { return };
-        if dir.watched || !path.is_dir() {
+        if dir.watched {
+            return;
+        }
+        if !path.is_dir() {
+            let nearest = path.ancestors().skip(1).take(ANCESTORS_UP).find(|a| a.is_dir());
+            if let Some(a) = nearest.filter(|a| !self.ancestors.contains(*a)) {
+                if notifier.watch(a, RecursiveMode::NonRecursive).is_ok() {
+                    self.ancestors.insert(a.to_path_buf());
+                }
+            }
             return;
         }
         match notifier.watch(path, RecursiveMode::NonRecursive) {
