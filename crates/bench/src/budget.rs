@@ -58,9 +58,8 @@ fn crossings(bin: &Path, claude: &Path) -> Vec<Figure> {
         let seen = wait_secs(60, || {
             let text = std::fs::read_to_string(&transcript).ok()?;
             let at = text.find("\"usage\"")?;
-            std::env::var_os("BUDGET_WHOLE")
-                .map_or(true, |_| text[at..].contains('\n'))
-                .then(std::time::SystemTime::now)
+            // Its whole line: Claude ends each with a newline.
+            text[at..].contains('\n').then(std::time::SystemTime::now)
         });
         let pause = wait_secs(60, || show(bosun.state_dir(), &id).and_then(|a| a.paused));
         // BUDGET_TRACE=1: each event recorded, in ms after the first answer's last byte.
