@@ -10,7 +10,7 @@ use bosun_core::rate_limit::{clamp, AFTER_RESET_MS, RESET_JITTER_MS, RESET_MOST_
 use bosun_core::{
     AgentError, AgentId, Effect, Event, Input, Observation, Policy, SessionState, Source, State, TimerKind, Timestamp,
 };
-use support::{claude, spec, Sim};
+use support::{claude, sent_texts, spec, Sim};
 
 /// Codex's `token_count` line when its plan's window is used up, resetting at `resets_at`.
 fn reached(resets_at: i64) -> String {
@@ -44,16 +44,6 @@ fn wake(state: &State, a: &AgentId) -> Option<(Timestamp, Option<String>)> {
     })
 }
 
-fn sent(effects: &[Effect]) -> Vec<String> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::SendText { text, .. } => Some(text.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
 #[test]
 fn a_reset_the_client_logs_is_waited_out_and_the_agent_told_just_after_it() {
     let mut sim = Sim::new();
@@ -73,9 +63,9 @@ fn a_reset_the_client_logs_is_waited_out_and_the_agent_told_just_after_it() {
     assert_eq!(message, None);
     // Nothing before it.
     sim.advance(at.as_millis() - sim.clock.as_millis() - 1);
-    assert!(sent(&sim.fire_due()).is_empty(), "nothing typed before the wake");
+    assert!(sent_texts(&sim.fire_due()).is_empty(), "nothing typed before the wake");
     sim.advance(1);
-    assert_eq!(sent(&sim.fire_due()), vec![WOKEN_MESSAGE.to_owned()]);
+    assert_eq!(sent_texts(&sim.fire_due()), vec![WOKEN_MESSAGE.to_owned()]);
     assert_eq!(wake(&sim.state, &a), None, "woken once");
     // Its new turn is past the limit.
     lines(&mut sim, &a, &[r#"{"type":"event_msg","payload":{"type":"task_started"}}"#]);
@@ -120,7 +110,7 @@ fn with_no_reset_given_the_wait_backs_off_doubling_and_an_error_told_twice_times
         let wakes = sim.state.timers.values().filter(|t| matches!(t.kind, TimerKind::Wake { .. })).count();
         assert_eq!(wakes, 1);
         sim.advance(at.as_millis() - sim.clock.as_millis());
-        assert_eq!(sent(&sim.fire_due()), vec![WOKEN_MESSAGE.to_owned()]);
+        assert_eq!(sent_texts(&sim.fire_due()), vec![WOKEN_MESSAGE.to_owned()]);
         for m in sim.in_flight() {
             sim.ok(Input::TextDelivered { message: m });
         }
@@ -157,7 +147,7 @@ fn the_wait_is_in_the_log_replayed_it_wakes_at_the_same_time_and_work_resumed_ot
     lines(&mut sim, &a, &[r#"{"type":"event_msg","payload":{"type":"task_started"}}"#]);
     assert_eq!(wake(&sim.state, &a), None, "the wait ended");
     sim.advance(before.0.as_millis() - sim.clock.as_millis());
-    assert!(sent(&sim.fire_due()).is_empty());
+    assert!(sent_texts(&sim.fire_due()).is_empty());
 }
 
 #[test]
@@ -174,7 +164,7 @@ fn a_wait_step_of_the_policys_own_says_its_message_and_a_policy_that_names_rate_
     let (at, message) = wake(&sim.state, &a).expect("a wake");
     assert_eq!(message.as_deref(), Some("Go on now"));
     sim.advance(at.as_millis() - sim.clock.as_millis());
-    assert_eq!(sent(&sim.fire_due()), vec!["Go on now".to_owned()]);
+    assert_eq!(sent_texts(&sim.fire_due()), vec!["Go on now".to_owned()]);
     // A policy whose on_error says what to do gets no wait.
     let mut sim = Sim::new();
     let policy = Policy { on_error: bosun_core::Chain(vec!["escalate".parse().unwrap()]), ..Policy::default() };
@@ -226,8 +216,8 @@ fn agents_of_one_account_share_its_window_and_another_accounts_do_not() {
     for a in [&sibling, &other] {
         sim.see(a, Source::Hook, Observation::Working);
     }
-    assert!(sent(&sim.see(&sibling, Source::Hook, Observation::Idle)).is_empty(), "held back");
-    assert_eq!(sent(&sim.see(&other, Source::Hook, Observation::Idle)), vec!["Continue".to_owned()]);
+    assert!(sent_texts(&sim.see(&sibling, Source::Hook, Observation::Idle)).is_empty(), "held back");
+    assert_eq!(sent_texts(&sim.see(&other, Source::Hook, Observation::Idle)), vec!["Continue".to_owned()]);
     // A new agent of the account does not start; one of the other account does.
     let mut spec = claude(4, Policy::default());
     spec.env.insert("CLAUDE_CONFIG_DIR".into(), "/accounts/one".into());
@@ -239,7 +229,7 @@ fn agents_of_one_account_share_its_window_and_another_accounts_do_not() {
     assert_eq!(spawns(&sim.ok(Input::WorkspaceCreated { id: w })), vec![free]);
     // The wait is over: the limited agent is told, the held nudge goes out.
     sim.advance(wake_at.as_millis() - sim.clock.as_millis());
-    let texts = sent(&sim.fire_due());
+    let texts = sent_texts(&sim.fire_due());
     assert_eq!(texts, vec![WOKEN_MESSAGE.to_owned(), "Continue".to_owned()]);
     assert_eq!(sim.state.agents[&held].state, SessionState::Starting, "not before the reset and its jitter");
     // The held start goes on just after.
@@ -258,7 +248,7 @@ fn a_limited_agent_back_at_work_releases_its_accounts_held_nudges() {
     sim.see(&limited, Source::Hook, Observation::Working);
     sim.see(&limited, Source::Log, Observation::Error { error: AgentError::RateLimited });
     sim.see(&sibling, Source::Hook, Observation::Working);
-    assert!(sent(&sim.see(&sibling, Source::Hook, Observation::Idle)).is_empty(), "held back");
+    assert!(sent_texts(&sim.see(&sibling, Source::Hook, Observation::Idle)).is_empty(), "held back");
     let effects = sim.see(&limited, Source::Hook, Observation::Working);
-    assert_eq!(sent(&effects), vec!["Continue".to_owned()]);
+    assert_eq!(sent_texts(&effects), vec!["Continue".to_owned()]);
 }

@@ -7,7 +7,7 @@ use bosun_core::{
     AgentError, DeathReason, Effect, Event, ExitStatus, Heartbeat, Input, MessageState, Observation, Policy,
     PromptKind, Reality, SessionState, Source, Step,
 };
-use support::{claude, Sim};
+use support::{claude, sent_texts, Sim};
 
 fn policy(on_idle: &[&str]) -> Policy {
     Policy { on_idle: steps(on_idle), ..Policy::default() }
@@ -15,16 +15,6 @@ fn policy(on_idle: &[&str]) -> Policy {
 
 fn steps(s: &[&str]) -> bosun_core::Chain {
     bosun_core::Chain(s.iter().map(|s| s.parse::<Step>().unwrap()).collect())
-}
-
-fn sent_texts(effects: &[Effect]) -> Vec<String> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::SendText { text, .. } => Some(text.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// A running Claude agent with `policy` that has reported in and is idle.

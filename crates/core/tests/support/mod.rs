@@ -135,6 +135,17 @@ pub fn spec(n: u64) -> AgentSpec {
     }
 }
 
+/// The texts of the `SendText` effects among `effects`, in order.
+pub fn sent_texts(effects: &[Effect]) -> Vec<String> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::SendText { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Agent `n` as a Claude agent (hooks, session log) with `policy`.
 pub fn claude(n: u64, policy: Policy) -> AgentSpec {
     AgentSpec {
