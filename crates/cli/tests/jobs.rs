@@ -154,6 +154,14 @@ fn the_build_example_plans_implements_checks_and_is_done() {
     let shown = bosun.ok(repo.path(), &["job", "show", &job]);
     assert!(shown.contains("visits     plan ×1") && shown.contains("visits     implement ×1"), "{shown}");
     assert!(shown.contains("visits     check ×1"), "{shown}");
+    // What its agents used, together, and its cost (claudeless names a dated model, priced).
+    let agents = bosun.list().agents;
+    let input: u64 = agents.iter().flat_map(|a| a.tokens.values()).map(|t| t.input).sum();
+    assert!(input > 0, "its agents' answers recorded their usage");
+    let line = shown.lines().find(|l| l.starts_with("tokens     ")).unwrap_or_else(|| panic!("{shown}"));
+    let written = input.to_string();
+    let with_commas = written.as_bytes().rchunks(3).rev().map(|c| std::str::from_utf8(c).unwrap()).collect::<Vec<_>>();
+    assert!(line.contains(&format!("{} in · ", with_commas.join(","))) && line.contains("($"), "{line}");
     let implementer = bosun.list().agents.into_iter().find(|a| a.name.as_str() == "implementer").expect("implementer");
     let nudges = bosun
         .show(implementer.id.as_str())

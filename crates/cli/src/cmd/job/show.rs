@@ -25,8 +25,31 @@ pub fn run(client: &Client, args: ShowArgs) -> Result<ExitCode> {
         print_json(&job)?;
     } else {
         show(now, &job);
+        spent(client, &job)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the job's agents used and cost, and its budget.
+fn spent(client: &Client, j: &Job) -> Result<()> {
+    let list = client.list()?;
+    let mine = list.agents.iter().filter(|a| a.job.as_ref() == Some(&j.spec.id));
+    let mut tokens = bosun_core::usage::Tokens::default();
+    let mut costs = Vec::new();
+    for a in mine {
+        for (model, t) in &a.tokens {
+            tokens.add(t);
+            costs.push(a.cost.get(model).copied().flatten());
+        }
+    }
+    if !tokens.is_zero() {
+        let cost = render::cost(costs.into_iter());
+        println!("tokens     {} ({cost})", render::tokens(&tokens));
+    }
+    if let Some(budget) = j.spec.budget {
+        println!("budget     {budget}, shared by its agents");
+    }
+    Ok(())
 }
 
 /// A job's state as a person reads it, with why it failed.
