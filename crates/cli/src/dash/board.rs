@@ -28,6 +28,8 @@ pub struct Row {
     /// Commits on its branch its base does not hold, as last counted.
     pub ahead: Option<u32>,
     pub escalations: usize,
+    /// What its model calls cost (`$1.23`, `unknown`), when any were recorded.
+    pub cost: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,6 +83,13 @@ impl Shown {
     }
 }
 
+/// What costs sum to, as `bosun ls` says it but shorter (`?` for an unknown cost: a model with
+/// no price); none when there are none.
+fn cost(costs: impl Iterator<Item = Option<u64>>) -> Option<String> {
+    let said = crate::render::cost(costs).replace(" + unknown", "+?").replace("unknown", "?");
+    Some(said).filter(|c| c != "-")
+}
+
 impl Board {
     /// The rows of `agents` (newest first) then `jobs` (newest first); `ahead` the commits
     /// ahead of each workspace, as last counted.
@@ -94,6 +103,7 @@ impl Board {
     ) -> Self {
         let open =
             |agent: &str| escalations.iter().filter(|e| e.resolved.is_none() && e.agent.as_str() == agent).count();
+        let all = agents;
         let mut agents: Vec<&AgentSummary> = agents.iter().collect();
         agents.sort_by_key(|a| std::cmp::Reverse(a.created_at));
         let mut rows: Vec<Row> = agents
@@ -106,12 +116,17 @@ impl Board {
                     id: a.id.to_string(),
                     name: a.name.to_string(),
                     state: if waiting { Shown::Waiting } else { Shown::of_agent(&a.state) },
-                    label: if waiting { "waiting".into() } else { Shown::words(&a.state, a.limited_until) },
+                    label: match (waiting, a.paused) {
+                        (true, _) => "waiting".into(),
+                        (_, true) => "paused(budget)".into(),
+                        _ => Shown::words(&a.state, a.limited_until),
+                    },
                     created_at: a.created_at.as_millis(),
                     workspace: Some(a.workspace.to_string()),
                     branch: ws.and_then(|w| w.branch().map(str::to_owned)),
                     ahead: ahead.get(&a.workspace).copied(),
                     escalations: open(a.id.as_str()),
+                    cost: cost(a.cost.values().copied()),
                 }
             })
             .collect();
@@ -139,6 +154,9 @@ impl Board {
                 branch: ws.and_then(|w| w.branch().map(str::to_owned)),
                 ahead: j.workspace.as_ref().and_then(|id| ahead.get(id)).copied(),
                 escalations: 0,
+                cost: cost(
+                    all.iter().filter(|a| a.job.as_ref() == Some(&j.spec.id)).flat_map(|a| a.cost.values().copied()),
+                ),
             }
         }));
         Self { now, rows }

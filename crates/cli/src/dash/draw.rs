@@ -113,6 +113,7 @@ fn tasks(frame: &mut Frame, area: Rect, view: &View, board: &Board, colors: bool
             Cell::from(r.workspace.clone().unwrap_or_else(dash)),
             Cell::from(r.branch.clone().unwrap_or_else(dash)),
             Cell::from(r.ahead.map_or_else(dash, |n| n.to_string())),
+            Cell::from(r.cost.clone().unwrap_or_else(dash)),
             Cell::from(esc),
         ])
         .style(style)
@@ -125,9 +126,10 @@ fn tasks(frame: &mut Frame, area: Rect, view: &View, board: &Board, colors: bool
         Constraint::Min(8),
         Constraint::Min(8),
         Constraint::Length(5),
+        Constraint::Length(8),
         Constraint::Length(3),
     ];
-    let header = TableRow::new(["STATE", "NAME", "ID", "AGE", "WORKSPACE", "BRANCH", "AHEAD", ""])
+    let header = TableRow::new(["STATE", "NAME", "ID", "AGE", "WORKSPACE", "BRANCH", "AHEAD", "COST", ""])
         .style(Style::default().add_modifier(Modifier::BOLD));
     frame.render_widget(Table::new(rows, widths).header(header).block(block), area);
 }
@@ -251,6 +253,7 @@ mod tests {
             branch: Some(format!("ws-{id}")),
             ahead: Some(escalations as u32 * 2),
             escalations,
+            cost: None,
         }
     }
 
@@ -264,6 +267,9 @@ mod tests {
             row(RowKind::Agent, "w6x7y8z9", "queued", Shown::Waiting, "waiting", 0),
             row(RowKind::Job, "jab12cd34", "build", Shown::Working, "running (make)", 0),
         ];
+        let mut rows = rows;
+        rows[0].cost = Some("$1.23".into());
+        rows[3].cost = Some("$0.41+?".into());
         Board { now: NOW, rows }
     }
 

@@ -268,6 +268,7 @@ mod tests {
             branch: Some(format!("ws-{id}")),
             ahead: None,
             escalations: 0,
+            cost: None,
         }
     }
 
