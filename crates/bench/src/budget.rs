@@ -62,18 +62,6 @@ fn crossings(bin: &Path, claude: &Path) -> Vec<Figure> {
             text[at..].contains('\n').then(std::time::SystemTime::now)
         });
         let pause = wait_secs(60, || show(bosun.state_dir(), &id).and_then(|a| a.paused));
-        // BUDGET_TRACE=1: each event recorded, in ms after the first answer's last byte.
-        if std::env::var_os("BUDGET_TRACE").is_some() {
-            let db = rusqlite::Connection::open(bosun.state_dir().join("bosun.db")).expect("db");
-            let mut stmt = db.prepare("SELECT seq, at, substr(body, 1, 90) FROM events ORDER BY seq").expect("q");
-            let rows = stmt
-                .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))
-                .expect("q");
-            let answered_ms = main_answered(&model);
-            for (seq, at, body) in rows.flatten() {
-                println!("{seq:>4} {:>6} {body}", at - answered_ms);
-            }
-        }
         let crossing = UNIX_EPOCH + Duration::from_millis(pause.at.as_millis());
         // Its turn stopped: idle again.
         wait_secs(60, || show(bosun.state_dir(), &id).filter(|a| a.state.label() == "idle"));
@@ -99,13 +87,6 @@ fn crossings(bin: &Path, claude: &Path) -> Vec<Figure> {
             "",
         ),
     ]
-}
-
-/// When the first main-loop answer's last byte was written, in ms since the epoch.
-fn main_answered(model: &FakeModel) -> i64 {
-    let main = model.main_requests();
-    let t = main.first().and_then(|r| r.answered).and_then(|t| t.duration_since(UNIX_EPOCH).ok());
-    t.map_or(0, |d| d.as_millis() as i64)
 }
 
 /// A state of `AGENTS` agents and `RESPONSES` recorded responses, then `bosun usage --json`.
