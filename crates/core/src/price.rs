@@ -62,15 +62,12 @@ impl Price {
                 return price.cost(used);
             }
         }
-        let long = used.cache_write_1h.min(t.cache_write);
-        let (long_rate, short) = match self.cache_write_1h {
-            Some(rate) => (rate, t.cache_write - long),
-            None => (self.cache_write, t.cache_write),
-        };
+        // Of the cache writes, those for an hour, where they are priced apart.
+        let long = if self.cache_write_1h.is_some() { used.cache_write_1h.min(t.cache_write) } else { 0 };
         let pico = self.input.of(t.input)
             + self.output.of(t.output)
-            + self.cache_write.of(short)
-            + if self.cache_write_1h.is_some() { long_rate.of(long) } else { 0 }
+            + self.cache_write.of(t.cache_write - long)
+            + self.cache_write_1h.unwrap_or_default().of(long)
             + self.cache_read.of(t.cache_read);
         u64::try_from(pico.div_ceil(1000)).unwrap_or(u64::MAX)
     }
