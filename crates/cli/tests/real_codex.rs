@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bosun_core::rate_limit;
 use bosun_testkit::clients::{ClientEnv, CodexConfig, WriteOrPanic as _};
-use bosun_testkit::fake_model::{FakeModel, Reply};
+use bosun_testkit::fake_model::{FakeModel, Logged, Reply};
 use bosun_testkit::poll::{wait_for, wait_until};
 use support::*;
 
@@ -180,7 +180,7 @@ fn usage_limit(real: &Real, secs: u64) -> (SystemTime, String) {
 }
 
 /// The agent's turn after the limit completed, told by bosun alone that the limit had reset:
-/// no request of it started before the reset, and it was told once.
+/// no request after the limit was met started before the reset, and it was told once.
 fn resumed_after(real: &Real, id: &str, until: SystemTime) {
     let said = wait_for(PATIENCE * 2, || real.bosun.agent(id).said.filter(|s| s == "After the limit."));
     let screen = || real.bosun.ok(real.repo.path(), &["peek", id]);
@@ -190,8 +190,10 @@ fn resumed_after(real: &Real, id: &str, until: SystemTime) {
         main.iter().filter(|r| r.last_user_text().as_deref() == Some(rate_limit::WOKEN_MESSAGE)).collect();
     assert_eq!(woken.len(), 1, "told once that the limit has reset: {main:#?}");
     assert!(woken[0].time >= until, "its turn started after the reset, not before");
-    let answered: Vec<_> = main.iter().filter(|r| !matches!(r.reply, Some(Reply::Limited(_)))).collect();
-    assert!(answered.iter().all(|r| r.time >= until), "no request before the reset was answered");
+    let limited = |r: &&Logged| matches!(r.reply, Some(Reply::Limited(_)));
+    let met = main.iter().find(limited).expect("the limit was met").time;
+    let answered: Vec<_> = main.iter().filter(|r| r.time > met && !limited(r)).collect();
+    assert!(answered.iter().all(|r| r.time >= until), "no request between the limit and its reset was answered");
     let told = real.bosun.show(id).messages.iter().filter(|m| m.text == rate_limit::WOKEN_MESSAGE).count();
     assert_eq!(told, 1);
 }
@@ -222,6 +224,35 @@ fn a_usage_limits_wait_outlives_a_sigkill_of_bosun_and_wakes_the_agent_once() {
     real.bosun.kill_daemon_hard();
     // Any command starts a daemon again.
     real.bosun.ok(real.repo.path(), &["ls"]);
+    resumed_after(&real, &id, until);
+}
+
+/// A usage limit Codex meets while no bosun runs (its error line written past where a daemon
+/// started again follows the rollout from) is read at the restart, shown with its reset and
+/// waited out: the agent does not stay "running" for good.
+#[test]
+fn a_usage_limit_met_while_bosun_is_down_is_seen_at_its_restart_and_waited_out() {
+    let Some(real) = Real::new(trusted) else { return };
+    // The first answer runs a command long enough for bosun to be killed meanwhile; the request
+    // that carries its result meets the limit.
+    real.model.push(Reply::shell("sleep 4"));
+    let id = real.start(&[], &["fix the bug"]);
+    assert!(real.model.wait_main_requests(1, PATIENCE), "{}", real.bosun.log());
+    let (until, label) = usage_limit(&real, 16);
+    let log = wait_for(PATIENCE, || real.bosun.agent(&id).log).expect("its rollout log was found");
+    real.bosun.kill_daemon_hard();
+    let killed = SystemTime::now();
+    let limited = || {
+        let main = real.model.main_requests();
+        main.into_iter().find(|r| matches!(r.reply, Some(Reply::Limited(_)))).map(|r| r.time)
+    };
+    let met = wait_for(PATIENCE, limited).expect("the limit was met");
+    assert!(met > killed, "the limit was met while bosun was down");
+    let logged = wait_until(PATIENCE, || std::fs::read_to_string(&log).is_ok_and(|l| l.contains("usage_limit")));
+    assert!(logged, "Codex logged its limit");
+    // Any command starts a daemon again.
+    let shown = wait_until(PATIENCE, || real.bosun.ok(real.repo.path(), &["ls"]).contains(&label));
+    assert!(shown, "ls shows {label}:\n{}", real.bosun.ok(real.repo.path(), &["ls"]));
     resumed_after(&real, &id, until);
 }
 

@@ -125,8 +125,9 @@ pub enum Effect {
     /// Follow a log — the agent's session log (`session_log`) or its terminal output — from its
     /// start (a file new with this session) or from its end.
     WatchLog { agent: AgentId, path: PathBuf, session_log: bool, from_start: bool },
-    /// Read the agent's session log from its start for the usage it records (`UsageLines`):
-    /// what its client wrote while bosun was down, which following it from its end misses.
+    /// Read the agent's session log from its start for the usage it records and an error it
+    /// ends on (`UsageLines`): what its client wrote while bosun was down, which following it
+    /// from its end misses.
     ReadUsage { agent: AgentId, path: PathBuf },
     /// Report file changes under the agent's workspace (outside `.git`) as signs of life.
     WatchWorkspace { agent: AgentId, path: PathBuf },

@@ -285,11 +285,14 @@ pub enum Input {
         session_log: bool,
         lines: Vec<String>,
     },
-    /// Lines of the agent's session log, read from its start for their usage only
-    /// (`ReadUsage`).
+    /// Lines of the agent's session log, read from its start (`ReadUsage`) after a restart of
+    /// bosun: for their usage, and for an error it ends on, written while bosun was down.
     UsageLines {
         agent: AgentId,
         lines: Vec<String>,
+        /// Whether they run to the log's end (a log past the read's bound is cut short).
+        #[serde(default)]
+        whole: bool,
     },
     /// The agent's screen, as asked for by `CaptureScreen` or `LookAtScreen`.
     Screen {

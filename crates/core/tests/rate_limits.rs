@@ -252,3 +252,35 @@ fn a_limited_agent_back_at_work_releases_its_accounts_held_nudges() {
     let effects = sim.see(&limited, Source::Hook, Observation::Working);
     assert_eq!(sent_texts(&effects), vec!["Continue".to_owned()]);
 }
+
+/// The session log read whole after a restart of bosun (`UsageLines`): a usage limit Codex
+/// logged while bosun was down is taken, with its reset, and waited out; one it saw before, or a
+/// log that goes on past its error, or a log cut short by the read's bound, changes nothing.
+#[test]
+fn an_error_logged_while_bosun_was_down_is_read_from_the_log_read_whole_at_restart() {
+    let mut sim = Sim::new();
+    let a = codex(&mut sim);
+    let reset_s = sim.clock.as_millis() / 1_000 + 30;
+    let started = r#"{"type":"event_msg","payload":{"type":"task_started"}}"#;
+    let log: Vec<String> = [started, &reached(reset_s as i64), LIMITED].iter().map(|l| (*l).to_owned()).collect();
+    let read = |lines: &[String], whole| Input::UsageLines { agent: a.clone(), lines: lines.to_vec(), whole };
+    // Cut short: its end is not known.
+    sim.ok(read(&log, false));
+    assert_eq!(sim.state.agents[&a].state, SessionState::Running);
+    // Going on past the error: the error is past.
+    let mut on = log.clone();
+    on.push(started.to_owned());
+    sim.ok(read(&on, true));
+    assert_eq!(sim.state.agents[&a].state, SessionState::Running);
+    // Ending on it: taken, with its reset, and waited out.
+    sim.ok(read(&log, true));
+    let agent = &sim.state.agents[&a];
+    assert_eq!(agent.state, SessionState::Error { error: AgentError::RateLimited });
+    assert_eq!(agent.limited_until, Some(Timestamp::from_millis(reset_s * 1_000)));
+    let (at, _) = wake(&sim.state, &a).expect("a wake is timed");
+    // Read again (bosun down once more): nothing new.
+    let seen = sim.state.agents[&a].state_seq;
+    sim.ok(read(&log, true));
+    assert_eq!(sim.state.agents[&a].state_seq, seen);
+    assert_eq!(wake(&sim.state, &a).map(|(t, _)| t), Some(at));
+}

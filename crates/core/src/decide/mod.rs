@@ -275,9 +275,12 @@ fn observations(state: &State, input: &Input, now: Timestamp, d: &mut Decision) 
             }
         }
         Input::LogLines { agent, session_log, lines } => observe::log_lines(state, agent, *session_log, lines, now, d),
-        Input::UsageLines { agent, lines } => {
+        Input::UsageLines { agent, lines, whole } => {
             if let Some(a) = state.agents.get(agent) {
                 observe::usage(state, a, lines, now, d);
+                if *whole {
+                    observe::missed_error(state, a, lines, now, d);
+                }
             }
         }
         Input::Screen { agent, text, at, settled } => dialog::screen(state, agent, text, *at, *settled, now, d),

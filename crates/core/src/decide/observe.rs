@@ -265,6 +265,26 @@ pub(super) fn usage(state: &State, a: &Agent, lines: &[String], now: Timestamp, 
 
 /// When the rate limit the agent hit resets, if lines of its session log say so: kept within
 /// [now, now + 24 h], a time outside it recorded as given.
+/// An agent's session log read whole after a restart of bosun: an error it ends on was written
+/// while bosun was down (Codex's usage limit, say), past the end its log is followed from, so it
+/// is taken now, with the reset the log gives. An error bosun saw before it went down changes
+/// nothing: the state is the same.
+pub(super) fn missed_error(state: &State, a: &Agent, lines: &[String], now: Timestamp, d: &mut Decision) {
+    if !a.state.is_up() {
+        return;
+    }
+    let driver = a.driver.behaviour();
+    let last = lines
+        .iter()
+        .rev()
+        .map(|l| (l, driver.log_observation(l)))
+        .find(|(_, o)| !matches!(o, Observation::Activity { .. }));
+    let Some((line, error @ Observation::Error { .. })) = last else { return };
+    limit_reset(a, lines, now, d);
+    let cause = Cause::LogLine { line: head(line, LINE_MAX), cut: line.len() > LINE_MAX };
+    observed(Cx { state, now }, a, Source::Log, &error, None, Some(cause), d);
+}
+
 fn limit_reset(a: &Agent, lines: &[String], now: Timestamp, d: &mut Decision) {
     let driver = a.driver.behaviour();
     let Some(given) = lines.iter().rev().find_map(|l| driver.log_limit_reset(l)) else { return };
