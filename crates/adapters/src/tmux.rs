@@ -222,6 +222,32 @@ impl Tmux {
             },
         )
     }
+
+    /// Types one stroke (`bosun_core::strokes`): each key a `send-keys` of its own.
+    fn press_stroke(&self, session: &SessionName, keys: &[TermKey]) -> Result<(), AdapterError> {
+        let target = exact_pane(session);
+        for key in keys {
+            let named;
+            let args: &[&str] = match key {
+                TermKey::Text(text) => &["send-keys", "-t", &target, "-l", "--", text],
+                TermKey::Ctrl(c) => {
+                    named = format!("C-{c}");
+                    &["send-keys", "-t", &target, "--", &named]
+                }
+                TermKey::Alt(c) => {
+                    named = format!("M-{c}");
+                    &["send-keys", "-t", &target, "--", &named]
+                }
+                TermKey::F(n) => {
+                    named = format!("F{n}");
+                    &["send-keys", "-t", &target, "--", &named]
+                }
+                other => &["send-keys", "-t", &target, "--", key_name(other)],
+            };
+            self.on_session(session, self.run(args))?;
+        }
+        Ok(())
+    }
 }
 
 impl Sessions for Tmux {
@@ -323,26 +349,11 @@ impl Sessions for Tmux {
     }
 
     fn press(&self, session: &SessionName, keys: &[TermKey]) -> Result<(), AdapterError> {
-        let target = exact_pane(session);
-        for key in keys {
-            let named;
-            let args: &[&str] = match key {
-                TermKey::Text(text) => &["send-keys", "-t", &target, "-l", "--", text],
-                TermKey::Ctrl(c) => {
-                    named = format!("C-{c}");
-                    &["send-keys", "-t", &target, "--", &named]
-                }
-                TermKey::Alt(c) => {
-                    named = format!("M-{c}");
-                    &["send-keys", "-t", &target, "--", &named]
-                }
-                TermKey::F(n) => {
-                    named = format!("F{n}");
-                    &["send-keys", "-t", &target, "--", &named]
-                }
-                other => &["send-keys", "-t", &target, "--", key_name(other)],
-            };
-            self.on_session(session, self.run(args))?;
+        for (i, stroke) in bosun_core::strokes(keys).enumerate() {
+            if i > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(bosun_core::STROKES_APART_MS));
+            }
+            self.press_stroke(session, stroke)?;
         }
         Ok(())
     }

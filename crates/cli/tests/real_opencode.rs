@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use bosun_testkit::clients::{ClientEnv, OpencodeConfig, WriteOrPanic as _};
 use bosun_testkit::fake_model::{FakeModel, Reply};
-use bosun_testkit::poll::wait_until;
+use bosun_testkit::poll::{wait_for, wait_until};
 use support::*;
 
 /// One bosun, one repository, one fake Anthropic API and an opencode config pointing at it.
@@ -156,6 +156,28 @@ fn a_stalled_stream_and_a_long_tool_call_are_never_idle() {
         "its delivery confirmed: {messages:?}"
     );
     assert_eq!(real.model.main_requests()[1].last_user_text().as_deref(), Some("now sleep"));
+}
+
+/// At its budget the agent is paused and its turn in flight is stopped with opencode's own
+/// interrupt key, Escape, pressed twice as a person does (once only arms it). opencode counts a
+/// step's tokens once its tool calls are done: the crossing is seen as the next step's answer
+/// streams, and that answer (stalled for a minute) is cut; no model request follows.
+#[test]
+fn at_its_budget_the_agent_is_paused_and_its_turn_stopped_by_escape_twice() {
+    let Some(real) = Real::new() else { return };
+    real.model.push(Reply::shell("true"));
+    real.model.push(Reply::stall(60, "An answer never finished."));
+    real.model.push(Reply::text("Went on."));
+    // Its first answer alone (a prompt of thousands of tokens) spends more than this.
+    let id = real.start(&["--budget", "1ktok", "--prompt", "make the file"], &[]);
+    let paused = wait_for(PATIENCE * 3, || real.bosun.agent(&id).paused);
+    assert!(paused.is_some(), "paused at its budget:\n{}\n{}", real.peek(&id), real.bosun.log());
+    let stopped = wait_until(PATIENCE, || real.bosun.agent(&id).state.label() == "idle");
+    assert!(stopped, "its turn was stopped:\n{}", real.peek(&id));
+    let agent = real.bosun.agent(&id);
+    assert_eq!(agent.state_label(), "paused(budget)");
+    assert_ne!(agent.said.as_deref(), Some("An answer never finished."), "its stalled answer was cut");
+    assert!(real.model.main_requests().len() <= 2, "no request after the one streaming at the crossing");
 }
 
 #[test]

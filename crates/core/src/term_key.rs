@@ -11,6 +11,16 @@ pub const KEYS_TEXT_MAX: usize = 16 * 1024;
 /// The largest terminal, in columns or rows, a session may be sized to.
 pub const TERM_SIDE_MAX: u16 = 1000;
 
+/// How long apart the strokes of one request are typed (`strokes`).
+pub const STROKES_APART_MS: u64 = 100;
+
+/// `keys` as a person types them: an Escape with more keys after it ends a stroke, and the next
+/// is typed `STROKES_APART_MS` later, since a terminal program reads an Escape and what follows
+/// it at once as one key (Escape twice as Alt+Escape, Escape then `b` as Alt+b).
+pub fn strokes(keys: &[TermKey]) -> impl Iterator<Item = &[TermKey]> {
+    keys.split_inclusive(|k| *k == TermKey::Esc)
+}
+
 /// One key, or text typed literally.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -128,6 +138,16 @@ pub fn check_size(cols: u16, rows: u16) -> Result<(), KeysError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_escape_with_keys_after_it_ends_a_stroke() {
+        use TermKey::{Enter, Esc, Text};
+        let all = |keys: &[TermKey]| strokes(keys).map(<[TermKey]>::to_vec).collect::<Vec<_>>();
+        assert_eq!(all(&[Esc, Esc]), vec![vec![Esc], vec![Esc]]);
+        assert_eq!(all(&[Esc, Text("b".into())]), vec![vec![Esc], vec![Text("b".into())]]);
+        assert_eq!(all(&[Text("hi".into()), Enter, Esc]), vec![vec![Text("hi".into()), Enter, Esc]]);
+        assert_eq!(all(&[]), Vec::<Vec<TermKey>>::new());
+    }
 
     #[test]
     fn keys_are_bounded_and_control_keys_real() {

@@ -40,6 +40,9 @@ const FIELD_MAX: usize = 4_000;
 /// The most of what a dialog asks.
 const ASKS_MAX: usize = 500;
 
+/// Its interrupt key pressed twice (`interrupt_keys`).
+static TWICE_ESC: [crate::TermKey; 2] = [crate::TermKey::Esc, crate::TermKey::Esc];
+
 /// What bosun keeps of a report of its plugin, each field bounded.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OpencodeReport {
@@ -246,6 +249,12 @@ fn without_prompt(command: &[String]) -> Vec<String> {
 pub struct Opencode;
 
 impl AgentDriver for Opencode {
+    /// Its `session_interrupt` key (escape), pressed twice: the first press only arms it ("esc
+    /// again to interrupt", for 5 s); the second aborts the session's turn.
+    fn interrupt_keys(&self) -> Option<&'static [crate::TermKey]> {
+        Some(&TWICE_ESC)
+    }
+
     fn kind(&self) -> DriverKind {
         DriverKind::Opencode
     }
