@@ -56,7 +56,7 @@ impl Real {
 }
 
 #[test]
-fn a_prompt_on_the_command_line_runs_one_turn_to_idle_and_the_users_config_is_untouched() {
+fn a_prompt_on_the_command_line_runs_one_turn_to_idle_the_users_config_untouched_and_no_fork() {
     let Some(real) = Real::new() else { return };
     let settings = real.env.config_dir.join("settings.json");
     let before = std::fs::read(&settings).unwrap();
@@ -84,6 +84,9 @@ fn a_prompt_on_the_command_line_runs_one_turn_to_idle_and_the_users_config_is_un
     assert!(!real.env.config_dir.join("extensions").exists(), "no hooks of bosun's in the user's config");
     let chats = walk(&real.env.config_dir).into_iter().filter(|p| p.to_string_lossy().contains("/chats/")).count();
     assert_eq!(chats, 0, "no conversation in the user's config");
+    // A conversation of Gemini CLI's cannot be forked: bosun says so.
+    let err = real.bosun.fails(real.repo.path(), &["fork", &id]);
+    assert!(err.contains("cannot fork"), "{err}");
 }
 
 /// Every file under `dir`.
@@ -261,16 +264,6 @@ fn an_idle_agent_is_nudged_and_the_nudge_is_submitted() {
     assert_eq!(main[1].last_user_text().as_deref(), Some("status please"));
     let agent = real.bosun.wait_state(&id, "idle");
     assert_eq!(agent.said.as_deref(), Some("Still on it."));
-}
-
-#[test]
-fn a_gemini_agent_cannot_be_forked_and_says_why() {
-    let Some(real) = Real::new() else { return };
-    real.model.push(Reply::text("First answer."));
-    let id = real.start(&[], &["fix it"]);
-    real.bosun.wait_state(&id, "idle");
-    let err = real.bosun.fails(real.repo.path(), &["fork", &id]);
-    assert!(err.contains("cannot fork"), "{err}");
 }
 
 /// In `--runtime sandbox`, in a fresh repository nobody trusted, Gemini CLI shows no trust dialog

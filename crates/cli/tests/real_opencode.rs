@@ -84,7 +84,7 @@ fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
 }
 
 #[test]
-fn a_prompt_runs_one_turn_to_idle_and_the_users_config_is_untouched() {
+fn a_prompt_runs_one_turn_to_idle_the_users_config_untouched_and_no_fork() {
     let Some(real) = Real::new() else { return };
     let config = real.env.config_dir.join("opencode.json");
     let before = std::fs::read(&config).unwrap();
@@ -106,6 +106,10 @@ fn a_prompt_runs_one_turn_to_idle_and_the_users_config_is_untouched() {
     assert_eq!(std::fs::read(&config).unwrap(), before, "the user's config is as it was");
     let bosuns = walk(&real.env.config_dir).into_iter().filter(|p| p.to_string_lossy().contains("bosun-plugin"));
     assert_eq!(bosuns.count(), 0, "no plugin of bosun's in the user's config");
+    // Its session cannot be forked into a worktree of its own (docs/clients/opencode.md): bosun
+    // says so.
+    let err = real.bosun.fails(real.repo.path(), &["fork", &id]);
+    assert!(err.contains("cannot fork"), "{err}");
 }
 
 /// Each main-loop call's tokens, which its plugin keeps from opencode's assistant messages, are
@@ -180,31 +184,23 @@ fn at_its_budget_the_agent_is_paused_and_its_turn_stopped_by_escape_twice() {
     assert!(real.model.main_requests().len() <= 2, "no request after the one streaming at the crossing");
 }
 
+/// opencode's permission dialog is a prompt that says what it asks, and the call waits. `bosun
+/// answer` reads the dialog (its options in a row, the selected one shown by its background
+/// alone) and picks the option named: allow runs the call, deny does not, and the model hears
+/// the rejection at the next turn (the message given with it).
 #[test]
-fn a_permission_dialog_is_a_prompt_that_says_what_it_asks() {
-    let Some(real) = Real::with(OpencodeConfig::asking) else { return };
-    real.model.push(Reply::shell("touch made-by-opencode"));
-    real.model.push(Reply::text("Made it."));
-    let id = real.start(&["--prompt", "make the file"], &[]);
-    let agent = real.wait_first(&id, "prompt(permission)");
-    assert_eq!(agent.asks.as_deref(), Some("bash: touch made-by-opencode"));
-    real.bosun.wait_screen(&id, "Permission required");
-    assert!(!real.workspace(&id).join("made-by-opencode").exists(), "it waits:\n{}", real.peek(&id));
-}
-
-/// `bosun answer` reads opencode's permission dialog (its options in a row, the selected one
-/// shown by its background alone) and picks the option named: allow runs the call, deny does
-/// not, and the model hears the rejection at the next turn (the message given with it).
-#[test]
-fn bosun_answer_allows_and_denies_its_permission_dialog() {
+fn a_permission_dialog_is_a_prompt_that_says_what_it_asks_and_bosun_answer_allows_and_denies_it() {
     let Some(real) = Real::with(OpencodeConfig::asking) else { return };
     real.model.push(Reply::shell("touch allowed-file"));
     real.model.push(Reply::text("Made it."));
     real.model.push(Reply::shell("touch denied-file"));
     real.model.push(Reply::text("Understood, I left it."));
     let id = real.start(&["--on-prompt", "escalate"], &["--prompt", "make the file"]);
-    real.wait_first(&id, "prompt(permission)");
+    let agent = real.wait_first(&id, "prompt(permission)");
+    assert_eq!(agent.asks.as_deref(), Some("bash: touch allowed-file"));
+    real.bosun.wait_screen(&id, "Permission required");
     real.bosun.wait_screen(&id, "Allow once");
+    assert!(!real.workspace(&id).join("allowed-file").exists(), "it waits:\n{}", real.peek(&id));
     let out = real.bosun.ok(real.repo.path(), &["answer", &id, "allow"]);
     assert!(out.starts_with(&format!("answered {id}'s dialog with allow")), "{out}");
     let ws = real.workspace(&id);
@@ -314,16 +310,6 @@ fn an_idle_agent_is_nudged_and_the_nudge_is_submitted() {
     assert_eq!(main[1].last_user_text().as_deref(), Some("status please"));
     let agent = real.bosun.wait_state(&id, "idle");
     assert_eq!(agent.said.as_deref(), Some("Still on it."));
-}
-
-#[test]
-fn an_opencode_agent_cannot_be_forked_and_says_why() {
-    let Some(real) = Real::new() else { return };
-    real.model.push(Reply::text("First answer."));
-    let id = real.start(&["--prompt", "fix it"], &[]);
-    real.wait_first(&id, "idle");
-    let err = real.bosun.fails(real.repo.path(), &["fork", &id]);
-    assert!(err.contains("cannot fork"), "{err}");
 }
 
 /// In `--runtime sandbox`, its home (the user's) read-only, opencode reads its config (the
