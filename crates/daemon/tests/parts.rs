@@ -127,7 +127,8 @@ fn an_agent_starts_in_a_fake_session_running_its_command_and_a_kill_ends_it() {
 /// ends the agent done; one that fails moves its chain on, here to `fail`.
 #[test]
 fn an_idle_agents_gate_runs_through_the_gate_runner_and_its_exit_decides_the_agents_outcome() {
-    for (code, outcome) in [(Some(0), Outcome::Done), (Some(1), Outcome::Failed)] {
+    // Each case waits out a generic agent's quiet span: both at once.
+    each_at_once([(Some(0), Outcome::Done), (Some(1), Outcome::Failed)], |(code, outcome)| {
         let daemon = Daemon::start();
         daemon.fakes.processes.state().gate_codes.insert("make check".into(), code);
         let chain = Chain(vec!["gate:make check".parse().unwrap(), "fail".parse().unwrap()]);
@@ -142,7 +143,18 @@ fn an_idle_agents_gate_runs_through_the_gate_runner_and_its_exit_decides_the_age
         assert_eq!(ended, Some(outcome), "gate exit {code:?}");
         let gates = daemon.fakes.processes.state().gates_run.clone();
         assert_eq!(gates, [("make check".to_owned(), up.cwd.clone())], "gate exit {code:?}");
-    }
+    });
+}
+
+/// Runs `case` for each of `cases`, each on a thread of its own, all at once; a panic in one
+/// fails the test.
+fn each_at_once<T: Send>(cases: impl IntoIterator<Item = T>, case: impl Fn(T) + Sync) {
+    std::thread::scope(|s| {
+        for c in cases {
+            let case = &case;
+            s.spawn(move || case(c));
+        }
+    });
 }
 
 /// An agent whose chain escalates is put to a person: the escalation is listed, and shown on
@@ -192,7 +204,7 @@ fn a_pull_request_is_opened_through_the_forge_for_the_agents_branch() {
 /// the class it answers picks the chain that runs: `done` ends the agent done, `blocked` failed.
 #[test]
 fn an_idle_agents_turn_is_classified_through_the_classifier_runner_and_its_class_picks_the_chain() {
-    for (answer, outcome) in [("done", Outcome::Done), ("blocked", Outcome::Failed)] {
+    each_at_once([("done", Outcome::Done), ("blocked", Outcome::Failed)], |(answer, outcome)| {
         let daemon = Daemon::start();
         daemon.fakes.processes.state().classifier_answer = Some(Ok(format!("{answer}\n")));
         let chain = |step: &str| Chain(vec![step.parse().unwrap()]);
@@ -212,7 +224,7 @@ fn an_idle_agents_turn_is_classified_through_the_classifier_runner_and_its_class
         let classified = daemon.fakes.processes.state().classified.clone();
         let ran: Vec<_> = classified.iter().map(|(command, cwd, _)| (command.clone(), cwd.clone())).collect();
         assert_eq!(ran, [(vec!["judge-turn".to_owned()], up.cwd.clone())], "classified {answer}");
-    }
+    });
 }
 
 const RUNBOOK: &str = r#"
