@@ -88,9 +88,11 @@ impl Readiness for LoginChecks {
         if let Some((_, probe)) = kept().get(&key).filter(|(at, _)| at.elapsed() < KEPT) {
             return Some(probe.clone());
         }
-        let version = run_in(program, &["--version"], env);
+        let mut probing = env.clone();
+        probing.extend(client.probe_env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+        let version = run_in(program, &["--version"], &probing);
         let login = match &version {
-            Ran::Ok(_) => run_in(program, &client.login_check, env),
+            Ran::Ok(_) => run_in(program, &client.login_check, &probing),
             // It does not run: its login check would say no more.
             _ => Ran::NotRun("not run".into()),
         };
@@ -106,7 +108,9 @@ impl Readiness for LoginChecks {
 /// The first line `program --version` prints (at most 200 characters), run in the caller's
 /// environment within `CHECK_WAIT`; none when it does not run or fails. Not kept.
 pub fn version_line(program: &str) -> Option<String> {
-    match run_in(program, &["--version"], &BTreeMap::new()) {
+    let env = Client::of(program).map(|c| c.probe_env).unwrap_or_default();
+    let env = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    match run_in(program, &["--version"], &env) {
         Ran::Ok(said) => said.lines().next().map(|line| line.chars().take(200).collect()),
         _ => None,
     }
@@ -297,6 +301,24 @@ mod tests {
         let missing = checks.probe("/nonexistent/codex", &env(&[])).unwrap();
         assert!(matches!(missing.version, Ran::NotRun(_)), "{missing:?}");
         assert!(checks.probe("/bin/sh", &env(&[])).is_none(), "no client bosun knows");
+    }
+
+    /// Gemini CLI's probes run with `GEMINI_CLI_NO_RELAUNCH` (one Node.js start, not two); the
+    /// agent runs with its own environment.
+    #[test]
+    fn a_probe_runs_with_its_clients_probe_variables_over_the_agents() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let gemini = dir.path().join("gemini");
+        let script = "#!/bin/sh\n[ \"$1\" = --version ] && { echo \"0.61.0 $GEMINI_CLI_NO_RELAUNCH\"; exit 0; }\n[ \"$GEMINI_CLI_NO_RELAUNCH\" = true ]\n";
+        std::fs::write(&gemini, script).unwrap();
+        std::fs::set_permissions(&gemini, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let program = gemini.to_str().unwrap();
+        let env: BTreeMap<String, String> = [("HOME".to_owned(), "/nowhere".to_owned())].into();
+        let probe = LoginChecks::default().probe(program, &env).expect("gemini is a client");
+        assert_eq!(probe.version, Ran::Ok("0.61.0 true".into()));
+        assert_eq!(probe.login, Ran::Ok(String::new()));
+        assert_eq!(version_line(program).as_deref(), Some("0.61.0 true"));
     }
 
     #[test]

@@ -70,6 +70,10 @@ pub struct Client {
     /// of such a client is not kept: the files its output reflects change with no change to the
     /// agent's environment.
     pub login_said: Option<LoginSaid>,
+    /// Variables its probes (`--version`, its login check) run with besides the agent's: what
+    /// spares them work an agent's run needs (Gemini CLI's relaunch of itself with a larger
+    /// heap, a second Node.js start).
+    pub probe_env: &'static [(&'static str, &'static str)],
 }
 
 /// What a login check's output, the agent's arguments and the client's config file say is

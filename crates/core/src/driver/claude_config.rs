@@ -34,6 +34,7 @@ pub static CLIENT: Client = Client {
     config: None,
     otherwise: crate::client_check::no_other_way,
     login_said: None,
+    probe_env: &[],
 };
 
 /// `settings.json`: the user's, but for what runs their programs.

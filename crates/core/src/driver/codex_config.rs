@@ -20,6 +20,7 @@ pub static CLIENT: Client = Client {
     config: Some(("CODEX_HOME", ".codex", "config.toml")),
     otherwise: provider_of_its_own,
     login_said: None,
+    probe_env: &[],
 };
 
 /// `config.toml`: the user's, but for their programs and trusted folders, with the trust.

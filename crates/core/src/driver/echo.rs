@@ -36,6 +36,7 @@ static CLIENT: Client = Client {
     config: None,
     otherwise: crate::client_check::no_other_way,
     login_said: None,
+    probe_env: &[],
 };
 
 /// Its `settings`: the user's lines, then the folders it trusts, one a line.

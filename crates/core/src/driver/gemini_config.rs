@@ -34,6 +34,9 @@ pub static CLIENT: Client = Client {
     config: None,
     otherwise: crate::client_check::no_other_way,
     login_said: None,
+    // Without it, each run starts Node.js twice: the second with `--max-old-space-size` set to
+    // half the machine's memory (0.61.0's `getNodeMemoryArgs`), which a probe does not need.
+    probe_env: &[("GEMINI_CLI_NO_RELAUNCH", "true")],
 };
 
 /// The sign-in method (`security.auth.selectedType`) the variables of `env` choose, in the order

@@ -49,6 +49,7 @@ pub static CLIENT: Client = Client {
     config: None,
     otherwise: crate::client_check::no_other_way,
     login_said: None,
+    probe_env: &[],
 };
 
 /// The user's opencode config directory.

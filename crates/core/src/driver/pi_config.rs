@@ -38,6 +38,7 @@ pub static CLIENT: Client = Client {
     config: Some((DIR_VAR, ".pi/agent", "settings.json")),
     otherwise: crate::client_check::no_other_way,
     login_said: Some(missing_key),
+    probe_env: &[],
 };
 
 /// The variables pi reads the keys of its best-known providers from (pi-ai's `env-api-keys`).
