@@ -1,6 +1,6 @@
 //! Formatting for people: tables, ages and states. Scripts use `--json` instead.
 
-use bosun_core::{rate_limit, Workspace};
+use bosun_core::Workspace;
 use bosun_wire::AgentSummary;
 
 /// "5s", "3m", "2h", "4d".
@@ -51,11 +51,7 @@ pub fn agents_table(now: u64, agents: &[AgentSummary], workspaces: &[Workspace])
             vec![
                 a.id.to_string(),
                 a.name.to_string(),
-                match (a.waiting, a.paused) {
-                    (true, _) => "waiting".to_owned(),
-                    (_, true) => "paused(budget)".to_owned(),
-                    _ => rate_limit::state_label(&a.state, a.limited_until),
-                },
+                a.state_label(),
                 age(now, a.created_at.as_millis()),
                 a.workspace.to_string(),
                 branch,

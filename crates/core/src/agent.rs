@@ -276,11 +276,12 @@ impl Agent {
     }
 
     /// Its state as people read it: `paused(budget)` while paused and alive, else its session's
-    /// (`rate_limit::state_label` adds when a rate limit resets).
+    /// with when a rate limit resets (`rate_limit::state_label`). `AgentSummary::state_label` is
+    /// the same for a summary.
     pub fn state_label(&self) -> String {
         match &self.paused {
             Some(_) if !self.state.is_dead() => "paused(budget)".into(),
-            _ => self.state.label(),
+            _ => crate::rate_limit::state_label(&self.state, self.limited_until),
         }
     }
 

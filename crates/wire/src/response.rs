@@ -268,6 +268,18 @@ pub struct AgentSummary {
     pub limited_until: Option<Timestamp>,
 }
 
+impl AgentSummary {
+    /// Its state as `bosun ls` says it: `waiting` in line for a pool's workspace, `paused(budget)`,
+    /// or its session's with when a rate limit resets (as `Agent::state_label`).
+    pub fn state_label(&self) -> String {
+        match (self.waiting, self.paused) {
+            (true, _) => "waiting".into(),
+            (_, true) => "paused(budget)".into(),
+            _ => bosun_core::rate_limit::state_label(&self.state, self.limited_until),
+        }
+    }
+}
+
 impl From<&Agent> for AgentSummary {
     fn from(a: &Agent) -> Self {
         Self {

@@ -35,10 +35,7 @@ pub fn run(client: &Client, args: ShowArgs) -> Result<ExitCode> {
 fn what(d: &AgentDetail) {
     let a = &d.agent;
     println!("agent      {} ({})", a.id, a.name);
-    let state = match &a.paused {
-        Some(_) => a.state_label(),
-        None => bosun_core::rate_limit::state_label(&a.state, a.limited_until),
-    };
+    let state = a.state_label();
     println!("state      {state} for {}", render::age(d.now, a.state_since.as_millis()));
     if let Some(asks) = &a.asks {
         println!("asks       {asks}");
