@@ -119,7 +119,7 @@ fn run(bin: &Path, codex: &Path, killed: bool) -> Vec<Figure> {
 /// Says what became of an agent that was not woken.
 fn missed(bosun: &Bosun, id: &str) {
     let a = show(bosun.state_dir(), id);
-    let state = a.map(|a| bosun_core::rate_limit::state_label(&a.state, a.limited_until));
+    let state = a.map(|a| a.state.label_until(a.limited_until));
     println!("bosun-bench: agent {id} was not woken: it is {state:?}");
     for e in bosun.events() {
         let text = format!("{e:?}");

@@ -176,7 +176,7 @@ fn usage_limit(real: &Real, secs: u64) -> (SystemTime, String) {
     real.model.usage_limit_until(until);
     real.model.push(Reply::text("After the limit."));
     let at = bosun_core::Timestamp::from_millis((now + secs) * 1_000);
-    (until, format!("error(rate_limited until {})", bosun_core::rate_limit::clock(at)))
+    (until, format!("error(rate_limited until {})", at.clock()))
 }
 
 /// The agent's turn after the limit completed, told by bosun alone that the limit had reset:

@@ -276,12 +276,11 @@ impl Agent {
     }
 
     /// Its state as people read it: `paused(budget)` while paused and alive, else its session's
-    /// with when a rate limit resets (`rate_limit::state_label`). `AgentSummary::state_label` is
-    /// the same for a summary.
+    /// with when a rate limit resets. `AgentSummary::state_label` is the same for a summary.
     pub fn state_label(&self) -> String {
         match &self.paused {
             Some(_) if !self.state.is_dead() => "paused(budget)".into(),
-            _ => crate::rate_limit::state_label(&self.state, self.limited_until),
+            _ => self.state.label_until(self.limited_until),
         }
     }
 
@@ -347,6 +346,14 @@ impl SessionState {
             Self::Prompt { kind } => format!("prompt({})", kind.label()),
             Self::Error { error } => format!("error({})", error.label()),
             Self::Dead { reason } => format!("dead({})", reason.label()),
+        }
+    }
+
+    /// As `label`, with a rate limit's reset when known (`error(rate_limited until 12:04:31)`).
+    pub fn label_until(&self, until: Option<Timestamp>) -> String {
+        match (self, until) {
+            (Self::Error { error }, Some(t)) => format!("error({} until {})", error.label(), t.clock()),
+            _ => self.label(),
         }
     }
 }

@@ -63,21 +63,6 @@ pub fn jitter(agent: &AgentId, attempt: u32, span: u64) -> u64 {
     h % span
 }
 
-/// A state as `ls` and `show` say it: a rate limit with its reset, when known
-/// (`error(rate_limited until 12:04:31)`).
-pub fn state_label(state: &crate::SessionState, until: Option<Timestamp>) -> String {
-    match (state, until) {
-        (crate::SessionState::Error { error }, Some(t)) => format!("error({} until {})", error.label(), clock(t)),
-        _ => state.label(),
-    }
-}
-
-/// `HH:MM:SS` (UTC) of a time, as `ls` and `show` show a reset.
-pub fn clock(t: Timestamp) -> String {
-    let s = t.as_millis() / 1_000 % 86_400;
-    format!("{:02}:{:02}:{:02}", s / 3_600, s % 3_600 / 60, s % 60)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,10 +110,10 @@ mod tests {
     #[test]
     fn a_clock_time_is_shown_in_utc() {
         let t = Timestamp::from_millis(1_795_854_600_000 + 3_725_000);
-        assert_eq!(clock(t), "09:32:05");
+        assert_eq!(t.clock(), "09:32:05");
         let limited = crate::SessionState::Error { error: crate::AgentError::RateLimited };
-        assert_eq!(state_label(&limited, Some(t)), "error(rate_limited until 09:32:05)");
-        assert_eq!(state_label(&limited, None), "error(rate_limited)");
-        assert_eq!(state_label(&crate::SessionState::Idle, Some(t)), "idle");
+        assert_eq!(limited.label_until(Some(t)), "error(rate_limited until 09:32:05)");
+        assert_eq!(limited.label_until(None), "error(rate_limited)");
+        assert_eq!(crate::SessionState::Idle.label_until(Some(t)), "idle");
     }
 }

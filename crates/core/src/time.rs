@@ -20,4 +20,10 @@ impl Timestamp {
     pub const fn millis_since(self, earlier: Timestamp) -> u64 {
         self.0.saturating_sub(earlier.0)
     }
+
+    /// `HH:MM:SS` (UTC) of it, as `ls` and `show` show a rate limit's reset.
+    pub fn clock(self) -> String {
+        let s = self.0 / 1_000 % 86_400;
+        format!("{:02}:{:02}:{:02}", s / 3_600, s % 3_600 / 60, s % 60)
+    }
 }

@@ -54,7 +54,7 @@ fn a_reset_the_client_logs_is_waited_out_and_the_agent_told_just_after_it() {
     let agent = &sim.state.agents[&a];
     assert_eq!(agent.state, SessionState::Error { error: AgentError::RateLimited });
     assert_eq!(agent.limited_until, Some(until));
-    let label = bosun_core::rate_limit::state_label(&agent.state, agent.limited_until);
+    let label = agent.state.label_until(agent.limited_until);
     assert!(label.starts_with("error(rate_limited until "), "{label}");
     // The default chain (the policy says nothing): a wait, timed just after the reset.
     let (at, message) = wake(&sim.state, &a).expect("a wake is timed");

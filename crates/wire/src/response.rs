@@ -275,7 +275,7 @@ impl AgentSummary {
         match (self.waiting, self.paused) {
             (true, _) => "waiting".into(),
             (_, true) => "paused(budget)".into(),
-            _ => bosun_core::rate_limit::state_label(&self.state, self.limited_until),
+            _ => self.state.label_until(self.limited_until),
         }
     }
 }

@@ -67,7 +67,7 @@ impl Shown {
     pub fn words(state: &SessionState, limited_until: Option<bosun_core::Timestamp>) -> String {
         match state {
             SessionState::Running => "working".into(),
-            other => bosun_core::rate_limit::state_label(other, limited_until),
+            other => other.label_until(limited_until),
         }
     }
 
