@@ -322,6 +322,10 @@ pub enum Event {
     PricesSet {
         prices: crate::price::Prices,
     },
+    /// bosun's config file as the daemon read it, when it differs from the one recorded before.
+    ConfigSet {
+        config: crate::config::Config,
+    },
     /// The classifier command of the agent's idle turn `turn` was started.
     TurnClassifying {
         id: AgentId,

@@ -126,6 +126,8 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
                 d.event(Event::PricesSet { prices: prices.clone() });
             }
         }
+        Input::ConfigRead(config) if *config != state.config => d.event(Event::ConfigSet { config: config.clone() }),
+        Input::ConfigRead(_) => {}
     }
     react::settle(Cx { state, now }, &mut d);
     Ok(d)

@@ -52,6 +52,9 @@ pub struct State {
     /// The prices new responses are costed at (none set: bosun's own, `Prices::defaults`).
     #[serde(default, skip_serializing_if = "crate::price::Prices::is_empty")]
     pub prices: crate::price::Prices,
+    /// bosun's config file, as last recorded.
+    #[serde(default, skip_serializing_if = "crate::config::Config::is_default")]
+    pub config: crate::config::Config,
     /// Workspace pools, by project.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub pools: BTreeMap<String, crate::Pool>,
@@ -95,8 +98,8 @@ fn fold(state: &mut State, event: &Event, seq: u64) {
         | Event::MergedWorkKept { .. }
         | Event::GateFinished { .. }
         | Event::MessageResubmitted { .. } => {}
-        Event::PricesSet { .. }
-        | Event::UsageRecorded { .. }
+        Event::PricesSet { .. } | Event::ConfigSet { .. } => settings(state, event),
+        Event::UsageRecorded { .. }
         | Event::UsageModel { .. }
         | Event::BudgetNear { .. }
         | Event::AgentPaused { .. }
@@ -186,6 +189,15 @@ fn fold(state: &mut State, event: &Event, seq: u64) {
         | Event::MessageSending { .. }
         | Event::MessageDelivered { .. }
         | Event::MessageFailed { .. } => messages::apply(state, event, seq),
+    }
+}
+
+/// What the daemon read as it started: the prices, bosun's config.
+fn settings(state: &mut State, event: &Event) {
+    match event {
+        Event::PricesSet { prices } => state.prices = prices.clone(),
+        Event::ConfigSet { config } => state.config = config.clone(),
+        _ => {}
     }
 }
 
