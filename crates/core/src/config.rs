@@ -75,6 +75,32 @@ impl Config {
     }
 }
 
+impl Config {
+    /// The variables that put an agent of `driver`, whose variables are `env`, on account
+    /// `name` (its config directory), or why it cannot be put there.
+    pub fn account_env(
+        &self,
+        name: &str,
+        driver: DriverKind,
+        env: &BTreeMap<String, String>,
+    ) -> Result<BTreeMap<String, String>, String> {
+        let spec = self.account(name)?;
+        if spec.client != driver {
+            let (theirs, ours) = (spec.client.name(), driver.name());
+            return Err(format!("account {name} is a {theirs} account, and the agent runs {ours}"));
+        }
+        let mut on = env.clone();
+        driver.behaviour().point_config(&spec.config, &mut on);
+        Ok(on.into_iter().filter(|(k, v)| env.get(k) != Some(v)).collect())
+    }
+
+    /// The account agent variables `env` of `driver` are on, by name, when the config names it.
+    pub fn account_of(&self, driver: DriverKind, env: &BTreeMap<String, String>) -> Option<&str> {
+        let dir = driver.behaviour().user_config(env)?.dir?;
+        self.accounts.iter().find(|(_, s)| s.client == driver && s.config == dir).map(|(n, _)| n.as_str())
+    }
+}
+
 fn account_problem(name: &str, spec: &AccountSpec) -> Option<String> {
     let fine = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
     if name.is_empty() || name.len() > NAME_MOST || !name.chars().all(fine) {
@@ -136,5 +162,23 @@ mod tests {
         let c = Config::parse(text, "config.toml").unwrap();
         assert_eq!(c.account("z").unwrap_err(), "no account is called \"z\" (there are a, b)");
         assert!(Config::default().account("z").unwrap_err().contains("names none"));
+    }
+
+    #[test]
+    fn an_account_points_its_clients_variables_at_its_directory_and_only_for_its_client() {
+        let text =
+            "[accounts.a]\nclient = \"claude\"\nconfig = \"/a\"\n[accounts.c]\nclient = \"codex\"\nconfig = \"/c\"\n";
+        let c = Config::parse(text, "config.toml").unwrap();
+        let env: BTreeMap<String, String> = [("CLAUDELESS_CONFIG_DIR".to_owned(), "/mine".to_owned())].into();
+        let on = c.account_env("a", DriverKind::Claude, &env).unwrap();
+        assert_eq!(on["CLAUDE_CONFIG_DIR"], "/a");
+        assert_eq!(on["CLAUDELESS_CONFIG_DIR"], "/a", "claudeless, which reads its own first, too");
+        assert_eq!(c.account_env("c", DriverKind::Codex, &BTreeMap::new()).unwrap()["CODEX_HOME"], "/c");
+        let e = c.account_env("c", DriverKind::Claude, &env).unwrap_err();
+        assert_eq!(e, "account c is a codex account, and the agent runs claude");
+        let mut moved = env.clone();
+        moved.extend(on);
+        assert_eq!(c.account_of(DriverKind::Claude, &moved), Some("a"));
+        assert_eq!(c.account_of(DriverKind::Claude, &env), None);
     }
 }
