@@ -147,6 +147,7 @@ impl JobScope {
             | Event::AgentKillFailed { id, .. }
             | Event::AgentDied { id, .. }
             | Event::AgentResuming { id, .. }
+            | Event::AgentSwitched { id, .. }
             | Event::AgentFinished { id, .. }
             | Event::RecoveryStep { id, .. }
             | Event::RecoveryReset { id, .. }

@@ -28,6 +28,7 @@ mod report;
 mod session;
 mod start;
 mod step;
+mod switch;
 mod timers;
 mod window;
 mod workspace;

@@ -98,7 +98,7 @@ fn fold(state: &mut State, event: &Event, seq: u64) {
         | Event::MergedWorkKept { .. }
         | Event::GateFinished { .. }
         | Event::MessageResubmitted { .. } => {}
-        Event::PricesSet { .. } | Event::ConfigSet { .. } => settings(state, event),
+        Event::PricesSet { .. } | Event::ConfigSet { .. } | Event::AgentSwitched { .. } => settings(state, event),
         Event::UsageRecorded { .. }
         | Event::UsageModel { .. }
         | Event::BudgetNear { .. }
@@ -192,11 +192,19 @@ fn fold(state: &mut State, event: &Event, seq: u64) {
     }
 }
 
-/// What the daemon read as it started: the prices, bosun's config.
+/// What is set for bosun and its agents' accounts: the prices and bosun's config the daemon read
+/// as it started, and an agent moved to another account (its transcript is found anew there).
 fn settings(state: &mut State, event: &Event) {
     match event {
         Event::PricesSet { prices } => state.prices = prices.clone(),
         Event::ConfigSet { config } => state.config = config.clone(),
+        Event::AgentSwitched { id, env, .. } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.env.extend(env.clone());
+                agent.log = None;
+                agent.limited_until = None;
+            }
+        }
         _ => {}
     }
 }
