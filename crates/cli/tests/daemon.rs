@@ -270,6 +270,14 @@ fn bosuns_config_is_recorded_when_it_changes_and_a_bad_one_stops_the_daemon_chan
     std::fs::write(&file, "[accounts.work\n").unwrap();
     let err = bosun.fails(&dir, &["ls"]);
     assert!(err.contains("config.toml: line 1"), "{err}");
+    // Hostile: not text, far too long, an account name that is a path.
+    std::fs::write(&file, b"[accounts.a]\nclient = \"\xff\xfe\"\n").unwrap();
+    assert!(bosun.fails(&dir, &["ls"]).contains("config.toml"), "bytes that are not text are refused");
+    std::fs::write(&file, "#".repeat(2 << 20)).unwrap();
+    let err = bosun.fails(&dir, &["ls"]);
+    assert!(err.contains("config.toml: over 1048576 bytes"), "{err}");
+    std::fs::write(&file, "[accounts.\"../../etc\"]\nclient = \"claude\"\nconfig = \"/x\"\n").unwrap();
+    assert!(bosun.fails(&dir, &["ls"]).contains("a name is 1 to 64 letters"), "a name that is a path is refused");
     std::fs::write(&file, "").unwrap();
     bosun.ok(&dir, &["daemon", "start"]);
     assert_eq!(bosun.events().len(), events + 1, "nothing was recorded while it did not parse; now the empty one");
