@@ -1,6 +1,6 @@
 //! `bosun-bench`: measures bosun against real git, tmux and claudeless, and prints each figure
 //! beside its target and a peer's (oj's) figure measured on the same kind of machine. Run it
-//! with `scripts/bench [start|detect|nudge|idle|store|clients|gemini|pi|opencode|hostile|pool|dash|host|docker|k8s|plan|limits] …` (which builds bosun in release mode first).
+//! with `scripts/bench [start|detect|nudge|idle|store|clients|gemini|pi|opencode|hostile|pool|dash|host|docker|k8s|plan|limits|window] …` (which builds bosun in release mode first).
 
 mod budget;
 mod clients;
@@ -15,6 +15,7 @@ mod pool;
 mod start;
 mod store;
 mod supervise;
+mod window;
 
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -99,9 +100,13 @@ fn main() {
             "k8s" => figures.extend(k8s::figures(&bin)),
             "plan" => figures.extend(plan::figures(&bin, &claudeless)),
             "budget" => figures.extend(budget::figures(&bin)),
-            "limits" => figures.extend(limits::figures(&bin)),
+            "limits" => {
+                figures.extend(limits::figures(&bin));
+                figures.extend(window::figures(&bin));
+            }
+            "window" => figures.extend(window::figures(&bin)),
             other => {
-                panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients, gemini, pi, opencode, hostile, pool, dash, host, docker, k8s, plan, budget or limits")
+                panic!("unknown benchmark {other:?}: start, detect, nudge, idle, store, clients, gemini, pi, opencode, hostile, pool, dash, host, docker, k8s, plan, budget, limits or window")
             }
         }
     }

@@ -9,7 +9,8 @@ use bosun_core::{parse_duration, AgentError, PermissionRule, Policy, Step};
 use clap::Args;
 
 /// The recovery policy. A STEP is ACTION[*ATTEMPTS][+COOLDOWN][:ARGUMENT] with ACTION one of
-/// nudge:MESSAGE, resume[:MESSAGE], gate:COMMAND, escalate, done, fail; repeat a flag to chain
+/// nudge:MESSAGE, resume[:MESSAGE], gate:COMMAND, wait[:MESSAGE], switch[:MESSAGE] (to the next
+/// account in bosun's config), escalate, done, fail; repeat a flag to chain
 /// steps, e.g. `--on-idle 'nudge*2:Continue' --on-idle 'resume:Carry on' --on-idle escalate`.
 #[derive(Debug, Args, Default)]
 pub struct PolicyArgs {
