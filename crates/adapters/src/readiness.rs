@@ -303,8 +303,8 @@ mod tests {
         assert!(checks.probe("/bin/sh", &env(&[])).is_none(), "no client bosun knows");
     }
 
-    /// Gemini CLI's probes run with `GEMINI_CLI_NO_RELAUNCH` (one Node.js start, not two); the
-    /// agent runs with its own environment.
+    /// Gemini CLI's probes run with `GEMINI_CLI_NO_RELAUNCH=true` (one Node.js start, not two),
+    /// over the agent's environment.
     #[test]
     fn a_probe_runs_with_its_clients_probe_variables_over_the_agents() {
         use std::os::unix::fs::PermissionsExt;
@@ -314,7 +314,8 @@ mod tests {
         std::fs::write(&gemini, script).unwrap();
         std::fs::set_permissions(&gemini, std::fs::Permissions::from_mode(0o755)).unwrap();
         let program = gemini.to_str().unwrap();
-        let env: BTreeMap<String, String> = [("HOME".to_owned(), "/nowhere".to_owned())].into();
+        // The probe's own value stands over the agent's.
+        let env: BTreeMap<String, String> = [("GEMINI_CLI_NO_RELAUNCH".to_owned(), "false".to_owned())].into();
         let probe = LoginChecks::default().probe(program, &env).expect("gemini is a client");
         assert_eq!(probe.version, Ran::Ok("0.61.0 true".into()));
         assert_eq!(probe.login, Ran::Ok(String::new()));

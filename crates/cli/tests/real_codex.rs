@@ -233,9 +233,9 @@ fn a_usage_limits_wait_outlives_a_sigkill_of_bosun_and_wakes_the_agent_once() {
 #[test]
 fn a_usage_limit_met_while_bosun_is_down_is_seen_at_its_restart_and_waited_out() {
     let Some(real) = Real::new(trusted) else { return };
-    // The first answer runs a command long enough for bosun to be killed meanwhile; the request
-    // that carries its result meets the limit.
-    real.model.push(Reply::shell("sleep 4"));
+    // The first answer runs a command long enough for bosun to be killed meanwhile (its rollout
+    // found, the daemon gone: asserted below); the request that carries its result meets the limit.
+    real.model.push(Reply::shell("sleep 8"));
     let id = real.start(&[], &["fix the bug"]);
     assert!(real.model.wait_main_requests(1, PATIENCE), "{}", real.bosun.log());
     let (until, label) = usage_limit(&real, 16);

@@ -112,7 +112,9 @@ pub use runtime::{
 };
 pub use siting::{fork_into, Gather, JobAsk, JobSited, RepoFacts, Sited, StartAsk};
 pub use state::{apply, State, REQUESTS_KEPT};
-pub use term_key::{check_size, strokes, KeysError, TermKey, KEYS_MAX, KEYS_TEXT_MAX, STROKES_APART_MS, TERM_SIDE_MAX};
+pub use term_key::{
+    check_size, strokes, KeysError, TermKey, KEYS_MAX, KEYS_TEXT_MAX, STROKES_APART_MS, STROKES_MAX, TERM_SIDE_MAX,
+};
 pub use time::Timestamp;
 pub use timer::{Timer, TimerId, TimerKind};
 pub use wait_for::{Reached, WaitFor};

@@ -13,6 +13,8 @@ pub const TERM_SIDE_MAX: u16 = 1000;
 
 /// How long apart the strokes of one request are typed (`strokes`).
 pub const STROKES_APART_MS: u64 = 100;
+/// The most strokes one request may be: its typing pauses at most 1.9 s in all.
+pub const STROKES_MAX: usize = 20;
 
 /// `keys` as a person types them: an Escape with more keys after it ends a stroke, and the next
 /// is typed `STROKES_APART_MS` later, since a terminal program reads an Escape and what follows
@@ -56,6 +58,8 @@ pub enum KeysError {
     TooMany(usize),
     #[error("too much text in one request ({0} bytes; at most {KEYS_TEXT_MAX})")]
     TooLong(usize),
+    #[error("too many Escapes followed by more keys in one request ({0} strokes; at most {STROKES_MAX})")]
+    TooManyStrokes(usize),
     #[error("there is no key Ctrl+{0:?}: only Ctrl with a letter or one of @[\\]^_")]
     NoSuchCtrl(char),
     #[error("there is no key Alt+{0:?}: only Alt with a printable ASCII character")]
@@ -75,6 +79,10 @@ impl TermKey {
         let text: usize = keys.iter().map(|k| if let TermKey::Text(t) = k { t.len() } else { 0 }).sum();
         if text > KEYS_TEXT_MAX {
             return Err(KeysError::TooLong(text));
+        }
+        let strokes = strokes(keys).count();
+        if strokes > STROKES_MAX {
+            return Err(KeysError::TooManyStrokes(strokes));
         }
         let bad = keys.iter().find_map(|k| match k {
             TermKey::Ctrl(c) if !(c.is_ascii_alphabetic() || "@[\\]^_".contains(*c)) => Some(KeysError::NoSuchCtrl(*c)),
@@ -147,6 +155,9 @@ mod tests {
         assert_eq!(all(&[Esc, Text("b".into())]), vec![vec![Esc], vec![Text("b".into())]]);
         assert_eq!(all(&[Text("hi".into()), Enter, Esc]), vec![vec![Text("hi".into()), Enter, Esc]]);
         assert_eq!(all(&[]), Vec::<Vec<TermKey>>::new());
+        // Its pauses are bounded.
+        assert_eq!(TermKey::check(&vec![Esc; STROKES_MAX]), Ok(()));
+        assert_eq!(TermKey::check(&vec![Esc; STROKES_MAX + 1]), Err(KeysError::TooManyStrokes(STROKES_MAX + 1)));
     }
 
     #[test]

@@ -284,3 +284,26 @@ fn an_error_logged_while_bosun_was_down_is_read_from_the_log_read_whole_at_resta
     assert_eq!(sim.state.agents[&a].state_seq, seen);
     assert_eq!(wake(&sim.state, &a).map(|(t, _)| t), Some(at));
 }
+
+/// Only an agent bosun has working takes an error its log ends on: one it knows idle (resumed
+/// with no message, which writes nothing in its log) has moved past it. And the reset taken is
+/// the last turn's, not one an earlier turn met.
+#[test]
+fn an_error_the_log_ends_on_is_taken_only_for_a_working_agent_with_its_own_turns_reset() {
+    let mut sim = Sim::new();
+    let a = codex(&mut sim);
+    let old_reset = (sim.clock.as_millis() / 1_000 + 30) as i64;
+    let started = r#"{"type":"event_msg","payload":{"type":"task_started"}}"#;
+    let failed = r#"{"type":"event_msg","payload":{"type":"error","message":"You've hit your usage limit.","codex_error_info":"usage_limit_exceeded"}}"#;
+    let log: Vec<String> =
+        [started, &reached(old_reset), LIMITED, started, failed].iter().map(|l| (*l).to_owned()).collect();
+    let read = |whole| Input::UsageLines { agent: a.clone(), lines: log.clone(), whole };
+    sim.see(&a, Source::Log, Observation::Idle);
+    sim.ok(read(true));
+    assert_eq!(sim.state.agents[&a].state, SessionState::Idle, "an idle agent is left idle");
+    sim.see(&a, Source::Log, Observation::Working);
+    sim.ok(read(true));
+    let agent = &sim.state.agents[&a];
+    assert_eq!(agent.state, SessionState::Error { error: AgentError::RateLimited });
+    assert_eq!(agent.limited_until, None, "the earlier turn's reset is not this one's");
+}

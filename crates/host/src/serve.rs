@@ -428,13 +428,14 @@ fn status(host: &Host) -> HostStatus {
 
 /// The bytes a terminal sends for `keys`.
 fn type_keys(host: &Host, keys: &[TermKey]) -> std::io::Result<()> {
+    // Held for the whole request: no other request's keys slip between its strokes.
+    let mut input = lock(&host.input);
     for (i, stroke) in bosun_core::strokes(keys).enumerate() {
         if i > 0 {
             std::thread::sleep(std::time::Duration::from_millis(bosun_core::STROKES_APART_MS));
         }
         let application = lock(&host.screen).application_cursor();
         let bytes: Vec<u8> = stroke.iter().flat_map(|k| k.bytes(application)).collect();
-        let mut input = lock(&host.input);
         input.write_all(&bytes)?;
         input.flush()?;
     }

@@ -282,7 +282,7 @@ fn observations(state: &State, input: &Input, now: Timestamp, d: &mut Decision) 
             if let Some(a) = state.agents.get(agent) {
                 observe::usage(state, a, lines, now, d);
                 if *whole {
-                    observe::missed_error(state, a, lines, now, d);
+                    observe::missed_error(state, agent, lines, now, d);
                 }
             }
         }

@@ -263,28 +263,30 @@ pub(super) fn usage(state: &State, a: &Agent, lines: &[String], now: Timestamp, 
     super::budget::spent(state, a, &usage, now, d);
 }
 
-/// When the rate limit the agent hit resets, if lines of its session log say so: kept within
-/// [now, now + 24 h], a time outside it recorded as given.
-/// An agent's session log read whole after a restart of bosun: an error it ends on was written
-/// while bosun was down (Codex's usage limit, say), past the end its log is followed from, so it
-/// is taken now, with the reset the log gives. An error bosun saw before it went down changes
-/// nothing: the state is the same.
-pub(super) fn missed_error(state: &State, a: &Agent, lines: &[String], now: Timestamp, d: &mut Decision) {
-    if !a.state.is_up() {
+/// An agent's session log read whole after a restart of bosun: an error it ends on, when bosun
+/// has the agent working, was written while bosun was down (Codex's usage limit, say), past the
+/// end its log is followed from; it is taken now, with the reset its turn gave. Only so: an
+/// agent bosun knows idle, at a dialog or failed has moved past what its log last said (a resume
+/// without a message writes nothing), and one paused at its budget, here or by this read's
+/// usage, is left as it is. An error bosun saw before it went down changes nothing.
+pub(super) fn missed_error(state: &State, a: &AgentId, lines: &[String], now: Timestamp, d: &mut Decision) {
+    let Some(a) = d.agent(state, a).filter(|a| a.state == SessionState::Running && a.paused.is_none()).cloned() else {
         return;
-    }
+    };
     let driver = a.driver.behaviour();
-    let last = lines
-        .iter()
-        .rev()
-        .map(|l| (l, driver.log_observation(l)))
-        .find(|(_, o)| !matches!(o, Observation::Activity { .. }));
-    let Some((line, error @ Observation::Error { .. })) = last else { return };
-    limit_reset(a, lines, now, d);
+    let observations: Vec<Observation> = lines.iter().map(|l| driver.log_observation(l)).collect();
+    let Some(last) = observations.iter().rposition(|o| !matches!(o, Observation::Activity { .. })) else { return };
+    let Observation::Error { .. } = &observations[last] else { return };
+    // The reset of this turn's limit, not of one an earlier turn met.
+    let turn = observations[..last].iter().rposition(|o| matches!(o, Observation::Working)).map_or(0, |i| i + 1);
+    limit_reset(&a, &lines[turn..], now, d);
+    let line = &lines[last];
     let cause = Cause::LogLine { line: head(line, LINE_MAX), cut: line.len() > LINE_MAX };
-    observed(Cx { state, now }, a, Source::Log, &error, None, Some(cause), d);
+    observed(Cx { state, now }, &a, Source::Log, &observations[last], None, Some(cause), d);
 }
 
+/// When the rate limit the agent hit resets, if lines of its session log say so: kept within
+/// [now, now + 24 h], a time outside it recorded as given.
 fn limit_reset(a: &Agent, lines: &[String], now: Timestamp, d: &mut Decision) {
     let driver = a.driver.behaviour();
     let Some(given) = lines.iter().rev().find_map(|l| driver.log_limit_reset(l)) else { return };

@@ -137,13 +137,18 @@ const USAGE_LINE_MOST: usize = 1024 * 1024;
 pub(super) fn read_usage(agent: AgentId, path: &Path) -> Option<Input> {
     use std::io::{BufRead as _, Read as _};
     let file = std::fs::File::open(path).map_err(|e| tracing::warn!("cannot read {}: {e}", path.display())).ok()?;
-    let whole = file.metadata().is_ok_and(|m| m.len() <= USAGE_READ_MOST);
+    let mut whole = file.metadata().is_ok_and(|m| m.len() <= USAGE_READ_MOST);
     let mut reader = std::io::BufReader::new(file.take(USAGE_READ_MOST));
     let (mut lines, mut line) = (Vec::new(), Vec::new());
     loop {
         line.clear();
         match reader.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => break,
+            Ok(0) => break,
+            // Its end is not known: no error is taken from it.
+            Err(_) => {
+                whole = false;
+                break;
+            }
             Ok(_) if line.len() > USAGE_LINE_MOST || !line.ends_with(b"\n") => {}
             Ok(_) => lines.push(String::from_utf8_lossy(&line).trim_end().to_owned()),
         }
