@@ -25,6 +25,7 @@ mod id;
 mod input;
 mod job;
 mod job_book;
+pub mod ledger;
 mod liveness;
 mod memory;
 mod merging;

@@ -214,9 +214,9 @@ fn set_agent_state(agent: &mut Agent, new: SessionState, at: Timestamp, seq: u64
 pub(super) fn spend(state: &mut State, event: &Event) {
     match event {
         Event::PricesSet { prices } => state.prices = prices.clone(),
-        Event::UsageRecorded { id, used, .. } => {
+        Event::UsageRecorded { id, used, at } => {
             if let Some(agent) = state.agents.get_mut(id) {
-                agent.usage.record(used);
+                agent.usage.record(used, *at);
             }
         }
         Event::UsageModel { id, model } => {
