@@ -48,6 +48,18 @@ fn usage_is_summed_by_plan_and_by_utc_day_and_since_a_time() {
     assert_eq!(by_plan["lines"].as_array().unwrap().len(), 2, "{by_plan}");
     let listed = bosun.ok(repo.path(), &["usage", "--by", "plan"]);
     assert!(listed.starts_with("PLAN") && listed.contains(&plan), "{listed}");
+    // The plan's summary says what it spent, and each job's part.
+    let summary: serde_json::Value =
+        serde_json::from_str(&bosun.ok(repo.path(), &["plan", "show", &plan, "--json"])).unwrap();
+    assert_eq!(summary["spent"]["tokens"]["input"].as_u64(), Some(planned), "{summary}");
+    let parts: u64 =
+        summary["jobs"].as_array().unwrap().iter().map(|j| j["spent"]["tokens"]["input"].as_u64().unwrap()).sum();
+    assert_eq!(parts, planned);
+    assert!(summary["jobs"].as_array().unwrap().iter().all(|j| j["spent"]["cost"].as_u64() > Some(0)), "{summary}");
+    let shown = bosun.ok(repo.path(), &["plan", "show", &plan]);
+    let spent = shown.lines().find(|l| l.starts_with("spent: ")).unwrap_or_else(|| panic!("{shown}"));
+    assert!(spent.contains(" in · ") && spent.contains("($"), "{spent}");
+    assert_eq!(shown.lines().filter(|l| l.starts_with("  tokens   ")).count(), 3, "{shown}");
 
     // All of it was spent today (UTC), and in the last hour; none of it since tomorrow.
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;

@@ -242,6 +242,17 @@ pub struct Checkpoint {
     pub agents: Vec<Agent>,
     pub messages: Vec<Message>,
     pub escalations: Vec<Escalation>,
+    /// What its agents spent together, by model: tokens, the cost of the priced ones, and
+    /// `unpriced` for a model with no price.
+    #[serde(default)]
+    pub spent_by_model: std::collections::BTreeMap<String, crate::usage::Spend>,
+    /// Their tokens together.
+    #[serde(default)]
+    pub tokens: crate::usage::Tokens,
+    /// What they cost together, in nano-dollars: none (cost unknown) when some model had no
+    /// price (`spent_by_model` has the cost of the rest).
+    #[serde(default)]
+    pub cost: Option<u64>,
 }
 
 impl Checkpoint {
@@ -254,7 +265,16 @@ impl Checkpoint {
         let mut agents: Vec<Agent> =
             scope.agents.iter().filter_map(|id| state.agents.get(id)).cloned().collect::<Vec<_>>();
         agents.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+        let mut spent_by_model: std::collections::BTreeMap<String, crate::usage::Spend> = Default::default();
+        for (model, spend) in agents.iter().flat_map(|a| a.usage.spends()) {
+            spent_by_model.entry(model).or_default().add(&spend);
+        }
+        let mut all = crate::usage::Spend::default();
+        spent_by_model.values().for_each(|s| all.add(s));
         Some(Self {
+            spent_by_model,
+            tokens: all.tokens,
+            cost: all.known_cost(),
             version: Self::VERSION,
             exported_at: now,
             seq: state.seq,

@@ -212,6 +212,23 @@ impl Usage {
         self.cost_by_model.get(model).copied()
     }
 
+    /// What each model's responses spent, all of them.
+    pub fn spends(&self) -> BTreeMap<String, Spend> {
+        let spend = |(model, tokens): (&String, &Tokens)| {
+            let cost = self.cost_by_model.get(model).copied().unwrap_or(0);
+            (model.clone(), Spend { tokens: *tokens, cost, unpriced: self.unpriced.contains(model) })
+        };
+        self.by_model.iter().map(spend).collect()
+    }
+
+    /// All of it, every model together.
+    pub fn spend(&self) -> Spend {
+        self.spends().values().fold(Spend::default(), |mut sum, s| {
+            sum.add(s);
+            sum
+        })
+    }
+
     /// What its priced responses cost, in nano-dollars, and whether some had no price.
     pub fn cost(&self) -> (u64, bool) {
         (self.cost_by_model.values().fold(0u64, |a, c| a.saturating_add(*c)), !self.unpriced.is_empty())
