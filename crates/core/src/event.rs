@@ -433,6 +433,9 @@ pub enum Event {
     },
     WorkerStopped {
         name: String,
+        /// Why it stopped by itself (its budget spent); none when a person stopped it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// A worker's external queue was listed: `error` says why it could not be.
     WorkerListed {

@@ -2,8 +2,9 @@
 //! it runs as a step of), the worker that took the job's queue item; and the ledgers of all the
 //! agents of each.
 
+use crate::budget::Budget;
 use crate::usage::Usage;
-use crate::{Agent, JobId, State};
+use crate::{Agent, Job, JobId, State};
 
 /// The most parents followed from a job to the plan or item it runs for (a loop cannot spin).
 const DEPTH_MOST: usize = 32;
@@ -15,7 +16,11 @@ pub fn job_of(agent: &Agent) -> Option<&JobId> {
 
 /// The plan (its id) the job runs in, itself or as a step of a job that does.
 pub fn plan_of<'a>(state: &'a State, job: &JobId) -> Option<&'a str> {
-    let mut job = state.jobs.get(job)?;
+    plan_of_job(state, state.jobs.get(job)?)
+}
+
+/// The same, of a job maybe not yet in the state.
+fn plan_of_job<'a>(state: &'a State, mut job: &'a Job) -> Option<&'a str> {
     for _ in 0..DEPTH_MOST {
         if let Some((plan, _)) = &job.spec.plan {
             return Some(plan);
@@ -27,7 +32,11 @@ pub fn plan_of<'a>(state: &'a State, job: &JobId) -> Option<&'a str> {
 
 /// The worker that took the queue item the job works on, itself or as a step of a job that does.
 pub fn worker_of<'a>(state: &'a State, job: &JobId) -> Option<&'a str> {
-    let mut job = state.jobs.get(job)?;
+    worker_of_job(state, state.jobs.get(job)?)
+}
+
+/// The same, of a job maybe not yet in the state.
+fn worker_of_job<'a>(state: &'a State, mut job: &'a Job) -> Option<&'a str> {
     for _ in 0..DEPTH_MOST {
         if let Some((item, _)) = &job.spec.item {
             return state.items.get(item)?.worker.as_deref();
@@ -45,4 +54,37 @@ pub fn of_plan<'a>(state: &'a State, plan: &'a str) -> impl Iterator<Item = &'a 
 /// The ledgers of the agents of the jobs the worker started.
 pub fn of_worker<'a>(state: &'a State, worker: &'a str) -> impl Iterator<Item = &'a Usage> + 'a {
     state.agents.values().filter(move |a| job_of(a).and_then(|j| worker_of(state, j)) == Some(worker)).map(|a| &a.usage)
+}
+
+/// The ledgers of the agents the job's own steps ran.
+pub fn of_job<'a>(state: &'a State, job: &'a JobId) -> impl Iterator<Item = &'a Usage> + 'a {
+    state.agents.values().filter(move |a| job_of(a) == Some(job)).map(|a| &a.usage)
+}
+
+/// A budget over a job's agents: whose it is (`the job's`, `plan p…'s`, `worker w's`), the
+/// budget, and what is left of it (none once spent).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Over {
+    pub whose: String,
+    pub budget: Budget,
+    pub left: Option<Budget>,
+}
+
+/// The budgets over the job's agents: its own, its plan's, its worker's.
+pub fn budgets_over(state: &State, job: &Job) -> Vec<Over> {
+    let mut over = Vec::new();
+    if let Some(budget) = job.spec.budget {
+        over.push(Over { whose: "the job's".into(), budget, left: budget.left(of_job(state, &job.spec.id)) });
+    }
+    let plan = plan_of_job(state, job).and_then(|id| state.plans.get(id));
+    if let Some((plan, budget)) = plan.and_then(|p| Some((p, p.budget?))) {
+        let left = budget.left(of_plan(state, &plan.id));
+        over.push(Over { whose: format!("plan {} ({})'s", plan.id, plan.name), budget, left });
+    }
+    let worker = worker_of_job(state, job).and_then(|w| state.workers.get(w));
+    if let Some((worker, budget)) = worker.and_then(|w| Some((w, w.budget?))) {
+        let left = budget.left(of_worker(state, &worker.name));
+        over.push(Over { whose: format!("worker {}'s", worker.name), budget, left });
+    }
+    over
 }
