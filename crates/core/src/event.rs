@@ -307,6 +307,14 @@ pub enum Event {
         spent: u64,
         at: Timestamp,
     },
+    /// The agent's budget is in dollars and some of its responses are of a model with no price,
+    /// which that budget cannot count: a person was told, once.
+    BudgetUnseen {
+        id: AgentId,
+        budget: crate::budget::Budget,
+        models: Vec<String>,
+        at: Timestamp,
+    },
     /// The agent reached its budget: paused, nothing more is delivered to it.
     AgentPaused {
         id: AgentId,

@@ -155,8 +155,6 @@ impl JobScope {
             | Event::AgentSaid { id, .. }
             | Event::UsageRecorded { id, .. }
             | Event::UsageModel { id, .. }
-            | Event::BudgetNear { id, .. }
-            | Event::AgentPaused { id, .. }
             | Event::AgentUnpaused { id, .. }
             | Event::PermissionAnswered { id, .. }
             | Event::CallBlocked { id, .. }
@@ -166,6 +164,7 @@ impl JobScope {
             | Event::DialogLeft { id, .. }
             | Event::TurnClassifying { id, .. }
             | Event::TurnClassified { id, .. } => agent(id),
+            Event::BudgetNear { id, .. } | Event::BudgetUnseen { id, .. } | Event::AgentPaused { id, .. } => agent(id),
             Event::EscalationRaised { escalation: x } => self.escalations.contains(&x.id) || agent(&x.agent),
             Event::EscalationResolved { id, .. } => self.escalations.contains(id),
             Event::JobCreated { job: j } => job(&j.spec.id),

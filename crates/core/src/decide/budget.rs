@@ -22,6 +22,7 @@ pub(super) fn spent(state: &State, a: &Agent, usage: &Usage, now: Timestamp, d: 
     if a.paused.is_some() || a.outcome.is_some() {
         return;
     }
+    unseen(state, a, budget, usage, now, d);
     let spent = budget.spent(usage);
     if spent.is_over() {
         d.event(Event::AgentPaused { id: a.id.clone(), pause: Pause { budget, spent: spent.used, at: now } });
@@ -59,6 +60,32 @@ pub(super) fn spent(state: &State, a: &Agent, usage: &Usage, now: Timestamp, d: 
         };
         d.effect(Effect::Notify { notice, desktop: true, webhook: super::escalation::webhook_of(state, a) });
     }
+}
+
+/// A dollar budget cannot count the responses of a model with no price: the first time the
+/// agent has some, a person is told, once, which models' spend it does not see.
+fn unseen(state: &State, a: &Agent, budget: Budget, usage: &Usage, now: Timestamp, d: &mut Decision) {
+    if !matches!(budget, Budget::Usd(_)) || a.budget_unseen_told || usage.unpriced.is_empty() {
+        return;
+    }
+    let models: Vec<String> =
+        usage.unpriced.iter().map(|m| if m.is_empty() { "(not named)".to_owned() } else { m.clone() }).collect();
+    d.event(Event::BudgetUnseen { id: a.id.clone(), budget, models: models.clone(), at: now });
+    let notice = Notice {
+        kind: NoticeKind::Budget,
+        title: format!("bosun: {}'s budget of {budget} cannot see all it spends", a.name),
+        body: format!(
+            "agent {} has responses of {} with no price: their cost is not counted against its budget of \
+             {budget} (its tokens are); give the model a price in prices.toml, or a budget in tokens",
+            a.id,
+            models.join(", ")
+        ),
+        agent: Some(a.id.clone()),
+        job: a.step.as_ref().map(|(job, _, _)| job.clone()),
+        escalation: None,
+        at: now,
+    };
+    d.effect(Effect::Notify { notice, desktop: true, webhook: super::escalation::webhook_of(state, a) });
 }
 
 /// A person raised an agent's budget (or gave it one), and so ended its pause: a paused agent

@@ -224,6 +224,11 @@ pub(super) fn spend(state: &mut State, event: &Event) {
                 agent.usage.model = Some(model.clone());
             }
         }
+        Event::BudgetUnseen { id, .. } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.budget_unseen_told = true;
+            }
+        }
         Event::BudgetNear { id, .. } => {
             if let Some(agent) = state.agents.get_mut(id) {
                 agent.budget_told = true;
