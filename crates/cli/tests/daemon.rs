@@ -236,3 +236,42 @@ fn a_price_file_goes_over_bosuns_and_one_that_does_not_parse_is_named_and_change
     assert!(logs.contains("prices.toml: line 3: my-model: `output` is not a number"), "{logs}");
     assert_eq!(set(&bosun), recorded, "the prices recorded before stand");
 }
+
+/// bosun's config file is recorded as the daemon starts, once while it says the same; one that
+/// does not parse, or names a key bosun does not know, stops the daemon, named with its line,
+/// and changes nothing.
+#[test]
+fn bosuns_config_is_recorded_when_it_changes_and_a_bad_one_stops_the_daemon_changing_nothing() {
+    let bosun = bosun();
+    let dir = bosun.state_dir().to_owned();
+    let file = dir.join("config.toml");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(&file, "[accounts.work]\nclient = \"claude\"\nconfig = \"/srv/claude-work\"\n").unwrap();
+    let recorded = |bosun: &Bosun| -> Vec<bosun_core::config::Config> {
+        let events = bosun.events().into_iter();
+        events
+            .filter_map(|e| if let bosun_core::Event::ConfigSet { config } = e { Some(config) } else { None })
+            .collect()
+    };
+    bosun.ok(&dir, &["daemon", "start"]);
+    bosun.ok(&dir, &["daemon", "stop"]);
+    bosun.ok(&dir, &["daemon", "start"]);
+    let first = recorded(&bosun);
+    assert_eq!(first.len(), 1, "recorded once while it says the same: {first:?}");
+    assert_eq!(first[0].accounts["work"].config, std::path::Path::new("/srv/claude-work"));
+    bosun.ok(&dir, &["daemon", "stop"]);
+    let events = bosun.events().len();
+
+    std::fs::write(&file, "[accounts.work]\nclient = \"claude\"\nconfig = \"/srv/claude-work\"\nshell = \"rm\"\n")
+        .unwrap();
+    let err = bosun.fails(&dir, &["ls"]);
+    assert!(err.contains("config.toml: line 4: unknown field `shell`"), "{err}");
+    assert!(bosun.daemon_pid().is_none(), "no daemon runs");
+    std::fs::write(&file, "[accounts.work\n").unwrap();
+    let err = bosun.fails(&dir, &["ls"]);
+    assert!(err.contains("config.toml: line 1"), "{err}");
+    std::fs::write(&file, "").unwrap();
+    bosun.ok(&dir, &["daemon", "start"]);
+    assert_eq!(bosun.events().len(), events + 1, "nothing was recorded while it did not parse; now the empty one");
+    assert_eq!(recorded(&bosun).last(), Some(&bosun_core::config::Config::default()));
+}

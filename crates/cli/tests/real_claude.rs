@@ -532,3 +532,37 @@ fn a_rate_limit_claude_gives_no_reset_for_is_waited_out_by_a_backoff() {
     assert!(resumed[0].time >= failed + backoff, "nothing before the backoff was over");
     assert_eq!(main.len(), 2, "the limited request and the resumed one: nothing in between");
 }
+
+/// `rate_limited = "switch"`: a Claude agent whose account is rate limited is resumed on the
+/// next account named in bosun's config (another `CLAUDE_CONFIG_DIR`, whose settings point it at
+/// another model server), its transcript copied where Claude looks there: the resumed turn
+/// reaches the second account's server with the conversation's history.
+#[test]
+fn a_limited_agent_switches_to_the_next_account_and_resumes_its_conversation_there() {
+    let Some(real) = Real::new(|c| c) else { return };
+    let other = FakeModel::anthropic();
+    let dir = tempfile::tempdir().unwrap();
+    let url = serde_json::json!({"env": {"ANTHROPIC_BASE_URL": other.base_url()}});
+    let two = ClaudeConfig::new(&other, dir.path()).settings(url).write();
+    let accounts = format!(
+        "[accounts.one]\nclient = \"claude\"\nconfig = \"{}\"\n\n[accounts.two]\nclient = \"claude\"\nconfig = \"{}\"\n",
+        real.env.config_dir.display(),
+        two.config_dir.display()
+    );
+    std::fs::write(real.bosun.state_dir().join("config.toml"), accounts).unwrap();
+    real.model.push(Reply::text("First answer."));
+    let id = real.start(&["--account", "one", "--on-error", "rate_limited=switch"], &["fix the bug"]);
+    let said = |want: &str| wait_until(PATIENCE * 2, || real.bosun.agent(&id).said.as_deref() == Some(want));
+    assert!(said("First answer."), "{}", real.bosun.log());
+    real.model.limit_until(std::time::SystemTime::now() + std::time::Duration::from_secs(600));
+    other.push(Reply::text("Answered on the other account."));
+    real.bosun.ok(real.repo.path(), &["send", &id, "now write the docs"]);
+    assert!(said("Answered on the other account."), "{}\n{}", real.peek(&id), real.bosun.log());
+    let there = other.main_requests();
+    let resumed = there.last().expect("the second account's server was asked");
+    assert_eq!(resumed.last_user_text().as_deref(), Some(bosun_core::rate_limit::SWITCHED_MESSAGE));
+    let history = ["fix the bug", "First answer.", "now write the docs"];
+    assert!(history.iter().all(|h| resumed.contains(h)), "the conversation came along: {resumed:#?}");
+    let home = two.config_dir.display().to_string();
+    assert_eq!(real.bosun.show(&id).agent.env.get("CLAUDE_CONFIG_DIR"), Some(&home), "on the second account");
+}

@@ -251,3 +251,42 @@ fn an_agent_started_on_an_account_waiting_out_a_limit_starts_after_the_reset() {
     assert!(of_second.iter().all(|r| r.time >= until), "the second agent called nothing before the reset");
     assert!(of_second.iter().all(|r| !matches!(r.reply, Some(Reply::Limited(_)))));
 }
+
+/// `rate_limited = "switch"`: a Codex agent whose account hits its usage limit is resumed on the
+/// next account named in bosun's config (another `CODEX_HOME`, whose provider is another model
+/// server), its rollout copied there: the resumed turn reaches the second account's server with
+/// the conversation's history, and nothing more reaches the first's.
+#[test]
+fn a_limited_agent_switches_to_the_next_account_and_resumes_its_conversation_there() {
+    let Some(real) = Real::new(trusted) else { return };
+    let other = FakeModel::openai();
+    let dir = tempfile::tempdir().unwrap();
+    let two = trusted(CodexConfig::new(&other, dir.path()), real.repo.path()).write();
+    let accounts = format!(
+        "[accounts.one]\nclient = \"codex\"\nconfig = \"{}\"\n\n[accounts.two]\nclient = \"codex\"\nconfig = \"{}\"\n",
+        real.env.config_dir.display(),
+        two.config_dir.display()
+    );
+    std::fs::write(real.bosun.state_dir().join("config.toml"), accounts).unwrap();
+    real.model.push(Reply::text("First answer."));
+    let id = real.start(&["--account", "one", "--on-error", "rate_limited=switch"], &["fix the bug"]);
+    let said = |want: &str| wait_until(PATIENCE * 2, || real.bosun.agent(&id).said.as_deref() == Some(want));
+    assert!(said("First answer."), "{}", real.bosun.log());
+    let found = wait_until(PATIENCE, || real.bosun.agent(&id).log.is_some());
+    assert!(found, "its rollout was found:\n{}", real.bosun.log());
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
+    real.model.usage_limit_until(UNIX_EPOCH + Duration::from_secs(now + 600));
+    other.push(Reply::text("Answered on the other account."));
+    real.bosun.ok(real.repo.path(), &["send", &id, "now write the docs"]);
+    let screen = || real.bosun.ok(real.repo.path(), &["peek", &id]);
+    assert!(said("Answered on the other account."), "{}\n{}", screen(), real.bosun.log());
+    let there = other.main_requests();
+    let resumed = there.last().expect("the second account's server was asked");
+    assert_eq!(resumed.last_user_text().as_deref(), Some(rate_limit::SWITCHED_MESSAGE));
+    let history = ["fix the bug", "First answer.", "now write the docs"];
+    assert!(history.iter().all(|h| resumed.contains(h)), "the conversation came along: {resumed:#?}");
+    let limited = real.model.main_requests().iter().filter(|r| matches!(r.reply, Some(Reply::Limited(_)))).count();
+    assert_eq!(limited, 1, "the first account was asked once after its limit, and no more");
+    let home = two.config_dir.display().to_string();
+    assert_eq!(real.bosun.show(&id).agent.env.get("CODEX_HOME"), Some(&home), "it is on the second account");
+}

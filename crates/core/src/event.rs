@@ -330,6 +330,18 @@ pub enum Event {
     PricesSet {
         prices: crate::price::Prices,
     },
+    /// A rate-limited agent is moved to account `account` (`switch`): `env`, its client's
+    /// variables pointed at the account's config directory, go over its own.
+    AgentSwitched {
+        id: AgentId,
+        account: String,
+        env: std::collections::BTreeMap<String, String>,
+        at: Timestamp,
+    },
+    /// bosun's config file as the daemon read it, when it differs from the one recorded before.
+    ConfigSet {
+        config: crate::config::Config,
+    },
     /// The classifier command of the agent's idle turn `turn` was started.
     TurnClassifying {
         id: AgentId,

@@ -358,6 +358,8 @@ pub enum Input {
     },
     /// The prices the daemon read as it started (bosun's own with the user's file over them).
     PricesRead(crate::price::Prices),
+    /// bosun's config file as the daemon read it as it started (none there: the default).
+    ConfigRead(crate::config::Config),
 }
 
 /// A request to start an agent in a new workspace. The daemon has checked the repository, the

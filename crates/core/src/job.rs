@@ -95,6 +95,9 @@ pub struct AgentPlan {
     /// Where it runs.
     #[serde(default, skip_serializing_if = "crate::Runtime::is_local")]
     pub runtime: crate::Runtime,
+    /// The account, named in bosun's config, it signs in with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
 }
 
 /// The workspace a job makes: a directory or a worktree, as for an agent.

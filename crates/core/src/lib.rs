@@ -12,6 +12,7 @@ pub mod budget;
 mod classify;
 pub mod client_check;
 pub mod client_version;
+pub mod config;
 mod cron;
 mod decide;
 mod detect;

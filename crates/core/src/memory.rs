@@ -111,7 +111,8 @@ impl JobScope {
         let agent = |id: &AgentId| self.agents.contains(id);
         let ws = |id: &WorkspaceId| self.workspaces.contains(id);
         match e {
-            Event::RequestDone { .. } | Event::WebhookSent { .. } | Event::PricesSet { .. } => false,
+            Event::RequestDone { .. } | Event::WebhookSent { .. } => false,
+            Event::PricesSet { .. } | Event::ConfigSet { .. } => false,
             Event::WorkspaceCreating { workspace } => ws(&workspace.id),
             Event::WorkspaceInUse { id, agent: a } => ws(id) || agent(a),
             Event::WorkSaved { agent: a, .. } => agent(a),
@@ -123,10 +124,8 @@ impl JobScope {
             | Event::WorkspaceRemoved { id, .. }
             | Event::WorkspaceRemoveFailed { id, .. } => ws(id),
             Event::TaskWaiting { workspace, .. } | Event::SlotBound { workspace, .. } => ws(workspace),
-            Event::PoolCreated { .. }
-            | Event::PoolResized { .. }
-            | Event::PoolRemoved { .. }
-            | Event::SlotCreating { .. }
+            Event::PoolCreated { .. } | Event::PoolResized { .. } | Event::PoolRemoved { .. } => false,
+            Event::SlotCreating { .. }
             | Event::SlotCreated { .. }
             | Event::SlotCreateFailed { .. }
             | Event::SlotResetting { .. }
@@ -148,6 +147,7 @@ impl JobScope {
             | Event::AgentKillFailed { id, .. }
             | Event::AgentDied { id, .. }
             | Event::AgentResuming { id, .. }
+            | Event::AgentSwitched { id, .. }
             | Event::AgentFinished { id, .. }
             | Event::RecoveryStep { id, .. }
             | Event::RecoveryReset { id, .. }

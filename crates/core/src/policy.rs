@@ -145,6 +145,13 @@ pub enum Action {
         #[serde(default)]
         message: Option<String>,
     },
+    /// Move a rate-limited agent to the next account of its client, named in bosun's config,
+    /// that no agent waits out a limit on, its conversation resumed there with `message` (by
+    /// default, that it is on another account); when none has room, wait as `wait` does.
+    Switch {
+        #[serde(default)]
+        message: Option<String>,
+    },
     /// Ask a person: an escalation record and a notification.
     Escalate,
     /// The agent's work is done.
@@ -216,6 +223,7 @@ impl Action {
             Self::Resume { .. } => "resume",
             Self::Gate { .. } => "gate",
             Self::Wait { .. } => "wait",
+            Self::Switch { .. } => "switch",
             Self::Escalate => "escalate",
             Self::Done => "done",
             Self::Fail => "fail",
@@ -232,7 +240,7 @@ pub struct StepError {
 }
 
 /// `ACTION[*ATTEMPTS][+COOLDOWN][:ARGUMENT]`: `nudge*2+30s:Continue`, `nudge*forever:Go on`,
-/// `resume:Carry on`, `gate:cargo test`, `wait`, `wait:Go on`, `escalate`, `done`, `fail`.
+/// `resume:Carry on`, `gate:cargo test`, `wait`, `wait:Go on`, `switch`, `escalate`, `done`, `fail`.
 impl FromStr for Step {
     type Err = StepError;
 
@@ -259,6 +267,7 @@ impl FromStr for Step {
             ("gate", Some(run)) => Action::Gate { run },
             ("gate", None) => return Err(err("a gate needs its command")),
             ("wait", message) => Action::Wait { message },
+            ("switch", message) => Action::Switch { message },
             ("escalate", None) => Action::Escalate,
             ("done", None) => Action::Done,
             ("fail", None) => Action::Fail,
@@ -318,7 +327,8 @@ impl fmt::Display for Step {
         match &self.action {
             Action::Nudge { message }
             | Action::Resume { message: Some(message) }
-            | Action::Wait { message: Some(message) } => write!(f, ":{message}"),
+            | Action::Wait { message: Some(message) }
+            | Action::Switch { message: Some(message) } => write!(f, ":{message}"),
             Action::Gate { run } => write!(f, ":{run}"),
             _ => Ok(()),
         }

@@ -19,6 +19,10 @@ pub const BACKOFF_MOST_MS: u64 = 30 * 60_000;
 /// The message a woken agent is given when the step names none.
 pub const WOKEN_MESSAGE: &str = "The rate limit has reset. Carry on where you left off.";
 
+/// What an agent moved to another account (`switch`) is told first, unless its step says.
+pub const SWITCHED_MESSAGE: &str =
+    "The rate limit was reached on the account you were on; you are on another one now. Carry on where you left off.";
+
 /// A reset time a client gave, kept within [now, now + 24 h].
 pub fn clamp(given: Timestamp, now: Timestamp) -> Timestamp {
     let most = now.as_millis().saturating_add(RESET_MOST_MS);

@@ -48,6 +48,9 @@ pub enum TimerKind {
     },
     /// A new agent's start waits while another agent of its account waits out a rate limit.
     HeldStart { agent: AgentId },
+    /// The rate limit of an account an agent was moved off (`switch`) resets: until then the
+    /// account's agents get no nudge of bosun's and none starts on it.
+    Window { account: crate::Account },
     /// A job's failed step waits out its backoff before its next try.
     Backoff { job: JobId },
     /// A cron's next turn.
@@ -68,7 +71,7 @@ impl TimerKind {
             | Self::InputSettling { agent }
             | Self::Wake { agent, .. }
             | Self::HeldStart { agent } => agent,
-            Self::Backoff { .. } | Self::Cron { .. } | Self::Poll { .. } => return None,
+            Self::Backoff { .. } | Self::Cron { .. } | Self::Poll { .. } | Self::Window { .. } => return None,
         })
     }
 }

@@ -370,6 +370,7 @@ fn agent_job(cwd: &str) -> JobSpec {
         policy: Default::default(),
         backend: Default::default(),
         runtime: Default::default(),
+        account: None,
     };
     spec.agents.insert("fixer".into(), plan);
     spec

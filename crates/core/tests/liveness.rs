@@ -399,6 +399,7 @@ fn job(n: u64) -> JobSpec {
         policy: busy_policy(),
         backend: Default::default(),
         runtime: Default::default(),
+        account: None,
     };
     spec.agents.insert("worker".into(), plan);
     spec

@@ -32,6 +32,7 @@ fn agent_job(n: u64) -> JobSpec {
         policy: policy.unwrap(),
         backend: Default::default(),
         runtime: Default::default(),
+        account: None,
     };
     spec.agents.insert("fixer".into(), plan);
     spec

@@ -261,6 +261,7 @@ fn a_plan_agents_prompt_and_nudges_carry_its_job_branches_and_dependencies() {
             policy,
             backend: Default::default(),
             runtime: Default::default(),
+            account: None,
         },
     );
     spec.workspace = Some(JobWorkspace {
@@ -307,6 +308,7 @@ fn a_plan_jobs_engine_runs_its_agents_keeping_their_flags_only_for_the_same_kind
         policy: Default::default(),
         backend: Default::default(),
         runtime: Default::default(),
+        account: None,
     };
     let def = bosun_core::JobDef {
         vars: vec![],

@@ -37,6 +37,7 @@ fn agent_job(id: &JobId, n: u64, item: Option<(ItemId, BTreeMap<String, String>)
         policy: Default::default(),
         backend: Default::default(),
         runtime: Default::default(),
+        account: None,
     };
     spec.agents.insert("fixer".into(), plan);
     spec

@@ -3,6 +3,7 @@
 //! at start, reconciles what it remembers with what it finds.
 
 pub mod channels;
+pub mod config;
 pub mod engine;
 pub mod executor;
 mod faults;
@@ -80,6 +81,8 @@ pub fn run_with(
     opts: Options,
     parts: impl FnOnce(&Options, &str) -> Result<Parts, DaemonError>,
 ) -> Result<(), DaemonError> {
+    // Read before anything is touched: a config that does not parse changes nothing.
+    let config = config::read(&opts.dirs).map_err(|e| DaemonError::Setting(format!("bosun's config: {e}")))?;
     let (store, _lock, state) = open(&opts)?;
     let hook_command = format!("{} --state-dir {} hook", shell_quote(&opts.exe), shell_quote(opts.dirs.root()));
     let parts = parts(&opts, &hook_command)?;
@@ -98,6 +101,9 @@ pub fn run_with(
         move || shutdown.notify_one()
     };
     let (engine, thread) = engine::start(store, state, executor, on_exit);
+    if let Err(e) = runtime.block_on(engine.submit(bosun_core::Input::ConfigRead(config))) {
+        tracing::error!("the config was not recorded: {e}");
+    }
     let result = runtime.block_on(serve(&opts, parts, hook_command, engine.clone(), nonces, channels, shutdown));
     // Effects still running hold engine handles: stop the loop explicitly rather than wait for
     // them; whatever they were doing is reconciled at the next start.

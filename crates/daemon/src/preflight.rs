@@ -86,6 +86,21 @@ pub fn clients(
     (problems, warnings)
 }
 
+/// The agents of the jobs `names` of `book` that name an account bosun's `config` does not
+/// (each refused with the names it does), or one of another client.
+pub fn accounts(config: &bosun_core::config::Config, book: &JobBook, names: &[&str]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (job, def) in with_children(book, names) {
+        for (name, agent) in &def.agents {
+            let Some(account) = &agent.plan.account else { continue };
+            if let Err(why) = config.account_env(account, agent.plan.driver, &agent.plan.env) {
+                problems.push(format!("agent {name:?} of job {job:?}: {why}"));
+            }
+        }
+    }
+    problems
+}
+
 /// The agents of the jobs `names` of `book` that run in a container whose image cannot run
 /// bosun's binary `exe` (their session host): each refused with what the container said, as
 /// `agent start` refuses one (a busybox or alpine image lacks the C library it needs).

@@ -89,6 +89,7 @@ fn start_agent(work: &Path, command: &[&str], policy: Policy) -> Request {
         session: Default::default(),
         runtime: Default::default(),
         no_wait: false,
+        account: None,
     }))
 }
 

@@ -227,6 +227,7 @@ impl Lowered {
                 policy: def.policy.clone(),
                 backend: def.backend,
                 runtime: def.runtime.clone(),
+                account: def.account.clone(),
             };
             agents.insert(agent.clone(), StepAgent { plan, prompt_file: def.prompt_file.clone() });
         }

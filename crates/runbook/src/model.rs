@@ -148,6 +148,8 @@ pub struct AgentDef {
     pub backend: bosun_core::SessionBackend,
     /// Where it runs (`runtime = "sandbox"`; local when not given).
     pub runtime: bosun_core::Runtime,
+    /// The account, named in bosun's config, it signs in with (`account = "NAME"`).
+    pub account: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

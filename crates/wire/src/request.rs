@@ -322,6 +322,9 @@ pub struct StartAgent {
     /// For a pool's workspace: fail at once rather than wait when every one is taken.
     #[serde(default)]
     pub no_wait: bool,
+    /// The account, named in bosun's config, it signs in with (`--account`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
 }
 
 /// `bosun pool init` and `bosun pool acquire`: the repository (absolute) and what is asked.

@@ -196,6 +196,7 @@ impl Rig<'_> {
                 session: Default::default(),
                 runtime: Default::default(),
                 no_wait: false,
+                account: None,
             }))
             .map_err(|e| Fail(format!("bosun could not start it: {e:#}")))?;
         let id = started.agent.to_string();

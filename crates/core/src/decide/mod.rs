@@ -28,6 +28,7 @@ mod report;
 mod session;
 mod start;
 mod step;
+mod switch;
 mod timers;
 mod window;
 mod workspace;
@@ -126,6 +127,8 @@ pub fn decide(state: &State, input: &Input, now: Timestamp) -> Result<Decision, 
                 d.event(Event::PricesSet { prices: prices.clone() });
             }
         }
+        Input::ConfigRead(config) if *config != state.config => d.event(Event::ConfigSet { config: config.clone() }),
+        Input::ConfigRead(_) => {}
     }
     react::settle(Cx { state, now }, &mut d);
     Ok(d)

@@ -159,6 +159,10 @@ pub(super) fn perform(state: &State, a: &Agent, trigger: Trigger, action: &Actio
             let attempt = a.recovery.get(&trigger).map_or(1, |p| p.used);
             wait(state, a, attempt, message.clone(), now, d)
         }
+        Action::Switch { message } => {
+            let attempt = a.recovery.get(&trigger).map_or(1, |p| p.used);
+            switch(state, a, attempt, message.clone(), now, d)
+        }
         Action::Escalate => escalate(state, a, trigger, what(a, trigger), now, d),
         Action::Done => finish(a, Outcome::Done, now, d),
         Action::Fail => finish(a, Outcome::Failed, now, d),
@@ -172,6 +176,23 @@ fn wait(state: &State, a: &Agent, attempt: u32, message: Option<String>, now: Ti
     let until = d.agent(state, &a.id).map_or(a.limited_until, |now| now.limited_until);
     let at = crate::rate_limit::wake_at(&a.id, attempt, until, now);
     set_timer(state, d, TimerKind::Wake { agent: a.id.clone(), message }, at);
+}
+
+/// The `switch` step: the agent is resumed on the next account with room, its conversation
+/// copied there first (`switch::moved`); when none has room, it waits as `wait` does.
+fn switch(state: &State, a: &Agent, attempt: u32, message: Option<String>, now: Timestamp, d: &mut Decision) {
+    let Some((moved, copies)) = super::switch::moved(state, a, attempt, now, d) else {
+        return wait(state, a, attempt, message, now, d);
+    };
+    let message = message.unwrap_or_else(|| crate::rate_limit::SWITCHED_MESSAGE.to_owned());
+    resume(state, &moved, Some(&message), true, now, d);
+    for e in d.effects.iter_mut() {
+        if let Effect::SpawnSession { agent, copies: c, .. } = e {
+            if *agent == a.id {
+                c.clone_from(&copies);
+            }
+        }
+    }
 }
 
 /// A `wait` is over: an agent still failed is told that the limit has reset.

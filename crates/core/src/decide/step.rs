@@ -37,6 +37,8 @@ pub(super) enum LaunchError {
     StepTemplate { step: String, error: template::TemplateError },
     #[error("step {0:?} opens a pull request, so its job needs a worktree (`source = \"worktree\"`)")]
     NoBranch(String),
+    #[error("agent {agent:?}: {why}")]
+    Account { agent: String, why: String },
     #[error("step {step:?} was not started: {whose} budget of {budget} is spent")]
     BudgetSpent { step: String, whose: String, budget: crate::budget::Budget },
 }
@@ -108,6 +110,10 @@ pub(super) fn launch(
     let ids = (fnv(&[&seed.to_string(), "a"]), fnv(&[&seed.to_string(), "b"]));
     let driver = plan.driver.behaviour().record(ids, Default::default());
     let mut env = plan.env.clone();
+    if let Some(account) = &plan.account {
+        let on = state.config.account_env(account, plan.driver, &env);
+        env.extend(on.map_err(|why| LaunchError::Account { agent: name.clone(), why })?);
+    }
     env.insert("BOSUN_AGENT_ID".into(), id.to_string());
     env.insert("BOSUN_WORKSPACE".into(), ws.path.display().to_string());
     env.insert("BOSUN_JOB".into(), job.spec.id.to_string());

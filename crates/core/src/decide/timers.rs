@@ -72,6 +72,6 @@ pub(super) fn fired(state: &State, id: TimerId, now: Timestamp, d: &mut Decision
         TimerKind::Quiet { .. } => quiet_check(state, a, now, d),
         // Cleared above: its held messages go out (`session::dispatch`).
         TimerKind::InputSettling { .. } => {}
-        TimerKind::Backoff { .. } | TimerKind::Cron { .. } | TimerKind::Poll { .. } => {}
+        TimerKind::Backoff { .. } | TimerKind::Cron { .. } | TimerKind::Poll { .. } | TimerKind::Window { .. } => {}
     }
 }

@@ -2,13 +2,15 @@
 //! other agents of its account (`Account`) are given no nudge of bosun's, and no new agent of
 //! the account starts, until that wait is over; then the nudges held go out and the starts held
 //! go on. Twenty agents on one account do not call the API while one of them knows it is shut.
+//! An account an agent was moved off (`switch`) stays shut the same way until its reset.
 
 use super::ground::{set_timer, spawn, Decision};
 use crate::{Account, Agent, AgentId, Effect, Event, SessionState, State, TimerId, TimerKind, Timestamp};
 use crate::{Timer, WorkspaceState};
 
-/// The waits pending as a decision leaves them: who waits, on which account, until when.
-pub(super) struct Windows(Vec<(AgentId, Account, Timestamp)>);
+/// The waits pending as a decision leaves them: who waits (none: an account left), on which
+/// account, until when.
+pub(super) struct Windows(Vec<(Option<AgentId>, Account, Timestamp)>);
 
 impl Windows {
     pub(super) fn of(state: &State, d: &Decision) -> Self {
@@ -34,13 +36,19 @@ impl Windows {
             return None;
         }
         let account = Account::of(a)?;
-        self.0.iter().filter(|(id, acc, _)| *id != a.id && *acc == account).map(|(_, _, at)| *at).max()
+        self.0.iter().filter(|(id, acc, _)| id.as_ref() != Some(&a.id) && *acc == account).map(|(_, _, at)| *at).max()
+    }
+
+    /// Whether a wait is pending on `account`.
+    pub(super) fn shut(&self, account: &Account) -> bool {
+        self.0.iter().any(|(_, acc, _)| acc == account)
     }
 }
 
-fn wait(state: &State, t: &Timer) -> Option<(AgentId, Account, Timestamp)> {
+fn wait(state: &State, t: &Timer) -> Option<(Option<AgentId>, Account, Timestamp)> {
     match &t.kind {
-        TimerKind::Wake { agent, .. } => Some((agent.clone(), Account::of(state.agents.get(agent)?)?, t.at)),
+        TimerKind::Wake { agent, .. } => Some((Some(agent.clone()), Account::of(state.agents.get(agent)?)?, t.at)),
+        TimerKind::Window { account } => Some((None, account.clone(), t.at)),
         _ => None,
     }
 }

@@ -598,6 +598,16 @@ impl super::AgentDriver for Claude {
         vec![(from.clone(), projects.join(project).join(name))]
     }
 
+    /// Its transcript, into the project directory of where it runs under `config`, where
+    /// `--resume` looks for it.
+    fn switch_copies(&self, a: &crate::Agent, config: &Path) -> Vec<(PathBuf, PathBuf)> {
+        let (Some(from), Some(name)) = (a.log.clone(), a.log.as_ref().and_then(|l| l.file_name())) else {
+            return Vec::new();
+        };
+        let project = a.cwd.display().to_string().replace(['/', '.'], "-");
+        vec![(from.clone(), config.join("projects").join(project).join(name))]
+    }
+
     /// The `--settings` file with bosun's hooks, which name the agent and its generation; in a
     /// pod, Claude's own state with its workspace trusted too (`pod_files`).
     fn files(&self, a: &crate::Agent, path: &Path) -> Vec<(PathBuf, String)> {

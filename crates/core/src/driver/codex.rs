@@ -494,6 +494,19 @@ impl super::AgentDriver for Codex {
         vec![(from, to)]
     }
 
+    /// Its rollout, into `config`'s `sessions` under the same dated folders, where `codex resume
+    /// ID` looks for it.
+    fn switch_copies(
+        &self,
+        a: &crate::Agent,
+        config: &std::path::Path,
+    ) -> Vec<(std::path::PathBuf, std::path::PathBuf)> {
+        let Some(from) = a.log.clone() else { return Vec::new() };
+        let dated: Vec<_> = from.components().rev().take(4).collect();
+        let to = dated.into_iter().rev().fold(config.join("sessions"), |to, c| to.join(c));
+        vec![(from, to)]
+    }
+
     /// Where `-C DIR` / `--cd DIR` (the last one given) moves it, relative to its own
     /// directory, `.` and `..` resolved as written.
     fn log_cwd(&self, a: &crate::Agent) -> std::path::PathBuf {

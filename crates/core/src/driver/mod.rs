@@ -144,6 +144,12 @@ pub trait AgentDriver: Sync {
         Vec::new()
     }
 
+    /// The files agent `a`'s conversation needs where its program looks for them under config
+    /// directory `config` (another account's, `switch`): `(from, to)`.
+    fn switch_copies(&self, _a: &Agent, _config: &Path) -> Vec<(PathBuf, PathBuf)> {
+        Vec::new()
+    }
+
     /// The files written before its session starts.
     fn files(&self, _a: &Agent, _settings: &Path) -> Vec<(PathBuf, String)> {
         Vec::new()

@@ -213,7 +213,6 @@ fn set_agent_state(agent: &mut Agent, new: SessionState, at: Timestamp, seq: u64
 /// What agents spent, at which prices, and their budgets' hold on them.
 pub(super) fn spend(state: &mut State, event: &Event) {
     match event {
-        Event::PricesSet { prices } => state.prices = prices.clone(),
         Event::UsageRecorded { id, used, at } => {
             if let Some(agent) = state.agents.get_mut(id) {
                 agent.usage.record(used, *at);

@@ -52,6 +52,9 @@ pub struct State {
     /// The prices new responses are costed at (none set: bosun's own, `Prices::defaults`).
     #[serde(default, skip_serializing_if = "crate::price::Prices::is_empty")]
     pub prices: crate::price::Prices,
+    /// bosun's config file, as last recorded.
+    #[serde(default, skip_serializing_if = "crate::config::Config::is_default")]
+    pub config: crate::config::Config,
     /// Workspace pools, by project.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub pools: BTreeMap<String, crate::Pool>,
@@ -95,7 +98,8 @@ fn fold(state: &mut State, event: &Event, seq: u64) {
         | Event::MergedWorkKept { .. }
         | Event::GateFinished { .. }
         | Event::MessageResubmitted { .. } => {}
-        Event::PricesSet { .. } | Event::UsageRecorded { .. } | Event::UsageModel { .. } => agents::spend(state, event),
+        Event::PricesSet { .. } | Event::ConfigSet { .. } | Event::AgentSwitched { .. } => settings(state, event),
+        Event::UsageRecorded { .. } | Event::UsageModel { .. } => agents::spend(state, event),
         Event::BudgetNear { .. } | Event::BudgetUnseen { .. } => agents::spend(state, event),
         Event::AgentPaused { .. } | Event::AgentUnpaused { .. } => agents::spend(state, event),
         Event::PullRequestOpened { .. }
@@ -183,6 +187,23 @@ fn fold(state: &mut State, event: &Event, seq: u64) {
         | Event::MessageSending { .. }
         | Event::MessageDelivered { .. }
         | Event::MessageFailed { .. } => messages::apply(state, event, seq),
+    }
+}
+
+/// What is set for bosun and its agents' accounts: the prices and bosun's config the daemon read
+/// as it started, and an agent moved to another account (its transcript is found anew there).
+fn settings(state: &mut State, event: &Event) {
+    match event {
+        Event::PricesSet { prices } => state.prices = prices.clone(),
+        Event::ConfigSet { config } => state.config = config.clone(),
+        Event::AgentSwitched { id, env, .. } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.env.extend(env.clone());
+                agent.log = None;
+                agent.limited_until = None;
+            }
+        }
+        _ => {}
     }
 }
 

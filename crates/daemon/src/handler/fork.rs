@@ -67,6 +67,7 @@ pub(super) async fn fork(
         session: a.backend,
         runtime,
         no_wait: false,
+        account: None,
     };
     start_agent_as(ctx, req, Some(a.id.clone())).await
 }

@@ -92,9 +92,11 @@ pub(super) async fn start_job(
     let (git, pools) = (ctx.git.clone(), ctx.pools.clone());
     let (dirs, hook, readiness) = (ctx.dirs.clone(), ctx.hook_command.clone(), ctx.readiness.clone());
     let (containers, exe) = (ctx.containers.clone(), ctx.exe.clone());
+    let config = query(ctx, |s| Ok(s.config.clone())).await?;
     let (spec, warnings) = tokio::task::spawn_blocking(move || {
         preflight(&*git, &book, &[name.as_str()], &asked.cwd, None)?;
         let (mut refused, mut warnings) = crate::preflight::clients(&*readiness, &book, &[name.as_str()]);
+        refused.extend(crate::preflight::accounts(&config, &book, &[name.as_str()]));
         refused.extend(crate::preflight::images(&*containers, &exe, &book, &[name.as_str()]));
         if !refused.is_empty() {
             return Err(bad(refused.join("\n")));

@@ -31,6 +31,7 @@ pub(super) async fn start_agent_as(ctx: &Arc<Context>, req: StartAgent, fork_of:
     }
     check_door(&req)?;
     ask_of(&req).check().map_err(|refused| bad(refused.to_string()))?;
+    let req = on_account(ctx, req).await?;
     let client_check = check_client(ctx, &req).await?;
     let nonce = ctx.nonces.nonce();
     let pool = match req.workspace {
@@ -213,6 +214,18 @@ fn check_door(req: &StartAgent) -> Result<(), WireError> {
         return Err(bad(format!("the branch name {} is longer than {BRANCH_MAX} bytes", short(branch))));
     }
     Ok(())
+}
+
+/// `req` with its client's variables pointed at the config directory of the account it names,
+/// when it names one; an account bosun's config does not name is refused with those it does.
+async fn on_account(ctx: &Arc<Context>, mut req: StartAgent) -> Result<StartAgent, WireError> {
+    let Some(name) = req.account.clone() else { return Ok(req) };
+    let driver = DriverKind::chosen(req.driver, &req.command);
+    let all: BTreeMap<String, String> =
+        req.inherit.iter().chain(&req.env).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let env = query(ctx, move |s| s.config.account_env(&name, driver, &all).map_err(bad)).await?;
+    req.env.extend(env);
+    Ok(req)
 }
 
 /// What `req` asks of where the agent's work happens and where it runs.

@@ -411,6 +411,7 @@ pub(super) fn agent(name: &str, node: &Node, p: &mut Problems) -> Option<AgentDe
     let env = f.take("env", &[]).map(|n| strings(n, "env", p)).unwrap_or_default();
     let cwd = f.take("cwd", &[]).and_then(|n| string(n, "cwd", p));
     let context = f.take("context", &[]).and_then(|n| string(n, "context", p));
+    let account = f.take("account", &[]).and_then(|n| string(n, "account", p));
     let backend = f.take("session", &[]).and_then(|n| {
         let text = string(n, "session", p)?;
         match text.as_str() {
@@ -464,7 +465,7 @@ pub(super) fn agent(name: &str, node: &Node, p: &mut Problems) -> Option<AgentDe
         p.at(&span, format!("agent {name:?} has both prompt and prompt_file: keep one"));
     }
     let (backend, runtime) = (backend.unwrap_or_default(), runtime.unwrap_or_default());
-    Some(AgentDef { span, command, driver, prompt, prompt_file, env, cwd, context, policy, backend, runtime })
+    Some(AgentDef { span, command, driver, prompt, prompt_file, env, cwd, context, policy, backend, runtime, account })
 }
 
 /// A policy field as JSON. `on_idle` given as a table of turn classes (`done`, `question`, …,

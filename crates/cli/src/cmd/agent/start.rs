@@ -67,6 +67,10 @@ pub struct StartArgs {
     session: SessionArg,
     #[command(flatten)]
     runtime: RuntimeArgs,
+    /// The account it signs in with: one named in bosun's config (`[accounts.NAME]` in
+    /// `config.toml`), whose config directory its client is given
+    #[arg(long, value_name = "NAME")]
+    account: Option<String>,
     /// The agent's command and its arguments
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -134,6 +138,7 @@ pub fn run(client: &Client, args: StartArgs) -> Result<ExitCode> {
         no_wait: args.no_wait,
         session: args.session.into(),
         runtime,
+        account: args.account,
     }))?;
     let printed = print_started(&s, args.json)?;
     if !args.wait {
