@@ -70,8 +70,9 @@ pub struct Over {
     pub left: Option<Budget>,
 }
 
-/// The budgets over the job's agents: its own, its plan's, its worker's.
-pub fn budgets_over(state: &State, job: &Job) -> Vec<Over> {
+/// The budgets over the job's agents: its own, its plan's, its worker's, and the daily budgets
+/// over its repository (what is left of them today).
+pub fn budgets_over(state: &State, job: &Job, now: crate::Timestamp) -> Vec<Over> {
     let mut over = Vec::new();
     if let Some(budget) = job.spec.budget {
         over.push(Over { whose: "the job's".into(), budget, left: budget.left(of_job(state, &job.spec.id)) });
@@ -85,6 +86,12 @@ pub fn budgets_over(state: &State, job: &Job) -> Vec<Over> {
     if let Some((worker, budget)) = worker.and_then(|w| Some((w, w.budget?))) {
         let left = budget.left(of_worker(state, &worker.name));
         over.push(Over { whose: format!("worker {}'s", worker.name), budget, left });
+    }
+    let ws = job.workspace.as_ref().and_then(|w| state.workspaces.get(w)).map(|w| &w.kind);
+    let repo = ws.or(job.spec.workspace.as_ref().map(|w| &w.kind)).and_then(|k| k.repo());
+    for daily in crate::daily::over(state, repo) {
+        let left = crate::daily::left(state, &daily, now);
+        over.push(Over { whose: daily.whose.trim_end_matches(" budget").to_owned(), budget: daily.budget, left });
     }
     over
 }

@@ -14,6 +14,7 @@ pub mod client_check;
 pub mod client_version;
 pub mod config;
 mod cron;
+pub mod daily;
 mod decide;
 mod detect;
 mod doctor;

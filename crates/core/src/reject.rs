@@ -91,6 +91,8 @@ pub enum Rejection {
     BudgetSpent { id: AgentId, budget: String, spent: String },
     #[error("plan {plan} is not resumed: {why}; its budget is the runbook's as the plan started")]
     PlanBudgetSpent { plan: String, why: String },
+    #[error("no agent starts now: {whose} of {budget} is spent for today (UTC)")]
+    DailyBudgetSpent { whose: String, budget: String },
     #[error("escalation {0} is already resolved")]
     AlreadyResolved(crate::EscalationId),
     #[error("workspace {id} is {state}: wait for it to finish")]

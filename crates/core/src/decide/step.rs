@@ -53,7 +53,7 @@ pub(super) fn launch(
     attempt: u32,
     now: Timestamp,
 ) -> Result<Started, LaunchError> {
-    let left = budget_left(state, job, spec)?;
+    let left = budget_left(state, job, spec, now)?;
     let name = match &spec.run {
         StepRun::Agent(name) => name,
         StepRun::Job(child) => {
@@ -198,9 +198,14 @@ fn child_job(
 /// What is left of the budgets over the job's agents (its own, its plan's, its worker's), when
 /// it has some: a new agent starts with the least of them; a step is not started once one is
 /// spent.
-fn budget_left(state: &State, job: &Job, spec: &StepSpec) -> Result<Option<crate::budget::Budget>, LaunchError> {
+fn budget_left(
+    state: &State,
+    job: &Job,
+    spec: &StepSpec,
+    now: Timestamp,
+) -> Result<Option<crate::budget::Budget>, LaunchError> {
     let mut least = None;
-    for over in crate::ledger::budgets_over(state, job) {
+    for over in crate::ledger::budgets_over(state, job, now) {
         let Some(left) = over.left else {
             return Err(LaunchError::BudgetSpent { step: spec.name.clone(), whose: over.whose, budget: over.budget });
         };
