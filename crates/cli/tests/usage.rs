@@ -86,3 +86,28 @@ fn usage_is_summed_by_plan_and_by_utc_day_and_since_a_time() {
     }
     bosun.ok(repo.path(), &["kill", &lone]);
 }
+
+/// bosun's config gives the repository a daily budget: a claudeless agent's answer spends it,
+/// and the agent is paused and escalated, naming the daily budget; no other agent starts on the
+/// repository today.
+#[test]
+fn a_repositorys_daily_budget_pauses_its_agent_and_starts_no_other_that_day() {
+    let bosun = bosun();
+    let repo = TempRepo::new();
+    let root = repo.path().canonicalize().unwrap();
+    let config = format!("[budget.repos.\"{}\"]\ndaily = \"1tok\"\n", root.display());
+    std::fs::write(bosun.state_dir().join("config.toml"), config).unwrap();
+    let (cl, sc) = (claudeless(), scenario("chat"));
+    let id = bosun.start(repo.path(), &claude_args(&cl, &sc, &["--prompt", "ping"]));
+    let paused = wait_for(PATIENCE, || bosun.agent(&id).paused);
+    let paused = paused.unwrap_or_else(|| panic!("paused:\n{}", bosun.log()));
+    assert_eq!(paused.of.as_deref(), Some(format!("repository {}'s daily budget", root.display()).as_str()));
+    let ls = bosun.ok(repo.path(), &["ls"]);
+    assert!(ls.lines().any(|l| l.starts_with(&id) && l.contains("paused(budget)")), "{ls}");
+    let escalations = bosun.ok(repo.path(), &["escalations"]);
+    assert!(escalations.contains("daily budget of 1tok is spent"), "{escalations}");
+    let err = bosun.fails(repo.path(), &["agent", "start", "--", &cl, "--scenario", &sc]);
+    assert!(err.contains("daily budget of 1tok is spent for today (UTC)"), "{err}");
+    assert_eq!(bosun.list().agents.len(), 1, "nothing started");
+    bosun.ok(repo.path(), &["kill", &id]);
+}
