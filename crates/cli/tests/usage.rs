@@ -102,6 +102,8 @@ fn a_repositorys_daily_budget_pauses_its_agent_and_starts_no_other_that_day() {
     let paused = wait_for(PATIENCE, || bosun.agent(&id).paused);
     let paused = paused.unwrap_or_else(|| panic!("paused:\n{}", bosun.log()));
     assert_eq!(paused.of.as_deref(), Some(format!("repository {}'s daily budget", root.display()).as_str()));
+    let shown = bosun.ok(repo.path(), &["show", &id]);
+    assert!(shown.contains(&format!("paused     at repository {}'s daily budget of 1tok", root.display())), "{shown}");
     let ls = bosun.ok(repo.path(), &["ls"]);
     assert!(ls.lines().any(|l| l.starts_with(&id) && l.contains("paused(budget)")), "{ls}");
     let escalations = bosun.ok(repo.path(), &["escalations"]);
