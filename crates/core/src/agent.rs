@@ -118,6 +118,10 @@ pub struct Agent {
     /// A person was told it has spent most of its budget (of the budget it has now).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub budget_told: bool,
+    /// A person was told its dollar budget cannot count some of its responses (their model has
+    /// no price).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub budget_unseen_told: bool,
     /// It reached its budget: bosun stopped its turn and delivers nothing more to it (no nudge,
     /// resume or message) until a person raises the budget (`bosun resume --budget`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -271,6 +275,7 @@ impl Agent {
             limited_until: None,
             fork: None,
             budget_told: false,
+            budget_unseen_told: false,
             paused: None,
         }
     }

@@ -179,6 +179,10 @@ impl Spent {
 pub struct Pause {
     /// The budget it reached.
     pub budget: Budget,
+    /// Whose budget it is when not the agent's own: a daily budget's (`the daemon's daily
+    /// budget`, `repository /src/app's daily budget`), spent by all its agents together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub of: Option<String>,
     /// How much of it was spent as it was reached (the budget's unit: nano-dollars or tokens).
     pub spent: u64,
     pub at: Timestamp,

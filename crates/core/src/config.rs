@@ -18,6 +18,33 @@ pub struct Config {
     /// The accounts agents sign in with, by name (`[accounts.NAME]`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub accounts: BTreeMap<String, AccountSpec>,
+    /// What agents may spend in a UTC day (`[budget]`), all of them and each repository's.
+    #[serde(default, skip_serializing_if = "DailyBudgets::is_empty")]
+    pub budget: DailyBudgets,
+}
+
+/// `[budget]`: `daily = "20usd"` for the whole daemon, and `[budget.repos."/path"] daily = …`
+/// for the agents working on one repository (in a worktree or pool slot of it).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DailyBudgets {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daily: Option<crate::budget::Budget>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub repos: BTreeMap<PathBuf, RepoBudget>,
+}
+
+impl DailyBudgets {
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// A repository's daily budget.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepoBudget {
+    pub daily: crate::budget::Budget,
 }
 
 /// A named account: a client and the config directory its credentials live in (Claude Code's
@@ -123,6 +150,20 @@ fn line_of(text: &str, offset: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn daily_budgets_are_read_for_the_daemon_and_each_repository_and_a_bad_one_named_by_line() {
+        let text = "[budget]\ndaily = \"20usd\"\n\n[budget.repos.\"/src/app\"]\ndaily = { usd = 5 }\n";
+        let c = Config::parse(text, "config.toml").unwrap();
+        assert_eq!(c.budget.daily, Some("20usd".parse().unwrap()));
+        assert_eq!(c.budget.repos[std::path::Path::new("/src/app")].daily, "5usd".parse().unwrap());
+        for (bad, line) in [("[budget]\ndaily = \"lots\"\n", 2), ("[budget]\n\nweekly = \"5usd\"\n", 3)] {
+            let e = Config::parse(bad, "config.toml").unwrap_err();
+            assert_eq!(e.line, line, "{e}");
+        }
+        let e = Config::parse("[budget]\ndaily = \"lots\"\n", "config.toml").unwrap_err();
+        assert!(e.to_string().contains("`5usd`"), "the forms accepted: {e}");
+    }
 
     #[test]
     fn accounts_are_read_by_name() {

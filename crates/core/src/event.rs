@@ -307,6 +307,14 @@ pub enum Event {
         spent: u64,
         at: Timestamp,
     },
+    /// The agent's budget is in dollars and some of its responses are of a model with no price,
+    /// which that budget cannot count: a person was told, once.
+    BudgetUnseen {
+        id: AgentId,
+        budget: crate::budget::Budget,
+        models: Vec<String>,
+        at: Timestamp,
+    },
     /// The agent reached its budget: paused, nothing more is delivered to it.
     AgentPaused {
         id: AgentId,
@@ -445,6 +453,9 @@ pub enum Event {
     },
     WorkerStopped {
         name: String,
+        /// Why it stopped by itself (its budget spent); none when a person stopped it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// A worker's external queue was listed: `error` says why it could not be.
     WorkerListed {

@@ -155,8 +155,6 @@ impl JobScope {
             | Event::AgentSaid { id, .. }
             | Event::UsageRecorded { id, .. }
             | Event::UsageModel { id, .. }
-            | Event::BudgetNear { id, .. }
-            | Event::AgentPaused { id, .. }
             | Event::AgentUnpaused { id, .. }
             | Event::PermissionAnswered { id, .. }
             | Event::CallBlocked { id, .. }
@@ -166,6 +164,7 @@ impl JobScope {
             | Event::DialogLeft { id, .. }
             | Event::TurnClassifying { id, .. }
             | Event::TurnClassified { id, .. } => agent(id),
+            Event::BudgetNear { id, .. } | Event::BudgetUnseen { id, .. } | Event::AgentPaused { id, .. } => agent(id),
             Event::EscalationRaised { escalation: x } => self.escalations.contains(&x.id) || agent(&x.agent),
             Event::EscalationResolved { id, .. } => self.escalations.contains(id),
             Event::JobCreated { job: j } => job(&j.spec.id),
@@ -242,6 +241,17 @@ pub struct Checkpoint {
     pub agents: Vec<Agent>,
     pub messages: Vec<Message>,
     pub escalations: Vec<Escalation>,
+    /// What its agents spent together, by model: tokens, the cost of the priced ones, and
+    /// `unpriced` for a model with no price.
+    #[serde(default)]
+    pub spent_by_model: std::collections::BTreeMap<String, crate::usage::Spend>,
+    /// Their tokens together.
+    #[serde(default)]
+    pub tokens: crate::usage::Tokens,
+    /// What they cost together, in nano-dollars: none (cost unknown) when some model had no
+    /// price (`spent_by_model` has the cost of the rest).
+    #[serde(default)]
+    pub cost: Option<u64>,
 }
 
 impl Checkpoint {
@@ -254,7 +264,16 @@ impl Checkpoint {
         let mut agents: Vec<Agent> =
             scope.agents.iter().filter_map(|id| state.agents.get(id)).cloned().collect::<Vec<_>>();
         agents.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+        let mut spent_by_model: std::collections::BTreeMap<String, crate::usage::Spend> = Default::default();
+        for (model, spend) in agents.iter().flat_map(|a| a.usage.spends()) {
+            spent_by_model.entry(model).or_default().add(&spend);
+        }
+        let mut all = crate::usage::Spend::default();
+        spent_by_model.values().for_each(|s| all.add(s));
         Some(Self {
+            spent_by_model,
+            tokens: all.tokens,
+            cost: all.known_cost(),
             version: Self::VERSION,
             exported_at: now,
             seq: state.seq,

@@ -34,6 +34,10 @@ pub struct Plan {
     /// (one with work not committed is kept).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub drop_losers: bool,
+    /// What all its jobs' agents together may spend: each starts with what is left of it, and
+    /// once it is spent no job of the plan starts (those that would fail, saying so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<crate::budget::Budget>,
 }
 
 /// How a plan job with variants picks the one whose branch it keeps.

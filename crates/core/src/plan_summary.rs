@@ -1,6 +1,7 @@
 //! `PlanSummary`: what a plan did (seed 003 §8), folded from the event log alone: per job its
 //! dependencies, where it started and what it merged, its branch, its agents' turns and how
-//! they were classified, and how it ended; for the plan, whether it is done or where it
+//! they were classified, what they spent (tokens and cost), and how it ended; for the plan, what
+//! all its agents spent, whether it is done or where it
 //! stopped, and the branch its work ends on. `bosun plan show` prints it, and so does the end
 //! of the plan's log.
 
@@ -9,6 +10,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+use crate::usage::{Spend, Usage};
 use crate::{AgentId, Event, JobId, Plan, PlanJobState, PlanState, SessionState};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,6 +22,9 @@ pub struct PlanSummary {
     /// Where its work ends, once it is done: the branch of its last job that no other uses.
     pub final_branch: Option<String>,
     pub jobs: Vec<PlanJobSummary>,
+    /// What all its agents spent.
+    #[serde(default)]
+    pub spent: Spend,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +43,9 @@ pub struct PlanJobSummary {
     pub turns: u32,
     /// How those turns were classified, by class.
     pub classes: BTreeMap<String, u32>,
+    /// What its agents spent (its variants' all together).
+    #[serde(default)]
+    pub spent: Spend,
     /// Its variants, for a job that runs as variants: each one's branch and how it ended.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub variants: Vec<VariantSummary>,
@@ -64,11 +72,20 @@ pub struct PlanFold {
     agents: BTreeMap<AgentId, JobId>,
     turns: BTreeMap<JobId, u32>,
     classes: BTreeMap<JobId, BTreeMap<String, u32>>,
+    /// The plan's jobs' agents' ledgers, as their usage was recorded.
+    usage: BTreeMap<AgentId, Usage>,
 }
 
 impl PlanFold {
     pub fn new(id: impl Into<String>) -> Self {
-        Self { id: id.into(), plan: None, agents: BTreeMap::new(), turns: BTreeMap::new(), classes: BTreeMap::new() }
+        Self {
+            id: id.into(),
+            plan: None,
+            agents: BTreeMap::new(),
+            turns: BTreeMap::new(),
+            classes: BTreeMap::new(),
+            usage: BTreeMap::new(),
+        }
     }
 
     pub fn feed(&mut self, event: &Event) {
@@ -115,6 +132,9 @@ impl PlanFold {
                     *self.turns.entry(job.clone()).or_default() += 1;
                 }
             }
+            Event::UsageRecorded { id, used, at } if self.agents.contains_key(id) => {
+                self.usage.entry(id.clone()).or_default().record(used, *at);
+            }
             Event::TurnClassified { id, verdict, .. } => {
                 if let Some(job) = self.agents.get(id) {
                     let counts = self.classes.entry(job.clone()).or_default();
@@ -144,7 +164,12 @@ impl PlanFold {
                         *classes.entry(class.clone()).or_default() += n;
                     }
                 }
+                let mut spent = Spend::default();
+                for (_, usage) in self.usage.iter().filter(|(a, _)| self.agents.get(*a).is_some_and(of_job)) {
+                    spent.add(&usage.spend());
+                }
                 PlanJobSummary {
+                    spent,
                     name: j.name.clone(),
                     job: j.job.clone(),
                     using: j.using.clone(),
@@ -178,7 +203,12 @@ impl PlanFold {
         let used = |name: &str| plan.jobs.iter().any(|j| j.using.iter().any(|u| u == name));
         let last = plan.jobs.iter().rev().find(|j| !used(&j.name));
         let final_branch = (plan.state == PlanState::Done).then(|| last.and_then(|j| j.target.clone())).flatten();
+        let mut spent = Spend::default();
+        for j in &jobs {
+            spent.add(&j.spent);
+        }
         Some(PlanSummary {
+            spent,
             id: plan.id.clone(),
             name: plan.name.clone(),
             state: plan.state.clone(),
@@ -202,6 +232,9 @@ impl PlanSummary {
         if let Some(b) = &self.final_branch {
             let _ = writeln!(out, "final branch: {b}");
         }
+        if !self.spent.tokens.is_zero() {
+            let _ = writeln!(out, "spent: {}", spent_text(&self.spent));
+        }
         for j in &self.jobs {
             let ended = match &j.state {
                 PlanJobState::Failed { reason } => format!("failed: {}", one_line(reason)),
@@ -218,6 +251,9 @@ impl PlanSummary {
             let classes: Vec<String> = j.classes.iter().map(|(c, n)| format!("{c} ×{n}")).collect();
             let classes = if classes.is_empty() { String::new() } else { format!(" ({})", classes.join(", ")) };
             let _ = writeln!(out, "  turns    {}{classes}", j.turns);
+            if !j.spent.tokens.is_zero() {
+                let _ = writeln!(out, "  tokens   {}", spent_text(&j.spent));
+            }
             for v in &j.variants {
                 let kept = if j.winner.as_ref().is_some_and(|(w, _)| *w == v.variant) { ", kept" } else { "" };
                 let branch = v.branch.as_deref().unwrap_or("-");
@@ -232,6 +268,32 @@ impl PlanSummary {
         }
         out
     }
+}
+
+/// What was spent, as the summary says it: `1,234 in · 56 out · 7 cache write · 8 cache read
+/// ($0.01)`, the cost `$0.01 + unknown` when some of it had no price, `cost unknown` when none had.
+fn spent_text(spent: &Spend) -> String {
+    let t = &spent.tokens;
+    let cost = match (spent.cost > 0 || !spent.unpriced, spent.unpriced) {
+        (true, false) => crate::price::dollars(spent.cost),
+        (true, true) => format!("{} + unknown", crate::price::dollars(spent.cost)),
+        (false, _) => "cost unknown".to_owned(),
+    };
+    let [input, output, write, read] = [t.input, t.output, t.cache_write, t.cache_read].map(count);
+    format!("{input} in · {output} out · {write} cache write · {read} cache read ({cost})")
+}
+
+/// `1234567` as `1,234,567`.
+fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The first line of `text`.

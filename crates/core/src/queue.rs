@@ -62,9 +62,13 @@ pub struct Worker {
     /// When its queue is external: the commands that list and take items.
     #[serde(default)]
     pub external: Option<External>,
-    /// Why its queue's `list` failed last, if it did.
+    /// Why its queue's `list` failed last, if it did, or why it stopped by itself.
     #[serde(default)]
     pub error: Option<String>,
+    /// What the agents of all the jobs it started together may spend: each starts with what is
+    /// left of it, and once it is spent the worker stops, taking no new item.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<crate::budget::Budget>,
 }
 
 /// An external queue: `list` prints its items as JSON lines (run every `poll_ms` while a worker

@@ -89,6 +89,10 @@ pub enum Rejection {
     NotPaused { id: AgentId },
     #[error("agent {id} has spent {spent}, all of a budget of {budget}: give more")]
     BudgetSpent { id: AgentId, budget: String, spent: String },
+    #[error("plan {plan} is not resumed: {why}; its budget is the runbook's as the plan started")]
+    PlanBudgetSpent { plan: String, why: String },
+    #[error("no agent starts now: {whose} of {budget} is spent for today (UTC)")]
+    DailyBudgetSpent { whose: String, budget: String },
     #[error("escalation {0} is already resolved")]
     AlreadyResolved(crate::EscalationId),
     #[error("workspace {id} is {state}: wait for it to finish")]

@@ -169,3 +169,34 @@ fn a_dollar_budget_counts_the_cost_of_priced_responses() {
     let escalation = sim.state.open_escalations().find(|e| e.agent == a).expect("paused");
     assert!(escalation.reason.contains("$0.0100") && escalation.reason.contains("$0.0104"), "{}", escalation.reason);
 }
+
+#[test]
+fn a_dollar_budget_that_cannot_count_a_models_responses_tells_a_person_once() {
+    let unseen = |effects: &[Effect]| {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Notify { notice, .. } if notice.title.contains("cannot see all it spends") => {
+                    Some((notice.kind, notice.body.clone()))
+                }
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut sim = Sim::new();
+    let a = working(&mut sim, with_budget("5usd"));
+    assert!(unseen(&usage(&mut sim, &a, vec![line("m1", "claude-opus-4-5", 100)])).is_empty(), "priced: seen");
+    let told = unseen(&usage(&mut sim, &a, vec![line("m2", "mystery-model", 100)]));
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told[0].0, NoticeKind::Budget);
+    assert!(told[0].1.contains("mystery-model") && told[0].1.contains("not counted against its budget of $5.00"));
+    let recorded = |sim: &Sim| sim.log.iter().filter(|e| matches!(e, Event::BudgetUnseen { .. })).count();
+    assert_eq!(recorded(&sim), 1);
+    assert!(unseen(&usage(&mut sim, &a, vec![line("m3", "other-mystery", 100)])).is_empty(), "once");
+    assert_eq!(recorded(&sim), 1);
+    // A budget in tokens counts every response: nothing to tell.
+    let mut sim = Sim::new();
+    let b = working(&mut sim, with_budget("1Mtok"));
+    assert!(unseen(&usage(&mut sim, &b, vec![line("m1", "mystery-model", 100)])).is_empty());
+    assert_eq!(recorded(&sim), 0);
+}

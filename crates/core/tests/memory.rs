@@ -153,3 +153,34 @@ fn an_agent_s_scope_is_its_own_records() {
     assert!(taken.iter().any(|e| matches!(e, Event::MessageDelivered { .. })), "its nudge");
     assert!(!taken.iter().any(|e| serde_json::to_string(e).unwrap().contains(other.as_str())));
 }
+
+/// A Claude transcript line recording one answer's usage, of `model`.
+fn answer(id: &str, model: &str, input: u64) -> String {
+    format!(
+        r#"{{"type":"assistant","message":{{"id":"{id}","model":"{model}","content":[],"usage":{{"input_tokens":{input},"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":10}}}}}}"#
+    )
+}
+
+#[test]
+fn a_checkpoint_says_what_the_jobs_agents_spent_and_that_a_model_with_no_price_makes_its_cost_unknown() {
+    let mut sim = Sim::new();
+    let (job, agent) = start(&mut sim, 1);
+    let (_, theirs) = start(&mut sim, 2);
+    let lines = vec![answer("msg_1", "claude-opus-4-5", 1000)];
+    sim.ok(Input::LogLines { agent: agent.clone(), session_log: true, lines: lines.clone() });
+    sim.ok(Input::LogLines { agent: theirs, session_log: true, lines: vec![answer("msg_9", "claude-opus-4-5", 7)] });
+    let now = Timestamp::from_millis(99_000);
+    let priced = Checkpoint::of(&sim.state, &job, now).unwrap();
+    assert_eq!((priced.tokens.input, priced.tokens.output), (1000, 10), "its own agent's only");
+    let cost = priced.cost.expect("a priced model: its cost is known");
+    assert!(cost > 0);
+    // An answer of a model with no price: its tokens count, the job's cost is unknown, and the
+    // priced model's cost is still said.
+    sim.ok(Input::LogLines { agent, session_log: true, lines: vec![answer("msg_2", "mystery-model", 5)] });
+    let c = Checkpoint::of(&sim.state, &job, now).unwrap();
+    assert_eq!((c.tokens.input, c.cost), (1005, None));
+    assert_eq!(c.spent_by_model["claude-opus-4-5"].known_cost(), Some(cost));
+    assert!(c.spent_by_model["mystery-model"].unpriced);
+    let json = serde_json::to_value(&c).unwrap();
+    assert_eq!((&json["tokens"]["input"], &json["cost"]), (&serde_json::json!(1005), &serde_json::Value::Null));
+}

@@ -36,6 +36,7 @@ fn plan() -> Plan {
         failure: None,
     };
     Plan {
+        budget: None,
         id: "p1".into(),
         name: "auth".into(),
         base: "main".into(),

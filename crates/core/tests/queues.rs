@@ -19,6 +19,7 @@ fn worker(concurrency: u32) -> Worker {
         cwd: "/repo".into(),
         external: None,
         error: None,
+        budget: None,
     }
 }
 

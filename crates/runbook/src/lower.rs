@@ -122,6 +122,7 @@ impl Lowered {
             cwd,
             external,
             error: None,
+            budget: def.budget,
         })
     }
 
@@ -161,6 +162,7 @@ impl Lowered {
             cwd,
             concurrency: def.concurrency.unwrap_or(bosun_core::DEFAULT_PLAN_CONCURRENCY),
             drop_losers: false,
+            budget: def.budget,
         })
     }
 

@@ -38,6 +38,8 @@ pub struct Plan {
     pub concurrency: Option<u32>,
     /// In the order written: a job uses only jobs written before it.
     pub jobs: Vec<PlanJob>,
+    /// What all its jobs' agents together may spend (`budget = { usd = 5 }`).
+    pub budget: Option<bosun_core::budget::Budget>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -171,6 +173,8 @@ pub struct Worker {
     pub queue: String,
     pub job: String,
     pub concurrency: u32,
+    /// What the agents of all the jobs it starts together may spend.
+    pub budget: Option<bosun_core::budget::Budget>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

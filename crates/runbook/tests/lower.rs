@@ -383,3 +383,44 @@ fn a_job_whose_agents_run_in_pods_is_checked_for_what_a_pod_workspace_cannot_do(
         assert!(text.iter().any(|t| t.contains(says)), "{says}: {text:?}");
     }
 }
+
+const BUDGETS: &str = r#"
+job "fix" {
+  budget = "1Mtok"
+  step "s" {
+    run = "true"
+  }
+}
+queue "bugs" {}
+worker "fixer" {
+  queue  = "bugs"
+  job    = "fix"
+  budget = { usd = 5 }
+}
+plan "auth" {
+  budget = "2Mtok"
+  job "a" {
+    run = { job = "fix" }
+  }
+}
+"#;
+
+#[test]
+fn a_plan_and_a_worker_carry_their_budgets_and_a_bad_one_is_refused_at_its_line() {
+    let l = lowered(BUDGETS);
+    let worker = l.worker("fixer", "/repo".into()).unwrap();
+    assert_eq!(worker.budget, Some("5usd".parse().unwrap()));
+    let plan = l.plan("auth", "p1".into(), "/repo".into()).unwrap();
+    assert_eq!(plan.budget, Some("2Mtok".parse().unwrap()));
+    for (bad, line) in [("budget = { usd = 5 }", 12), ("budget = \"2Mtok\"", 15)] {
+        for wrong in ["budget = \"5 dollars\"", "budget = { eur = 5 }", "budget = -3"] {
+            let text = BUDGETS.replacen(bad, wrong, 1);
+            let e = bosun_runbook::load::load(&[src("a.hcl", &text)]).expect_err(wrong);
+            assert_eq!(e.len(), 1, "{e:?}");
+            assert_eq!(e[0].line, line, "{wrong}: {e:?}");
+            assert!(e[0].to_string().contains("budget"), "{}", e[0]);
+        }
+    }
+    let e = bosun_runbook::load::load(&[src("a.hcl", &BUDGETS.replacen("\"2Mtok\"", "\"lots\"", 1))]).unwrap_err();
+    assert!(e[0].to_string().contains("`5usd`"), "the forms accepted: {}", e[0]);
+}

@@ -266,6 +266,22 @@ pub struct AgentSummary {
     /// When the rate limit it failed on resets, when its client said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limited_until: Option<Timestamp>,
+    /// The plan (its id) its job runs in (set by `AgentSummary::in_state`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
+    /// What it spent in each hour (UTC, `millis / usage::HOUR_MS`), by model.
+    #[serde(default, skip_serializing_if = "bosun_core::usage::Hours::is_empty")]
+    pub hours: bosun_core::usage::Hours,
+}
+
+impl AgentSummary {
+    /// The agent as listed, with what the state knows around it: its job's plan.
+    pub fn in_state(a: &Agent, state: &bosun_core::State) -> Self {
+        let mut summary = Self::from(a);
+        let job = bosun_core::ledger::job_of(a);
+        summary.plan = job.and_then(|j| bosun_core::ledger::plan_of(state, j)).map(str::to_owned);
+        summary
+    }
 }
 
 impl AgentSummary {
@@ -299,6 +315,8 @@ impl From<&Agent> for AgentSummary {
             cost: a.usage.by_model.keys().map(|m| (m.clone(), a.usage.cost_of(m))).collect(),
             paused: a.paused.is_some() && !a.state.is_dead(),
             limited_until: a.limited_until,
+            plan: None,
+            hours: a.usage.by_hour.clone(),
         }
     }
 }

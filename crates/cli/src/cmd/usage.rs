@@ -1,11 +1,13 @@
-//! `bosun usage`: the tokens agents' model calls used, summed by agent, model or job, from the
-//! ledger the daemon keeps of what each client records in its session.
+//! `bosun usage`: the tokens agents' model calls used, summed by agent, model, job, plan or day
+//! (UTC), all of them or since a time, from the ledger the daemon keeps of what each client
+//! records in its session.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use bosun_core::usage::Tokens;
+use bosun_core::usage::{Spend, Tokens};
+use bosun_wire::AgentSummary;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
@@ -32,11 +34,19 @@ use crate::render;
 /// requests, opencode's title request for each new session (about 4 % of the tokens of a
 /// session of two model calls); Claude Code sends none with its non-essential traffic off.
 /// Agents of other programs show no tokens.
+///
+/// Days are UTC days, as every time bosun prints is UTC. The ledger keeps spend by the hour: a
+/// response counts in the hour its client recorded it (its first count, for one written in
+/// parts), and `--since` counts from the start of its time's hour.
 #[derive(Debug, Args)]
 pub struct UsageArgs {
-    /// What to sum by
+    /// What to sum by (`day`: UTC days)
     #[arg(long, value_enum, default_value = "agent")]
     by: By,
+    /// Only what was spent since T: a date (`2026-11-28`, from its start in UTC), an RFC 3339
+    /// time (`2026-11-28T09:00:00Z`) or a span back from now (`90m`, `24h`, `7d`)
+    #[arg(long, value_name = "T")]
+    since: Option<String>,
     #[command(flatten)]
     flag: JsonFlag,
 }
@@ -46,6 +56,8 @@ enum By {
     Agent,
     Model,
     Job,
+    Plan,
+    Day,
 }
 
 /// One line of the sum: what it is of, its tokens and their cost.
@@ -79,28 +91,33 @@ impl Line {
 }
 
 pub fn run(client: &Client, args: UsageArgs) -> Result<ExitCode> {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let now = bosun_core::Timestamp::from_millis(u64::try_from(now.as_millis()).unwrap_or(u64::MAX));
+    let since = args.since.as_deref().map(|t| bosun_core::usage::since(t, now)).transpose();
+    let since = since.map_err(|e| crate::error::usage(format!("--since: {e}")))?;
     let list = client.list()?;
     let mut sums: BTreeMap<String, (Line, u64)> = BTreeMap::new();
     let mut total = (Line { of: "total".into(), ..Line::default() }, 0u64);
     for agent in &list.agents {
-        for (model, tokens) in &agent.tokens {
+        for (hour, model, spend) in spends(agent, since, matches!(args.by, By::Day)) {
             let of = match args.by {
                 By::Agent => agent.id.to_string(),
                 By::Model if model.is_empty() => "(not named)".to_owned(),
-                By::Model => model.clone(),
+                By::Model => model.to_owned(),
                 By::Job => agent.job.as_ref().map_or_else(|| "(no job)".to_owned(), ToString::to_string),
+                By::Plan => agent.plan.clone().unwrap_or_else(|| "(no plan)".to_owned()),
+                By::Day => hour.map_or_else(|| "?".to_owned(), bosun_core::usage::day_of),
             };
-            let cost = agent.cost.get(model).copied().flatten();
             let (line, nanos) = sums.entry(of.clone()).or_insert_with(|| (Line { of, ..Line::default() }, 0));
-            line.add(tokens, cost, nanos);
-            total.0.add(tokens, cost, &mut total.1);
+            line.add(&spend.tokens, spend.known_cost(), nanos);
+            total.0.add(&spend.tokens, spend.known_cost(), &mut total.1);
         }
     }
     let lines: Vec<(Line, u64)> = sums.into_values().collect();
     if args.flag.json {
         let only: Vec<&Line> = lines.iter().map(|(l, _)| l).collect();
         print_json(
-            &serde_json::json!({"by": format!("{:?}", args.by).to_lowercase(), "lines": only, "total": total.0}),
+            &serde_json::json!({"by": format!("{:?}", args.by).to_lowercase(), "since": since, "lines": only, "total": total.0}),
         )?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -120,4 +137,30 @@ pub fn run(client: &Client, args: UsageArgs) -> Result<ExitCode> {
     let by = format!("{:?}", args.by).to_uppercase();
     println!("{}", render::table(&[&by, "INPUT", "OUTPUT", "CACHE WRITE", "CACHE READ", "TOTAL", "COST"], &rows));
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the agent spent, by model: all of it as its ledger sums it, or by the hour (each with its
+/// hour) when counted since a time or by day.
+fn spends(
+    agent: &AgentSummary,
+    since: Option<bosun_core::Timestamp>,
+    by_hour: bool,
+) -> Vec<(Option<u64>, &str, Spend)> {
+    if since.is_none() && !by_hour {
+        return agent
+            .tokens
+            .iter()
+            .map(|(model, tokens)| {
+                let cost = agent.cost.get(model).copied().flatten();
+                (None, model.as_str(), Spend { tokens: *tokens, cost: cost.unwrap_or(0), unpriced: cost.is_none() })
+            })
+            .collect();
+    }
+    let from = since.map_or(0, |t| t.as_millis() / bosun_core::usage::HOUR_MS);
+    agent
+        .hours
+        .0
+        .range(from..)
+        .flat_map(|(hour, models)| models.iter().map(|(model, spend)| (Some(*hour), model.as_str(), *spend)))
+        .collect()
 }

@@ -16,21 +16,16 @@ use crate::{
 /// What an agent whose budget was raised is told, when its turn was stopped at the crossing.
 pub const RAISED: &str = "Your budget was raised: go on with your task where you left off.";
 
-/// The agent's ledger is now `usage`: tell a person at 80 % of its budget, pause it at 100 %.
+/// The agent's ledger is now `usage`: pause every agent a daily budget holds over once the
+/// day's spend reaches it; tell a person at 80 % of the agent's own budget, pause it at 100 %.
 pub(super) fn spent(state: &State, a: &Agent, usage: &Usage, now: Timestamp, d: &mut Decision) {
-    let Some(budget) = a.policy.budget else { return };
-    if a.paused.is_some() || a.outcome.is_some() {
+    if a.paused.is_some() || a.outcome.is_some() || daily(state, a, usage, now, d) {
         return;
     }
+    let Some(budget) = a.policy.budget else { return };
+    unseen(state, a, budget, usage, now, d);
     let spent = budget.spent(usage);
     if spent.is_over() {
-        d.event(Event::AgentPaused { id: a.id.clone(), pause: Pause { budget, spent: spent.used, at: now } });
-        // Its turn in flight is stopped as a person would stop it, so the spending stops.
-        if a.state == SessionState::Running {
-            if let Some(keys) = a.driver.behaviour().interrupt_keys() {
-                d.effect(Effect::PressKeys { session: a.session.clone(), keys: keys.to_vec() });
-            }
-        }
         let over = spent.used.saturating_sub(spent.limit);
         let why = format!(
             "agent {} reached its budget of {budget}: {} spent ({} over, {}%); it is paused with its work and \
@@ -41,7 +36,7 @@ pub(super) fn spent(state: &State, a: &Agent, usage: &Usage, now: Timestamp, d: 
             spent.percent(),
             a.id
         );
-        escalate(state, a, Trigger::Budget, why, now, d);
+        pause(state, a, Pause { budget, of: None, spent: spent.used, at: now }, why, d);
     } else if spent.is_near() && !a.budget_told {
         d.event(Event::BudgetNear { id: a.id.clone(), budget, spent: spent.used, at: now });
         let notice = Notice {
@@ -59,6 +54,75 @@ pub(super) fn spent(state: &State, a: &Agent, usage: &Usage, now: Timestamp, d: 
         };
         d.effect(Effect::Notify { notice, desktop: true, webhook: super::escalation::webhook_of(state, a) });
     }
+}
+
+/// Pauses the agent at `pause`: its turn in flight is stopped as a person would stop it, so the
+/// spending stops, and an escalation says `why`.
+fn pause(state: &State, a: &Agent, pause: Pause, why: String, d: &mut Decision) {
+    let now = pause.at;
+    d.event(Event::AgentPaused { id: a.id.clone(), pause });
+    if a.state == SessionState::Running {
+        if let Some(keys) = a.driver.behaviour().interrupt_keys() {
+            d.effect(Effect::PressKeys { session: a.session.clone(), keys: keys.to_vec() });
+        }
+    }
+    escalate(state, a, Trigger::Budget, why, now, d);
+}
+
+/// The day's spend (UTC), with the agent's ledger now `usage`, reached a daily budget over it:
+/// every live agent that budget holds over is paused, left for a person (whether to go on the
+/// next day is theirs to say). Whether one was reached.
+fn daily(state: &State, a: &Agent, usage: &Usage, now: Timestamp, d: &mut Decision) -> bool {
+    for daily in crate::daily::over(state, crate::daily::repo_of(state, a)) {
+        let used = crate::daily::spent_today(state, &daily, Some((a, usage)), now);
+        let (Budget::Usd(limit) | Budget::Tokens(limit)) = daily.budget;
+        if used < limit {
+            continue;
+        }
+        let live = |o: &&Agent| o.paused.is_none() && o.outcome.is_none() && !o.state.is_dead();
+        for o in state.agents.values().filter(live).filter(|o| crate::daily::holds_over(state, &daily, o)) {
+            let why = format!(
+                "agent {} is paused: {} of {} is spent ({} today, UTC, by its agents together); its work and \
+                 conversation are kept, and no new agent starts on it until the day ends. Go on with `bosun \
+                 resume {} --budget AMOUNT`",
+                o.id,
+                daily.whose,
+                daily.budget,
+                daily.budget.of_amount(used),
+                o.id
+            );
+            let of = Some(daily.whose.clone());
+            pause(state, o, Pause { budget: daily.budget, of, spent: used, at: now }, why, d);
+        }
+        return true;
+    }
+    false
+}
+
+/// A dollar budget cannot count the responses of a model with no price: the first time the
+/// agent has some, a person is told, once, which models' spend it does not see.
+fn unseen(state: &State, a: &Agent, budget: Budget, usage: &Usage, now: Timestamp, d: &mut Decision) {
+    if !matches!(budget, Budget::Usd(_)) || a.budget_unseen_told || usage.unpriced.is_empty() {
+        return;
+    }
+    let models: Vec<String> =
+        usage.unpriced.iter().map(|m| if m.is_empty() { "(not named)".to_owned() } else { m.clone() }).collect();
+    d.event(Event::BudgetUnseen { id: a.id.clone(), budget, models: models.clone(), at: now });
+    let notice = Notice {
+        kind: NoticeKind::Budget,
+        title: format!("bosun: {}'s budget of {budget} cannot see all it spends", a.name),
+        body: format!(
+            "agent {} has responses of {} with no price: their cost is not counted against its budget of \
+             {budget} (its tokens are); give the model a price in prices.toml, or a budget in tokens",
+            a.id,
+            models.join(", ")
+        ),
+        agent: Some(a.id.clone()),
+        job: a.step.as_ref().map(|(job, _, _)| job.clone()),
+        escalation: None,
+        at: now,
+    };
+    d.effect(Effect::Notify { notice, desktop: true, webhook: super::escalation::webhook_of(state, a) });
 }
 
 /// A person raised an agent's budget (or gave it one), and so ended its pause: a paused agent

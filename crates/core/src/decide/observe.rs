@@ -256,7 +256,7 @@ pub(super) fn usage(state: &State, a: &Agent, lines: &[String], now: Timestamp, 
         }
         if usage.changes(&used, a.created_at) {
             used.cost = prices.cost(&used);
-            usage.record(&used);
+            usage.record(&used, now);
             d.event(Event::UsageRecorded { id: a.id.clone(), used, at: now });
         }
     }

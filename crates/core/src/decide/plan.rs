@@ -18,19 +18,36 @@ pub(super) fn start(state: &State, plan: &Plan, d: &mut Decision) -> Result<(), 
         return Err(Rejection::AlreadyExists(format!("plan {}", plan.id)));
     }
     d.event(Event::PlanStarted { plan: plan.clone() });
-    advance(plan.clone(), d);
+    advance(state, plan.clone(), d);
     Ok(())
 }
 
 /// Asks for every job of `plan` (as it is once this decision's events are applied) that may
-/// start now; a plan that ends here has its summary written.
-fn advance(mut plan: Plan, d: &mut Decision) {
+/// start now; a plan that ends here has its summary written. Once its budget is spent, a job
+/// that may start fails instead, saying so, and the plan ends failed when nothing runs.
+fn advance(state: &State, mut plan: Plan, d: &mut Decision) {
     while let Some(index) = plan.to_start().first().copied() {
+        if let Some(why) = spent(state, &plan) {
+            d.event(Event::PlanJobEnded { plan: plan.id.clone(), index, target: None, failure: Some(why.clone()) });
+            plan.ended(index, None, Some(&why));
+            continue;
+        }
         ask(&mut plan, index, d);
     }
     if plan.state != PlanState::Running {
         d.effect(Effect::SummarizePlan { plan: plan.id.clone() });
     }
+}
+
+/// Why no job of the plan may start, when its budget is spent.
+fn spent(state: &State, plan: &Plan) -> Option<String> {
+    let budget = plan.budget?;
+    let ledgers: Vec<&crate::usage::Usage> = crate::ledger::of_plan(state, &plan.id).collect();
+    if budget.left(ledgers.iter().copied()).is_some() {
+        return None;
+    }
+    let used = ledgers.iter().fold(0u64, |sum, u| sum.saturating_add(budget.spent(u).used));
+    Some(format!("not started: the plan's budget of {budget} is spent ({} used)", budget.of_amount(used)))
 }
 
 /// Asks for the plan's job at `index`: once, or once per variant.
@@ -104,16 +121,16 @@ fn job_ended(state: &State, job: &Job, end: &JobState, now: Timestamp, d: &mut D
     };
     match plan.variant_of(*index, &job.spec.id) {
         Some(n) => variant_ended(Cx { state, now }, plan, *index, n, target, failure, d),
-        None => ended(plan, *index, target, failure, d),
+        None => ended(state, plan, *index, target, failure, d),
     }
 }
 
 /// Records the end of the plan's job at `index` and starts what may start after it.
-fn ended(plan: &Plan, index: usize, target: Option<String>, failure: Option<String>, d: &mut Decision) {
+fn ended(state: &State, plan: &Plan, index: usize, target: Option<String>, failure: Option<String>, d: &mut Decision) {
     d.event(Event::PlanJobEnded { plan: plan.id.clone(), index, target: target.clone(), failure: failure.clone() });
     let mut plan = plan.clone();
     plan.ended(index, target.as_deref(), failure.as_deref());
-    advance(plan, d);
+    advance(state, plan, d);
 }
 
 /// Records the end of variant `n` of the plan's job at `index`; the last to end has the
@@ -164,6 +181,7 @@ fn judge(state: &State, plan: &Plan, index: usize, now: Timestamp, d: &mut Decis
             .map(|(at, r)| format!("v{}: {}", at + 1, r.failure.as_deref().unwrap_or("no branch")))
             .collect();
         return ended(
+            state,
             plan,
             index,
             None,
@@ -202,7 +220,7 @@ pub(super) fn judged(state: &State, id: &str, index: usize, winner: Option<u32>,
     let Some(plan) = state.plans.get(id).filter(|p| p.job_state(index) == PlanJobState::Judging) else { return };
     match winner {
         Some(n) => choose(state, plan, index, n, detail, d),
-        None => ended(plan, index, None, Some(format!("no variant was picked: {detail}")), d),
+        None => ended(state, plan, index, None, Some(format!("no variant was picked: {detail}")), d),
     }
 }
 
@@ -255,7 +273,7 @@ fn choose(state: &State, plan: &Plan, index: usize, n: u32, by: &str, d: &mut De
             d.effect(remove(state, ws, false, true));
         }
     }
-    ended(plan, index, Some(target), None, d);
+    ended(state, plan, index, Some(target), None, d);
 }
 
 /// After a restart: a running plan's job (or variant) that was never made (bosun died while
@@ -327,7 +345,7 @@ pub(super) fn dispatch_failed(
     d.effect(Effect::Notify { notice, desktop: true, webhook: None });
     match variant {
         Some(n) => variant_ended(Cx { state, now }, plan, index, n, None, Some(error.to_owned()), d),
-        None => ended(plan, index, None, Some(error.to_owned()), d),
+        None => ended(state, plan, index, None, Some(error.to_owned()), d),
     }
 }
 
@@ -335,6 +353,10 @@ pub(super) fn resume(state: &State, id: &str, now: Timestamp, d: &mut Decision) 
     let plan = state.plans.get(id).ok_or_else(|| Rejection::NoSuchPlan(id.to_owned()))?;
     if !matches!(plan.state, PlanState::Failed { .. }) {
         return Err(Rejection::PlanNotFailed(id.to_owned()));
+    }
+    if let Some(why) = spent(state, plan) {
+        let why = why.trim_start_matches("not started: ").to_owned();
+        return Err(Rejection::PlanBudgetSpent { plan: id.to_owned(), why });
     }
     let failed = plan.failed();
     d.event(Event::PlanResumed { plan: id.to_owned() });
@@ -355,6 +377,6 @@ pub(super) fn resume(state: &State, id: &str, now: Timestamp, d: &mut Decision) 
         }
     }
     // Jobs that waited on none of the failed ones, and places freed, start too.
-    advance(after, d);
+    advance(state, after, d);
     Ok(())
 }

@@ -137,7 +137,7 @@ pub(super) fn stop_worker(state: &State, name: &str, d: &mut Decision) -> Result
     match state.workers.get(name) {
         Some(w) if w.running => {
             clear_poll(state, name, d);
-            d.event(Event::WorkerStopped { name: name.to_owned() });
+            d.event(Event::WorkerStopped { name: name.to_owned(), reason: None });
             Ok(())
         }
         Some(_) => Err(Rejection::WorkerStopped(name.to_owned())),
@@ -163,9 +163,38 @@ pub(super) fn dispatch_failed(state: &State, item: ItemId, error: &str, d: &mut 
     }
 }
 
+/// Why the worker may take no new item, when its budget is spent.
+fn spent(state: &State, w: &Worker) -> Option<String> {
+    let budget = w.budget?;
+    let ledgers: Vec<&crate::usage::Usage> = crate::ledger::of_worker(state, &w.name).collect();
+    if budget.left(ledgers.iter().copied()).is_some() {
+        return None;
+    }
+    let used = ledgers.iter().fold(0u64, |sum, u| sum.saturating_add(budget.spent(u).used));
+    Some(format!("its budget of {budget} is spent ({} used): it takes no new item", budget.of_amount(used)))
+}
+
+/// The worker stops at its budget: its queue's pending items stay there, for another worker of
+/// the queue or for this one once started again with more; a person is told.
+fn stopped_at_budget(state: &State, w: &Worker, why: String, now: Timestamp, d: &mut Decision) {
+    clear_poll(state, &w.name, d);
+    let waiting = state.items.values().filter(|i| i.state == ItemState::Pending && i.queue == w.queue).count();
+    let notice = crate::Notice {
+        kind: crate::NoticeKind::Budget,
+        title: format!("bosun: worker {} stopped", w.name),
+        body: format!("{why}; {waiting} item(s) wait in queue {}", w.queue),
+        agent: None,
+        job: None,
+        escalation: None,
+        at: now,
+    };
+    d.effect(Effect::Notify { notice, desktop: true, webhook: None });
+    d.event(Event::WorkerStopped { name: w.name.clone(), reason: Some(why) });
+}
+
 /// After a decision: every running worker takes pending items of its queue, oldest first, until
 /// it has `concurrency` of them in jobs.
-pub(super) fn dispatch(state: &State, d: &mut Decision) {
+pub(super) fn dispatch(state: &State, now: Timestamp, d: &mut Decision) {
     let relevant = d.events.iter().any(|e| {
         matches!(
             e,
@@ -186,6 +215,10 @@ pub(super) fn dispatch(state: &State, d: &mut Decision) {
     // An item one worker takes here is not pending for the next one.
     let mut claimed: BTreeSet<ItemId> = BTreeSet::new();
     for w in after.workers.values().filter(|w| w.running) {
+        if let Some(why) = spent(state, w) {
+            stopped_at_budget(state, w, why, now, d);
+            continue;
+        }
         let busy = after
             .items
             .values()

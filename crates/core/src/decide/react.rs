@@ -49,6 +49,6 @@ pub(super) fn settle(cx: Cx, d: &mut Decision) {
         }
     }
     session::dispatch(cx.state, d);
-    queue::dispatch(cx.state, d);
+    queue::dispatch(cx.state, cx.now, d);
     window::hold_starts(cx.state, d);
 }

@@ -41,6 +41,11 @@ pub(super) fn start_agent(
     if let Some(other) = state.agents.values().find(|a| a.id.as_str() == spec.name.as_str()) {
         return Err(Rejection::NameIsAnId { name: spec.name.to_string(), agent: other.id.clone() });
     }
+    for daily in crate::daily::over(state, spec.kind.repo()) {
+        if crate::daily::left(state, &daily, now).is_none() {
+            return Err(Rejection::DailyBudgetSpent { whose: daily.whose, budget: daily.budget.to_string() });
+        }
+    }
     if let Some(branch) = spec.kind.branch() {
         if let Some(other) = state.workspaces.values().find(|w| w.branch() == Some(branch)) {
             return Err(Rejection::BranchTaken { branch: branch.to_owned(), workspace: other.id.clone() });

@@ -39,8 +39,8 @@ pub(super) enum LaunchError {
     NoBranch(String),
     #[error("agent {agent:?}: {why}")]
     Account { agent: String, why: String },
-    #[error("step {step:?} was not started: the job's budget of {budget} is spent")]
-    BudgetSpent { step: String, budget: crate::budget::Budget },
+    #[error("step {step:?} was not started: {whose} budget of {budget} is spent")]
+    BudgetSpent { step: String, whose: String, budget: crate::budget::Budget },
 }
 
 /// Starts a step's try: a shell command or job is run by the daemon; an agent is started here,
@@ -53,7 +53,7 @@ pub(super) fn launch(
     attempt: u32,
     now: Timestamp,
 ) -> Result<Started, LaunchError> {
-    let left = budget_left(state, job, spec)?;
+    let left = budget_left(state, job, spec, now)?;
     let name = match &spec.run {
         StepRun::Agent(name) => name,
         StepRun::Job(child) => {
@@ -195,19 +195,23 @@ fn child_job(
     Ok(Job::new(child, parent.workspace.clone(), now))
 }
 
-/// What is left of the job's budget, when it has one; a job whose budget is spent starts no new
-/// step.
-fn budget_left(state: &State, job: &Job, spec: &StepSpec) -> Result<Option<crate::budget::Budget>, LaunchError> {
-    let Some(budget) = job.spec.budget else { return Ok(None) };
-    match budget.left(job_ledgers(state, job)) {
-        Some(left) => Ok(Some(left)),
-        None => Err(LaunchError::BudgetSpent { step: spec.name.clone(), budget }),
+/// What is left of the budgets over the job's agents (its own, its plan's, its worker's), when
+/// it has some: a new agent starts with the least of them; a step is not started once one is
+/// spent.
+fn budget_left(
+    state: &State,
+    job: &Job,
+    spec: &StepSpec,
+    now: Timestamp,
+) -> Result<Option<crate::budget::Budget>, LaunchError> {
+    let mut least = None;
+    for over in crate::ledger::budgets_over(state, job, now) {
+        let Some(left) = over.left else {
+            return Err(LaunchError::BudgetSpent { step: spec.name.clone(), whose: over.whose, budget: over.budget });
+        };
+        least = Some(left.least_of(least));
     }
-}
-
-/// The ledgers of the agents the job's steps ran.
-fn job_ledgers<'a>(state: &'a State, job: &'a Job) -> impl Iterator<Item = &'a crate::usage::Usage> + 'a {
-    state.agents.values().filter(move |a| a.step.as_ref().is_some_and(|(j, _, _)| *j == job.spec.id)).map(|a| &a.usage)
+    Ok(least)
 }
 
 /// How often the job was resumed, as an id part: empty for the first run, so ids stay as they were.

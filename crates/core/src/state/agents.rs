@@ -213,14 +213,19 @@ fn set_agent_state(agent: &mut Agent, new: SessionState, at: Timestamp, seq: u64
 /// What agents spent, at which prices, and their budgets' hold on them.
 pub(super) fn spend(state: &mut State, event: &Event) {
     match event {
-        Event::UsageRecorded { id, used, .. } => {
+        Event::UsageRecorded { id, used, at } => {
             if let Some(agent) = state.agents.get_mut(id) {
-                agent.usage.record(used);
+                agent.usage.record(used, *at);
             }
         }
         Event::UsageModel { id, model } => {
             if let Some(agent) = state.agents.get_mut(id) {
                 agent.usage.model = Some(model.clone());
+            }
+        }
+        Event::BudgetUnseen { id, .. } => {
+            if let Some(agent) = state.agents.get_mut(id) {
+                agent.budget_unseen_told = true;
             }
         }
         Event::BudgetNear { id, .. } => {

@@ -99,11 +99,9 @@ fn fold(state: &mut State, event: &Event, seq: u64) {
         | Event::GateFinished { .. }
         | Event::MessageResubmitted { .. } => {}
         Event::PricesSet { .. } | Event::ConfigSet { .. } | Event::AgentSwitched { .. } => settings(state, event),
-        Event::UsageRecorded { .. }
-        | Event::UsageModel { .. }
-        | Event::BudgetNear { .. }
-        | Event::AgentPaused { .. }
-        | Event::AgentUnpaused { .. } => agents::spend(state, event),
+        Event::UsageRecorded { .. } | Event::UsageModel { .. } => agents::spend(state, event),
+        Event::BudgetNear { .. } | Event::BudgetUnseen { .. } => agents::spend(state, event),
+        Event::AgentPaused { .. } | Event::AgentUnpaused { .. } => agents::spend(state, event),
         Event::PullRequestOpened { .. }
         | Event::WorkspaceCreating { .. }
         | Event::WorkspaceReady { .. }

@@ -40,9 +40,12 @@ pub(super) fn apply(state: &mut State, event: &Event) {
         Event::WorkerStarted { worker } => {
             state.workers.insert(worker.name.clone(), worker.clone());
         }
-        Event::WorkerStopped { name } => {
+        Event::WorkerStopped { name, reason } => {
             if let Some(w) = state.workers.get_mut(name) {
                 w.running = false;
+                if reason.is_some() {
+                    w.error = reason.clone();
+                }
             }
         }
         Event::WorkerListed { name, error } => {

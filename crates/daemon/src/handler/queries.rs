@@ -27,7 +27,7 @@ pub(super) async fn list(ctx: &Arc<Context>) -> Answer {
     query(ctx, move |s| {
         Ok(Response::List(Listing {
             now,
-            agents: s.agents.values().map(Into::into).collect(),
+            agents: s.agents.values().map(|a| bosun_wire::AgentSummary::in_state(a, s)).collect(),
             workspaces: s.workspaces.values().cloned().collect(),
         }))
     })

@@ -151,11 +151,7 @@ pub(super) fn job(name: &str, node: &Node, pipeline: bool, p: &mut Problems) -> 
     let on_fail = f.take("on_fail", &[]).and_then(|n| transition(n, p));
     let notify = f.take("notify", &[]).map(|n| notify(n, p)).unwrap_or_default();
     let max_step_visits = f.take("max_step_visits", &[]).and_then(|n| number(n, "max_step_visits", p));
-    let budget = f.take("budget", &[]).and_then(|n| {
-        serde_json::from_value::<bosun_core::budget::Budget>(json(n))
-            .map_err(|e| p.at(&n.span, format!("budget: {e}")))
-            .ok()
-    });
+    let budget = f.take("budget", &[]).and_then(|n| super::budget(n, p));
     let span = node.span.clone();
     f.finish(p);
     Some(Job {

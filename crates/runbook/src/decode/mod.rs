@@ -166,6 +166,14 @@ pub fn words(node: &Node, what: &str, p: &mut Problems) -> Vec<String> {
     }
 }
 
+/// A budget (`"5usd"`, `"2Mtok"`, `{ usd = 5 }`, `{ tokens = 2000000 }`) on a job, plan or
+/// worker; one that is none of these is refused at its line with the forms accepted.
+pub(super) fn budget(node: &Node, p: &mut Problems) -> Option<bosun_core::budget::Budget> {
+    serde_json::from_value::<bosun_core::budget::Budget>(json(node))
+        .map_err(|e| p.at(&node.span, format!("budget: {e}")))
+        .ok()
+}
+
 /// The tree as JSON, for the parts the core reads with serde (recovery policies).
 pub fn json(node: &Node) -> serde_json::Value {
     match &node.value {

@@ -10,15 +10,8 @@ use crate::syntax::{Node, Value};
 pub(super) fn plan(name: &str, node: &Node, p: &mut Problems) -> Option<Plan> {
     let mut f = Fields::of(node, format!("plan {name:?}"), p)?;
     let base = f.take("base", &[]).and_then(|n| string(n, "base", p));
-    let concurrency = f.take("concurrency", &[]).and_then(|n| {
-        let at = n.span.clone();
-        number(n, "concurrency", p).filter(|c| {
-            if *c == 0 || *c > 64 {
-                p.at(&at, format!("plan {name:?}: concurrency is 1 to 64 jobs at once"));
-            }
-            (1..=64).contains(c)
-        })
-    });
+    let concurrency = f.take("concurrency", &[]).and_then(|n| concurrency(name, n, p));
+    let budget = f.take("budget", &[]).and_then(|n| super::budget(n, p));
     let entries = f.take("job", &["jobs"]);
     let span = node.span.clone();
     f.finish(p);
@@ -105,7 +98,18 @@ pub(super) fn plan(name: &str, node: &Node, p: &mut Problems) -> Option<Plan> {
             keep_best,
         });
     }
-    Some(Plan { span, base, concurrency, jobs })
+    Some(Plan { span, base, concurrency, jobs, budget })
+}
+
+/// A plan's `concurrency`: 1 to 64 jobs at once.
+fn concurrency(name: &str, n: &Node, p: &mut Problems) -> Option<u32> {
+    let at = n.span.clone();
+    number(n, "concurrency", p).filter(|c| {
+        if *c == 0 || *c > 64 {
+            p.at(&at, format!("plan {name:?}: concurrency is 1 to 64 jobs at once"));
+        }
+        (1..=64).contains(c)
+    })
 }
 
 /// `keep_best`: `{ gate = "…" }`, `{ command = "…" }` or `"person"`.

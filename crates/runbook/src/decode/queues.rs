@@ -35,11 +35,12 @@ pub(super) fn worker(name: &str, node: &Node, p: &mut Problems) -> Option<Worker
     let queue = f.take("queue", &[]).and_then(|n| string(n, "queue", p));
     let job = f.take("job", &[]).and_then(|n| string(n, "job", p));
     let concurrency = f.take("concurrency", &[]).and_then(|n| number(n, "concurrency", p)).unwrap_or(1);
+    let budget = f.take("budget", &[]).and_then(|n| super::budget(n, p));
     let span = node.span.clone();
     let what = f.what().to_owned();
     f.finish(p);
     match (queue, job) {
-        (Some(queue), Some(job)) => Some(Worker { span, queue, job, concurrency: concurrency.max(1) }),
+        (Some(queue), Some(job)) => Some(Worker { span, queue, job, concurrency: concurrency.max(1), budget }),
         _ => {
             p.at(&span, format!("{what} needs `queue` and `job`"));
             None

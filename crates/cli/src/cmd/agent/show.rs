@@ -101,8 +101,9 @@ fn what(d: &AgentDetail) {
         println!("budget     {budget}: {} spent ({}%{unknown})", budget.of_amount(spent.used), spent.percent());
     }
     if let Some(p) = &a.paused {
+        let whose = p.of.clone().unwrap_or_else(|| "its budget".to_owned());
         println!(
-            "paused     at its budget of {}, {} ago: `bosun resume {} --budget MORE`",
+            "paused     at {whose} of {}, {} ago: `bosun resume {} --budget MORE`",
             p.budget,
             render::age(d.now, p.at.as_millis()),
             a.id
