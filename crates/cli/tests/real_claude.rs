@@ -565,4 +565,7 @@ fn a_limited_agent_switches_to_the_next_account_and_resumes_its_conversation_the
     assert!(history.iter().all(|h| resumed.contains(h)), "the conversation came along: {resumed:#?}");
     let home = two.config_dir.display().to_string();
     assert_eq!(real.bosun.show(&id).agent.env.get("CLAUDE_CONFIG_DIR"), Some(&home), "on the second account");
+    // The limit its copied conversation ends on is not read again as a new one.
+    let escalations = real.bosun.ok(real.repo.path(), &["escalations"]);
+    assert!(escalations.contains("nothing needs a person"), "{escalations}");
 }

@@ -320,4 +320,7 @@ fn a_limited_agent_switches_to_the_next_account_and_resumes_its_conversation_the
     assert_eq!(limited, 1, "the first account was asked once after its limit, and no more");
     let home = two.config_dir.display().to_string();
     assert_eq!(real.bosun.show(&id).agent.env.get("CODEX_HOME"), Some(&home), "it is on the second account");
+    // The limit its copied conversation ends on is not read again as a new one.
+    let escalations = real.bosun.ok(real.repo.path(), &["escalations"]);
+    assert!(escalations.contains("nothing needs a person"), "{escalations}");
 }

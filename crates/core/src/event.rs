@@ -336,6 +336,10 @@ pub enum Event {
         id: AgentId,
         account: String,
         env: std::collections::BTreeMap<String, String>,
+        /// Its session log's copy there, which its client goes on writing: followed from its
+        /// end, as the log it was (what it said is past).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        log: Option<std::path::PathBuf>,
         at: Timestamp,
     },
     /// bosun's config file as the daemon read it, when it differs from the one recorded before.

@@ -87,7 +87,11 @@ fn a_limited_agent_switches_to_the_next_account_with_its_conversation_and_the_on
     let name = "00000000-0000-0000-0000-000000000001.jsonl";
     let slug = agent.cwd.display().to_string().replace(['/', '.'], "-");
     let from = PathBuf::from(format!("/acct/one/projects/-ws/{name}"));
-    assert_eq!(copies, &vec![(from, PathBuf::from(format!("/acct/two/projects/{slug}/{name}")))]);
+    let copy = PathBuf::from(format!("/acct/two/projects/{slug}/{name}"));
+    assert_eq!(copies, &vec![(from, copy.clone())]);
+    // The copy is its log now: followed from its end when the session is up, so the limit it
+    // ends on is not read again as new.
+    assert_eq!(sim.state.agents[&a].log.as_ref(), Some(&copy));
     let resumed = command.windows(2).any(|w| w == ["--resume", "00000000-0000-0000-0000-000000000001"]);
     assert!(resumed && command.last().map(String::as_str) == Some(SWITCHED_MESSAGE), "{command:?}");
     // The account it left is shut: its other agent's nudge waits for the reset.

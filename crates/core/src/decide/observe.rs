@@ -13,8 +13,10 @@ use crate::{
     Trigger, LINE_MAX,
 };
 
-/// Screen checks for a start-up dialog before bosun stops looking.
-pub const STARTUP_CHECKS: u32 = 5;
+/// Screen checks for a start-up dialog before bosun stops looking, `STARTUP_CHECK_MS` apart:
+/// 15 s, as a client's start on a busy machine (a resume under load, its dialog drawn late) can
+/// take more than the 7.5 s five gave.
+pub const STARTUP_CHECKS: u32 = 10;
 
 pub(super) fn observed(
     cx: Cx,

@@ -181,11 +181,12 @@ fn wait(state: &State, a: &Agent, attempt: u32, message: Option<String>, now: Ti
 /// The `switch` step: the agent is resumed on the next account with room, its conversation
 /// copied there first (`switch::moved`); when none has room, it waits as `wait` does.
 fn switch(state: &State, a: &Agent, attempt: u32, message: Option<String>, now: Timestamp, d: &mut Decision) {
-    let Some((moved, copies)) = super::switch::moved(state, a, attempt, now, d) else {
+    let Some((moved, copies, switched)) = super::switch::moved(state, a, attempt, now, d) else {
         return wait(state, a, attempt, message, now, d);
     };
     let message = message.unwrap_or_else(|| crate::rate_limit::SWITCHED_MESSAGE.to_owned());
     resume(state, &moved, Some(&message), true, now, d);
+    d.event(switched);
     for e in d.effects.iter_mut() {
         if let Effect::SpawnSession { agent, copies: c, .. } = e {
             if *agent == a.id {

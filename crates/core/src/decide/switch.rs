@@ -11,17 +11,14 @@ use super::ground::{set_timer, Decision};
 use super::window::Windows;
 use crate::{Account, Agent, Event, State, TimerKind, Timestamp};
 
+/// What moving an agent to another account makes: the agent as it is there, to be resumed; the
+/// files its conversation needs copied first; and the record of the move, for after its
+/// resume (which forgets a Codex's log: the copy is the log it goes on writing).
+pub(super) type Moved = (Agent, Vec<(std::path::PathBuf, std::path::PathBuf)>, Event);
+
 /// Agent `a` moved to the next account with room (`switch`, its `attempt`th step since its
-/// chain began): recorded, the account it left shut until its reset; the agent as it is there,
-/// to be resumed, and the files its conversation needs copied first. None when no account has
-/// room.
-pub(super) fn moved(
-    state: &State,
-    a: &Agent,
-    attempt: u32,
-    now: Timestamp,
-    d: &mut Decision,
-) -> Option<(Agent, Vec<(std::path::PathBuf, std::path::PathBuf)>)> {
+/// chain began), the account it left shut until its reset. None when no account has room.
+pub(super) fn moved(state: &State, a: &Agent, attempt: u32, now: Timestamp, d: &mut Decision) -> Option<Moved> {
     let (name, env) = next_account(state, a, d)?;
     let left = Account::of(a)?;
     let mut moved = a.clone();
@@ -30,9 +27,10 @@ pub(super) fn moved(
     let copies = a.driver.behaviour().switch_copies(a, &to.config);
     let until = d.agent(state, &a.id).map_or(a.limited_until, |now| now.limited_until);
     let reset = crate::rate_limit::wake_at(&a.id, attempt, until, now);
-    d.event(Event::AgentSwitched { id: a.id.clone(), account: name, env, at: now });
+    let log = copies.iter().find(|(from, _)| a.log.as_ref() == Some(from)).map(|(_, to)| to.clone());
+    let switched = Event::AgentSwitched { id: a.id.clone(), account: name, env, log, at: now };
     set_timer(state, d, TimerKind::Window { account: left }, reset);
-    Some((moved, copies))
+    Some((moved, copies, switched))
 }
 
 /// The next account after the agent's (by name, around) of its client that no agent waits out

@@ -196,10 +196,10 @@ fn settings(state: &mut State, event: &Event) {
     match event {
         Event::PricesSet { prices } => state.prices = prices.clone(),
         Event::ConfigSet { config } => state.config = config.clone(),
-        Event::AgentSwitched { id, env, .. } => {
+        Event::AgentSwitched { id, env, log, .. } => {
             if let Some(agent) = state.agents.get_mut(id) {
                 agent.env.extend(env.clone());
-                agent.log = None;
+                agent.log = log.clone();
                 agent.limited_until = None;
             }
         }
