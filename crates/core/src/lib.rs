@@ -68,7 +68,7 @@ pub use classify::{
     after_command, guardrail, heuristic, parse_answer, without_command, ClassSource, Classify, Rule, TurnClass, Verdict,
 };
 pub use cron::{Cron, Origin, Schedule, ScheduleError};
-pub use decide::{decide, Decision, DIALOG_PRESSES_MAX};
+pub use decide::{decide, Decision, DIALOG_PRESSES_MAX, INTERRUPT_AGAIN_MS};
 pub use detect::{AgentError, Cause, Heartbeat, Observation, PromptKind, Source, LINE_MAX};
 pub use doctor::{leftovers, Found, FoundBranch, FoundDir, FoundPod, FoundWorktree, Leftover, Orphan};
 pub use driver::claude::SETTINGS_LOCAL;

@@ -48,6 +48,10 @@ pub enum TimerKind {
     },
     /// A new agent's start waits while another agent of its account waits out a rate limit.
     HeldStart { agent: AgentId },
+    /// An agent paused at its budget while working is looked at again: still working (its
+    /// client did not take the interrupt key, read with what came before it on a starved
+    /// core), the key is pressed again, `left` more times at most.
+    Interrupt { agent: AgentId, left: u32 },
     /// The rate limit of an account an agent was moved off (`switch`) resets: until then the
     /// account's agents get no nudge of bosun's and none starts on it.
     Window { account: crate::Account },
@@ -70,7 +74,8 @@ impl TimerKind {
             | Self::Quiet { agent }
             | Self::InputSettling { agent }
             | Self::Wake { agent, .. }
-            | Self::HeldStart { agent } => agent,
+            | Self::HeldStart { agent }
+            | Self::Interrupt { agent, .. } => agent,
             Self::Backoff { .. } | Self::Cron { .. } | Self::Poll { .. } | Self::Window { .. } => return None,
         })
     }

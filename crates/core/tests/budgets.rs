@@ -107,6 +107,29 @@ fn a_person_is_told_at_80_percent_and_the_agent_paused_at_its_budget_its_turn_st
     assert_eq!(sim.log.iter().filter(|e| matches!(e, Event::AgentPaused { .. })).count(), 1);
 }
 
+/// A paused agent still working a while after its interrupt (its client did not take the key)
+/// is interrupted again, twice at most; one that stopped, or whose budget was raised, is not.
+#[test]
+fn a_paused_agent_still_working_is_interrupted_again_and_one_that_stopped_is_not() {
+    let escapes = |effects: &[Effect]| effects.iter().filter(|e| matches!(e, Effect::PressKeys { .. })).count();
+    let mut sim = Sim::new();
+    let a = working(&mut sim, with_budget("1ktok"));
+    assert_eq!(escapes(&usage(&mut sim, &a, vec![line("m1", "claude-opus-5-5", 2000)])), 1);
+    let mut again = Vec::new();
+    for _ in 0..4 {
+        sim.advance(bosun_core::INTERRUPT_AGAIN_MS);
+        again.push(escapes(&sim.fire_due()));
+    }
+    assert_eq!(again, [1, 1, 0, 0], "pressed again twice, then left to the person asked");
+    // Stopped at once: not pressed again.
+    let mut sim = Sim::new();
+    let b = working(&mut sim, with_budget("1ktok"));
+    assert_eq!(escapes(&usage(&mut sim, &b, vec![line("m2", "claude-opus-5-5", 2000)])), 1);
+    sim.see(&b, Source::Hook, Observation::Idle);
+    sim.advance(bosun_core::INTERRUPT_AGAIN_MS);
+    assert_eq!(escapes(&sim.fire_due()), 0);
+}
+
 #[test]
 fn a_paused_agent_is_given_nothing_until_its_budget_is_raised_then_goes_on() {
     let mut sim = Sim::new();

@@ -5,12 +5,13 @@
 //! conversation.
 
 use super::escalation::escalate;
-use super::ground::Decision;
+use super::ground::{set_timer, Decision};
 use super::session::{live_agent, queue};
 use crate::budget::{Budget, Pause};
 use crate::usage::Usage;
 use crate::{
-    Agent, AgentId, Effect, Event, MessageKind, Notice, NoticeKind, Rejection, SessionState, State, Timestamp, Trigger,
+    Agent, AgentId, Effect, Event, MessageKind, Notice, NoticeKind, Rejection, SessionState, State, TimerKind,
+    Timestamp, Trigger,
 };
 
 /// What an agent whose budget was raised is told, when its turn was stopped at the crossing.
@@ -61,12 +62,33 @@ pub(super) fn spent(state: &State, a: &Agent, usage: &Usage, now: Timestamp, d: 
 fn pause(state: &State, a: &Agent, pause: Pause, why: String, d: &mut Decision) {
     let now = pause.at;
     d.event(Event::AgentPaused { id: a.id.clone(), pause });
-    if a.state == SessionState::Running {
-        if let Some(keys) = a.driver.behaviour().interrupt_keys() {
-            d.effect(Effect::PressKeys { session: a.session.clone(), keys: keys.to_vec() });
-        }
-    }
+    interrupt(state, a, INTERRUPTS_AGAIN, now, d);
     escalate(state, a, Trigger::Budget, why, now, d);
+}
+
+/// How many times more a paused agent still working is interrupted, `INTERRUPT_AGAIN_MS` apart.
+pub const INTERRUPTS_AGAIN: u32 = 2;
+/// How long after an interrupt a paused agent is looked at again.
+pub const INTERRUPT_AGAIN_MS: u64 = 3_000;
+
+/// A paused agent still working: its client's interrupt key pressed, and a look again later
+/// (`left` more times).
+fn interrupt(state: &State, a: &Agent, left: u32, now: Timestamp, d: &mut Decision) {
+    let Some(keys) = a.driver.behaviour().interrupt_keys().filter(|_| a.state == SessionState::Running) else {
+        return;
+    };
+    d.effect(Effect::PressKeys { session: a.session.clone(), keys: keys.to_vec() });
+    if left > 0 {
+        let at = Timestamp::from_millis(now.as_millis() + INTERRUPT_AGAIN_MS);
+        set_timer(state, d, TimerKind::Interrupt { agent: a.id.clone(), left: left - 1 }, at);
+    }
+}
+
+/// The look again: a paused agent still working is interrupted again.
+pub(super) fn interrupt_again(state: &State, a: &Agent, left: u32, now: Timestamp, d: &mut Decision) {
+    if a.paused.is_some() {
+        interrupt(state, a, left, now, d);
+    }
 }
 
 /// The day's spend (UTC), with the agent's ledger now `usage`, reached a daily budget over it:

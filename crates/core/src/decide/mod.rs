@@ -33,6 +33,7 @@ mod timers;
 mod window;
 mod workspace;
 
+pub use budget::INTERRUPT_AGAIN_MS;
 pub use dialog::PRESSES_MAX as DIALOG_PRESSES_MAX;
 
 pub use ground::Decision;

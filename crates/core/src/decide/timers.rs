@@ -23,6 +23,7 @@ pub(super) fn fired(state: &State, id: TimerId, now: Timestamp, d: &mut Decision
         TimerKind::Cooldown { trigger, class, .. } => recovery::cooled_down(state, a, *trigger, *class, now, d),
         TimerKind::Wake { message, .. } => recovery::woken(state, a, message.as_deref(), now, d),
         TimerKind::HeldStart { .. } => super::window::start_held(state, a, d),
+        TimerKind::Interrupt { left, .. } => super::budget::interrupt_again(state, a, *left, now, d),
         // A chain that acts again where the agent stands (see `recovery::again`).
         TimerKind::Grace { .. } if matches!(a.state, SessionState::Prompt { .. }) => {
             recovery::fire(state, a, Trigger::Prompt, None, now, d)
