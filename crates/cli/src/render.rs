@@ -111,17 +111,7 @@ pub fn cost(costs: impl Iterator<Item = Option<u64>>) -> String {
 }
 
 /// A count with thousands apart: `12,345`.
-pub fn count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use bosun_core::usage::thousands as count;
 
 /// All of an agent's tokens together, `-` when none were recorded.
 fn tokens_total(by_model: &std::collections::BTreeMap<String, bosun_core::usage::Tokens>) -> String {

@@ -399,6 +399,28 @@ impl Plan {
 }
 
 impl PlanJob {
+    /// Plan job `name` running runbook job `job`, using none, once, on its own branch.
+    pub fn new(name: impl Into<String>, job: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            job: job.into(),
+            vars: BTreeMap::new(),
+            using: vec![],
+            branch: None,
+            engine: None,
+            variants: 1,
+            judge: None,
+            runs: vec![],
+            winner: None,
+            job_id: None,
+            target: None,
+            source: None,
+            merged: vec![],
+            done: false,
+            failure: None,
+        }
+    }
+
     fn one() -> u32 {
         1
     }
@@ -438,24 +460,7 @@ mod tests {
 
     #[test]
     fn a_branch_is_feature_slash_the_slug_unless_one_is_given() {
-        let mut j = PlanJob {
-            name: "User_Schema v2".into(),
-            job: "build".into(),
-            vars: BTreeMap::new(),
-            using: vec![],
-            branch: None,
-            engine: None,
-            variants: 1,
-            judge: None,
-            runs: vec![],
-            winner: None,
-            job_id: None,
-            target: None,
-            source: None,
-            merged: vec![],
-            done: false,
-            failure: None,
-        };
+        let mut j = PlanJob::new("User_Schema v2", "build");
         assert_eq!(j.wanted_branch(), ("feature/user-schema-v2".into(), true));
         j.branch = Some("auth/schema".into());
         assert_eq!(j.wanted_branch(), ("auth/schema".into(), false));

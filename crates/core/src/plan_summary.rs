@@ -279,21 +279,8 @@ fn spent_text(spent: &Spend) -> String {
         (true, true) => format!("{} + unknown", crate::price::dollars(spent.cost)),
         (false, _) => "cost unknown".to_owned(),
     };
-    let [input, output, write, read] = [t.input, t.output, t.cache_write, t.cache_read].map(count);
+    let [input, output, write, read] = [t.input, t.output, t.cache_write, t.cache_read].map(crate::usage::thousands);
     format!("{input} in · {output} out · {write} cache write · {read} cache read ({cost})")
-}
-
-/// `1234567` as `1,234,567`.
-fn count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The first line of `text`.

@@ -338,6 +338,19 @@ pub fn day_of(hour: u64) -> String {
     chrono::DateTime::from_timestamp(secs, 0).map_or_else(|| "?".to_owned(), |t| t.date_naive().to_string())
 }
 
+/// A count with thousands apart, as people read it: `1234567` as `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

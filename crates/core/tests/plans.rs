@@ -14,26 +14,13 @@ use support::{shell_job, Sim};
 
 fn plan() -> Plan {
     let job = |name: &str| PlanJob {
-        name: name.into(),
-        job: "build".into(),
-        vars: Default::default(),
         using: match name {
             "api" => vec!["schema".into()],
             "ui" => vec!["api".into()],
             _ => vec![],
         },
         branch: (name == "ui").then(|| "auth/ui".into()),
-        engine: None,
-        variants: 1,
-        judge: None,
-        runs: vec![],
-        winner: None,
-        job_id: None,
-        target: None,
-        source: None,
-        merged: vec![],
-        done: false,
-        failure: None,
+        ..PlanJob::new(name, "build")
     };
     Plan {
         budget: None,

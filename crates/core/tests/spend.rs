@@ -74,24 +74,7 @@ fn dispatched(effects: &[Effect]) -> Vec<(Origin, JobId)> {
 
 /// Plan `p1`: jobs `a`, `b` and `c`, using none, one at a time, with `budget`.
 fn plan(budget: &str) -> Plan {
-    let job = |name: &str| PlanJob {
-        name: name.into(),
-        job: "fix".into(),
-        vars: Default::default(),
-        using: vec![],
-        branch: None,
-        engine: None,
-        variants: 1,
-        judge: None,
-        runs: vec![],
-        winner: None,
-        job_id: None,
-        target: None,
-        source: None,
-        merged: vec![],
-        done: false,
-        failure: None,
-    };
+    let job = |name: &str| PlanJob::new(name, "fix");
     Plan {
         id: "p1".into(),
         name: "auth".into(),
